@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * event.h: the event model. An event in memory is the protobuf-c message
+ * docket.v1.Event (schema/docket.proto); this module converts it from and to
+ * the JSON shapes of DESIGN §4, validating everything that comes from outside.
+ */
+#ifndef DOCKET_LEDGER_EVENT_H
+#define DOCKET_LEDGER_EVENT_H
+
+#include <jansson.h>
+
+#include "docket.pb-c.h"
+#include "docket/common.h"
+
+typedef Docket__V1__Event docket_event;
+
+/*
+ * Build an event from one JSON object (DESIGN §4). Strict: unknown fields,
+ * wrong types, unknown enum strings, missing required fields, bad RFC 3339
+ * times are DOCKET_EINVALID with a message naming the field. The result is
+ * freed with docket_event_free(). Every allocation goes through docket_malloc.
+ */
+int docket_event_from_json(docket_event **out, const json_t *obj) DOCKET_MUST_USE;
+
+/*
+ * The JSON object of an event as DESIGN §4 shows it, plus the fields the
+ * ledger assigned that the event carries itself (time, epoch, attempt,
+ * token). `seq` and `hash` are added by the reader, not here.
+ */
+int docket_event_to_json(json_t **out, const docket_event *ev) DOCKET_MUST_USE;
+
+void docket_event_free(docket_event *ev);
+
+/* "tool.intent", ... ; "unknown" for an empty body. */
+const char *docket_event_type(const docket_event *ev);
+
+/* Enum <-> wire string. *_name returns NULL for values outside the enum. */
+const char *docket_verdict_name(Docket__V1__Verdict v);
+const char *docket_approval_result_name(Docket__V1__ApprovalResult v);
+const char *docket_outcome_status_name(Docket__V1__OutcomeStatus v);
+const char *docket_recovery_mode_name(Docket__V1__RecoveryMode v);
+const char *docket_policy_format_name(Docket__V1__PolicyFormat v);
+const char *docket_platform_name(Docket__V1__Platform v);
+const char *docket_recovery_action_name(Docket__V1__RecoveryActionKind v);
+
+/* Validate an RFC 3339 UTC timestamp ("2025-11-17T15:30:28.123Z"). */
+int docket_time_valid(const char *s);
+
+#endif

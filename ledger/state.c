@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+typedef int docket_placeholder_state;

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "testutil.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *test_mkdtemp(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[4096];
+	char *dir;
+
+	snprintf(path, sizeof(path), "%s/docket-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	dir = mkdtemp(path);
+	assert_non_null(dir);
+	return strdup(dir);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void test_rmdir_free(char *dir)
+{
+	if (!dir)
+		return;
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+json_t *test_json(const char *text)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+
+	if (!v)
+		fail_msg("bad test JSON (%s): %s", err.text, text);
+	return v;
+}
+
+char *test_shared_path(const char *rel)
+{
+	const char *src = getenv("DOCKET_SOURCE_ROOT");
+	char path[4096];
+	struct stat st;
+
+	if (!src)
+		src = ".";
+	snprintf(path, sizeof(path), "%s/../shared/corpus/%s", src, rel);
+	if (stat(path, &st) != 0)
+		return NULL;
+	return strdup(path);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "alloc.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -1: no injection. Otherwise the number of allocations still allowed. */
+static _Atomic long fail_countdown = -1;
+static _Atomic long fail_count = 0;
+
+static int alloc_should_fail(void)
+{
+	long n = atomic_load(&fail_countdown);
+
+	if (n < 0)
+		return 0;
+	while (n > 0) {
+		if (atomic_compare_exchange_weak(&fail_countdown, &n, n - 1))
+			return 0;
+		if (n < 0)
+			return 0;
+	}
+	atomic_fetch_add(&fail_count, 1);
+	return 1;
+}
+
+void docket_alloc_fail_after(long n)
+{
+	atomic_store(&fail_count, 0);
+	atomic_store(&fail_countdown, n);
+}
+
+void docket_alloc_fail_reset(void)
+{
+	atomic_store(&fail_countdown, -1);
+}
+
+long docket_alloc_failures(void)
+{
+	return atomic_load(&fail_count);
+}
+
+void *docket_malloc(size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return malloc(size ? size : 1);
+}
+
+void *docket_calloc(size_t n, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *docket_realloc(void *ptr, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return realloc(ptr, size ? size : 1);
+}
+
+void docket_free(void *ptr)
+{
+	free(ptr);
+}
+
+char *docket_strndup(const char *s, size_t n)
+{
+	char *out = docket_malloc(n + 1);
+
+	if (!out)
+		return NULL;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return out;
+}
+
+char *docket_strdup(const char *s)
+{
+	return docket_strndup(s, strlen(s));
+}
+
+static void *json_malloc(size_t size)
+{
+	return docket_malloc(size);
+}
+
+void docket_alloc_install_json(void)
+{
+	json_set_alloc_funcs(json_malloc, docket_free);
+}
+
+static void *pb_alloc(void *data, size_t size)
+{
+	(void)data;
+	return docket_malloc(size);
+}
+
+static void pb_free(void *data, void *ptr)
+{
+	(void)data;
+	docket_free(ptr);
+}
+
+ProtobufCAllocator docket_pb_allocator = { pb_alloc, pb_free, NULL };

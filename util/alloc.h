@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * alloc.h: the one allocator every docket module uses.
+ *
+ * All heap memory docket owns goes through these functions, including the
+ * memory protobuf-c, zstd and jansson allocate for us, so that a test can make
+ * the Nth allocation fail (SQLite test_malloc.c style) and check that every
+ * path reports DOCKET_ENOMEM cleanly, leaks nothing and writes nothing.
+ */
+#ifndef DOCKET_UTIL_ALLOC_H
+#define DOCKET_UTIL_ALLOC_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+void *docket_malloc(size_t size);
+void *docket_calloc(size_t n, size_t size);
+void *docket_realloc(void *ptr, size_t size);
+void docket_free(void *ptr);
+char *docket_strdup(const char *s);
+char *docket_strndup(const char *s, size_t n);
+
+/*
+ * Fault injection (tests only). After `n` more successful allocations every
+ * allocation fails until docket_alloc_fail_reset(); n < 0 disables.
+ * docket_alloc_failures() counts the allocations refused so far.
+ */
+void docket_alloc_fail_after(long n);
+void docket_alloc_fail_reset(void);
+long docket_alloc_failures(void);
+
+/* Route jansson's allocations through docket_malloc (call once at start). */
+void docket_alloc_install_json(void);
+
+/* protobuf-c allocator that uses docket_malloc. */
+extern ProtobufCAllocator docket_pb_allocator;
+
+#endif

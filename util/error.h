@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef DOCKET_UTIL_ERROR_H
+#define DOCKET_UTIL_ERROR_H
+
+#include "docket/common.h"
+
+/*
+ * Record an error where it is detected and return `code` so that callers can
+ * write `return docket_error_set(DOCKET_EINVALID, "...")`. Propagating callers
+ * return the code unchanged and do not overwrite the message.
+ */
+int docket_error_set(int code, const char *fmt, ...) DOCKET_PRINTF(2, 3);
+
+/* Same, naming the DESIGN §3 invariant that was broken. */
+int docket_error_invariant(int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(3, 4);
+
+/* Prefix the current message with more context ("file.jsonl:12: "). */
+void docket_error_prefix(const char *fmt, ...) DOCKET_PRINTF(1, 2);
+
+void docket_error_clear(void);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "json.h"
+
+#include "error.h"
+
+int docket_json_parse(json_t **out, const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *value;
+
+	*out = NULL;
+	value = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (!value)
+		return docket_error_set(DOCKET_EINVALID, "invalid JSON at column %d: %s",
+					jerr.column, jerr.text);
+	*out = value;
+	return 0;
+}
+
+static int dump_cb(const char *data, size_t size, void *ctx)
+{
+	return docket_buf_put(ctx, data, size) < 0 ? -1 : 0;
+}
+
+int docket_json_dump(docket_buf *out, const json_t *value)
+{
+	if (json_dump_callback(value, dump_cb, out, JSON_COMPACT | JSON_ENCODE_ANY) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "cannot serialise JSON");
+	return 0;
+}
+
+const char *docket_json_type_name(const json_t *value)
+{
+	switch (json_typeof(value)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_NULL: return "null";
+	}
+	return "unknown";
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * json.h: small helpers over jansson shared by every module that reads or
+ * writes JSON. jansson does the parsing; these add docket's error reporting.
+ */
+#ifndef DOCKET_UTIL_JSON_H
+#define DOCKET_UTIL_JSON_H
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "docket/common.h"
+
+/* Parse one JSON value from `len` bytes; DOCKET_EINVALID with line:column on error. */
+int docket_json_parse(json_t **out, const char *text, size_t len) DOCKET_MUST_USE;
+
+/* Append the compact serialisation of `value` (keys in insertion order). */
+int docket_json_dump(docket_buf *out, const json_t *value) DOCKET_MUST_USE;
+
+/* jansson type name for messages ("string", "object", ...). */
+const char *docket_json_type_name(const json_t *value);
+
+#endif
