@@ -17,8 +17,10 @@ typedef Docket__V1__Event docket_event;
 /*
  * Build an event from one JSON object (DESIGN §4). Strict: unknown fields,
  * wrong types, unknown enum strings, missing required fields, bad RFC 3339
- * times are DOCKET_EINVALID with a message naming the field. The result is
- * freed with docket_event_free(). Every allocation goes through docket_malloc.
+ * times are DOCKET_EINVALID with a message naming the field; a failed
+ * allocation is DOCKET_ENOMEM. Nothing is leaked on failure and *out is NULL.
+ * The result is freed with docket_event_free(). Every allocation goes through
+ * docket_malloc. Absent `args` is stored as "{}".
  */
 int docket_event_from_json(docket_event **out, const json_t *obj) DOCKET_MUST_USE;
 
@@ -26,6 +28,10 @@ int docket_event_from_json(docket_event **out, const json_t *obj) DOCKET_MUST_US
  * The JSON object of an event as DESIGN §4 shows it, plus the fields the
  * ledger assigned that the event carries itself (time, epoch, attempt,
  * token). `seq` and `hash` are added by the reader, not here.
+ * to_json(from_json(X)) is json_equal to X except that explicitly empty
+ * optional values are dropped (see event.c). DOCKET_ENOMEM on allocation
+ * failure, DOCKET_ECORRUPT for an event no valid input produces (no body,
+ * enum out of range, invalid UTF-8, stored JSON text that does not parse).
  */
 int docket_event_to_json(json_t **out, const docket_event *ev) DOCKET_MUST_USE;
 
@@ -34,7 +40,11 @@ void docket_event_free(docket_event *ev);
 /* "tool.intent", ... ; "unknown" for an empty body. */
 const char *docket_event_type(const docket_event *ev);
 
-/* Enum <-> wire string. *_name returns NULL for values outside the enum. */
+/*
+ * Enum -> wire string ("approval_required"). *_UNSPECIFIED (0) gives
+ * "unspecified", which is not a wire value (to_json omits it); values outside
+ * the enum give NULL.
+ */
 const char *docket_verdict_name(Docket__V1__Verdict v);
 const char *docket_approval_result_name(Docket__V1__ApprovalResult v);
 const char *docket_outcome_status_name(Docket__V1__OutcomeStatus v);
@@ -43,7 +53,11 @@ const char *docket_policy_format_name(Docket__V1__PolicyFormat v);
 const char *docket_platform_name(Docket__V1__Platform v);
 const char *docket_recovery_action_name(Docket__V1__RecoveryActionKind v);
 
-/* Validate an RFC 3339 UTC timestamp ("2025-11-17T15:30:28.123Z"). */
+/*
+ * 1 if `s` is an RFC 3339 UTC timestamp as docket accepts it:
+ * YYYY-MM-DDTHH:MM:SS[.F]Z, 1..9 fraction digits, upper-case T and Z, real
+ * calendar day, second <= 60 (leap second); 0 otherwise (also for NULL).
+ */
 int docket_time_valid(const char *s);
 
 #endif
