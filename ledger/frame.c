@@ -1,2 +1,383 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-typedef int docket_placeholder_frame;
+/*
+ * frame.c: frames, compression and the hash chain.
+ *
+ * A frame is what `events` stores for one seq:
+ *
+ *   offset  size  field
+ *   0       1     version (1)
+ *   1       1     codec: 0 raw, 1 zstd, 2 zstd with dictionary
+ *   2       4     dictionary id, big-endian (0: none)
+ *   6       4     payload length before compression, big-endian
+ *   10      32    chain hash h[seq]
+ *   42      ...   body: the payload (protobuf docket.v1.Event), compressed
+ *                 or not
+ *
+ * The chain covers the uncompressed payload, so recompressing a ledger never
+ * changes a hash: h[n] = SHA-256(h[n-1] || be64(n) || payload), h[0] = 32
+ * zero bytes.
+ *
+ * Small events compress poorly on their own; once a ledger holds enough
+ * events, a zstd dictionary is trained from them and kept (table `dicts`)
+ * if it beats plain zstd on the samples by a margin. Dictionaries are
+ * primary data: a frame names the one it needs, and none is ever deleted.
+ */
+#include <openssl/evp.h>
+#include <string.h>
+#include <zdict.h>
+
+#include "ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define COMPRESS_LEVEL 3
+#define COMPRESS_MIN 48           /* below this a payload is stored raw */
+#define DICT_TRAIN_AT 2048        /* events before the first training */
+#define DICT_SAMPLES 2048
+#define DICT_CAPACITY (32 * 1024)
+#define DICT_MIN_GAIN_PCT 10      /* keep a dictionary only if it saves this much */
+#define MAX_PAYLOAD (256u << 20)
+
+int codec_init(ledger_codec *c)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	c->cctx = ZSTD_createCCtx();
+	c->dctx = ZSTD_createDCtx();
+	if (!c->cctx || !c->dctx)
+		return docket_error_set(DOCKET_ENOMEM, "cannot create zstd contexts");
+	return 0;
+}
+
+void codec_forget(ledger_codec *c)
+{
+	ZSTD_freeCDict(c->cdict);
+	c->cdict = NULL;
+	c->cdict_id = 0;
+	for (uint32_t i = 0; i < c->ddict_count; i++)
+		ZSTD_freeDDict(c->ddicts[i]);
+	c->ddict_count = 0;
+}
+
+void codec_dispose(ledger_codec *c)
+{
+	ZSTD_freeCCtx(c->cctx);
+	ZSTD_freeDCtx(c->dctx);
+	ZSTD_freeCDict(c->cdict);
+	for (uint32_t i = 0; i < c->ddict_count; i++)
+		ZSTD_freeDDict(c->ddicts[i]);
+	pthread_mutex_destroy(&c->lock);
+	memset(c, 0, sizeof(*c));
+}
+
+int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
+	       uint64_t seq, const uint8_t *payload, size_t len)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	uint8_t be[8];
+	unsigned int outlen = 0;
+	int ok;
+
+	if (!md)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory (hash)");
+	docket_be64_put(be, seq);
+	ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+	     EVP_DigestUpdate(md, prev, LEDGER_HASH_LEN) == 1 &&
+	     EVP_DigestUpdate(md, be, sizeof(be)) == 1 &&
+	     EVP_DigestUpdate(md, payload, len) == 1 &&
+	     EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN;
+	EVP_MD_CTX_free(md);
+	return ok ? 0 : docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+}
+
+static int dict_load(MDB_txn *txn, docket_ledger *l, uint32_t id, MDB_val *out)
+{
+	uint8_t key[4];
+	MDB_val k = { sizeof(key), key };
+	int rc;
+
+	docket_be32_put(key, id);
+	rc = mdb_get(txn, l->dbi.dicts, &k, out);
+	if (rc == MDB_NOTFOUND)
+		return docket_error_set(DOCKET_ECORRUPT, "dictionary %u is missing", id);
+	return rc == 0 ? 0 : store_error(rc, "read dictionary");
+}
+
+/* The CDict of the dictionary active in `txn` (NULL if none). Lock held. */
+static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MDB_txn *txn)
+{
+	ledger_codec *c = &l->codec;
+	uint64_t active;
+	MDB_val dict;
+	int error;
+
+	*out = NULL;
+	*id_out = 0;
+	if ((error = store_meta_get_u64(txn, l, "dict_active", &active)) < 0)
+		return error;
+	if (active == 0)
+		return 0;
+	if (c->cdict_id != active) {
+		if ((error = dict_load(txn, l, (uint32_t)active, &dict)) < 0)
+			return error;
+		ZSTD_freeCDict(c->cdict);
+		c->cdict = ZSTD_createCDict(dict.mv_data, dict.mv_size, COMPRESS_LEVEL);
+		c->cdict_id = c->cdict ? (uint32_t)active : 0;
+		if (!c->cdict)
+			return docket_error_set(DOCKET_ENOMEM, "cannot load dictionary %u", (unsigned)active);
+	}
+	*out = c->cdict;
+	*id_out = c->cdict_id;
+	return 0;
+}
+
+static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t id)
+{
+	ledger_codec *c = &l->codec;
+	MDB_val dict;
+	int error;
+
+	for (uint32_t i = 0; i < c->ddict_count; i++) {
+		if (c->ddict_ids[i] == id) {
+			*out = c->ddicts[i];
+			return 0;
+		}
+	}
+	if ((error = dict_load(txn, l, id, &dict)) < 0)
+		return error;
+	if (c->ddict_count == sizeof(c->ddicts) / sizeof(c->ddicts[0])) {
+		ZSTD_freeDDict(c->ddicts[0]);
+		memmove(c->ddicts, c->ddicts + 1, sizeof(c->ddicts[0]) * (c->ddict_count - 1));
+		memmove(c->ddict_ids, c->ddict_ids + 1, sizeof(c->ddict_ids[0]) * (c->ddict_count - 1));
+		c->ddict_count--;
+	}
+	if (!(*out = ZSTD_createDDict(dict.mv_data, dict.mv_size)))
+		return docket_error_set(DOCKET_ENOMEM, "cannot load dictionary %u", id);
+	c->ddicts[c->ddict_count] = *out;
+	c->ddict_ids[c->ddict_count++] = id;
+	return 0;
+}
+
+static void header_write(uint8_t *p, uint8_t codec, uint32_t dict_id, uint32_t raw_len,
+			 const uint8_t hash[LEDGER_HASH_LEN])
+{
+	p[0] = FRAME_VERSION;
+	p[1] = codec;
+	docket_be32_put(p + 2, dict_id);
+	docket_be32_put(p + 6, raw_len);
+	memcpy(p + 10, hash, LEDGER_HASH_LEN);
+}
+
+int frame_encode(docket_buf *out, docket_ledger *l, MDB_txn *txn,
+		 const uint8_t *payload, size_t len, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	ledger_codec *c = &l->codec;
+	size_t bound = ZSTD_compressBound(len), start = out->len, n = 0;
+	ZSTD_CDict *cdict = NULL;
+	uint32_t dict_id = 0;
+	uint8_t codec = FRAME_RAW;
+	int error;
+
+	if (len > MAX_PAYLOAD)
+		return docket_error_set(DOCKET_EINVALID, "event too large: %zu bytes (limit %u)", len, MAX_PAYLOAD);
+	if ((error = docket_buf_reserve(out, FRAME_HEADER_LEN + (bound > len ? bound : len))) < 0)
+		return error;
+	if (len >= COMPRESS_MIN) {
+		pthread_mutex_lock(&c->lock);
+		error = active_cdict(&cdict, &dict_id, l, txn);
+		if (error == 0) {
+			uint8_t *dst = (uint8_t *)out->ptr + start + FRAME_HEADER_LEN;
+
+			n = cdict ? ZSTD_compress_usingCDict(c->cctx, dst, bound, payload, len, cdict)
+				  : ZSTD_compressCCtx(c->cctx, dst, bound, payload, len, COMPRESS_LEVEL);
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (error < 0)
+			return error;
+		if (!ZSTD_isError(n) && n < len)
+			codec = cdict ? FRAME_ZSTD_DICT : FRAME_ZSTD;
+	}
+	if (codec == FRAME_RAW) {
+		memcpy(out->ptr + start + FRAME_HEADER_LEN, payload, len);
+		n = len;
+		dict_id = 0;
+	} else if (codec == FRAME_ZSTD) {
+		dict_id = 0;
+	}
+	header_write((uint8_t *)out->ptr + start, codec, dict_id, (uint32_t)len, hash);
+	out->len = start + FRAME_HEADER_LEN + n;
+	return 0;
+}
+
+int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len)
+{
+	if (len < FRAME_HEADER_LEN)
+		return docket_error_set(DOCKET_ECORRUPT, "frame too short (%zu bytes)", len);
+	out->version = frame[0];
+	out->codec = frame[1];
+	out->dict_id = docket_be32_get(frame + 2);
+	out->raw_len = docket_be32_get(frame + 6);
+	memcpy(out->hash, frame + 10, LEDGER_HASH_LEN);
+	if (out->version != FRAME_VERSION)
+		return docket_error_set(DOCKET_ECORRUPT, "unknown frame version %u", out->version);
+	if (out->codec > FRAME_ZSTD_DICT)
+		return docket_error_set(DOCKET_ECORRUPT, "unknown frame codec %u", out->codec);
+	if ((out->codec == FRAME_ZSTD_DICT) != (out->dict_id != 0))
+		return docket_error_set(DOCKET_ECORRUPT, "frame dictionary id %u does not match codec %u",
+					out->dict_id, out->codec);
+	if (out->raw_len > MAX_PAYLOAD)
+		return docket_error_set(DOCKET_ECORRUPT, "frame claims %u bytes", out->raw_len);
+	if (out->codec == FRAME_RAW && len - FRAME_HEADER_LEN != out->raw_len)
+		return docket_error_set(DOCKET_ECORRUPT, "raw frame length %zu, header says %u",
+					len - FRAME_HEADER_LEN, out->raw_len);
+	return 0;
+}
+
+int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
+		 const uint8_t *frame, size_t len)
+{
+	ledger_codec *c = &l->codec;
+	const uint8_t *body = frame + FRAME_HEADER_LEN;
+	size_t body_len, n = 0;
+	ZSTD_DDict *ddict = NULL;
+	int error;
+
+	if ((error = frame_header_parse(hdr, frame, len)) < 0)
+		return error;
+	body_len = len - FRAME_HEADER_LEN;
+	docket_buf_clear(out);
+	if ((error = docket_buf_reserve(out, hdr->raw_len)) < 0)
+		return error;
+	if (hdr->codec == FRAME_RAW) {
+		memcpy(out->ptr, body, body_len);
+		out->len = body_len;
+		return 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	error = hdr->codec == FRAME_ZSTD_DICT ? ddict_get(&ddict, l, txn, hdr->dict_id) : 0;
+	if (error == 0)
+		n = ddict ? ZSTD_decompress_usingDDict(c->dctx, out->ptr, hdr->raw_len, body, body_len, ddict)
+			  : ZSTD_decompressDCtx(c->dctx, out->ptr, hdr->raw_len, body, body_len);
+	pthread_mutex_unlock(&c->lock);
+	if (error < 0)
+		return error;
+	if (ZSTD_isError(n))
+		return docket_error_set(DOCKET_ECORRUPT, "frame does not decompress: %s", ZSTD_getErrorName(n));
+	if (n != hdr->raw_len)
+		return docket_error_set(DOCKET_ECORRUPT, "frame decompressed to %zu bytes, header says %u",
+					n, hdr->raw_len);
+	out->len = n;
+	out->ptr[n] = '\0';
+	return 0;
+}
+
+/* Collect up to DICT_SAMPLES recent payloads into one buffer + sizes. */
+static int collect_samples(docket_buf *samples, size_t *sizes, unsigned *count,
+			   docket_ledger *l, MDB_txn *txn)
+{
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	docket_buf payload = DOCKET_BUF_INIT;
+	frame_header hdr;
+	int rc, error = 0;
+
+	*count = 0;
+	if ((rc = mdb_cursor_open(txn, l->dbi.events, &cur)) != 0)
+		return store_error(rc, "open cursor");
+	rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	while (rc == 0 && *count < DICT_SAMPLES) {
+		if ((error = frame_decode(&payload, &hdr, l, txn, v.mv_data, v.mv_size)) < 0)
+			break;
+		if ((error = docket_buf_put(samples, payload.ptr, payload.len)) < 0)
+			break;
+		sizes[(*count)++] = payload.len;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+	}
+	mdb_cursor_close(cur);
+	docket_buf_dispose(&payload);
+	if (error == 0 && rc != 0 && rc != MDB_NOTFOUND)
+		error = store_error(rc, "read events");
+	return error;
+}
+
+/* Total compressed size of the samples, with `cdict` or plain zstd. */
+static size_t sample_cost(ledger_codec *c, const docket_buf *samples, const size_t *sizes,
+			  unsigned count, ZSTD_CDict *cdict)
+{
+	uint8_t dst[4096];
+	size_t total = 0, off = 0;
+
+	for (unsigned i = 0; i < count; i++) {
+		size_t n = sizes[i] + FRAME_HEADER_LEN;
+
+		if (sizes[i] >= COMPRESS_MIN && ZSTD_compressBound(sizes[i]) <= sizeof(dst)) {
+			size_t z = cdict ? ZSTD_compress_usingCDict(c->cctx, dst, sizeof(dst),
+						samples->ptr + off, sizes[i], cdict)
+					 : ZSTD_compressCCtx(c->cctx, dst, sizeof(dst),
+						samples->ptr + off, sizes[i], COMPRESS_LEVEL);
+			if (!ZSTD_isError(z) && z < sizes[i])
+				n = z + FRAME_HEADER_LEN;
+		}
+		total += n;
+		off += sizes[i];
+	}
+	return total;
+}
+
+int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events)
+{
+	docket_buf samples = DOCKET_BUF_INIT;
+	size_t *sizes = NULL;
+	uint8_t *dict = NULL;
+	uint64_t next_try, active;
+	unsigned count = 0;
+	ZSTD_CDict *cdict = NULL;
+	size_t dict_len, plain, with_dict;
+	int error;
+
+	if ((error = store_meta_get_u64(txn, l, "dict_active", &active)) < 0 ||
+	    (error = store_meta_get_u64(txn, l, "dict_next_try", &next_try)) < 0)
+		return error;
+	if (active != 0 || events < (next_try ? next_try : DICT_TRAIN_AT))
+		return 0;
+	/* Whatever happens, do not try again before the ledger has grown 4x. */
+	if ((error = store_meta_put_u64(txn, l, "dict_next_try", events * 4)) < 0)
+		return error;
+	if (!(sizes = docket_calloc(DICT_SAMPLES, sizeof(*sizes))) ||
+	    !(dict = docket_malloc(DICT_CAPACITY))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory (dictionary)");
+		goto cleanup;
+	}
+	if ((error = collect_samples(&samples, sizes, &count, l, txn)) < 0 || count < 64)
+		goto cleanup;
+	dict_len = ZDICT_trainFromBuffer(dict, DICT_CAPACITY, samples.ptr, sizes, count);
+	if (ZDICT_isError(dict_len))
+		goto cleanup; /* not enough material: stay without a dictionary */
+	pthread_mutex_lock(&l->codec.lock);
+	cdict = ZSTD_createCDict(dict, dict_len, COMPRESS_LEVEL);
+	plain = sample_cost(&l->codec, &samples, sizes, count, NULL);
+	with_dict = cdict ? sample_cost(&l->codec, &samples, sizes, count, cdict) : plain;
+	pthread_mutex_unlock(&l->codec.lock);
+	if (cdict && with_dict * 100 <= plain * (100 - DICT_MIN_GAIN_PCT)) {
+		uint8_t key[4];
+		MDB_val k = { sizeof(key), key }, v = { dict_len, dict };
+		int rc;
+
+		docket_be32_put(key, 1);
+		/* A dictionary trained in a transaction that is later aborted
+		 * must not survive in the caches under the same id. */
+		pthread_mutex_lock(&l->codec.lock);
+		codec_forget(&l->codec);
+		pthread_mutex_unlock(&l->codec.lock);
+		if ((rc = mdb_put(txn, l->dbi.dicts, &k, &v, 0)) != 0)
+			error = store_error(rc, "store dictionary");
+		else
+			error = store_meta_put_u64(txn, l, "dict_active", 1);
+	}
+cleanup:
+	ZSTD_freeCDict(cdict);
+	docket_free(dict);
+	docket_free(sizes);
+	docket_buf_dispose(&samples);
+	return error;
+}

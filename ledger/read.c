@@ -1,2 +1,375 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-typedef int docket_placeholder_read;
+/*
+ * read.c: readers. Events come back as the JSON of DESIGN §4 plus seq,
+ * epoch and hash; sessions and pending invocations come from their
+ * projections. Read transactions are kept short: a long scan reopens its
+ * transaction every READ_CHUNK events.
+ */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define READ_CHUNK 1024
+
+/* Decode one stored frame into its event. */
+static int load_event(docket_event **out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
+		      const MDB_val *frame, docket_buf *payload)
+{
+	int error;
+
+	if ((error = frame_decode(payload, hdr, l, txn, frame->mv_data, frame->mv_size)) < 0)
+		return error;
+	return event_unpack(out, (const uint8_t *)payload->ptr, payload->len);
+}
+
+/* The JSON of a stored event: seq first, then the event, epoch, hash. */
+static int event_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	json_t *body = NULL, *obj = NULL;
+	const char *key;
+	json_t *value;
+	char hex[2 * LEDGER_HASH_LEN + 1];
+	int error;
+
+	*out = NULL;
+	if ((error = docket_event_to_json(&body, ev)) < 0)
+		return error;
+	if (!(obj = json_object()) || json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0)
+		goto nomem;
+	json_object_foreach(body, key, value) {
+		if (json_object_set(obj, key, value) < 0)
+			goto nomem;
+		if (strcmp(key, "time") == 0 && !json_object_get(body, "epoch") &&
+		    json_object_set_new(obj, "epoch", json_integer((json_int_t)ev->epoch)) < 0)
+			goto nomem;
+	}
+	docket_hex(hex, hash, LEDGER_HASH_LEN);
+	if (json_object_set_new(obj, "hash", json_string(hex)) < 0)
+		goto nomem;
+	json_decref(body);
+	*out = obj;
+	return 0;
+nomem:
+	json_decref(body);
+	json_decref(obj);
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+static int emit(docket_ledger *l, MDB_txn *txn, uint64_t seq, const MDB_val *frame,
+		docket_buf *payload, docket_json_cb cb, void *ctx)
+{
+	docket_event *ev = NULL;
+	json_t *obj = NULL;
+	frame_header hdr;
+	int error;
+
+	if ((error = load_event(&ev, &hdr, l, txn, frame, payload)) < 0) {
+		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
+		return error;
+	}
+	error = event_json(&obj, seq, ev, hdr.hash);
+	docket_event_free(ev);
+	if (error < 0)
+		return error;
+	error = cb(ctx, seq, obj);
+	json_decref(obj);
+	return error;
+}
+
+static int get_frame(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out)
+{
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key };
+	int rc;
+
+	docket_be64_put(key, seq);
+	rc = mdb_get(txn, l->dbi.events, &k, out);
+	if (rc == MDB_NOTFOUND)
+		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq);
+	return rc == 0 ? 0 : store_error(rc, "read event");
+}
+
+/*
+ * One chunk of a scan: up to READ_CHUNK events from *next on, in one read
+ * transaction. Sets *next past the last event seen; *done at the end.
+ */
+static int scan_chunk(docket_ledger *l, const docket_read_options *o, uint64_t *next, uint64_t *left,
+		      int *done, docket_buf *payload, docket_json_cb cb, void *ctx)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	uint8_t key[8];
+	MDB_val k, v;
+	int rc, error, n = 0;
+
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	docket_be64_put(key, *next);
+	if (o->session) {
+		k.mv_data = (void *)o->session;
+		k.mv_size = strlen(o->session);
+		v.mv_data = key;
+		v.mv_size = sizeof(key);
+		if ((rc = mdb_cursor_open(txn, l->dbi.session_events, &cur)) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE);
+	} else {
+		k.mv_data = key;
+		k.mv_size = sizeof(key);
+		if ((rc = mdb_cursor_open(txn, l->dbi.events, &cur)) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	}
+	*done = 0;
+	while (rc == 0 && n < READ_CHUNK && *left) {
+		MDB_val frame;
+		uint64_t seq;
+
+		if (o->session) {
+			seq = docket_be64_get(v.mv_data);
+			if ((error = get_frame(txn, l, seq, &frame)) < 0)
+				goto cleanup;
+		} else {
+			seq = docket_be64_get(k.mv_data);
+			frame = v;
+		}
+		if ((error = emit(l, txn, seq, &frame, payload, cb, ctx)) != 0)
+			goto cleanup;
+		*next = seq + 1;
+		(*left)--;
+		n++;
+		rc = mdb_cursor_get(cur, &k, &v, o->session ? MDB_NEXT_DUP : MDB_NEXT);
+	}
+	if (rc == MDB_NOTFOUND || !*left)
+		*done = 1;
+	else if (rc != 0)
+		error = store_error(rc, "read events");
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	store_txn_abort(l, txn);
+	return error;
+}
+
+int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
+			    docket_json_cb cb, void *ctx)
+{
+	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
+	docket_buf payload = DOCKET_BUF_INIT;
+	uint64_t next, left;
+	int done = 0, error = 0;
+
+	if (!opts)
+		opts = &defaults;
+	if (opts->session && (!*opts->session || strlen(opts->session) > STATE_ID_MAX))
+		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	next = opts->since ? opts->since : 1;
+	left = opts->limit ? opts->limit : UINT64_MAX;
+	while (!done && error == 0)
+		error = scan_chunk(l, opts, &next, &left, &done, &payload, cb, ctx);
+	docket_buf_dispose(&payload);
+	return error > 0 ? 0 : error;
+}
+
+/* ---- sessions ---- */
+
+static void session_info(docket_session_info *out, const char *id, const sess_state *s)
+{
+	out->session = id;
+	out->runtime = s->runtime;
+	out->parent = s->parent;
+	out->first_time = s->first_time;
+	out->last_time = s->last_time;
+	out->policy_format = s->policy_revision ? docket_policy_format_name(s->policy_format) : "";
+	if (!out->policy_format)
+		out->policy_format = "";
+	out->opened_seq = s->opened_seq;
+	out->closed_seq = s->closed_seq;
+	out->events = s->events;
+	out->invocations = s->invocations;
+	out->pending = s->pending;
+	out->policy_revision = s->policy_revision;
+}
+
+static int sessions_scan(docket_ledger *l, const char *only, docket_session_cb cb, void *ctx)
+{
+	char id[STATE_ID_MAX + 1];
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k = { 0, NULL }, v;
+	sess_state s;
+	docket_session_info info;
+	int rc, error = 0, found = 0;
+
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	if ((rc = mdb_cursor_open(txn, l->dbi.sessions, &cur)) != 0) {
+		error = store_error(rc, "read sessions");
+		goto cleanup;
+	}
+	if (only) {
+		k.mv_data = (void *)only;
+		k.mv_size = strlen(only);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+	} else {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	}
+	while (rc == 0) {
+		if (k.mv_size > STATE_ID_MAX) {
+			error = docket_error_set(DOCKET_ECORRUPT, "session key too long");
+			goto cleanup;
+		}
+		memcpy(id, k.mv_data, k.mv_size);
+		id[k.mv_size] = '\0';
+		if ((error = sess_state_decode(&s, v.mv_data, v.mv_size)) < 0)
+			goto cleanup;
+		session_info(&info, id, &s);
+		found = 1;
+		if ((error = cb(ctx, &info)) != 0)
+			goto cleanup;
+		if (only)
+			break;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		error = store_error(rc, "read sessions");
+	else if (only && !found)
+		error = docket_error_set(DOCKET_ENOTFOUND, "no session \"%s\"", only);
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	store_txn_abort(l, txn);
+	return error > 0 ? 0 : error;
+}
+
+int docket_ledger_sessions(docket_ledger *l, docket_session_cb cb, void *ctx)
+{
+	return sessions_scan(l, NULL, cb, ctx);
+}
+
+int docket_ledger_session(docket_ledger *l, const char *session, docket_session_cb cb, void *ctx)
+{
+	if (!session || !*session || strlen(session) > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	return sessions_scan(l, session, cb, ctx);
+}
+
+/* ---- pending ---- */
+
+static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, docket_pending_cb cb, void *ctx)
+{
+	char session[STATE_ID_MAX + 1], invocation[STATE_ID_MAX + 1];
+	const char *sep = memchr(key->mv_data, '\0', key->mv_size);
+	size_t slen, ilen;
+	docket_pending_info info;
+	inv_state inv;
+	MDB_val v;
+	int rc, error;
+
+	if (!sep)
+		return docket_error_set(DOCKET_ECORRUPT, "bad pending key");
+	slen = (size_t)(sep - (const char *)key->mv_data);
+	ilen = key->mv_size - slen - 1;
+	if (slen > STATE_ID_MAX || ilen > STATE_ID_MAX)
+		return docket_error_set(DOCKET_ECORRUPT, "bad pending key");
+	memcpy(session, key->mv_data, slen);
+	session[slen] = '\0';
+	memcpy(invocation, sep + 1, ilen);
+	invocation[ilen] = '\0';
+	if ((rc = mdb_get(txn, l->dbi.invocations, (MDB_val *)key, &v)) != 0)
+		return rc == MDB_NOTFOUND
+			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
+			: store_error(rc, "read invocation");
+	if ((error = inv_state_decode(&inv, v.mv_data, v.mv_size)) < 0)
+		return error;
+	info.session = session;
+	info.invocation = invocation;
+	info.tool = inv.tool;
+	info.state = inv_pending_state(&inv);
+	info.verdict = inv.verdict ? docket_verdict_name(inv.verdict) : "";
+	info.recovery = docket_recovery_mode_name(inv.recovery ? inv.recovery
+		: DOCKET__V1__RECOVERY_MODE__RECOVERY_MODE_NEVER_AUTO_RETRY);
+	info.open_request = inv.open_request;
+	info.token = inv.token;
+	info.attempts = inv.attempts;
+	info.intent_seq = inv.intent_seq;
+	info.last_seq = inv.last_seq;
+	return cb(ctx, &info);
+}
+
+int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_cb cb, void *ctx)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k = { 0, NULL }, v;
+	size_t plen = session ? strlen(session) + 1 : 0;
+	int rc, error;
+
+	if (session && (!*session || plen - 1 > STATE_ID_MAX))
+		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	if ((rc = mdb_cursor_open(txn, l->dbi.pending, &cur)) != 0) {
+		error = store_error(rc, "read pending");
+		goto cleanup;
+	}
+	if (session) {
+		k.mv_data = (void *)session;
+		k.mv_size = plen; /* session + NUL: the prefix of its keys */
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	} else {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	}
+	while (rc == 0) {
+		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
+			break;
+		if ((error = pending_emit(l, txn, &k, cb, ctx)) != 0)
+			goto cleanup;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		error = store_error(rc, "read pending");
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	store_txn_abort(l, txn);
+	return error > 0 ? 0 : error;
+}
+
+/* ---- facts ---- */
+
+int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
+{
+	char path[4096];
+	struct stat st;
+	MDB_txn *txn = NULL;
+	MDB_stat ms;
+	MDB_val head;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(out->ledger_id, l->ledger_id, sizeof(out->ledger_id));
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	if ((error = store_meta_get_u64(txn, l, "head_seq", &out->events)) < 0 ||
+	    (error = store_meta_get_u64(txn, l, "epoch", &out->epoch)) < 0 ||
+	    (error = store_meta_get_u64(txn, l, "payload_bytes", &out->payload_bytes)) < 0 ||
+	    (error = store_meta_get_u64(txn, l, "frame_bytes", &out->frame_bytes)) < 0)
+		goto cleanup;
+	if (store_meta_get(txn, l, "head_hash", &head) == 0 && head.mv_size == LEDGER_HASH_LEN)
+		memcpy(out->head, head.mv_data, LEDGER_HASH_LEN);
+	if (mdb_stat(txn, l->dbi.sessions, &ms) == 0)
+		out->sessions = ms.ms_entries;
+	if (mdb_stat(txn, l->dbi.pending, &ms) == 0)
+		out->pending = ms.ms_entries;
+	if (mdb_stat(txn, l->dbi.dicts, &ms) == 0)
+		out->dictionaries = (uint32_t)ms.ms_entries;
+	out->map_size = l->map_size;
+	snprintf(path, sizeof(path), "%s/data.mdb", l->path);
+	if (stat(path, &st) == 0)
+		out->file_bytes = (uint64_t)st.st_size;
+cleanup:
+	store_txn_abort(l, txn);
+	return error;
+}

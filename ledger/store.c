@@ -1,2 +1,328 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-typedef int docket_placeholder_store;
+/*
+ * store.c: the LMDB environment of a ledger.
+ *
+ * LMDB discipline (lmdb.h caveats, Postfix slmdb.c):
+ *  - one environment per ledger handle, MDB_NOTLS so transactions are not
+ *    tied to threads, never NOSYNC/WRITEMAP: a commit is durable on return;
+ *  - explicit map size, grown on MDB_MAP_FULL (from put or commit) by the
+ *    caller replaying the whole transaction, up to a cap;
+ *  - a map grown by another process (MDB_MAP_RESIZED) is adopted;
+ *  - mdb_reader_check on open clears slots of dead readers;
+ *  - DBIs are opened once, at open, in a write transaction.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define DEFAULT_MAP_SIZE ((size_t)64 << 20)
+#if SIZE_MAX > 0xffffffffu
+#define DEFAULT_MAP_MAX ((size_t)1 << 40)
+#else
+#define DEFAULT_MAP_MAX ((size_t)1 << 31)
+#endif
+
+int store_error(int rc, const char *what)
+{
+	switch (rc) {
+	case MDB_MAP_FULL:
+		return docket_error_set(DOCKET_EMAPFULL, "%s: ledger map is full", what);
+	case ENOMEM:
+		return docket_error_set(DOCKET_ENOMEM, "%s: out of memory", what);
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+		return docket_error_set(DOCKET_ECORRUPT, "%s: %s", what, mdb_strerror(rc));
+	case MDB_VERSION_MISMATCH:
+	case MDB_INVALID:
+		return docket_error_set(DOCKET_EVERSION, "%s: %s", what, mdb_strerror(rc));
+	default:
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", what, mdb_strerror(rc));
+	}
+}
+
+int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
+{
+	int rc;
+
+	*out = NULL;
+	for (int tries = 0; tries < 8; tries++) {
+		pthread_rwlock_rdlock(&l->resize_lock);
+		rc = mdb_txn_begin(l->env, NULL, flags, out);
+		if (rc == 0)
+			return 0;
+		pthread_rwlock_unlock(&l->resize_lock);
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		/* Another process grew the map: adopt its size. */
+		pthread_rwlock_wrlock(&l->resize_lock);
+		rc = mdb_env_set_mapsize(l->env, 0);
+		if (rc == 0) {
+			MDB_envinfo info;
+
+			mdb_env_info(l->env, &info);
+			l->map_size = info.me_mapsize;
+		}
+		pthread_rwlock_unlock(&l->resize_lock);
+		if (rc != 0)
+			break;
+	}
+	return store_error(rc, "begin transaction");
+}
+
+int store_txn_commit(docket_ledger *l, MDB_txn *txn)
+{
+	int rc = mdb_txn_commit(txn);
+
+	pthread_rwlock_unlock(&l->resize_lock);
+	return rc == 0 ? 0 : store_error(rc, "commit");
+}
+
+void store_txn_abort(docket_ledger *l, MDB_txn *txn)
+{
+	if (!txn)
+		return;
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&l->resize_lock);
+}
+
+int store_grow(docket_ledger *l)
+{
+	size_t next;
+	int rc;
+
+	pthread_rwlock_wrlock(&l->resize_lock);
+	if (l->map_size >= l->map_size_max) {
+		pthread_rwlock_unlock(&l->resize_lock);
+		return docket_error_set(DOCKET_EMAPFULL,
+			"ledger is full: it reached its size cap of %zu bytes (nothing was written; "
+			"raise the cap to append more)", l->map_size_max);
+	}
+	next = l->map_size > l->map_size_max / 2 ? l->map_size_max : l->map_size * 2;
+	rc = mdb_env_set_mapsize(l->env, next);
+	if (rc == 0)
+		l->map_size = next;
+	pthread_rwlock_unlock(&l->resize_lock);
+	return rc == 0 ? 0 : store_error(rc, "grow map");
+}
+
+int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out)
+{
+	MDB_val key = { strlen(name), (void *)name };
+	int rc = mdb_get(txn, l->dbi.meta, &key, out);
+
+	if (rc == MDB_NOTFOUND)
+		return DOCKET_ENOTFOUND;
+	return rc == 0 ? 0 : store_error(rc, "read meta");
+}
+
+int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void *v, size_t len)
+{
+	MDB_val key = { strlen(name), (void *)name };
+	MDB_val val = { len, (void *)v };
+	int rc = mdb_put(txn, l->dbi.meta, &key, &val, 0);
+
+	return rc == 0 ? 0 : store_error(rc, "write meta");
+}
+
+int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out)
+{
+	MDB_val val;
+	int error;
+
+	*out = 0;
+	if ((error = store_meta_get(txn, l, name, &val)) < 0)
+		return error == DOCKET_ENOTFOUND ? 0 : error;
+	if (val.mv_size != 8)
+		return docket_error_set(DOCKET_ECORRUPT, "meta %s: bad length %zu", name, val.mv_size);
+	*out = docket_be64_get(val.mv_data);
+	return 0;
+}
+
+int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v)
+{
+	uint8_t be[8];
+
+	docket_be64_put(be, v);
+	return store_meta_put(txn, l, name, be, sizeof(be));
+}
+
+static int open_dbis(docket_ledger *l, MDB_txn *txn, unsigned int create)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+		unsigned int flags;
+	} table[] = {
+		{ "events", offsetof(ledger_dbis, events), MDB_INTEGERKEY * 0 },
+		{ "dicts", offsetof(ledger_dbis, dicts), 0 },
+		{ "meta", offsetof(ledger_dbis, meta), 0 },
+		{ "sessions", offsetof(ledger_dbis, sessions), 0 },
+		{ "session_events", offsetof(ledger_dbis, session_events), MDB_DUPSORT | MDB_DUPFIXED },
+		{ "invocations", offsetof(ledger_dbis, invocations), 0 },
+		{ "pending", offsetof(ledger_dbis, pending), 0 },
+		{ "policies", offsetof(ledger_dbis, policies), 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		MDB_dbi *dbi = (MDB_dbi *)((char *)&l->dbi + table[i].offset);
+		int rc = mdb_dbi_open(txn, table[i].name, table[i].flags | create, dbi);
+
+		if (rc == MDB_NOTFOUND)
+			return docket_error_set(DOCKET_ECORRUPT,
+				"ledger %s has no '%s' table: not a docket ledger or damaged",
+				l->path, table[i].name);
+		if (rc != 0)
+			return store_error(rc, table[i].name);
+	}
+	return 0;
+}
+
+/* Write the meta records of a new ledger, or check those of an existing one. */
+static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
+{
+	uint64_t version;
+	MDB_val val;
+	int error;
+
+	if ((error = store_meta_get(txn, l, "format_version", &val)) == DOCKET_ENOTFOUND) {
+		uint8_t id[16];
+
+		if (!writable)
+			return docket_error_set(DOCKET_ENOTFOUND, "%s is not an initialised docket ledger", l->path);
+		if (RAND_bytes(id, sizeof(id)) != 1)
+			return docket_error_set(DOCKET_ESTORAGE, "cannot draw a random ledger id");
+		docket_hex(l->ledger_id, id, sizeof(id));
+		if ((error = store_meta_put_u64(txn, l, "format_version", DOCKET_FORMAT_VERSION)) < 0 ||
+		    (error = store_meta_put(txn, l, "ledger_id", l->ledger_id, 32)) < 0)
+			return error;
+		return 1;
+	}
+	if (error < 0)
+		return error;
+	if ((error = store_meta_get_u64(txn, l, "format_version", &version)) < 0)
+		return error;
+	if (version != DOCKET_FORMAT_VERSION)
+		return docket_error_set(DOCKET_EVERSION,
+			"ledger %s has format version %llu; this docket reads version %u",
+			l->path, (unsigned long long)version, DOCKET_FORMAT_VERSION);
+	if ((error = store_meta_get(txn, l, "ledger_id", &val)) < 0 || val.mv_size != 32)
+		return error < 0 ? error : docket_error_set(DOCKET_ECORRUPT, "bad ledger id");
+	memcpy(l->ledger_id, val.mv_data, 32);
+	l->ledger_id[32] = '\0';
+	return 0;
+}
+
+static int make_dir(const char *path, int create)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return docket_error_set(DOCKET_ESTORAGE, "%s exists and is not a directory", path);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	if (!create)
+		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", path);
+	if (mkdir(path, 0700) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
+{
+	int create = (opts->flags & DOCKET_OPEN_CREATE) != 0;
+	int readonly = (opts->flags & DOCKET_OPEN_READONLY) != 0;
+	char datafile[4096];
+	struct stat st;
+	MDB_txn *txn = NULL;
+	MDB_envinfo info;
+	int rc, error, dead = 0;
+
+	if ((error = make_dir(l->path, create && !readonly)) < 0)
+		return error;
+	snprintf(datafile, sizeof(datafile), "%s/data.mdb", l->path);
+	if (stat(datafile, &st) != 0 && !(create && !readonly))
+		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+
+	if ((rc = mdb_env_create(&l->env)) != 0)
+		return store_error(rc, "create environment");
+	if ((rc = mdb_env_set_maxdbs(l->env, 16)) != 0 ||
+	    (rc = mdb_env_set_mapsize(l->env, l->map_size)) != 0)
+		return store_error(rc, "configure environment");
+	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
+	if (rc != 0)
+		return store_error(rc, l->path);
+	mdb_reader_check(l->env, &dead);
+	mdb_env_info(l->env, &info);
+	l->map_size = info.me_mapsize;
+	if (l->map_size > l->map_size_max)
+		l->map_size_max = l->map_size;
+
+	if ((error = store_txn_begin(&txn, l, readonly ? MDB_RDONLY : 0)) < 0)
+		return error;
+	if ((error = open_dbis(l, txn, readonly ? 0 : MDB_CREATE)) < 0 ||
+	    (error = init_or_check_meta(l, txn, !readonly)) < 0) {
+		store_txn_abort(l, txn);
+		return error;
+	}
+	if (readonly) {
+		/* DBI handles opened in a read-only txn stay valid after it ends. */
+		store_txn_abort(l, txn);
+		return 0;
+	}
+	return store_txn_commit(l, txn);
+}
+
+int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_options *opts)
+{
+	docket_open_options defaults = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l;
+	int error;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != DOCKET_OPEN_OPTIONS_VERSION)
+		return docket_error_set(DOCKET_EINVALID, "unsupported docket_open_options version %u", opts->version);
+	if (!(l = docket_calloc(1, sizeof(*l))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	pthread_rwlock_init(&l->resize_lock, NULL);
+	l->flags = opts->flags;
+	l->map_size = opts->map_size ? opts->map_size : DEFAULT_MAP_SIZE;
+	l->map_size_max = opts->map_size_max ? opts->map_size_max : DEFAULT_MAP_MAX;
+	if (l->map_size > l->map_size_max)
+		l->map_size = l->map_size_max;
+	if (!(l->path = docket_strdup(path))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((error = codec_init(&l->codec)) < 0 || (error = ledger_setup(l, opts)) < 0)
+		goto fail;
+	*out = l;
+	return 0;
+fail:
+	docket_ledger_free(l);
+	return error;
+}
+
+void docket_ledger_free(docket_ledger *l)
+{
+	if (!l)
+		return;
+	if (l->env)
+		mdb_env_close(l->env);
+	codec_dispose(&l->codec);
+	pthread_rwlock_destroy(&l->resize_lock);
+	docket_free(l->path);
+	docket_free(l);
+}

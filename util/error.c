@@ -16,13 +16,20 @@ void docket_error_clear(void)
 {
 	last_error.code = 0;
 	last_error.invariant = 0;
+	last_error.event_index = 0;
 	last_error.message[0] = '\0';
+}
+
+void docket_error_set_index(size_t index)
+{
+	last_error.event_index = index;
 }
 
 static int error_vset(int code, int invariant, const char *fmt, va_list ap)
 {
 	last_error.code = code;
 	last_error.invariant = invariant;
+	last_error.event_index = 0;
 	vsnprintf(last_error.message, sizeof(last_error.message), fmt, ap);
 	return code;
 }

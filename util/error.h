@@ -17,6 +17,9 @@ int docket_error_invariant(int code, int invariant, const char *fmt, ...) DOCKET
 /* Prefix the current message with more context ("file.jsonl:12: "). */
 void docket_error_prefix(const char *fmt, ...) DOCKET_PRINTF(1, 2);
 
+/* Name the 1-based index of the batch event the current error is about. */
+void docket_error_set_index(size_t index);
+
 void docket_error_clear(void);
 
 #endif

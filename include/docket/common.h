@@ -41,6 +41,9 @@ typedef struct docket_error {
 	int code;
 	/* For ETRANSITION: the number of the DESIGN §3 invariant (0 if none). */
 	int invariant;
+	/* For a rejected batch append: the 1-based index of the event that
+	 * failed (0 if the error is not about one event). */
+	size_t event_index;
 	char message[1024];
 } docket_error;
 

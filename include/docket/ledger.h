@@ -158,7 +158,7 @@ typedef struct docket_verify_report {
 	uint64_t events_checked;
 	uint64_t first_bad_seq;   /* 0: none */
 	int ok;                   /* 1: everything checked out */
-	char problem[512];        /* what was wrong, if !ok */
+	char problem[1024];       /* what was wrong, if !ok */
 } docket_verify_report;
 
 /* Returns 0 when the check ran (see report->ok), <0 when it could not run. */

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ledger_internal.h: what the ledger's own files share.
+ *
+ * store.c owns the LMDB environment (open, DBIs, map growth, transactions);
+ * frame.c owns frames (header, zstd, dictionaries) and the hash chain;
+ * state.c owns the invocation state machine and every projection;
+ * append.c, read.c and verify.c are the three ways in and out.
+ */
+#ifndef DOCKET_LEDGER_INTERNAL_H
+#define DOCKET_LEDGER_INTERNAL_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <zstd.h>
+
+#include "docket/ledger.h"
+#include "event.h"
+#include "util/buf.h"
+
+#define LEDGER_HASH_LEN 32
+
+/* Named databases. `events` and `dicts` are primary data; the rest are
+ * projections that reindex rebuilds from `events`. */
+typedef struct ledger_dbis {
+	MDB_dbi events;          /* be64 seq -> frame */
+	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
+	MDB_dbi meta;            /* name -> value */
+	MDB_dbi sessions;        /* session -> SessionState */
+	MDB_dbi session_events;  /* session -> be64 seq (DUPSORT|DUPFIXED) */
+	MDB_dbi invocations;     /* session \0 invocation -> InvocationState */
+	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
+	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
+} ledger_dbis;
+
+/* Frame codec state: compression contexts and the dictionary cache. */
+typedef struct ledger_codec {
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+	uint32_t cdict_id;       /* id of `cdict`, 0 if none */
+	ZSTD_CDict *cdict;
+	uint32_t ddict_count;
+	uint32_t ddict_ids[8];
+	ZSTD_DDict *ddicts[8];
+	pthread_mutex_t lock;
+} ledger_codec;
+
+struct docket_ledger {
+	MDB_env *env;
+	ledger_dbis dbi;
+	char *path;
+	unsigned int flags;
+	size_t map_size;
+	size_t map_size_max;
+	char ledger_id[33];
+	/* Held shared by every transaction, exclusive to resize the map
+	 * (mdb_env_set_mapsize needs no live transaction in this process). */
+	pthread_rwlock_t resize_lock;
+	ledger_codec codec;
+};
+
+/* ---- store.c ---- */
+
+/* Begin a transaction; maps LMDB errors, adopts a map grown by another process. */
+int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags);
+/* Commit (write) or abort; releases the resize lock. */
+int store_txn_commit(docket_ledger *l, MDB_txn *txn);
+void store_txn_abort(docket_ledger *l, MDB_txn *txn);
+/* Map an LMDB return code to a docket error with `what` as context. */
+int store_error(int rc, const char *what);
+/* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
+int store_grow(docket_ledger *l);
+
+int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out);
+int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v);
+int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out);
+int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void *v, size_t len);
+
+/* ---- frame.c ---- */
+
+#define FRAME_VERSION 1
+#define FRAME_HEADER_LEN 42
+
+enum frame_codec {
+	FRAME_RAW = 0,
+	FRAME_ZSTD = 1,
+	FRAME_ZSTD_DICT = 2
+};
+
+typedef struct frame_header {
+	uint8_t version;
+	uint8_t codec;
+	uint32_t dict_id;
+	uint32_t raw_len;
+	uint8_t hash[LEDGER_HASH_LEN];
+} frame_header;
+
+int codec_init(ledger_codec *c);
+void codec_dispose(ledger_codec *c);
+/* Drop cached dictionaries (after an aborted transaction that trained one). */
+void codec_forget(ledger_codec *c);
+
+/* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
+int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
+	       uint64_t seq, const uint8_t *payload, size_t len);
+
+/* Encode `payload` into a frame (appended to `out`) with the dictionary
+ * active in `txn`, if any. */
+int frame_encode(docket_buf *out, docket_ledger *l, MDB_txn *txn,
+		 const uint8_t *payload, size_t len, const uint8_t hash[LEDGER_HASH_LEN]);
+
+/* Parse a frame header, bounds-checked. */
+int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len);
+
+/* Decode a frame to its payload (into `out`, replacing its contents). */
+int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
+		 const uint8_t *frame, size_t len);
+
+/* Train a dictionary from recent payloads when it pays; called by append. */
+int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
+
+/* ---- state.c ---- */
+
+#define STATE_ID_MAX 256
+#define STATE_TIME_MAX 64
+
+/* The projection records, as plain structs (encoded as docket.v1 messages). */
+typedef struct inv_state {
+	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq;
+	int verdict;          /* Docket__V1__Verdict */
+	int phase;            /* Docket__V1__Phase */
+	int recovery;         /* Docket__V1__RecoveryMode */
+	int last_result;      /* Docket__V1__ApprovalResult */
+	int status;           /* Docket__V1__OutcomeStatus */
+	uint32_t attempts, requests;
+	int redispatch_granted;
+	char open_request[STATE_ID_MAX + 1];
+	char last_request[STATE_ID_MAX + 1];
+	char tool[STATE_ID_MAX + 1];
+	char token[48];
+	uint8_t intent_digest[LEDGER_HASH_LEN];
+	uint8_t settle_digest[LEDGER_HASH_LEN];
+	uint8_t request_digest[LEDGER_HASH_LEN];
+	uint8_t outcome_digest[LEDGER_HASH_LEN];
+} inv_state;
+
+typedef struct sess_state {
+	uint64_t opened_seq, closed_seq, events, invocations, pending;
+	uint32_t policy_revision;
+	int policy_format;    /* Docket__V1__PolicyFormat */
+	int never_asks;
+	uint8_t policy_hash[LEDGER_HASH_LEN];
+	uint8_t opened_digest[LEDGER_HASH_LEN];
+	char first_time[STATE_TIME_MAX];
+	char last_time[STATE_TIME_MAX];
+	char runtime[STATE_ID_MAX + 1];
+	char parent[STATE_ID_MAX + 1];
+} sess_state;
+
+int inv_state_decode(inv_state *out, const void *data, size_t len);
+int sess_state_decode(sess_state *out, const void *data, size_t len);
+/* The pending-state name of an unfinished invocation (ledger.h). */
+const char *inv_pending_state(const inv_state *inv);
+
+typedef enum state_mode {
+	STATE_APPEND,   /* validate, assign ledger fields, write projections */
+	STATE_REBUILD   /* the event is already in the log: check and project */
+} state_mode;
+
+/* Per-transaction working state (caches, head of the chain). */
+typedef struct state_txn state_txn;
+
+int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn);
+/* Flush caches and meta (head, epoch). */
+int state_txn_finish(state_txn *st);
+void state_txn_free(state_txn *st);
+
+/*
+ * Check `ev` against every invariant and apply it: in STATE_APPEND mode fill
+ * the fields the ledger assigns (time, epoch, attempt, token) and set
+ * *duplicate when it is an identical re-send (nothing to write). On success
+ * the event's seq is *seq_out (the existing one for a duplicate).
+ */
+int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
+		uint64_t *seq_out, int *duplicate, docket_append_result *res);
+
+uint64_t state_head_seq(const state_txn *st);
+const uint8_t *state_head_hash(const state_txn *st);
+void state_set_head(state_txn *st, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN]);
+/* Account an event's payload and frame sizes (stats). */
+void state_count_bytes(state_txn *st, size_t payload, size_t frame);
+
+/* Drop every projection (reindex, verify). */
+int state_clear_projections(docket_ledger *l, MDB_txn *txn);
+
+/* Packed protobuf of an event into `out`. */
+int event_pack(docket_buf *out, const docket_event *ev);
+/* Unpack; *out freed with docket_event_free. */
+int event_unpack(docket_event **out, const uint8_t *data, size_t len);
+
+/* ---- append.c ---- */
+int ledger_append(docket_ledger *l, docket_event **events, size_t n,
+		  docket_append_result *results);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "crash.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static _Atomic int configured;     /* 0 unknown, 1 none, 2 armed */
+static char armed_name[128];
+static long armed_hit = 1;
+static _Atomic long hits;
+
+static void crash_configure(void)
+{
+	const char *spec = getenv("DOCKET_CRASH_POINT");
+	const char *at;
+	size_t len;
+
+	if (!spec || !*spec) {
+		atomic_store(&configured, 1);
+		return;
+	}
+	at = strchr(spec, '@');
+	len = at ? (size_t)(at - spec) : strlen(spec);
+	if (len >= sizeof(armed_name))
+		len = sizeof(armed_name) - 1;
+	memcpy(armed_name, spec, len);
+	armed_name[len] = '\0';
+	if (at)
+		armed_hit = strtol(at + 1, NULL, 10);
+	atomic_store(&configured, 2);
+}
+
+void docket_crash_point(const char *name)
+{
+	int state = atomic_load(&configured);
+
+	if (state == 0) {
+		crash_configure();
+		state = atomic_load(&configured);
+	}
+	if (state != 2 || strcmp(name, armed_name) != 0)
+		return;
+	if (atomic_fetch_add(&hits, 1) + 1 >= armed_hit)
+		kill(getpid(), SIGKILL);
+}
