@@ -1,8 +1,167 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder: replaced by the CLI implementation */
+/*
+ * main.c: `docket [-L PATH] COMMAND ...`: global options, then one command
+ * from the table below (libgit2 src/cli style). Each command lives in
+ * cli/cmd_<name>.c; see cli.h for how to add one.
+ */
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util/alloc.h"
+
+#define DEFAULT_LEDGER "./.docket"
+
+static int cmd_help(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+
+/* The command table: name, function, one-line summary. Keep it in the order
+ * `docket --help` should list the commands. */
+static const cli_command commands[] = {
+	{ "init",     cmd_init,     "create a ledger" },
+	{ "record",   cmd_record,   "append events from JSON lines (all or nothing)" },
+	{ "log",      cmd_log,      "list events, one line each" },
+	{ "sessions", cmd_sessions, "list sessions" },
+	{ "show",     cmd_show,     "show a session as a timeline per tool call" },
+	{ "pending",  cmd_pending,  "list tool calls that have no outcome yet" },
+	{ "verify",   cmd_verify,   "check the hash chain, every frame and every index" },
+	{ "reindex",  cmd_reindex,  "rebuild every index from the events" },
+	{ "stats",    cmd_stats,    "show ledger size, compression and chain head" },
+	{ "help",     cmd_help,     "show help for a command" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const cli_command *find_command(const char *name)
 {
-	fputs("docket: not built yet\n", stderr);
-	return 2;
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	size_t i, width = 0;
+
+	fputs("usage: docket [-L PATH] COMMAND [ARGS...]\n"
+	      "       docket COMMAND --help\n"
+	      "\n"
+	      "An audit-first, hash-chained ledger of AI-agent tool calls.\n"
+	      "\n"
+	      "options:\n"
+	      "  -L, --ledger PATH  the ledger directory (default: $DOCKET_LEDGER, else "
+	      DEFAULT_LEDGER ")\n"
+	      "  -h, --help         show this help\n"
+	      "      --version      show the version\n"
+	      "\n"
+	      "commands:\n", f);
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strlen(commands[i].name) > width)
+			width = strlen(commands[i].name);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-*s  %s\n", (int)width, commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "exit codes: 0 ok, 1 a check found something, 2 usage or bad input (nothing\n"
+	      "written), 3 storage or system error.\n", f);
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "docket: %s%s%s%s\n", what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+	fputs("usage: docket [-L PATH] COMMAND [ARGS...]\n"
+	      "Try 'docket --help' for the list of commands.\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+/* `docket help [COMMAND]` is `docket COMMAND --help`. */
+static int cmd_help(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	const char *name = NULL;
+	const cli_opt opts[] = {
+		{ CLI_OPT_ARG, "COMMAND", 0, &name, NULL, "the command to explain", 0 },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	const cli_command *target;
+	char *help_argv[3];
+	char help_flag[] = "--help";
+	int rc;
+
+	if ((rc = cli_parse(cmd, opts, NULL, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if (!name) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!(target = find_command(name)))
+		return usage_error("unknown command", name);
+	help_argv[0] = (char *)(uintptr_t)target->name;
+	help_argv[1] = help_flag;
+	help_argv[2] = NULL;
+	return target->fn(target, g, 2, help_argv);
+}
+
+int main(int argc, char **argv)
+{
+	cli_global g;
+	const cli_command *cmd;
+	const char *env;
+	int i, rc;
+
+	docket_alloc_install_json();
+	memset(&g, 0, sizeof(g));
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("docket %s (ledger format %u)\n", DOCKET_VERSION, DOCKET_FORMAT_VERSION);
+			return CLI_EXIT_OK;
+		}
+		if (strcmp(a, "-L") == 0 || strcmp(a, "--ledger") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("a path must follow", a);
+			g.ledger_path = argv[++i];
+		} else if (strncmp(a, "--ledger=", 9) == 0) {
+			g.ledger_path = a + 9;
+		} else if (strncmp(a, "-L", 2) == 0) {
+			g.ledger_path = a + 2;
+		} else {
+			return usage_error("unknown option", a);
+		}
+		if (!*g.ledger_path)
+			return usage_error("the ledger path is empty", NULL);
+	}
+	if (i >= argc)
+		return usage_error("no command given", NULL);
+	if (!g.ledger_path) {
+		env = getenv("DOCKET_LEDGER");
+		g.ledger_path = (env && *env) ? env : DEFAULT_LEDGER;
+	}
+	g.color_out = cli_want_color(stdout);
+	g.color_err = cli_want_color(stderr);
+
+	if (!(cmd = find_command(argv[i])))
+		return usage_error("unknown command", argv[i]);
+	rc = cmd->fn(cmd, &g, argc - i, argv + i);
+
+	/* output that did not reach its destination is a system error */
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		cli_error("cannot write output");
+		if (rc == CLI_EXIT_OK)
+			rc = CLI_EXIT_SYSTEM;
+	}
+	return rc;
 }

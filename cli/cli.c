@@ -1,0 +1,985 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli.c: option parsing, errors and exit codes, colour, aligned tables, JSON
+ * output, RFC 3339 times and call summaries shared by every command.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+/* ---- option parsing ---------------------------------------------------- */
+
+static void opt_placeholder(FILE *f, const cli_opt *o)
+{
+	if (o->type == CLI_OPT_ARG) {
+		fprintf(f, (o->flags & CLI_OPT_REQUIRED) ? "%s" : "[%s]", o->name);
+	} else if (o->type == CLI_OPT_ARGS) {
+		fprintf(f, (o->flags & CLI_OPT_REQUIRED) ? "%s..." : "[%s...]", o->name);
+	} else if (o->type == CLI_OPT_SWITCH) {
+		fprintf(f, "[--%s]", o->name);
+	} else {
+		fprintf(f, "[--%s %s]", o->name, o->value_name ? o->value_name : "VALUE");
+	}
+}
+
+void cli_usage_line(FILE *f, const cli_command *cmd, const cli_opt *opts)
+{
+	const cli_opt *o;
+
+	fprintf(f, "usage: docket %s", cmd->name);
+	for (o = opts; o && o->type != CLI_OPT_END; o++) {
+		if (o->type == CLI_OPT_ARG || o->type == CLI_OPT_ARGS)
+			continue;
+		fputc(' ', f);
+		opt_placeholder(f, o);
+	}
+	for (o = opts; o && o->type != CLI_OPT_END; o++) {
+		if (o->type != CLI_OPT_ARG && o->type != CLI_OPT_ARGS)
+			continue;
+		fputc(' ', f);
+		opt_placeholder(f, o);
+	}
+	fputc('\n', f);
+}
+
+static void print_help(const cli_command *cmd, const cli_opt *opts, const char *description)
+{
+	const cli_opt *o;
+	size_t width = strlen("-h, --help");
+	int have_args = 0;
+	char left[128];
+
+	cli_usage_line(stdout, cmd, opts);
+	printf("\n%s\n", cmd->summary);
+	if (description && *description)
+		printf("\n%s", description);
+
+	for (o = opts; o && o->type != CLI_OPT_END; o++) {
+		size_t w;
+
+		if (o->type == CLI_OPT_ARG || o->type == CLI_OPT_ARGS) {
+			have_args = 1;
+			w = strlen(o->name) + (o->type == CLI_OPT_ARGS ? 3 : 0);
+		} else {
+			w = 4 + 2 + strlen(o->name);
+			if (o->type != CLI_OPT_SWITCH)
+				w += 1 + strlen(o->value_name ? o->value_name : "VALUE");
+		}
+		if (w > width)
+			width = w;
+	}
+	if (have_args) {
+		printf("\narguments:\n");
+		for (o = opts; o && o->type != CLI_OPT_END; o++) {
+			if (o->type != CLI_OPT_ARG && o->type != CLI_OPT_ARGS)
+				continue;
+			snprintf(left, sizeof(left), "%s%s", o->name,
+				 o->type == CLI_OPT_ARGS ? "..." : "");
+			printf("  %-*s  %s\n", (int)width, left, o->help ? o->help : "");
+		}
+	}
+	printf("\noptions:\n");
+	for (o = opts; o && o->type != CLI_OPT_END; o++) {
+		if (o->type == CLI_OPT_ARG || o->type == CLI_OPT_ARGS)
+			continue;
+		if (o->type == CLI_OPT_SWITCH)
+			snprintf(left, sizeof(left), "%c%c%s--%s", o->alias ? '-' : ' ',
+				 o->alias ? o->alias : ' ', o->alias ? ", " : "  ", o->name);
+		else
+			snprintf(left, sizeof(left), "%c%c%s--%s %s", o->alias ? '-' : ' ',
+				 o->alias ? o->alias : ' ', o->alias ? ", " : "  ", o->name,
+				 o->value_name ? o->value_name : "VALUE");
+		printf("  %-*s  %s\n", (int)width, left, o->help ? o->help : "");
+	}
+	printf("  %-*s  %s\n", (int)width, "-h, --help", "show this help");
+}
+
+static int usage_error(const cli_command *cmd, const cli_opt *opts, const char *fmt, ...)
+	DOCKET_PRINTF(3, 4);
+
+static int usage_error(const cli_command *cmd, const cli_opt *opts, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("docket: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cli_usage_line(stderr, cmd, opts);
+	fprintf(stderr, "Try 'docket %s --help' for more.\n", cmd->name);
+	return CLI_PARSE_ERROR;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int set_value(const cli_command *cmd, const cli_opt *opts, const cli_opt *o,
+		     const char *value)
+{
+	if (o->type == CLI_OPT_U64) {
+		if (parse_u64(value, o->value) < 0)
+			return usage_error(cmd, opts, "--%s wants a non-negative integer, not '%s'",
+					   o->name, value);
+	} else {
+		*(const char **)o->value = value;
+	}
+	return CLI_PARSE_OK;
+}
+
+int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *description,
+	      int argc, char **argv)
+{
+	const cli_opt *o;
+	int only_args = 0;
+	int i;
+
+	for (o = opts; o && o->type != CLI_OPT_END; o++)
+		if (o->type == CLI_OPT_ARGS) {
+			((cli_args *)o->value)->v = NULL;
+			((cli_args *)o->value)->n = 0;
+		}
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const cli_opt *match = NULL;
+
+		if (!only_args && strcmp(a, "--") == 0) {
+			only_args = 1;
+			continue;
+		}
+		if (!only_args && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+			print_help(cmd, opts, description);
+			return CLI_PARSE_HELP;
+		}
+		if (!only_args && a[0] == '-' && a[1] == '-') {
+			const char *name = a + 2;
+			const char *eq = strchr(name, '=');
+			size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+
+			for (o = opts; o && o->type != CLI_OPT_END; o++)
+				if ((o->type == CLI_OPT_SWITCH || o->type == CLI_OPT_STRING ||
+				     o->type == CLI_OPT_U64) &&
+				    strlen(o->name) == nlen && strncmp(o->name, name, nlen) == 0)
+					match = o;
+			if (!match)
+				return usage_error(cmd, opts, "unknown option '%.*s'",
+						   (int)(nlen + 2), a);
+			if (match->type == CLI_OPT_SWITCH) {
+				if (eq)
+					return usage_error(cmd, opts, "--%s takes no value",
+							   match->name);
+				*(int *)match->value = 1;
+				continue;
+			}
+			if (eq) {
+				if (set_value(cmd, opts, match, eq + 1) != CLI_PARSE_OK)
+					return CLI_PARSE_ERROR;
+				continue;
+			}
+			if (i + 1 >= argc)
+				return usage_error(cmd, opts, "--%s needs a value", match->name);
+			if (set_value(cmd, opts, match, argv[++i]) != CLI_PARSE_OK)
+				return CLI_PARSE_ERROR;
+			continue;
+		}
+		if (!only_args && a[0] == '-' && a[1] != '\0') {
+			for (o = opts; o && o->type != CLI_OPT_END; o++)
+				if (o->alias && o->alias == a[1] &&
+				    (o->type == CLI_OPT_SWITCH || o->type == CLI_OPT_STRING ||
+				     o->type == CLI_OPT_U64))
+					match = o;
+			if (!match)
+				return usage_error(cmd, opts, "unknown option '-%c'", a[1]);
+			if (match->type == CLI_OPT_SWITCH) {
+				if (a[2] != '\0')
+					return usage_error(cmd, opts, "unknown option '%s'", a);
+				*(int *)match->value = 1;
+				continue;
+			}
+			if (a[2] != '\0') {
+				if (set_value(cmd, opts, match, a + 2) != CLI_PARSE_OK)
+					return CLI_PARSE_ERROR;
+				continue;
+			}
+			if (i + 1 >= argc)
+				return usage_error(cmd, opts, "-%c needs a value", a[1]);
+			if (set_value(cmd, opts, match, argv[++i]) != CLI_PARSE_OK)
+				return CLI_PARSE_ERROR;
+			continue;
+		}
+
+		/* A positional: the first unfilled ARG, else the ARGS collector. */
+		for (o = opts; o && o->type != CLI_OPT_END; o++) {
+			if (o->type == CLI_OPT_ARG && *(const char **)o->value == NULL) {
+				*(const char **)o->value = a;
+				match = o;
+				break;
+			}
+			if (o->type == CLI_OPT_ARGS) {
+				cli_args *args = o->value;
+
+				if (!args->v)
+					args->v = &argv[i];
+				args->n++;
+				match = o;
+				break;
+			}
+		}
+		if (!match)
+			return usage_error(cmd, opts, "unexpected argument '%s'", a);
+		if (match->type == CLI_OPT_ARGS && i + 1 < argc &&
+		    ((cli_args *)match->value)->v + ((cli_args *)match->value)->n != &argv[i + 1]) {
+			/* keep collected positionals contiguous in argv */
+			return usage_error(cmd, opts, "options must come before %s...", match->name);
+		}
+	}
+
+	for (o = opts; o && o->type != CLI_OPT_END; o++) {
+		if (!(o->flags & CLI_OPT_REQUIRED))
+			continue;
+		if ((o->type == CLI_OPT_ARG && *(const char **)o->value == NULL) ||
+		    (o->type == CLI_OPT_ARGS && ((cli_args *)o->value)->n == 0))
+			return usage_error(cmd, opts, "missing %s", o->name);
+	}
+	return CLI_PARSE_OK;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("docket: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_exit_code(int code)
+{
+	switch (code) {
+	case DOCKET_OK:
+		return CLI_EXIT_OK;
+	case DOCKET_EINVALID:
+	case DOCKET_ETRANSITION:
+	case DOCKET_ESTALE:
+	case DOCKET_ECONFLICT:
+	case DOCKET_ENOTFOUND:
+	case DOCKET_EEXISTS:
+		return CLI_EXIT_USAGE;
+	case DOCKET_ESTORAGE:
+	case DOCKET_ENOMEM:
+	case DOCKET_EMAPFULL:
+	case DOCKET_EVERSION:
+	case DOCKET_ECORRUPT:
+	default:
+		return CLI_EXIT_SYSTEM;
+	}
+}
+
+int cli_fail(int code, const char *fallback)
+{
+	const docket_error *e = docket_error_last();
+
+	if (e->code != 0 && e->message[0])
+		cli_error("%s", e->message);
+	else
+		cli_error("%s", fallback ? fallback : "unexpected error");
+	return cli_exit_code(code);
+}
+
+int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	int error;
+
+	*out = NULL;
+	opts.flags = flags;
+	docket_error_clear();
+	error = docket_ledger_open(out, g->ledger_path, &opts);
+	if (error == DOCKET_ENOTFOUND) {
+		cli_error("no ledger at '%s' (create one with `docket init`, or name one with -L PATH "
+			  "or $DOCKET_LEDGER)", g->ledger_path);
+		return CLI_EXIT_SYSTEM;
+	}
+	if (error < 0) {
+		const docket_error *e = docket_error_last();
+
+		if (e->code != 0 && e->message[0])
+			cli_error("cannot open ledger '%s': %s", g->ledger_path, e->message);
+		else
+			cli_error("cannot open ledger '%s'", g->ledger_path);
+		/* whatever stops the ledger from opening is a storage/system problem */
+		return CLI_EXIT_SYSTEM;
+	}
+	return CLI_EXIT_OK;
+}
+
+static int session_seen(void *ctx, const docket_session_info *info)
+{
+	(void)info;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+int cli_check_session(docket_ledger *ledger, const char *session)
+{
+	int seen = 0;
+	int error;
+
+	docket_error_clear();
+	error = docket_ledger_session(ledger, session, session_seen, &seen);
+	if (error == DOCKET_ENOTFOUND || (error == 0 && !seen)) {
+		cli_error("no session '%s' in the ledger", session);
+		return CLI_EXIT_USAGE;
+	}
+	if (error < 0)
+		return cli_fail(error, "cannot read the session");
+	return CLI_EXIT_OK;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+int cli_want_color(FILE *f)
+{
+	const char *no_color = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+
+	if (no_color && *no_color)
+		return 0;
+	if (term && strcmp(term, "dumb") == 0)
+		return 0;
+	return isatty(fileno(f));
+}
+
+void cli_put_color(FILE *f, int on, const char *color, const char *s)
+{
+	if (on && color)
+		fprintf(f, "\033[%sm%s\033[0m", color, s);
+	else
+		fputs(s, f);
+}
+
+const char *cli_status_color(const char *word)
+{
+	static const char *const green[] = { "ok", "allowed", "approved", "approved_for_session",
+					     "closed_ok", NULL };
+	static const char *const red[] = { "error", "denied", "unsupported", "timeout",
+					   "indeterminate", "aborted", "in_doubt", NULL };
+	static const char *const yellow[] = { "approval_required", "cancelled", "expired",
+					      "closed", "superseded", "awaiting_approval",
+					      "needs_approval", "undecided", "pending", NULL };
+	size_t i;
+
+	if (!word)
+		return NULL;
+	for (i = 0; green[i]; i++)
+		if (strcmp(word, green[i]) == 0)
+			return CLI_GREEN;
+	for (i = 0; red[i]; i++)
+		if (strcmp(word, red[i]) == 0)
+			return CLI_RED;
+	for (i = 0; yellow[i]; i++)
+		if (strcmp(word, yellow[i]) == 0)
+			return CLI_YELLOW;
+	return NULL;
+}
+
+struct cli_table {
+	size_t columns;
+	size_t ncells;
+	size_t cap;
+	char **text;
+	const char **color;
+	unsigned char *span;  /* per cell: 1 on the first cell of a spanning row */
+	unsigned char *right;
+};
+
+int cli_table_new(cli_table **out, size_t columns)
+{
+	cli_table *t;
+
+	*out = NULL;
+	if (columns == 0)
+		return docket_error_set(DOCKET_EINVALID, "a table needs columns");
+	t = docket_calloc(1, sizeof(*t));
+	if (!t)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	t->right = docket_calloc(columns, 1);
+	if (!t->right) {
+		docket_free(t);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	t->columns = columns;
+	*out = t;
+	return 0;
+}
+
+void cli_table_align_right(cli_table *t, size_t col)
+{
+	if (col < t->columns)
+		t->right[col] = 1;
+}
+
+int cli_table_cell_color(cli_table *t, const char *color, const char *text)
+{
+	char *copy;
+
+	if (t->ncells == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		char **ntext;
+		const char **ncolor;
+		unsigned char *nspan;
+
+		if (ncap < t->cap || ncap > SIZE_MAX / sizeof(char *))
+			return docket_error_set(DOCKET_ENOMEM, "table too large");
+		ntext = docket_realloc(t->text, ncap * sizeof(char *));
+		if (!ntext)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		t->text = ntext;
+		ncolor = docket_realloc((void *)t->color, ncap * sizeof(char *));
+		if (!ncolor)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		t->color = ncolor;
+		nspan = docket_realloc(t->span, ncap);
+		if (!nspan)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		t->span = nspan;
+		t->cap = ncap;
+	}
+	copy = docket_strdup(text ? text : "");
+	if (!copy)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	t->text[t->ncells] = copy;
+	t->color[t->ncells] = color;
+	t->span[t->ncells] = 0;
+	t->ncells++;
+	return 0;
+}
+
+int cli_table_span(cli_table *t, const char *color, const char *text)
+{
+	size_t first = t->ncells, c;
+	int error;
+
+	if (first % t->columns != 0)
+		return docket_error_set(DOCKET_EINVALID, "a spanning row inside a row");
+	if ((error = cli_table_cell_color(t, color, text)) < 0)
+		return error;
+	for (c = 1; c < t->columns; c++)
+		if ((error = cli_table_cell(t, "")) < 0)
+			return error;
+	t->span[first] = 1;
+	return 0;
+}
+
+int cli_table_cell(cli_table *t, const char *text)
+{
+	return cli_table_cell_color(t, NULL, text);
+}
+
+int cli_table_cellf(cli_table *t, const char *fmt, ...)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	va_list ap;
+	int error;
+	char tmp[512];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return docket_error_set(DOCKET_EINVALID, "bad format");
+	if ((size_t)n < sizeof(tmp))
+		return cli_table_cell(t, tmp);
+	/* long cell: format again into a buffer of the right size */
+	if ((error = docket_buf_reserve(&b, (size_t)n + 1)) < 0)
+		return error;
+	va_start(ap, fmt);
+	vsnprintf(b.ptr, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	error = cli_table_cell(t, b.ptr);
+	docket_buf_dispose(&b);
+	return error;
+}
+
+/* Display width of UTF-8 text: code points, not bytes. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			w++;
+	return w;
+}
+
+void cli_table_print(const cli_table *t, FILE *f, int color, int header)
+{
+	size_t *width;
+	size_t i, c;
+
+	width = docket_calloc(t->columns, sizeof(size_t));
+	if (!width)
+		return;
+	for (i = 0; i < t->ncells; i++) {
+		size_t w = text_width(t->text[i]);
+
+		if (t->span[i - i % t->columns])
+			continue;
+		if (w > width[i % t->columns])
+			width[i % t->columns] = w;
+	}
+	for (i = 0; i < t->ncells; i += t->columns) {
+		size_t last = t->columns;
+
+		if (t->span[i]) {
+			cli_put_color(f, color, t->color[i], t->text[i]);
+			fputc('\n', f);
+			continue;
+		}
+
+		/* trailing empty cells print nothing (no trailing blanks) */
+		while (last > 0 && (i + last - 1 >= t->ncells || !t->text[i + last - 1][0]))
+			last--;
+		for (c = 0; c < last; c++) {
+			const char *s = t->text[i + c];
+			const char *col = (header && i == 0) ? CLI_BOLD : t->color[i + c];
+			size_t pad = width[c] - text_width(s);
+
+			if (c > 0)
+				fputs("  ", f);
+			if (t->right[c])
+				fprintf(f, "%*s", (int)pad, "");
+			cli_put_color(f, color, col, s);
+			if (!t->right[c] && c + 1 < last)
+				fprintf(f, "%*s", (int)pad, "");
+		}
+		fputc('\n', f);
+	}
+	docket_free(width);
+}
+
+void cli_table_free(cli_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->ncells; i++)
+		docket_free(t->text[i]);
+	docket_free(t->text);
+	docket_free((void *)t->color);
+	docket_free(t->span);
+	docket_free(t->right);
+	docket_free(t);
+}
+
+static int json_out_cb(const char *data, size_t size, void *ctx)
+{
+	return fwrite(data, 1, size, ctx) == size ? 0 : -1;
+}
+
+int cli_json_line(FILE *f, const json_t *value)
+{
+	if (json_dump_callback(value, json_out_cb, f, JSON_COMPACT | JSON_ENCODE_ANY) < 0)
+		return -1;
+	return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+int cli_json_pretty(FILE *f, const json_t *value)
+{
+	if (json_dump_callback(value, json_out_cb, f, JSON_INDENT(2) | JSON_ENCODE_ANY) < 0)
+		return -1;
+	return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+/* ---- time -------------------------------------------------------------- */
+
+static int digits(const char *s, size_t n, int *out)
+{
+	int v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int cli_time_parse(const char *s, int64_t *out_ms)
+{
+	static const int mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int year, mon, day, hour, min, sec, ms = 0;
+	int64_t off_min = 0, total;
+	size_t len, i;
+
+	if (!s)
+		return -1;
+	len = strlen(s);
+	/* YYYY-MM-DDTHH:MM:SS is 19 characters, then fraction and zone */
+	if (len < 20)
+		return -1;
+	if (digits(s, 4, &year) < 0 || s[4] != '-' || digits(s + 5, 2, &mon) < 0 ||
+	    s[7] != '-' || digits(s + 8, 2, &day) < 0 ||
+	    (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+	    digits(s + 11, 2, &hour) < 0 || s[13] != ':' || digits(s + 14, 2, &min) < 0 ||
+	    s[16] != ':' || digits(s + 17, 2, &sec) < 0)
+		return -1;
+	if (mon < 1 || mon > 12 || day < 1 || hour > 23 || min > 59 || sec > 60)
+		return -1;
+	{
+		int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+		int dim = mdays[mon - 1] + (mon == 2 && leap);
+
+		if (day > dim)
+			return -1;
+	}
+	i = 19;
+	if (s[i] == '.') {
+		size_t start = ++i;
+		int scale = 100;
+
+		while (i < len && s[i] >= '0' && s[i] <= '9') {
+			if (scale > 0) {
+				ms += (s[i] - '0') * scale;
+				scale /= 10;
+			}
+			i++;
+		}
+		if (i == start || i - start > 9)
+			return -1;
+	}
+	if (i >= len)
+		return -1;
+	if (s[i] == 'Z' || s[i] == 'z') {
+		i++;
+	} else if (s[i] == '+' || s[i] == '-') {
+		int oh, om;
+
+		if (len - i != 6 || digits(s + i + 1, 2, &oh) < 0 || s[i + 3] != ':' ||
+		    digits(s + i + 4, 2, &om) < 0 || oh > 23 || om > 59)
+			return -1;
+		off_min = (int64_t)oh * 60 + om;
+		if (s[i] == '-')
+			off_min = -off_min;
+		i += 6;
+	} else {
+		return -1;
+	}
+	if (i != len)
+		return -1;
+	total = days_from_civil(year, mon, day) * 86400 + (int64_t)hour * 3600 +
+		(int64_t)min * 60 + sec - off_min * 60;
+	*out_ms = total * 1000 + ms;
+	return 0;
+}
+
+void cli_duration(char *out, size_t n, int64_t ms)
+{
+	if (ms < 0)
+		snprintf(out, n, "-");
+	else if (ms < 1000)
+		snprintf(out, n, "%lldms", (long long)ms);
+	else if (ms < 10000)
+		snprintf(out, n, "%lld.%02llds", (long long)(ms / 1000),
+			 (long long)((ms % 1000) / 10));
+	else if (ms < 60000)
+		snprintf(out, n, "%lld.%llds", (long long)(ms / 1000),
+			 (long long)((ms % 1000) / 100));
+	else if (ms < 3600000)
+		snprintf(out, n, "%lldm%02llds", (long long)(ms / 60000),
+			 (long long)((ms % 60000) / 1000));
+	else
+		snprintf(out, n, "%lldh%02lldm", (long long)(ms / 3600000),
+			 (long long)((ms % 3600000) / 60000));
+}
+
+/* ---- JSON accessors ---------------------------------------------------- */
+
+const char *cli_jstr(const json_t *obj, const char *key)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int cli_jint(const json_t *obj, const char *key, int64_t *out)
+{
+	const json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	if (!json_is_integer(v))
+		return -1;
+	*out = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+/* ---- call summaries ---------------------------------------------------- */
+
+/* Append `s` with control characters turned into spaces, runs collapsed. */
+static int put_clean(docket_buf *b, const char *s)
+{
+	int error = 0;
+	int space = b->len > 0 && b->ptr[b->len - 1] == ' ';
+
+	for (; *s && error == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			if (!space)
+				error = docket_buf_putc(b, ' ');
+			space = 1;
+			continue;
+		}
+		error = docket_buf_putc(b, (char)c);
+		space = c == ' ';
+	}
+	return error;
+}
+
+static int needs_quotes(const char *s)
+{
+	if (!*s)
+		return 1;
+	for (; *s; s++)
+		if (strchr(" \t\n'\"\\$`;&|<>()*?[]{}!#~", *s))
+			return 1;
+	return 0;
+}
+
+static int put_argv(docket_buf *b, const json_t *argv)
+{
+	size_t i;
+	const json_t *a;
+	int error = 0;
+
+	json_array_foreach(argv, i, a) {
+		const char *s = json_is_string(a) ? json_string_value(a) : "?";
+
+		if (i > 0 && (error = docket_buf_putc(b, ' ')) < 0)
+			return error;
+		if (needs_quotes(s)) {
+			if ((error = docket_buf_putc(b, '\'')) < 0 || (error = put_clean(b, s)) < 0 ||
+			    (error = docket_buf_putc(b, '\'')) < 0)
+				return error;
+		} else if ((error = put_clean(b, s)) < 0) {
+			return error;
+		}
+	}
+	return error;
+}
+
+static int is_shell(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+	static const char *const shells[] = { "bash", "sh", "zsh", "dash", NULL };
+	size_t i;
+
+	base = base ? base + 1 : argv0;
+	for (i = 0; shells[i]; i++)
+		if (strcmp(base, shells[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int summary_shell(docket_buf *b, const json_t *args)
+{
+	const json_t *cmd = json_object_get(args, "command");
+
+	if (json_is_string(cmd))
+		return put_clean(b, json_string_value(cmd));
+	if (!json_is_array(cmd))
+		return 0;
+	if (json_array_size(cmd) == 3 && json_is_string(json_array_get(cmd, 0)) &&
+	    json_is_string(json_array_get(cmd, 1)) && json_is_string(json_array_get(cmd, 2)) &&
+	    is_shell(json_string_value(json_array_get(cmd, 0)))) {
+		const char *flag = json_string_value(json_array_get(cmd, 1));
+
+		if (strcmp(flag, "-c") == 0 || strcmp(flag, "-lc") == 0)
+			return put_clean(b, json_string_value(json_array_get(cmd, 2)));
+	}
+	return put_argv(b, cmd);
+}
+
+static int summary_patch(docket_buf *b, const json_t *args)
+{
+	const json_t *changes = json_object_get(args, "changes");
+	const json_t *ch;
+	size_t i;
+	int error = 0;
+
+	json_array_foreach(changes, i, ch) {
+		const char *op = cli_jstr(ch, "op");
+		const char *path = cli_jstr(ch, "path");
+		const char *to = cli_jstr(ch, "to");
+
+		if (i > 0 && (error = docket_buf_puts(b, ", ")) < 0)
+			return error;
+		if ((error = docket_buf_printf(b, "%s %s", op ? op : "?", path ? path : "?")) < 0)
+			return error;
+		if (to && (error = docket_buf_printf(b, " -> %s", to)) < 0)
+			return error;
+	}
+	return error;
+}
+
+static int summary_network(docket_buf *b, const json_t *args)
+{
+	const char *url = cli_jstr(args, "url");
+	const char *host = cli_jstr(args, "host");
+	const char *proto = cli_jstr(args, "protocol");
+	int64_t port;
+	int error = 0;
+
+	if (url)
+		return put_clean(b, url);
+	if (!host)
+		return 0;
+	if (proto && (error = docket_buf_printf(b, "%s://", proto)) < 0)
+		return error;
+	if ((error = put_clean(b, host)) < 0)
+		return error;
+	if (cli_jint(args, "port", &port) == 0)
+		error = docket_buf_printf(b, ":%lld", (long long)port);
+	return error;
+}
+
+static int summary_packages(docket_buf *b, const json_t *args)
+{
+	const char *eco = cli_jstr(args, "ecosystem");
+	const json_t *pkgs = json_object_get(args, "packages");
+	const json_t *p;
+	size_t i;
+	int error;
+
+	if ((error = docket_buf_printf(b, "%s:", eco ? eco : "?")) < 0)
+		return error;
+	json_array_foreach(pkgs, i, p) {
+		if ((error = docket_buf_putc(b, ' ')) < 0 ||
+		    (error = put_clean(b, json_is_string(p) ? json_string_value(p) : "?")) < 0)
+			return error;
+	}
+	return 0;
+}
+
+static int summary_other(docket_buf *b, const json_t *args)
+{
+	docket_buf tmp = DOCKET_BUF_INIT;
+	int error;
+
+	if (!args || (json_is_object(args) && json_object_size(args) == 0))
+		return 0;
+	if ((error = docket_json_dump(&tmp, args)) == 0)
+		error = put_clean(b, tmp.ptr ? tmp.ptr : "");
+	docket_buf_dispose(&tmp);
+	return error;
+}
+
+int cli_call_summary(char **out, const char *tool, const json_t *args, size_t max)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	int error = 0;
+
+	*out = NULL;
+	if (!tool)
+		tool = "";
+	if (strcmp(tool, "shell") == 0) {
+		error = summary_shell(&b, args);
+	} else if (strcmp(tool, "apply_patch") == 0) {
+		error = summary_patch(&b, args);
+	} else if (strcmp(tool, "read_file") == 0 || strcmp(tool, "write_file") == 0) {
+		const char *path = cli_jstr(args, "path");
+
+		error = path ? put_clean(&b, path) : 0;
+	} else if (strcmp(tool, "network") == 0) {
+		error = summary_network(&b, args);
+	} else if (strcmp(tool, "run_code") == 0) {
+		const char *lang = cli_jstr(args, "language");
+		const char *src = cli_jstr(args, "source");
+
+		error = docket_buf_puts(&b, lang ? lang : "?");
+		if (error == 0 && src)
+			if ((error = docket_buf_puts(&b, ": ")) == 0)
+				error = put_clean(&b, src);
+	} else if (strcmp(tool, "install_packages") == 0) {
+		error = summary_packages(&b, args);
+	} else if (strcmp(tool, "mcp") == 0) {
+		const char *server = cli_jstr(args, "server");
+		const char *t = cli_jstr(args, "tool");
+
+		error = docket_buf_printf(&b, "%s/%s", server ? server : "?", t ? t : "?");
+	} else {
+		error = summary_other(&b, args);
+	}
+	if (error == 0 && !b.ptr)
+		error = docket_buf_puts(&b, "");
+	if (error < 0) {
+		docket_buf_dispose(&b);
+		return error;
+	}
+	/* cut at `max` code points, on a UTF-8 boundary, marking the cut */
+	if (max >= 4 && text_width(b.ptr) > max) {
+		size_t cps = 0, i;
+
+		for (i = 0; i < b.len; i++) {
+			if (((unsigned char)b.ptr[i] & 0xC0) != 0x80) {
+				if (cps == max - 3)
+					break;
+				cps++;
+			}
+		}
+		b.len = i;
+		b.ptr[i] = '\0';
+		if ((error = docket_buf_puts(&b, "...")) < 0) {
+			docket_buf_dispose(&b);
+			return error;
+		}
+	}
+	*out = b.ptr;
+	return 0;
+}

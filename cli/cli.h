@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli.h: what every docket subcommand shares (libgit2 src/cli style).
+ *
+ * main.c parses the global options into a cli_global and dispatches to one
+ * command from its table; each command lives in cli/cmd_<name>.c, declares
+ * its options as a cli_opt array and lets cli_parse() handle them, including
+ * --help. Errors go to stderr as "docket: <message>"; commands return one of
+ * the exit codes of DESIGN §9 below.
+ */
+#ifndef DOCKET_CLI_H
+#define DOCKET_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "docket/docket.h"
+
+/* Exit codes (DESIGN §9). */
+enum {
+	CLI_EXIT_OK = 0,      /* success */
+	CLI_EXIT_FOUND = 1,   /* a check found something (verify failed) */
+	CLI_EXIT_USAGE = 2,   /* usage or bad input; nothing was written */
+	CLI_EXIT_SYSTEM = 3   /* storage or system error */
+};
+
+/* Global options, resolved once by main.c. */
+typedef struct cli_global {
+	const char *ledger_path;  /* -L, else $DOCKET_LEDGER, else ./.docket */
+	int color_out;            /* colour on stdout (a TTY and no NO_COLOR) */
+	int color_err;            /* colour on stderr */
+} cli_global;
+
+typedef struct cli_command cli_command;
+
+/* argv[0] is the command's name; argv[argc] is NULL. Returns an exit code. */
+typedef int (*cli_command_fn)(const cli_command *cmd, const cli_global *g,
+			      int argc, char **argv);
+
+struct cli_command {
+	const char *name;
+	cli_command_fn fn;
+	const char *summary;  /* one line, for `docket --help` and `docket CMD --help` */
+};
+
+/*
+ * The commands. Adding one: a cli/cmd_<name>.c defining cmd_<name>(), its
+ * prototype here, its row in the table of main.c, its file in cli/meson.build.
+ */
+int cmd_init(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_reindex(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+
+/* ---- option parsing ---------------------------------------------------- */
+
+typedef enum cli_opt_type {
+	CLI_OPT_END = 0,
+	CLI_OPT_SWITCH,   /* --name / -x: sets *(int *)value to 1 */
+	CLI_OPT_STRING,   /* --name V / --name=V / -x V: *(const char **)value */
+	CLI_OPT_U64,      /* like STRING, parsed as an unsigned decimal into *(uint64_t *)value */
+	CLI_OPT_ARG,      /* one positional argument: *(const char **)value */
+	CLI_OPT_ARGS      /* the remaining positionals: *(cli_args *)value */
+} cli_opt_type;
+
+enum {
+	CLI_OPT_REQUIRED = 1u << 0  /* a positional that must be given */
+};
+
+typedef struct cli_opt {
+	cli_opt_type type;
+	const char *name;        /* long name without "--", or a positional's placeholder */
+	char alias;              /* short option letter, 0 if none */
+	void *value;
+	const char *value_name;  /* for STRING/U64: "S", "SEQ", ... */
+	const char *help;
+	unsigned int flags;
+} cli_opt;
+
+/* The positionals collected by CLI_OPT_ARGS (pointers into argv). */
+typedef struct cli_args {
+	char **v;
+	int n;
+} cli_args;
+
+/* The standard --json switch of read commands. */
+#define CLI_OPT_JSON(ptr) \
+	{ CLI_OPT_SWITCH, "json", 0, (ptr), NULL, "write JSON instead of a table", 0 }
+
+enum {
+	CLI_PARSE_OK = 0,
+	CLI_PARSE_HELP = 1,   /* --help was given and printed: exit 0 */
+	CLI_PARSE_ERROR = 2   /* a usage message was printed: exit 2 */
+};
+
+/*
+ * Parse argv[1..] of a command against `opts` (terminated by CLI_OPT_END).
+ * `description` (may be NULL) is printed under the usage line by --help.
+ */
+int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *description,
+	      int argc, char **argv);
+
+/* What a command returns after cli_parse() did not return CLI_PARSE_OK. */
+#define CLI_PARSE_EXIT(rc) ((rc) == CLI_PARSE_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE)
+
+/* "usage: docket NAME [options] ..." for `opts`, to `f`. */
+void cli_usage_line(FILE *f, const cli_command *cmd, const cli_opt *opts);
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* "docket: <message>" on stderr. */
+void cli_error(const char *fmt, ...) DOCKET_PRINTF(1, 2);
+
+/* The exit code for a DOCKET_E* code (DESIGN §9). */
+int cli_exit_code(int code);
+
+/*
+ * Print docket_error_last() (or `fallback` when the library left no message)
+ * as "docket: <message>" and return the exit code for `code`.
+ */
+int cli_fail(int code, const char *fallback);
+
+/*
+ * Open the ledger of `g`. A missing ledger is exit 3 with a hint to run
+ * `docket init`. Returns an exit code (0 on success).
+ */
+int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags);
+
+/*
+ * The flags read commands open the ledger with. DOCKET_OPEN_READONLY is what
+ * they mean; it is not used yet because a read-only open currently loses its
+ * DBI handles (they are opened in a read transaction that is aborted, and
+ * LMDB closes them with it). Switch back once ledger/store.c commits it.
+ */
+#define CLI_OPEN_READ 0u
+
+/* Exit 0 when `session` exists, else print why and return the exit code
+ * (a missing session is a usage error: 2). */
+int cli_check_session(docket_ledger *ledger, const char *session);
+
+/* ---- output ------------------------------------------------------------ */
+
+/* Colour on `f`: a TTY, NO_COLOR unset or empty, TERM not "dumb". */
+int cli_want_color(FILE *f);
+
+#define CLI_BOLD   "1"
+#define CLI_RED    "31"
+#define CLI_GREEN  "32"
+#define CLI_YELLOW "33"
+#define CLI_BLUE   "34"
+#define CLI_DIM    "2"
+
+/* Write `s` to `f`, wrapped in the SGR `color` when `on` and color != NULL. */
+void cli_put_color(FILE *f, int on, const char *color, const char *s);
+
+/* The colour conventionally used for an outcome status / verdict / result. */
+const char *cli_status_color(const char *word);
+
+/*
+ * An aligned table: cells are copied; widths are computed at print time
+ * (on the text without colour). Columns are separated by two spaces; the
+ * last column is not padded. Right-aligned columns suit numbers.
+ */
+typedef struct cli_table cli_table;
+
+int cli_table_new(cli_table **out, size_t columns);
+/* Mark column `col` right-aligned. */
+void cli_table_align_right(cli_table *t, size_t col);
+/* Append a cell to the current row; a row ends after `columns` cells. */
+int cli_table_cell(cli_table *t, const char *text);
+int cli_table_cell_color(cli_table *t, const char *color, const char *text);
+int cli_table_cellf(cli_table *t, const char *fmt, ...) DOCKET_PRINTF(2, 3);
+/* A row of one text that spans the table and does not count for the widths
+ * (a heading); call it only between rows. */
+int cli_table_span(cli_table *t, const char *color, const char *text);
+/* The first row is the header (printed bold with colour) when `header`. */
+void cli_table_print(const cli_table *t, FILE *f, int color, int header);
+void cli_table_free(cli_table *t);
+
+/* Write one JSON value compactly and a newline; -1 on failure. */
+int cli_json_line(FILE *f, const json_t *value);
+/* Same, indented, for one-object outputs. */
+int cli_json_pretty(FILE *f, const json_t *value);
+
+/* ---- time -------------------------------------------------------------- */
+
+/*
+ * Parse an RFC 3339 timestamp ("2025-03-14T09:26:53.120Z", offsets allowed)
+ * into milliseconds since the Unix epoch, with range checks on every field.
+ * Returns 0 or -1 when `s` is not a valid timestamp.
+ */
+int cli_time_parse(const char *s, int64_t *out_ms);
+
+/* A human duration: "41ms", "1.25s", "12.4s", "3m05s", "2h04m", "-" when < 0. */
+void cli_duration(char *out, size_t n, int64_t ms);
+
+/* ---- small JSON accessors (NULL/"" safe) ------------------------------- */
+
+const char *cli_jstr(const json_t *obj, const char *key);       /* NULL if absent */
+int cli_jint(const json_t *obj, const char *key, int64_t *out); /* 0 if present */
+
+/*
+ * A one-line summary of what a tool call does: "git status" for a shell
+ * call, the paths of an apply_patch, the URL of a network call ... at most
+ * `max` columns (ending in "...").
+ */
+int cli_call_summary(char **out, const char *tool, const json_t *args, size_t max);
+
+#endif

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_record.c: `docket record [FILE...]`: append JSON-lines events.
+ *
+ * All or nothing: every line of every input is parsed first; only when all
+ * of them are JSON objects are the events handed to the ledger, in one call,
+ * which appends them in one transaction or rejects them all. Every error
+ * names file:line. The work is linear in the input: each file is read once
+ * into one buffer, each line parsed once, the events kept in one array.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define MAX_REPORTED 10
+
+typedef struct origin {
+	const char *file;  /* display name, borrowed from argv (or "<stdin>") */
+	size_t line;       /* 1-based */
+} origin;
+
+typedef struct record_input {
+	json_t **events;
+	origin *where;
+	size_t n;
+	size_t cap;
+	size_t bad;        /* lines that did not parse */
+} record_input;
+
+static int input_push(record_input *in, json_t *ev, const char *file, size_t line)
+{
+	if (in->n == in->cap) {
+		size_t ncap = in->cap ? in->cap * 2 : 1024;
+		json_t **nev;
+		origin *nwhere;
+
+		if (ncap > SIZE_MAX / sizeof(origin))
+			return docket_error_set(DOCKET_ENOMEM, "too many events");
+		nev = docket_realloc(in->events, ncap * sizeof(json_t *));
+		if (!nev)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		in->events = nev;
+		nwhere = docket_realloc(in->where, ncap * sizeof(origin));
+		if (!nwhere)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		in->where = nwhere;
+		in->cap = ncap;
+	}
+	in->events[in->n] = ev;
+	in->where[in->n].file = file;
+	in->where[in->n].line = line;
+	in->n++;
+	return 0;
+}
+
+static void input_dispose(record_input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n; i++)
+		json_decref(in->events[i]);
+	docket_free(in->events);
+	docket_free(in->where);
+}
+
+static void report_bad(record_input *in, const char *file, size_t line, const char *why)
+{
+	if (in->bad < MAX_REPORTED)
+		cli_error("%s:%zu: %s", file, line, why);
+	in->bad++;
+}
+
+static int read_all(docket_buf *out, FILE *f)
+{
+	int error;
+
+	for (;;) {
+		size_t got;
+
+		if ((error = docket_buf_reserve(out, 65536)) < 0)
+			return error;
+		got = fread(out->ptr + out->len, 1, out->cap - out->len - 1, f);
+		out->len += got;
+		out->ptr[out->len] = '\0';
+		if (got == 0) {
+			if (ferror(f))
+				return docket_error_set(DOCKET_ESTORAGE, "read error: %s",
+							strerror(errno));
+			return 0;
+		}
+	}
+}
+
+static int is_blank(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* Parse the lines of one input. Returns <0 only for system errors; bad
+ * lines are reported and counted in in->bad. */
+static int parse_input(record_input *in, const char *name, const docket_buf *text)
+{
+	size_t pos = 0, line = 0;
+	int error;
+
+	while (pos < text->len) {
+		const char *start = text->ptr + pos;
+		const char *nl = memchr(start, '\n', text->len - pos);
+		size_t len = nl ? (size_t)(nl - start) : text->len - pos;
+		json_t *ev = NULL;
+
+		line++;
+		pos += len + (nl ? 1 : 0);
+		if (is_blank(start, len))
+			continue;
+		docket_error_clear();
+		if ((error = docket_json_parse(&ev, start, len)) < 0) {
+			if (error != DOCKET_EINVALID)
+				return error;
+			report_bad(in, name, line, docket_error_last()->message);
+			continue;
+		}
+		if (!json_is_object(ev)) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "an event is a JSON object, not %s %s",
+				 json_is_array(ev) || json_is_integer(ev) ? "an" : "a",
+				 docket_json_type_name(ev));
+			json_decref(ev);
+			report_bad(in, name, line, why);
+			continue;
+		}
+		if (in->bad > 0) {
+			/* the input is refused anyway: keep parsing only to report */
+			json_decref(ev);
+			continue;
+		}
+		if ((error = input_push(in, ev, name, line)) < 0) {
+			json_decref(ev);
+			return error;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The ledger names the event it refused by its 1-based index in the batch
+ * (docket_error.event_index) and starts its message with "event I of N: ".
+ * The CLI names file:line instead, so that prefix is dropped.
+ */
+static const char *strip_event_prefix(const char *msg)
+{
+	const char *p = msg;
+
+	if (strncmp(p, "event ", 6) != 0)
+		return msg;
+	p += 6;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, " of ", 4) != 0)
+		return msg;
+	p += 4;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, ": ", 2) != 0)
+		return msg;
+	return p + 2;
+}
+
+int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Reads events (DESIGN §4), one JSON object per line, from each FILE in turn\n"
+		"or from standard input (no FILE, or '-'). Blank lines are skipped. The\n"
+		"whole input is checked first and appended in one transaction: a bad line\n"
+		"or an event the ledger refuses (an invariant, a stale epoch, an unknown\n"
+		"field) is reported as file:line and nothing is written (exit 2).\n"
+		"Re-sending events that are already recorded is harmless: they are counted\n"
+		"as duplicates.\n";
+	cli_args files = { NULL, 0 };
+	const cli_opt opts[] = {
+		{ CLI_OPT_ARGS, "FILE", 0, &files, NULL, "JSON-lines files ('-': standard input)", 0 },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	static char stdin_name[] = "-";
+	char *stdin_argv[1] = { stdin_name };
+	record_input in = { NULL, NULL, 0, 0, 0 };
+	docket_append_result *results = NULL;
+	docket_ledger *ledger = NULL;
+	docket_buf text = DOCKET_BUF_INIT;
+	uint64_t first = 0, last = 0;
+	size_t i, dups = 0, added = 0;
+	int rc, error, stdin_used = 0;
+
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if (files.n == 0) {
+		files.v = stdin_argv;
+		files.n = 1;
+	}
+	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)
+		return rc;
+
+	for (i = 0; i < (size_t)files.n; i++) {
+		const char *path = files.v[i];
+		const char *name = path;
+		FILE *f;
+
+		if (strcmp(path, "-") == 0) {
+			if (stdin_used) {
+				cli_error("standard input can be read only once");
+				rc = CLI_EXIT_USAGE;
+				goto cleanup;
+			}
+			stdin_used = 1;
+			f = stdin;
+			name = "<stdin>";
+		} else if (!(f = fopen(path, "rb"))) {
+			cli_error("%s: %s", path, strerror(errno));
+			rc = errno == ENOENT || errno == EISDIR ? CLI_EXIT_USAGE : CLI_EXIT_SYSTEM;
+			goto cleanup;
+		}
+		docket_buf_clear(&text);
+		error = read_all(&text, f);
+		if (f != stdin)
+			fclose(f);
+		if (error < 0) {
+			cli_error("%s: %s", name, docket_error_last()->message);
+			rc = cli_exit_code(error);
+			goto cleanup;
+		}
+		if (text.len > 0 && (error = parse_input(&in, name, &text)) < 0) {
+			rc = cli_fail(error, "cannot read the input");
+			goto cleanup;
+		}
+	}
+	docket_buf_dispose(&text);
+
+	if (in.bad > 0) {
+		if (in.bad > MAX_REPORTED)
+			cli_error("... and %zu more bad lines", in.bad - MAX_REPORTED);
+		cli_error("%zu bad line%s: nothing recorded", in.bad, in.bad == 1 ? "" : "s");
+		rc = CLI_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (in.n == 0) {
+		printf("recorded 0 events\n");
+		rc = CLI_EXIT_OK;
+		goto cleanup;
+	}
+
+	if (!(results = docket_calloc(in.n, sizeof(*results)))) {
+		cli_error("out of memory");
+		rc = CLI_EXIT_SYSTEM;
+		goto cleanup;
+	}
+	docket_error_clear();
+	if ((error = docket_ledger_append_json(ledger, in.events, in.n, results)) < 0) {
+		const docket_error *e = docket_error_last();
+		const char *msg = e->message[0] ? e->message : "the ledger refused the input";
+		size_t idx = e->event_index;
+
+		if (idx >= 1 && idx <= in.n)
+			cli_error("%s:%zu: %s", in.where[idx - 1].file, in.where[idx - 1].line,
+				  strip_event_prefix(msg));
+		else
+			cli_error("%s", msg);
+		cli_error("nothing recorded");
+		rc = cli_exit_code(error);
+		goto cleanup;
+	}
+
+	for (i = 0; i < in.n; i++) {
+		if (results[i].duplicate) {
+			dups++;
+			continue;
+		}
+		if (added == 0 || results[i].seq < first)
+			first = results[i].seq;
+		if (added == 0 || results[i].seq > last)
+			last = results[i].seq;
+		added++;
+	}
+	printf("recorded %zu event%s", added, added == 1 ? "" : "s");
+	if (added > 0)
+		printf(" (seq %llu..%llu)", (unsigned long long)first, (unsigned long long)last);
+	if (dups > 0)
+		printf(", %zu duplicate%s already recorded", dups, dups == 1 ? "" : "s");
+	putchar('\n');
+	rc = CLI_EXIT_OK;
+
+cleanup:
+	docket_buf_dispose(&text);
+	docket_free(results);
+	input_dispose(&in);
+	docket_ledger_free(ledger);
+	return rc;
+}

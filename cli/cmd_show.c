@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_show.c: `docket show SESSION`: a session as a timeline per tool call.
+ *
+ * Every event of the session is read once (docket_ledger_read_json with
+ * opts.session) and grouped by invocation in the order of the intents. For
+ * each call the timeline runs intent -> approval -> dispatch -> outcome; the
+ * approval wait is settled.time - requested.time, the run time is
+ * completed.time - dispatched.time (the last dispatch), else duration_ms.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define CALL_SUMMARY_MAX 72
+
+typedef struct call {
+	const char *invocation;
+	json_t *intent;      /* NULL if the session has events but no intent for it */
+	json_t *steps;       /* array of the call's events in seq order */
+	json_t *completed;   /* the outcome, NULL while pending */
+} call;
+
+typedef struct show_ctx {
+	json_t *events;      /* every event of the session, in order */
+	json_t *index;       /* invocation -> index into calls */
+	call *calls;
+	size_t ncalls, cap;
+	json_t *opened;
+	json_t *closed;
+	json_t *policies;    /* policy.revised events */
+	json_t *other;       /* session events that belong to no invocation */
+} show_ctx;
+
+static int collect(void *vctx, uint64_t seq, json_t *ev)
+{
+	show_ctx *ctx = vctx;
+
+	(void)seq;
+	if (json_array_append(ctx->events, ev) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return 0;
+}
+
+static call *call_get(show_ctx *ctx, const char *inv)
+{
+	json_t *idx = json_object_get(ctx->index, inv);
+	call *c;
+
+	if (idx)
+		return &ctx->calls[json_integer_value(idx)];
+	if (ctx->ncalls == ctx->cap) {
+		size_t ncap = ctx->cap ? ctx->cap * 2 : 32;
+		call *n;
+
+		if (ncap > SIZE_MAX / sizeof(call))
+			return NULL;
+		n = docket_realloc(ctx->calls, ncap * sizeof(call));
+		if (!n)
+			return NULL;
+		ctx->calls = n;
+		ctx->cap = ncap;
+	}
+	c = &ctx->calls[ctx->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->invocation = inv;
+	if (!(c->steps = json_array()))
+		return NULL;
+	if (json_object_set_new(ctx->index, inv, json_integer((json_int_t)ctx->ncalls)) < 0) {
+		json_decref(c->steps);
+		return NULL;
+	}
+	ctx->ncalls++;
+	return c;
+}
+
+static int group(show_ctx *ctx)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(ctx->events, i, ev) {
+		const char *type = cli_jstr(ev, "type");
+		const char *inv = cli_jstr(ev, "invocation");
+		call *c;
+
+		if (!type)
+			type = "";
+		if (!inv) {
+			int error = 0;
+
+			if (strcmp(type, "session.opened") == 0 && !ctx->opened)
+				ctx->opened = ev;
+			else if (strcmp(type, "session.closed") == 0)
+				ctx->closed = ev;
+			else if (strcmp(type, "policy.revised") == 0)
+				error = json_array_append(ctx->policies, ev);
+			else
+				error = json_array_append(ctx->other, ev);
+			if (error < 0)
+				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			continue;
+		}
+		if (!(c = call_get(ctx, inv)))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (strcmp(type, "tool.intent") == 0 && !c->intent)
+			c->intent = ev;
+		if (strcmp(type, "tool.completed") == 0)
+			c->completed = ev;
+		if (json_array_append(c->steps, ev) < 0)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Milliseconds from `a` to `b` (event times), -1 when either is unusable. */
+static int64_t span_ms(const json_t *a, const json_t *b)
+{
+	int64_t ta, tb;
+
+	if (!a || !b || cli_time_parse(cli_jstr(a, "time"), &ta) < 0 ||
+	    cli_time_parse(cli_jstr(b, "time"), &tb) < 0 || tb < ta)
+		return -1;
+	return tb - ta;
+}
+
+typedef struct call_facts {
+	const char *tool;
+	const char *verdict;     /* recorded, else inferred, else "undecided" */
+	const char *source;      /* the decision's source, "inferred", or NULL */
+	const json_t *reasons;
+	const json_t *last_dispatch;
+	const json_t *request;   /* the last approval.requested */
+	const json_t *settled;   /* the last approval.settled */
+	size_t dispatches;
+	int64_t wait_ms;         /* -1: none */
+	int64_t run_ms;          /* -1: unknown */
+} call_facts;
+
+static void call_analyse(const call *c, call_facts *f)
+{
+	const json_t *dec = c->intent ? json_object_get(c->intent, "decision") : NULL;
+	const json_t *ev;
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->wait_ms = -1;
+	f->run_ms = -1;
+	f->tool = c->intent ? cli_jstr(c->intent, "tool") : NULL;
+	f->verdict = cli_jstr(dec, "verdict");
+	f->source = cli_jstr(dec, "source");
+	f->reasons = dec ? json_object_get(dec, "reasons") : NULL;
+
+	json_array_foreach(c->steps, i, ev) {
+		const char *type = cli_jstr(ev, "type");
+
+		if (!type)
+			continue;
+		if (strcmp(type, "approval.requested") == 0) {
+			f->request = ev;
+		} else if (strcmp(type, "approval.settled") == 0) {
+			f->settled = ev;
+			if (f->request)
+				f->wait_ms = span_ms(f->request, ev);
+		} else if (strcmp(type, "tool.dispatched") == 0) {
+			f->last_dispatch = ev;
+			f->dispatches++;
+		}
+	}
+	if (c->completed) {
+		int64_t d;
+
+		f->run_ms = f->last_dispatch ? span_ms(f->last_dispatch, c->completed) : -1;
+		if (f->run_ms < 0 && f->last_dispatch && cli_jint(c->completed, "duration_ms", &d) == 0)
+			f->run_ms = d;
+	}
+	if (!f->verdict) {
+		/* DESIGN §3, record mode: the history implies the verdict */
+		const char *status = c->completed ? cli_jstr(c->completed, "status") : NULL;
+
+		f->source = "inferred";
+		if (f->request)
+			f->verdict = "approval_required";
+		else if (f->dispatches)
+			f->verdict = "allowed";
+		else if (status && strcmp(status, "denied") == 0)
+			f->verdict = "denied";
+		else if (status && strcmp(status, "unsupported") == 0)
+			f->verdict = "unsupported";
+		else {
+			f->verdict = "undecided";
+			f->source = NULL;
+		}
+	}
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *ms_or_null(int64_t ms)
+{
+	return ms >= 0 ? json_integer((json_int_t)ms) : json_null();
+}
+
+static json_t *at(const json_t *ev)
+{
+	int64_t seq;
+
+	if (!ev)
+		return json_null();
+	if (cli_jint(ev, "seq", &seq) < 0)
+		seq = 0;
+	return json_pack("{s:I, s:o}", "seq", (json_int_t)seq, "time",
+			 str_or_null(cli_jstr(ev, "time")));
+}
+
+static json_t *copy_or_null(const json_t *v)
+{
+	return v ? json_deep_copy(v) : json_null();
+}
+
+/* ---- JSON form ---------------------------------------------------------- */
+
+static json_t *call_json(const call *c)
+{
+	call_facts f;
+	json_t *j, *approvals, *dispatches, *outcome = json_null(), *ev;
+	char *summary = NULL;
+	size_t i;
+
+	call_analyse(c, &f);
+	if (cli_call_summary(&summary, f.tool, c->intent ? json_object_get(c->intent, "args") : NULL,
+			     0) < 0)
+		return NULL;
+	approvals = json_array();
+	dispatches = json_array();
+	json_array_foreach(c->steps, i, ev) {
+		const char *type = cli_jstr(ev, "type");
+
+		if (!type)
+			continue;
+		if (strcmp(type, "approval.requested") == 0) {
+			json_array_append_new(approvals, json_pack(
+				"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+				"request", str_or_null(cli_jstr(ev, "request")),
+				"reviewer", str_or_null(cli_jstr(ev, "reviewer")),
+				"risk", copy_or_null(json_object_get(ev, "risk")),
+				"requested", at(ev),
+				"settled", json_null(),
+				"result", json_null(),
+				"actor", json_null(),
+				"wait_ms", json_null()));
+		} else if (strcmp(type, "approval.settled") == 0) {
+			const char *req = cli_jstr(ev, "request");
+			json_t *a;
+			size_t k;
+
+			json_array_foreach(approvals, k, a) {
+				const char *r = cli_jstr(a, "request");
+				int64_t t0, t1;
+
+				if (!(r && req && strcmp(r, req) == 0) && !(!r && !req))
+					continue;
+				json_object_set_new(a, "settled", at(ev));
+				json_object_set_new(a, "result", str_or_null(cli_jstr(ev, "result")));
+				json_object_set_new(a, "actor", str_or_null(cli_jstr(ev, "actor")));
+				if (cli_time_parse(cli_jstr(json_object_get(a, "requested"), "time"),
+						   &t0) == 0 &&
+				    cli_time_parse(cli_jstr(ev, "time"), &t1) == 0 && t1 >= t0)
+					json_object_set_new(a, "wait_ms", json_integer(t1 - t0));
+			}
+		} else if (strcmp(type, "tool.dispatched") == 0) {
+			int64_t attempt = 0;
+			json_t *d = at(ev);
+
+			if (cli_jint(ev, "attempt", &attempt) == 0)
+				json_object_set_new(d, "attempt", json_integer(attempt));
+			json_array_append_new(dispatches, d);
+		}
+	}
+	if (c->completed) {
+		int64_t v;
+
+		outcome = at(c->completed);
+		json_object_set_new(outcome, "status", str_or_null(cli_jstr(c->completed, "status")));
+		json_object_set_new(outcome, "exit_code",
+				    cli_jint(c->completed, "exit_code", &v) == 0 ? json_integer(v)
+										  : json_null());
+		json_object_set_new(outcome, "duration_ms",
+				    cli_jint(c->completed, "duration_ms", &v) == 0 ? json_integer(v)
+										    : json_null());
+	}
+	j = json_pack("{s:s, s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		      "invocation", c->invocation,
+		      "turn", str_or_null(c->intent ? cli_jstr(c->intent, "turn") : NULL),
+		      "tool", str_or_null(f.tool),
+		      "summary", summary,
+		      "args", copy_or_null(c->intent ? json_object_get(c->intent, "args") : NULL),
+		      "verdict", f.verdict,
+		      "verdict_source", str_or_null(f.source),
+		      "reasons", copy_or_null(f.reasons),
+		      "intent", at(c->intent),
+		      "approvals", approvals,
+		      "dispatches", dispatches,
+		      "outcome", outcome,
+		      "wait_ms", ms_or_null(f.wait_ms),
+		      "run_ms", ms_or_null(f.run_ms));
+	docket_free(summary);
+	return j;
+}
+
+static json_t *show_json(const show_ctx *ctx, const char *session)
+{
+	const json_t *o = ctx->opened;
+	json_t *j, *calls, *pols, *ev;
+	size_t i;
+
+	calls = json_array();
+	pols = json_array();
+	if (!calls || !pols)
+		goto oom;
+	for (i = 0; i < ctx->ncalls; i++) {
+		json_t *c = call_json(&ctx->calls[i]);
+
+		if (!c || json_array_append_new(calls, c) < 0)
+			goto oom;
+	}
+	json_array_foreach(ctx->policies, i, ev) {
+		json_t *p = at(ev);
+		int64_t rev = 0;
+
+		if (!p)
+			goto oom;
+		cli_jint(ev, "revision", &rev);
+		json_object_set_new(p, "revision", json_integer(rev));
+		json_object_set_new(p, "format", str_or_null(cli_jstr(ev, "format")));
+		json_object_set_new(p, "actor", str_or_null(cli_jstr(ev, "actor")));
+		json_object_set_new(p, "reason", str_or_null(cli_jstr(ev, "reason")));
+		if (json_array_append_new(pols, p) < 0)
+			goto oom;
+	}
+	j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		      "session", session,
+		      "runtime", str_or_null(cli_jstr(o, "runtime")),
+		      "platform", str_or_null(cli_jstr(o, "platform")),
+		      "cwd", str_or_null(cli_jstr(o, "cwd")),
+		      "workspace_roots", copy_or_null(o ? json_object_get(o, "workspace_roots") : NULL),
+		      "opened", at(o),
+		      "closed", at(ctx->closed),
+		      "policy_revisions", pols,
+		      "invocations", calls);
+	return j;
+oom:
+	json_decref(calls);
+	json_decref(pols);
+	return NULL;
+}
+
+/* ---- human form --------------------------------------------------------- */
+
+static int step_detail(docket_buf *b, const call *c, const call_facts *f, const json_t *ev,
+		       const json_t **last_request, const char **color)
+{
+	const char *type = cli_jstr(ev, "type");
+	int64_t n;
+	int error = 0;
+
+	*color = NULL;
+	if (!type)
+		return docket_buf_puts(b, "");
+	if (strcmp(type, "tool.intent") == 0) {
+		const json_t *r;
+		size_t i;
+
+		error = docket_buf_puts(b, f->verdict);
+		*color = cli_status_color(f->verdict);
+		if (error == 0 && f->source)
+			error = docket_buf_printf(b, " (%s)", f->source);
+		if (error == 0 && json_array_size(f->reasons) > 0) {
+			error = docket_buf_puts(b, ":");
+			json_array_foreach(f->reasons, i, r)
+				if (error == 0)
+					error = docket_buf_printf(b, "%s%s", i ? ", " : " ",
+								  json_is_string(r) ? json_string_value(r) : "?");
+		}
+		if (error == 0 && cli_jstr(ev, "recovery"))
+			error = docket_buf_printf(b, "; recovery %s", cli_jstr(ev, "recovery"));
+	} else if (strcmp(type, "approval.requested") == 0) {
+		const char *req = cli_jstr(ev, "request");
+		const char *reviewer = cli_jstr(ev, "reviewer");
+		const json_t *risk = json_object_get(ev, "risk");
+		const char *level = cli_jstr(risk, "level");
+		const char *summary = cli_jstr(risk, "summary");
+
+		*last_request = ev;
+		error = docket_buf_printf(b, "%s asked", req ? req : "request");
+		if (error == 0 && reviewer)
+			error = docket_buf_printf(b, " %s", reviewer);
+		if (error == 0 && level)
+			error = docket_buf_printf(b, ", risk %s", level);
+		if (error == 0 && summary)
+			error = docket_buf_printf(b, ": %s", summary);
+	} else if (strcmp(type, "approval.settled") == 0) {
+		const char *result = cli_jstr(ev, "result");
+		const char *actor = cli_jstr(ev, "actor");
+		int64_t wait = span_ms(*last_request, ev);
+
+		error = docket_buf_puts(b, result ? result : "?");
+		*color = cli_status_color(result);
+		if (error == 0 && actor)
+			error = docket_buf_printf(b, " by %s", actor);
+		if (error == 0 && wait >= 0) {
+			char d[32];
+
+			cli_duration(d, sizeof(d), wait);
+			error = docket_buf_printf(b, ", waited %s", d);
+		}
+	} else if (strcmp(type, "tool.dispatched") == 0) {
+		if (cli_jint(ev, "attempt", &n) == 0)
+			error = docket_buf_printf(b, "attempt %lld", (long long)n);
+	} else if (strcmp(type, "tool.completed") == 0) {
+		const char *status = cli_jstr(ev, "status");
+
+		error = docket_buf_puts(b, status ? status : "?");
+		*color = cli_status_color(status);
+		if (error == 0 && cli_jint(ev, "exit_code", &n) == 0)
+			error = docket_buf_printf(b, ", exit %lld", (long long)n);
+		if (error == 0 && f->run_ms >= 0 && ev == c->completed) {
+			char d[32];
+
+			cli_duration(d, sizeof(d), f->run_ms);
+			error = docket_buf_printf(b, ", ran %s", d);
+		}
+	} else {
+		/* recovery.action and anything newer: the fields as they are */
+		json_t *rest = json_deep_copy(ev);
+		static const char *const drop[] = { "type", "session", "invocation", "seq", "time",
+						    "epoch", "hash", "turn", NULL };
+		size_t i;
+
+		if (!rest)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		for (i = 0; drop[i]; i++)
+			json_object_del(rest, drop[i]);
+		error = json_object_size(rest) ? docket_json_dump(b, rest) : docket_buf_puts(b, "");
+		json_decref(rest);
+	}
+	if (error == 0 && !b->ptr)
+		error = docket_buf_puts(b, "");
+	return error;
+}
+
+static const char *step_name(const char *type)
+{
+	if (!type)
+		return "?";
+	if (strcmp(type, "tool.intent") == 0)
+		return "intent";
+	if (strcmp(type, "approval.requested") == 0)
+		return "approval";
+	if (strcmp(type, "approval.settled") == 0)
+		return "settled";
+	if (strcmp(type, "tool.dispatched") == 0)
+		return "dispatched";
+	if (strcmp(type, "tool.completed") == 0)
+		return "outcome";
+	if (strncmp(type, "recovery.", 9) == 0)
+		return "recovery";
+	return type;
+}
+
+static int kv(cli_table *t, const char *k, const char *v)
+{
+	int error;
+
+	if ((error = cli_table_cell(t, k)) < 0)
+		return error;
+	return cli_table_cell(t, v);
+}
+
+static int show_header(const show_ctx *ctx, const char *session, FILE *out, int color)
+{
+	const json_t *o = ctx->opened;
+	cli_table *t = NULL;
+	docket_buf b = DOCKET_BUF_INIT;
+	size_t i, done = 0, pending = 0;
+	const json_t *ev;
+	int error;
+
+	if ((error = cli_table_new(&t, 2)) < 0)
+		return error;
+	if ((error = kv(t, "session", session)) < 0)
+		goto cleanup;
+	if (o) {
+		const char *rt = cli_jstr(o, "runtime");
+		const char *pf = cli_jstr(o, "platform");
+		const json_t *roots = json_object_get(o, "workspace_roots");
+		const json_t *r;
+
+		if (rt || pf) {
+			docket_buf_clear(&b);
+			if ((error = docket_buf_printf(&b, "%s%s%s", rt ? rt : "", rt && pf ? " on " : "",
+						       pf ? pf : "")) < 0 ||
+			    (error = kv(t, "runtime", b.ptr)) < 0)
+				goto cleanup;
+		}
+		if (cli_jstr(o, "cwd") && (error = kv(t, "cwd", cli_jstr(o, "cwd"))) < 0)
+			goto cleanup;
+		if (json_array_size(roots) > 0) {
+			docket_buf_clear(&b);
+			json_array_foreach(roots, i, r)
+				if ((error = docket_buf_printf(&b, "%s%s", i ? " " : "",
+							       json_is_string(r) ? json_string_value(r)
+										 : "?")) < 0)
+					goto cleanup;
+			if ((error = kv(t, "roots", b.ptr)) < 0)
+				goto cleanup;
+		}
+		docket_buf_clear(&b);
+		{
+			int64_t seq = 0;
+
+			cli_jint(o, "seq", &seq);
+			if ((error = docket_buf_printf(&b, "%s  seq %lld", cli_jstr(o, "time") ?
+						       cli_jstr(o, "time") : "-", (long long)seq)) < 0 ||
+			    (error = kv(t, "opened", b.ptr)) < 0)
+				goto cleanup;
+		}
+	}
+	json_array_foreach(ctx->policies, i, ev) {
+		int64_t rev = 0;
+		const char *fmt = cli_jstr(ev, "format");
+		const char *actor = cli_jstr(ev, "actor");
+		const char *reason = cli_jstr(ev, "reason");
+
+		cli_jint(ev, "revision", &rev);
+		docket_buf_clear(&b);
+		if ((error = docket_buf_printf(&b, "r%lld", (long long)rev)) < 0 ||
+		    (fmt && (error = docket_buf_printf(&b, " %s", fmt)) < 0) ||
+		    (actor && (error = docket_buf_printf(&b, " by %s", actor)) < 0) ||
+		    (reason && (error = docket_buf_printf(&b, " (%s)", reason)) < 0) ||
+		    (error = docket_buf_printf(&b, " at %s", cli_jstr(ev, "time") ?
+					       cli_jstr(ev, "time") : "-")) < 0 ||
+		    (error = kv(t, i == 0 ? "policy" : "", b.ptr)) < 0)
+			goto cleanup;
+	}
+	if (ctx->closed) {
+		int64_t seq = 0;
+
+		cli_jint(ctx->closed, "seq", &seq);
+		docket_buf_clear(&b);
+		if ((error = docket_buf_printf(&b, "%s  seq %lld", cli_jstr(ctx->closed, "time") ?
+					       cli_jstr(ctx->closed, "time") : "-",
+					       (long long)seq)) < 0 ||
+		    (error = kv(t, "closed", b.ptr)) < 0)
+			goto cleanup;
+	} else if ((error = kv(t, "closed", "no (open)")) < 0) {
+		goto cleanup;
+	}
+	for (i = 0; i < ctx->ncalls; i++) {
+		if (ctx->calls[i].completed)
+			done++;
+		else
+			pending++;
+	}
+	docket_buf_clear(&b);
+	if ((error = docket_buf_printf(&b, "%zu (%zu finished, %zu pending)", ctx->ncalls, done,
+				       pending)) < 0 ||
+	    (error = kv(t, "calls", b.ptr)) < 0)
+		goto cleanup;
+	cli_table_print(t, out, color, 0);
+
+cleanup:
+	docket_buf_dispose(&b);
+	cli_table_free(t);
+	return error;
+}
+
+static int show_timeline(const show_ctx *ctx, FILE *out, int color)
+{
+	cli_table *t = NULL;
+	docket_buf b = DOCKET_BUF_INIT;
+	const char *turn = NULL;
+	size_t i, k;
+	int error;
+
+	if ((error = cli_table_new(&t, 4)) < 0)
+		return error;
+	cli_table_align_right(t, 1);
+	for (i = 0; i < ctx->ncalls && error == 0; i++) {
+		const call *c = &ctx->calls[i];
+		const char *cturn = c->intent ? cli_jstr(c->intent, "turn") : NULL;
+		const json_t *last_request = NULL;
+		const json_t *ev;
+		char *summary = NULL;
+		call_facts f;
+
+		call_analyse(c, &f);
+		if ((error = cli_table_span(t, NULL, "")) < 0)
+			break;
+		if (cturn && (!turn || strcmp(turn, cturn) != 0)) {
+			docket_buf_clear(&b);
+			if ((error = docket_buf_printf(&b, "turn %s", cturn)) < 0 ||
+			    (error = cli_table_span(t, CLI_BOLD, b.ptr)) < 0)
+				break;
+		}
+		turn = cturn;
+		if ((error = cli_call_summary(&summary, f.tool,
+					      c->intent ? json_object_get(c->intent, "args") : NULL,
+					      CALL_SUMMARY_MAX)) < 0)
+			break;
+		docket_buf_clear(&b);
+		error = docket_buf_printf(&b, "%s%s  %s%s%s", cturn ? "  " : "", c->invocation,
+					  f.tool ? f.tool : "?", summary[0] ? ": " : "", summary);
+		docket_free(summary);
+		if (error < 0 || (error = cli_table_span(t, CLI_BOLD, b.ptr)) < 0)
+			break;
+		json_array_foreach(c->steps, k, ev) {
+			const char *type = cli_jstr(ev, "type");
+			const char *time = cli_jstr(ev, "time");
+			const char *scolor = NULL;
+			int64_t seq = 0;
+
+			cli_jint(ev, "seq", &seq);
+			docket_buf_clear(&b);
+			if ((error = step_detail(&b, c, &f, ev, &last_request, &scolor)) < 0)
+				break;
+			if ((error = cli_table_cellf(t, "%s%s", cturn ? "      " : "    ",
+						     time ? time : "-")) < 0 ||
+			    (error = cli_table_cellf(t, "#%lld", (long long)seq)) < 0 ||
+			    (error = cli_table_cell(t, step_name(type))) < 0 ||
+			    (error = cli_table_cell_color(t, scolor, b.ptr)) < 0)
+				break;
+		}
+		if (error == 0 && !c->completed)
+			error = cli_table_span(t, CLI_YELLOW, cturn ? "      (no outcome yet)"
+								   : "    (no outcome yet)");
+	}
+	if (error == 0 && json_array_size(ctx->other) > 0) {
+		const json_t *ev;
+
+		if ((error = cli_table_span(t, NULL, "")) == 0)
+			error = cli_table_span(t, CLI_BOLD, "other events");
+		json_array_foreach(ctx->other, k, ev) {
+			int64_t seq = 0;
+			const char *time = cli_jstr(ev, "time");
+			const char *type = cli_jstr(ev, "type");
+
+			if (error < 0)
+				break;
+			cli_jint(ev, "seq", &seq);
+			if ((error = cli_table_cellf(t, "    %s", time ? time : "-")) < 0 ||
+			    (error = cli_table_cellf(t, "#%lld", (long long)seq)) < 0 ||
+			    (error = cli_table_cell(t, type ? type : "?")) < 0 ||
+			    (error = cli_table_cell(t, "")) < 0)
+				break;
+		}
+	}
+	if (error == 0)
+		cli_table_print(t, out, color, 0);
+	docket_buf_dispose(&b);
+	cli_table_free(t);
+	return error;
+}
+
+int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Shows one session: where and by which runtime it ran, its policy revisions,\n"
+		"then every tool call as a timeline: intent (verdict and who decided),\n"
+		"approval (who was asked, who answered, how long it waited), dispatch and\n"
+		"outcome (status, exit code, how long it ran). Calls are grouped by turn.\n";
+	const char *session = NULL;
+	int json = 0;
+	const cli_opt opts[] = {
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_ARG, "SESSION", 0, &session, NULL, "the session to show", CLI_OPT_REQUIRED },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_ledger *ledger = NULL;
+	show_ctx ctx;
+	size_t i;
+	int rc, error;
+
+	memset(&ctx, 0, sizeof(ctx));
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+		goto cleanup;
+
+	ctx.events = json_array();
+	ctx.index = json_object();
+	ctx.policies = json_array();
+	ctx.other = json_array();
+	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other) {
+		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	ro.session = session;
+	docket_error_clear();
+	if ((error = docket_ledger_read_json(ledger, &ro, collect, &ctx)) < 0) {
+		rc = cli_fail(error, "cannot read the session");
+		goto cleanup;
+	}
+	if ((error = group(&ctx)) < 0) {
+		rc = cli_fail(error, "out of memory");
+		goto cleanup;
+	}
+	if (json) {
+		json_t *j = show_json(&ctx, session);
+
+		if (!j || cli_json_pretty(stdout, j) < 0) {
+			json_decref(j);
+			rc = cli_fail(DOCKET_ENOMEM, "cannot write output");
+			goto cleanup;
+		}
+		json_decref(j);
+	} else if ((error = show_header(&ctx, session, stdout, g->color_out)) < 0 ||
+		   (error = show_timeline(&ctx, stdout, g->color_out)) < 0) {
+		rc = cli_fail(error, "out of memory");
+		goto cleanup;
+	}
+	rc = CLI_EXIT_OK;
+
+cleanup:
+	for (i = 0; i < ctx.ncalls; i++)
+		json_decref(ctx.calls[i].steps);
+	docket_free(ctx.calls);
+	json_decref(ctx.events);
+	json_decref(ctx.index);
+	json_decref(ctx.policies);
+	json_decref(ctx.other);
+	docket_ledger_free(ledger);
+	return rc;
+}
