@@ -2,13 +2,57 @@
 /* cmd_init.c: `docket init`: create the ledger. */
 #include "cli.h"
 
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/alloc.h"
 #include "util/error.h"
+
+/* Create the directories above `path` (like mkdir -p of its parent), so that
+ * `docket -L ~/ledgers/app init` works on a fresh machine. */
+static int make_parents(const char *path)
+{
+	char *copy = docket_strdup(path);
+	char *p;
+
+	if (!copy) {
+		cli_error("out of memory");
+		return CLI_EXIT_SYSTEM;
+	}
+	p = strrchr(copy, '/');
+	if (!p || p == copy) {
+		docket_free(copy);
+		return CLI_EXIT_OK;
+	}
+	*p = '\0';
+	for (p = copy + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		{
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+				cli_error("cannot create %s: %s", copy, strerror(errno));
+				docket_free(copy);
+				return CLI_EXIT_SYSTEM;
+			}
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	docket_free(copy);
+	return CLI_EXIT_OK;
+}
 
 int cmd_init(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
 		"Creates the ledger directory (mode 0700, files 0600) at the path given by\n"
-		"-L, else $DOCKET_LEDGER, else ./.docket. An existing ledger is left as it is.\n";
+		"-L, else $DOCKET_LEDGER, else ./.docket, and any missing directory above it.\n"
+		"An existing ledger is left as it is.\n";
 	const cli_opt opts[] = {
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -33,6 +77,8 @@ int cmd_init(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		return CLI_EXIT_SYSTEM;
 	}
 
+	if ((rc = make_parents(g->ledger_path)) != CLI_EXIT_OK)
+		return rc;
 	o.flags = DOCKET_OPEN_CREATE;
 	docket_error_clear();
 	if ((error = docket_ledger_open(&ledger, g->ledger_path, &o)) < 0) {

@@ -281,7 +281,7 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
 		"Lists events in seq order: seq, time, type, session, invocation and a short\n"
-		"summary. --json writes each event as one JSON line (DESIGN §4 plus seq, time,\n"
+		"summary. --json writes each event as one JSON line (as recorded, plus seq, time,\n"
 		"epoch and hash). --follow keeps watching for new events until interrupted.\n";
 	const char *session = NULL;
 	uint64_t since = 0;
@@ -328,6 +328,15 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 			goto cleanup;
 		}
 		ctx.measure = 0;
+		if (follow) {
+			/* later events were not measured: leave room for the usual sizes */
+			if (ctx.width[COL_SEQ] < 6)
+				ctx.width[COL_SEQ] = 6;
+			if (ctx.width[COL_TIME] < strlen("2025-01-01T00:00:00.000Z"))
+				ctx.width[COL_TIME] = strlen("2025-01-01T00:00:00.000Z");
+			if (ctx.width[COL_TYPE] < strlen("approval.requested"))
+				ctx.width[COL_TYPE] = strlen("approval.requested");
+		}
 	}
 	docket_error_clear();
 	if ((error = docket_ledger_read_json(ledger, &ro, log_event, &ctx)) < 0) {

@@ -182,7 +182,7 @@ static const char *strip_event_prefix(const char *msg)
 int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
-		"Reads events (DESIGN §4), one JSON object per line, from each FILE in turn\n"
+		"Reads events, one JSON object per line, from each FILE in turn\n"
 		"or from standard input (no FILE, or '-'). Blank lines are skipped. The\n"
 		"whole input is checked first and appended in one transaction: a bad line\n"
 		"or an event the ledger refuses (an invariant, a stale epoch, an unknown\n"
@@ -294,7 +294,9 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		added++;
 	}
 	printf("recorded %zu event%s", added, added == 1 ? "" : "s");
-	if (added > 0)
+	if (added > 0 && first == last)
+		printf(" (seq %llu)", (unsigned long long)first);
+	else if (added > 0)
 		printf(" (seq %llu..%llu)", (unsigned long long)first, (unsigned long long)last);
 	if (dups > 0)
 		printf(", %zu duplicate%s already recorded", dups, dups == 1 ? "" : "s");

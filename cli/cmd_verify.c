@@ -59,8 +59,9 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		if (report.first_bad_seq)
 			printf(" at seq %llu", (unsigned long long)report.first_bad_seq);
 		printf(": %s\n", report.problem[0] ? report.problem : "verification failed");
-		printf("%llu event%s checked\n", (unsigned long long)report.events_checked,
-		       report.events_checked == 1 ? "" : "s");
+		if (report.events_checked > 0)
+			printf("%llu event%s checked\n", (unsigned long long)report.events_checked,
+			       report.events_checked == 1 ? "" : "s");
 	}
 	rc = report.ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
 

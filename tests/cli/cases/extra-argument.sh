@@ -1,0 +1,2 @@
+seed
+docket sessions extra

@@ -1,0 +1,1 @@
+docket init --help

@@ -1,0 +1,1 @@
+docket pending --help

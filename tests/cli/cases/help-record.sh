@@ -1,0 +1,1 @@
+docket record --help

@@ -1,0 +1,2 @@
+docket -L other/place init
+docket --ledger=other/place sessions

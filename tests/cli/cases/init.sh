@@ -1,0 +1,2 @@
+docket init
+ls -ld ledger | cut -c1-10

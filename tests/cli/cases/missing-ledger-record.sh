@@ -1,0 +1,1 @@
+docket record "$FIXTURES/sessions/demo-basic.jsonl"

@@ -1,0 +1,1 @@
+docket -L does/not/exist verify

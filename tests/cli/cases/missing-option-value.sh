@@ -1,0 +1,2 @@
+seed
+docket log --since

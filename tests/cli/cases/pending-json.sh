@@ -1,0 +1,2 @@
+seed sessions/open-pending.jsonl
+docket pending --json --session build-42

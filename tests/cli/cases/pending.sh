@@ -1,0 +1,2 @@
+seed sessions/demo-basic.jsonl sessions/open-pending.jsonl
+docket pending

@@ -1,0 +1,2 @@
+docket init >/dev/null
+printf "\n  \n" | docket record

@@ -1,0 +1,3 @@
+docket init >/dev/null
+cp "$FIXTURES/bad/not-object.jsonl" input.jsonl
+docket record input.jsonl

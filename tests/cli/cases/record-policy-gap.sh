@@ -1,0 +1,3 @@
+docket init >/dev/null
+cp "$FIXTURES/bad/policy-gap.jsonl" input.jsonl
+docket record input.jsonl

@@ -1,0 +1,3 @@
+docket init >/dev/null
+docket record < "$FIXTURES/sessions/demo-basic.jsonl"
+docket sessions

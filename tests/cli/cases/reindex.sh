@@ -1,0 +1,3 @@
+seed sessions/demo-basic.jsonl sessions/open-pending.jsonl
+docket reindex
+docket verify

@@ -1,0 +1,2 @@
+docket init >/dev/null
+docket sessions

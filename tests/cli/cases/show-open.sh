@@ -1,0 +1,2 @@
+seed sessions/open-pending.jsonl
+docket show build-42

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers for the CLI golden cases (sourced by run.sh before each case).
+
+# seed FIXTURE...: a fresh ledger holding the fixtures (paths relative to
+# $FIXTURES). Any failure ends the case with status 99 ("setup failed").
+seed() {
+	docket init >/dev/null || { echo "seed: docket init failed" >&2; exit 99; }
+	local f
+	for f in "$@"; do
+		docket record "$FIXTURES/$f" >/dev/null || { echo "seed: cannot record $f" >&2; exit 99; }
+	done
+}
+
+# mask_hashes: replace chain hashes in JSON lines by a fixed string, so a
+# golden file does not pin the bytes of the encoding.
+mask_hashes() {
+	sed -E 's/"(hash|chain_head)":"[0-9a-f]{64}"/"\1":"<hash>"/g'
+}
+
+# flip_bytes FILE MARKER: overwrite the first byte of every occurrence of
+# MARKER in FILE (binary-safe, in place). Fails (99) if MARKER is absent.
+flip_bytes() {
+	local file=$1 marker=$2 offs off
+	offs=$(grep -obUaF -- "$marker" "$file" | cut -d: -f1)
+	if [ -z "$offs" ]; then
+		echo "flip_bytes: '$marker' not found in $file" >&2
+		exit 99
+	fi
+	for off in $offs; do
+		printf 'X' | dd of="$file" bs=1 seek="$off" conv=notrunc status=none || exit 99
+	done
+}
+
+# wait_for FILE TEXT [SECONDS]: wait until FILE contains TEXT (default 10 s).
+wait_for() {
+	local file=$1 text=$2 limit=${3:-10} i=0
+	while ! grep -qF -- "$text" "$file" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt $((limit * 20)) ]; then
+			echo "wait_for: '$text' did not appear in $file" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
