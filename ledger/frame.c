@@ -4,14 +4,16 @@
  *
  * A frame is what `events` stores for one seq:
  *
- *   offset  size  field
- *   0       1     version (1)
- *   1       1     codec: 0 raw, 1 zstd, 2 zstd with dictionary
- *   2       4     dictionary id, big-endian (0: none)
- *   6       4     payload length before compression, big-endian
- *   10      32    chain hash h[seq]
- *   42      ...   body: the payload (protobuf docket.v1.Event), compressed
- *                 or not
+ *   size    field
+ *   1       version (high 4 bits, 1) and codec (low 4 bits: 0 raw, 1 zstd,
+ *           2 zstd with dictionary)
+ *   1       dictionary id (0: none)
+ *   1..5    payload length before compression, unsigned LEB128
+ *   32      chain hash h[seq]
+ *   ...     body: the payload (protobuf docket.v1.Event), compressed or not;
+ *           zstd frames carry no content size, dictionary id or checksum
+ *           (the header has the first two, the chain hash does better than
+ *           the third)
  *
  * The chain covers the uncompressed payload, so recompressing a ledger never
  * changes a hash: h[n] = SHA-256(h[n-1] || be64(n) || payload), h[0] = 32
@@ -32,9 +34,9 @@
 
 #define COMPRESS_LEVEL 3
 #define COMPRESS_MIN 48           /* below this a payload is stored raw */
-#define DICT_TRAIN_AT 2048        /* events before the first training */
+#define DICT_TRAIN_AT 512         /* events before the first training */
 #define DICT_SAMPLES 2048
-#define DICT_CAPACITY (32 * 1024)
+#define DICT_CAPACITY (16 * 1024)
 #define DICT_MIN_GAIN_PCT 10      /* keep a dictionary only if it saves this much */
 #define MAX_PAYLOAD (256u << 20)
 
@@ -158,66 +160,114 @@ static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t 
 	return 0;
 }
 
-static void header_write(uint8_t *p, uint8_t codec, uint32_t dict_id, uint32_t raw_len,
-			 const uint8_t hash[LEDGER_HASH_LEN])
+/* Write a frame header at p (FRAME_HEADER_MAX bytes available); its length. */
+static size_t header_write(uint8_t *p, uint8_t codec, uint32_t dict_id, uint32_t raw_len,
+			   const uint8_t hash[LEDGER_HASH_LEN])
 {
-	p[0] = FRAME_VERSION;
-	p[1] = codec;
-	docket_be32_put(p + 2, dict_id);
-	docket_be32_put(p + 6, raw_len);
-	memcpy(p + 10, hash, LEDGER_HASH_LEN);
+	size_t n = 2;
+
+	p[0] = (uint8_t)(FRAME_VERSION << 4 | codec);
+	p[1] = (uint8_t)dict_id;
+	do {
+		p[n++] = (uint8_t)((raw_len & 0x7f) | (raw_len > 0x7f ? 0x80 : 0));
+		raw_len >>= 7;
+	} while (raw_len);
+	memcpy(p + n, hash, LEDGER_HASH_LEN);
+	return n + LEDGER_HASH_LEN;
+}
+
+static size_t header_len(uint32_t raw_len)
+{
+	size_t n = 3;
+
+	while (raw_len > 0x7f) {
+		raw_len >>= 7;
+		n++;
+	}
+	return n + LEDGER_HASH_LEN;
+}
+
+/* zstd with the frame parameters above, with or without a dictionary. */
+static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+			    ZSTD_CDict *cdict)
+{
+	size_t rc;
+
+	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_and_parameters);
+	rc = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_contentSizeFlag, 0);
+	if (!ZSTD_isError(rc))
+		rc = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_dictIDFlag, 0);
+	if (!ZSTD_isError(rc))
+		rc = cdict ? ZSTD_CCtx_refCDict(c->cctx, cdict)
+			   : ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, COMPRESS_LEVEL);
+	if (ZSTD_isError(rc))
+		return rc;
+	return ZSTD_compress2(c->cctx, dst, cap, src, len);
 }
 
 int frame_encode(docket_buf *out, docket_ledger *l, MDB_txn *txn,
 		 const uint8_t *payload, size_t len, const uint8_t hash[LEDGER_HASH_LEN])
 {
 	ledger_codec *c = &l->codec;
-	size_t bound = ZSTD_compressBound(len), start = out->len, n = 0;
+	size_t bound = ZSTD_compressBound(len), start = out->len, hlen, n = 0;
 	ZSTD_CDict *cdict = NULL;
 	uint32_t dict_id = 0;
 	uint8_t codec = FRAME_RAW;
+	uint8_t *dst;
 	int error;
 
 	if (len > MAX_PAYLOAD)
 		return docket_error_set(DOCKET_EINVALID, "event too large: %zu bytes (limit %u)", len, MAX_PAYLOAD);
-	if ((error = docket_buf_reserve(out, FRAME_HEADER_LEN + (bound > len ? bound : len))) < 0)
+	hlen = header_len((uint32_t)len);
+	if ((error = docket_buf_reserve(out, hlen + (bound > len ? bound : len))) < 0)
 		return error;
+	dst = (uint8_t *)out->ptr + start + hlen;
 	if (len >= COMPRESS_MIN) {
 		pthread_mutex_lock(&c->lock);
 		error = active_cdict(&cdict, &dict_id, l, txn);
-		if (error == 0) {
-			uint8_t *dst = (uint8_t *)out->ptr + start + FRAME_HEADER_LEN;
-
-			n = cdict ? ZSTD_compress_usingCDict(c->cctx, dst, bound, payload, len, cdict)
-				  : ZSTD_compressCCtx(c->cctx, dst, bound, payload, len, COMPRESS_LEVEL);
-		}
+		if (error == 0)
+			n = compress_body(c, dst, bound, payload, len, cdict);
 		pthread_mutex_unlock(&c->lock);
 		if (error < 0)
 			return error;
 		if (!ZSTD_isError(n) && n < len)
 			codec = cdict ? FRAME_ZSTD_DICT : FRAME_ZSTD;
 	}
+	if (codec != FRAME_ZSTD_DICT)
+		dict_id = 0;
 	if (codec == FRAME_RAW) {
-		memcpy(out->ptr + start + FRAME_HEADER_LEN, payload, len);
+		memcpy(dst, payload, len);
 		n = len;
-		dict_id = 0;
-	} else if (codec == FRAME_ZSTD) {
-		dict_id = 0;
 	}
 	header_write((uint8_t *)out->ptr + start, codec, dict_id, (uint32_t)len, hash);
-	out->len = start + FRAME_HEADER_LEN + n;
+	out->len = start + hlen + n;
 	return 0;
 }
 
 int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len)
 {
-	if (len < FRAME_HEADER_LEN)
+	uint64_t raw = 0;
+	size_t n = 2;
+	int shift = 0;
+
+	if (len < 3 + LEDGER_HASH_LEN)
 		return docket_error_set(DOCKET_ECORRUPT, "frame too short (%zu bytes)", len);
-	out->version = frame[0];
-	out->codec = frame[1];
-	out->dict_id = docket_be32_get(frame + 2);
-	out->raw_len = docket_be32_get(frame + 6);
-	memcpy(out->hash, frame + 10, LEDGER_HASH_LEN);
+	out->version = frame[0] >> 4;
+	out->codec = frame[0] & 0x0f;
+	out->dict_id = frame[1];
+	for (;;) {
+		if (n >= len || shift > 28)
+			return docket_error_set(DOCKET_ECORRUPT, "bad frame length field");
+		raw |= (uint64_t)(frame[n] & 0x7f) << shift;
+		shift += 7;
+		if (!(frame[n++] & 0x80))
+			break;
+	}
+	if (len - n < LEDGER_HASH_LEN)
+		return docket_error_set(DOCKET_ECORRUPT, "frame too short (%zu bytes)", len);
+	memcpy(out->hash, frame + n, LEDGER_HASH_LEN);
+	out->header_len = n + LEDGER_HASH_LEN;
+	out->raw_len = (uint32_t)raw;
 	if (out->version != FRAME_VERSION)
 		return docket_error_set(DOCKET_ECORRUPT, "unknown frame version %u", out->version);
 	if (out->codec > FRAME_ZSTD_DICT)
@@ -225,11 +275,11 @@ int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len)
 	if ((out->codec == FRAME_ZSTD_DICT) != (out->dict_id != 0))
 		return docket_error_set(DOCKET_ECORRUPT, "frame dictionary id %u does not match codec %u",
 					out->dict_id, out->codec);
-	if (out->raw_len > MAX_PAYLOAD)
-		return docket_error_set(DOCKET_ECORRUPT, "frame claims %u bytes", out->raw_len);
-	if (out->codec == FRAME_RAW && len - FRAME_HEADER_LEN != out->raw_len)
+	if (raw > MAX_PAYLOAD)
+		return docket_error_set(DOCKET_ECORRUPT, "frame claims %llu bytes", (unsigned long long)raw);
+	if (out->codec == FRAME_RAW && len - out->header_len != out->raw_len)
 		return docket_error_set(DOCKET_ECORRUPT, "raw frame length %zu, header says %u",
-					len - FRAME_HEADER_LEN, out->raw_len);
+					len - out->header_len, out->raw_len);
 	return 0;
 }
 
@@ -237,14 +287,15 @@ int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *
 		 const uint8_t *frame, size_t len)
 {
 	ledger_codec *c = &l->codec;
-	const uint8_t *body = frame + FRAME_HEADER_LEN;
+	const uint8_t *body;
 	size_t body_len, n = 0;
 	ZSTD_DDict *ddict = NULL;
 	int error;
 
 	if ((error = frame_header_parse(hdr, frame, len)) < 0)
 		return error;
-	body_len = len - FRAME_HEADER_LEN;
+	body = frame + hdr->header_len;
+	body_len = len - hdr->header_len;
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, hdr->raw_len)) < 0)
 		return error;
@@ -308,15 +359,13 @@ static size_t sample_cost(ledger_codec *c, const docket_buf *samples, const size
 	size_t total = 0, off = 0;
 
 	for (unsigned i = 0; i < count; i++) {
-		size_t n = sizes[i] + FRAME_HEADER_LEN;
+		size_t n = sizes[i];
 
 		if (sizes[i] >= COMPRESS_MIN && ZSTD_compressBound(sizes[i]) <= sizeof(dst)) {
-			size_t z = cdict ? ZSTD_compress_usingCDict(c->cctx, dst, sizeof(dst),
-						samples->ptr + off, sizes[i], cdict)
-					 : ZSTD_compressCCtx(c->cctx, dst, sizeof(dst),
-						samples->ptr + off, sizes[i], COMPRESS_LEVEL);
+			size_t z = compress_body(c, dst, sizeof(dst),
+						 (const uint8_t *)samples->ptr + off, sizes[i], cdict);
 			if (!ZSTD_isError(z) && z < sizes[i])
-				n = z + FRAME_HEADER_LEN;
+				n = z;
 		}
 		total += n;
 		off += sizes[i];

@@ -80,7 +80,6 @@ int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void 
 /* ---- frame.c ---- */
 
 #define FRAME_VERSION 1
-#define FRAME_HEADER_LEN 42
 
 enum frame_codec {
 	FRAME_RAW = 0,
@@ -93,6 +92,7 @@ typedef struct frame_header {
 	uint8_t codec;
 	uint32_t dict_id;
 	uint32_t raw_len;
+	size_t header_len;
 	uint8_t hash[LEDGER_HASH_LEN];
 } frame_header;
 

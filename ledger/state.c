@@ -87,6 +87,14 @@ struct state_txn {
 
 /* ---- projection records <-> protobuf ---- */
 
+/* protobuf-c returns NULL for bad bytes and for a failed allocation alike. */
+static int unpack_error(const char *what)
+{
+	if (docket_alloc_take_failure())
+		return docket_error_set(DOCKET_ENOMEM, "out of memory decoding %s", what);
+	return docket_error_set(DOCKET_ECORRUPT, "%s does not decode", what);
+}
+
 static void digest_field(ProtobufCBinaryData *out, const uint8_t *d)
 {
 	static const uint8_t zero[LEDGER_HASH_LEN];
@@ -153,12 +161,14 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 
 int inv_state_decode(inv_state *out, const void *data, size_t len)
 {
-	Docket__V1__InvocationState *m =
-		docket__v1__invocation_state__unpack(&docket_pb_allocator, len, data);
+	Docket__V1__InvocationState *m;
+
+	docket_alloc_take_failure();
+	m = docket__v1__invocation_state__unpack(&docket_pb_allocator, len, data);
 
 	memset(out, 0, sizeof(*out));
 	if (!m)
-		return docket_error_set(DOCKET_ECORRUPT, "invocation record does not decode");
+		return unpack_error("invocation record");
 	out->intent_seq = m->intent_seq;
 	out->verdict = m->verdict;
 	out->phase = m->phase;
@@ -214,12 +224,14 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 
 int sess_state_decode(sess_state *out, const void *data, size_t len)
 {
-	Docket__V1__SessionState *m =
-		docket__v1__session_state__unpack(&docket_pb_allocator, len, data);
+	Docket__V1__SessionState *m;
+
+	docket_alloc_take_failure();
+	m = docket__v1__session_state__unpack(&docket_pb_allocator, len, data);
 
 	memset(out, 0, sizeof(*out));
 	if (!m)
-		return docket_error_set(DOCKET_ECORRUPT, "session record does not decode");
+		return unpack_error("session record");
 	out->opened_seq = m->opened_seq;
 	out->closed_seq = m->closed_seq;
 	out->policy_revision = m->policy_revision;
@@ -287,9 +299,10 @@ int event_pack(docket_buf *out, const docket_event *ev)
 
 int event_unpack(docket_event **out, const uint8_t *data, size_t len)
 {
+	docket_alloc_take_failure();
 	*out = docket__v1__event__unpack(&docket_pb_allocator, len, data);
 	if (!*out)
-		return docket_error_set(DOCKET_ECORRUPT, "payload is not a docket.v1.Event");
+		return unpack_error("event payload");
 	if ((*out)->body_case == DOCKET__V1__EVENT__BODY__NOT_SET) {
 		docket_event_free(*out);
 		*out = NULL;

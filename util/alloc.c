@@ -9,6 +9,15 @@
 /* -1: no injection. Otherwise the number of allocations still allowed. */
 static _Atomic long fail_countdown = -1;
 static _Atomic long fail_count = 0;
+static _Thread_local int alloc_failed;
+
+int docket_alloc_take_failure(void)
+{
+	int failed = alloc_failed;
+
+	alloc_failed = 0;
+	return failed;
+}
 
 static int alloc_should_fail(void)
 {
@@ -23,6 +32,7 @@ static int alloc_should_fail(void)
 			return 0;
 	}
 	atomic_fetch_add(&fail_count, 1);
+	alloc_failed = 1;
 	return 1;
 }
 
@@ -46,21 +56,33 @@ void *docket_malloc(size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return malloc(size ? size : 1);
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		alloc_failed = 1;
+	return p;
 }
 
 void *docket_calloc(size_t n, size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return calloc(n ? n : 1, size ? size : 1);
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		alloc_failed = 1;
+	return p;
 }
 
 void *docket_realloc(void *ptr, size_t size)
 {
 	if (alloc_should_fail())
 		return NULL;
-	return realloc(ptr, size ? size : 1);
+	void *p = realloc(ptr, size ? size : 1);
+
+	if (!p)
+		alloc_failed = 1;
+	return p;
 }
 
 void docket_free(void *ptr)

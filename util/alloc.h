@@ -30,6 +30,13 @@ void docket_alloc_fail_after(long n);
 void docket_alloc_fail_reset(void);
 long docket_alloc_failures(void);
 
+/*
+ * 1 if an allocation failed on this thread since the last call (and clear
+ * the flag). Lets a caller tell "out of memory" from "bad input" when a
+ * library (protobuf-c unpack) reports both as NULL.
+ */
+int docket_alloc_take_failure(void);
+
 /* Route jansson's allocations through docket_malloc (call once at start). */
 void docket_alloc_install_json(void);
 

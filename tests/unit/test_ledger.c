@@ -1,0 +1,1018 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_ledger.c: the ledger core. Every invariant of DESIGN §3 (and docket's
+ * 8-10) with its negative cases, round trips, batches, verify against
+ * corruption, reindex, map growth and its cap, allocation failures,
+ * dictionaries, file modes.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "docket/ledger.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+
+typedef struct fixture {
+	char *dir;
+	docket_ledger *l;
+} fixture;
+
+static int setup(void **state)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->dir = test_mkdtemp();
+	opts.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	docket_ledger_free(f->l);
+	test_rmdir_free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Append one event given as JSON text; returns the ledger's code. */
+static int put(fixture *f, const char *text, docket_append_result *res)
+{
+	json_t *ev = test_json(text);
+	docket_append_result local;
+	int rc = docket_ledger_append_json(f->l, &ev, 1, res ? res : &local);
+
+	json_decref(ev);
+	return rc;
+}
+
+/* Append and require success. */
+static uint64_t ok(fixture *f, const char *text)
+{
+	docket_append_result res;
+	int rc = put(f, text, &res);
+
+	if (rc != 0)
+		fail_msg("append failed (%d): %s\n  event: %s", rc, docket_error_last()->message, text);
+	return res.seq;
+}
+
+/* Append and require a failure with this code and invariant. */
+static void refused(fixture *f, const char *text, int code, int invariant)
+{
+	int rc = put(f, text, NULL);
+
+	if (rc != code)
+		fail_msg("expected %d, got %d (%s) for %s", code, rc, docket_error_last()->message, text);
+	assert_int_equal(docket_error_last()->invariant, invariant);
+}
+
+static uint64_t head(fixture *f)
+{
+	docket_ledger_info info;
+
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	return info.events;
+}
+
+static void open_session(fixture *f, const char *s)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"type\":\"session.opened\",\"session\":\"%s\",\"runtime\":\"t/1\"}", s);
+	ok(f, buf);
+}
+
+static void intent(fixture *f, const char *inv, const char *verdict, const char *recovery)
+{
+	char buf[512], dec[128] = "", rec[96] = "";
+
+	if (verdict)
+		snprintf(dec, sizeof(dec), ",\"decision\":{\"verdict\":\"%s\",\"source\":\"runtime\"}", verdict);
+	if (recovery)
+		snprintf(rec, sizeof(rec), ",\"recovery\":\"%s\"", recovery);
+	snprintf(buf, sizeof(buf),
+		 "{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"%s\",\"tool\":\"shell\","
+		 "\"args\":{\"command\":[\"ls\"]}%s%s}", inv, dec, rec);
+	ok(f, buf);
+}
+
+#define EV(type, inv, extra) \
+	"{\"type\":\"" type "\",\"session\":\"s1\",\"invocation\":\"" inv "\"" extra "}"
+
+static int verify_ok(fixture *f)
+{
+	docket_verify_report rep;
+
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	if (!rep.ok)
+		print_message("verify: seq %llu: %s\n", (unsigned long long)rep.first_bad_seq, rep.problem);
+	return rep.ok;
+}
+
+/* ---- invariant 1 ---- */
+
+static void test_inv1_nothing_before_intent(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 1);
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\""), DOCKET_ETRANSITION, 1);
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 1);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"ok\""), DOCKET_ETRANSITION, 1);
+	refused(f, EV("recovery.action", "c1", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 1);
+	assert_int_equal(head(f), 1);
+}
+
+static void test_inv1_intent_idempotent_and_conflict(void **state)
+{
+	fixture *f = *state;
+	const char *a = EV("tool.intent", "c1", ",\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]}");
+	const char *a_later = EV("tool.intent", "c1", ",\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]},"
+				 "\"time\":\"2030-01-01T00:00:00Z\"");
+	const char *b = EV("tool.intent", "c1", ",\"tool\":\"shell\",\"args\":{\"command\":[\"rm\"]}");
+	docket_append_result r1, r2;
+
+	open_session(f, "s1");
+	assert_int_equal(put(f, a, &r1), 0);
+	assert_int_equal(r1.duplicate, 0);
+	assert_int_equal(put(f, a_later, &r2), 0); /* same content, another time: a re-send */
+	assert_int_equal(r2.duplicate, 1);
+	assert_int_equal(r2.seq, r1.seq);
+	refused(f, b, DOCKET_ECONFLICT, 1);
+	assert_int_equal(head(f), 2);
+	assert_true(verify_ok(f));
+}
+
+/* ---- invariant 2 ---- */
+
+static void test_inv2_request_needs_approval_required(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	intent(f, "c2", "denied", NULL);
+	refused(f, EV("approval.requested", "c2", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	intent(f, "c3", "unsupported", NULL);
+	refused(f, EV("approval.requested", "c3", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	intent(f, "c4", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c4", ",\"request\":\"r1\""));
+	/* one open request at a time */
+	refused(f, EV("approval.requested", "c4", ",\"request\":\"r2\""), DOCKET_ETRANSITION, 2);
+	/* same request again: idempotent */
+	ok(f, EV("approval.requested", "c4", ",\"request\":\"r1\""));
+	refused(f, EV("approval.requested", "c4", ",\"request\":\"r1\",\"prompt\":\"other\""), DOCKET_ECONFLICT, 2);
+	/* undecided (record mode) may ask */
+	intent(f, "c5", NULL, NULL);
+	ok(f, EV("approval.requested", "c5", ",\"request\":\"r5\""));
+	assert_true(verify_ok(f));
+}
+
+static void test_inv2_never_asks(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	ok(f, "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":1,\"format\":\"codex\","
+	      "\"policy\":{\"approval_policy\":\"never\",\"sandbox_policy\":{\"type\":\"danger-full-access\"}}}");
+	intent(f, "c1", "approval_required", NULL);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	/* the next revision asks again */
+	ok(f, "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":2,\"format\":\"codex\","
+	      "\"policy\":{\"approval_policy\":\"on-request\"}}");
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+
+	open_session(f, "s2");
+	ok(f, "{\"type\":\"policy.revised\",\"session\":\"s2\",\"revision\":1,\"format\":\"claude\","
+	      "\"policy\":{\"permissions\":{\"defaultMode\":\"bypassPermissions\"}}}");
+	ok(f, "{\"type\":\"tool.intent\",\"session\":\"s2\",\"invocation\":\"c1\",\"tool\":\"Bash\"}");
+	refused(f, "{\"type\":\"approval.requested\",\"session\":\"s2\",\"invocation\":\"c1\",\"request\":\"r\"}",
+		DOCKET_ETRANSITION, 2);
+}
+
+static void test_inv2_not_after_dispatch(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", NULL, NULL);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+}
+
+/* ---- invariant 3 ---- */
+
+static void test_inv3_settle_once(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "approval_required", NULL);
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\""), DOCKET_ETRANSITION, 3);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"zz\",\"result\":\"approved\""), DOCKET_ETRANSITION, 3);
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\""));
+	/* same again: idempotent */
+	uint64_t before = head(f);
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\""));
+	assert_int_equal(head(f), before);
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"denied\",\"actor\":\"user:ana\""),
+		DOCKET_ECONFLICT, 3);
+}
+
+static void test_inv3_no_outcome_while_open(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"cancelled\""), DOCKET_ETRANSITION, 3);
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"aborted\""));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"cancelled\""));
+	assert_true(verify_ok(f));
+}
+
+/* ---- invariant 4 ---- */
+
+static void test_inv4_dispatchable(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "approval_required", NULL);
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"denied\""));
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"denied\""));
+
+	intent(f, "c2", "denied", NULL);
+	refused(f, EV("tool.dispatched", "c2", ""), DOCKET_ETRANSITION, 4);
+	intent(f, "c3", "unsupported", NULL);
+	refused(f, EV("tool.dispatched", "c3", ""), DOCKET_ETRANSITION, 4);
+
+	intent(f, "c4", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c4", ",\"request\":\"r4\""));
+	ok(f, EV("approval.settled", "c4", ",\"request\":\"r4\",\"result\":\"approved_for_session\""));
+	ok(f, EV("tool.dispatched", "c4", ""));
+	refused(f, EV("tool.dispatched", "c4", ""), DOCKET_ETRANSITION, 4);
+	assert_true(verify_ok(f));
+}
+
+static void test_inv4_superseded(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		 "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\"}"));
+	ok(f, EV("tool.dispatched", "c1", ""));
+	intent(f, "c2", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c2", ",\"request\":\"r2\""));
+	ok(f, EV("approval.settled", "c2", ",\"request\":\"r2\",\"result\":\"superseded\","
+		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\"}"));
+	refused(f, EV("tool.dispatched", "c2", ""), DOCKET_ETRANSITION, 4);
+	assert_true(verify_ok(f));
+}
+
+static void test_inv4_redispatch_only_through_recovery(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r1, r2;
+
+	open_session(f, "s1");
+	/* replay_safe: a new attempt gets a new token */
+	intent(f, "c1", "allowed", "replay_safe");
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ""), &r1), 0);
+	assert_int_equal(r1.attempt, 1);
+	assert_true(strncmp(r1.token, "dt-", 3) == 0);
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
+	/* an explicit re-send of attempt 1 is idempotent (lost reply) */
+	char resend[256];
+	snprintf(resend, sizeof(resend), EV("tool.dispatched", "c1", ",\"attempt\":1,\"token\":\"%s\""), r1.token);
+	assert_int_equal(put(f, resend, &r2), 0);
+	assert_int_equal(r2.duplicate, 1);
+	assert_string_equal(r2.token, r1.token);
+	ok(f, "{\"type\":\"runtime.started\",\"runtime\":\"t/2\"}");
+	ok(f, EV("recovery.action", "c1", ",\"action\":\"redispatch\""));
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ""), &r2), 0);
+	assert_int_equal(r2.attempt, 2);
+	assert_string_not_equal(r2.token, r1.token);
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
+
+	/* idempotent: same token */
+	intent(f, "c2", "allowed", "idempotent");
+	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r1), 0);
+	ok(f, EV("recovery.action", "c2", ",\"action\":\"redispatch\""));
+	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r2), 0);
+	assert_int_equal(r2.attempt, 2);
+	assert_string_equal(r2.token, r1.token);
+
+	/* never_auto_retry (and the default) and reconcile never re-dispatch */
+	intent(f, "c3", "allowed", "never_auto_retry");
+	ok(f, EV("tool.dispatched", "c3", ""));
+	refused(f, EV("recovery.action", "c3", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
+	intent(f, "c4", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "c4", ""));
+	refused(f, EV("recovery.action", "c4", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
+	intent(f, "c5", "allowed", "reconcile");
+	ok(f, EV("tool.dispatched", "c5", ""));
+	refused(f, EV("recovery.action", "c5", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
+	ok(f, EV("recovery.action", "c5", ",\"action\":\"reconcile\""));
+	ok(f, EV("tool.completed", "c5", ",\"status\":\"ok\",\"exit_code\":0"));
+	assert_true(verify_ok(f));
+}
+
+/* ---- invariant 5 ---- */
+
+static void test_inv5_one_outcome(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	uint64_t seq = ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"));
+	assert_int_equal(put(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"), &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, seq);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"error\",\"exit_code\":1"), DOCKET_ECONFLICT, 5);
+	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 5);
+	refused(f, EV("recovery.action", "c1", ",\"action\":\"indeterminate\""), DOCKET_ETRANSITION, 5);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r9\""), DOCKET_ETRANSITION, 5);
+}
+
+/* ---- invariant 6 ---- */
+
+static void test_inv6_revisions(void **state)
+{
+	fixture *f = *state;
+	const char *p = "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":%d,\"format\":\"docket\","
+			"\"policy\":{\"rules\":[%d]}}";
+	char buf[256];
+
+	open_session(f, "s1");
+	snprintf(buf, sizeof(buf), p, 2, 2);
+	refused(f, buf, DOCKET_ETRANSITION, 6);
+	snprintf(buf, sizeof(buf), p, 1, 1);
+	ok(f, buf);
+	ok(f, buf); /* identical re-send */
+	snprintf(buf, sizeof(buf), p, 1, 5);
+	refused(f, buf, DOCKET_ETRANSITION, 6);
+	snprintf(buf, sizeof(buf), p, 3, 3);
+	refused(f, buf, DOCKET_ETRANSITION, 6);
+	snprintf(buf, sizeof(buf), p, 2, 2);
+	ok(f, buf);
+	assert_int_equal(head(f), 3);
+}
+
+/* ---- invariant 7 ---- */
+
+static void test_inv7_epochs(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r;
+
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"a/1\"}", &r), 0);
+	assert_int_equal(r.epoch, 1);
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"a/1\"}", &r), 0);
+	assert_int_equal(r.epoch, 2);
+	/* the zombie runtime of epoch 1 cannot dispatch */
+	refused(f, EV("tool.dispatched", "c1", ",\"epoch\":1"), DOCKET_ESTALE, 7);
+	refused(f, EV("tool.dispatched", "c1", ",\"epoch\":3"), DOCKET_ESTALE, 7);
+	refused(f, "{\"type\":\"runtime.started\",\"runtime\":\"a/1\",\"epoch\":2}", DOCKET_ESTALE, 7);
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ",\"epoch\":2"), &r), 0);
+	assert_int_equal(r.epoch, 2);
+	assert_true(verify_ok(f));
+}
+
+/* ---- invariant 8 ---- */
+
+static void test_inv8_session_lifecycle(void **state)
+{
+	fixture *f = *state;
+
+	refused(f, EV("tool.intent", "c1", ",\"tool\":\"shell\""), DOCKET_ETRANSITION, 8);
+	refused(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}", DOCKET_ETRANSITION, 8);
+	open_session(f, "s1");
+	open_session(f, "s1"); /* identical: idempotent */
+	assert_int_equal(head(f), 1);
+	refused(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"runtime\":\"other\"}", DOCKET_ECONFLICT, 8);
+	intent(f, "c1", "allowed", NULL);
+	refused(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}", DOCKET_ETRANSITION, 8);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\""));
+	ok(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}");
+	ok(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}"); /* idempotent */
+	refused(f, EV("tool.intent", "c2", ",\"tool\":\"shell\""), DOCKET_ETRANSITION, 8);
+	assert_true(verify_ok(f));
+}
+
+/* ---- invariant 9 ---- */
+
+static void test_inv9_outcome_agrees(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"ok\""), DOCKET_ETRANSITION, 9);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"indeterminate\""), DOCKET_ETRANSITION, 9);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"unsupported\""), DOCKET_ETRANSITION, 9);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"denied\""), DOCKET_ETRANSITION, 9);
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"timeout\""));
+	intent(f, "c2", "unsupported", NULL);
+	ok(f, EV("tool.completed", "c2", ",\"status\":\"unsupported\""));
+}
+
+/* ---- invariant 10 ---- */
+
+static void test_inv10_recovery_fits_state(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", "replay_safe");
+	refused(f, EV("recovery.action", "c1", ",\"action\":\"close\""), DOCKET_ETRANSITION, 10);
+	refused(f, EV("recovery.action", "c1", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 10);
+	refused(f, EV("recovery.action", "c1", ",\"action\":\"evaluate\""), DOCKET_ETRANSITION, 10);
+	ok(f, EV("recovery.action", "c1", ",\"action\":\"dispatch\""));
+	intent(f, "c2", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c2", ",\"request\":\"r2\""));
+	ok(f, EV("recovery.action", "c2", ",\"action\":\"close\""));
+	ok(f, EV("approval.settled", "c2", ",\"request\":\"r2\",\"result\":\"closed\""));
+	ok(f, EV("tool.completed", "c2", ",\"status\":\"denied\""));
+	intent(f, "c3", NULL, NULL);
+	ok(f, EV("recovery.action", "c3", ",\"action\":\"evaluate\""));
+	assert_true(verify_ok(f));
+}
+
+/* ---- record mode inference and pending states ---- */
+
+typedef struct pending_seen {
+	int n;
+	char states[16][32];
+	char invs[16][32];
+} pending_seen;
+
+static int collect_pending(void *ctx, const docket_pending_info *p)
+{
+	pending_seen *s = ctx;
+
+	if (s->n < 16) {
+		snprintf(s->states[s->n], sizeof(s->states[0]), "%s", p->state);
+		snprintf(s->invs[s->n], sizeof(s->invs[0]), "%s", p->invocation);
+		s->n++;
+	}
+	return 0;
+}
+
+static void test_pending_states(void **state)
+{
+	fixture *f = *state;
+	pending_seen seen = { 0 };
+
+	open_session(f, "s1");
+	intent(f, "a-undecided", NULL, NULL);
+	intent(f, "b-ready", "allowed", NULL);
+	intent(f, "c-needs", "approval_required", NULL);
+	intent(f, "d-awaiting", "approval_required", NULL);
+	ok(f, EV("approval.requested", "d-awaiting", ",\"request\":\"r\""));
+	intent(f, "e-doubt", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "e-doubt", ""));
+	intent(f, "f-refused", "denied", NULL);
+	intent(f, "g-done", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "g-done", ""));
+	ok(f, EV("tool.completed", "g-done", ",\"status\":\"ok\""));
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 6);
+	assert_string_equal(seen.states[0], "undecided");
+	assert_string_equal(seen.states[1], "ready");
+	assert_string_equal(seen.states[2], "needs_approval");
+	assert_string_equal(seen.states[3], "awaiting_approval");
+	assert_string_equal(seen.states[4], "in_doubt");
+	assert_string_equal(seen.states[5], "refused");
+	/* another session's pending calls are not listed under s1 */
+	open_session(f, "s10");
+	ok(f, "{\"type\":\"tool.intent\",\"session\":\"s10\",\"invocation\":\"x\",\"tool\":\"t\"}");
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 6);
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 7);
+}
+
+/* ---- batches: all or nothing ---- */
+
+static void test_batch_all_or_nothing(void **state)
+{
+	fixture *f = *state;
+	const char *lines[] = {
+		"{\"type\":\"session.opened\",\"session\":\"s1\"}",
+		EV("tool.intent", "c1", ",\"tool\":\"shell\",\"decision\":{\"verdict\":\"allowed\"}"),
+		EV("tool.dispatched", "c1", ""),
+		EV("tool.dispatched", "c1", ""), /* breaks invariant 4 */
+		EV("tool.completed", "c1", ",\"status\":\"ok\""),
+	};
+	json_t *evs[5];
+	docket_append_result res[5];
+
+	for (int i = 0; i < 5; i++)
+		evs[i] = test_json(lines[i]);
+	assert_int_equal(docket_ledger_append_json(f->l, evs, 5, res), DOCKET_ETRANSITION);
+	assert_int_equal(docket_error_last()->event_index, 4);
+	assert_non_null(strstr(docket_error_last()->message, "event 4 of 5"));
+	assert_non_null(strstr(docket_error_last()->message, "invariant 4"));
+	assert_non_null(strstr(docket_error_last()->message, "\"c1\""));
+	assert_int_equal(head(f), 0);
+	/* the same events without the bad one go in together */
+	json_decref(evs[3]);
+	evs[3] = evs[4];
+	assert_int_equal(docket_ledger_append_json(f->l, evs, 4, res), 0);
+	assert_int_equal(res[0].seq, 1);
+	assert_int_equal(res[3].seq, 4);
+	assert_int_equal(res[2].attempt, 1);
+	assert_int_equal(head(f), 4);
+	for (int i = 0; i < 4; i++)
+		json_decref(evs[i]);
+	/* an invalid event (schema) is refused before anything is touched */
+	refused(f, "{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c2\",\"tool\":\"x\",\"bogus\":1}",
+		DOCKET_EINVALID, 0);
+	assert_int_equal(head(f), 4);
+}
+
+/* ---- round trip through the ledger ---- */
+
+static int collect_json(void *ctx, uint64_t seq, json_t *ev)
+{
+	json_t *arr = ctx;
+
+	(void)seq;
+	json_array_append(arr, ev);
+	return 0;
+}
+
+static void test_round_trip_every_type(void **state)
+{
+	fixture *f = *state;
+	const char *lines[] = {
+		"{\"type\":\"runtime.started\",\"time\":\"2025-01-02T03:04:05Z\",\"runtime\":\"maka/0.9\"}",
+		"{\"type\":\"session.opened\",\"time\":\"2025-01-02T03:04:06.5Z\",\"session\":\"s1\",\"runtime\":\"codex/0.60.1\","
+		"\"platform\":\"linux\",\"cwd\":\"/home/u/app\",\"workspace_roots\":[\"/home/u/app\"],\"env\":{\"TMPDIR\":\"/tmp\"}}",
+		"{\"type\":\"policy.revised\",\"time\":\"2025-01-02T03:04:07Z\",\"session\":\"s1\",\"revision\":1,\"format\":\"docket\","
+		"\"policy\":{\"approval\":\"on_request\",\"rules\":[{\"prefix\":[\"git\"]}]},\"actor\":\"user:ana\",\"reason\":\"initial\"}",
+		"{\"type\":\"tool.intent\",\"time\":\"2025-01-02T03:04:08Z\",\"session\":\"s1\",\"invocation\":\"call_1\",\"turn\":\"t1\","
+		"\"tool\":\"shell\",\"args\":{\"command\":[\"bash\",\"-lc\",\"git status && npm test\"],\"cwd\":\"/home/u/app\"},"
+		"\"recovery\":\"replay_safe\",\"decision\":{\"verdict\":\"approval_required\",\"source\":\"runtime\",\"reasons\":[\"npm\"]}}",
+		"{\"type\":\"approval.requested\",\"time\":\"2025-01-02T03:04:09Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
+		"\"request\":\"r1\",\"reviewer\":\"user\",\"prompt\":\"run npm test?\",\"risk\":{\"level\":\"low\",\"category\":\"exec\","
+		"\"summary\":\"tests\"},\"scope\":[\"npm test\"]}",
+		"{\"type\":\"approval.settled\",\"time\":\"2025-01-02T03:04:19Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
+		"\"request\":\"r1\",\"result\":\"approved_for_session\",\"actor\":\"user:ana\"}",
+		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:20Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
+		"{\"type\":\"recovery.action\",\"time\":\"2025-01-02T03:04:21Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
+		"\"action\":\"redispatch\",\"detail\":\"restart\"}",
+		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:22Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
+		"{\"type\":\"tool.completed\",\"time\":\"2025-01-02T03:04:23Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
+		"\"status\":\"ok\",\"exit_code\":0,\"output\":\"ok\\n\",\"duration_ms\":41}",
+		"{\"type\":\"session.closed\",\"time\":\"2025-01-02T03:05:00Z\",\"session\":\"s1\",\"reason\":\"done\"}",
+	};
+	size_t n = sizeof(lines) / sizeof(lines[0]);
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		ok(f, lines[i]);
+	assert_int_equal(docket_ledger_read_json(f->l, NULL, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *in = test_json(lines[i]);
+		json_t *got = json_deep_copy(json_array_get(out, i));
+
+		assert_int_equal(json_integer_value(json_object_get(got, "seq")), i + 1);
+		assert_int_equal(strlen(json_string_value(json_object_get(got, "hash"))), 64);
+		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), 1);
+		/* drop what the ledger added; what remains is what went in */
+		json_object_del(got, "seq");
+		json_object_del(got, "hash");
+		json_object_del(got, "epoch");
+		if (strcmp(json_string_value(json_object_get(in, "type")), "tool.dispatched") == 0) {
+			assert_true(json_integer_value(json_object_get(got, "attempt")) >= 1);
+			json_object_del(got, "attempt");
+			json_object_del(got, "token");
+		}
+		if (!json_equal(in, got)) {
+			char *a = json_dumps(in, JSON_SORT_KEYS), *b = json_dumps(got, JSON_SORT_KEYS);
+			fail_msg("event %zu differs:\n in: %s\nout: %s", i, a, b);
+		}
+		json_decref(in);
+		json_decref(got);
+	}
+	/* reading one session, and from a seq */
+	json_array_clear(out);
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	ro.session = "s1";
+	ro.since = 5;
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), n - 4);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(out, 0), "seq")), 5);
+	json_decref(out);
+	assert_true(verify_ok(f));
+}
+
+/* ---- verify: corruption is found and named ---- */
+
+/*
+ * Flip one byte of the stored frame of `seq`, `at` bytes into it (negative:
+ * from its end). The frame is read through LMDB, then found in data.mdb by
+ * its bytes (they include a unique chain hash). Copy-on-write leaves stale
+ * copies of pages in the file, so every copy is flipped.
+ */
+static void flip_frame_byte(const char *dir, uint64_t seq, long at)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	uint8_t key[8];
+	MDB_val k = { 8, key }, v;
+	char path[4096];
+	unsigned char *file, *hit, *frame;
+	long size, copies = 0;
+	size_t pos;
+	FILE *fp;
+
+	docket_be64_put(key, seq);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY | MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "events", 0, &dbi), 0);
+	assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+	frame = malloc(v.mv_size);
+	memcpy(frame, v.mv_data, v.mv_size);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	pos = at >= 0 ? (size_t)at : v.mv_size - (size_t)(-at);
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	fp = fopen(path, "rb");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	size = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	file = malloc((size_t)size);
+	assert_int_equal(fread(file, 1, (size_t)size, fp), (size_t)size);
+	fclose(fp);
+	for (hit = file; (hit = memmem(hit, (size_t)(file + size - hit), frame, v.mv_size)); hit++) {
+		hit[pos] ^= 0x20;
+		copies++;
+	}
+	assert_true(copies > 0);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(file, 1, (size_t)size, fp), (size_t)size);
+	fclose(fp);
+	free(file);
+	free(frame);
+}
+
+static void fill_session(fixture *f, int calls)
+{
+	char buf[512];
+
+	open_session(f, "s1");
+	for (int i = 0; i < calls; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"args\":{\"command\":[\"echo\",\"%d\"]},"
+			 "\"decision\":{\"verdict\":\"allowed\"}"), i, i);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), EV("tool.dispatched", "c%d", ""), i);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), EV("tool.completed", "c%d", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"%d\""), i, i);
+		ok(f, buf);
+	}
+}
+
+static void test_verify_finds_flipped_byte(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_verify_report rep;
+
+	fill_session(f, 10);
+	assert_true(verify_ok(f));
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	/* a byte of the body of event 17 */
+	flip_frame_byte(f->dir, 17, -1);
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_false(rep.ok);
+	assert_int_equal(rep.first_bad_seq, 17);
+	assert_non_null(strstr(rep.problem, "seq 17"));
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	flip_frame_byte(f->dir, 17, -1); /* repair */
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_true(verify_ok(f));
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	/* a byte of the chain hash stored in the header of event 5 */
+	flip_frame_byte(f->dir, 5, 20);
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_false(rep.ok);
+	assert_int_equal(rep.first_bad_seq, 5);
+}
+
+static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_verify_report rep;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { 2, (void *)"s1" };
+
+	fill_session(f, 3);
+	intent(f, "pending-one", "allowed", NULL);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	/* remove the session record behind the ledger's back */
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "sessions", 0, &dbi), 0);
+	assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
+	assert_int_equal(mdb_dbi_open(txn, "pending", 0, &dbi), 0);
+	assert_int_equal(mdb_drop(txn, dbi, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_false(rep.ok);
+	assert_non_null(strstr(rep.problem, "sessions"));
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	assert_true(verify_ok(f));
+	pending_seen seen = { 0 };
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "pending-one");
+}
+
+/* ---- storage: modes, versions, growth, cap ---- */
+
+static void test_file_modes(void **state)
+{
+	fixture *f = *state;
+	char path[4096];
+	struct stat st;
+
+	(void)state;
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	test_rmdir_free(f->dir);
+	f->dir = test_mkdtemp();
+	snprintf(path, sizeof(path), "%s/ledger", f->dir);
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	opts.flags = DOCKET_OPEN_CREATE;
+	mode_t old = umask(0);
+	assert_int_equal(docket_ledger_open(&f->l, path, &opts), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/ledger/data.mdb", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(path, sizeof(path), "%s/ledger/lock.mdb", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_open_errors(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	char path[4096];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	uint8_t v[8];
+	MDB_val k = { 14, (void *)"format_version" }, val = { 8, v };
+
+	snprintf(path, sizeof(path), "%s/nothing-here", f->dir);
+	assert_int_equal(docket_ledger_open(&l, path, &opts), DOCKET_ENOTFOUND);
+	assert_null(l);
+	assert_non_null(strstr(docket_error_last()->message, "docket init"));
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	docket_be64_put(v, 99);
+	assert_int_equal(mdb_put(txn, dbi, &k, &val, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	assert_int_equal(docket_ledger_open(&l, f->dir, &opts), DOCKET_EVERSION);
+	assert_non_null(strstr(docket_error_last()->message, "version 99"));
+}
+
+static void test_map_growth_and_cap(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	char buf[512];
+	docket_ledger_info info;
+	int rc = 0, i;
+	uint64_t before;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	test_rmdir_free(f->dir);
+	f->dir = test_mkdtemp();
+	opts.flags = DOCKET_OPEN_CREATE;
+	opts.map_size = 64 * 1024;
+	opts.map_size_max = 4 * 1024 * 1024;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	open_session(f, "s1");
+	/* grow: far more than 64 KiB of events */
+	for (i = 0; i < 600; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "g%d", ",\"tool\":\"shell\",\"args\":{\"note\":\"%0200d\"}"), i, i);
+		ok(f, buf);
+	}
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_true(info.map_size > 64 * 1024);
+	assert_int_equal(info.events, 601);
+	/* the cap: a clear error, and the ledger intact */
+	for (i = 600; i < 200000; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "g%d", ",\"tool\":\"shell\",\"args\":{\"note\":\"%0300d\"}"), i, i);
+		before = head(f);
+		if ((rc = put(f, buf, NULL)) != 0)
+			break;
+	}
+	assert_int_equal(rc, DOCKET_EMAPFULL);
+	assert_non_null(strstr(docket_error_last()->message, "cap"));
+	assert_int_equal(head(f), before);
+	assert_true(verify_ok(f));
+	/* reopened with a higher cap it takes more */
+	docket_ledger_free(f->l);
+	opts.flags = 0;
+	opts.map_size_max = 16 * 1024 * 1024;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	ok(f, buf);
+	assert_true(verify_ok(f));
+}
+
+static void test_dictionary_trained_and_used(void **state)
+{
+	fixture *f = *state;
+	json_t *evs[256];
+	docket_ledger_info info;
+	char buf[512];
+	int n = 0;
+
+	open_session(f, "s1");
+	for (int i = 0; i < 1200; i++) {
+		const char *fmt[] = {
+			EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"turn\":\"turn-%d\",\"args\":{\"command\":[\"bash\",\"-lc\",\"git status --short\"],"
+			   "\"cwd\":\"/home/user/project\"},\"decision\":{\"verdict\":\"allowed\",\"source\":\"runtime\",\"reasons\":[\"known_safe\"]}"),
+			EV("tool.dispatched", "c%d", ",\"turn\":\"turn-%d\""),
+			EV("tool.completed", "c%d", ",\"turn\":\"turn-%d\",\"status\":\"ok\",\"exit_code\":0,\"output\":\" M src/main.c\\n\","
+			   "\"duration_ms\":12"),
+		};
+		for (int j = 0; j < 3; j++) {
+			snprintf(buf, sizeof(buf), fmt[j], i, i / 4);
+			evs[n++] = test_json(buf);
+			if (n == 255) {
+				assert_int_equal(docket_ledger_append_json(f->l, evs, (size_t)n, NULL), 0);
+				while (n)
+					json_decref(evs[--n]);
+			}
+		}
+	}
+	assert_int_equal(docket_ledger_append_json(f->l, evs, (size_t)n, NULL), 0);
+	while (n)
+		json_decref(evs[--n]);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.events, 3601);
+	assert_int_equal(info.dictionaries, 1);
+	print_message("payload %llu bytes, frames %llu bytes\n", (unsigned long long)info.payload_bytes,
+		      (unsigned long long)info.frame_bytes);
+	assert_true(info.frame_bytes < info.payload_bytes);
+	/* events written before and after the dictionary read back */
+	json_t *out = json_array();
+	assert_int_equal(docket_ledger_read_json(f->l, NULL, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 3601);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(out, 3600), "output")), " M src/main.c\n");
+	json_decref(out);
+	/* and a fresh handle (no cached dictionary) reads them too */
+	docket_ledger_free(f->l);
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_true(verify_ok(f));
+}
+
+/* ---- allocation failures on the append path ---- */
+
+static void test_alloc_failures_append(void **state)
+{
+	fixture *f = *state;
+	const char *lines[] = {
+		EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]},\"decision\":{\"verdict\":\"allowed\"}"),
+		EV("tool.dispatched", "c%d", ""),
+		EV("tool.completed", "c%d", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"hello\""),
+	};
+	int failures = 0, attempt = 0;
+
+	open_session(f, "s1");
+	for (long n = 0;; n++) {
+		json_t *evs[3];
+		char buf[256];
+		int rc;
+
+		attempt++;
+		for (int j = 0; j < 3; j++) {
+			snprintf(buf, sizeof(buf), lines[j], 1);
+			evs[j] = test_json(buf);
+		}
+		uint64_t before = head(f);
+		docket_alloc_fail_after(n);
+		rc = docket_ledger_append_json(f->l, evs, 3, NULL);
+		docket_alloc_fail_reset();
+		for (int j = 0; j < 3; j++)
+			json_decref(evs[j]);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, DOCKET_ENOMEM);
+		assert_int_equal(head(f), before);
+		failures++;
+		assert_true(n < 10000);
+	}
+	assert_true(failures > 5);
+	assert_int_equal(head(f), 4);
+	assert_true(verify_ok(f));
+	print_message("append survived %d injected allocation failures\n", failures);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_inv1_nothing_before_intent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv1_intent_idempotent_and_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_request_needs_approval_required, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_never_asks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_not_after_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv3_settle_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv3_no_outcome_while_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_dispatchable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_superseded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_redispatch_only_through_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv5_one_outcome, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv6_revisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv7_epochs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv8_session_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv10_recovery_fits_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_failures_append, setup, teardown),
+	};
+
+	docket_alloc_install_json();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
