@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# The README demo: record a realistic agent session into a fresh ledger,
+# prove it was not altered, and look at it.
+#
+#   scripts/demo.sh            build with meson into ./build if needed
+#   DOCKET_BIN=path scripts/demo.sh
+#                              use that docket binary instead
+#   DEMO_OUT=dir               where the ledger goes (default ./demo-out)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ -n "${DOCKET_BIN:-}" ]; then
+	docket=$DOCKET_BIN
+else
+	if [ ! -f "$root/build/build.ninja" ]; then
+		meson setup "$root/build" "$root" >/dev/null
+	fi
+	ninja -C "$root/build" >/dev/null
+	docket="$root/build/cli/docket"
+fi
+
+out=${DEMO_OUT:-$root/demo-out}
+mkdir -p "$out"
+rm -rf "$out/ledger"
+export DOCKET_LEDGER="$out/ledger"
+
+step() {
+	printf '\n\033[1m== %s\033[0m\n' "$1"
+	shift
+	printf '$ docket %s\n' "$*"
+	"$docket" "$@"
+}
+if [ -n "${NO_COLOR:-}" ] || [ ! -t 1 ]; then
+	step() {
+		printf '\n== %s\n' "$1"
+		shift
+		printf '$ docket %s\n' "$*"
+		"$docket" "$@"
+	}
+fi
+
+cd "$root"
+echo "docket demo: ledger in $DOCKET_LEDGER"
+step "create a ledger" init
+step "record a session: a multi-call turn, an approval, a denial by the user, a policy denial, a patch" \
+	record fixtures/sessions/demo-basic.jsonl
+step "prove the log was not altered (hash chain, frames, indexes)" verify
+step "the sessions in the ledger" sessions
+step "one session as a timeline per tool call" show demo-basic
+step "size and compression" stats
