@@ -12,9 +12,8 @@ static char armed_name[128];
 static long armed_hit = 1;
 static _Atomic long hits;
 
-static void crash_configure(void)
+static void crash_configure_from(const char *spec)
 {
-	const char *spec = getenv("DOCKET_CRASH_POINT");
 	const char *at;
 	size_t len;
 
@@ -28,9 +27,19 @@ static void crash_configure(void)
 		len = sizeof(armed_name) - 1;
 	memcpy(armed_name, spec, len);
 	armed_name[len] = '\0';
-	if (at)
-		armed_hit = strtol(at + 1, NULL, 10);
+	armed_hit = at ? strtol(at + 1, NULL, 10) : 1;
+	atomic_store(&hits, 0);
 	atomic_store(&configured, 2);
+}
+
+static void crash_configure(void)
+{
+	crash_configure_from(getenv("DOCKET_CRASH_POINT"));
+}
+
+void docket_crash_arm(const char *spec)
+{
+	crash_configure_from(spec);
 }
 
 void docket_crash_point(const char *name)

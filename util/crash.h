@@ -12,4 +12,8 @@
 
 void docket_crash_point(const char *name);
 
+/* Arm a crash point directly ("NAME" or "NAME@N"; NULL disarms). For tests
+ * that fork: the child arms its own point without touching the environment. */
+void docket_crash_arm(const char *spec);
+
 #endif
