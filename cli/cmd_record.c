@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -216,6 +217,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	for (i = 0; i < (size_t)files.n; i++) {
 		const char *path = files.v[i];
 		const char *name = path;
+		struct stat st;
 		FILE *f;
 
 		if (strcmp(path, "-") == 0) {
@@ -227,6 +229,10 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 			stdin_used = 1;
 			f = stdin;
 			name = "<stdin>";
+		} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			cli_error("%s: is a directory", path);
+			rc = CLI_EXIT_USAGE;
+			goto cleanup;
 		} else if (!(f = fopen(path, "rb"))) {
 			cli_error("%s: %s", path, strerror(errno));
 			rc = errno == ENOENT || errno == EISDIR ? CLI_EXIT_USAGE : CLI_EXIT_SYSTEM;

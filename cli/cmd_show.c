@@ -248,7 +248,7 @@ static json_t *call_json(const call *c)
 			continue;
 		if (strcmp(type, "approval.requested") == 0) {
 			json_array_append_new(approvals, json_pack(
-				"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+				"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 				"request", str_or_null(cli_jstr(ev, "request")),
 				"reviewer", str_or_null(cli_jstr(ev, "reviewer")),
 				"risk", copy_or_null(json_object_get(ev, "risk")),
@@ -256,6 +256,7 @@ static json_t *call_json(const call *c)
 				"settled", json_null(),
 				"result", json_null(),
 				"actor", json_null(),
+				"reason", json_null(),
 				"wait_ms", json_null()));
 		} else if (strcmp(type, "approval.settled") == 0) {
 			const char *req = cli_jstr(ev, "request");
@@ -271,6 +272,7 @@ static json_t *call_json(const call *c)
 				json_object_set_new(a, "settled", at(ev));
 				json_object_set_new(a, "result", str_or_null(cli_jstr(ev, "result")));
 				json_object_set_new(a, "actor", str_or_null(cli_jstr(ev, "actor")));
+				json_object_set_new(a, "reason", str_or_null(cli_jstr(ev, "reason")));
 				if (cli_time_parse(cli_jstr(json_object_get(a, "requested"), "time"),
 						   &t0) == 0 &&
 				    cli_time_parse(cli_jstr(ev, "time"), &t1) == 0 && t1 >= t0)
@@ -293,6 +295,7 @@ static json_t *call_json(const call *c)
 		json_object_set_new(outcome, "exit_code",
 				    cli_jint(c->completed, "exit_code", &v) == 0 ? json_integer(v)
 										  : json_null());
+		json_object_set_new(outcome, "error", str_or_null(cli_jstr(c->completed, "error")));
 		json_object_set_new(outcome, "duration_ms",
 				    cli_jint(c->completed, "duration_ms", &v) == 0 ? json_integer(v)
 										    : json_null());
@@ -416,6 +419,8 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		*color = cli_status_color(result);
 		if (error == 0 && actor)
 			error = docket_buf_printf(b, " by %s", actor);
+		if (error == 0 && cli_jstr(ev, "reason"))
+			error = docket_buf_printf(b, " (%s)", cli_jstr(ev, "reason"));
 		if (error == 0 && wait >= 0) {
 			char d[32];
 
@@ -438,6 +443,8 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 			cli_duration(d, sizeof(d), f->run_ms);
 			error = docket_buf_printf(b, ", ran %s", d);
 		}
+		if (error == 0 && cli_jstr(ev, "error"))
+			error = docket_buf_printf(b, ": %s", cli_jstr(ev, "error"));
 	} else {
 		/* recovery.action and anything newer: the fields as they are */
 		json_t *rest = json_deep_copy(ev);

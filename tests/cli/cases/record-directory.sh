@@ -1,0 +1,3 @@
+docket init >/dev/null
+mkdir adir
+docket record adir
