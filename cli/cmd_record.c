@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -33,7 +34,10 @@ typedef struct record_input {
 	size_t n;
 	size_t cap;
 	size_t bad;        /* lines that did not parse */
+	int progress;      /* show progress on stderr (a TTY) */
 } record_input;
+
+#define PROGRESS_EVERY 100000
 
 static int input_push(record_input *in, json_t *ev, const char *file, size_t line)
 {
@@ -73,8 +77,11 @@ static void input_dispose(record_input *in)
 
 static void report_bad(record_input *in, const char *file, size_t line, const char *why)
 {
-	if (in->bad < MAX_REPORTED)
+	if (in->bad < MAX_REPORTED) {
+		if (in->progress)
+			fputs("\r\033[K", stderr);
 		cli_error("%s:%zu: %s", file, line, why);
+	}
 	in->bad++;
 }
 
@@ -124,6 +131,8 @@ static int parse_input(record_input *in, const char *name, const docket_buf *tex
 
 		line++;
 		pos += len + (nl ? 1 : 0);
+		if (in->progress && line % PROGRESS_EVERY == 0)
+			fprintf(stderr, "\rdocket: reading %s: %zu lines", name, line);
 		if (is_blank(start, len))
 			continue;
 		docket_error_clear();
@@ -197,7 +206,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	};
 	static char stdin_name[] = "-";
 	char *stdin_argv[1] = { stdin_name };
-	record_input in = { NULL, NULL, 0, 0, 0 };
+	record_input in = { NULL, NULL, 0, 0, 0, 0 };
 	docket_append_result *results = NULL;
 	docket_ledger *ledger = NULL;
 	docket_buf text = DOCKET_BUF_INIT;
@@ -213,6 +222,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	}
 	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)
 		return rc;
+	in.progress = isatty(fileno(stderr));
 
 	for (i = 0; i < (size_t)files.n; i++) {
 		const char *path = files.v[i];
@@ -247,7 +257,10 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 			rc = cli_exit_code(error);
 			goto cleanup;
 		}
-		if (text.len > 0 && (error = parse_input(&in, name, &text)) < 0) {
+		error = text.len > 0 ? parse_input(&in, name, &text) : 0;
+		if (in.progress && text.len > 0)
+			fputs("\r\033[K", stderr);
+		if (error < 0) {
 			rc = cli_fail(error, "cannot read the input");
 			goto cleanup;
 		}
@@ -272,8 +285,13 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		rc = CLI_EXIT_SYSTEM;
 		goto cleanup;
 	}
+	if (in.progress && in.n >= PROGRESS_EVERY)
+		fprintf(stderr, "\rdocket: appending %zu events in one transaction...\033[K", in.n);
 	docket_error_clear();
-	if ((error = docket_ledger_append_json(ledger, in.events, in.n, results)) < 0) {
+	error = docket_ledger_append_json(ledger, in.events, in.n, results);
+	if (in.progress && in.n >= PROGRESS_EVERY)
+		fputs("\r\033[K", stderr);
+	if (error < 0) {
 		const docket_error *e = docket_error_last();
 		const char *msg = e->message[0] ? e->message : "the ledger refused the input";
 		size_t idx = e->event_index;
