@@ -4,7 +4,8 @@
 # The README demo: record a realistic agent session into a fresh ledger,
 # prove it was not altered, and look at it.
 #
-#   scripts/demo.sh            build with meson into ./build if needed
+#   scripts/demo.sh            install missing packages (scripts/deps.sh), build
+#                              with meson into ./build if needed
 #   DOCKET_BIN=path scripts/demo.sh
 #                              use that docket binary instead
 #   DEMO_OUT=dir               where the ledger goes (default ./demo-out)
@@ -15,6 +16,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -n "${DOCKET_BIN:-}" ]; then
 	docket=$DOCKET_BIN
 else
+	# missing Debian packages: installed as root, else the command is printed
+	bash "$root/scripts/deps.sh" --quiet
 	if [ ! -f "$root/build/build.ninja" ]; then
 		meson setup "$root/build" "$root" >/dev/null
 	fi
