@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy.h: the policy engine (DESIGN §7).
+ *
+ * One model, three ways in: docket's own YAML, Codex `.rules` files (plus the
+ * approval and sandbox settings a rollout's turn_context records), and Claude
+ * Code settings.json permissions. A loaded policy is immutable and may be
+ * shared between threads; evaluation is pure (no filesystem, no clock) and
+ * allocates nothing once a result object has warmed up.
+ *
+ *   docket_policy *p = NULL;
+ *   docket_policy_call *call = NULL;
+ *   docket_policy_context *ctx = NULL;
+ *   docket_policy_result *res = NULL;
+ *
+ *   if (docket_policy_load(&p, "codex:~/.codex/rules") < 0 || ...)
+ *           ... docket_error_last()->message ...
+ *   docket_policy_eval(res, p, call, ctx);
+ *   docket_policy_result_verdict(res) == DOCKET_VERDICT_ALLOWED ...
+ */
+#ifndef DOCKET_POLICY_H
+#define DOCKET_POLICY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "docket/common.h"
+
+typedef struct docket_policy docket_policy;
+typedef struct docket_policy_call docket_policy_call;
+typedef struct docket_policy_context docket_policy_context;
+typedef struct docket_policy_result docket_policy_result;
+
+/* Ordered from least to most strict: the strictest decision wins. */
+typedef enum docket_verdict {
+	DOCKET_VERDICT_ALLOWED = 0,
+	DOCKET_VERDICT_APPROVAL_REQUIRED = 1,
+	DOCKET_VERDICT_DENIED = 2,
+	DOCKET_VERDICT_UNSUPPORTED = 3   /* final: no approval makes it runnable */
+} docket_verdict;
+
+typedef enum docket_policy_format {
+	DOCKET_POLICY_DOCKET = 0,
+	DOCKET_POLICY_CODEX = 1,
+	DOCKET_POLICY_CLAUDE = 2
+} docket_policy_format;
+
+/* "allowed", "approval_required", "denied", "unsupported". */
+const char *docket_policy_verdict_name(docket_verdict v);
+/* "docket", "codex", "claude". */
+const char *docket_policy_format_str(docket_policy_format f);
+
+/*
+ * Load a policy from a source string: "PATH" (docket YAML), "codex:PATH" (a
+ * .rules file or a directory of them, read in name order) or "claude:PATH" (a
+ * settings.json). Errors: DOCKET_ENOTFOUND (no such file), DOCKET_EINVALID
+ * (the message gives file:line:column and what was expected), DOCKET_ENOMEM.
+ */
+int docket_policy_load(docket_policy **out, const char *source) DOCKET_MUST_USE;
+
+/* Load from memory; `name` is used in messages and rule origins. */
+int docket_policy_load_buffer(docket_policy **out, docket_policy_format format,
+			      const char *name, const char *text, size_t len) DOCKET_MUST_USE;
+
+void docket_policy_free(docket_policy *policy);
+
+docket_policy_format docket_policy_get_format(const docket_policy *policy);
+/* Number of compiled rules (command, tool and network rules). */
+size_t docket_policy_rule_count(const docket_policy *policy);
+
+/*
+ * A tool call: a DESIGN §4 `tool.intent` object (at least "tool" and "args"),
+ * or just {"tool":..., "args":...}. The call copies what it needs.
+ */
+int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent) DOCKET_MUST_USE;
+void docket_policy_call_free(docket_policy_call *call);
+
+/*
+ * The session context: {"platform", "cwd", "workspace_roots", "env",
+ * "grants": [{"command":[argv]} | {"path":"/abs"}], "approval_policy",
+ * "sandbox_policy"} where the last two use Codex's own JSON forms
+ * ("on-request", {"granular":{...}}, {"type":"workspace-write",...}) or
+ * docket's names ("on_request", "workspace_write"). NULL json: empty context.
+ */
+int docket_policy_context_from_json(docket_policy_context **out, const json_t *ctx) DOCKET_MUST_USE;
+void docket_policy_context_free(docket_policy_context *ctx);
+
+int docket_policy_result_new(docket_policy_result **out) DOCKET_MUST_USE;
+void docket_policy_result_free(docket_policy_result *res);
+
+/*
+ * Evaluate `call` under `policy` and `ctx` (ctx may be NULL) into `res`,
+ * overwriting what it held. Pure: the same inputs give the same result.
+ * Fails only with DOCKET_ENOMEM while a fresh result grows its scratch space.
+ */
+int docket_policy_eval(docket_policy_result *res, const docket_policy *policy,
+		       const docket_policy_call *call, const docket_policy_context *ctx) DOCKET_MUST_USE;
+
+docket_verdict docket_policy_result_verdict(const docket_policy_result *res);
+
+/* Reasons: a stable code ("rule", "known_safe", "dangerous", ...) and a sentence. */
+size_t docket_policy_result_reason_count(const docket_policy_result *res);
+const char *docket_policy_result_reason_code(const docket_policy_result *res, size_t i);
+const char *docket_policy_result_reason_text(const docket_policy_result *res, size_t i);
+
+/* Matched rules, as "origin: text" ("rules/git.rules:12: prefix_rule(...)"). */
+size_t docket_policy_result_match_count(const docket_policy_result *res);
+const char *docket_policy_result_match_rule(const docket_policy_result *res, size_t i);
+
+/* Shell calls: one entry per plain segment (one for an unsplit script). */
+size_t docket_policy_result_segment_count(const docket_policy_result *res);
+
+/*
+ * The whole result as JSON: {"verdict","reasons":[{code,text}],
+ * "matched_rules":[...], "segments":[{"command":[...],"verdict",...}],
+ * "sandbox":"bypass"|"sandboxed"|"none", "proposed_amendment":[...]}.
+ */
+int docket_policy_result_to_json(json_t **out, const docket_policy_result *res) DOCKET_MUST_USE;
+
+/* The normalised policy as JSON (what `docket policy explain` prints). */
+int docket_policy_to_json(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
+
+/*
+ * The policy as docket YAML that evaluates identically (`policy convert`).
+ * Appends NUL-terminated text to *out (docket_free it).
+ */
+int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_USE;
+
+/*
+ * The canonical form of a shell command, the key of a session grant: a
+ * `bash -lc` script of one plain command becomes that command's argv, any
+ * other shell script ["__codex_shell_script__", flag, script], a PowerShell
+ * -Command script ["__codex_powershell_script__", script]; anything else is
+ * unchanged. Returns a JSON array of strings.
+ */
+int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUST_USE;
+
+#endif

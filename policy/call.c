@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * call.c: tool calls and session contexts from their JSON forms (DESIGN §4).
+ * Both copy what they keep into their own arena, so the JSON may be freed.
+ */
+#include <string.h>
+
+#include "policy.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+static const char *adup(pol_arena_block **a, const char *s)
+{
+	size_t n = strlen(s);
+	char *d = pol_arena_alloc(a, n + 1);
+
+	if (d)
+		memcpy(d, s, n + 1);
+	return d;
+}
+
+static int nomem(void)
+{
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+/* A JSON array of strings into an arena vector. */
+static int str_array(pol_arena_block **a, const json_t *arr, const char ***out, size_t *n,
+		     const char *what)
+{
+	size_t i, len;
+	const char **v;
+
+	if (!json_is_array(arr))
+		return docket_error_set(DOCKET_EINVALID, "%s must be an array of strings (got %s)", what,
+					docket_json_type_name(arr));
+	len = json_array_size(arr);
+	if (len > 1u << 20)
+		return docket_error_set(DOCKET_EINVALID, "%s has too many elements", what);
+	if (!(v = pol_arena_alloc(a, (len ? len : 1) * sizeof(*v))))
+		return nomem();
+	for (i = 0; i < len; i++) {
+		const json_t *e = json_array_get(arr, i);
+
+		if (!json_is_string(e))
+			return docket_error_set(DOCKET_EINVALID, "%s[%zu] must be a string (got %s)", what, i,
+						docket_json_type_name(e));
+		if (strlen(json_string_value(e)) != json_string_length(e))
+			return docket_error_set(DOCKET_EINVALID, "%s[%zu] contains a NUL byte", what, i);
+		if (!(v[i] = adup(a, json_string_value(e))))
+			return nomem();
+	}
+	*out = v;
+	*n = len;
+	return 0;
+}
+
+static int get_str(pol_arena_block **a, const json_t *obj, const char *key, const char **out,
+		   bool required, const char *tool)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v)) {
+		if (required)
+			return docket_error_set(DOCKET_EINVALID, "%s call needs args.%s", tool, key);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return docket_error_set(DOCKET_EINVALID, "%s args.%s must be a string (got %s)", tool, key,
+					docket_json_type_name(v));
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return docket_error_set(DOCKET_EINVALID, "%s args.%s contains a NUL byte", tool, key);
+	if (!(*out = adup(a, json_string_value(v))))
+		return nomem();
+	return 0;
+}
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+static int parse_proto(const char *s, int *out)
+{
+	if (!s)
+		*out = PROTO_ANY;
+	else if (strcmp(s, "http") == 0)
+		*out = PROTO_HTTP;
+	else if (strcmp(s, "https") == 0)
+		*out = PROTO_HTTPS;
+	else if (strcmp(s, "socks5_tcp") == 0 || strcmp(s, "socks5") == 0)
+		*out = PROTO_SOCKS5_TCP;
+	else if (strcmp(s, "socks5_udp") == 0)
+		*out = PROTO_SOCKS5_UDP;
+	else
+		return docket_error_set(DOCKET_EINVALID, "unknown network protocol %s", s);
+	return 0;
+}
+
+/* scheme://[user@]host[:port][/...] */
+static int parse_url(docket_policy_call *c, const char *url)
+{
+	const char *p = strstr(url, "://"), *h, *e, *at;
+	char scheme[16];
+	size_t sl;
+	char *host;
+
+	if (!p || p == url || (size_t)(p - url) >= sizeof(scheme))
+		return docket_error_set(DOCKET_EINVALID, "network url %s has no scheme", url);
+	sl = (size_t)(p - url);
+	memcpy(scheme, url, sl);
+	scheme[sl] = '\0';
+	lower(scheme);
+	if (strcmp(scheme, "http") == 0 || strcmp(scheme, "ws") == 0) {
+		c->protocol = PROTO_HTTP;
+		c->port = 80;
+	} else if (strcmp(scheme, "https") == 0 || strcmp(scheme, "wss") == 0) {
+		c->protocol = PROTO_HTTPS;
+		c->port = 443;
+	} else {
+		c->protocol = PROTO_ANY;
+		c->port = 0;
+	}
+	h = p + 3;
+	e = h + strcspn(h, "/?#");
+	at = memchr(h, '@', (size_t)(e - h));
+	if (at)
+		h = at + 1;
+	if (h < e && *h == '[') {
+		const char *close = memchr(h, ']', (size_t)(e - h));
+
+		if (!close)
+			return docket_error_set(DOCKET_EINVALID, "network url %s has a bad IPv6 host", url);
+		if (!(host = pol_arena_alloc(&c->arena, (size_t)(close - h))))
+			return nomem();
+		memcpy(host, h + 1, (size_t)(close - h - 1));
+		host[close - h - 1] = '\0';
+		h = close + 1;
+	} else {
+		const char *colon = memchr(h, ':', (size_t)(e - h));
+		const char *he = colon ? colon : e;
+
+		if (!(host = pol_arena_alloc(&c->arena, (size_t)(he - h) + 1)))
+			return nomem();
+		memcpy(host, h, (size_t)(he - h));
+		host[he - h] = '\0';
+		h = he;
+	}
+	if (h < e && *h == ':') {
+		unsigned port = 0;
+
+		for (h++; h < e; h++) {
+			if (*h < '0' || *h > '9' || port > 65535)
+				return docket_error_set(DOCKET_EINVALID, "network url %s has a bad port", url);
+			port = port * 10 + (unsigned)(*h - '0');
+		}
+		c->port = port;
+	}
+	while (*host && host[strlen(host) - 1] == '.')
+		host[strlen(host) - 1] = '\0';
+	if (!*host)
+		return docket_error_set(DOCKET_EINVALID, "network url %s has no host", url);
+	lower(host);
+	c->host = host;
+	return 0;
+}
+
+static int one_path(docket_policy_call *c, const char *p)
+{
+	const char **nv = pol_arena_alloc(&c->arena, (c->npaths + 1) * sizeof(*nv));
+
+	if (!nv)
+		return nomem();
+	if (c->npaths)
+		memcpy(nv, c->paths, c->npaths * sizeof(*nv));
+	if (!(nv[c->npaths] = adup(&c->arena, p)))
+		return nomem();
+	c->paths = nv;
+	c->npaths++;
+	return 0;
+}
+
+static int wrap_script(docket_policy_call *c, const char *script)
+{
+	const char **v = pol_arena_alloc(&c->arena, 3 * sizeof(*v));
+
+	if (!v)
+		return nomem();
+	v[0] = "bash";
+	v[1] = "-lc";
+	if (!(v[2] = adup(&c->arena, script)))
+		return nomem();
+	c->argv = v;
+	c->argc = 3;
+	return 0;
+}
+
+static int parse_shell(docket_policy_call *c, const json_t *args)
+{
+	const json_t *cmd = json_object_get(args, "command");
+	const json_t *sp = json_object_get(args, "sandbox_permissions");
+	const json_t *pr = json_object_get(args, "prefix_rule");
+	const char *s;
+	int error;
+
+	if (!cmd)
+		cmd = json_object_get(args, "cmd");
+	if (json_is_string(cmd)) {
+		if ((error = wrap_script(c, json_string_value(cmd))) < 0)
+			return error;
+	} else if ((error = str_array(&c->arena, cmd, &c->argv, &c->argc, "shell args.command")) < 0) {
+		return error;
+	}
+	if ((error = get_str(&c->arena, args, "cwd", &c->cwd, false, "shell")) < 0)
+		return error;
+	if (json_is_boolean(json_object_get(args, "with_escalated_permissions")) &&
+	    json_is_true(json_object_get(args, "with_escalated_permissions")))
+		c->sbperm = SBP_REQUIRE_ESCALATED;
+	if (sp && !json_is_null(sp)) {
+		if (!json_is_string(sp))
+			return docket_error_set(DOCKET_EINVALID, "shell args.sandbox_permissions must be a string");
+		s = json_string_value(sp);
+		if (strcmp(s, "use_default") == 0)
+			c->sbperm = SBP_DEFAULT;
+		else if (strcmp(s, "require_escalated") == 0)
+			c->sbperm = SBP_REQUIRE_ESCALATED;
+		else if (strcmp(s, "with_additional_permissions") == 0)
+			c->sbperm = SBP_ADDITIONAL;
+		else
+			return docket_error_set(DOCKET_EINVALID, "unknown sandbox_permissions %s", s);
+	}
+	if (pr && !json_is_null(pr) &&
+	    (error = str_array(&c->arena, pr, &c->prefix_rule, &c->nprefix_rule, "shell args.prefix_rule")) < 0)
+		return error;
+	if (pr && !json_is_null(pr) && !c->prefix_rule)
+		c->prefix_rule = c->argv; /* non-NULL marks "given" even when empty */
+	return 0;
+}
+
+static int parse_patch(docket_policy_call *c, const json_t *args)
+{
+	const json_t *changes = json_object_get(args, "changes");
+	size_t i;
+	int error;
+
+	if (!json_is_array(changes))
+		return docket_error_set(DOCKET_EINVALID, "apply_patch call needs args.changes (an array)");
+	for (i = 0; i < json_array_size(changes); i++) {
+		const json_t *ch = json_array_get(changes, i);
+		const json_t *path = json_object_get(ch, "path"), *to = json_object_get(ch, "to");
+
+		if (!json_is_object(ch) || !json_is_string(path))
+			return docket_error_set(DOCKET_EINVALID, "apply_patch args.changes[%zu] needs a path", i);
+		if ((error = one_path(c, json_string_value(path))) < 0)
+			return error;
+		if (json_is_string(to) && (error = one_path(c, json_string_value(to))) < 0)
+			return error;
+	}
+	return 0;
+}
+
+int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent)
+{
+	docket_policy_call *c = NULL;
+	const json_t *tool, *args;
+	const char *name;
+	int error = 0;
+
+	*out = NULL;
+	if (!json_is_object(intent))
+		return docket_error_set(DOCKET_EINVALID, "a call must be a JSON object");
+	tool = json_object_get(intent, "tool");
+	args = json_object_get(intent, "args");
+	if (!json_is_string(tool))
+		return docket_error_set(DOCKET_EINVALID, "a call needs a string \"tool\"");
+	if (args && !json_is_object(args))
+		return docket_error_set(DOCKET_EINVALID, "a call's \"args\" must be an object");
+	if (!(c = docket_calloc(1, sizeof(*c))))
+		return nomem();
+	name = json_string_value(tool);
+	if (!(c->name = adup(&c->arena, name))) {
+		error = nomem();
+		goto cleanup;
+	}
+	if (!args)
+		args = json_object();
+	else
+		json_incref((json_t *)args);
+
+	if (strcmp(name, "shell") == 0 || strcmp(name, "local_shell") == 0 ||
+	    strcmp(name, "shell_command") == 0 || strcmp(name, "exec_command") == 0 ||
+	    strcmp(name, "Bash") == 0) {
+		c->tool = CT_SHELL;
+		error = parse_shell(c, args);
+	} else if (strcmp(name, "apply_patch") == 0) {
+		c->tool = CT_APPLY_PATCH;
+		error = parse_patch(c, args);
+	} else if (strcmp(name, "read_file") == 0 || strcmp(name, "Read") == 0) {
+		const char *p;
+
+		c->tool = CT_READ;
+		if ((error = get_str(&c->arena, args, json_object_get(args, "path") ? "path" : "file_path",
+				     &p, true, name)) == 0)
+			error = one_path(c, p);
+	} else if (strcmp(name, "write_file") == 0 || strcmp(name, "Write") == 0 ||
+		   strcmp(name, "Edit") == 0 || strcmp(name, "MultiEdit") == 0) {
+		const char *p;
+
+		c->tool = CT_WRITE;
+		if ((error = get_str(&c->arena, args, json_object_get(args, "path") ? "path" : "file_path",
+				     &p, true, name)) == 0)
+			error = one_path(c, p);
+	} else if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0) {
+		const char *url = NULL, *host = NULL, *proto = NULL;
+		const json_t *port = json_object_get(args, "port");
+
+		c->tool = CT_NETWORK;
+		if ((error = get_str(&c->arena, args, "url", &url, false, name)) < 0 ||
+		    (error = get_str(&c->arena, args, "host", &host, false, name)) < 0 ||
+		    (error = get_str(&c->arena, args, "protocol", &proto, false, name)) < 0)
+			goto done;
+		if (url) {
+			error = parse_url(c, url);
+		} else if (host) {
+			char *h = (char *)host;
+
+			lower(h);
+			c->host = h;
+			if ((error = parse_proto(proto, &c->protocol)) < 0)
+				goto done;
+			if (port && !json_is_null(port)) {
+				if (!json_is_integer(port) || json_integer_value(port) < 0 ||
+				    json_integer_value(port) > 65535) {
+					error = docket_error_set(DOCKET_EINVALID, "network args.port must be 0..65535");
+					goto done;
+				}
+				c->port = (unsigned)json_integer_value(port);
+			}
+		} else {
+			error = docket_error_set(DOCKET_EINVALID, "network call needs args.url or args.host");
+		}
+	} else if (strcmp(name, "run_code") == 0) {
+		c->tool = CT_RUN_CODE;
+		error = get_str(&c->arena, args, "language", &c->language, true, name);
+	} else if (strcmp(name, "install_packages") == 0) {
+		c->tool = CT_INSTALL;
+		if ((error = get_str(&c->arena, args, "ecosystem", &c->ecosystem, true, name)) == 0)
+			error = str_array(&c->arena, json_object_get(args, "packages"), &c->packages,
+					  &c->npackages, "install_packages args.packages");
+	} else if (strcmp(name, "mcp") == 0) {
+		const char *server, *t;
+		docket_buf b = DOCKET_BUF_INIT;
+
+		c->tool = CT_MCP;
+		if ((error = get_str(&c->arena, args, "server", &server, true, name)) < 0 ||
+		    (error = get_str(&c->arena, args, "tool", &t, true, name)) < 0)
+			goto done;
+		if ((error = docket_buf_printf(&b, "mcp__%s__%s", server, t)) == 0 &&
+		    !(c->name = adup(&c->arena, b.ptr)))
+			error = nomem();
+		docket_buf_dispose(&b);
+	} else if (strncmp(name, "mcp__", 5) == 0) {
+		c->tool = CT_MCP;
+	} else {
+		c->tool = CT_OTHER;
+	}
+done:
+	json_decref((json_t *)args);
+cleanup:
+	if (error < 0) {
+		docket_policy_call_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
+void docket_policy_call_free(docket_policy_call *c)
+{
+	if (!c)
+		return;
+	pol_arena_free(c->arena);
+	docket_free(c);
+}
+
+/* ---- context ---- */
+
+static int strv_from(pol_arena_block **a, pol_strv *v, const json_t *arr, const char *what)
+{
+	return str_array(a, arr, &v->v, &v->n, what);
+}
+
+int pol_parse_approval(const json_t *v, int *approval, bool *gsandbox, bool *grules)
+{
+	*gsandbox = *grules = true;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		if (strcmp(s, "untrusted") == 0 || strcmp(s, "unless-trusted") == 0)
+			*approval = AP_UNTRUSTED;
+		else if (strcmp(s, "on-request") == 0 || strcmp(s, "on_request") == 0 ||
+			 strcmp(s, "on-failure") == 0 || strcmp(s, "on_failure") == 0)
+			*approval = AP_ON_REQUEST;
+		else if (strcmp(s, "never") == 0)
+			*approval = AP_NEVER;
+		else
+			return docket_error_set(DOCKET_EINVALID, "unknown approval_policy %s", s);
+		return 0;
+	}
+	if (json_is_object(v)) {
+		const json_t *g = json_object_get(v, "granular");
+		const json_t *r = json_object_get(v, "reject");
+
+		if (json_is_object(g)) {
+			*approval = AP_GRANULAR;
+			*gsandbox = !json_is_false(json_object_get(g, "sandbox_approval"));
+			*grules = !json_is_false(json_object_get(g, "rules"));
+			return 0;
+		}
+		if (json_is_object(r)) {
+			/* older Codex form: reject.{sandbox_approval,rules}=true rejects */
+			*approval = AP_GRANULAR;
+			*gsandbox = !json_is_true(json_object_get(r, "sandbox_approval"));
+			*grules = !json_is_true(json_object_get(r, "rules"));
+			return 0;
+		}
+	}
+	return docket_error_set(DOCKET_EINVALID, "approval_policy must be a string or {\"granular\":{...}}");
+}
+
+int pol_parse_sandbox(const json_t *v, int *sandbox, int *network, bool *ex_tmpdir, bool *ex_slash_tmp,
+		      const json_t **writable)
+{
+	const char *s;
+	const json_t *na;
+
+	*writable = NULL;
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+	} else if (json_is_object(v)) {
+		const json_t *t = json_object_get(v, "type");
+
+		if (!t)
+			t = json_object_get(v, "mode");
+		if (!json_is_string(t))
+			return docket_error_set(DOCKET_EINVALID, "sandbox_policy needs a \"type\"");
+		s = json_string_value(t);
+		na = json_object_get(v, "network_access");
+		if (json_is_boolean(na))
+			*network = json_is_true(na);
+		else if (json_is_string(na))
+			*network = strcmp(json_string_value(na), "enabled") == 0;
+		*ex_tmpdir = json_is_true(json_object_get(v, "exclude_tmpdir_env_var"));
+		*ex_slash_tmp = json_is_true(json_object_get(v, "exclude_slash_tmp"));
+		*writable = json_object_get(v, "writable_roots");
+	} else {
+		return docket_error_set(DOCKET_EINVALID, "sandbox_policy must be a string or an object");
+	}
+	if (strcmp(s, "read-only") == 0 || strcmp(s, "read_only") == 0)
+		*sandbox = SB_READ_ONLY;
+	else if (strcmp(s, "workspace-write") == 0 || strcmp(s, "workspace_write") == 0)
+		*sandbox = SB_WORKSPACE_WRITE;
+	else if (strcmp(s, "danger-full-access") == 0 || strcmp(s, "full_access") == 0 ||
+		 strcmp(s, "full-access") == 0)
+		*sandbox = SB_FULL_ACCESS;
+	else if (strcmp(s, "external-sandbox") == 0 || strcmp(s, "external") == 0)
+		*sandbox = SB_EXTERNAL;
+	else
+		return docket_error_set(DOCKET_EINVALID, "unknown sandbox type %s", s);
+	return 0;
+}
+
+static const char *const ctx_keys[] = {
+	"platform", "cwd", "workspace_roots", "env", "grants", "approval_policy", "sandbox_policy",
+	"file_system_sandbox", "session", "type", "runtime", NULL
+};
+
+int docket_policy_context_from_json(docket_policy_context **out, const json_t *j)
+{
+	docket_policy_context *c;
+	const char *key;
+	const json_t *v;
+	int error = 0;
+
+	*out = NULL;
+	if (!(c = docket_calloc(1, sizeof(*c))))
+		return nomem();
+	c->network_access = -1;
+	c->fs_kind = -1;
+	if (!j || json_is_null(j))
+		goto done;
+	if (!json_is_object(j)) {
+		error = docket_error_set(DOCKET_EINVALID, "the context must be a JSON object");
+		goto done;
+	}
+	json_object_foreach((json_t *)j, key, v) {
+		size_t k;
+
+		for (k = 0; ctx_keys[k]; k++)
+			if (strcmp(ctx_keys[k], key) == 0)
+				break;
+		if (!ctx_keys[k]) {
+			error = docket_error_set(DOCKET_EINVALID, "unknown context field \"%s\"", key);
+			goto done;
+		}
+	}
+	if ((v = json_object_get(j, "platform")) && !json_is_null(v)) {
+		const char *s = json_is_string(v) ? json_string_value(v) : "";
+
+		if (strcmp(s, "linux") == 0)
+			c->platform = PLAT_LINUX;
+		else if (strcmp(s, "macos") == 0)
+			c->platform = PLAT_MACOS;
+		else if (strcmp(s, "windows") == 0)
+			c->platform = PLAT_WINDOWS;
+		else {
+			error = docket_error_set(DOCKET_EINVALID, "platform must be linux, macos or windows");
+			goto done;
+		}
+	}
+	if ((error = get_str(&c->arena, j, "cwd", &c->cwd, false, "context")) < 0)
+		goto done;
+	if ((v = json_object_get(j, "workspace_roots")) &&
+	    (error = strv_from(&c->arena, &c->roots, v, "workspace_roots")) < 0)
+		goto done;
+	if ((v = json_object_get(j, "env")) && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "env must be an object of strings");
+			goto done;
+		}
+		if ((error = get_str(&c->arena, v, "HOME", &c->home, false, "env")) < 0 ||
+		    (error = get_str(&c->arena, v, "TMPDIR", &c->tmpdir, false, "env")) < 0)
+			goto done;
+	}
+	if ((v = json_object_get(j, "approval_policy")) && !json_is_null(v) &&
+	    (error = pol_parse_approval(v, &c->approval, &c->granular_sandbox, &c->granular_rules)) < 0)
+		goto done;
+	if ((v = json_object_get(j, "sandbox_policy")) && !json_is_null(v)) {
+		const json_t *w = NULL;
+
+		if ((error = pol_parse_sandbox(v, &c->sandbox, &c->network_access, &c->exclude_tmpdir,
+					       &c->exclude_slash_tmp, &w)) < 0)
+			goto done;
+		if (w && (error = strv_from(&c->arena, &c->writable, w, "sandbox_policy.writable_roots")) < 0)
+			goto done;
+	}
+	if ((v = json_object_get(j, "file_system_sandbox")) && !json_is_null(v)) {
+		const char *s = json_is_string(v) ? json_string_value(v) : "";
+
+		if (strncmp(s, "restricted", 10) == 0)
+			c->fs_kind = FS_RESTRICTED;
+		else if (strcmp(s, "unrestricted") == 0)
+			c->fs_kind = FS_UNRESTRICTED;
+		else if (strncmp(s, "external", 8) == 0)
+			c->fs_kind = FS_EXTERNAL;
+		else {
+			error = docket_error_set(DOCKET_EINVALID, "file_system_sandbox must be restricted, unrestricted or external");
+			goto done;
+		}
+	}
+	if ((v = json_object_get(j, "grants")) && !json_is_null(v)) {
+		size_t n = json_array_size(v);
+
+		if (!json_is_array(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "grants must be an array");
+			goto done;
+		}
+		if (!(c->grants = pol_arena_alloc(&c->arena, (n ? n : 1) * sizeof(*c->grants)))) {
+			error = nomem();
+			goto done;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const json_t *g = json_array_get(v, i);
+			pol_grant *gr = &c->grants[c->ngrants++];
+
+			memset(gr, 0, sizeof(*gr));
+			if (json_is_object(g) && json_object_get(g, "command")) {
+				if ((error = str_array(&c->arena, json_object_get(g, "command"), &gr->argv,
+						       &gr->argc, "grants[].command")) < 0)
+					goto done;
+			} else if (json_is_object(g) && json_is_string(json_object_get(g, "path"))) {
+				if (!(gr->path = adup(&c->arena, json_string_value(json_object_get(g, "path"))))) {
+					error = nomem();
+					goto done;
+				}
+			} else {
+				error = docket_error_set(DOCKET_EINVALID,
+					"grants[%zu] must be {\"command\":[...]} or {\"path\":\"/abs\"}", i);
+				goto done;
+			}
+		}
+	}
+done:
+	if (error < 0) {
+		docket_policy_context_free(c);
+		return error;
+	}
+	*out = c;
+	return 0;
+}
+
+void docket_policy_context_free(docket_policy_context *c)
+{
+	if (!c)
+		return;
+	pol_arena_free(c->arena);
+	docket_free(c);
+}

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * claude.c: Claude Code settings.json permissions and its rule grammar.
+ *
+ *   Tool | Tool(specifier)
+ *   Bash(exact command) | Bash(prefix:*) | Bash(glob with *)
+ *   Read|Edit|Write|MultiEdit|NotebookEdit(path) with the anchors
+ *        //abs  ~/home  /project-root  ./cwd (gitignore-style patterns)
+ *   WebFetch(domain:host)   mcp__server  mcp__server__tool  mcp__*
+ *
+ * Deny wins over ask over allow: all three lists are compiled into tool
+ * rules and the evaluator takes the strictest decision that matches.
+ */
+#include <string.h>
+
+#include "policy.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+static int tool_kind_of(const char *name, size_t n)
+{
+	static const struct { const char *name; int kind; } map[] = {
+		{ "Bash", TK_BASH }, { "Read", TK_READ }, { "Edit", TK_EDIT }, { "Write", TK_EDIT },
+		{ "MultiEdit", TK_EDIT }, { "NotebookEdit", TK_EDIT }, { "WebFetch", TK_WEBFETCH },
+		{ "*", TK_ANY },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strlen(map[i].name) == n && memcmp(map[i].name, name, n) == 0)
+			return map[i].kind;
+	if (n > 5 && memcmp(name, "mcp__", 5) == 0)
+		return TK_MCP;
+	return TK_NAME;
+}
+
+int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_origin origin)
+{
+	const char *open = strchr(rule, '(');
+	size_t nlen = open ? (size_t)(open - rule) : strlen(rule);
+	pol_tool_rule *t;
+	char *spec = NULL;
+	size_t slen = 0;
+	int error;
+
+	if (nlen == 0)
+		return docket_error_set(DOCKET_EINVALID, "rule \"%s\": missing tool name", rule);
+	for (size_t i = 0; i < nlen; i++) {
+		char c = rule[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-' || c == '*' || c == '.'))
+			return docket_error_set(DOCKET_EINVALID, "rule \"%s\": bad character in tool name", rule);
+	}
+	if (open) {
+		size_t len = strlen(rule);
+		const char *in = open + 1, *end = rule + len - 1;
+
+		if (len < nlen + 2 || *end != ')')
+			return docket_error_set(DOCKET_EINVALID, "rule \"%s\": expected ')' at the end", rule);
+		if (!(spec = pol_alloc(p, (size_t)(end - in) + 1)))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		for (; in < end; in++) {
+			if (*in == '\\' && in + 1 < end && (in[1] == '(' || in[1] == ')' || in[1] == '\\'))
+				in++;
+			spec[slen++] = *in;
+		}
+		spec[slen] = '\0';
+		if (slen == 0)
+			return docket_error_set(DOCKET_EINVALID, "rule \"%s\": empty specifier", rule);
+	}
+	if ((error = pol_add_tool(p, &t)) < 0)
+		return error;
+	t->kind = tool_kind_of(rule, nlen);
+	if (!(t->name = pol_strndup(p, rule, nlen)) || !(t->text = pol_strdup(p, rule)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	t->decision = decision;
+	t->origin = origin;
+	if (!spec) {
+		t->spec_kind = SPEC_NONE;
+		return 0;
+	}
+	t->spec = spec;
+	t->spec_len = slen;
+	switch (t->kind) {
+	case TK_BASH:
+		if (slen >= 2 && spec[slen - 2] == ':' && spec[slen - 1] == '*') {
+			t->spec_kind = SPEC_PREFIX;
+			t->spec_len = slen - 2;
+			spec[t->spec_len] = '\0';
+			if (strchr(spec, '*')) {
+				/* "git push * main:*": a glob with an open end */
+				spec[t->spec_len] = ' ';
+				spec[t->spec_len + 1] = '*';
+				t->spec_kind = SPEC_GLOB;
+				t->spec_len += 2;
+			}
+		} else if (strchr(spec, '*')) {
+			t->spec_kind = SPEC_GLOB;
+		} else {
+			t->spec_kind = SPEC_EXACT;
+		}
+		break;
+	case TK_READ:
+	case TK_EDIT:
+		t->spec_kind = SPEC_PATH;
+		if (strncmp(spec, "//", 2) == 0) {
+			t->anchor = ANCHOR_ROOT;
+			t->spec += 2;
+		} else if (strncmp(spec, "~/", 2) == 0) {
+			t->anchor = ANCHOR_HOME;
+			t->spec += 2;
+		} else if (strcmp(spec, "~") == 0) {
+			t->anchor = ANCHOR_HOME;
+			t->spec += 1;
+		} else if (spec[0] == '/') {
+			t->anchor = ANCHOR_PROJECT;
+			t->spec += 1;
+		} else if (strncmp(spec, "./", 2) == 0) {
+			t->anchor = ANCHOR_CWD;
+			t->spec += 2;
+		} else if (strchr(spec, '/') && spec[strlen(spec) - 1] != '/') {
+			t->anchor = ANCHOR_CWD;
+		} else {
+			t->anchor = ANCHOR_NONE;
+		}
+		t->spec_len = strlen(t->spec);
+		if (t->spec_len == 0) {
+			t->spec = "**";
+			t->spec_len = 2;
+		}
+		break;
+	case TK_WEBFETCH:
+		if (strncmp(spec, "domain:", 7) == 0) {
+			t->spec_kind = SPEC_DOMAIN;
+			t->spec += 7;
+			t->spec_len -= 7;
+			if (t->spec_len == 0)
+				return docket_error_set(DOCKET_EINVALID, "rule \"%s\": empty domain", rule);
+		} else {
+			t->spec_kind = SPEC_OTHER;
+		}
+		break;
+	default:
+		t->spec_kind = SPEC_OTHER;
+		break;
+	}
+	return 0;
+}
+
+static int parse_mode(const char *s, int *out)
+{
+	if (strcmp(s, "default") == 0)
+		*out = MODE_DEFAULT;
+	else if (strcmp(s, "acceptEdits") == 0)
+		*out = MODE_ACCEPT_EDITS;
+	else if (strcmp(s, "plan") == 0)
+		*out = MODE_PLAN;
+	else if (strcmp(s, "bypassPermissions") == 0)
+		*out = MODE_BYPASS;
+	else if (strcmp(s, "dontAsk") == 0)
+		*out = MODE_DONT_ASK;
+	else
+		return -1;
+	return 0;
+}
+
+static int rule_list(docket_policy *p, const char *name, const json_t *perms, const char *key, int decision)
+{
+	const json_t *list = json_object_get(perms, key);
+	int error;
+
+	if (!list || json_is_null(list))
+		return 0;
+	if (!json_is_array(list))
+		return docket_error_set(DOCKET_EINVALID, "%s: permissions.%s must be an array of strings (got %s)",
+					name, key, docket_json_type_name(list));
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *r = json_array_get(list, i);
+		pol_origin o = { name, (unsigned)i + 1, 0 };
+
+		if (!json_is_string(r))
+			return docket_error_set(DOCKET_EINVALID, "%s: permissions.%s[%zu] must be a string (got %s)",
+						name, key, i, docket_json_type_name(r));
+		if (strlen(json_string_value(r)) != json_string_length(r))
+			return docket_error_set(DOCKET_EINVALID, "%s: permissions.%s[%zu] contains a NUL byte",
+						name, key, i);
+		if ((error = pol_parse_tool_rule(p, json_string_value(r), decision, o)) < 0) {
+			if (error == DOCKET_EINVALID)
+				docket_error_prefix("%s: permissions.%s[%zu]: ", name, key, i);
+			return error;
+		}
+	}
+	return 0;
+}
+
+static const char *const perm_keys[] = {
+	"allow", "ask", "deny", "defaultMode", "additionalDirectories",
+	"disableBypassPermissionsMode", NULL
+};
+
+int pol_load_claude_settings(docket_policy *p, const char *name, const char *text, size_t len)
+{
+	json_t *root = NULL;
+	json_error_t jerr;
+	const json_t *perms, *v;
+	const char *key;
+	int error = 0;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid JSON: %s", name, jerr.line,
+					jerr.column, jerr.text);
+	if (!json_is_object(root)) {
+		error = docket_error_set(DOCKET_EINVALID, "%s: settings must be a JSON object (got %s)", name,
+					 docket_json_type_name(root));
+		goto cleanup;
+	}
+	p->mode = MODE_DEFAULT;
+	perms = json_object_get(root, "permissions");
+	if (!perms || json_is_null(perms))
+		goto cleanup;
+	if (!json_is_object(perms)) {
+		error = docket_error_set(DOCKET_EINVALID, "%s: permissions must be an object (got %s)", name,
+					 docket_json_type_name(perms));
+		goto cleanup;
+	}
+	json_object_foreach((json_t *)perms, key, v) {
+		size_t k;
+
+		for (k = 0; perm_keys[k]; k++)
+			if (strcmp(perm_keys[k], key) == 0)
+				break;
+		if (!perm_keys[k]) {
+			error = docket_error_set(DOCKET_EINVALID,
+				"%s: unknown key permissions.%s (expected allow, ask, deny, defaultMode, additionalDirectories)",
+				name, key);
+			goto cleanup;
+		}
+	}
+	if ((error = rule_list(p, name, perms, "allow", POL_ALLOW)) < 0 ||
+	    (error = rule_list(p, name, perms, "ask", POL_ASK)) < 0 ||
+	    (error = rule_list(p, name, perms, "deny", POL_DENY)) < 0)
+		goto cleanup;
+	if ((v = json_object_get(perms, "defaultMode")) && !json_is_null(v)) {
+		if (!json_is_string(v) || parse_mode(json_string_value(v), &p->mode) < 0) {
+			error = docket_error_set(DOCKET_EINVALID,
+				"%s: permissions.defaultMode must be default, acceptEdits, plan, bypassPermissions or dontAsk",
+				name);
+			goto cleanup;
+		}
+	}
+	if ((v = json_object_get(perms, "additionalDirectories")) && !json_is_null(v)) {
+		if (!json_is_array(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "%s: permissions.additionalDirectories must be an array of strings", name);
+			goto cleanup;
+		}
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			const json_t *d = json_array_get(v, i);
+
+			if (!json_is_string(d)) {
+				error = docket_error_set(DOCKET_EINVALID, "%s: permissions.additionalDirectories[%zu] must be a string", name, i);
+				goto cleanup;
+			}
+			if ((error = pol_strv_push(p, &p->additional_dirs, json_string_value(d))) < 0)
+				goto cleanup;
+		}
+	}
+	if ((v = json_object_get(perms, "disableBypassPermissionsMode")) && !json_is_null(v) &&
+	    !json_is_string(v)) {
+		error = docket_error_set(DOCKET_EINVALID, "%s: permissions.disableBypassPermissionsMode must be a string", name);
+		goto cleanup;
+	}
+cleanup:
+	json_decref(root);
+	return error;
+}

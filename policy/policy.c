@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy.c: policy lifecycle (arena, rule tables, finalisation) and loading
+ * from a source string: "PATH" | "codex:PATH" | "claude:PATH".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define POL_MAX_FILE (16u << 20)   /* no policy file is bigger than 16 MiB */
+#define POL_MAX_FILES 4096
+
+const char *docket_policy_verdict_name(docket_verdict v)
+{
+	switch (v) {
+	case DOCKET_VERDICT_ALLOWED: return "allowed";
+	case DOCKET_VERDICT_APPROVAL_REQUIRED: return "approval_required";
+	case DOCKET_VERDICT_DENIED: return "denied";
+	case DOCKET_VERDICT_UNSUPPORTED: return "unsupported";
+	}
+	return "unknown";
+}
+
+const char *docket_policy_format_str(docket_policy_format f)
+{
+	switch (f) {
+	case DOCKET_POLICY_DOCKET: return "docket";
+	case DOCKET_POLICY_CODEX: return "codex";
+	case DOCKET_POLICY_CLAUDE: return "claude";
+	}
+	return "unknown";
+}
+
+const char *pol_decision_name(int d)
+{
+	switch (d) {
+	case POL_ALLOW: return "allow";
+	case POL_ASK: return "ask";
+	case POL_DENY: return "deny";
+	case POL_UNSUPPORTED: return "unsupported";
+	}
+	return "unknown";
+}
+
+const char *pol_codex_decision_name(int d)
+{
+	switch (d) {
+	case POL_ALLOW: return "allow";
+	case POL_ASK: return "prompt";
+	case POL_DENY: return "forbidden";
+	}
+	return "unsupported";
+}
+
+/* ---- arena ---- */
+
+void *pol_arena_alloc(pol_arena_block **arena, size_t size)
+{
+	pol_arena_block *b = *arena;
+	void *ptr;
+
+	if (size > SIZE_MAX - sizeof(*b) - 32)
+		return NULL;
+	size = (size + 15) & ~(size_t)15;
+	if (size == 0)
+		size = 16;
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > 16384 ? size : 16384;
+
+		b = docket_malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = *arena;
+		b->used = 0;
+		b->cap = cap;
+		*arena = b;
+	}
+	ptr = b->data + b->used;
+	b->used += size;
+	return ptr;
+}
+
+void pol_arena_free(pol_arena_block *b)
+{
+	while (b) {
+		pol_arena_block *next = b->next;
+
+		docket_free(b);
+		b = next;
+	}
+}
+
+void *pol_alloc(docket_policy *p, size_t size)
+{
+	return pol_arena_alloc(&p->arena, size);
+}
+
+char *pol_strndup(docket_policy *p, const char *s, size_t n)
+{
+	char *d;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	d = pol_alloc(p, n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *pol_strdup(docket_policy *p, const char *s)
+{
+	return pol_strndup(p, s, strlen(s));
+}
+
+int pol_new(docket_policy **out, int format, const char *source)
+{
+	docket_policy *p = docket_calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	p->format = format;
+	p->heuristics = format == DOCKET_POLICY_CLAUDE ? HEUR_CLAUDE : HEUR_CODEX;
+	p->heredoc_prefix = format == DOCKET_POLICY_CODEX;
+	if (!(p->source = pol_strdup(p, source ? source : "(memory)"))) {
+		docket_free(p);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	*out = p;
+	return 0;
+}
+
+void docket_policy_free(docket_policy *p)
+{
+	if (!p)
+		return;
+	pol_arena_free(p->arena);
+	docket_free(p->prefix);
+	docket_free(p->prefix_index);
+	docket_free(p->tools);
+	docket_free(p->net);
+	docket_free(p->hostexe);
+	docket_free(p->pkgs);
+	docket_free(p);
+}
+
+static int vec_push(void **v, size_t *n, size_t *cap, size_t elem, void **slot)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		void *nv;
+
+		if (ncap > SIZE_MAX / elem)
+			return docket_error_set(DOCKET_ENOMEM, "too many rules");
+		nv = docket_realloc(*v, ncap * elem);
+		if (!nv)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		*v = nv;
+		*cap = ncap;
+	}
+	*slot = (char *)*v + *n * elem;
+	memset(*slot, 0, elem);
+	(*n)++;
+	return 0;
+}
+
+int pol_add_prefix(docket_policy *p, pol_prefix_rule **out)
+{
+	return vec_push((void **)&p->prefix, &p->nprefix, &p->capprefix, sizeof(**out), (void **)out);
+}
+
+int pol_add_tool(docket_policy *p, pol_tool_rule **out)
+{
+	return vec_push((void **)&p->tools, &p->ntools, &p->captools, sizeof(**out), (void **)out);
+}
+
+int pol_add_net(docket_policy *p, pol_net_rule **out)
+{
+	return vec_push((void **)&p->net, &p->nnet, &p->capnet, sizeof(**out), (void **)out);
+}
+
+int pol_add_hostexe(docket_policy *p, pol_host_exe **out)
+{
+	return vec_push((void **)&p->hostexe, &p->nhostexe, &p->caphostexe, sizeof(**out), (void **)out);
+}
+
+int pol_add_pkg(docket_policy *p, pol_pkg_eco **out)
+{
+	return vec_push((void **)&p->pkgs, &p->npkgs, &p->cappkgs, sizeof(**out), (void **)out);
+}
+
+int pol_strv_push(docket_policy *p, pol_strv *v, const char *s)
+{
+	const char **nv;
+	char *copy;
+
+	if (!(copy = pol_strdup(p, s)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	/* arena vectors grow by copying; policies are small and built once */
+	if (!(nv = pol_alloc(p, (v->n + 1) * sizeof(*nv))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (v->n)
+		memcpy(nv, v->v, v->n * sizeof(*nv));
+	nv[v->n++] = copy;
+	v->v = nv;
+	return 0;
+}
+
+const pol_host_exe *pol_find_hostexe(const docket_policy *p, const char *name)
+{
+	/* the last definition of a name wins, as in Codex's map insert */
+	for (size_t i = p->nhostexe; i > 0; i--)
+		if (strcmp(p->hostexe[i - 1].name, name) == 0)
+			return &p->hostexe[i - 1];
+	return NULL;
+}
+
+static int prefix_before(const docket_policy *p, uint32_t x, uint32_t y)
+{
+	int c = strcmp(p->prefix[x].program, p->prefix[y].program);
+
+	return c < 0 || (c == 0 && x < y);
+}
+
+/* Stable merge sort of rule indices by program (invariant 2); no globals. */
+static void sort_index(const docket_policy *p, uint32_t *a, uint32_t *tmp, size_t n)
+{
+	size_t mid = n / 2, i = 0, j = mid, k = 0;
+
+	if (n < 2)
+		return;
+	sort_index(p, a, tmp, mid);
+	sort_index(p, a + mid, tmp, n - mid);
+	while (i < mid && j < n)
+		tmp[k++] = prefix_before(p, a[j], a[i]) ? a[j++] : a[i++];
+	while (i < mid)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+int pol_finalize(docket_policy *p)
+{
+	uint32_t *tmp;
+
+	docket_free(p->prefix_index);
+	p->prefix_index = NULL;
+	if (p->nprefix > UINT32_MAX)
+		return docket_error_set(DOCKET_EINVALID, "too many rules");
+	if (p->nprefix) {
+		p->prefix_index = docket_malloc(p->nprefix * sizeof(uint32_t));
+		tmp = docket_malloc(p->nprefix * sizeof(uint32_t));
+		if (!p->prefix_index || !tmp) {
+			docket_free(tmp);
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < p->nprefix; i++)
+			p->prefix_index[i] = (uint32_t)i;
+		sort_index(p, p->prefix_index, tmp, p->nprefix);
+		docket_free(tmp);
+	}
+	return 0;
+}
+
+docket_policy_format docket_policy_get_format(const docket_policy *p)
+{
+	return (docket_policy_format)p->format;
+}
+
+size_t docket_policy_rule_count(const docket_policy *p)
+{
+	return p->nprefix + p->ntools + p->nnet;
+}
+
+/* ---- loading ---- */
+
+static int read_file(char **out, size_t *len, const char *path)
+{
+	FILE *f;
+	struct stat st;
+	char *buf = NULL;
+	size_t n;
+
+	*out = NULL;
+	if (stat(path, &st) != 0)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE,
+					"%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return docket_error_set(DOCKET_EINVALID, "%s: not a regular file", path);
+	if ((uint64_t)st.st_size > POL_MAX_FILE)
+		return docket_error_set(DOCKET_EINVALID, "%s: policy file larger than %u bytes",
+					path, POL_MAX_FILE);
+	if (!(f = fopen(path, "rb")))
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	buf = docket_malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		fclose(f);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	n = fread(buf, 1, (size_t)st.st_size, f);
+	fclose(f);
+	if (n != (size_t)st.st_size) {
+		docket_free(buf);
+		return docket_error_set(DOCKET_ESTORAGE, "%s: short read", path);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int load_text(docket_policy *p, int format, const char *name, const char *text, size_t len)
+{
+	switch (format) {
+	case DOCKET_POLICY_CODEX: return pol_load_codex_rules(p, name, text, len);
+	case DOCKET_POLICY_CLAUDE: return pol_load_claude_settings(p, name, text, len);
+	default: return pol_load_yaml(p, name, text, len);
+	}
+}
+
+static int load_path(docket_policy *p, int format, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	const char *name;
+	int error;
+
+	if (!(name = pol_strdup(p, path)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = read_file(&text, &len, path)) < 0)
+		return error;
+	error = load_text(p, format, name, text, len);
+	docket_free(text);
+	return error;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.rules file of a directory, in name order (as Codex reads them). */
+static int load_rules_dir(docket_policy *p, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int error = 0;
+
+	if (!d)
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char *full;
+		docket_buf b = DOCKET_BUF_INIT;
+		struct stat st;
+
+		if (l < 7 || strcmp(de->d_name + l - 6, ".rules") != 0 || de->d_name[0] == '.')
+			continue;
+		if ((error = docket_buf_printf(&b, "%s/%s", dir, de->d_name)) < 0)
+			goto cleanup;
+		full = b.ptr;
+		if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+			docket_buf_dispose(&b);
+			continue;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nn;
+
+			if (ncap > POL_MAX_FILES) {
+				docket_buf_dispose(&b);
+				error = docket_error_set(DOCKET_EINVALID, "%s: too many .rules files", dir);
+				goto cleanup;
+			}
+			if (!(nn = docket_realloc(names, ncap * sizeof(*nn)))) {
+				docket_buf_dispose(&b);
+				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				goto cleanup;
+			}
+			names = nn;
+			cap = ncap;
+		}
+		names[n++] = full;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && error == 0; i++)
+		error = load_path(p, DOCKET_POLICY_CODEX, names[i]);
+cleanup:
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		docket_free(names[i]);
+	docket_free(names);
+	return error;
+}
+
+int docket_policy_load(docket_policy **out, const char *source)
+{
+	docket_policy *p = NULL;
+	int format = DOCKET_POLICY_DOCKET;
+	const char *path = source;
+	struct stat st;
+	int error;
+
+	*out = NULL;
+	if (!source || !*source)
+		return docket_error_set(DOCKET_EINVALID, "empty policy source");
+	if (strncmp(source, "codex:", 6) == 0) {
+		format = DOCKET_POLICY_CODEX;
+		path = source + 6;
+	} else if (strncmp(source, "claude:", 7) == 0) {
+		format = DOCKET_POLICY_CLAUDE;
+		path = source + 7;
+	} else if (strncmp(source, "docket:", 7) == 0) {
+		path = source + 7;
+	}
+	if (!*path)
+		return docket_error_set(DOCKET_EINVALID, "policy source %s names no file", source);
+	if ((error = pol_new(&p, format, source)) < 0)
+		return error;
+	if (format == DOCKET_POLICY_CODEX && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		error = load_rules_dir(p, path);
+	else
+		error = load_path(p, format, path);
+	if (error == 0)
+		error = pol_finalize(p);
+	if (error < 0) {
+		docket_policy_free(p);
+		return error;
+	}
+	*out = p;
+	return 0;
+}
+
+int docket_policy_load_buffer(docket_policy **out, docket_policy_format format, const char *name,
+			      const char *text, size_t len)
+{
+	docket_policy *p = NULL;
+	int error;
+
+	*out = NULL;
+	if (format != DOCKET_POLICY_DOCKET && format != DOCKET_POLICY_CODEX &&
+	    format != DOCKET_POLICY_CLAUDE)
+		return docket_error_set(DOCKET_EINVALID, "unknown policy format %d", (int)format);
+	if ((error = pol_new(&p, format, name)) < 0)
+		return error;
+	if ((error = load_text(p, format, p->source, text, len)) == 0)
+		error = pol_finalize(p);
+	if (error < 0) {
+		docket_policy_free(p);
+		return error;
+	}
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy/policy.h: the private policy model shared by the loaders and the
+ * evaluator.
+ *
+ * Invariants of a loaded policy (established by pol_finalize(), relied on by
+ * the evaluator):
+ *   1. Every string is owned by the policy's arena and lives as long as it.
+ *   2. prefix_index lists every prefix rule sorted by (program, rule order),
+ *      so rules for one program are contiguous and keep their source order.
+ *   3. The policy is never written after pol_finalize(): evaluation only
+ *      reads it, so one policy may serve many threads.
+ */
+#ifndef DOCKET_POLICY_PRIV_H
+#define DOCKET_POLICY_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "docket/policy.h"
+#include "util/buf.h"
+
+/* Decisions, strictest last; they map onto docket_verdict one to one. */
+enum pol_decision { POL_ALLOW = 0, POL_ASK = 1, POL_DENY = 2, POL_UNSUPPORTED = 3 };
+
+enum pol_sandbox { SB_UNSET = 0, SB_READ_ONLY, SB_WORKSPACE_WRITE, SB_FULL_ACCESS, SB_EXTERNAL };
+enum pol_approval { AP_UNSET = 0, AP_UNTRUSTED, AP_ON_REQUEST, AP_NEVER, AP_GRANULAR };
+/* Claude Code permission modes (defaultMode). */
+enum pol_mode { MODE_UNSET = 0, MODE_DEFAULT, MODE_ACCEPT_EDITS, MODE_PLAN, MODE_BYPASS, MODE_DONT_ASK };
+enum pol_platform { PLAT_ANY = 0, PLAT_LINUX, PLAT_MACOS, PLAT_WINDOWS, PLAT_COUNT };
+/* How the file system is restricted, as Codex derives it from the sandbox. */
+enum pol_fs_kind { FS_RESTRICTED = 0, FS_UNRESTRICTED, FS_EXTERNAL };
+/* Capabilities a platform may be unable to enforce. */
+enum { CAP_SANDBOX = 1u << 0, CAP_NETWORK_FILTER = 1u << 1 };
+
+/* Unmatched-segment heuristics. */
+enum pol_heuristics { HEUR_CODEX = 0, HEUR_CLAUDE, HEUR_ASK, HEUR_ALLOW, HEUR_DENY };
+
+/* Codex's sandbox_permissions on a shell call. */
+enum pol_sbperm { SBP_DEFAULT = 0, SBP_REQUIRE_ESCALATED, SBP_ADDITIONAL };
+
+typedef struct pol_origin {
+	const char *file;
+	unsigned line;
+	unsigned col;
+} pol_origin;
+
+typedef struct pol_pattok {
+	const char **alts;
+	size_t n;
+} pol_pattok;
+
+/* A command prefix rule (Codex prefix_rule). */
+typedef struct pol_prefix_rule {
+	const char *program;      /* the first token */
+	pol_pattok *rest;
+	size_t nrest;
+	int decision;
+	const char *justification; /* NULL if none */
+	const char *text;          /* rendered source form */
+	pol_origin origin;
+} pol_prefix_rule;
+
+enum pol_tool_kind {
+	TK_ANY = 0,     /* "*" */
+	TK_BASH,        /* shell */
+	TK_READ,        /* read_file (and Claude's Grep/Glob/LS) */
+	TK_EDIT,        /* write_file, apply_patch (Claude's Edit/Write/MultiEdit/NotebookEdit) */
+	TK_WEBFETCH,    /* network */
+	TK_MCP,         /* mcp__server__tool, mcp__server, mcp__* */
+	TK_NAME         /* any other tool, matched by name */
+};
+
+enum pol_spec_kind {
+	SPEC_NONE = 0,   /* the whole tool */
+	SPEC_EXACT,      /* Bash(exact command) */
+	SPEC_PREFIX,     /* Bash(prefix:*) */
+	SPEC_GLOB,       /* Bash(glob with *) */
+	SPEC_PATH,       /* Read/Edit(gitignore-style path) */
+	SPEC_DOMAIN,     /* WebFetch(domain:host) */
+	SPEC_OTHER       /* any other specifier, compared verbatim */
+};
+
+enum pol_anchor { ANCHOR_NONE = 0, ANCHOR_ROOT, ANCHOR_HOME, ANCHOR_PROJECT, ANCHOR_CWD };
+
+/* A tool rule (Claude Code permission rule grammar). */
+typedef struct pol_tool_rule {
+	int kind;               /* enum pol_tool_kind */
+	const char *name;       /* tool name as written (TK_NAME, TK_MCP) */
+	int spec_kind;          /* enum pol_spec_kind */
+	const char *spec;       /* the specifier, processed (no ":*" suffix, no anchor) */
+	size_t spec_len;
+	int anchor;             /* SPEC_PATH */
+	int decision;
+	const char *text;       /* "Bash(npm run test:*)" */
+	pol_origin origin;
+} pol_tool_rule;
+
+enum pol_proto { PROTO_ANY = 0, PROTO_HTTP, PROTO_HTTPS, PROTO_SOCKS5_TCP, PROTO_SOCKS5_UDP };
+
+typedef struct pol_net_rule {
+	const char *host;        /* lower case; "*.x.com" matches subdomains of x.com */
+	int protocol;            /* enum pol_proto */
+	unsigned port;           /* 0: any */
+	int decision;
+	const char *justification;
+	const char *text;
+	pol_origin origin;
+} pol_net_rule;
+
+typedef struct pol_host_exe {
+	const char *name;
+	const char **paths;
+	size_t n;
+} pol_host_exe;
+
+typedef struct pol_pkg_eco {
+	const char *ecosystem;   /* npm, pypi, cargo, ... */
+	const char **allow;      /* package names; "*" allows any valid spec */
+	size_t n;
+	int decision;            /* for packages not in the allowlist (default ask) */
+} pol_pkg_eco;
+
+typedef struct pol_strv {
+	const char **v;
+	size_t n;
+} pol_strv;
+
+typedef struct pol_arena_block {
+	struct pol_arena_block *next;
+	size_t used, cap;
+	uint8_t data[];
+} pol_arena_block;
+
+struct docket_policy {
+	int format;               /* docket_policy_format */
+	const char *source;       /* what it was loaded from */
+	pol_arena_block *arena;
+
+	/* modes: context values override these when given */
+	int sandbox;              /* enum pol_sandbox */
+	int approval;             /* enum pol_approval */
+	int mode;                 /* enum pol_mode */
+	int heuristics;           /* enum pol_heuristics for unmatched shell segments */
+	bool heredoc_prefix;      /* Codex: a one-command heredoc script is that command */
+	bool network_enabled;
+	bool network_set;
+
+	pol_strv readable, writable, protected_paths, additional_dirs;
+	bool protected_set;
+
+	pol_prefix_rule *prefix;
+	size_t nprefix, capprefix;
+	uint32_t *prefix_index;   /* invariant 2 */
+
+	pol_tool_rule *tools;
+	size_t ntools, captools;
+
+	pol_net_rule *net;
+	size_t nnet, capnet;
+
+	pol_host_exe *hostexe;
+	size_t nhostexe, caphostexe;
+
+	pol_strv languages;
+	bool languages_set;
+
+	pol_pkg_eco *pkgs;
+	size_t npkgs, cappkgs;
+
+	unsigned unsupported[PLAT_COUNT];   /* CAP_* per platform */
+};
+
+/* ---- arena and building (policy.c) ---- */
+void *pol_arena_alloc(pol_arena_block **arena, size_t size);
+void pol_arena_free(pol_arena_block *arena);
+void *pol_alloc(docket_policy *p, size_t size);
+char *pol_strndup(docket_policy *p, const char *s, size_t n);
+char *pol_strdup(docket_policy *p, const char *s);
+int pol_new(docket_policy **out, int format, const char *source);
+int pol_add_prefix(docket_policy *p, pol_prefix_rule **out);
+int pol_add_tool(docket_policy *p, pol_tool_rule **out);
+int pol_add_net(docket_policy *p, pol_net_rule **out);
+int pol_add_hostexe(docket_policy *p, pol_host_exe **out);
+int pol_add_pkg(docket_policy *p, pol_pkg_eco **out);
+int pol_strv_push(docket_policy *p, pol_strv *v, const char *s);
+int pol_finalize(docket_policy *p);
+const pol_host_exe *pol_find_hostexe(const docket_policy *p, const char *name);
+const char *pol_decision_name(int d);
+const char *pol_codex_decision_name(int d);
+
+/* ---- loaders ---- */
+int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, size_t len);
+int pol_load_claude_settings(docket_policy *p, const char *name, const char *text, size_t len);
+int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len);
+/* Parse one Claude Code rule string ("Bash(npm run *)") into a tool rule. */
+int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_origin origin);
+/* Append the line Codex writes for an "always allow" answer (deduplicated). */
+int pol_codex_amend_allow(docket_buf *file, const char *const *argv, size_t argc) DOCKET_MUST_USE;
+int pol_codex_amend_network(docket_buf *file, const char *host, int protocol, int decision,
+			    const char *justification) DOCKET_MUST_USE;
+int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, bool allow_wildcard);
+
+/* ---- shell (shell.c) ---- */
+enum shell_status {
+	SHELL_PLAIN = 0,    /* segments joined by && || ; | */
+	SHELL_EMPTY,        /* nothing but blanks */
+	SHELL_HEREDOC,      /* one literal command fed by a heredoc */
+	SHELL_COMPLEX       /* not split: see reason */
+};
+
+/* Reusable split output: words are NUL-terminated strings in `text`. */
+typedef struct shell_split {
+	int status;
+	const char *reason;       /* SHELL_COMPLEX: "expansion", "substitution", ... */
+	docket_buf text;
+	size_t *word_off;         /* offsets into text.ptr */
+	size_t nwords, capwords;
+	size_t *seg_start;        /* index of each segment's first word; plus a sentinel */
+	size_t nsegs, capsegs;
+	char *ops;                /* operator after segment i: '&' (&&), '|' (||), 'p' (|), ';' */
+	size_t capops;
+} shell_split;
+
+void shell_split_init(shell_split *s);
+void shell_split_dispose(shell_split *s);
+/* Split `script`. Fails only with DOCKET_ENOMEM. */
+int shell_split_script(shell_split *s, const char *script, size_t len) DOCKET_MUST_USE;
+/* The shell script of [bash|zsh|sh -c|-lc SCRIPT], or NULL. */
+const char *shell_script_of(const char *const *argv, size_t argc, const char **flag);
+/* Split a string like Python's shlex.split (no expansions); -1 on bad quoting. */
+int shell_shlex_split(shell_split *s, const char *str) DOCKET_MUST_USE;
+/* Append the shlex-quoted join of argv to buf. */
+int shell_join(docket_buf *buf, const char *const *argv, size_t argc) DOCKET_MUST_USE;
+const char *shell_basename(const char *path);
+
+/* ---- heuristics (safety.c) ---- */
+bool safety_is_known_safe(const char *const *argv, size_t argc, int platform, shell_split *scratch);
+bool safety_is_dangerous(const char *const *argv, size_t argc, shell_split *scratch);
+/* True if the 1..n-word list is one Codex refuses to suggest as a prefix rule. */
+bool safety_prefix_suggestion_banned(const char *const *argv, size_t argc);
+
+/* ---- paths (path.c) ---- */
+/*
+ * Normalise `path` against `cwd` and `home` into out: absolute, no "." or
+ * "..", no "//", no trailing "/". "~" and "~/x" use home. Fails with
+ * DOCKET_EINVALID if the result cannot be made absolute.
+ */
+int path_normalize(docket_buf *out, const char *path, const char *cwd, const char *home) DOCKET_MUST_USE;
+/* True if `path` equals `root` or lies under it (both normalised). */
+bool path_is_under(const char *path, const char *root);
+/*
+ * gitignore-style glob match of a normalised absolute path: `*` within one
+ * component, `**` across components, `?` one character; a pattern also
+ * matches everything under a path it matches.
+ */
+bool path_glob_match(const char *pattern, size_t plen, const char *path);
+/* Plain glob over a string: '*' matches any run (including spaces and '/'). */
+bool str_glob_match(const char *pat, size_t plen, const char *s, size_t slen);
+
+/* ---- Codex-level check used by tests (eval.c) ---- */
+typedef struct pol_match {
+	int rule;          /* index into prefix[], or -1: heuristics; -2 - i: tools[i] */
+	int decision;
+	uint16_t segment;
+	uint16_t prefix_len; /* matched prefix length (prefix rules) */
+	bool resolved;       /* matched through host_executable resolution */
+} pol_match;
+
+/*
+ * Codex Policy::matches_for_command: prefix rules matching argv (host
+ * executables resolved when `resolve`), appended to *m (capacity cap).
+ * Returns how many were appended.
+ */
+size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc,
+			 bool resolve, pol_match *m, size_t cap, uint16_t segment);
+
+
+/* ---- calls, contexts, results (call.c, eval.c) ---- */
+enum call_tool {
+	CT_SHELL = 0, CT_APPLY_PATCH, CT_READ, CT_WRITE, CT_NETWORK, CT_RUN_CODE, CT_INSTALL,
+	CT_MCP, CT_OTHER
+};
+
+struct docket_policy_call {
+	pol_arena_block *arena;
+	int tool;                 /* enum call_tool */
+	const char *name;         /* the tool name as given; "mcp__server__tool" for mcp */
+	const char **argv;        /* shell */
+	size_t argc;
+	const char *cwd;          /* shell args.cwd */
+	int sbperm;               /* enum pol_sbperm */
+	const char **prefix_rule; /* shell args.prefix_rule (Codex) */
+	size_t nprefix_rule;
+	const char **paths;       /* read/write/apply_patch */
+	size_t npaths;
+	const char *host;         /* network, lower case */
+	unsigned port;
+	int protocol;             /* enum pol_proto */
+	const char *language;
+	const char *ecosystem;
+	const char **packages;
+	size_t npackages;
+};
+
+typedef struct pol_grant {
+	const char **argv;        /* command grant, or NULL */
+	size_t argc;
+	const char *path;         /* path grant (absolute), or NULL */
+} pol_grant;
+
+struct docket_policy_context {
+	pol_arena_block *arena;
+	int platform;
+	const char *cwd, *home, *tmpdir;
+	pol_strv roots;
+	pol_strv writable;        /* sandbox_policy.writable_roots */
+	int approval;             /* AP_UNSET: the policy's */
+	bool granular_sandbox, granular_rules;
+	int sandbox;              /* SB_UNSET: the policy's */
+	int network_access;       /* -1 unset, 0, 1 */
+	bool exclude_tmpdir, exclude_slash_tmp;
+	int fs_kind;              /* -1: derived from the sandbox */
+	pol_grant *grants;
+	size_t ngrants;
+};
+
+/* Codex's JSON forms of approval_policy and sandbox_policy (call.c). */
+int pol_parse_approval(const json_t *v, int *approval, bool *gsandbox, bool *grules);
+int pol_parse_sandbox(const json_t *v, int *sandbox, int *network, bool *ex_tmpdir, bool *ex_slash_tmp,
+		      const json_t **writable);
+
+#define POL_MAX_REASONS 8
+#define POL_MAX_MATCHES 256
+
+typedef struct pol_reason {
+	const char *code;
+	size_t text_off;          /* into res->text */
+} pol_reason;
+
+typedef struct pol_segment {
+	size_t word_off, nwords;  /* into res->wv */
+	int decision;
+	bool policy_allow;        /* an explicit allow rule matched */
+	bool granted;
+	bool heuristic;
+	const char *why;          /* reason code */
+} pol_segment;
+
+struct docket_policy_result {
+	int verdict;
+	int sandbox;              /* 0 none, 1 sandboxed, 2 bypass */
+	const docket_policy *policy;
+	pol_reason reasons[POL_MAX_REASONS];
+	size_t nreasons;
+	pol_match matches[POL_MAX_MATCHES];
+	size_t nmatches;
+	pol_segment *segs;
+	size_t nsegs, capsegs;
+	const char **wv;          /* segment words */
+	size_t nwv, capwv;
+	bool has_amendment;
+	size_t amend_off, amend_n; /* into wv */
+	const char *unsplit_reason;
+	docket_buf text;
+	docket_buf tmp, tmp2;
+	shell_split split, scratch;
+};
+
+#endif
