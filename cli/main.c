@@ -158,10 +158,9 @@ int main(int argc, char **argv)
 	rc = cmd->fn(cmd, &g, argc - i, argv + i);
 
 	/* output that did not reach its destination is a system error */
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if ((fflush(stdout) == EOF || ferror(stdout)) && rc == CLI_EXIT_OK) {
 		cli_error("cannot write output");
-		if (rc == CLI_EXIT_OK)
-			rc = CLI_EXIT_SYSTEM;
+		rc = CLI_EXIT_SYSTEM;
 	}
 	return rc;
 }
