@@ -77,7 +77,8 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 	uint64_t seq;
 	int duplicate, error;
 
-	if ((error = state_apply(st, ev, STATE_APPEND, 0, &seq, &duplicate, res)) < 0)
+	if ((error = ledger_redact_event(l, txn, ev)) < 0 ||
+	    (error = state_apply(st, ev, STATE_APPEND, 0, &seq, &duplicate, res)) < 0)
 		return error;
 	res->seq = seq;
 	res->duplicate = duplicate;

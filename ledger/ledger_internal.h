@@ -32,6 +32,8 @@ typedef struct ledger_dbis {
 	MDB_dbi invocations;     /* session \0 invocation -> InvocationState */
 	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
+	MDB_dbi checkpoints;     /* primary: signed checkpoints (ledger/checkpoint.c) */
+	MDB_dbi imports;         /* primary: importer progress per source file */
 } ledger_dbis;
 
 /* Frame codec state: compression contexts and the dictionary cache. */
@@ -198,6 +200,14 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
+
+/* ---- redact.c ---- */
+
+/*
+ * Redact secrets in an event before it is validated, encoded and written
+ * (write-time redaction, configured per ledger). 0 when nothing to do.
+ */
+int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev);
 
 /* ---- append.c ---- */
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,

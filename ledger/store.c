@@ -169,6 +169,8 @@ static int open_dbis(docket_ledger *l, MDB_txn *txn, unsigned int create)
 		{ "invocations", offsetof(ledger_dbis, invocations), 0 },
 		{ "pending", offsetof(ledger_dbis, pending), 0 },
 		{ "policies", offsetof(ledger_dbis, policies), 0 },
+		{ "checkpoints", offsetof(ledger_dbis, checkpoints), 0 },
+		{ "imports", offsetof(ledger_dbis, imports), 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
