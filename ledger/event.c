@@ -176,7 +176,7 @@ static const char *const tool_completed_keys[] = {
 	"status", "exit_code", "output", "duration_ms", "error", NULL,
 };
 static const char *const session_closed_keys[] = { "reason", NULL };
-static const char *const recovery_action_keys[] = { "action", "detail", NULL };
+static const char *const recovery_action_keys[] = { "action", "detail", "decision", NULL };
 
 static const char *const common_keys[] = {
 	"type", "time", "epoch", "session", "invocation", "turn", "provenance", NULL,
@@ -305,6 +305,11 @@ static const char *shown(char *out, size_t size, const char *s, size_t len)
 		out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 	}
 	if (o + 4 >= size && len > o) {
+		/* cut at a character boundary: messages end up in JSON, which wants UTF-8 */
+		while (o > 0 && ((unsigned char)out[o - 1] & 0xc0) == 0x80)
+			o--;
+		if (o > 0 && (unsigned char)out[o - 1] >= 0xc0)
+			o--;
 		memcpy(out + o, "...", 3);
 		o += 3;
 	}
@@ -869,6 +874,7 @@ static int parse_session_closed(const parse_ctx *c, const json_t *obj, docket_ev
 static int parse_recovery_action(const parse_ctx *c, const json_t *obj, docket_event *ev)
 {
 	Docket__V1__RecoveryAction *b = docket_malloc(sizeof(*b));
+	const json_t *decision;
 	int action;
 	int error;
 
@@ -880,7 +886,13 @@ static int parse_recovery_action(const parse_ctx *c, const json_t *obj, docket_e
 	if ((error = get_enum(c, obj, NULL, "action", &recovery_action_table, true, &action)) < 0)
 		return error;
 	b->action = (Docket__V1__RecoveryActionKind)action;
-	return get_string(c, obj, NULL, "detail", TEXT, false, &b->detail);
+	if ((error = get_string(c, obj, NULL, "detail", TEXT, false, &b->detail)) < 0)
+		return error;
+	/* evaluate records the verdict the current policy gives (DESIGN §6) */
+	decision = json_object_get(obj, "decision");
+	if (decision && b->action != DOCKET__V1__RECOVERY_ACTION_KIND__RECOVERY_ACTION_EVALUATE)
+		return field_error(c, NULL, "decision", "only allowed with action \"evaluate\"");
+	return decision ? parse_decision(c, decision, "decision", &b->decision) : 0;
 }
 
 static int parse_presence(const parse_ctx *c, const json_t *obj, const char *key,
@@ -1365,7 +1377,8 @@ static int body_to_json(json_t *obj, const emit_ctx *c, const docket_event *ev)
 		const Docket__V1__RecoveryAction *b = ev->recovery_action;
 
 		if ((error = put_enum(obj, c, "action", &recovery_action_table, (int)b->action)) < 0 ||
-		    (error = put_string(obj, c, "detail", b->detail, false)) < 0)
+		    (error = put_string(obj, c, "detail", b->detail, false)) < 0 ||
+		    (b->decision && (error = put_decision(obj, c, "decision", b->decision)) < 0))
 			return error;
 		return 0;
 	}

@@ -6,7 +6,9 @@
  * docket_event_from_json (X):
  *   1. to_json succeeds (Y) and Y equals X up to the documented omissions of
  *      explicitly empty optional values ("", [], {}, policy_revision 0);
- *   2. from_json(Y) succeeds and to_json of it is json_equal to Y (fixpoint).
+ *   2. from_json(Y) succeeds and to_json of it is json_equal to Y (fixpoint);
+ *   3. with the Nth allocation failing (N taken from the input), from_json
+ *      and to_json report DOCKET_ENOMEM and nothing else (ASan finds leaks).
  * Any violation aborts, which libFuzzer and the regression driver report.
  */
 #include <stdbool.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "ledger/event.h"
+#include "util/alloc.h"
 #include "util/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -60,11 +63,36 @@ static bool equivalent(const json_t *x, const json_t *y, int depth)
 	return true;
 }
 
+/* `in` was accepted: under allocation failure only ENOMEM may come back. */
+static void check_alloc_failure(const json_t *in, long n)
+{
+	docket_event *ev = NULL;
+	json_t *out = NULL;
+	int rc;
+
+	docket_alloc_fail_after(n);
+	rc = docket_event_from_json(&ev, in);
+	if (rc == 0)
+		rc = docket_event_to_json(&out, ev);
+	docket_alloc_fail_reset();
+	if (rc != 0 && rc != DOCKET_ENOMEM)
+		abort();
+	if (rc != 0 && out)
+		abort();
+	json_decref(out);
+	docket_event_free(ev);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static int installed;
 	json_t *in = NULL, *out1 = NULL, *out2 = NULL;
 	docket_event *ev1 = NULL, *ev2 = NULL;
 
+	if (!installed) {
+		docket_alloc_install_json(); /* jansson's allocations fail too */
+		installed = 1;
+	}
 	if (docket_json_parse(&in, (const char *)data, size) < 0)
 		return 0;
 	if (docket_event_from_json(&ev1, in) == 0) {
@@ -78,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!json_equal(out1, out2))
 			abort();
+		check_alloc_failure(in, (long)(size % 61));
 	} else if (ev1) {
 		abort(); /* a failed parse must leave *out NULL */
 	}

@@ -439,6 +439,25 @@ static void test_reject_structure(void **state)
 	assert_rejects("{" OPEN ",\"\\u0001bad\":1}", "unknown field \"?bad\"");
 }
 
+/* Messages quote outside text truncated, without splitting a UTF-8 character. */
+static void test_error_message_utf8(void **state)
+{
+	char text[512];
+	size_t o = 0;
+	json_t *msg;
+
+	(void)state;
+	o += (size_t)snprintf(text, sizeof(text), "{" INTENT ",\"recovery\":\"a");
+	for (int i = 0; i < 60; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\\u00e9");
+	snprintf(text + o, sizeof(text) - o, "\"}");
+	assert_rejects(text, "...\" (expected replay_safe");
+	msg = json_string(docket_error_last()->message);
+	assert_non_null(msg); /* NULL if the message were not valid UTF-8 */
+	json_decref(msg);
+	assert_rejects(text, "unknown value \"a\xc3\xa9");
+}
+
 static void test_reject_required_forbidden(void **state)
 {
 	(void)state;
@@ -814,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_event_type_names),
 		cmocka_unit_test(test_time_valid),
 		cmocka_unit_test(test_reject_structure),
+		cmocka_unit_test(test_error_message_utf8),
 		cmocka_unit_test(test_reject_required_forbidden),
 		cmocka_unit_test(test_reject_types),
 		cmocka_unit_test(test_reject_integers),
