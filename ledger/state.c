@@ -1070,6 +1070,8 @@ static int handle_recovery_action(apply_ctx *c)
 			      docket_recovery_action_name(action), inv_pending_state(inv));
 	if (action == RA(REDISPATCH))
 		inv->redispatch_granted = 1;
+	if (action == RA(EVALUATE) && c->ev->recovery_action->decision)
+		inv->verdict = c->ev->recovery_action->decision->verdict;
 	return 0;
 }
 
