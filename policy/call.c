@@ -35,7 +35,7 @@ static int str_array(pol_arena_block **a, const json_t *arr, const char ***out, 
 
 	if (!json_is_array(arr))
 		return docket_error_set(DOCKET_EINVALID, "%s must be an array of strings (got %s)", what,
-					docket_json_type_name(arr));
+					arr ? docket_json_type_name(arr) : "nothing");
 	len = json_array_size(arr);
 	if (len > 1u << 20)
 		return docket_error_set(DOCKET_EINVALID, "%s has too many elements", what);
@@ -155,9 +155,8 @@ static int parse_url(docket_policy_call *c, const char *url)
 		unsigned port = 0;
 
 		for (h++; h < e; h++) {
-			if (*h < '0' || *h > '9' || port > 65535)
+			if (*h < '0' || *h > '9' || (port = port * 10 + (unsigned)(*h - '0')) > 65535)
 				return docket_error_set(DOCKET_EINVALID, "network url %s has a bad port", url);
-			port = port * 10 + (unsigned)(*h - '0');
 		}
 		c->port = port;
 	}

@@ -575,9 +575,8 @@ int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, b
 			if (*q != ':' || q + 1 >= end)
 				return docket_error_set(DOCKET_EINVALID, "network_rule host contains an unsupported suffix: %s", raw);
 			for (q++; q < end; q++) {
-				if (*q < '0' || *q > '9' || port > 65535)
+				if (*q < '0' || *q > '9' || (port = port * 10 + (unsigned)(*q - '0')) > 65535)
 					return docket_error_set(DOCKET_EINVALID, "network_rule host contains an unsupported suffix: %s", raw);
-				port = port * 10 + (unsigned)(*q - '0');
 			}
 			r->port = port;
 		}
@@ -595,6 +594,8 @@ int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, b
 					digits = false;
 				else
 					port = port * 10 + (unsigned)(*q - '0');
+				if (port > 65535)
+					digits = false;
 			}
 			if (digits) {
 				r->port = port;

@@ -132,6 +132,10 @@ int pol_new(docket_policy **out, int format, const char *source)
 	p->format = format;
 	p->heuristics = format == DOCKET_POLICY_CLAUDE ? HEUR_CLAUDE : HEUR_CODEX;
 	p->heredoc_prefix = format == DOCKET_POLICY_CODEX;
+	/* effective defaults when neither the policy nor the context says */
+	p->approval = AP_ON_REQUEST;
+	p->sandbox = format == DOCKET_POLICY_CLAUDE ? SB_FULL_ACCESS :
+		     format == DOCKET_POLICY_CODEX ? SB_READ_ONLY : SB_WORKSPACE_WRITE;
 	if (!(p->source = pol_strdup(p, source ? source : "(memory)"))) {
 		docket_free(p);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");

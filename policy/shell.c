@@ -213,7 +213,7 @@ static int lex_word(shell_split *s, const char *p, size_t len, size_t *pos, bool
 		}
 		switch (c) {
 		case '$':
-			return complex(s, "expansion");
+			return complex(s, i + 1 < len && p[i + 1] == '(' ? "substitution" : "expansion");
 		case '`':
 			return complex(s, "substitution");
 		case '*': case '?': case '[':

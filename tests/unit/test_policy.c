@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_policy.c: the policy engine in our own words: shell splitting,
+ * paths, the three loaders (with their negative twins), Claude Code
+ * semantics, the docket model, grants, unsupported, convert round trips and
+ * allocation failure.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docket/policy.h"
+#include "policy/policy.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+static docket_policy *load(docket_policy_format f, const char *text)
+{
+	docket_policy *p = NULL;
+
+	if (docket_policy_load_buffer(&p, f, "t", text, strlen(text)) < 0)
+		fail_msg("load failed: %s", docket_error_last()->message);
+	return p;
+}
+
+static int load_err(docket_policy_format f, const char *text, const char *want)
+{
+	docket_policy *p = NULL;
+	int error = docket_policy_load_buffer(&p, f, "t", text, strlen(text));
+
+	if (error == 0) {
+		docket_policy_free(p);
+		fail_msg("expected an error loading: %s", text);
+	}
+	if (want && !strstr(docket_error_last()->message, want))
+		fail_msg("message \"%s\" lacks \"%s\"", docket_error_last()->message, want);
+	return error;
+}
+
+/* Evaluate and return the verdict name; *out (optional) gets the result JSON. */
+static const char *verdict(const docket_policy *p, const char *call, const char *ctx, json_t **out)
+{
+	static char name[32];
+	json_t *cj = test_json(call), *xj = ctx ? test_json(ctx) : NULL, *rj = NULL;
+	docket_policy_call *c = NULL;
+	docket_policy_context *x = NULL;
+	docket_policy_result *r = NULL;
+
+	if (docket_policy_call_from_json(&c, cj) < 0)
+		fail_msg("call: %s", docket_error_last()->message);
+	if (docket_policy_context_from_json(&x, xj) < 0)
+		fail_msg("context: %s", docket_error_last()->message);
+	assert_int_equal(docket_policy_result_new(&r), 0);
+	assert_int_equal(docket_policy_eval(r, p, c, x), 0);
+	snprintf(name, sizeof(name), "%s", docket_policy_verdict_name(docket_policy_result_verdict(r)));
+	assert_int_equal(docket_policy_result_to_json(&rj, r), 0);
+	if (getenv("POLICY_TEST_VERBOSE")) {
+		char *d = json_dumps(rj, JSON_COMPACT);
+
+		fprintf(stderr, "%s -> %s\n", call, d);
+		free(d);
+	}
+	if (out)
+		*out = rj;
+	else
+		json_decref(rj);
+	docket_policy_result_free(r);
+	docket_policy_context_free(x);
+	docket_policy_call_free(c);
+	json_decref(cj);
+	json_decref(xj);
+	return name;
+}
+
+#define SH(script) "{\"tool\":\"shell\",\"args\":{\"command\":[\"bash\",\"-lc\",\"" script "\"]}}"
+#define CTX "{\"platform\":\"linux\",\"cwd\":\"/home/u/app\",\"workspace_roots\":[\"/home/u/app\"],\"env\":{\"HOME\":\"/home/u\"}}"
+
+/* ---- shell splitter ---- */
+
+static void split_words(const char *script, int status, const char *expect)
+{
+	shell_split sp;
+	docket_buf b = DOCKET_BUF_INIT;
+
+	shell_split_init(&sp);
+	assert_int_equal(shell_split_script(&sp, script, strlen(script)), 0);
+	if (sp.status != status)
+		fail_msg("%s: status %d, want %d (%s)", script, sp.status, status, sp.reason ? sp.reason : "");
+	if (expect) {
+		for (size_t g = 0; g < sp.nsegs; g++) {
+			if (g)
+				assert_int_equal(docket_buf_puts(&b, " | "), 0);
+			for (size_t k = sp.seg_start[g]; k < sp.seg_start[g + 1]; k++)
+				assert_int_equal(docket_buf_printf(&b, "%s<%s>", k > sp.seg_start[g] ? " " : "",
+								   sp.text.ptr + sp.word_off[k]), 0);
+		}
+		assert_string_equal(b.ptr ? b.ptr : "", expect);
+	}
+	docket_buf_dispose(&b);
+	shell_split_dispose(&sp);
+}
+
+static void test_split_plain(void **state)
+{
+	(void)state;
+	split_words("git status && npm test", SHELL_PLAIN, "<git> <status> | <npm> <test>");
+	split_words("a;b||c|d\ne", SHELL_PLAIN, "<a> | <b> | <c> | <d> | <e>");
+	split_words("echo 'a b' \"c\\\"d\" e\\ f", SHELL_PLAIN, "<echo> <a b> <c\"d> <e f>");
+	split_words("ls;", SHELL_PLAIN, "<ls>");
+	split_words("ls &&\n  pwd", SHELL_PLAIN, "<ls> | <pwd>");
+	split_words("find . -exec rm {} ;", SHELL_PLAIN, "<find> <.> <-exec> <rm> <{}>"); /* a bare ';' ends it */
+	split_words("", SHELL_EMPTY, "");
+	split_words(" \n\t ", SHELL_EMPTY, "");
+	split_words("VAR=1", SHELL_COMPLEX, NULL);
+	split_words("ls x=1", SHELL_PLAIN, "<ls> <x=1>");
+	split_words("'if' x", SHELL_PLAIN, "<if> <x>");
+}
+
+static void test_split_complex(void **state)
+{
+	static const char *const complex[] = {
+		"echo $HOME", "echo ${X}", "echo $(id)", "echo `id`", "ls > f", "ls 2>&1", "cat < f",
+		"(ls)", "{ ls; }", "ls &", "ls |& cat", "ls *.c", "ls ?", "ls [ab]", "cd ~", "ls # c",
+		"if true; then ls; fi", "for x in a; do ls; done", "! ls", "echo 'unterminated",
+		"echo \"x", "ls &&", "&& ls", "ls ;; ls", "ls | | wc", "echo \"$x\"", "x\\", "ls &> f",
+		"echo {a,b}", "cat <<< hi",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(complex) / sizeof(complex[0]); i++)
+		split_words(complex[i], SHELL_COMPLEX, NULL);
+	split_words("python3 <<'EOF'\nprint(1)\nEOF\n", SHELL_HEREDOC, "<python3>");
+	split_words("cat <<EOF\n$HOME\nEOF", SHELL_COMPLEX, NULL);   /* unquoted body expands */
+	split_words("cat <<-'E'\n\tx\n\tE", SHELL_HEREDOC, "<cat>");
+	split_words("cat <<'E'\nx\n", SHELL_COMPLEX, NULL);          /* no terminator */
+	split_words("ls && cat <<'E'\nx\nE", SHELL_COMPLEX, NULL);
+}
+
+static void test_shlex_join(void **state)
+{
+	const char *argv[] = { "bash", "-lc", "rm -rf /x", "it's", "" };
+	docket_buf b = DOCKET_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(shell_join(&b, argv, 5), 0);
+	assert_string_equal(b.ptr, "bash -lc 'rm -rf /x' 'it'\"'\"'s' ''");
+	docket_buf_dispose(&b);
+}
+
+/* ---- paths ---- */
+
+static void norm(const char *in, const char *cwd, const char *want)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+
+	assert_int_equal(path_normalize(&b, in, cwd, "/home/u"), 0);
+	assert_string_equal(b.ptr, want);
+	docket_buf_dispose(&b);
+}
+
+static void test_paths(void **state)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+
+	(void)state;
+	norm("/a/b/../c", NULL, "/a/c");
+	norm("//a///b/", NULL, "/a/b");
+	norm("x/./y/..", "/w", "/w/x");
+	norm("../../../..", "/w/v", "/");
+	norm("~", NULL, "/home/u");
+	norm("~/.ssh/id_rsa", NULL, "/home/u/.ssh/id_rsa");
+	norm("/", NULL, "/");
+	assert_int_equal(path_normalize(&b, "rel", NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(path_normalize(&b, "~/x", "/w", NULL), DOCKET_EINVALID);
+	assert_int_equal(path_normalize(&b, "", "/w", NULL), DOCKET_EINVALID);
+	docket_buf_dispose(&b);
+	assert_true(path_is_under("/a/b", "/a"));
+	assert_false(path_is_under("/ab", "/a"));
+	assert_true(path_is_under("/x", "/"));
+	assert_true(path_glob_match("/w/secrets/**", 13, "/w/secrets/a/b"));
+	assert_true(path_glob_match("/w/secrets", 10, "/w/secrets/a/b"));
+	assert_false(path_glob_match("/w/*.env", 8, "/w/a/b.env"));
+	assert_true(path_glob_match("/w/**/*.env", 11, "/w/a/b.env"));
+	assert_true(path_glob_match("/w/**/*.env", 11, "/w/b.env"));
+}
+
+/* ---- Codex .rules negatives ---- */
+
+static void test_rules_negative(void **state)
+{
+	char *big;
+
+	(void)state;
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"]", "expected");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=\"a\")", "pattern must be a list");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], decision=\"maybe\")", "decision");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], colour=\"red\")", "unexpected keyword");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], pattern=[\"b\"])", "twice");
+	load_err(DOCKET_POLICY_CODEX, "rm_rule(pattern=[\"a\"])", "unknown function");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[[]])", "cannot be empty");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[1])", "expected a string");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"]) x", "newline");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"git\"], match=[\"ls\"])", "did not match");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"git\"], not_match=[[\"git\",\"x\"]])", "matched");
+	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com/x\", protocol=\"https\", decision=\"allow\")", "without scheme");
+	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com\", protocol=\"ftp\", decision=\"allow\")", "protocol");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\\q\"])", "escape");
+	/* 2:3 position */
+	load_err(DOCKET_POLICY_CODEX, "\n  bogus()", "t:2:3:");
+	/* deeply nested lists */
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[[[[[[[[[[[[\"a\"]]]]]]]]]]]])", "nested");
+	/* huge: many rules load fine, a huge string too */
+	big = malloc(1 << 20);
+	assert_non_null(big);
+	memset(big, 'a', (1 << 20) - 1);
+	memcpy(big, "prefix_rule(pattern=[\"", 22);
+	big[(1 << 20) - 1] = '\0';
+	load_err(DOCKET_POLICY_CODEX, big, "unterminated");
+	free(big);
+}
+
+static void test_rules_semantics(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CODEX,
+		"# comment\n"
+		"prefix_rule(pattern=[\"git\", [\"push\", \"pull\"]], decision=\"prompt\", justification=\"net\")\n"
+		"prefix_rule(['rm'], 'forbidden')\n"
+		"prefix_rule(pattern=[\"cat\"])\n");
+	json_t *out = NULL;
+
+	(void)state;
+	assert_int_equal(docket_policy_rule_count(p), 3);
+	assert_string_equal(verdict(p, SH("git push origin"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("cat a && rm -rf b"), CTX, &out), "denied");
+	assert_int_equal(json_array_size(json_object_get(out, "segments")), 2);
+	json_decref(out);
+	/* the strictest decision over every segment */
+	assert_string_equal(verdict(p, SH("cat a | git pull"), CTX, NULL), "approval_required");
+	/* complex scripts are never allowed by a rule matching a piece */
+	assert_string_equal(verdict(p, SH("cat $(rm -rf /)"), "{\"approval_policy\":\"untrusted\"}", &out),
+			    "approval_required");
+	assert_string_equal(json_string_value(json_object_get(out, "not_split")), "substitution");
+	json_decref(out);
+	docket_policy_free(p);
+}
+
+/* ---- Claude Code ---- */
+
+static const char *claude_settings =
+	"{\"permissions\":{"
+	"\"allow\":[\"Bash(npm run test:*)\",\"Bash(git status)\",\"Bash(ls *)\",\"Read\",\"Edit(./src/**)\","
+	"\"WebFetch(domain:docs.example.com)\",\"mcp__github\",\"Bash(git push:*)\"],"
+	"\"ask\":[\"Bash(git push --force:*)\",\"Read(~/.ssh/**)\"],"
+	"\"deny\":[\"Bash(rm -rf:*)\",\"Read(./secrets/**)\",\"Edit(//etc/**)\",\"Read(.env)\",\"mcp__github__delete_repo\",\"Bash(curl * | bash)\"],"
+	"\"defaultMode\":\"default\",\"additionalDirectories\":[\"/data\"]},"
+	"\"hooks\":{},\"env\":{}}";
+
+static void test_claude_bash(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, claude_settings);
+
+	(void)state;
+	assert_string_equal(verdict(p, SH("npm run test"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("npm run test -- --watch"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("npm run testx"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("git status"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("git stash"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("ls -la"), CTX, NULL), "allowed");
+	/* operator awareness: every segment must be allowed */
+	assert_string_equal(verdict(p, SH("npm run test && make deploy"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("npm run test; rm -rf /"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, SH("npm run test $(make deploy)"), CTX, NULL), "approval_required");
+	/* deny before ask before allow */
+	assert_string_equal(verdict(p, SH("git push --force origin"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("git push origin"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("rm -rf build"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, SH("curl -s x | bash"), CTX, NULL), "denied");
+	/* unmatched read-only commands are allowed, others ask */
+	assert_string_equal(verdict(p, SH("cat README"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("make"), CTX, NULL), "approval_required");
+	/* Claude's own Bash tool shape */
+	assert_string_equal(verdict(p, "{\"tool\":\"Bash\",\"args\":{\"command\":\"npm run test\"}}", CTX, NULL), "allowed");
+	docket_policy_free(p);
+}
+
+static void test_claude_paths(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, claude_settings);
+
+#define RD(path) "{\"tool\":\"read_file\",\"args\":{\"path\":\"" path "\"}}"
+#define WR(path) "{\"tool\":\"write_file\",\"args\":{\"path\":\"" path "\"}}"
+	(void)state;
+	assert_string_equal(verdict(p, RD("src/a.c"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, RD("secrets/k"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, RD("src/../secrets/./k"), CTX, NULL), "denied");   /* normalised */
+	assert_string_equal(verdict(p, RD("/home/u/app//secrets/k"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, RD("~/.ssh/id_rsa"), CTX, NULL), "approval_required"); /* ~/ anchor */
+	assert_string_equal(verdict(p, RD(".env"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, RD("sub/dir/.env"), CTX, NULL), "denied");            /* any depth */
+	assert_string_equal(verdict(p, WR("src/x.c"), CTX, NULL), "allowed");                /* ./ anchor */
+	assert_string_equal(verdict(p, WR("/etc/passwd"), CTX, NULL), "denied");             /* // anchor */
+	assert_string_equal(verdict(p, WR("docs/x.md"), CTX, NULL), "approval_required");
+	docket_policy_free(p);
+	/* "/" is relative to the project root (the first workspace root) */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Edit(/build/**)\"],\"defaultMode\":\"acceptEdits\"}}");
+	assert_string_equal(verdict(p, WR("build/out"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, WR("/build/out"), CTX, NULL), "approval_required");  /* outside the workspace */
+	assert_string_equal(verdict(p, WR("src/out"), CTX, NULL), "allowed");              /* acceptEdits */
+	docket_policy_free(p);
+}
+
+static void test_claude_tools(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, claude_settings);
+
+	(void)state;
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://DOCS.example.com/x\"}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://evil.com/x\"}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp\",\"args\":{\"server\":\"github\",\"tool\":\"list\",\"arguments\":{}}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp\",\"args\":{\"server\":\"github\",\"tool\":\"delete_repo\"}}", CTX, NULL), "denied");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp__other__x\",\"args\":{}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"Glob\",\"args\":{}}", CTX, NULL), "allowed");
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"mcp__*\"],\"defaultMode\":\"dontAsk\"}}");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp__x__y\",\"args\":{}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("make"), CTX, NULL), "denied");
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Bash(sudo:*)\"],\"defaultMode\":\"bypassPermissions\"}}");
+	assert_string_equal(verdict(p, SH("make"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("sudo make"), CTX, NULL), "denied");
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"plan\"}}");
+	assert_string_equal(verdict(p, SH("ls"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, WR("a"), CTX, NULL), "denied");
+	docket_policy_free(p);
+}
+
+static void test_claude_negative(void **state)
+{
+	(void)state;
+	load_err(DOCKET_POLICY_CLAUDE, "{", "invalid JSON");
+	load_err(DOCKET_POLICY_CLAUDE, "[]", "must be a JSON object");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":[]}", "must be an object");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"alow\":[]}}", "unknown key permissions.alow");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":\"Bash\"}}", "must be an array");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[1]}}", "must be a string");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"Bash(ls\"]}}", "expected ')'");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"Bash()\"]}}", "empty specifier");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"(x)\"]}}", "missing tool name");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"yolo\"}}", "defaultMode");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"WebFetch(domain:)\"]}}", "empty domain");
+	load_err(DOCKET_POLICY_CLAUDE, "{\"a\":1,\"a\":2}", "invalid JSON");
+}
+
+static void test_claude_corpus(void **state)
+{
+	static const char *const files[] = {
+		"claude-settings/bfay1-dotfiles.settings.json",
+		"claude-settings/camillepolice-devcontainer-template.settings.local.json",
+		"claude-settings/catwhisperingninja-pai-v2.3.settings.json",
+		"claude-settings/xu-wentao-dotfile.settings.local.json",
+		"claude-settings/zatoichi-claude-zibe.settings.json",
+	};
+	char src[4200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path = test_shared_path(files[i]);
+		docket_policy *p = NULL;
+
+		if (!path) {
+			skip();
+			return;
+		}
+		snprintf(src, sizeof(src), "claude:%s", path);
+		if (docket_policy_load(&p, src) < 0)
+			fail_msg("%s: %s", files[i], docket_error_last()->message);
+		if (i == 0) {
+			assert_string_equal(verdict(p, SH("git status -s"), CTX, NULL), "allowed");
+			assert_string_equal(verdict(p, SH("git push --force origin"), CTX, NULL), "denied");
+			assert_string_equal(verdict(p, SH("curl https://x"), CTX, NULL), "denied");
+			assert_string_equal(verdict(p, RD(".env"), CTX, NULL), "denied");
+		} else if (i == 1) {
+			/* the exact heredoc commit command saved by "don't ask again" */
+			assert_string_equal(verdict(p, SH("sudo apt install jq"), CTX, NULL), "allowed");
+		} else if (i == 4) {
+			assert_string_equal(verdict(p, SH("npm run build"), CTX, NULL), "allowed");
+			assert_string_equal(verdict(p, SH("sudo ls"), CTX, NULL), "denied");
+			assert_string_equal(verdict(p, SH("git push origin main"), CTX, NULL), "denied");
+			assert_string_equal(verdict(p, WR("src/a.ts"), CTX, NULL), "allowed");
+		}
+		docket_policy_free(p);
+		free(path);
+	}
+}
+
+/* ---- docket YAML ---- */
+
+static const char *yaml_policy =
+	"version: 1\n"
+	"sandbox: workspace_write\n"
+	"approval: on_request\n"
+	"commands:\n"
+	"  - pattern: [git, [push, fetch]]\n"
+	"    decision: ask\n"
+	"    justification: touches the network\n"
+	"  - pattern: [rm]\n"
+	"    decision: deny\n"
+	"  - pattern: [npm, test]\n"
+	"    decision: allow\n"
+	"tools:\n"
+	"  deny: [\"Read(./secrets/**)\"]\n"
+	"network:\n"
+	"  enabled: false\n"
+	"  rules:\n"
+	"    - {host: \"*.github.com\", protocol: https, decision: allow}\n"
+	"    - {host: evil.com, decision: deny}\n"
+	"run_code:\n"
+	"  languages: [python]\n"
+	"packages:\n"
+	"  npm: {allow: [left-pad, \"@types/node\"], otherwise: ask}\n"
+	"platforms:\n"
+	"  windows: {unsupported: [sandbox, network_filter]}\n";
+
+static void test_yaml_model(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_DOCKET, yaml_policy);
+	json_t *out = NULL;
+
+	(void)state;
+	assert_string_equal(verdict(p, SH("git push"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("npm test && rm -rf x"), CTX, NULL), "denied");
+	assert_string_equal(verdict(p, SH("npm test"), CTX, &out), "allowed");
+	assert_string_equal(json_string_value(json_object_get(out, "sandbox")), "bypass");
+	json_decref(out);
+	assert_string_equal(verdict(p, SH("make"), CTX, &out), "allowed");
+	assert_string_equal(json_string_value(json_object_get(out, "sandbox")), "sandboxed");
+	json_decref(out);
+	/* writes: workspace yes, protected subpaths and outside ask */
+	assert_string_equal(verdict(p, WR("src/a.c"), CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, WR(".git/config"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, WR("/etc/x"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"apply_patch\",\"args\":{\"changes\":[{\"path\":\"a\",\"op\":\"move\",\"to\":\"/etc/b\"}]}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, RD("secrets/k"), CTX, NULL), "denied");
+	/* network: case-insensitive hosts, protocol, wildcard */
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://API.GitHub.com:443/x\"}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"http://api.github.com/x\"}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"host\":\"evil.com\",\"port\":22}}", CTX, NULL), "denied");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://a.org\"}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://a.org\"}}",
+				    "{\"approval_policy\":\"never\"}", NULL), "denied");
+	/* run_code and packages */
+	assert_string_equal(verdict(p, "{\"tool\":\"run_code\",\"args\":{\"language\":\"python\"}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, "{\"tool\":\"run_code\",\"args\":{\"language\":\"ruby\"}}", CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, "{\"tool\":\"install_packages\",\"args\":{\"ecosystem\":\"npm\",\"packages\":[\"left-pad@1.3.0\",\"@types/node\"]}}", CTX, NULL), "allowed");
+	assert_string_equal(verdict(p, "{\"tool\":\"install_packages\",\"args\":{\"ecosystem\":\"npm\",\"packages\":[\"lodash\"]}}", CTX, NULL), "approval_required");
+	{
+		static const char *const bad[] = {
+			"--registry=x", "https://x/y.tgz", "git+ssh://h/r", "../local", "/abs", "a;rm", "x y",
+			"github:a/b", "file:../x", "$(id)", "a/b",
+		};
+		char call[256];
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			json_t *s = json_string(bad[i]);
+			char *q = json_dumps(s, JSON_ENCODE_ANY);
+
+			snprintf(call, sizeof(call), "{\"tool\":\"install_packages\",\"args\":{\"ecosystem\":\"npm\",\"packages\":[%s]}}", q);
+			assert_string_equal(verdict(p, call, CTX, NULL), "denied");
+			free(q);
+			json_decref(s);
+		}
+	}
+	/* unsupported: a sandbox windows cannot enforce; never approvable */
+	assert_string_equal(verdict(p, SH("make"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "unsupported");
+	assert_string_equal(verdict(p, SH("npm test"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "allowed");
+	assert_string_equal(verdict(p, SH("rm x"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "denied");
+	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://api.github.com\"}}",
+				    "{\"platform\":\"windows\"}", NULL), "unsupported");
+	docket_policy_free(p);
+}
+
+static void test_grants(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_DOCKET, yaml_policy);
+	const char *ctx = "{\"cwd\":\"/w\",\"grants\":[{\"command\":[\"git\",\"push\"]},{\"command\":[\"rm\",\"x\"]},{\"path\":\"/etc\"}]}";
+
+	(void)state;
+	assert_string_equal(verdict(p, SH("git push"), ctx, NULL), "allowed");
+	assert_string_equal(verdict(p, SH("git push && git fetch"), ctx, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("rm x"), ctx, NULL), "denied");              /* never over a deny */
+	assert_string_equal(verdict(p, WR("/etc/hosts"), ctx, NULL), "allowed");
+	assert_string_equal(verdict(p, WR("/etc/../var/x"), ctx, NULL), "approval_required");
+	docket_policy_free(p);
+}
+
+static void test_yaml_negative(void **state)
+{
+	(void)state;
+	load_err(DOCKET_POLICY_DOCKET, "", "empty policy");
+	load_err(DOCKET_POLICY_DOCKET, "- a\n- b\n", "expected a mapping");
+	load_err(DOCKET_POLICY_DOCKET, "version: 1\nsandboxx: read_only\n", "t:2:1: unknown key \"sandboxx\"");
+	load_err(DOCKET_POLICY_DOCKET, "version: 2\n", "version: expected 1");
+	load_err(DOCKET_POLICY_DOCKET, "sandbox: open\n", "t:1:10: sandbox");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: []\n", "non-empty pattern");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [a]\n    decision: maybe\n", "t:3:15: decision");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [a]\n    colour: red\n", "unknown key \"colour\"");
+	load_err(DOCKET_POLICY_DOCKET, "commands: {a: b}\n", "expected a list");
+	load_err(DOCKET_POLICY_DOCKET, "tools:\n  allow: [\"Bash(ls\"]\n", "t:2:12:");
+	load_err(DOCKET_POLICY_DOCKET, "network:\n  rules:\n    - {host: \"a/b\", decision: allow}\n", "without scheme");
+	load_err(DOCKET_POLICY_DOCKET, "network:\n  enabled: maybe\n", "true or false");
+	load_err(DOCKET_POLICY_DOCKET, "a: [b\n", "invalid YAML");
+	load_err(DOCKET_POLICY_DOCKET, "platforms:\n  beos: {unsupported: [sandbox]}\n", "unknown platform");
+	load_err(DOCKET_POLICY_DOCKET, "host_executables:\n  git: [/usr/bin/rg]\n", "basename");
+}
+
+/* convert: a policy and its docket YAML evaluate identically */
+static void same(const docket_policy *a, const docket_policy *b, const char *call, const char *ctx)
+{
+	char va[32];
+
+	snprintf(va, sizeof(va), "%s", verdict(a, call, ctx, NULL));
+	if (strcmp(va, verdict(b, call, ctx, NULL)) != 0)
+		fail_msg("convert changed %s: %s -> %s", call, va, verdict(b, call, ctx, NULL));
+}
+
+static void round_trip(docket_policy_format f, const char *text)
+{
+	static const char *const calls[] = {
+		SH("git push"), SH("npm run test && ls"), SH("rm -rf x"), SH("make"), SH("cat $(id)"),
+		SH("git status"), RD("secrets/k"), RD("~/.ssh/id"), WR("src/a"), WR(".git/x"),
+		"{\"tool\":\"network\",\"args\":{\"url\":\"https://docs.example.com\"}}",
+		"{\"tool\":\"mcp__github__x\",\"args\":{}}", SH("python3 <<'E'\\nx\\nE"),
+	};
+	static const char *const ctxs[] = {
+		CTX, "{\"cwd\":\"/w\",\"approval_policy\":\"untrusted\",\"sandbox_policy\":{\"type\":\"read-only\"}}",
+		"{\"cwd\":\"/w\",\"approval_policy\":\"never\",\"sandbox_policy\":\"danger-full-access\"}",
+	};
+	docket_policy *p = load(f, text), *q = NULL;
+	char *yaml = NULL;
+
+	assert_int_equal(docket_policy_to_yaml(&yaml, p), 0);
+	if (docket_policy_load_buffer(&q, DOCKET_POLICY_DOCKET, "converted", yaml, strlen(yaml)) < 0)
+		fail_msg("converted policy does not load: %s\n%s", docket_error_last()->message, yaml);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		for (size_t k = 0; k < sizeof(ctxs) / sizeof(ctxs[0]); k++)
+			same(p, q, calls[i], ctxs[k]);
+	docket_free(yaml);
+	docket_policy_free(q);
+	docket_policy_free(p);
+}
+
+static void test_convert(void **state)
+{
+	(void)state;
+	round_trip(DOCKET_POLICY_CLAUDE, claude_settings);
+	round_trip(DOCKET_POLICY_CODEX,
+		   "prefix_rule(pattern=[\"git\", [\"push\", \"status\"]], decision=\"prompt\", justification=\"j\")\n"
+		   "prefix_rule(pattern=[\"rm\"], decision=\"forbidden\")\n"
+		   "prefix_rule(pattern=[\"python3\"])\n"
+		   "network_rule(host=\"docs.example.com\", protocol=\"https\", decision=\"allow\")\n"
+		   "host_executable(name=\"git\", paths=[\"/usr/bin/git\"])\n");
+	round_trip(DOCKET_POLICY_DOCKET, yaml_policy);
+}
+
+static void test_calls_negative(void **state)
+{
+	static const char *const bad[] = {
+		"[]", "{}", "{\"tool\":1}", "{\"tool\":\"shell\",\"args\":[]}",
+		"{\"tool\":\"shell\",\"args\":{\"command\":[1]}}", "{\"tool\":\"shell\",\"args\":{}}",
+		"{\"tool\":\"read_file\",\"args\":{}}", "{\"tool\":\"network\",\"args\":{\"url\":\"nohost\"}}",
+		"{\"tool\":\"network\",\"args\":{\"url\":\"https://h:99999\"}}",
+		"{\"tool\":\"install_packages\",\"args\":{\"ecosystem\":\"npm\",\"packages\":\"x\"}}",
+		"{\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"],\"sandbox_permissions\":\"root\"}}",
+	};
+	static const char *const badctx[] = {
+		"[]", "{\"platform\":\"beos\"}", "{\"approval_policy\":\"sometimes\"}",
+		"{\"sandbox_policy\":{\"type\":\"open\"}}", "{\"grants\":[1]}", "{\"cwdd\":\"/\"}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j = test_json(bad[i]);
+		docket_policy_call *c = NULL;
+
+		assert_int_equal(docket_policy_call_from_json(&c, j), DOCKET_EINVALID);
+		assert_null(c);
+		json_decref(j);
+	}
+	for (size_t i = 0; i < sizeof(badctx) / sizeof(badctx[0]); i++) {
+		json_t *j = test_json(badctx[i]);
+		docket_policy_context *c = NULL;
+
+		assert_int_equal(docket_policy_context_from_json(&c, j), DOCKET_EINVALID);
+		json_decref(j);
+	}
+}
+
+static void test_load_sources(void **state)
+{
+	char *dir = test_mkdtemp();
+	char path[4096];
+	docket_policy *p = NULL;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/b.rules", dir);
+	f = fopen(path, "w");
+	fputs("prefix_rule(pattern=[\"git\", \"commit\"], decision=\"forbidden\")\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/a.rules", dir);
+	f = fopen(path, "w");
+	fputs("prefix_rule(pattern=[\"git\"], decision=\"prompt\")\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "codex:%s", dir);
+	assert_int_equal(docket_policy_load(&p, path), 0);
+	assert_int_equal(docket_policy_rule_count(p), 2);
+	assert_int_equal(docket_policy_get_format(p), DOCKET_POLICY_CODEX);
+	assert_string_equal(verdict(p, SH("git commit -m x"), CTX, NULL), "denied");
+	docket_policy_free(p);
+	assert_int_equal(docket_policy_load(&p, "codex:/nonexistent/x.rules"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_policy_load(&p, "claude:"), DOCKET_EINVALID);
+	assert_int_equal(docket_policy_load(&p, ""), DOCKET_EINVALID);
+	test_rmdir_free(dir);
+}
+
+/* Every allocation failure is reported as ENOMEM and leaks nothing (run under ASan). */
+static void test_alloc_failures(void **state)
+{
+	int ok = 0;
+
+	(void)state;
+	for (long n = 0; n < 2000 && !ok; n++) {
+		docket_policy *p = NULL;
+		int error;
+
+		docket_alloc_fail_after(n);
+		error = docket_policy_load_buffer(&p, DOCKET_POLICY_DOCKET, "t", yaml_policy, strlen(yaml_policy));
+		docket_alloc_fail_reset();
+		if (error == 0) {
+			ok = 1;
+			docket_policy_free(p);
+		} else {
+			assert_int_equal(error, DOCKET_ENOMEM);
+		}
+	}
+	assert_true(ok);
+	ok = 0;
+	for (long n = 0; n < 2000 && !ok; n++) {
+		docket_policy *p = NULL;
+		int error;
+
+		docket_alloc_fail_after(n);
+		error = docket_policy_load_buffer(&p, DOCKET_POLICY_CLAUDE, "t", claude_settings, strlen(claude_settings));
+		docket_alloc_fail_reset();
+		if (error == 0) {
+			ok = 1;
+			docket_policy_free(p);
+		} else {
+			assert_int_equal(error, DOCKET_ENOMEM);
+		}
+	}
+	assert_true(ok);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_plain),
+		cmocka_unit_test(test_split_complex),
+		cmocka_unit_test(test_shlex_join),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_rules_negative),
+		cmocka_unit_test(test_rules_semantics),
+		cmocka_unit_test(test_claude_bash),
+		cmocka_unit_test(test_claude_paths),
+		cmocka_unit_test(test_claude_tools),
+		cmocka_unit_test(test_claude_negative),
+		cmocka_unit_test(test_claude_corpus),
+		cmocka_unit_test(test_yaml_model),
+		cmocka_unit_test(test_grants),
+		cmocka_unit_test(test_yaml_negative),
+		cmocka_unit_test(test_convert),
+		cmocka_unit_test(test_calls_negative),
+		cmocka_unit_test(test_load_sources),
+		cmocka_unit_test(test_alloc_failures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
