@@ -1,0 +1,3 @@
+python3 <<'PY' > /tmp/o
+print(1)
+PY

@@ -1,0 +1,1 @@
+git status && npm test; ls | wc -l

@@ -1,0 +1,2 @@
+echo 'a b' "c\"d" e\ f\
+x
