@@ -134,13 +134,8 @@ int cli_fail(int code, const char *fallback);
  */
 int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags);
 
-/*
- * The flags read commands open the ledger with. DOCKET_OPEN_READONLY is what
- * they mean; it is not used yet because a read-only open currently loses its
- * DBI handles (they are opened in a read transaction that is aborted, and
- * LMDB closes them with it). Switch back once ledger/store.c commits it.
- */
-#define CLI_OPEN_READ 0u
+/* The flags read commands open the ledger with. */
+#define CLI_OPEN_READ DOCKET_OPEN_READONLY
 
 /* Exit 0 when `session` exists, else print why and return the exit code
  * (a missing session is a usage error: 2). */

@@ -58,6 +58,12 @@ static void reset_assigned(const assigned *a, docket_event *ev)
 	}
 }
 
+static void reset_assigned_all(const ledger_group *g, const assigned *a)
+{
+	for (size_t i = 0; i < g->n; i++)
+		reset_assigned(&a[i], g->events[i]);
+}
+
 static int put_frame(docket_ledger *l, MDB_txn *txn, uint64_t seq, const docket_buf *frame)
 {
 	uint8_t key[8];
@@ -96,31 +102,83 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 	return 0;
 }
 
-/* One attempt at the whole batch in one transaction. */
-static int append_txn(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results)
+/* Append the events of one group to `txn`; prefixes errors with the index. */
+static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
+			 docket_buf *payload, docket_buf *frame)
+{
+	int error;
+
+	for (size_t i = 0; i < g->n; i++) {
+		memset(&g->results[i], 0, sizeof(g->results[i]));
+		if (i == g->n / 2 && i > 0)
+			docket_crash_point("append.mid_batch");
+		if ((error = append_one(st, l, txn, g->events[i], &g->results[i], payload, frame)) < 0) {
+			if (g->n > 1 && error != DOCKET_EMAPFULL)
+				docket_error_prefix("event %zu of %zu: ", i + 1, g->n);
+			docket_error_set_index(i + 1);
+			return error;
+		}
+	}
+	return 0;
+}
+
+/* One group inside its own nested transaction: on failure only the group is
+ * rolled back and its error kept; MDB_MAP_FULL and storage errors fail all. */
+static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
+			   docket_buf *payload, docket_buf *frame)
+{
+	state_txn *st = NULL;
+	MDB_txn *child = NULL;
+	int rc, error;
+
+	if ((rc = mdb_txn_begin(l->env, parent, 0, &child)) != 0)
+		return store_error(rc, "begin nested transaction");
+	if ((error = state_txn_begin(&st, l, child)) == 0 &&
+	    (error = append_events(st, l, child, g, payload, frame)) == 0)
+		error = state_txn_finish(st);
+	state_txn_free(st);
+	if (error == 0) {
+		if ((rc = mdb_txn_commit(child)) != 0)
+			return store_error(rc, "commit nested transaction");
+		g->error = 0;
+		return 0;
+	}
+	mdb_txn_abort(child);
+	if (error == DOCKET_EMAPFULL || error == DOCKET_ESTORAGE || error == DOCKET_ECORRUPT)
+		return error;
+	/* the group is refused; the others go on */
+	g->error = error;
+	g->err = *docket_error_last();
+	return 0;
+}
+
+/*
+ * One attempt at all groups in one write transaction. Not isolated: the
+ * first error aborts everything. Isolated: each group commits or rolls back
+ * on its own in a nested transaction, and the parent commits once.
+ */
+static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
 {
 	docket_buf payload = DOCKET_BUF_INIT, frame = DOCKET_BUF_INIT;
 	state_txn *st = NULL;
 	MDB_txn *txn = NULL;
+	uint64_t head;
 	int error;
 
 	if ((error = store_txn_begin(&txn, l, 0)) < 0)
 		return error;
-	if ((error = state_txn_begin(&st, l, txn)) < 0)
-		goto cleanup;
-	for (size_t i = 0; i < n; i++) {
-		memset(&results[i], 0, sizeof(results[i]));
-		if (i == n / 2 && i > 0)
-			docket_crash_point("append.mid_batch");
-		if ((error = append_one(st, l, txn, events[i], &results[i], &payload, &frame)) < 0) {
-			if (n > 1 && error != DOCKET_EMAPFULL)
-				docket_error_prefix("event %zu of %zu: ", i + 1, n);
-			docket_error_set_index(i + 1);
-			goto cleanup;
-		}
+	if (isolate) {
+		for (size_t i = 0; i < ngroups && error == 0; i++)
+			error = append_isolated(l, txn, &groups[i], &payload, &frame);
+		if (error == 0)
+			error = store_meta_get_u64(txn, l, "head_seq", &head);
+	} else {
+		if ((error = state_txn_begin(&st, l, txn)) == 0 &&
+		    (error = append_events(st, l, txn, &groups[0], &payload, &frame)) == 0)
+			error = state_txn_finish(st);
+		head = st ? state_head_seq(st) : 0;
 	}
-	if ((error = state_txn_finish(st)) < 0 ||
-	    (error = frame_maybe_train(l, txn, state_head_seq(st))) < 0)
+	if (error < 0 || (error = frame_maybe_train(l, txn, head)) < 0)
 		goto cleanup;
 	docket_crash_point("append.before_commit");
 	error = store_txn_commit(l, txn);
@@ -136,42 +194,86 @@ cleanup:
 	return error;
 }
 
-int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results)
+static void reset_groups(ledger_group *groups, size_t ngroups, assigned *const *inputs)
 {
-	docket_append_result *own = NULL;
-	assigned *inputs = NULL;
-	int error;
+	for (size_t g = 0; g < ngroups; g++)
+		for (size_t i = 0; i < groups[g].n; i++)
+			reset_assigned(&inputs[g][i], groups[g].events[i]);
+}
+
+static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
+{
+	assigned **inputs = NULL;
+	int error = 0;
 
 	if (l->flags & DOCKET_OPEN_READONLY)
 		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", l->path);
+	if (!(inputs = docket_calloc(ngroups ? ngroups : 1, sizeof(*inputs))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (size_t g = 0; g < ngroups && error == 0; g++) {
+		if (!(inputs[g] = docket_calloc(groups[g].n ? groups[g].n : 1, sizeof(**inputs))))
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		for (size_t i = 0; error == 0 && i < groups[g].n; i++)
+			remember_input(&inputs[g][i], groups[g].events[i]);
+	}
+	while (error == 0) {
+		error = append_txn(l, groups, ngroups, isolate);
+		if (error != DOCKET_EMAPFULL)
+			break;
+		/* Replay the whole transaction in a bigger map. */
+		reset_groups(groups, ngroups, inputs);
+		pthread_mutex_lock(&l->codec.lock);
+		codec_forget(&l->codec);
+		pthread_mutex_unlock(&l->codec.lock);
+		error = store_grow(l);
+	}
+	if (inputs[0] && error < 0)
+		reset_groups(groups, ngroups, inputs);
+	else if (inputs[0])
+		for (size_t g = 0; g < ngroups; g++)
+			if (groups[g].error)
+				reset_assigned_all(&groups[g], inputs[g]);
+	for (size_t g = 0; g < ngroups; g++)
+		docket_free(inputs[g]);
+	docket_free(inputs);
+	return error;
+}
+
+int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups)
+{
+	int error;
+
+	for (size_t g = 0; g < ngroups; g++)
+		groups[g].error = 0;
+	if (ngroups == 0)
+		return 0;
+	error = append_groups(l, groups, ngroups, 1);
+	if (error < 0) {
+		docket_error saved = *docket_error_last();
+
+		for (size_t g = 0; g < ngroups; g++) {
+			groups[g].error = error;
+			groups[g].err = saved;
+		}
+	}
+	return error;
+}
+
+int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results)
+{
+	docket_append_result *own = NULL;
+	ledger_group group;
+	int error;
+
 	if (n == 0)
 		return 0;
 	if (!results && !(results = own = docket_calloc(n, sizeof(*own))))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	if (!(inputs = docket_calloc(n, sizeof(*inputs)))) {
-		docket_free(own);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < n; i++)
-		remember_input(&inputs[i], events[i]);
-	for (;;) {
-		error = append_txn(l, events, n, results);
-		if (error != DOCKET_EMAPFULL)
-			break;
-		/* Replay the whole transaction in a bigger map. */
-		for (size_t i = 0; i < n; i++)
-			reset_assigned(&inputs[i], events[i]);
-		pthread_mutex_lock(&l->codec.lock);
-		codec_forget(&l->codec);
-		pthread_mutex_unlock(&l->codec.lock);
-		if ((error = store_grow(l)) < 0)
-			break;
-	}
-	if (error < 0) {
-		for (size_t i = 0; i < n; i++)
-			reset_assigned(&inputs[i], events[i]);
-	}
-	docket_free(inputs);
+	memset(&group, 0, sizeof(group));
+	group.events = events;
+	group.n = n;
+	group.results = results;
+	error = append_groups(l, &group, 1, 0);
 	docket_free(own);
 	return error;
 }

@@ -210,7 +210,26 @@ int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev);
 
 /* ---- append.c ---- */
+
+/* All `n` events in one durable transaction, or none (first error wins). */
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,
 		  docket_append_result *results);
+
+/* A group of events that must be appended together (one request). */
+typedef struct ledger_group {
+	docket_event **events;
+	size_t n;
+	docket_append_result *results;  /* n entries */
+	int error;                      /* out: 0, or why this group was refused */
+	docket_error err;               /* out: the message of that error */
+} ledger_group;
+
+/*
+ * Group commit: every group is atomic and isolated (a nested transaction),
+ * all of them share one durable commit. A refused group does not affect the
+ * others. Returns <0 only when the whole transaction failed (storage, cap);
+ * then every group carries that error.
+ */
+int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups);
 
 #endif

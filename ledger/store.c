@@ -277,11 +277,8 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 		store_txn_abort(l, txn);
 		return error;
 	}
-	if (readonly) {
-		/* DBI handles opened in a read-only txn stay valid after it ends. */
-		store_txn_abort(l, txn);
-		return 0;
-	}
+	/* Commit even a read-only transaction: aborting it would close the DBI
+	 * handles it opened. */
 	return store_txn_commit(l, txn);
 }
 

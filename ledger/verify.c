@@ -166,6 +166,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, uint64_t to, d
 	if ((error = rebuild_range(st, l, src, from, to, &bad)) < 0) {
 		if (bad) {
 			rep->first_bad_seq = bad;
+			rep->events_checked = bad - 1;
 			memcpy(rep->problem, docket_error_last()->message, sizeof(rep->problem));
 			rep->problem[sizeof(rep->problem) - 1] = '\0';
 			error = 1;

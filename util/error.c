@@ -25,6 +25,8 @@ void docket_error_set_index(size_t index)
 	last_error.event_index = index;
 }
 
+static int error_vset(int code, int invariant, const char *fmt, va_list ap) DOCKET_PRINTF(3, 0);
+
 static int error_vset(int code, int invariant, const char *fmt, va_list ap)
 {
 	last_error.code = code;

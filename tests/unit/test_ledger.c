@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "docket/ledger.h"
+#include "ledger/ledger_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -784,6 +785,73 @@ static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 	assert_string_equal(seen.invs[0], "pending-one");
 }
 
+/* ---- group commit: isolated groups, one commit ---- */
+
+static void test_group_commit_isolates_groups(void **state)
+{
+	fixture *f = *state;
+	const char *texts[3][2] = {
+		{ EV("tool.intent", "a", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"}"),
+		  EV("tool.dispatched", "a", "") },
+		{ EV("tool.intent", "b", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"denied\"}"),
+		  EV("tool.dispatched", "b", "") },   /* invariant 4: the whole group goes */
+		{ EV("tool.intent", "c", ",\"tool\":\"t\""),
+		  EV("tool.completed", "c", ",\"status\":\"denied\"") },
+	};
+	docket_event *evs[3][2];
+	docket_append_result res[3][2];
+	ledger_group groups[3];
+
+	open_session(f, "s1");
+	for (int g = 0; g < 3; g++) {
+		for (int i = 0; i < 2; i++) {
+			json_t *j = test_json(texts[g][i]);
+			assert_int_equal(docket_event_from_json(&evs[g][i], j), 0);
+			json_decref(j);
+		}
+		groups[g].events = evs[g];
+		groups[g].n = 2;
+		groups[g].results = res[g];
+	}
+	assert_int_equal(ledger_append_groups(f->l, groups, 3), 0);
+	assert_int_equal(groups[0].error, 0);
+	assert_int_equal(groups[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(groups[1].err.invariant, 4);
+	assert_non_null(strstr(groups[1].err.message, "\"b\""));
+	assert_int_equal(groups[2].error, 0);
+	assert_int_equal(res[0][1].attempt, 1);
+	assert_int_equal(res[0][0].seq, 2);
+	assert_int_equal(res[2][0].seq, 4);  /* b took no seq */
+	assert_int_equal(head(f), 5);
+	for (int g = 0; g < 3; g++)
+		for (int i = 0; i < 2; i++)
+			docket_event_free(evs[g][i]);
+	assert_true(verify_ok(f));
+}
+
+static void test_readonly_open(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *ro = NULL;
+	json_t *out = json_array();
+
+	fill_session(f, 2);
+	opts.flags = DOCKET_OPEN_READONLY;
+	assert_int_equal(docket_ledger_open(&ro, f->dir, &opts), 0);
+	assert_int_equal(docket_ledger_read_json(ro, NULL, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 7);
+	json_t *ev = test_json("{\"type\":\"session.opened\",\"session\":\"s2\"}");
+	assert_int_equal(docket_ledger_append_json(ro, &ev, 1, NULL), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "read-only"));
+	json_decref(ev);
+	json_decref(out);
+	docket_verify_report rep;
+	assert_int_equal(docket_ledger_verify(ro, &rep), 0);
+	assert_true(rep.ok);
+	docket_ledger_free(ro);
+}
+
 /* ---- storage: modes, versions, growth, cap ---- */
 
 static void test_file_modes(void **state)
@@ -1006,6 +1074,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
