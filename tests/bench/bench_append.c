@@ -88,7 +88,6 @@ typedef struct result {
 	size_t commits;
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
-	uint64_t written;      /* bytes this process caused to be written to storage */
 	uint64_t *lat;         /* per-commit latencies, ns */
 	size_t nlat, caplat;
 } result;
@@ -135,22 +134,6 @@ static uint64_t cpu_ns(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
 	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
-}
-
-/* write_bytes of /proc/self/io (0 where the kernel does not keep it). */
-static uint64_t io_written(void)
-{
-	FILE *f = fopen("/proc/self/io", "r");
-	char line[128];
-	unsigned long long v = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "write_bytes: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
 }
 
 static void fail(const char *what, const char *detail)
@@ -325,7 +308,7 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 	docket_ledger *l = NULL;
 	docket_ledger_info info;
 	char *path = path_join(dir, "ledger");
-	uint64_t t0, c0, w0, t;
+	uint64_t t0, c0, t;
 	int error = -1;
 
 	if (!ar || !path)
@@ -348,7 +331,6 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 	}
 	t0 = now_ns();
 	c0 = cpu_ns();
-	w0 = io_written();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 		int rc;
@@ -370,7 +352,6 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 		res->commits++;
 	}
 	res->cpu_ns += cpu_ns() - c0;
-	res->written += io_written() - w0;
 	res->wall_ns += now_ns() - t0;
 	res->events += n;
 	res->ran = 1;
@@ -434,7 +415,7 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 	MDB_txn *txn = NULL;
 	MDB_dbi dbi;
 	MDB_stat st;
-	uint64_t t0, c0, w0, t;
+	uint64_t t0, c0, t;
 	int rc, error = -1;
 
 	if ((rc = mdb_env_create(&env)) != 0)
@@ -454,7 +435,6 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 	txn = NULL;
 	t0 = now_ns();
 	c0 = cpu_ns();
-	w0 = io_written();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
@@ -484,7 +464,6 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 		res->commits++;
 	}
 	res->cpu_ns += cpu_ns() - c0;
-	res->written += io_written() - w0;
 	res->wall_ns += now_ns() - t0;
 	res->events += n;
 	res->ran = 1;
@@ -531,7 +510,7 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	char *path = path_join(dir, "bench.db");
 	sqlite3 *db = NULL;
 	sqlite3_stmt *ins = NULL, *cnt = NULL;
-	uint64_t t0, c0, w0, t;
+	uint64_t t0, c0, t;
 	int error = -1;
 
 	if (!path)
@@ -549,7 +528,6 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	}
 	t0 = now_ns();
 	c0 = cpu_ns();
-	w0 = io_written();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
@@ -571,7 +549,6 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 		res->commits++;
 	}
 	res->cpu_ns += cpu_ns() - c0;
-	res->written += io_written() - w0;
 	res->wall_ns += now_ns() - t0;
 	res->events += n;
 	res->ran = 1;
@@ -843,21 +820,20 @@ int main(int argc, char **argv)
 	if (!have_sqlite)
 		printf("  SQLite baseline NOT BUILT: sqlite3 was not found by pkg-config at configure time\n");
 	printf("\nDurable appends (events/s = events / wall time; p50/p99: one commit's latency; cpu: user+sys\n"
-	       "of this process per event and as a share of wall time; KiB/commit: written to storage per commit,\n"
-	       "from /proc/self/io; ratios are this row over the baseline, >1 is faster)\n");
-	printf("%5s  %-20s %7s %7s %10s %8s %8s %9s %5s %10s %9s %9s\n", "batch", "configuration", "events",
-	       "commits", "events/s", "p50 ms", "p99 ms", "cpu us/ev", "cpu%", "KiB/commit", "vs LMDB", "vs SQLite");
+	       "of this process per event and as a share of wall time; ratios are this row over the baseline,\n"
+	       ">1 is faster)\n");
+	printf("%5s  %-20s %7s %7s %10s %8s %8s %9s %5s %9s %9s\n", "batch", "configuration", "events",
+	       "commits", "events/s", "p50 ms", "p99 ms", "cpu us/ev", "cpu%", "vs LMDB", "vs SQLite");
 	for (int b = 0; b < NBATCH; b++) {
 		for (int c = 0; c < C_COUNT; c++) {
 			result *r = &res[c][b];
 
 			if (!r->ran)
 				continue;
-			printf("%5zu  %-20s %7zu %7zu %10.0f %8.3f %8.3f %9.1f %4.0f%% %10.1f", batch_sizes[b],
+			printf("%5zu  %-20s %7zu %7zu %10.0f %8.3f %8.3f %9.1f %4.0f%%", batch_sizes[b],
 			       config_name[c], r->events, r->commits, rate(r), lat_ms(r, 50), lat_ms(r, 99),
 			       (double)r->cpu_ns / 1e3 / (double)r->events,
-			       100.0 * (double)r->cpu_ns / (double)(r->wall_ns ? r->wall_ns : 1),
-			       (double)r->written / 1024.0 / (double)(r->commits ? r->commits : 1));
+			       100.0 * (double)r->cpu_ns / (double)(r->wall_ns ? r->wall_ns : 1));
 			print_ratio(c == C_LMDB ? 0 : ratio(rate(r), rate(&res[C_LMDB][b])));
 			print_ratio(c == C_SQLITE || !res[C_SQLITE][b].ran ? 0 : ratio(rate(r), rate(&res[C_SQLITE][b])));
 			printf("\n");
@@ -919,12 +895,11 @@ int main(int argc, char **argv)
 
 			if (!r->ran)
 				continue;
-			json_array_append_new(runs, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+			json_array_append_new(runs, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f}",
 				"config", config_key[c], "batch", (json_int_t)batch_sizes[b],
 				"events", (json_int_t)r->events, "commits", (json_int_t)r->commits,
 				"events_per_s", rate(r), "commit_ms_p50", lat_ms(r, 50),
 				"commit_ms_p99", lat_ms(r, 99), "cpu_us_per_event", (double)r->cpu_ns / 1e3 / (double)r->events,
-				"kib_written_per_commit", (double)r->written / 1024.0 / (double)(r->commits ? r->commits : 1),
 				"vs_lmdb", c == C_LMDB ? 1.0 : ratio(rate(r), rate(&res[C_LMDB][b])),
 				"vs_sqlite", res[C_SQLITE][b].ran ? ratio(rate(r), rate(&res[C_SQLITE][b])) : 0.0));
 		}
