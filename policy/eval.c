@@ -511,7 +511,11 @@ static int first_heuristic(docket_policy_result *r, int decision)
 		if (r->matches[i].rule == -1 && r->matches[i].decision == decision) {
 			const pol_segment *s = &r->segs[r->matches[i].segment];
 
-			return set_amendment_words(r, r->wv + s->word_off, s->nwords);
+			/* the words are already in wv: refer to them (push_words may move wv) */
+			r->amend_off = s->word_off;
+			r->amend_n = s->nwords;
+			r->has_amendment = true;
+			return 0;
 		}
 	return 0;
 }
