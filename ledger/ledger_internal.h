@@ -201,6 +201,16 @@ int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 
+/* ---- read.c: single records ---- */
+
+/* One stored event as JSON (seq, hash included). */
+int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
+/* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
+int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);
+/* The record of one session and, if `policy_json` is given, its current
+ * policy document (docket_malloc'd; NULL when it has none). */
+int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, char **policy_json);
+
 /* ---- redact.c ---- */
 
 /*

@@ -373,3 +373,85 @@ cleanup:
 	store_txn_abort(l, txn);
 	return error;
 }
+
+/* ---- single records (the runtime protocol and recovery use these) ---- */
+
+int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
+{
+	docket_buf payload = DOCKET_BUF_INIT;
+	docket_event *ev = NULL;
+	frame_header hdr;
+	MDB_txn *txn = NULL;
+	MDB_val frame;
+	int error;
+
+	*out = NULL;
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	if ((error = get_frame(txn, l, seq, &frame)) == 0 &&
+	    (error = load_event(&ev, &hdr, l, txn, &frame, &payload)) == 0)
+		error = event_json(out, seq, ev, hdr.hash);
+	docket_event_free(ev);
+	store_txn_abort(l, txn);
+	docket_buf_dispose(&payload);
+	return error;
+}
+
+int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out)
+{
+	docket_buf key = DOCKET_BUF_INIT;
+	MDB_txn *txn = NULL;
+	MDB_val k, v;
+	int rc, error;
+
+	if ((error = docket_buf_put(&key, session, strlen(session) + 1)) < 0 ||
+	    (error = docket_buf_puts(&key, invocation)) < 0)
+		goto cleanup;
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		goto cleanup;
+	k.mv_data = key.ptr;
+	k.mv_size = key.len;
+	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		error = docket_error_set(DOCKET_ENOTFOUND, "no invocation \"%s\" in session \"%s\"", invocation, session);
+	else if (rc != 0)
+		error = store_error(rc, "read invocation");
+	else
+		error = inv_state_decode(out, v.mv_data, v.mv_size);
+	store_txn_abort(l, txn);
+cleanup:
+	docket_buf_dispose(&key);
+	return error;
+}
+
+int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, char **policy_json)
+{
+	MDB_txn *txn = NULL;
+	MDB_val k = { strlen(session), (void *)session }, v;
+	int rc, error;
+
+	if (policy_json)
+		*policy_json = NULL;
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	rc = mdb_get(txn, l->dbi.sessions, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		error = docket_error_set(DOCKET_ENOTFOUND, "no session \"%s\"", session);
+	else if (rc != 0)
+		error = store_error(rc, "read session");
+	else
+		error = sess_state_decode(out, v.mv_data, v.mv_size);
+	if (error == 0 && policy_json && out->policy_revision) {
+		MDB_val hk = { LEDGER_HASH_LEN, out->policy_hash };
+
+		rc = mdb_get(txn, l->dbi.policies, &hk, &v);
+		if (rc != 0)
+			error = rc == MDB_NOTFOUND
+				? docket_error_set(DOCKET_ECORRUPT, "policy of session \"%s\" is missing", session)
+				: store_error(rc, "read policy");
+		else if (!(*policy_json = docket_strndup(v.mv_data, v.mv_size)))
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	store_txn_abort(l, txn);
+	return error;
+}

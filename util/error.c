@@ -20,6 +20,11 @@ void docket_error_clear(void)
 	last_error.message[0] = '\0';
 }
 
+void docket_error_restore(const docket_error *e)
+{
+	last_error = *e;
+}
+
 void docket_error_set_index(size_t index)
 {
 	last_error.event_index = index;

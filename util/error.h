@@ -22,4 +22,7 @@ void docket_error_set_index(size_t index);
 
 void docket_error_clear(void);
 
+/* Make a saved error the current one again (errors carried across calls). */
+void docket_error_restore(const docket_error *e);
+
 #endif

@@ -5,5 +5,8 @@
 
 #include "docket/common.h"
 #include "docket/ledger.h"
+#include "docket/policy.h"
+#include "docket/recover.h"
+#include "docket/runtime.h"
 
 #endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * export.h: the ledger for other tools and for people (docs/audit.md).
+ *
+ *  - docket_export: JSONL (the events of DESIGN §4), OCSF (NDJSON), OTLP/JSON
+ *    spans, CSV (one row per invocation), optionally redacted and
+ *    pseudonymised;
+ *  - docket_export_git: a git archive, one directory per session and one
+ *    commit per export carrying the chain head (libgit2, optional);
+ *  - docket_report_html: one self-contained HTML page for auditors.
+ */
+#ifndef DOCKET_EXPORT_H
+#define DOCKET_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "docket/audit.h"
+#include "docket/common.h"
+#include "docket/ledger.h"
+
+typedef enum docket_export_format {
+	DOCKET_EXPORT_JSONL = 0,
+	DOCKET_EXPORT_OCSF,
+	DOCKET_EXPORT_OTEL,
+	DOCKET_EXPORT_CSV
+} docket_export_format;
+
+/* "jsonl" "ocsf" "otel" "csv" -> format; -1 when unknown. */
+int docket_export_format_parse(const char *name);
+
+typedef struct docket_export_options {
+	unsigned int version;
+	int format;                            /* docket_export_format */
+	const char *session;                   /* NULL: every session */
+	int64_t since_ms;                      /* events at or after this time; 0: all */
+	const docket_redactor *redactor;       /* NULL: no export-time redaction */
+	const docket_pseudonymizer *pseudonymizer; /* NULL: raw identifiers */
+} docket_export_options;
+
+#define DOCKET_EXPORT_OPTIONS_VERSION 1
+#define DOCKET_EXPORT_OPTIONS_INIT { DOCKET_EXPORT_OPTIONS_VERSION, DOCKET_EXPORT_JSONL, NULL, 0, NULL, NULL }
+
+typedef struct docket_export_stats {
+	uint64_t events;        /* events read */
+	uint64_t records;       /* records written (lines, rows, spans) */
+	uint64_t invocations;   /* distinct invocations seen */
+	uint64_t approvals;     /* approval.settled events */
+	uint64_t redactions;    /* fields redacted */
+	uint64_t head_seq;      /* the last seq exported */
+} docket_export_stats;
+
+/* Write the export to `out`. `stats` may be NULL. */
+int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+		  docket_export_stats *stats) DOCKET_MUST_USE;
+
+/* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
+int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
+
+/* ---- git archive (libgit2) -------------------------------------------- */
+
+/* 1 when this docket was built with libgit2. */
+int docket_git_available(void);
+
+/*
+ * Export into the git repository at `dir` (created, bare, when missing):
+ * sessions/<id>/events.jsonl and sessions/<id>/summary.md, one commit whose
+ * message carries the ledger id and chain head (seq and hash). Incremental:
+ * only events after the seq of the last commit are added; no new events, no
+ * commit. `opts` gives redaction/pseudonyms (format and filters are ignored).
+ */
+int docket_export_git(docket_ledger *ledger, const docket_export_options *opts, const char *dir,
+		      docket_export_stats *stats) DOCKET_MUST_USE;
+
+typedef struct docket_git_report {
+	int ok;
+	uint64_t commits;        /* export commits checked */
+	uint64_t events_checked; /* archived events whose hash was compared */
+	uint64_t head_seq;       /* chain head named by the newest commit */
+	char problem[1024];
+} docket_git_report;
+
+/*
+ * Cross-check an archive against the ledger: every export commit names this
+ * ledger and a chain head the ledger has (same hash at that seq, so the
+ * ledger was not cut or rewritten since), and every archived event's hash is
+ * the ledger's at its seq. 0 when the check ran (see rep->ok).
+ */
+int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report *rep) DOCKET_MUST_USE;
+
+/* ---- report ------------------------------------------------------------ */
+
+/* One self-contained HTML page (inline CSS and SVG, no external assets). */
+int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
+
+#endif

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * authority.c: docket deciding (authority mode, DESIGN §3).
+ *
+ * When a session has a docket-evaluable policy (its latest policy.revised is
+ * docket YAML/JSON, Claude Code settings, Codex settings with rules, or an
+ * `all_of` composition of those) and an intent carries no decision, docket
+ * evaluates the intent under that policy with the session's recorded
+ * context (platform, cwd, roots, env) and the grants recorded so far
+ * (approved_for_session answers). The result is recorded in the intent as
+ * a decision with source "docket" and the policy revision.
+ *
+ * Compositions: {"all_of":[{"format":F,"policy":P}, ...]} evaluates every
+ * layer and keeps the strictest verdict (allowed < approval_required <
+ * denied < unsupported). `docket serve` records a client's narrowing policy
+ * as a layer on top of the operator's, so a client can never widen.
+ *
+ * Evaluation is pure: nothing is read from the live filesystem or clock.
+ */
+#include "authority.h"
+
+#include <string.h>
+
+#include "docket/policy.h"
+#include "ledger/ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define CACHE_SLOTS 32
+#define MAX_LAYERS AUTHORITY_MAX_LAYERS
+
+typedef authority_layer layer;
+
+typedef struct session_slot {
+	char session[STATE_ID_MAX + 1];
+	uint8_t policy_hash[LEDGER_HASH_LEN];
+	uint32_t revision;
+	size_t nlayers;
+	layer layers[MAX_LAYERS];
+	json_t *context;          /* platform, cwd, workspace_roots, env */
+	json_t *grants;           /* array of {command:[...]} / {path:...} */
+	uint64_t grants_seq;      /* session events read for grants up to here */
+	uint64_t used;
+} session_slot;
+
+struct authority {
+	docket_ledger *ledger;
+	session_slot slots[CACHE_SLOTS];
+	uint64_t clock;
+};
+
+static void slot_clear(session_slot *s)
+{
+	for (size_t i = 0; i < s->nlayers; i++) {
+		docket_policy_free(s->layers[i].policy);
+		json_decref(s->layers[i].codex_settings);
+	}
+	json_decref(s->context);
+	json_decref(s->grants);
+	memset(s, 0, sizeof(*s));
+}
+
+int authority_new(authority **out, docket_ledger *l)
+{
+	*out = docket_calloc(1, sizeof(**out));
+	if (!*out)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	(*out)->ledger = l;
+	return 0;
+}
+
+void authority_free(authority *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		slot_clear(&a->slots[i]);
+	docket_free(a);
+}
+
+/* ---- policies: one format, or an all_of composition ---- */
+
+static int format_of(const char *name, docket_policy_format *out)
+{
+	if (!name)
+		return -1;
+	if (strcmp(name, "docket") == 0)
+		*out = DOCKET_POLICY_DOCKET;
+	else if (strcmp(name, "claude") == 0)
+		*out = DOCKET_POLICY_CLAUDE;
+	else if (strcmp(name, "codex") == 0)
+		*out = DOCKET_POLICY_CODEX;
+	else
+		return -1;
+	return 0;
+}
+
+/* Load one layer; 1 when the document is not evaluable (opaque, Codex
+ * settings without rules), 0 when loaded. */
+static int layer_load(layer *out, const char *format, const json_t *doc)
+{
+	docket_policy_format f;
+	docket_buf text = DOCKET_BUF_INIT;
+	const char *rules;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if (format_of(format, &f) < 0)
+		return 1;
+	if (f == DOCKET_POLICY_CODEX) {
+		rules = json_string_value(json_object_get(doc, "rules"));
+		if (!rules)
+			return 1;
+		error = docket_policy_load_buffer(&out->policy, f, "codex", rules, strlen(rules));
+		if (error == 0) {
+			out->codex_settings = json_pack("{s:O?, s:O?}",
+				"approval_policy", json_object_get(doc, "approval_policy"),
+				"sandbox_policy", json_object_get(doc, "sandbox_policy"));
+			if (!out->codex_settings)
+				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+		return error;
+	}
+	if ((error = docket_json_dump(&text, doc)) == 0)
+		error = docket_policy_load_buffer(&out->policy, f, format, text.ptr, text.len);
+	docket_buf_dispose(&text);
+	return error;
+}
+
+int authority_load_layers(authority_layers *out, const char *format, const char *policy_json)
+{
+	json_t *doc = NULL, *all;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = docket_json_parse(&doc, policy_json, strlen(policy_json))) < 0)
+		return error;
+	all = json_object_get(doc, "all_of");
+	if (all && json_is_array(all) && json_object_size(doc) == 1) {
+		size_t i;
+		json_t *item;
+
+		json_array_foreach(all, i, item) {
+			if (out->n == MAX_LAYERS) {
+				error = docket_error_set(DOCKET_EINVALID, "all_of has more than %d layers", MAX_LAYERS);
+				break;
+			}
+			error = layer_load(&out->layers[out->n],
+					   json_string_value(json_object_get(item, "format")),
+					   json_object_get(item, "policy"));
+			if (error < 0)
+				break;
+			if (error == 0)
+				out->n++;
+			error = 0;
+		}
+	} else {
+		error = layer_load(&out->layers[0], format, doc);
+		if (error == 0)
+			out->n = 1;
+		error = error < 0 ? error : 0;
+	}
+	json_decref(doc);
+	if (error < 0)
+		authority_layers_dispose(out);
+	return error;
+}
+
+void authority_layers_dispose(authority_layers *ls)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		docket_policy_free(ls->layers[i].policy);
+		json_decref(ls->layers[i].codex_settings);
+	}
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* ---- session context and grants ---- */
+
+static int load_context(session_slot *s, docket_ledger *l, uint64_t opened_seq)
+{
+	static const char *const keys[] = { "platform", "cwd", "workspace_roots", "env" };
+	json_t *ev = NULL;
+	int error;
+
+	if ((error = ledger_event_json(l, opened_seq, &ev)) < 0)
+		return error;
+	s->context = json_object();
+	for (size_t i = 0; s->context && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(ev, keys[i]);
+
+		if (v && json_object_set(s->context, keys[i], v) < 0) {
+			json_decref(s->context);
+			s->context = NULL;
+		}
+	}
+	json_decref(ev);
+	return s->context ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+/* The grant an approved_for_session answer gives, from the intent's args. */
+static int grant_of(json_t *grants, const json_t *intent)
+{
+	const json_t *args = json_object_get(intent, "args");
+	const json_t *cmd = json_object_get(args, "command");
+	const json_t *path = json_object_get(args, "path");
+	const json_t *changes = json_object_get(args, "changes");
+
+	if (json_is_array(cmd))
+		return json_array_append_new(grants, json_pack("{s:O}", "command", cmd));
+	if (json_is_string(path))
+		return json_array_append_new(grants, json_pack("{s:O}", "path", path));
+	if (json_is_array(changes)) {
+		size_t i;
+		json_t *c;
+
+		json_array_foreach(changes, i, c) {
+			const json_t *p = json_object_get(c, "path");
+
+			if (json_is_string(p) && json_array_append_new(grants, json_pack("{s:O}", "path", p)) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+typedef struct grant_scan {
+	docket_ledger *ledger;
+	json_t *grants;
+	const char *session;
+	int error;
+} grant_scan;
+
+static int grant_event(void *ctx, uint64_t seq, json_t *ev)
+{
+	grant_scan *g = ctx;
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const char *result = json_string_value(json_object_get(ev, "result"));
+	const char *inv = json_string_value(json_object_get(ev, "invocation"));
+	json_t *intent = NULL;
+	inv_state st;
+	int error;
+
+	(void)seq;
+	if (!type || strcmp(type, "approval.settled") != 0 || !result ||
+	    strcmp(result, "approved_for_session") != 0 || !inv)
+		return 0;
+	if ((error = ledger_invocation_get(g->ledger, g->session, inv, &st)) < 0 ||
+	    (error = ledger_event_json(g->ledger, st.intent_seq, &intent)) < 0)
+		return error;
+	if (grant_of(g->grants, intent) < 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	json_decref(intent);
+	return error;
+}
+
+static int refresh_grants(session_slot *s, docket_ledger *l)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_ledger_info info;
+	grant_scan g = { l, NULL, s->session, 0 };
+	int error;
+
+	if (!s->grants && !(s->grants = json_array()))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_ledger_info_get(l, &info)) < 0)
+		return error;
+	if (info.events <= s->grants_seq)
+		return 0;
+	g.grants = s->grants;
+	ro.session = s->session;
+	ro.since = s->grants_seq + 1;
+	if ((error = docket_ledger_read_json(l, &ro, grant_event, &g)) < 0)
+		return error;
+	s->grants_seq = info.events;
+	return 0;
+}
+
+/* ---- the cache ---- */
+
+/* The slot of `session`, loaded and current; NULL (and 0) in record mode. */
+static int slot_get(session_slot **out, authority *a, const char *session)
+{
+	session_slot *s = NULL, *victim = &a->slots[0];
+	sess_state ss;
+	char *policy = NULL;
+	authority_layers ls;
+	int error;
+
+	*out = NULL;
+	if (strlen(session) > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "session id too long");
+	if ((error = ledger_session_get(a->ledger, session, &ss, NULL)) < 0)
+		return error;
+	if (!ss.policy_revision)
+		return 0;
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		if (strcmp(a->slots[i].session, session) == 0) {
+			s = &a->slots[i];
+			break;
+		}
+		if (a->slots[i].used < victim->used)
+			victim = &a->slots[i];
+	}
+	if (s && memcmp(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN) != 0)
+		slot_clear(s);
+	if (!s || !s->session[0]) {
+		s = s ? s : victim;
+		slot_clear(s);
+		if ((error = ledger_session_get(a->ledger, session, &ss, &policy)) < 0)
+			return error;
+		error = authority_load_layers(&ls, docket_policy_format_name(ss.policy_format), policy);
+		docket_free(policy);
+		if (error < 0)
+			return error;
+		if (ls.n == 0)
+			return 0; /* not evaluable: record mode */
+		memcpy(s->layers, ls.layers, sizeof(ls.layers[0]) * ls.n);
+		s->nlayers = ls.n;
+		memcpy(s->session, session, strlen(session) + 1);
+		memcpy(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN);
+		s->revision = ss.policy_revision;
+		if ((error = load_context(s, a->ledger, ss.opened_seq)) < 0) {
+			slot_clear(s);
+			return error;
+		}
+	}
+	s->used = ++a->clock;
+	if ((error = refresh_grants(s, a->ledger)) < 0)
+		return error;
+	*out = s;
+	return 0;
+}
+
+/* ---- deciding ---- */
+
+static int eval_layer(docket_policy_result *res, const layer *ly, const json_t *intent,
+		      const json_t *context)
+{
+	docket_policy_call *call = NULL;
+	docket_policy_context *ctx = NULL;
+	json_t *c = json_deep_copy(context);
+	int error;
+
+	if (!c)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (ly->codex_settings)
+		json_object_update(c, ly->codex_settings);
+	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&
+	    (error = docket_policy_context_from_json(&ctx, c)) == 0)
+		error = docket_policy_eval(res, ly->policy, call, ctx);
+	docket_policy_call_free(call);
+	docket_policy_context_free(ctx);
+	json_decref(c);
+	return error;
+}
+
+static json_t *decision_json(const docket_policy_result *res, uint32_t revision)
+{
+	json_t *d = json_object(), *reasons = json_array(), *rules = json_array();
+
+	for (size_t i = 0; i < docket_policy_result_reason_count(res); i++)
+		json_array_append_new(reasons, json_string(docket_policy_result_reason_code(res, i)));
+	for (size_t i = 0; i < docket_policy_result_match_count(res); i++)
+		json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i)));
+	json_object_set_new(d, "verdict", json_string(docket_policy_verdict_name(docket_policy_result_verdict(res))));
+	json_object_set_new(d, "source", json_string("docket"));
+	json_object_set_new(d, "reasons", reasons);
+	json_object_set_new(d, "rules", rules);
+	json_object_set_new(d, "policy_revision", json_integer(revision));
+	return d;
+}
+
+int authority_decide(authority *a, const char *session, const json_t *intent, json_t **decision)
+{
+	docket_policy_result *best = NULL, *res = NULL;
+	session_slot *s;
+	json_t *context = NULL;
+	int error;
+
+	*decision = NULL;
+	if ((error = slot_get(&s, a, session)) < 0 || !s)
+		return error;
+	if (!(context = json_deep_copy(s->context)) ||
+	    json_object_set(context, "grants", s->grants) < 0) {
+		json_decref(context);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->nlayers && error == 0; i++) {
+		if ((error = docket_policy_result_new(&res)) < 0 ||
+		    (error = eval_layer(res, &s->layers[i], intent, context)) < 0)
+			break;
+		/* strictest layer wins; on a tie the first keeps its reasons */
+		if (!best || docket_policy_result_verdict(res) > docket_policy_result_verdict(best)) {
+			docket_policy_result_free(best);
+			best = res;
+		} else {
+			docket_policy_result_free(res);
+		}
+		res = NULL;
+	}
+	if (error == 0 && best && !(*decision = decision_json(best, s->revision)))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	docket_policy_result_free(res);
+	docket_policy_result_free(best);
+	json_decref(context);
+	return error;
+}
+
+int authority_is_active(authority *a, const char *session)
+{
+	session_slot *s;
+	int error = slot_get(&s, a, session);
+
+	return error < 0 ? error : s != NULL;
+}
+
+static int verdict_rank(const char *v)
+{
+	static const char *const order[] = { "allowed", "approval_required", "denied", "unsupported" };
+
+	for (int i = 0; v && i < 4; i++)
+		if (strcmp(v, order[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *authority_stricter(const char *a, const char *b)
+{
+	return verdict_rank(a) >= verdict_rank(b) ? a : b;
+}

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * protocol.c: the methods of the runtime protocol (DESIGN §4).
+ *
+ *   method            events appended (one group, atomic)     reply
+ *   runtime.start     runtime.started                         epoch, seq
+ *   session.open      session.opened [+ operator policy r1]   seq
+ *   policy.set        policy.revised [+ superseded settles]   revision, seq
+ *   tool.intent       tool.intent [+ tool.dispatched]         verdict, decision, seq, dispatched,
+ *                                                             attempt, token
+ *   approval.request  approval.requested                      seq
+ *   approval.settle   approval.settled                        seq
+ *   tool.dispatch     tool.dispatched (after revalidation)    attempt, token, seq
+ *   tool.complete     tool.completed                          seq
+ *   session.close     session.closed                          seq
+ *   recover.plan      -                                       the plan
+ *   recover.apply     every item's events (one group each)    the plan, applied
+ *
+ * Params are the event's own fields (DESIGN §4) plus a few method options
+ * (dispatch_if_allowed, approvals, reconcile); unknown fields are refused.
+ * Each event carries the connection's epoch (from its runtime.start) unless
+ * it names one: a zombie runtime's connection is fenced (invariant 7).
+ *
+ * Trust: a session's deciding policy comes from the ledger's own policy
+ * revisions. The operator's policy (serve --policy) becomes revision 1 of
+ * every session opened. A client's policy.set is recorded as a layer on top
+ * of the session's current policy ({"all_of":[...]}: the strictest verdict
+ * wins), so it can narrow but never widen, unless the operator allowed
+ * clients to replace policies. In authority mode a decision carried by an
+ * intent can only make docket's own verdict stricter.
+ */
+#include "protocol.h"
+
+#include <string.h>
+
+#include "authority.h"
+#include "recover.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+struct proto_ctx {
+	docket_ledger *ledger;
+	authority *auth;
+	proto_options opts;
+	json_t *operator_policy;
+	char *operator_format;
+	docket_reconcile_cb reconcile_cb;
+	void *reconcile_ctx;
+};
+
+enum method_kind {
+	M_UNKNOWN = 0,
+	M_RUNTIME_START,
+	M_SESSION_OPEN,
+	M_POLICY_SET,
+	M_TOOL_INTENT,
+	M_APPROVAL_REQUEST,
+	M_APPROVAL_SETTLE,
+	M_TOOL_DISPATCH,
+	M_TOOL_COMPLETE,
+	M_SESSION_CLOSE,
+	M_RECOVER_PLAN,
+	M_RECOVER_APPLY
+};
+
+static const struct method {
+	const char *name;
+	int kind;
+	const char *event_type;  /* the event the params describe, or NULL */
+	int barrier;
+} methods[] = {
+	{ "runtime.start", M_RUNTIME_START, "runtime.started", 1 },
+	{ "session.open", M_SESSION_OPEN, "session.opened", 0 },
+	{ "policy.set", M_POLICY_SET, "policy.revised", 1 },
+	{ "tool.intent", M_TOOL_INTENT, "tool.intent", 0 },
+	{ "approval.request", M_APPROVAL_REQUEST, "approval.requested", 0 },
+	{ "approval.settle", M_APPROVAL_SETTLE, "approval.settled", 0 },
+	{ "tool.dispatch", M_TOOL_DISPATCH, "tool.dispatched", 0 },
+	{ "tool.complete", M_TOOL_COMPLETE, "tool.completed", 0 },
+	{ "session.close", M_SESSION_CLOSE, "session.closed", 0 },
+	{ "recover.plan", M_RECOVER_PLAN, NULL, 1 },
+	{ "recover.apply", M_RECOVER_APPLY, NULL, 1 },
+};
+
+static const struct method *method_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i].name, name) == 0)
+			return &methods[i];
+	return NULL;
+}
+
+int proto_method_is_barrier(const char *method)
+{
+	const struct method *m = method_find(method);
+
+	return m ? m->barrier : 0;
+}
+
+int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts)
+{
+	proto_ctx *c;
+	int error;
+
+	*out = NULL;
+	if (!(c = docket_calloc(1, sizeof(*c))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	c->ledger = l;
+	c->opts = *opts;
+	if ((error = authority_new(&c->auth, l)) < 0) {
+		docket_free(c);
+		return error;
+	}
+	if (opts->operator_policy) {
+		c->operator_policy = json_deep_copy(opts->operator_policy);
+		c->operator_format = docket_strdup(opts->operator_format ? opts->operator_format : "docket");
+		if (!c->operator_policy || !c->operator_format) {
+			proto_ctx_free(c);
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+void proto_ctx_free(proto_ctx *c)
+{
+	if (!c)
+		return;
+	authority_free(c->auth);
+	json_decref(c->operator_policy);
+	docket_free(c->operator_format);
+	docket_free(c);
+}
+
+void proto_set_reconcile_cb(proto_ctx *c, docket_reconcile_cb cb, void *cb_ctx)
+{
+	c->reconcile_cb = cb;
+	c->reconcile_ctx = cb_ctx;
+}
+
+void proto_call_dispose(proto_call *call)
+{
+	for (size_t i = 0; i < call->n; i++)
+		docket_event_free(call->events[i]);
+	call->n = 0;
+	json_decref(call->decision);
+	json_decref(call->result);
+	call->decision = NULL;
+	call->result = NULL;
+}
+
+/* ---- preparing: params -> events ---- */
+
+static int refuse(proto_call *call, int code, const char *fmt, ...) DOCKET_PRINTF(3, 4);
+
+static int refuse(proto_call *call, int code, const char *fmt, ...)
+{
+	char msg[sizeof(call->err.message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	docket_error_set(code, "%s", msg);
+	call->error = code;
+	call->err = *docket_error_last();
+	return code;
+}
+
+/* Keep the current error as the call's refusal. */
+static int refuse_current(proto_call *call, int code)
+{
+	call->error = code;
+	call->err = *docket_error_last();
+	return code;
+}
+
+/* Build an event of `type` from `obj` (consumed) and add it to the call. */
+static int add_event(proto_call *call, const char *type, json_t *obj)
+{
+	docket_event *ev = NULL;
+	int error;
+
+	if (!obj)
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	if (call->n == PROTO_MAX_EVENTS) {
+		json_decref(obj);
+		return refuse(call, DOCKET_ERROR, "too many events for one call");
+	}
+	json_object_set_new(obj, "type", json_string(type));
+	if (call->conn && call->conn->epoch && !json_object_get(obj, "epoch") &&
+	    strcmp(type, "runtime.started") != 0)
+		json_object_set_new(obj, "epoch", json_integer((json_int_t)call->conn->epoch));
+	error = docket_event_from_json(&ev, obj);
+	json_decref(obj);
+	if (error < 0)
+		return refuse_current(call, error);
+	call->events[call->n++] = ev;
+	return 0;
+}
+
+/* The params as an event object: a copy without the method's own options. */
+static json_t *params_event(const json_t *params, const char *const *options)
+{
+	json_t *obj = json_deep_copy(params);
+
+	for (size_t i = 0; obj && options && options[i]; i++)
+		json_object_del(obj, options[i]);
+	return obj;
+}
+
+static const char *param_str(const proto_call *call, const char *key)
+{
+	return json_string_value(json_object_get(call->params, key));
+}
+
+static int prepare_session_open(proto_ctx *ctx, proto_call *call)
+{
+	json_t *policy;
+	int error;
+
+	if ((error = add_event(call, "session.opened", params_event(call->params, NULL))) < 0)
+		return error;
+	if (!ctx->operator_policy)
+		return 0;
+	policy = json_pack("{s:O?, s:i, s:s, s:O, s:s, s:s}", "session",
+			   json_object_get(call->params, "session"), "revision", 1,
+			   "format", ctx->operator_format, "policy", ctx->operator_policy,
+			   "actor", "operator", "reason", "serve --policy");
+	return add_event(call, "policy.revised", policy);
+}
+
+/* The session's current policy as a list of all_of layers (borrowed into `layers`). */
+static int current_layers(proto_ctx *ctx, const char *session, json_t *layers)
+{
+	sess_state ss;
+	char *text = NULL;
+	json_t *doc = NULL, *all;
+	int error;
+
+	if ((error = ledger_session_get(ctx->ledger, session, &ss, &text)) < 0)
+		return error;
+	if (!text)
+		return 0;
+	if ((error = docket_json_parse(&doc, text, strlen(text))) == 0) {
+		all = json_object_get(doc, "all_of");
+		if (all && json_is_array(all) && json_object_size(doc) == 1)
+			json_array_extend(layers, all);
+		else
+			json_array_append_new(layers, json_pack("{s:s, s:O}", "format",
+				docket_policy_format_name(ss.policy_format), "policy", doc));
+	}
+	json_decref(doc);
+	docket_free(text);
+	return error;
+}
+
+static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
+{
+	static const char *const options[] = { "revision", NULL };
+	const char *session = param_str(call, "session");
+	json_t *ev, *layers;
+	sess_state ss;
+	int error;
+
+	if (!session)
+		return refuse(call, DOCKET_EINVALID, "policy.set: missing \"session\"");
+	if ((error = ledger_session_get(ctx->ledger, session, &ss, NULL)) < 0)
+		return refuse_current(call, error);
+	if (!(ev = params_event(call->params, options)))
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	json_object_set_new(ev, "revision", json_integer(ss.policy_revision + 1));
+	if (!call->conn->trusted && !ctx->opts.allow_client_policy && ss.policy_revision) {
+		/* narrow only: the client's policy is a layer on the current one */
+		if (!(layers = json_array()) || (error = current_layers(ctx, session, layers)) < 0) {
+			json_decref(layers);
+			json_decref(ev);
+			return error < 0 ? refuse_current(call, error) : refuse(call, DOCKET_ENOMEM, "out of memory");
+		}
+		json_array_append_new(layers, json_pack("{s:O?, s:O?}", "format", json_object_get(ev, "format"),
+							"policy", json_object_get(ev, "policy")));
+		json_object_set_new(ev, "format", json_string("docket"));
+		json_object_set_new(ev, "policy", json_pack("{s:o}", "all_of", layers));
+	}
+	return add_event(call, "policy.revised", ev);
+}
+
+/* Decide in authority mode; record the stricter of docket's and the client's. */
+static int decide_intent(proto_ctx *ctx, proto_call *call, json_t *ev)
+{
+	const char *session = json_string_value(json_object_get(ev, "session"));
+	json_t *given = json_object_get(ev, "decision"), *mine = NULL;
+	const char *gv, *mv;
+	int error;
+
+	if (!session)
+		return 0; /* the codec reports it */
+	if ((error = authority_decide(ctx->auth, session, ev, &mine)) < 0)
+		return error == DOCKET_ENOTFOUND ? 0 : error;
+	if (!mine)
+		return 0; /* record mode: the runtime's decision, or none */
+	gv = json_string_value(json_object_get(given, "verdict"));
+	mv = json_string_value(json_object_get(mine, "verdict"));
+	if (given && gv && strcmp(authority_stricter(gv, mv), gv) == 0 && strcmp(gv, mv) != 0) {
+		/* the client is stricter: it may narrow */
+		json_decref(mine);
+		return 0;
+	}
+	json_object_set_new(ev, "decision", mine);
+	return 0;
+}
+
+static int prepare_intent(proto_ctx *ctx, proto_call *call)
+{
+	static const char *const options[] = { "dispatch_if_allowed", NULL };
+	json_t *ev = params_event(call->params, options);
+	const json_t *d;
+	int error;
+
+	if (!ev)
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	if ((error = decide_intent(ctx, call, ev)) < 0) {
+		json_decref(ev);
+		return refuse_current(call, error);
+	}
+	if ((d = json_object_get(ev, "decision")))
+		call->decision = json_deep_copy(d);
+	if ((error = add_event(call, "tool.intent", ev)) < 0)
+		return error;
+	if (json_is_true(json_object_get(call->params, "dispatch_if_allowed")) && call->decision &&
+	    strcmp(json_string_value(json_object_get(call->decision, "verdict")), "allowed") == 0)
+		return add_event(call, "tool.dispatched",
+				 json_pack("{s:O?, s:O?}", "session", json_object_get(call->params, "session"),
+					   "invocation", json_object_get(call->params, "invocation")));
+	return 0;
+}
+
+/*
+ * tool.dispatch in authority mode revalidates the call under the current
+ * policy: a call the policy now refuses gets its outcome instead, a call
+ * that now needs an approval it does not have is refused.
+ */
+static int prepare_dispatch(proto_ctx *ctx, proto_call *call)
+{
+	const char *session = param_str(call, "session"), *inv = param_str(call, "invocation");
+	json_t *intent = NULL, *decision = NULL;
+	const char *v;
+	inv_state st;
+	int error;
+
+	if (session && inv && ledger_invocation_get(ctx->ledger, session, inv, &st) == 0 &&
+	    st.phase == DOCKET__V1__PHASE__PHASE_DECIDING &&
+	    (error = ledger_event_json(ctx->ledger, st.intent_seq, &intent)) == 0) {
+		error = authority_decide(ctx->auth, session, intent, &decision);
+		json_decref(intent);
+		if (error < 0)
+			return refuse_current(call, error);
+		v = decision ? json_string_value(json_object_get(decision, "verdict")) : NULL;
+		if (v && (strcmp(v, "denied") == 0 || strcmp(v, "unsupported") == 0)) {
+			call->refused_outcome = 1;
+			call->decision = decision;
+			return add_event(call, "tool.completed",
+					 json_pack("{s:s, s:s, s:s, s:s}", "session", session, "invocation", inv,
+						   "status", strcmp(v, "denied") == 0 ? "denied" : "unsupported",
+						   "error", "revalidation under the current policy refused the call"));
+		}
+		if (v && strcmp(v, "approval_required") == 0 &&
+		    st.last_result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED &&
+		    st.last_result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION) {
+			json_decref(decision);
+			return refuse(call, DOCKET_ETRANSITION,
+				      "revalidation: the current policy requires an approval for \"%s\"", inv);
+		}
+		json_decref(decision);
+	}
+	return add_event(call, "tool.dispatched", params_event(call->params, NULL));
+}
+
+static int recover_options(proto_ctx *ctx, proto_call *call, docket_recover_options *o)
+{
+	const char *approvals = param_str(call, "approvals");
+	const json_t *rec = json_object_get(call->params, "reconcile");
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(call->params, key, v) {
+		if (strcmp(key, "approvals") != 0 && strcmp(key, "reconcile") != 0)
+			return refuse(call, DOCKET_EINVALID, "%s: unknown field \"%s\"", call->method, key);
+	}
+	if (approvals && strcmp(approvals, "reprompt") != 0 && strcmp(approvals, "close") != 0)
+		return refuse(call, DOCKET_EINVALID, "%s: approvals must be reprompt or close", call->method);
+	if (rec && !json_is_object(rec))
+		return refuse(call, DOCKET_EINVALID, "%s: reconcile must be an object token -> outcome",
+			      call->method);
+	o->close_approvals = approvals && strcmp(approvals, "close") == 0;
+	o->reconcile = rec;
+	o->reconcile_cb = ctx->reconcile_cb;
+	o->reconcile_ctx = ctx->reconcile_ctx;
+	return 0;
+}
+
+static int prepare_recover(proto_ctx *ctx, proto_call *call, int apply)
+{
+	docket_recover_options o = DOCKET_RECOVER_OPTIONS_INIT;
+	int error;
+
+	if ((error = recover_options(ctx, call, &o)) < 0)
+		return error;
+	if ((error = recover_plan(&call->result, ctx->ledger, ctx->auth, &o)) < 0)
+		return refuse_current(call, error);
+	(void)apply;
+	return 0;
+}
+
+static int prepare(proto_ctx *ctx, proto_call *call)
+{
+	const struct method *m = method_find(call->method);
+
+	call->kind = m ? m->kind : M_UNKNOWN;
+	call->barrier = m ? m->barrier : 0;
+	if (!m)
+		return refuse(call, DOCKET_ENOTFOUND, "method not found: %s", call->method ? call->method : "");
+	if (!json_is_object(call->params))
+		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
+	switch (m->kind) {
+	case M_SESSION_OPEN:
+		return prepare_session_open(ctx, call);
+	case M_POLICY_SET:
+		return prepare_policy_set(ctx, call);
+	case M_TOOL_INTENT:
+		return prepare_intent(ctx, call);
+	case M_TOOL_DISPATCH:
+		return prepare_dispatch(ctx, call);
+	case M_RECOVER_PLAN:
+		return prepare_recover(ctx, call, 0);
+	case M_RECOVER_APPLY:
+		return prepare_recover(ctx, call, 1);
+	default:
+		return add_event(call, m->event_type, params_event(call->params, NULL));
+	}
+}
+
+/* ---- executing a batch ---- */
+
+/* recover.apply: one group per plan item with events. */
+static int recover_groups(proto_call *call, ledger_group **groups, size_t *ngroups, size_t *cap)
+{
+	json_t *items = json_object_get(call->result, "items"), *item;
+	size_t i;
+
+	json_array_foreach(items, i, item) {
+		json_t *events = json_object_get(item, "events"), *ev;
+		size_t j, n = json_array_size(events);
+		ledger_group *g;
+		docket_event **evs;
+		docket_append_result *res;
+
+		if (n == 0)
+			continue;
+		if (*ngroups == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			ledger_group *ng = docket_realloc(*groups, ncap * sizeof(*ng));
+
+			if (!ng)
+				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			*groups = ng;
+			*cap = ncap;
+		}
+		evs = docket_calloc(n, sizeof(*evs));
+		res = docket_calloc(n, sizeof(*res));
+		g = &(*groups)[(*ngroups)++];
+		memset(g, 0, sizeof(*g));
+		g->events = evs;
+		g->results = res;
+		g->n = 0;
+		g->error = 0;
+		if (!evs || !res)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		json_array_foreach(events, j, ev) {
+			if (call->conn && call->conn->epoch)
+				json_object_set_new(ev, "epoch", json_integer((json_int_t)call->conn->epoch));
+			int error = docket_event_from_json(&evs[g->n], ev);
+
+			if (error < 0)
+				return error;
+			g->n++;
+		}
+		json_object_set_new(item, "group", json_integer((json_int_t)(*ngroups - 1)));
+	}
+	return 0;
+}
+
+static void free_recover_groups(ledger_group *groups, size_t first, size_t n)
+{
+	for (size_t g = first; g < n; g++) {
+		for (size_t i = 0; i < groups[g].n; i++)
+			docket_event_free(groups[g].events[i]);
+		docket_free(groups[g].events);
+		docket_free(groups[g].results);
+	}
+}
+
+/* Mark each plan item with whether its group went in. */
+static void recover_report(proto_call *call, const ledger_group *groups, size_t first)
+{
+	json_t *items = json_object_get(call->result, "items"), *item;
+	size_t i;
+
+	json_array_foreach(items, i, item) {
+		json_t *gi = json_object_get(item, "group");
+		const ledger_group *g;
+
+		if (!gi) {
+			json_object_set_new(item, "applied", json_false());
+			continue;
+		}
+		g = &groups[first + (size_t)json_integer_value(gi)];
+		json_object_del(item, "group");
+		json_object_set_new(item, "applied", json_boolean(g->error == 0));
+		if (g->error)
+			json_object_set_new(item, "error", json_string(g->err.message));
+		else if (g->n)
+			json_object_set_new(item, "seq", json_integer((json_int_t)g->results[g->n - 1].seq));
+	}
+}
+
+int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
+{
+	ledger_group *groups = NULL;
+	size_t ngroups = 0, cap = n + 1, rec_first = 0;
+	size_t *group_of = NULL;
+	proto_call *rec = NULL;
+	int error = 0;
+
+	groups = docket_calloc(cap, sizeof(*groups));
+	group_of = docket_calloc(n ? n : 1, sizeof(*group_of));
+	if (!groups || !group_of) {
+		docket_free(groups);
+		docket_free(group_of);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		proto_call *c = &calls[i];
+
+		c->error = 0;
+		group_of[i] = SIZE_MAX;
+		if (prepare(ctx, c) < 0 || c->n == 0)
+			continue;
+		group_of[i] = ngroups;
+		groups[ngroups].events = c->events;
+		groups[ngroups].n = c->n;
+		groups[ngroups].results = c->results;
+		ngroups++;
+	}
+	/* a recover.apply ends its batch: its plan items follow as groups */
+	if (n && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
+		rec = &calls[n - 1];
+		rec_first = ngroups;
+		if ((error = recover_groups(rec, &groups, &ngroups, &cap)) < 0) {
+			refuse_current(rec, error);
+			ngroups = rec_first + (ngroups > rec_first ? ngroups - rec_first : 0);
+		}
+	}
+	if (ngroups && !(rec && rec->error))
+		error = ledger_append_groups(ctx->ledger, groups, ngroups);
+	else
+		error = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (group_of[i] != SIZE_MAX && groups[group_of[i]].error) {
+			calls[i].error = groups[group_of[i]].error;
+			calls[i].err = groups[group_of[i]].err;
+		}
+	}
+	if (rec && !rec->error)
+		recover_report(rec, groups, rec_first);
+	if (rec)
+		free_recover_groups(groups, rec_first, ngroups);
+	docket_free(group_of);
+	docket_free(groups);
+	return error < 0 ? error : 0;
+}
+
+/* ---- replies ---- */
+
+json_t *proto_error_response(json_t *id, int code, const char *message, const docket_error *err)
+{
+	json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
+
+	if (e && err) {
+		json_t *data = json_pack("{s:s}", "kind", docket_error_kind(err->code));
+
+		if (data && err->invariant)
+			json_object_set_new(data, "invariant", json_integer(err->invariant));
+		json_object_set_new(e, "data", data);
+	}
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", e);
+}
+
+static int rpc_code(int error)
+{
+	switch (error) {
+	case DOCKET_EINVALID:
+		return RPC_INVALID_PARAMS;
+	default:
+		return RPC_DOCKET_ERROR;
+	}
+}
+
+static const char *verdict_of(const proto_call *call)
+{
+	const char *v = json_string_value(json_object_get(call->decision, "verdict"));
+
+	return v ? v : "undecided";
+}
+
+static json_t *result_of(proto_call *call)
+{
+	const docket_append_result *first = &call->results[0];
+	const docket_append_result *last = &call->results[call->n ? call->n - 1 : 0];
+	json_t *r = json_pack("{s:I}", "seq", (json_int_t)first->seq);
+
+	if (!r)
+		return NULL;
+	if (first->duplicate)
+		json_object_set_new(r, "duplicate", json_true());
+	switch (call->kind) {
+	case M_RUNTIME_START:
+		json_object_set_new(r, "epoch", json_integer((json_int_t)first->epoch));
+		break;
+	case M_POLICY_SET:
+		json_object_set_new(r, "revision", json_integer(call->events[0]->policy_revised->revision));
+		break;
+	case M_TOOL_INTENT:
+		json_object_set_new(r, "verdict", json_string(verdict_of(call)));
+		if (call->decision)
+			json_object_set(r, "decision", call->decision);
+		json_object_set_new(r, "dispatched", json_boolean(call->n > 1));
+		if (call->n > 1) {
+			json_object_set_new(r, "attempt", json_integer(last->attempt));
+			json_object_set_new(r, "token", json_string(last->token));
+		}
+		break;
+	case M_TOOL_DISPATCH:
+		json_object_set_new(r, "attempt", json_integer(first->attempt));
+		json_object_set_new(r, "token", json_string(first->token));
+		break;
+	default:
+		break;
+	}
+	return r;
+}
+
+json_t *proto_reply(proto_ctx *ctx, proto_call *call)
+{
+	json_t *result;
+
+	(void)ctx;
+	if (!call->error && call->kind == M_RUNTIME_START && call->conn)
+		call->conn->epoch = call->results[0].epoch;
+	if (!call->id)
+		return NULL;
+	if (call->error) {
+		int code = call->kind == M_UNKNOWN && call->error == DOCKET_ENOTFOUND ? RPC_METHOD_NOT_FOUND
+										       : rpc_code(call->error);
+
+		return proto_error_response(call->id, code, call->err.message, &call->err);
+	}
+	if (call->refused_outcome) {
+		docket_error e;
+
+		memset(&e, 0, sizeof(e));
+		e.code = DOCKET_ETRANSITION;
+		snprintf(e.message, sizeof(e.message),
+			 "revalidation under the current policy refused the call (%s); its outcome was recorded at seq %llu",
+			 verdict_of(call), (unsigned long long)call->results[0].seq);
+		return proto_error_response(call->id, RPC_DOCKET_ERROR, e.message, &e);
+	}
+	if (call->result)
+		result = json_incref(call->result);
+	else
+		result = result_of(call);
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", call->id, "result", result);
+}

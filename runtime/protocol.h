@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * protocol.h: the runtime protocol (DESIGN §4 `docket serve` methods), one
+ * implementation shared by `docket serve` (JSON-RPC 2.0) and the C API.
+ *
+ * A batch of calls is executed as: prepare each (validate params, decide in
+ * authority mode, build its events), append all of them with group commit
+ * (each call atomic and isolated, one durable commit for the batch), then
+ * build each reply. A reply exists only after its commit is durable.
+ */
+#ifndef DOCKET_RUNTIME_PROTOCOL_H
+#define DOCKET_RUNTIME_PROTOCOL_H
+
+#include <jansson.h>
+
+#include "docket/ledger.h"
+#include "ledger/ledger_internal.h"
+
+#define PROTO_MAX_EVENTS 4
+
+typedef struct proto_options {
+	/* The operator's trusted policy (serve --policy), or NULL. */
+	const char *operator_format;     /* "docket", "codex", "claude" */
+	const json_t *operator_policy;
+	/* Clients may replace (widen) a session's policy. */
+	int allow_client_policy;
+} proto_options;
+
+typedef struct proto_ctx proto_ctx;
+
+int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts);
+void proto_ctx_free(proto_ctx *ctx);
+
+/* The executor callback recover.apply uses for reconcile-mode calls. */
+struct json_t;
+void proto_set_reconcile_cb(proto_ctx *ctx,
+			    int (*cb)(void *, const char *, const char *, const char *, json_t **),
+			    void *cb_ctx);
+
+/* Per connection (or per C API handle). */
+typedef struct proto_conn {
+	uint64_t epoch;    /* from this connection's runtime.start; 0: none yet */
+	int trusted;       /* 1: may replace policies (in-process API) */
+} proto_conn;
+
+/* One call of a batch. Fill id/method/params; the rest is the protocol's. */
+typedef struct proto_call {
+	json_t *id;                      /* JSON-RPC id; NULL: a notification */
+	const char *method;
+	json_t *params;
+	proto_conn *conn;
+
+	int kind;
+	int barrier;                     /* the batch must end after this call */
+	int error;                       /* refused: code and message */
+	docket_error err;
+	docket_event *events[PROTO_MAX_EVENTS];
+	docket_append_result results[PROTO_MAX_EVENTS];
+	size_t n;
+	json_t *decision;                /* the decision docket recorded (intent) */
+	json_t *result;                  /* a result that needs no append */
+	int refused_outcome;             /* dispatch refused by revalidation */
+} proto_call;
+
+/* Is this method a barrier (policy.set, runtime.start, recover.*)? */
+int proto_method_is_barrier(const char *method);
+
+/*
+ * Execute calls[0..n) as one batch (at most one barrier, at the end).
+ * Every call gets a reply from proto_reply(). Returns <0 only when the
+ * commit itself failed; then every call carries that error.
+ */
+int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n);
+
+/* The JSON-RPC response of an executed call (NULL for a notification). */
+json_t *proto_reply(proto_ctx *ctx, proto_call *call);
+
+void proto_call_dispose(proto_call *call);
+
+/* A JSON-RPC error response with docket's data.kind. */
+json_t *proto_error_response(json_t *id, int code, const char *message, const docket_error *err);
+
+/* JSON-RPC error codes. */
+enum {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_DOCKET_ERROR = -32000
+};
+
+#endif

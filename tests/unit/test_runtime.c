@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_runtime.c: the runtime protocol and the C API: record mode, fused
+ * T0+T1, fencing, authority mode (decide, revalidate, supersede), trust
+ * (narrowing layers), group commit isolation, and the recovery engine for
+ * every pending state and recovery mode.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "docket/recover.h"
+#include "docket/runtime.h"
+#include "runtime/protocol.h"
+
+typedef struct fixture {
+	char *dir;
+	docket_ledger *l;
+	docket_runtime *rt;
+} fixture;
+
+static int setup(void **state)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->dir = test_mkdtemp();
+	opts.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(docket_runtime_start(&f->rt, f->l, "test/1"), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	docket_runtime_free(f->rt);
+	docket_ledger_free(f->l);
+	test_rmdir_free(f->dir);
+	free(f);
+	return 0;
+}
+
+static const char *DEMO_POLICY =
+	"{\"version\":1,\"sandbox\":\"workspace_write\",\"approval\":\"on_request\","
+	"\"filesystem\":{\"writable\":[\"/w\"]},"
+	"\"commands\":[{\"pattern\":[\"git\",\"status\"],\"decision\":\"allow\"},"
+	"{\"pattern\":[\"rm\"],\"decision\":\"ask\"},{\"pattern\":[\"curl\"],\"decision\":\"deny\"}]}";
+
+static json_t *argv_args(const char *a, const char *b)
+{
+	return b ? json_pack("{s:[s,s]}", "command", a, b) : json_pack("{s:[s]}", "command", a);
+}
+
+static void intent_ok(fixture *f, const char *inv, const char *a, const char *b, const char *recovery,
+		      const char *verdict, int fuse, docket_intent_result *r)
+{
+	json_t *args = argv_args(a, b);
+	int rc = docket_tool_intent(f->rt, "s1", inv, "shell", args, recovery, verdict, fuse, r);
+
+	json_decref(args);
+	if (rc != 0)
+		fail_msg("intent %s: %s", inv, docket_error_last()->message);
+}
+
+/* ---- record mode ---- */
+
+static void test_record_mode_lifecycle(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+
+	assert_int_equal(docket_runtime_epoch(f->rt), 1);
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	intent_ok(f, "c1", "ls", NULL, "replay_safe", "allowed", 1, &r);
+	assert_true(r.dispatched);
+	assert_int_equal(r.attempt, 1);
+	assert_true(strncmp(r.token, "dt-", 3) == 0);
+	assert_string_equal(r.verdict, "allowed");
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "c1", "ok", 0, "x"), 0);
+
+	/* fused dispatch only when allowed */
+	intent_ok(f, "c2", "rm", "x", NULL, "approval_required", 1, &r);
+	assert_false(r.dispatched);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c2", &attempt, token), DOCKET_ETRANSITION);
+	assert_int_equal(docket_error_last()->invariant, 4);
+	assert_int_equal(docket_approval_request(f->rt, "s1", "c2", "r1"), 0);
+	assert_int_equal(docket_approval_settle(f->rt, "s1", "c2", "r1", "approved", "user:ana"), 0);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c2", &attempt, token), 0);
+	assert_int_equal(attempt, 1);
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "c2", "ok", 0, NULL), 0);
+	assert_int_equal(docket_session_close(f->rt, "s1"), 0);
+	/* unknown method, bad params */
+	json_t *p = json_pack("{s:s}", "session", "s1");
+	assert_int_equal(docket_runtime_call(f->rt, "tool.nope", p, NULL), DOCKET_ENOTFOUND);
+	json_decref(p);
+	p = json_pack("{s:s, s:s, s:s, s:i}", "session", "s1", "invocation", "c9", "tool", "t", "bogus", 1);
+	assert_int_equal(docket_runtime_call(f->rt, "tool.intent", p, NULL), DOCKET_EINVALID);
+	json_decref(p);
+}
+
+static void test_fencing_stale_runtime(void **state)
+{
+	fixture *f = *state;
+	docket_runtime *newer = NULL;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	intent_ok(f, "c1", "ls", NULL, NULL, "allowed", 0, &r);
+	assert_int_equal(docket_runtime_start(&newer, f->l, "test/2"), 0);
+	assert_int_equal(docket_runtime_epoch(newer), 2);
+	/* the zombie cannot dispatch */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ESTALE);
+	assert_int_equal(docket_error_last()->invariant, 7);
+	assert_int_equal(docket_tool_dispatch(newer, "s1", "c1", &attempt, token), 0);
+	docket_runtime_free(newer);
+}
+
+/* ---- authority mode ---- */
+
+static void set_policy(fixture *f, const char *text)
+{
+	json_t *pol = test_json(text);
+	uint32_t rev = 0;
+
+	if (docket_policy_set(f->rt, "s1", "docket", pol, &rev) != 0)
+		fail_msg("policy.set: %s", docket_error_last()->message);
+	assert_true(rev >= 1);
+	json_decref(pol);
+}
+
+static void test_authority_decides(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	set_policy(f, DEMO_POLICY);
+	intent_ok(f, "c1", "git", "status", NULL, NULL, 1, &r);
+	assert_string_equal(r.verdict, "allowed");
+	assert_true(r.dispatched);
+	intent_ok(f, "c2", "rm", "-rf", NULL, NULL, 1, &r);
+	assert_string_equal(r.verdict, "approval_required");
+	assert_false(r.dispatched);
+	intent_ok(f, "c3", "curl", "x", NULL, NULL, 1, &r);
+	assert_string_equal(r.verdict, "denied");
+	/* a client's looser decision does not win */
+	intent_ok(f, "c4", "curl", "y", NULL, "allowed", 1, &r);
+	assert_string_equal(r.verdict, "denied");
+	assert_false(r.dispatched);
+	/* a stricter one does */
+	intent_ok(f, "c5", "git", "status", NULL, "denied", 1, &r);
+	assert_string_equal(r.verdict, "denied");
+
+	/* the recorded decision names docket and the revision */
+	json_t *ev = NULL;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	(void)ro;
+	assert_int_equal(ledger_event_json(f->l, 4, &ev), 0); /* c1's intent */
+	assert_string_equal(json_string_value(json_object_get(ev, "invocation")), "c1");
+	json_t *d = json_object_get(ev, "decision");
+	assert_string_equal(json_string_value(json_object_get(d, "source")), "docket");
+	assert_int_equal(json_integer_value(json_object_get(d, "policy_revision")), 1);
+	json_decref(ev);
+}
+
+static void test_authority_revalidates_dispatch(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	set_policy(f, DEMO_POLICY);
+	intent_ok(f, "c1", "git", "status", NULL, NULL, 0, &r);
+	assert_string_equal(r.verdict, "allowed");
+	/* the policy changes before the runtime dispatches */
+	set_policy(f, "{\"version\":1,\"approval\":\"on_request\",\"commands\":[{\"pattern\":[\"git\"],\"decision\":\"deny\"}]}");
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ETRANSITION);
+	assert_non_null(strstr(docket_error_last()->message, "revalidation"));
+	/* the outcome was recorded: nothing pending */
+	docket_ledger_info info;
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.pending, 0);
+}
+
+/* ---- trust: an untrusted client narrows only ---- */
+
+static void test_untrusted_policy_set_narrows(void **state)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	proto_conn conn = { 1, 0 };
+	proto_call call;
+	json_t *op = test_json(DEMO_POLICY);
+
+	memset(&po, 0, sizeof(po));
+	po.operator_format = "docket";
+	po.operator_policy = op;
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+
+	/* session.open over serve gets the operator's policy as revision 1 */
+	memset(&call, 0, sizeof(call));
+	call.method = "session.open";
+	call.params = test_json("{\"session\":\"s2\",\"cwd\":\"/w\"}");
+	call.conn = &conn;
+	assert_int_equal(proto_execute(ctx, &call, 1), 0);
+	assert_int_equal(call.error, 0);
+	json_decref(call.params);
+	proto_call_dispose(&call);
+
+	/* the client tries to allow curl: recorded as a layer, curl stays denied */
+	memset(&call, 0, sizeof(call));
+	call.method = "policy.set";
+	call.params = test_json("{\"session\":\"s2\",\"format\":\"docket\",\"policy\":{\"version\":1,"
+				"\"approval\":\"never\",\"commands\":[{\"pattern\":[\"curl\"],\"decision\":\"allow\"},"
+				"{\"pattern\":[\"git\"],\"decision\":\"deny\"}]}}");
+	call.conn = &conn;
+	assert_int_equal(proto_execute(ctx, &call, 1), 0);
+	assert_int_equal(call.error, 0);
+	json_decref(call.params);
+	proto_call_dispose(&call);
+
+	const char *cases[][2] = { { "curl", "denied" }, { "git", "denied" } };
+	for (int i = 0; i < 2; i++) {
+		char params[256];
+
+		snprintf(params, sizeof(params), "{\"session\":\"s2\",\"invocation\":\"k%d\",\"tool\":\"shell\","
+			 "\"args\":{\"command\":[\"%s\",\"status\"]}}", i, cases[i][0]);
+		memset(&call, 0, sizeof(call));
+		call.method = "tool.intent";
+		call.params = test_json(params);
+		call.conn = &conn;
+		call.id = json_integer(i);
+		assert_int_equal(proto_execute(ctx, &call, 1), 0);
+		assert_int_equal(call.error, 0);
+		json_t *reply = proto_reply(ctx, &call);
+		const char *v = json_string_value(json_object_get(json_object_get(reply, "result"), "verdict"));
+		if (!v || strcmp(v, cases[i][1]) != 0)
+			fail_msg("%s: expected %s, got %s", cases[i][0], cases[i][1], v ? v : "(none)");
+		json_decref(reply);
+		json_decref(call.id);
+		json_decref(call.params);
+		proto_call_dispose(&call);
+	}
+	proto_ctx_free(ctx);
+	json_decref(op);
+}
+
+/* ---- group commit through the protocol ---- */
+
+static void test_batch_isolates_calls(void **state)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	proto_conn conn = { 1, 0 };
+	proto_call calls[3];
+	const char *params[3] = {
+		"{\"session\":\"s1\",\"invocation\":\"a\",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}",
+		"{\"session\":\"s1\",\"invocation\":\"zzz\"}",
+		"{\"session\":\"s1\",\"invocation\":\"b\",\"tool\":\"t\"}",
+	};
+	const char *meth[3] = { "tool.intent", "tool.dispatch", "tool.intent" };
+
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < 3; i++) {
+		calls[i].method = meth[i];
+		calls[i].params = test_json(params[i]);
+		calls[i].conn = &conn;
+		calls[i].id = json_integer(i);
+	}
+	assert_int_equal(proto_execute(ctx, calls, 3), 0);
+	assert_int_equal(calls[0].error, 0);
+	assert_int_equal(calls[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(calls[2].error, 0);
+	json_t *reply = proto_reply(ctx, &calls[1]);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(reply, "error"), "data"), "kind")),
+			    "invalid_transition");
+	json_decref(reply);
+	reply = proto_reply(ctx, &calls[0]);
+	assert_true(json_is_true(json_object_get(json_object_get(reply, "result"), "dispatched")));
+	json_decref(reply);
+	for (int i = 0; i < 3; i++) {
+		json_decref(calls[i].params);
+		json_decref(calls[i].id);
+		proto_call_dispose(&calls[i]);
+	}
+	proto_ctx_free(ctx);
+}
+
+/* ---- recovery ---- */
+
+typedef struct answer_ctx {
+	const char *token;
+	int asked;
+} answer_ctx;
+
+static int executor(void *ctx, const char *session, const char *invocation, const char *token, json_t **answer)
+{
+	answer_ctx *a = ctx;
+
+	(void)session;
+	(void)invocation;
+	a->asked++;
+	if (a->token && strcmp(token, a->token) == 0)
+		*answer = json_pack("{s:s, s:i}", "status", "ok", "exit_code", 0);
+	return 0;
+}
+
+static json_t *plan_item(json_t *plan, const char *inv)
+{
+	size_t i;
+	json_t *item;
+
+	json_array_foreach(json_object_get(plan, "items"), i, item)
+		if (strcmp(json_string_value(json_object_get(item, "invocation")), inv) == 0)
+			return item;
+	fail_msg("no plan item for %s", inv);
+	return NULL;
+}
+
+static const char *item_str(json_t *plan, const char *inv, const char *key)
+{
+	return json_string_value(json_object_get(plan_item(plan, inv), key));
+}
+
+static void test_recovery_every_state(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	docket_runtime *rt2 = NULL;
+	docket_recover_options o = DOCKET_RECOVER_OPTIONS_INIT;
+	answer_ctx ans = { NULL, 0 };
+	json_t *plan = NULL;
+	char tok_reconcile_ok[48];
+
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	intent_ok(f, "undecided", "x", NULL, NULL, NULL, 0, &r);
+	intent_ok(f, "needs", "x", NULL, NULL, "approval_required", 0, &r);
+	intent_ok(f, "awaiting", "x", NULL, NULL, "approval_required", 0, &r);
+	assert_int_equal(docket_approval_request(f->rt, "s1", "awaiting", "q1"), 0);
+	intent_ok(f, "ready", "x", NULL, NULL, "allowed", 0, &r);
+	intent_ok(f, "refused", "x", NULL, NULL, "denied", 0, &r);
+	intent_ok(f, "doubt-replay", "x", NULL, "replay_safe", "allowed", 1, &r);
+	intent_ok(f, "doubt-idem", "x", NULL, "idempotent", "allowed", 1, &r);
+	char tok_idem[48];
+	snprintf(tok_idem, sizeof(tok_idem), "%s", r.token);
+	intent_ok(f, "doubt-rec-ok", "x", NULL, "reconcile", "allowed", 1, &r);
+	snprintf(tok_reconcile_ok, sizeof(tok_reconcile_ok), "%s", r.token);
+	intent_ok(f, "doubt-rec-unknown", "x", NULL, "reconcile", "allowed", 1, &r);
+	intent_ok(f, "doubt-never", "x", NULL, "never_auto_retry", "allowed", 1, &r);
+	intent_ok(f, "doubt-default", "x", NULL, NULL, "allowed", 1, &r);
+	intent_ok(f, "done", "x", NULL, NULL, "allowed", 1, &r);
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "done", "ok", 0, NULL), 0);
+
+	/* crash; a new runtime takes over */
+	assert_int_equal(docket_runtime_start(&rt2, f->l, "test/2"), 0);
+	ans.token = tok_reconcile_ok;
+	o.reconcile_cb = executor;
+	o.reconcile_ctx = &ans;
+	assert_int_equal(docket_runtime_recover(rt2, &o, 0, &plan), 0);
+	assert_int_equal(json_integer_value(json_object_get(plan, "pending")), 11);
+	assert_string_equal(item_str(plan, "undecided", "action"), "evaluate");
+	assert_string_equal(item_str(plan, "undecided", "runtime"), "decide");
+	assert_string_equal(item_str(plan, "needs", "runtime"), "ask_approval");
+	assert_string_equal(item_str(plan, "awaiting", "action"), "reprompt");
+	assert_string_equal(item_str(plan, "ready", "action"), "dispatch");
+	assert_string_equal(item_str(plan, "refused", "action"), "outcome");
+	assert_string_equal(item_str(plan, "doubt-replay", "action"), "redispatch");
+	assert_string_equal(item_str(plan, "doubt-idem", "action"), "redispatch");
+	assert_string_equal(item_str(plan, "doubt-rec-ok", "action"), "reconcile");
+	assert_string_equal(item_str(plan, "doubt-rec-unknown", "action"), "park");
+	assert_string_equal(item_str(plan, "doubt-never", "action"), "indeterminate");
+	assert_string_equal(item_str(plan, "doubt-default", "action"), "indeterminate");
+	json_decref(plan);
+
+	/* apply it */
+	assert_int_equal(docket_runtime_recover(rt2, &o, 1, &plan), 0);
+	size_t i;
+	json_t *item;
+	json_array_foreach(json_object_get(plan, "items"), i, item) {
+		if (json_array_size(json_object_get(item, "events")) == 0)
+			continue;
+		if (!json_is_true(json_object_get(item, "applied")))
+			fail_msg("%s not applied: %s", json_string_value(json_object_get(item, "invocation")),
+				 json_string_value(json_object_get(item, "error")));
+	}
+	json_decref(plan);
+
+	/* what is left pending, and the runtime's next steps work */
+	uint32_t attempt;
+	char token[48];
+	assert_int_equal(docket_tool_dispatch(rt2, "s1", "doubt-replay", &attempt, token), 0);
+	assert_int_equal(attempt, 2);
+	assert_int_equal(docket_tool_dispatch(rt2, "s1", "doubt-idem", &attempt, token), 0);
+	assert_int_equal(attempt, 2);
+	assert_string_equal(token, tok_idem);
+	assert_int_equal(docket_tool_dispatch(rt2, "s1", "ready", &attempt, token), 0);
+	/* never_auto_retry got its outcome: no second dispatch, ever */
+	assert_int_equal(docket_tool_dispatch(rt2, "s1", "doubt-never", &attempt, token), DOCKET_ETRANSITION);
+	assert_int_equal(docket_tool_dispatch(rt2, "s1", "doubt-rec-unknown", &attempt, token), DOCKET_ETRANSITION);
+
+	/* a second plan: only what still needs the runtime */
+	o.close_approvals = 1;
+	assert_int_equal(docket_runtime_recover(rt2, &o, 1, &plan), 0);
+	assert_string_equal(item_str(plan, "awaiting", "action"), "close");
+	assert_string_equal(item_str(plan, "doubt-rec-unknown", "action"), "park");
+	json_decref(plan);
+	docket_verify_report rep;
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_true(rep.ok);
+	docket_runtime_free(rt2);
+}
+
+static void test_recovery_authority_evaluates(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	json_t *plan = NULL;
+	docket_recover_options o = DOCKET_RECOVER_OPTIONS_INIT;
+
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	/* intents recorded before the policy existed are undecided */
+	intent_ok(f, "u-git", "git", "status", NULL, NULL, 0, &r);
+	intent_ok(f, "u-curl", "curl", "x", NULL, NULL, 0, &r);
+	intent_ok(f, "u-rm", "rm", "x", NULL, NULL, 0, &r);
+	assert_string_equal(r.verdict, "undecided");
+	set_policy(f, DEMO_POLICY);
+	assert_int_equal(docket_runtime_recover(f->rt, &o, 1, &plan), 0);
+	assert_string_equal(item_str(plan, "u-git", "runtime"), "dispatch");
+	assert_string_equal(item_str(plan, "u-curl", "runtime"), "none");
+	assert_string_equal(item_str(plan, "u-rm", "runtime"), "ask_approval");
+	json_decref(plan);
+	/* curl got its outcome; git became dispatchable */
+	uint32_t attempt;
+	char token[48];
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "u-git", &attempt, token), 0);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "u-curl", &attempt, token), DOCKET_ETRANSITION);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_record_mode_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fencing_stale_runtime, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_authority_decides, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_authority_revalidates_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_policy_set_narrows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_isolates_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovery_every_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovery_authority_evaluates, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
