@@ -146,6 +146,11 @@ int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_or
 		t->spec_kind = SPEC_OTHER;
 		break;
 	}
+	if (t->spec_kind == SPEC_GLOB || t->spec_kind == SPEC_PATH) {
+		t->lit_len = 0;
+		while (t->lit_len < t->spec_len && t->spec[t->lit_len] != '*' && t->spec[t->lit_len] != '?')
+			t->lit_len++;
+	}
 	return 0;
 }
 

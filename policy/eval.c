@@ -227,6 +227,12 @@ static bool bash_spec_matches(const pol_tool_rule *t, const char *text, size_t l
 			return false;
 		return len == t->spec_len || text[t->spec_len] == ' ' || t->spec_len == 0;
 	case SPEC_GLOB:
+		/* the literal text before the first '*' must match first */
+		if (len < t->lit_len && !(t->lit_len >= 2 && len == t->lit_len - 1 &&
+					   t->spec[t->lit_len - 1] == ' '))
+			return false;
+		if (memcmp(text, t->spec, t->lit_len < len ? t->lit_len : len) != 0)
+			return false;
 		if (str_glob_match(t->spec, t->spec_len, text, len))
 			return true;
 		/* "cmd *" also matches the bare "cmd" (as "cmd:*" does) */
@@ -820,6 +826,19 @@ static bool path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 	}
 	if (!base)
 		return false;
+	{
+		/* cheap rejection: the path must start with the base and the literal spec */
+		size_t bl = strlen(base);
+
+		while (bl > 0 && base[bl - 1] == '/')
+			bl--;
+		if (strncmp(path, base, bl) != 0 || (path[bl] != '/' && !(bl == 0 && path[0] == '/')))
+			return false;
+		if (t->anchor != ANCHOR_NONE && t->lit_len > 0 &&
+		    strncmp(path + bl + 1, t->spec, t->lit_len) != 0 &&
+		    !(strlen(path + bl + 1) < t->lit_len && strncmp(path + bl + 1, t->spec, strlen(path + bl + 1)) == 0))
+			return false;
+	}
 	if (docket_buf_puts(b, base) < 0)
 		return false;
 	if (b->len > 0 && b->ptr[b->len - 1] == '/')

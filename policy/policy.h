@@ -91,6 +91,7 @@ typedef struct pol_tool_rule {
 	int spec_kind;          /* enum pol_spec_kind */
 	const char *spec;       /* the specifier, processed (no ":*" suffix, no anchor) */
 	size_t spec_len;
+	size_t lit_len;         /* SPEC_GLOB, SPEC_PATH: length before the first wildcard */
 	int anchor;             /* SPEC_PATH */
 	int decision;
 	const char *text;       /* "Bash(npm run test:*)" */

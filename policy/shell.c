@@ -108,8 +108,13 @@ static bool is_blank(char c)
 
 static bool is_meta(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '&' ||
-	       c == '|' || c == '(' || c == ')' || c == '<' || c == '>';
+	switch (c) {
+	case ' ': case '\t': case '\r': case '\n': case ';': case '&': case '|': case '(': case ')':
+	case '<': case '>':
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool is_ident_start(char c)
@@ -130,6 +135,9 @@ static const char *const reserved_words[] = {
 
 static bool is_reserved(const char *w)
 {
+	/* every reserved word is short and starts with one of these */
+	if (!strchr("ftedcswui[]{}!", w[0]) || strlen(w) > 8)
+		return false;
 	for (size_t i = 0; reserved_words[i]; i++)
 		if (strcmp(w, reserved_words[i]) == 0)
 			return true;
@@ -156,7 +164,17 @@ static int lex_word(shell_split *s, const char *p, size_t len, size_t *pos, bool
 		return error;
 	while (i < len && !is_meta(p[i])) {
 		char c = p[i];
+		size_t run = i;
 
+		/* copy a run of ordinary characters at once */
+		while (run < len && !is_meta(p[run]) && !strchr("'\"\\$`*?[{}~#=", p[run]))
+			run++;
+		if (run > i) {
+			if ((error = docket_buf_put(&s->text, p + i, run - i)) < 0)
+				return error;
+			i = run;
+			continue;
+		}
 		if (c == '\'') {
 			size_t j = i + 1;
 
