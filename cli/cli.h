@@ -60,6 +60,8 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 int cmd_reindex(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
 /* ---- option parsing ---------------------------------------------------- */
 

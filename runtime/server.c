@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * server.c: `docket serve`, newline-delimited JSON-RPC 2.0 over stdio or a
+ * Unix socket.
+ *
+ * One thread, one poll loop. Each turn reads whatever the clients sent,
+ * cuts it into lines, and executes every complete request of every client
+ * as one batch: one write transaction, each request atomic and isolated in
+ * it, one durable commit (group commit). Requests that arrive while a
+ * commit is in flight wait in the socket buffers and go into the next
+ * batch. Replies are queued only after the commit returned, so a reply
+ * always means "durable". A request's own order is kept: a client may
+ * pipeline intent, dispatch and complete.
+ *
+ * Methods that change what later requests see (runtime.start, policy.set,
+ * recover.*) end their batch.
+ *
+ * SIGTERM/SIGINT: the batch in progress is finished and its replies sent;
+ * lines not yet executed are dropped unanswered (the client never got a
+ * reply, so nothing it believes was written is lost). Malformed JSON gets a
+ * JSON-RPC parse error and the connection stays usable.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define MAX_LINE ((size_t)32 << 20)
+#define MAX_CONNS 1024
+#define MAX_BATCH 4096
+#define READ_CHUNK 65536
+
+typedef struct conn {
+	int in_fd, out_fd;
+	docket_buf in;        /* bytes read, not yet cut into lines */
+	size_t in_off;        /* start of the first unconsumed line */
+	docket_buf out;       /* replies not yet written */
+	size_t out_off;
+	proto_conn proto;
+	int eof;              /* no more input */
+	int dead;             /* write failed: drop */
+} conn;
+
+typedef struct server {
+	docket_ledger *ledger;
+	const server_options *opts;
+	proto_ctx *ctx;
+	conn *conns[MAX_CONNS];
+	size_t nconns;
+	int listen_fd;
+	int stdio;
+	proto_call *calls;
+	conn **call_conn;
+	json_t **call_json;
+	server_stats stats;
+} server;
+
+static volatile sig_atomic_t stop_requested;
+static int wake_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	stop_requested = 1;
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0) {
+		/* the flag is enough */
+	}
+	errno = saved;
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
+}
+
+static conn *conn_new(server *s, int in_fd, int out_fd)
+{
+	conn *c;
+
+	if (s->nconns == MAX_CONNS || !(c = docket_calloc(1, sizeof(*c))))
+		return NULL;
+	c->in_fd = in_fd;
+	c->out_fd = out_fd;
+	s->conns[s->nconns++] = c;
+	return c;
+}
+
+static void conn_free(server *s, size_t i)
+{
+	conn *c = s->conns[i];
+
+	if (!s->stdio) {
+		close(c->in_fd);
+	}
+	docket_buf_dispose(&c->in);
+	docket_buf_dispose(&c->out);
+	docket_free(c);
+	s->conns[i] = s->conns[--s->nconns];
+}
+
+/* ---- output ---- */
+
+static int conn_queue(conn *c, json_t *reply)
+{
+	int error;
+
+	if (!reply)
+		return 0;
+	if ((error = docket_json_dump(&c->out, reply)) == 0)
+		error = docket_buf_putc(&c->out, '\n');
+	json_decref(reply);
+	return error;
+}
+
+/* Write what can be written now; 0, or -1 when the peer is gone. */
+static int conn_flush(conn *c, int blocking)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t n = write(c->out_fd, c->out.ptr + c->out_off, c->out.len - c->out_off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { c->out_fd, POLLOUT, 0 };
+
+			if (!blocking)
+				return 0;
+			if (poll(&p, 1, 5000) <= 0)
+				return -1;
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		c->out_off += (size_t)n;
+	}
+	docket_buf_clear(&c->out);
+	c->out_off = 0;
+	return 0;
+}
+
+/* ---- input ---- */
+
+static int conn_read(conn *c)
+{
+	int error;
+
+	for (int rounds = 0; rounds < 16; rounds++) {
+		ssize_t n;
+
+		if ((error = docket_buf_reserve(&c->in, READ_CHUNK)) < 0)
+			return error;
+		n = read(c->in_fd, c->in.ptr + c->in.len, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			c->eof = 1;
+			return 0;
+		}
+		c->in.len += (size_t)n;
+		c->in.ptr[c->in.len] = '\0';
+		if ((size_t)n < READ_CHUNK)
+			return 0;
+	}
+	return 0;
+}
+
+/* The next complete line of `c` (without its newline), or NULL. */
+static const char *next_line(conn *c, size_t *len)
+{
+	char *start = c->in.ptr + c->in_off;
+	char *nl;
+
+	if (c->in_off >= c->in.len)
+		return NULL;
+	nl = memchr(start, '\n', c->in.len - c->in_off);
+	if (!nl) {
+		if (!c->eof || c->in.len == c->in_off)
+			return NULL;
+		nl = c->in.ptr + c->in.len; /* a last line without newline at EOF */
+	}
+	*len = (size_t)(nl - start);
+	c->in_off = (size_t)(nl - c->in.ptr) + (nl < c->in.ptr + c->in.len ? 1 : 0);
+	return start;
+}
+
+static void compact_input(conn *c)
+{
+	if (c->in_off == 0)
+		return;
+	memmove(c->in.ptr, c->in.ptr + c->in_off, c->in.len - c->in_off);
+	c->in.len -= c->in_off;
+	c->in_off = 0;
+	c->in.ptr[c->in.len] = '\0';
+}
+
+/* ---- requests ---- */
+
+static json_t *invalid(json_t *id, int code, const char *msg)
+{
+	docket_error e;
+
+	memset(&e, 0, sizeof(e));
+	e.code = DOCKET_EINVALID;
+	return proto_error_response(id, code, msg, &e);
+}
+
+/*
+ * Turn one line into a call (returns 1), or answer it at once (0: parse
+ * error, invalid request), or skip it (blank line).
+ */
+static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_call *call, json_t **holder)
+{
+	json_t *req = NULL, *id, *params, *version;
+	const char *method;
+	json_error_t jerr;
+
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return -1;
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!req) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "parse error at column %d: %s", jerr.column, jerr.text);
+		conn_queue(c, invalid(NULL, RPC_PARSE_ERROR, msg));
+		s->stats.errors++;
+		return 0;
+	}
+	id = json_object_get(req, "id");
+	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
+		id = NULL;
+	version = json_object_get(req, "jsonrpc");
+	method = json_string_value(json_object_get(req, "method"));
+	params = json_object_get(req, "params");
+	if (!json_is_object(req) || !json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0 ||
+	    !method || (params && !json_is_object(params))) {
+		conn_queue(c, invalid(id, RPC_INVALID_REQUEST,
+				      json_is_array(req) ? "batch requests are not supported: send one request per line"
+							 : "invalid request: need {\"jsonrpc\":\"2.0\",\"method\":...,\"params\":{...}}"));
+		json_decref(req);
+		s->stats.errors++;
+		return 0;
+	}
+	memset(call, 0, sizeof(*call));
+	call->id = id;
+	call->method = method;
+	call->params = params ? params : json_object_get(req, "params");
+	if (!call->params) {
+		json_object_set_new(req, "params", json_object());
+		call->params = json_object_get(req, "params");
+	}
+	call->conn = &c->proto;
+	*holder = req;
+	return 1;
+}
+
+/* Gather a batch: complete lines of every connection, up to a barrier. */
+static size_t gather(server *s, int *more)
+{
+	size_t n = 0;
+
+	*more = 0;
+	for (size_t i = 0; i < s->nconns && n < MAX_BATCH; i++) {
+		conn *c = s->conns[i];
+		const char *line;
+		size_t len;
+
+		while (n < MAX_BATCH && (line = next_line(c, &len))) {
+			json_t *holder = NULL;
+
+			if (line_to_call(s, c, line, len, &s->calls[n], &holder) != 1)
+				continue;
+			s->call_conn[n] = c;
+			s->call_json[n] = holder;
+			n++;
+			if (proto_method_is_barrier(s->calls[n - 1].method)) {
+				*more = 1;
+				return n;
+			}
+		}
+		if (n == MAX_BATCH)
+			*more = 1;
+	}
+	return n;
+}
+
+static void execute_batch(server *s, size_t n)
+{
+	int error = proto_execute(s->ctx, s->calls, n);
+
+	s->stats.batches++;
+	s->stats.requests += n;
+	if (n > s->stats.max_batch)
+		s->stats.max_batch = n;
+	for (size_t i = 0; i < n; i++) {
+		proto_call *call = &s->calls[i];
+
+		if (error < 0 && !call->error) {
+			call->error = error;
+			call->err = *docket_error_last();
+		}
+		if (call->error)
+			s->stats.errors++;
+		conn_queue(s->call_conn[i], proto_reply(s->ctx, call));
+		proto_call_dispose(call);
+		json_decref(s->call_json[i]);
+		s->call_json[i] = NULL;
+	}
+}
+
+/* Execute every complete request there is; returns after the last batch. */
+static void drain(server *s)
+{
+	int more = 1;
+
+	while (more) {
+		size_t n = gather(s, &more);
+
+		if (n)
+			execute_batch(s, n);
+		for (size_t i = 0; i < s->nconns; i++)
+			if (conn_flush(s->conns[i], 0) < 0)
+				s->conns[i]->dead = 1;
+		if (stop_requested)
+			break;
+	}
+	for (size_t i = 0; i < s->nconns; i++) {
+		conn *c = s->conns[i];
+
+		if (!c->eof && c->in.len - c->in_off > MAX_LINE) {
+			conn_queue(c, invalid(NULL, RPC_INVALID_REQUEST, "request line too long"));
+			c->eof = 1;
+			c->in_off = c->in.len;
+		}
+		compact_input(c);
+	}
+}
+
+/* ---- the socket ---- */
+
+static int listen_on(server *s, const char *path)
+{
+	struct sockaddr_un addr;
+	mode_t old;
+	int fd;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return docket_error_set(DOCKET_EINVALID, "socket path too long: %s", path);
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "socket: %s", strerror(errno));
+	unlink(path);
+	old = umask(0177); /* created 0600, never wider even for an instant */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		umask(old);
+		close(fd);
+		return docket_error_set(DOCKET_ESTORAGE, "bind %s: %s", path, strerror(errno));
+	}
+	umask(old);
+	if ((s->opts->socket_gid_set && chown(path, (uid_t)-1, s->opts->socket_gid) < 0) ||
+	    chmod(path, s->opts->socket_mode ? s->opts->socket_mode : 0600) < 0 ||
+	    listen(fd, 256) < 0 || set_nonblock(fd) < 0) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		return docket_error_set(DOCKET_ESTORAGE, "socket %s: %s", path, strerror(e));
+	}
+	s->listen_fd = fd;
+	return 0;
+}
+
+static void accept_all(server *s)
+{
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		if (!conn_new(s, fd, fd))
+			close(fd);
+	}
+}
+
+/* ---- the loop ---- */
+
+static int poll_once(server *s)
+{
+	struct pollfd fds[MAX_CONNS + 2];
+	nfds_t n = 0;
+	int rc;
+
+	fds[n++] = (struct pollfd){ wake_pipe[0], POLLIN, 0 };
+	if (s->listen_fd >= 0)
+		fds[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
+	for (size_t i = 0; i < s->nconns; i++) {
+		conn *c = s->conns[i];
+		short ev = c->eof ? 0 : POLLIN;
+
+		if (c->out.len > c->out_off)
+			ev |= POLLOUT;
+		fds[n++] = (struct pollfd){ c->in_fd, ev, 0 };
+	}
+	rc = poll(fds, n, -1);
+	if (rc < 0)
+		return errno == EINTR ? 0 : docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
+	if (s->listen_fd >= 0 && (fds[1].revents & POLLIN))
+		accept_all(s);
+	for (size_t i = 0, base = s->listen_fd >= 0 ? 2 : 1; i < s->nconns && base + i < n; i++) {
+		conn *c = s->conns[i];
+		short re = fds[base + i].revents;
+
+		if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->eof)
+			conn_read(c);
+		if ((re & POLLOUT) && conn_flush(c, 0) < 0)
+			c->dead = 1;
+	}
+	return 0;
+}
+
+static void reap(server *s)
+{
+	for (size_t i = 0; i < s->nconns;) {
+		conn *c = s->conns[i];
+		int done = c->dead || (c->eof && c->in_off >= c->in.len && c->out_off >= c->out.len);
+
+		if (done && !s->stdio)
+			conn_free(s, i);
+		else
+			i++;
+	}
+}
+
+static int stdio_finished(const server *s)
+{
+	const conn *c = s->conns[0];
+
+	return c->dead || (c->eof && c->in_off >= c->in.len);
+}
+
+static int server_loop(server *s)
+{
+	int error = 0;
+
+	while (!stop_requested && error == 0) {
+		if ((error = poll_once(s)) < 0)
+			break;
+		drain(s);
+		if (s->stdio && stdio_finished(s))
+			break;
+		reap(s);
+	}
+	/* stopping: finish in-flight replies, execute nothing new */
+	for (size_t i = 0; i < s->nconns; i++)
+		conn_flush(s->conns[i], 1);
+	return error;
+}
+
+static void install_signals(struct sigaction *old_term, struct sigaction *old_int)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, old_term);
+	sigaction(SIGINT, &sa, old_int);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int server_run(docket_ledger *l, const server_options *opts, server_stats *stats)
+{
+	struct sigaction old_term, old_int;
+	server s;
+	int error;
+
+	memset(&s, 0, sizeof(s));
+	s.ledger = l;
+	s.opts = opts;
+	s.listen_fd = -1;
+	s.stdio = opts->socket_path == NULL;
+	stop_requested = 0;
+	s.calls = docket_calloc(MAX_BATCH, sizeof(*s.calls));
+	s.call_conn = docket_calloc(MAX_BATCH, sizeof(*s.call_conn));
+	s.call_json = docket_calloc(MAX_BATCH, sizeof(*s.call_json));
+	if (!s.calls || !s.call_conn || !s.call_json) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if (pipe(wake_pipe) < 0 || set_nonblock(wake_pipe[0]) < 0 || set_nonblock(wake_pipe[1]) < 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "pipe: %s", strerror(errno));
+		goto cleanup;
+	}
+	if ((error = proto_ctx_new(&s.ctx, l, &opts->proto)) < 0)
+		goto cleanup;
+	if (s.stdio) {
+		set_nonblock(STDIN_FILENO);
+		if (!conn_new(&s, STDIN_FILENO, STDOUT_FILENO)) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	} else if ((error = listen_on(&s, opts->socket_path)) < 0) {
+		goto cleanup;
+	}
+	install_signals(&old_term, &old_int);
+	if (opts->ready)
+		opts->ready(opts->ready_ctx);
+	error = server_loop(&s);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+cleanup:
+	while (s.nconns)
+		conn_free(&s, s.nconns - 1);
+	if (s.listen_fd >= 0) {
+		close(s.listen_fd);
+		unlink(opts->socket_path);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (wake_pipe[i] >= 0)
+			close(wake_pipe[i]);
+		wake_pipe[i] = -1;
+	}
+	proto_ctx_free(s.ctx);
+	docket_free(s.calls);
+	docket_free(s.call_conn);
+	docket_free(s.call_json);
+	if (stats)
+		*stats = s.stats;
+	return error;
+}
