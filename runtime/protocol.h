@@ -60,6 +60,7 @@ typedef struct proto_call {
 	json_t *decision;                /* the decision docket recorded (intent) */
 	json_t *result;                  /* a result that needs no append */
 	int refused_outcome;             /* dispatch refused by revalidation */
+	json_t *reply;                   /* server: answered before execution (parse error) */
 } proto_call;
 
 /* Is this method a barrier (policy.set, runtime.start, recover.*)? */

@@ -66,6 +66,9 @@ typedef struct server {
 	proto_call *calls;
 	conn **call_conn;
 	json_t **call_json;
+	proto_call held_call;    /* a barrier waiting for the next batch */
+	conn *held_conn;
+	json_t *held_json;
 	server_stats stats;
 } server;
 
@@ -225,8 +228,10 @@ static json_t *invalid(json_t *id, int code, const char *msg)
 }
 
 /*
- * Turn one line into a call (returns 1), or answer it at once (0: parse
- * error, invalid request), or skip it (blank line).
+ * Turn one line into a call (returns 1), or into a call that is already
+ * answered (0: parse error, invalid request; call->reply is set, so the
+ * answer keeps its place among the connection's replies), or skip it (-1:
+ * a blank line).
  */
 static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_call *call, json_t **holder)
 {
@@ -239,12 +244,13 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 	if (len == 0)
 		return -1;
 	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	memset(call, 0, sizeof(*call));
+	call->conn = &c->proto;
 	if (!req) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "parse error at column %d: %s", jerr.column, jerr.text);
-		conn_queue(c, invalid(NULL, RPC_PARSE_ERROR, msg));
-		s->stats.errors++;
+		call->reply = invalid(NULL, RPC_PARSE_ERROR, msg);
 		return 0;
 	}
 	id = json_object_get(req, "id");
@@ -255,14 +261,12 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 	params = json_object_get(req, "params");
 	if (!json_is_object(req) || !json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0 ||
 	    !method || (params && !json_is_object(params))) {
-		conn_queue(c, invalid(id, RPC_INVALID_REQUEST,
+		call->reply = invalid(id, RPC_INVALID_REQUEST,
 				      json_is_array(req) ? "batch requests are not supported: send one request per line"
-							 : "invalid request: need {\"jsonrpc\":\"2.0\",\"method\":...,\"params\":{...}}"));
-		json_decref(req);
-		s->stats.errors++;
+							 : "invalid request: need {\"jsonrpc\":\"2.0\",\"method\":...,\"params\":{...}}");
+		*holder = req;
 		return 0;
 	}
-	memset(call, 0, sizeof(*call));
 	call->id = id;
 	call->method = method;
 	call->params = params ? params : json_object_get(req, "params");
@@ -270,17 +274,29 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 		json_object_set_new(req, "params", json_object());
 		call->params = json_object_get(req, "params");
 	}
-	call->conn = &c->proto;
 	*holder = req;
 	return 1;
 }
 
-/* Gather a batch: complete lines of every connection, up to a barrier. */
+/*
+ * Gather a batch: the complete lines of every connection. A barrier method
+ * (runtime.start, policy.set, recover.*) runs in a batch of its own, so it
+ * sees every earlier request committed and every later one sees its effect:
+ * it ends the batch, and is held back for the next one if others precede it.
+ */
 static size_t gather(server *s, int *more)
 {
 	size_t n = 0;
 
 	*more = 0;
+	if (s->held_json) {
+		s->calls[0] = s->held_call;
+		s->call_conn[0] = s->held_conn;
+		s->call_json[0] = s->held_json;
+		s->held_json = NULL;
+		*more = 1;
+		return 1;
+	}
 	for (size_t i = 0; i < s->nconns && n < MAX_BATCH; i++) {
 		conn *c = s->conns[i];
 		const char *line;
@@ -288,16 +304,25 @@ static size_t gather(server *s, int *more)
 
 		while (n < MAX_BATCH && (line = next_line(c, &len))) {
 			json_t *holder = NULL;
+			int rc = line_to_call(s, c, line, len, &s->calls[n], &holder);
 
-			if (line_to_call(s, c, line, len, &s->calls[n], &holder) != 1)
+			if (rc < 0)
 				continue;
+			if (rc == 1 && proto_method_is_barrier(s->calls[n].method)) {
+				*more = 1;
+				if (n == 0) {
+					s->call_conn[0] = c;
+					s->call_json[0] = holder;
+					return 1;
+				}
+				s->held_call = s->calls[n];
+				s->held_conn = c;
+				s->held_json = holder;
+				return n;
+			}
 			s->call_conn[n] = c;
 			s->call_json[n] = holder;
 			n++;
-			if (proto_method_is_barrier(s->calls[n - 1].method)) {
-				*more = 1;
-				return n;
-			}
 		}
 		if (n == MAX_BATCH)
 			*more = 1;
@@ -307,8 +332,24 @@ static size_t gather(server *s, int *more)
 
 static void execute_batch(server *s, size_t n)
 {
-	int error = proto_execute(s->ctx, s->calls, n);
+	proto_call *todo = NULL;
+	size_t k = 0;
+	int error = 0;
 
+	/* the calls already answered (parse errors) are not executed */
+	if ((todo = docket_calloc(n, sizeof(*todo)))) {
+		for (size_t i = 0; i < n; i++)
+			if (!s->calls[i].reply)
+				todo[k++] = s->calls[i];
+		error = proto_execute(s->ctx, todo, k);
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!s->calls[i].reply)
+				s->calls[i] = todo[k++];
+	} else {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	docket_free(todo);
 	s->stats.batches++;
 	s->stats.requests += n;
 	if (n > s->stats.max_batch)
@@ -316,13 +357,14 @@ static void execute_batch(server *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		proto_call *call = &s->calls[i];
 
-		if (error < 0 && !call->error) {
+		if (!call->reply && error < 0 && !call->error) {
 			call->error = error;
 			call->err = *docket_error_last();
 		}
-		if (call->error)
+		if (call->error || call->reply)
 			s->stats.errors++;
-		conn_queue(s->call_conn[i], proto_reply(s->ctx, call));
+		conn_queue(s->call_conn[i], call->reply ? call->reply : proto_reply(s->ctx, call));
+		call->reply = NULL;
 		proto_call_dispose(call);
 		json_decref(s->call_json[i]);
 		s->call_json[i] = NULL;
@@ -342,7 +384,7 @@ static void drain(server *s)
 		for (size_t i = 0; i < s->nconns; i++)
 			if (conn_flush(s->conns[i], 0) < 0)
 				s->conns[i]->dead = 1;
-		if (stop_requested)
+		if (stop_requested && !s->held_json)
 			break;
 	}
 	for (size_t i = 0; i < s->nconns; i++) {
