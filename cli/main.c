@@ -27,6 +27,7 @@ static const cli_command commands[] = {
 	{ "verify",   cmd_verify,   "check the hash chain, every frame and every index" },
 	{ "reindex",  cmd_reindex,  "rebuild every index from the events" },
 	{ "stats",    cmd_stats,    "show ledger size, compression and chain head" },
+	{ "import",   cmd_import,   "import Codex or Claude Code transcripts as sessions" },
 	{ "serve",    cmd_serve,    "serve the runtime protocol (JSON-RPC over stdio or a socket)" },
 	{ "recover",  cmd_recover,  "plan or apply the recovery of pending calls after a crash" },
 	{ "policy",   cmd_policy,   "check, evaluate, explain or convert a policy" },

@@ -242,4 +242,15 @@ typedef struct ledger_group {
  */
 int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups);
 
+/* ---- import_state.c ---- */
+
+/*
+ * Importer progress per source file in the `imports` table (primary data;
+ * keys and values are the importer's own format). get: DOCKET_ENOTFOUND when
+ * there is no record; the value is copied into `out`. put: one durable write.
+ */
+int ledger_import_state_get(docket_ledger *l, const void *key, size_t klen, docket_buf *out);
+int ledger_import_state_put(docket_ledger *l, const void *key, size_t klen, const void *value,
+			    size_t len);
+
 #endif

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * codex.c: Codex CLI rollout lines -> what happened (docs/import.md).
+ *
+ * A rollout line is {"timestamp","type","payload"} with type session_meta,
+ * turn_context, response_item, event_msg or compacted; the oldest rollouts
+ * (before the wrapper existed) put a bare {"id","timestamp",...} first and
+ * response items unwrapped after it, which is read too.
+ *
+ *   session_meta                     session.opened (first one only)
+ *   turn_context                     policy.revised (format codex) when
+ *                                    approval_policy / sandbox_policy change
+ *   function_call, custom_tool_call,
+ *   local_shell_call                 tool.intent (canonical tool and args)
+ *   *_output                         the call's outcome (tools.c parses exit
+ *                                    codes; fixed texts are user rejections)
+ *   event_msg exec/apply_patch_approval_request   approval.requested
+ *   event_msg turn_aborted           open calls end cancelled
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+typedef struct codex_state {
+	size_t session;
+	int has_session;
+	char turn[IMP_ID_MAX + 1];   /* current turn id, "" if the version has none */
+	char *cwd;                   /* working directory of the current turn */
+} codex_state;
+
+static int codex_init(void **out)
+{
+	codex_state *s = docket_calloc(1, sizeof(*s));
+
+	if (!s)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	*out = s;
+	return 0;
+}
+
+static void codex_free(void *state)
+{
+	codex_state *s = state;
+
+	if (!s)
+		return;
+	docket_free(s->cwd);
+	docket_free(s);
+}
+
+static int nomem(void)
+{
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+/* ---- session_meta ---- */
+
+static json_t *meta_labels(const json_t *meta)
+{
+	static const char *const keys[] = { "originator", "source", "model_provider", NULL };
+	static const char *const git_keys[] = { "branch", "commit_hash", "repository_url", NULL };
+	const json_t *git = imp_obj(meta, "git");
+	json_t *labels = json_object();
+	char name[32];
+	size_t i;
+
+	if (!labels)
+		return NULL;
+	for (i = 0; keys[i]; i++)
+		if (imp_set_str(labels, keys[i], imp_str(meta, keys[i])) < 0)
+			goto fail;
+	for (i = 0; git_keys[i]; i++) {
+		snprintf(name, sizeof(name), "git.%s", git_keys[i]);
+		if (imp_set_str(labels, name, imp_str(git, git_keys[i])) < 0)
+			goto fail;
+	}
+	if (imp_set_str(labels, "import.format", "codex") < 0)
+		goto fail;
+	return labels;
+fail:
+	json_decref(labels);
+	return NULL;
+}
+
+static int on_meta(imp_ctx *c, codex_state *s, const json_t *meta)
+{
+	const char *id = imp_str(meta, "id"), *version = imp_str(meta, "cli_version");
+	const char *cwd = imp_str(meta, "cwd");
+	json_t *fields;
+	char runtime[96];
+	int rc;
+
+	if (s->has_session)
+		return 0;  /* a resumed or forked rollout repeats it: the first one counts */
+	if (!id) {
+		imp_problem(c, 0, "session_meta without an id");
+		return 0;
+	}
+	if (version && imp_major_version(version) != 0)
+		imp_problem(c, 1, "unknown Codex version %.32s (known: 0.x)", version);
+	snprintf(runtime, sizeof(runtime), "codex%s%.64s", version ? "/" : "", version ? version : "");
+	if (!(fields = json_object()) || imp_set_str(fields, "runtime", runtime) < 0 ||
+	    imp_set_str(fields, "platform", imp_platform_of(cwd)) < 0 ||
+	    imp_set_str(fields, "cwd", cwd) < 0 ||
+	    imp_set(fields, "labels", meta_labels(meta)) < 0) {
+		json_decref(fields);
+		return nomem();
+	}
+	if ((rc = imp_session_open(c, id, fields, &s->session)) != 0)
+		return rc < 0 ? rc : 0;
+	s->has_session = 1;
+	if (cwd && !s->cwd && !(s->cwd = docket_strdup(cwd)))
+		return nomem();
+	return 0;
+}
+
+static int need_session(imp_ctx *c, const codex_state *s, const char *what)
+{
+	if (s->has_session)
+		return 1;
+	imp_problem(c, 0, "%s before session_meta", what);
+	return 0;
+}
+
+/* ---- turn_context ---- */
+
+static int set_turn(codex_state *s, const char *turn)
+{
+	size_t len = turn ? strlen(turn) : 0;
+
+	if (len == 0 || len > IMP_ID_MAX)
+		return 0;
+	memcpy(s->turn, turn, len + 1);
+	return 0;
+}
+
+static int on_turn_context(imp_ctx *c, codex_state *s, const json_t *tc)
+{
+	static const char *const keys[] = { "approval_policy", "sandbox_policy", "network", NULL };
+	const char *cwd = imp_str(tc, "cwd"), *approval = imp_str(tc, "approval_policy");
+	json_t *policy;
+	size_t i;
+	int any = 0;
+
+	if (!need_session(c, s, "turn_context"))
+		return 0;
+	set_turn(s, imp_str(tc, "turn_id"));
+	if (cwd && (!s->cwd || strcmp(cwd, s->cwd) != 0)) {
+		docket_free(s->cwd);
+		if (!(s->cwd = docket_strdup(cwd)))
+			return nomem();
+	}
+	if (!(policy = json_object()))
+		return nomem();
+	for (i = 0; keys[i]; i++) {
+		const json_t *v = json_object_get(tc, keys[i]);
+
+		if (!v || json_is_null(v))
+			continue;
+		any = 1;
+		if (imp_set(policy, keys[i], json_deep_copy(v)) < 0) {
+			json_decref(policy);
+			return nomem();
+		}
+	}
+	if (!any) {
+		json_decref(policy);
+		return 0;
+	}
+	return imp_policy(c, s->session, "codex", policy, approval && strcmp(approval, "never") == 0);
+}
+
+/* ---- calls ---- */
+
+/* Escalation and placement fields of a shell call, copied onto `dst`. */
+static int shell_extras(json_t *dst, const json_t *src, const char *cwd)
+{
+	const char *wd = imp_str(src, "workdir");
+	const json_t *t = json_object_get(src, "timeout_ms");
+	const json_t *pr = json_object_get(src, "prefix_rule");
+	const char *sp = imp_str(src, "sandbox_permissions");
+
+	if (!wd)
+		wd = imp_str(src, "cwd");
+	if (imp_set_str(dst, "cwd", wd ? wd : cwd) < 0 ||
+	    (json_is_integer(t) && json_integer_value(t) >= 0 &&
+	     imp_set(dst, "timeout_ms", json_integer(json_integer_value(t))) < 0))
+		return -1;
+	if (!sp && json_is_true(json_object_get(src, "with_escalated_permissions")))
+		sp = "require_escalated";  /* the 0.60 wire form */
+	if (imp_set_str(dst, "sandbox_permissions", sp) < 0 ||
+	    imp_set_str(dst, "justification", imp_str(src, "justification")) < 0 ||
+	    (json_is_array(pr) && imp_set(dst, "prefix_rule", json_deep_copy(pr)) < 0))
+		return -1;
+	return 0;
+}
+
+/* "apply_patch <<'EOF' ... *** Begin Patch" run through a shell. */
+static int is_patch_script(const char *script)
+{
+	while (script && (*script == ' ' || *script == '\n' || *script == '\t'))
+		script++;
+	return script && (strncmp(script, "apply_patch", 11) == 0 || strncmp(script, "applypatch", 10) == 0) &&
+	       strstr(script, "*** Begin Patch") != NULL;
+}
+
+typedef struct mapped {
+	const char *tool;
+	json_t *args;
+} mapped;
+
+/* A shell call given as argv (shell, local_shell_call). */
+static int map_argv(mapped *m, const json_t *argv, const json_t *src, const char *cwd)
+{
+	const char *a0 = json_string_value(json_array_get(argv, 0));
+	const char *a1 = json_string_value(json_array_get(argv, 1));
+	const char *script = json_string_value(json_array_get(argv, 2));
+
+	if (a0 && a1 && json_array_size(argv) == 2 &&
+	    (strcmp(a0, "apply_patch") == 0 || strcmp(a0, "applypatch") == 0)) {
+		m->tool = "apply_patch";
+		m->args = imp_patch_args(a1);
+		return m->args ? 0 : nomem();
+	}
+	if (json_array_size(argv) == 3 && is_patch_script(script)) {
+		m->tool = "apply_patch";
+		m->args = imp_patch_args(script);
+		return m->args ? 0 : nomem();
+	}
+	m->tool = "shell";
+	if (!(m->args = json_object()) || imp_set(m->args, "command", json_deep_copy(argv)) < 0 ||
+	    shell_extras(m->args, src, cwd) < 0)
+		return nomem();
+	return 0;
+}
+
+/* A shell call given as one script (shell_command, exec_command). */
+static int map_script(mapped *m, const char *shell, const char *flag, const char *script,
+		      const json_t *src, const char *cwd)
+{
+	if (is_patch_script(script)) {
+		m->tool = "apply_patch";
+		m->args = imp_patch_args(script);
+		return m->args ? 0 : nomem();
+	}
+	m->tool = "shell";
+	if (!(m->args = imp_shell_script(shell, flag, script)) || shell_extras(m->args, src, cwd) < 0)
+		return nomem();
+	return 0;
+}
+
+static int map_function(mapped *m, const char *name, const json_t *a, const char *cwd)
+{
+	const json_t *cmd = json_object_get(a, "command");
+	const char *shell;
+
+	if (a && (strcmp(name, "shell") == 0 || strcmp(name, "container.exec") == 0) &&
+	    json_is_array(cmd))
+		return map_argv(m, cmd, a, cwd);
+	if (a && strcmp(name, "shell_command") == 0 && json_is_string(cmd))
+		return map_script(m, "bash", "-lc", json_string_value(cmd), a, cwd);
+	if (a && strcmp(name, "exec_command") == 0 && imp_str(a, "cmd")) {
+		shell = imp_str(a, "shell");
+		return map_script(m, shell ? shell : "bash",
+				  json_is_false(json_object_get(a, "login")) ? "-c" : "-lc",
+				  imp_str(a, "cmd"), a, cwd);
+	}
+	if (a && strcmp(name, "apply_patch") == 0 && imp_str(a, "input")) {
+		m->tool = "apply_patch";
+		m->args = imp_patch_args(imp_str(a, "input"));
+		return m->args ? 0 : nomem();
+	}
+	if ((m->args = imp_mcp_args(name, a))) {
+		m->tool = "mcp";
+		return 0;
+	}
+	m->tool = name;
+	m->args = a ? json_deep_copy(a) : json_object();
+	return m->args ? 0 : nomem();
+}
+
+static int on_function_call(imp_ctx *c, codex_state *s, const json_t *p)
+{
+	const char *name = imp_str(p, "name"), *raw = imp_str(p, "arguments");
+	const char *id = imp_str(p, "call_id");
+	mapped m = { NULL, NULL };
+	json_t *a = NULL;
+	int error;
+
+	if (!name || !id) {
+		imp_problem(c, 0, "function_call without name or call_id");
+		return 0;
+	}
+	if (raw)
+		a = json_loads(raw, 0, NULL);
+	if (a && !json_is_object(a)) {
+		json_decref(a);
+		a = NULL;
+	}
+	if (!a && raw) {
+		/* arguments that are not a JSON object are kept as they are */
+		if ((error = map_function(&m, name, NULL, s->cwd)) < 0 ||
+		    imp_set(m.args, "arguments", json_string(raw)) < 0) {
+			json_decref(m.args);
+			return error < 0 ? error : nomem();
+		}
+	} else if ((error = map_function(&m, name, a, s->cwd)) < 0) {
+		json_decref(a);
+		json_decref(m.args);
+		return error;
+	}
+	error = imp_intent(c, s->session, id, m.tool, m.args, s->turn, imp_str(a, "justification"));
+	json_decref(a);
+	return error;
+}
+
+static int on_custom_call(imp_ctx *c, codex_state *s, const json_t *p)
+{
+	const char *name = imp_str(p, "name"), *input = imp_str(p, "input");
+	const char *id = imp_str(p, "call_id");
+	json_t *args;
+
+	if (!name || !id) {
+		imp_problem(c, 0, "custom_tool_call without name or call_id");
+		return 0;
+	}
+	if (strcmp(name, "apply_patch") == 0) {
+		args = imp_patch_args(input);
+	} else if ((args = json_object()) && imp_set_str(args, "input", input) < 0) {
+		json_decref(args);
+		args = NULL;
+	}
+	if (!args)
+		return nomem();
+	return imp_intent(c, s->session, id, name, args, s->turn, NULL);
+}
+
+static int on_local_shell(imp_ctx *c, codex_state *s, const json_t *p)
+{
+	const json_t *action = imp_obj(p, "action"), *argv = json_object_get(action, "command");
+	const char *id = imp_str(p, "call_id");
+	const char *wd = imp_str(action, "working_directory");
+	mapped m = { NULL, NULL };
+	int error;
+
+	if (!id)
+		id = imp_str(p, "id");
+	if (!id || !json_is_array(argv)) {
+		imp_problem(c, 0, "local_shell_call without call_id or action.command");
+		return 0;
+	}
+	if ((error = map_argv(&m, argv, action, wd ? wd : s->cwd)) < 0) {
+		json_decref(m.args);
+		return error;
+	}
+	return imp_intent(c, s->session, id, m.tool, m.args, s->turn, NULL);
+}
+
+/* ---- outputs ---- */
+
+/* The texts Codex writes when the user answered an approval prompt with no. */
+static int is_rejection(const char *t, size_t len)
+{
+	return imp_starts(t, len, "exec command rejected by user") ||
+	       imp_starts(t, len, "patch rejected by user");
+}
+
+/* {"output":"...","metadata":{"exit_code":N,"duration_seconds":F}} */
+static json_t *wrapped_output(const char *t, size_t len)
+{
+	json_t *w;
+
+	if (!imp_starts(t, len, "{\"output\""))
+		return NULL;
+	w = json_loadb(t, len, 0, NULL);
+	if (w && (!imp_str(w, "output") || !imp_obj(w, "metadata"))) {
+		json_decref(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void classify_text(imp_outcome *o, const char *t, size_t len)
+{
+	o->output = t;
+	o->output_len = len;
+	if (imp_exit_code(t, len, &o->exit_code))
+		o->has_exit = 1;
+	o->duration_ms = imp_wall_ms(t, len);
+	if (imp_starts(t, len, "failed in sandbox")) {
+		o->kind = IMP_ERROR;
+		o->error = "sandbox denied";
+	} else if (imp_starts(t, len, "apply_patch verification failed")) {
+		o->kind = IMP_ERROR;
+		o->error = "apply_patch verification failed";
+	} else if (imp_starts(t, len, "error: ") || imp_starts(t, len, "err: ")) {
+		o->kind = IMP_ERROR;
+	} else if (imp_starts(t, len, "command timed out") || imp_starts(t, len, "timed out")) {
+		o->kind = IMP_TIMEOUT;
+	} else if (o->has_exit) {
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+	} else {
+		o->kind = IMP_OK;
+	}
+}
+
+static int classify_wrapped(imp_outcome *o, const json_t *w)
+{
+	const json_t *md = imp_obj(w, "metadata"), *code = json_object_get(md, "exit_code");
+	const json_t *dur = json_object_get(md, "duration_seconds");
+	const char *t = imp_str(w, "output");
+
+	classify_text(o, t, strlen(t));
+	o->duration_ms = -1;
+	if (json_is_integer(code)) {
+		o->has_exit = 1;
+		o->exit_code = json_integer_value(code);
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+	}
+	if (json_is_number(dur) && json_number_value(dur) >= 0 && json_number_value(dur) < 1e9)
+		o->duration_ms = (int64_t)(json_number_value(dur) * 1000.0 + 0.5);
+	return 0;
+}
+
+/* Output given as an object (newer wire form): {"content": "...", "success": bool}. */
+static void classify_object(imp_outcome *o, const json_t *out)
+{
+	const char *t = imp_str(out, "content");
+	const json_t *ok = json_object_get(out, "success");
+
+	classify_text(o, t ? t : "", t ? strlen(t) : 0);
+	if (json_is_false(ok))
+		o->kind = IMP_ERROR;
+}
+
+static int on_output(imp_ctx *c, const json_t *p)
+{
+	const json_t *out = json_object_get(p, "output");
+	const char *id = imp_str(p, "call_id");
+	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
+	json_t *w = NULL;
+	const char *t;
+	size_t len;
+	int error;
+
+	if (!id || !out) {
+		imp_problem(c, 0, "tool output without call_id or output");
+		return 0;
+	}
+	if (json_is_object(out)) {
+		classify_object(&o, out);
+		return imp_outcome_of(c, id, &o);
+	}
+	t = json_is_string(out) ? json_string_value(out) : "";
+	len = json_is_string(out) ? json_string_length(out) : 0;
+	if (is_rejection(t, len)) {
+		o.kind = IMP_USER_DENIED;
+		o.output = t;
+		o.output_len = len;
+		o.error = "rejected by the user";
+	} else if (len == 7 && memcmp(t, "aborted", 7) == 0) {
+		o.kind = IMP_CANCELLED;
+		o.error = "aborted";
+	} else if ((w = wrapped_output(t, len))) {
+		classify_wrapped(&o, w);
+	} else {
+		classify_text(&o, t, len);
+	}
+	error = imp_outcome_of(c, id, &o);
+	json_decref(w);
+	return error;
+}
+
+/* ---- event_msg ---- */
+
+static int on_event(imp_ctx *c, codex_state *s, const json_t *p)
+{
+	const char *type = imp_str(p, "type");
+	char why[96];
+
+	if (!type)
+		return 0;
+	if (strcmp(type, "task_started") == 0 || strcmp(type, "turn_started") == 0)
+		return set_turn(s, imp_str(p, "turn_id"));
+	if (strcmp(type, "exec_approval_request") == 0 ||
+	    strcmp(type, "apply_patch_approval_request") == 0) {
+		const char *reason = imp_str(p, "reason");
+
+		return imp_approval_asked(c, imp_str(p, "call_id"), reason);
+	}
+	if (strcmp(type, "turn_aborted") == 0 && s->has_session) {
+		snprintf(why, sizeof(why), "turn aborted: %.64s",
+			 imp_str(p, "reason") ? imp_str(p, "reason") : "unknown reason");
+		return imp_cancel_open(c, s->session, why);
+	}
+	return 0;  /* token counts, messages, reasoning: not about tool calls */
+}
+
+/* ---- lines ---- */
+
+static int on_item(imp_ctx *c, codex_state *s, const json_t *p)
+{
+	static const char *const ignored[] = {
+		"message", "reasoning", "ghost_snapshot", "web_search_call", "compaction",
+		"compaction_summary", "other", NULL
+	};
+	const char *type = imp_str(p, "type");
+	size_t i;
+
+	if (!type) {
+		imp_problem(c, 0, "response_item without a type");
+		return 0;
+	}
+	if (strcmp(type, "function_call_output") == 0 || strcmp(type, "custom_tool_call_output") == 0)
+		return on_output(c, p);
+	if (strcmp(type, "function_call") == 0)
+		return need_session(c, s, "function_call") ? on_function_call(c, s, p) : 0;
+	if (strcmp(type, "custom_tool_call") == 0)
+		return need_session(c, s, "custom_tool_call") ? on_custom_call(c, s, p) : 0;
+	if (strcmp(type, "local_shell_call") == 0)
+		return need_session(c, s, "local_shell_call") ? on_local_shell(c, s, p) : 0;
+	for (i = 0; ignored[i]; i++)
+		if (strcmp(type, ignored[i]) == 0)
+			return 0;
+	imp_problem(c, 1, "unknown response_item type \"%.40s\"", type);
+	return 0;
+}
+
+static int codex_line(imp_ctx *c, json_t *obj)
+{
+	codex_state *s = c->fmt;
+	const char *type = imp_str(obj, "type");
+	const json_t *payload = imp_obj(obj, "payload");
+
+	imp_set_time(c, imp_str(obj, "timestamp"));
+	if (!type) {
+		if (json_object_get(obj, "record_type"))
+			return 0;  /* oldest rollouts: state snapshots */
+		if (imp_str(obj, "id") && imp_str(obj, "timestamp"))
+			return on_meta(c, s, obj);  /* oldest rollouts: the bare first line */
+		imp_problem(c, 0, "line without a type");
+		return 0;
+	}
+	if (strcmp(type, "session_meta") == 0 || strcmp(type, "turn_context") == 0 ||
+	    strcmp(type, "response_item") == 0 || strcmp(type, "event_msg") == 0) {
+		if (!payload) {
+			imp_problem(c, 0, "%s without a payload object", type);
+			return 0;
+		}
+		if (strcmp(type, "session_meta") == 0)
+			return on_meta(c, s, payload);
+		if (strcmp(type, "turn_context") == 0)
+			return on_turn_context(c, s, payload);
+		if (strcmp(type, "response_item") == 0)
+			return on_item(c, s, payload);
+		return on_event(c, s, payload);
+	}
+	if (strcmp(type, "compacted") == 0)
+		return 0;
+	if (!payload && json_object_get(obj, "call_id"))
+		return on_item(c, s, obj);  /* oldest rollouts: unwrapped response items */
+	if (!payload && (strcmp(type, "message") == 0 || strcmp(type, "reasoning") == 0))
+		return 0;
+	imp_problem(c, 1, "unknown line type \"%.40s\"", type);
+	return 0;
+}
+
+const imp_format_ops imp_codex_ops = { "codex", codex_init, codex_free, codex_line };
