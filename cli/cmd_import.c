@@ -140,7 +140,7 @@ static void progress(void *ctx, const char *file, uint64_t done, uint64_t total)
 static json_t *stats_json(const docket_import_stats *s)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:I, s:I, s:I, s:I, s:I, s:I, s:s?}",
+			 " s:I, s:I, s:I, s:I, s:I, s:s?}",
 			 "files", (json_int_t)s->files, "bytes", (json_int_t)s->bytes,
 			 "lines", (json_int_t)s->lines, "lines_resumed", (json_int_t)s->lines_resumed,
 			 "sessions", (json_int_t)s->sessions, "policies", (json_int_t)s->policies,
@@ -151,7 +151,7 @@ static json_t *stats_json(const docket_import_stats *s)
 			 "events_written", (json_int_t)s->appended,
 			 "events_already_recorded", (json_int_t)s->duplicates,
 			 "malformed", (json_int_t)s->malformed, "unknown", (json_int_t)s->unknown,
-			 "incomplete", (json_int_t)s->incomplete, "restarted", (json_int_t)s->restarted,
+			 "incomplete", (json_int_t)s->incomplete,
 			 "first_problem", s->first_problem[0] ? s->first_problem : NULL);
 }
 
@@ -184,10 +184,6 @@ static void warnings(const docket_import_stats *s)
 		cli_error("warning: %llu file%s end%s in an unterminated line that does not parse yet; "
 			  "it is left for the next import", (unsigned long long)s->incomplete,
 			  s->incomplete == 1 ? "" : "s", s->incomplete == 1 ? "s" : "");
-	if (s->restarted > 0)
-		cli_error("warning: %llu file%s changed since the last import and %s mapped again",
-			  (unsigned long long)s->restarted, s->restarted == 1 ? "" : "s",
-			  s->restarted == 1 ? "was" : "were");
 }
 
 /* ---- strict pre-check ---- */

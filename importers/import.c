@@ -9,10 +9,10 @@
  *   | be64 inflight | path
  *
  * offset/lines: what earlier imports consumed (whole lines). A file whose
- * first `offset` bytes still hash the same is resumed after `lines`;
- * otherwise it changed and is mapped again from line 1 (the ledger's
- * idempotence makes identical events duplicates; a real change is a
- * conflict the ledger reports).
+ * first `offset` bytes still hash the same is resumed after `lines`. A file
+ * whose imported part changed is refused (DOCKET_ECONFLICT): transcripts only
+ * grow, so it is another history, and mapping it again would re-send
+ * tool.dispatched events of completed calls, which the ledger refuses.
  *
  * Crash safety. A batch and the record that follows it are two durable
  * transactions, so before each batch the record is rewritten with
@@ -58,7 +58,7 @@ typedef struct file_import {
 	import_record rec;         /* as stored (or to be stored) */
 	json_t **batch;
 	size_t n, cap;
-	int stale;                 /* the stored record is missing or describes other bytes */
+	int stale;                 /* no record is stored yet */
 	const docket_import_options *opts;
 	docket_import_stats *stats;
 } file_import;
@@ -270,15 +270,18 @@ static int resume_point(file_import *f, const char *data, size_t len, size_t *ou
 	}
 	if (error < 0)
 		return error;
-	if (f->rec.offset <= len && (error = sha256(digest, data, (size_t)f->rec.offset)) == 0 &&
-	    memcmp(digest, f->rec.prefix, 32) == 0 && f->rec.lines <= SIZE_MAX) {
-		*out = (size_t)f->rec.lines;
-	} else {
+	if (f->rec.offset > len || (error = sha256(digest, data, (size_t)f->rec.offset)) < 0 ||
+	    memcmp(digest, f->rec.prefix, 32) != 0 || f->rec.lines > SIZE_MAX) {
 		if (error < 0)
 			return error;
-		f->stats->restarted++;
-		f->stale = 1;
+		/* a transcript only grows: other bytes are another history */
+		return docket_error_set(DOCKET_ECONFLICT,
+					"%s: changed since it was imported (its first %llu bytes, %llu lines, "
+					"are no longer the same); not imported again",
+					f->path, (unsigned long long)f->rec.offset,
+					(unsigned long long)f->rec.lines);
 	}
+	*out = (size_t)f->rec.lines;
 	if (f->rec.inflight) {
 		/* a batch may have been written after the record: see the top */
 		ro.since = f->rec.inflight;

@@ -80,16 +80,16 @@ typedef struct docket_import_stats {
 	uint64_t malformed;        /* lines that are not JSON objects or lack what they need */
 	uint64_t unknown;          /* lines of unknown type, or of an unknown version */
 	uint64_t incomplete;       /* a last line without newline that does not parse yet */
-	uint64_t restarted;        /* files that changed since the last import: mapped again */
 	char first_problem[512];   /* "file:line: why" of the first malformed/unknown line */
 } docket_import_stats;
 
 /*
  * Import one file into the ledger. Returns 0 (problems counted in `stats`),
- * DOCKET_EINVALID (strict mode with a problem, or an unreadable input: nothing
- * written), a ledger error when the ledger refused a batch (earlier batches
- * of the file stay written; the message names file:line), or
- * DOCKET_ESTORAGE/DOCKET_ENOMEM.
+ * DOCKET_EINVALID (strict mode with a problem: nothing written),
+ * DOCKET_ENOTFOUND (no such file), DOCKET_ECONFLICT (the part imported earlier
+ * changed: nothing written), a ledger error when the ledger refused a batch
+ * (earlier batches of the file stay written; the message names file:line),
+ * or DOCKET_ESTORAGE/DOCKET_ENOMEM.
  */
 int docket_import_file(docket_ledger *ledger, docket_import_format format, const char *path,
 		       const docket_import_options *opts, docket_import_stats *stats) DOCKET_MUST_USE;
