@@ -80,7 +80,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 	int json = 0, rc;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
-		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the tool.intent ({\"tool\",\"args\"}); @FILE reads a file", 0 },
+		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the call (required): a tool.intent {\"tool\",\"args\"}; @FILE reads a file", 0 },
 		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
@@ -128,11 +128,15 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		for (i = 0; i < docket_policy_result_reason_count(res); i++)
 			printf("reason:  %s (%s)\n", docket_policy_result_reason_text(res, i),
 			       docket_policy_result_reason_code(res, i));
-		json_array_foreach(json_object_get(out, "matched_rules"), i, e)
-			printf("rule:    %s  [%s:%lld] %s\n", json_string_value(json_object_get(e, "rule")),
-			       json_string_value(json_object_get(e, "origin")),
-			       (long long)json_integer_value(json_object_get(e, "line")),
-			       json_string_value(json_object_get(e, "decision")));
+		json_array_foreach(json_object_get(out, "matched_rules"), i, e) {
+			long long line = (long long)json_integer_value(json_object_get(e, "line"));
+
+			printf("rule:    %s  [%s", json_string_value(json_object_get(e, "rule")),
+			       json_string_value(json_object_get(e, "origin")));
+			if (line > 0)
+				printf(":%lld", line);
+			printf("] %s\n", json_string_value(json_object_get(e, "decision")));
+		}
 		json_array_foreach(json_object_get(out, "segments"), i, e) {
 			docket_buf b = DOCKET_BUF_INIT;
 
@@ -222,14 +226,22 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	snprintf(name, sizeof(name), "policy %s", argv[1]);
 	sub.name = name;
 	sub.summary = summary;
-	if (strcmp(argv[1], "check") == 0)
+	if (strcmp(argv[1], "check") == 0) {
+		sub.summary = "validate a policy";
 		return sub_check(&sub, argc - 1, argv + 1);
-	if (strcmp(argv[1], "eval") == 0)
+	}
+	if (strcmp(argv[1], "eval") == 0) {
+		sub.summary = "evaluate one tool call against a policy";
 		return sub_eval(&sub, g, argc - 1, argv + 1);
-	if (strcmp(argv[1], "explain") == 0)
+	}
+	if (strcmp(argv[1], "explain") == 0) {
+		sub.summary = "print the normalised policy";
 		return sub_explain(&sub, argc - 1, argv + 1, 0);
-	if (strcmp(argv[1], "convert") == 0)
+	}
+	if (strcmp(argv[1], "convert") == 0) {
+		sub.summary = "convert a Codex or Claude Code policy to docket YAML";
 		return sub_explain(&sub, argc - 1, argv + 1, 1);
+	}
 	cli_error("unknown policy command '%s'", argv[1]);
 	fputs(usage, stderr);
 	return CLI_EXIT_USAGE;

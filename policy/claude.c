@@ -171,7 +171,84 @@ static int parse_mode(const char *s, int *out)
 	return 0;
 }
 
-static int rule_list(docket_policy *p, const char *name, const json_t *perms, const char *key, int decision)
+/* Where each string of permissions.allow/ask/deny starts in the text: jansson
+ * keeps no positions, so the (already validated) JSON is scanned once for
+ * them. A list whose key is written with escapes keeps line 0 (unknown). */
+typedef struct rule_pos {
+	const char *key;
+	pol_origin *at;
+	size_t n;
+} rule_pos;
+
+static bool raw_is(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
+static void find_rule_positions(const char *t, size_t len, rule_pos *lists, size_t nlists)
+{
+	unsigned line = 1, col = 1;
+	int depth = 0;
+	bool in_perms = false, in_list = false;
+	rule_pos *cur = NULL;
+	size_t idx = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = t[i];
+
+		if (c == '\n') {
+			line++;
+			col = 1;
+			continue;
+		}
+		if (((unsigned char)c & 0xC0) != 0x80)
+			col++;
+		if (c == '{' || c == '[') {
+			depth++;
+			if (depth == 3) {
+				in_list = c == '[';
+				idx = 0;
+			}
+		} else if (c == '}' || c == ']') {
+			depth--;
+		} else if (c == '"') {
+			unsigned sline = line, scol = col - 1;
+			size_t s = i + 1, j;
+
+			/* strings hold no raw newlines; count characters, not bytes */
+			for (i = s; i < len && t[i] != '"'; i++) {
+				if (t[i] == '\\' && i + 1 < len) {
+					i++;
+					col++;
+				}
+				if (((unsigned char)t[i] & 0xC0) != 0x80)
+					col++;
+			}
+			col++;
+			for (j = i + 1; j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r' || t[j] == '\n'); j++)
+				;
+			if (j < len && t[j] == ':') {
+				if (depth == 1) {
+					in_perms = raw_is(t + s, i - s, "permissions");
+				} else if (depth == 2) {
+					cur = NULL;
+					for (size_t k = 0; in_perms && k < nlists; k++)
+						if (raw_is(t + s, i - s, lists[k].key))
+							cur = &lists[k];
+				}
+			} else if (depth == 3 && in_list && in_perms && cur) {
+				if (idx < cur->n) {
+					cur->at[idx].line = sline;
+					cur->at[idx].col = scol;
+				}
+				idx++;
+			}
+		}
+	}
+}
+
+static int rule_list(docket_policy *p, const char *name, const json_t *perms, const char *key, int decision,
+		     const pol_origin *at)
 {
 	const json_t *list = json_object_get(perms, key);
 	int error;
@@ -183,7 +260,7 @@ static int rule_list(docket_policy *p, const char *name, const json_t *perms, co
 					name, key, docket_json_type_name(list));
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		const json_t *r = json_array_get(list, i);
-		pol_origin o = { name, (unsigned)i + 1, 0 };
+		pol_origin o = { name, at ? at[i].line : 0, at ? at[i].col : 0 };
 
 		if (!json_is_string(r))
 			return docket_error_set(DOCKET_EINVALID, "%s: permissions.%s[%zu] must be a string (got %s)",
@@ -211,6 +288,7 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 	json_error_t jerr;
 	const json_t *perms, *v;
 	const char *key;
+	rule_pos pos[3] = { { "allow", NULL, 0 }, { "ask", NULL, 0 }, { "deny", NULL, 0 } };
 	int error = 0;
 
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -244,9 +322,19 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 			goto cleanup;
 		}
 	}
-	if ((error = rule_list(p, name, perms, "allow", POL_ALLOW)) < 0 ||
-	    (error = rule_list(p, name, perms, "ask", POL_ASK)) < 0 ||
-	    (error = rule_list(p, name, perms, "deny", POL_DENY)) < 0)
+	for (size_t k = 0; k < 3; k++) {
+		const json_t *list = json_object_get(perms, pos[k].key);
+
+		pos[k].n = json_is_array(list) ? json_array_size(list) : 0;
+		if (pos[k].n && !(pos[k].at = docket_calloc(pos[k].n, sizeof(*pos[k].at)))) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	}
+	find_rule_positions(text, len, pos, 3);
+	if ((error = rule_list(p, name, perms, "allow", POL_ALLOW, pos[0].at)) < 0 ||
+	    (error = rule_list(p, name, perms, "ask", POL_ASK, pos[1].at)) < 0 ||
+	    (error = rule_list(p, name, perms, "deny", POL_DENY, pos[2].at)) < 0)
 		goto cleanup;
 	if ((v = json_object_get(perms, "defaultMode")) && !json_is_null(v)) {
 		if (!json_is_string(v) || parse_mode(json_string_value(v), &p->mode) < 0) {
@@ -278,6 +366,8 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 		goto cleanup;
 	}
 cleanup:
+	for (size_t k = 0; k < 3; k++)
+		docket_free(pos[k].at);
 	json_decref(root);
 	return error;
 }

@@ -319,14 +319,20 @@ int docket_policy_to_json(json_t **out, const docket_policy *p)
 	json_object_set_new(o, "commands", a);
 	a = json_array();
 	for (size_t i = 0; a && i < p->ntools; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s}", "rule", p->tools[i].text, "decision",
-						   pol_decision_name(p->tools[i].decision)));
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:i}", "rule", p->tools[i].text, "decision",
+						   pol_decision_name(p->tools[i].decision), "origin",
+						   p->tools[i].origin.file ? p->tools[i].origin.file : "",
+						   "line", (int)p->tools[i].origin.line));
 	json_object_set_new(o, "tools", a);
 	a = json_array();
 	for (size_t i = 0; a && i < p->nnet; i++)
 		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:i}", "host", p->net[i].host, "protocol",
 						   proto_name(p->net[i].protocol), "decision",
 						   pol_decision_name(p->net[i].decision), "port", (int)p->net[i].port));
+	for (size_t i = 0; a && i < p->nnet; i++)
+		if (p->net[i].justification)
+			json_object_set_new(json_array_get(a, i), "justification",
+					    json_string(p->net[i].justification));
 	json_object_set_new(o, "network_rules", a);
 	if (p->network_set)
 		json_object_set_new(o, "network_enabled", json_boolean(p->network_enabled));
@@ -334,10 +340,41 @@ int docket_policy_to_json(json_t **out, const docket_policy *p)
 	for (size_t i = 0; a && i < p->nhostexe; i++)
 		json_object_set_new(a, p->hostexe[i].name, strv_json(p->hostexe[i].paths, p->hostexe[i].n));
 	json_object_set_new(o, "host_executables", a);
+	if (p->readable.n)
+		json_object_set_new(o, "readable", strv_json(p->readable.v, p->readable.n));
+	if (p->writable.n)
+		json_object_set_new(o, "writable", strv_json(p->writable.v, p->writable.n));
+	if (p->protected_set)
+		json_object_set_new(o, "protected", strv_json(p->protected_paths.v, p->protected_paths.n));
 	if (p->additional_dirs.n)
 		json_object_set_new(o, "additional_directories", strv_json(p->additional_dirs.v, p->additional_dirs.n));
 	if (p->languages_set)
 		json_object_set_new(o, "run_code_languages", strv_json(p->languages.v, p->languages.n));
+	if (p->npkgs) {
+		a = json_object();
+		for (size_t i = 0; a && i < p->npkgs; i++)
+			json_object_set_new(a, p->pkgs[i].ecosystem,
+					    json_pack("{s:o,s:s}", "allow", strv_json(p->pkgs[i].allow, p->pkgs[i].n),
+						      "otherwise", pol_decision_name(p->pkgs[i].decision)));
+		json_object_set_new(o, "packages", a);
+	}
+	a = NULL;
+	for (int pl = PLAT_LINUX; pl < PLAT_COUNT; pl++) {
+		unsigned caps = p->unsupported[pl];
+		json_t *u;
+
+		if (!caps)
+			continue;
+		if (!a)
+			a = json_object();
+		if ((u = json_array()) && (caps & CAP_SANDBOX))
+			json_array_append_new(u, json_string("sandbox"));
+		if (u && (caps & CAP_NETWORK_FILTER))
+			json_array_append_new(u, json_string("network_filter"));
+		json_object_set_new(a, plat_name(pl), json_pack("{s:o*}", "unsupported", u));
+	}
+	if (a)
+		json_object_set_new(o, "platforms", a);
 	*out = o;
 	return 0;
 }

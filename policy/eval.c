@@ -596,6 +596,11 @@ static int codex_reasons(ev *e, int decision)
 			return add_reason(r, "rule", "`%s` rejected: policy forbids commands starting with `%s`",
 					  r->tmp.ptr, r->tmp2.ptr ? r->tmp2.ptr : "");
 		}
+		/* a tool rule (Claude grammar) denied it: tool_rule_reason says which */
+		for (size_t i = 0; i < r->nmatches; i++)
+			if (r->matches[i].rule <= -2 && r->matches[i].rule > -100000 &&
+			    r->matches[i].decision == POL_DENY)
+				return 0;
 		return add_reason(r, "heuristics", "`%s` rejected: blocked by policy", r->tmp.ptr);
 	}
 	if (decision == POL_ASK && best) {
@@ -690,6 +695,9 @@ static int unsupported_gate(ev *e, int *dec, bool escalated)
 	if (*dec >= POL_DENY || e->res->sandbox != 1 || escalated || !sandbox_unenforceable(e))
 		return 0;
 	*dec = POL_UNSUPPORTED;
+	/* nothing to approve, so no rule to propose: an allow rule would run it unsandboxed */
+	e->res->has_amendment = false;
+	e->res->amend_off = e->res->amend_n = 0;
 	return add_reason(e->res, "unsupported", "the sandbox this call relies on cannot be enforced on this platform");
 }
 
@@ -1134,7 +1142,9 @@ static int eval_network(ev *e)
 		if (r->matches[i].rule <= -100000 && r->matches[i].decision == d) {
 			const pol_net_rule *n = &e->p->net[-100000 - r->matches[i].rule];
 
-			if ((error = add_reason(r, "rule", "%s by %s%s%s", pol_decision_name(d), n->text,
+			if ((error = add_reason(r, "rule", "%s by rule %s%s%s",
+						d == POL_DENY ? "denied" : d == POL_ASK ? "approval required" : "allowed",
+						n->text,
 						n->justification ? ": " : "",
 						n->justification ? n->justification : "")) < 0)
 				return error;

@@ -429,6 +429,15 @@ int docket_policy_load(docket_policy **out, const char *source)
 		path = source + 7;
 	} else if (strncmp(source, "docket:", 7) == 0) {
 		path = source + 7;
+	} else {
+		/* "name:..." that is not a file: a format prefix docket does not know
+		 * (a one-letter name is a Windows drive, a '/' before ':' a path) */
+		size_t n = strspn(source, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+
+		if (n >= 2 && n <= 32 && source[n] == ':' && stat(source, &st) != 0)
+			return docket_error_set(DOCKET_EINVALID,
+				"unknown policy format '%.*s' in %s (expected PATH, codex:PATH or claude:PATH)",
+				(int)n, source, source);
 	}
 	if (!*path)
 		return docket_error_set(DOCKET_EINVALID, "policy source %s names no file", source);

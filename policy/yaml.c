@@ -142,8 +142,16 @@ static int mapping(yctx *y, struct fy_node *n, struct fy_node *at, const char *w
 			for (i = 0; allowed[i]; i++)
 				if (strcmp(allowed[i], ks) == 0)
 					break;
-			if (!allowed[i])
-				return yerr(y, k, "unknown key \"%s\" in %s", ks, what);
+			if (!allowed[i]) {
+				char expect[320];
+				size_t used = 0;
+
+				expect[0] = '\0';
+				for (i = 0; allowed[i] && used < sizeof(expect); i++)
+					used += (size_t)snprintf(expect + used, sizeof(expect) - used, "%s%s",
+								 i ? ", " : "", allowed[i]);
+				return yerr(y, k, "unknown key \"%s\" in %s (expected %s)", ks, what, expect);
+			}
 		}
 		if ((error = fn(y, ks, k, v, arg)) < 0)
 			return error;
@@ -591,9 +599,10 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 		void *it = NULL;
 		struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
 
+		/* libfyaml's collected errors carry 1-based line and column */
 		if (de)
-			error = docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid YAML: %s", name, de->line + 1,
-						 de->column + 1, de->msg ? de->msg : "syntax error");
+			error = docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid YAML: %s", name, de->line,
+						 de->column, de->msg ? de->msg : "syntax error");
 		else if (len == 0 || strspn(text, " \t\r\n") == len)
 			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
 		else

@@ -354,6 +354,31 @@ static void test_claude_negative(void **state)
 	load_err(DOCKET_POLICY_CLAUDE, "{\"a\":1,\"a\":2}", "invalid JSON");
 }
 
+/* matched Claude rules name their line in settings.json, not their index */
+static void test_claude_origins(void **state)
+{
+	docket_policy *p;
+	json_t *rj = NULL, *m;
+
+	(void)state;
+	p = load(DOCKET_POLICY_CLAUDE, "{\n  \"env\": {\"allow\": [\"x\"]},\n  \"permissions\": {\n"
+				       "    \"allow\": [\"Bash(ls:*)\",\n      \"Read\"],\n"
+				       "    \"deny\": [\"Read(./.env)\"]\n  }\n}\n");
+	assert_string_equal(verdict(p, "{\"tool\":\"Read\",\"args\":{\"file_path\":\"/home/u/app/.env\"}}", CTX, &rj),
+			    "denied");
+	m = json_object_get(rj, "matched_rules");
+	assert_int_equal(json_array_size(m), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(m, 0), "line")), 5);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(m, 1), "line")), 6);
+	/* the reason names the deny rule, not "blocked by policy" */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(rj, "reasons"), 0), "text")),
+			    "denied by rule Read(./.env)");
+	json_decref(rj);
+	assert_string_equal(verdict(p, SH("ls && rm -rf /"), CTX, &rj), "approval_required");
+	json_decref(rj);
+	docket_policy_free(p);
+}
+
 static void test_claude_corpus(void **state)
 {
 	static const char *const files[] = {
@@ -474,7 +499,15 @@ static void test_yaml_model(void **state)
 		}
 	}
 	/* unsupported: a sandbox windows cannot enforce; never approvable */
-	assert_string_equal(verdict(p, SH("make"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "unsupported");
+	{
+		json_t *rj = NULL;
+
+		assert_string_equal(verdict(p, SH("make"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", &rj),
+				    "unsupported");
+		/* nothing to approve, so no rule is proposed */
+		assert_null(json_object_get(rj, "proposed_amendment"));
+		json_decref(rj);
+	}
 	assert_string_equal(verdict(p, SH("npm test"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "allowed");
 	assert_string_equal(verdict(p, SH("rm x"), "{\"platform\":\"windows\",\"cwd\":\"/w\"}", NULL), "denied");
 	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://api.github.com\"}}",
@@ -512,6 +545,10 @@ static void test_yaml_negative(void **state)
 	load_err(DOCKET_POLICY_DOCKET, "network:\n  rules:\n    - {host: \"a/b\", decision: allow}\n", "without scheme");
 	load_err(DOCKET_POLICY_DOCKET, "network:\n  enabled: maybe\n", "true or false");
 	load_err(DOCKET_POLICY_DOCKET, "a: [b\n", "invalid YAML");
+	/* libfyaml's positions are already 1-based */
+	load_err(DOCKET_POLICY_DOCKET, "version: 1\na: b: c\n", "t:2:5: invalid YAML");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [a]\n    colour: red\n",
+		 "(expected pattern, decision, justification)");
 	load_err(DOCKET_POLICY_DOCKET, "platforms:\n  beos: {unsupported: [sandbox]}\n", "unknown platform");
 	load_err(DOCKET_POLICY_DOCKET, "host_executables:\n  git: [/usr/bin/rg]\n", "basename");
 }
@@ -623,6 +660,8 @@ static void test_load_sources(void **state)
 	assert_int_equal(docket_policy_load(&p, "codex:/nonexistent/x.rules"), DOCKET_ENOTFOUND);
 	assert_int_equal(docket_policy_load(&p, "claude:"), DOCKET_EINVALID);
 	assert_int_equal(docket_policy_load(&p, ""), DOCKET_EINVALID);
+	assert_int_equal(docket_policy_load(&p, "gemini:/nonexistent/x.toml"), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "unknown policy format 'gemini'"));
 	test_rmdir_free(dir);
 }
 
@@ -678,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_claude_paths),
 		cmocka_unit_test(test_claude_tools),
 		cmocka_unit_test(test_claude_negative),
+		cmocka_unit_test(test_claude_origins),
 		cmocka_unit_test(test_claude_corpus),
 		cmocka_unit_test(test_yaml_model),
 		cmocka_unit_test(test_grants),

@@ -1,0 +1,1 @@
+docket policy --help

@@ -1,0 +1,2 @@
+# a format prefix docket does not know is a usage error, not "no such file"
+docket policy check gemini:settings.toml
