@@ -222,6 +222,26 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 	return 0;
 }
 
+/* mkdir -p, every directory it creates 0700. */
+static int make_dirs(const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return docket_error_set(DOCKET_EINVALID, "bad ledger path");
+	memcpy(buf, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", buf, strerror(errno));
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
 static int make_dir(const char *path, int create)
 {
 	struct stat st;
@@ -235,9 +255,7 @@ static int make_dir(const char *path, int create)
 		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
 	if (!create)
 		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", path);
-	if (mkdir(path, 0700) != 0)
-		return docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", path, strerror(errno));
-	return 0;
+	return make_dirs(path);
 }
 
 static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
