@@ -445,6 +445,14 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		}
 		if (error == 0 && cli_jstr(ev, "error"))
 			error = docket_buf_printf(b, ": %s", cli_jstr(ev, "error"));
+	} else if (strcmp(type, "recovery.action") == 0) {
+		const json_t *d = json_object_get(ev, "decision");
+
+		error = docket_buf_puts(b, cli_jstr(ev, "action") ? cli_jstr(ev, "action") : "?");
+		if (error == 0 && d && json_string_value(json_object_get(d, "verdict")))
+			error = docket_buf_printf(b, " -> %s", json_string_value(json_object_get(d, "verdict")));
+		if (error == 0 && cli_jstr(ev, "detail"))
+			error = docket_buf_printf(b, ": %s", cli_jstr(ev, "detail"));
 	} else {
 		/* recovery.action and anything newer: the fields as they are */
 		json_t *rest = json_deep_copy(ev);
