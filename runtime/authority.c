@@ -361,7 +361,7 @@ static json_t *decision_json(const docket_policy_result *res, uint32_t revision)
 	json_t *d = json_object(), *reasons = json_array(), *rules = json_array();
 
 	for (size_t i = 0; i < docket_policy_result_reason_count(res); i++)
-		json_array_append_new(reasons, json_string(docket_policy_result_reason_code(res, i)));
+		json_array_append_new(reasons, json_string(docket_policy_result_reason_text(res, i)));
 	for (size_t i = 0; i < docket_policy_result_match_count(res); i++)
 		json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i)));
 	json_object_set_new(d, "verdict", json_string(docket_policy_verdict_name(docket_policy_result_verdict(res))));

@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # The README demo: record a realistic agent session into a fresh ledger,
-# prove it was not altered, and look at it.
+# prove it was not altered, and look at it; then run a runtime that
+# crashes after dispatching a call, look at what is pending, recover
+# (new epoch, plan, re-dispatch), and check the ledger again.
 #
 #   scripts/demo.sh            install missing packages (scripts/deps.sh), build
 #                              with meson into ./build if needed
 #   DOCKET_BIN=path scripts/demo.sh
-#                              use that docket binary instead
+#                              use that docket binary instead (and
+#                              EXAMPLE_BIN for examples/runtime_example)
 #   DEMO_OUT=dir               where the ledger goes (default ./demo-out)
 set -euo pipefail
 
@@ -24,6 +27,7 @@ else
 	ninja -C "$root/build" >/dev/null
 	docket="$root/build/cli/docket"
 fi
+example=${EXAMPLE_BIN:-$(dirname "$docket")/../examples/runtime_example}
 
 out=${DEMO_OUT:-$root/demo-out}
 mkdir -p "$out"
@@ -54,3 +58,21 @@ step "prove the log was not altered (hash chain, frames, indexes)" verify
 step "the sessions in the ledger" sessions
 step "one session as a timeline per tool call" show demo-basic
 step "size and compression" stats
+
+# A runtime (examples/runtime_example.c, the C API) runs a session under a
+# docket policy: docket decides each call. It dies right after dispatching
+# `npm test` (T1 committed, the tool never ran).
+run() {
+	printf '\n== %s\n' "$1"
+	shift
+	printf '$ %s\n' "$*"
+	"$@" || true
+}
+run "a runtime records a session under a policy, then crashes after dispatching a call" \
+	"$example" "$DOCKET_LEDGER" --crash-after-dispatch
+step "what is pending after the crash" pending
+step "the recovery plan (nothing is written yet)" recover
+run "the runtime restarts: a new epoch fences the old one; it applies the plan and re-dispatches" \
+	"$example" "$DOCKET_LEDGER" --recover
+step "the session: the call in doubt was re-dispatched as attempt 2" show build-42
+step "nothing pending, and the chain still verifies" verify
