@@ -81,7 +81,10 @@ int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **ar
 	ro.close_approvals = approvals && strcmp(approvals, "close") == 0;
 	if (reconcile) {
 		if (!(answers = json_load_file(reconcile, JSON_REJECT_DUPLICATES, &jerr))) {
-			cli_error("%s:%d: %s", reconcile, jerr.line, jerr.text);
+			if (jerr.line > 0)
+				cli_error("%s:%d: %s", reconcile, jerr.line, jerr.text);
+			else
+				cli_error("%s", jerr.text);
 			return CLI_EXIT_USAGE;
 		}
 		if (!json_is_object(answers)) {

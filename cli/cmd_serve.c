@@ -11,18 +11,25 @@
 #include "util/error.h"
 #include "util/json.h"
 
-/* Read an operator policy source: PATH (docket YAML or JSON), codex:PATH, claude:PATH. */
+/*
+ * Read an operator policy source: PATH (docket YAML), codex:PATH,
+ * claude:PATH. It is recorded in every session as docket YAML text: the
+ * converted form evaluates identically and is self-contained (a Codex rules
+ * directory becomes one document).
+ */
 static int load_operator_policy(const char *src, const char **format, json_t **doc)
 {
 	docket_policy *p = NULL;
+	char *yaml = NULL;
 	int error;
 
 	*doc = NULL;
 	if ((error = docket_policy_load(&p, src)) < 0)
 		return error;
 	*format = "docket";
-	/* the normalised docket form evaluates identically and is self-contained */
-	error = docket_policy_to_json(doc, p);
+	if ((error = docket_policy_to_yaml(&yaml, p)) == 0 && !(*doc = json_string(yaml)))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	docket_free(yaml);
 	docket_policy_free(p);
 	return error;
 }

@@ -122,6 +122,11 @@ static int layer_load(layer *out, const char *format, const json_t *doc)
 		}
 		return error;
 	}
+	if (f == DOCKET_POLICY_DOCKET && json_is_string(doc)) {
+		/* a docket policy may be recorded as its YAML text */
+		return docket_policy_load_buffer(&out->policy, f, format, json_string_value(doc),
+						 json_string_length(doc));
+	}
 	if ((error = docket_json_dump(&text, doc)) == 0)
 		error = docket_policy_load_buffer(&out->policy, f, format, text.ptr, text.len);
 	docket_buf_dispose(&text);

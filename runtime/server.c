@@ -69,6 +69,8 @@ typedef struct server {
 	proto_call held_call;    /* a barrier waiting for the next batch */
 	conn *held_conn;
 	json_t *held_json;
+	const char **opened;     /* sessions opened by the batch being gathered */
+	size_t nopened;
 	server_stats stats;
 } server;
 
@@ -284,18 +286,70 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
  * sees every earlier request committed and every later one sees its effect:
  * it ends the batch, and is held back for the next one if others precede it.
  */
+/* Is `session` among the sessions opened in the batch being gathered? */
+static int opened_in_batch(const server *s, const char *session)
+{
+	for (size_t i = 0; session && i < s->nopened; i++)
+		if (strcmp(session, s->opened[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *call_session(const proto_call *call)
+{
+	return json_string_value(json_object_get(call->params, "session"));
+}
+
+/* Hold calls[n] (of connection c) for the next batch. */
+static void hold(server *s, size_t n, conn *c, json_t *holder)
+{
+	s->held_call = s->calls[n];
+	s->held_conn = c;
+	s->held_json = holder;
+}
+
+/*
+ * Add the call just parsed into calls[*n]; returns 1 when the batch must
+ * end: a barrier (runtime.start, policy.set, recover.*) runs in a batch of
+ * its own, so it sees every earlier request committed and every later one
+ * sees its effect; a call about a session opened in this batch waits for
+ * the next one, so docket decides it under the session's policy.
+ */
+static int take(server *s, size_t *n, conn *c, json_t *holder, int parsed)
+{
+	proto_call *call = &s->calls[*n];
+	const char *session = parsed ? call_session(call) : NULL;
+	int barrier = parsed && proto_method_is_barrier(call->method);
+	int is_open = parsed && strcmp(call->method, "session.open") == 0;
+
+	if (*n > 0 && (barrier || (!is_open && opened_in_batch(s, session)))) {
+		hold(s, *n, c, holder);
+		return 1;
+	}
+	s->call_conn[*n] = c;
+	s->call_json[*n] = holder;
+	(*n)++;
+	if (is_open && session)
+		s->opened[s->nopened++] = session;
+	return barrier;
+}
+
+/* Gather a batch: the complete lines of every connection (see take()). */
 static size_t gather(server *s, int *more)
 {
 	size_t n = 0;
 
 	*more = 0;
+	s->nopened = 0;
 	if (s->held_json) {
+		json_t *holder = s->held_json;
+
 		s->calls[0] = s->held_call;
-		s->call_conn[0] = s->held_conn;
-		s->call_json[0] = s->held_json;
 		s->held_json = NULL;
-		*more = 1;
-		return 1;
+		if (take(s, &n, s->held_conn, holder, 1)) {
+			*more = 1;
+			return n;
+		}
 	}
 	for (size_t i = 0; i < s->nconns && n < MAX_BATCH; i++) {
 		conn *c = s->conns[i];
@@ -308,21 +362,10 @@ static size_t gather(server *s, int *more)
 
 			if (rc < 0)
 				continue;
-			if (rc == 1 && proto_method_is_barrier(s->calls[n].method)) {
+			if (take(s, &n, c, holder, rc == 1)) {
 				*more = 1;
-				if (n == 0) {
-					s->call_conn[0] = c;
-					s->call_json[0] = holder;
-					return 1;
-				}
-				s->held_call = s->calls[n];
-				s->held_conn = c;
-				s->held_json = holder;
 				return n;
 			}
-			s->call_conn[n] = c;
-			s->call_json[n] = holder;
-			n++;
 		}
 		if (n == MAX_BATCH)
 			*more = 1;
@@ -548,7 +591,8 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.calls = docket_calloc(MAX_BATCH, sizeof(*s.calls));
 	s.call_conn = docket_calloc(MAX_BATCH, sizeof(*s.call_conn));
 	s.call_json = docket_calloc(MAX_BATCH, sizeof(*s.call_json));
-	if (!s.calls || !s.call_conn || !s.call_json) {
+	s.opened = docket_calloc(MAX_BATCH, sizeof(*s.opened));
+	if (!s.calls || !s.call_conn || !s.call_json || !s.opened) {
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -589,6 +633,8 @@ cleanup:
 	docket_free(s.calls);
 	docket_free(s.call_conn);
 	docket_free(s.call_json);
+	docket_free(s.opened);
+	json_decref(s.held_json);
 	if (stats)
 		*stats = s.stats;
 	return error;

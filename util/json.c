@@ -9,7 +9,7 @@ int docket_json_parse(json_t **out, const char *text, size_t len)
 	json_t *value;
 
 	*out = NULL;
-	value = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	value = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 	if (!value)
 		return docket_error_set(DOCKET_EINVALID, "invalid JSON at column %d: %s",
 					jerr.column, jerr.text);

@@ -11,7 +11,8 @@
 #include "buf.h"
 #include "docket/common.h"
 
-/* Parse one JSON value from `len` bytes; DOCKET_EINVALID with line:column on error. */
+/* Parse one JSON value (any type: callers check it) from `len` bytes;
+ * DOCKET_EINVALID with line:column on error. */
 int docket_json_parse(json_t **out, const char *text, size_t len) DOCKET_MUST_USE;
 
 /* Append the compact serialisation of `value` (keys in insertion order). */
