@@ -284,13 +284,39 @@ static int refresh_grants(session_slot *s, docket_ledger *l)
 
 /* ---- the cache ---- */
 
-/* The slot of `session`, loaded and current; NULL (and 0) in record mode. */
+/* Load the slot for `session` under its current policy (none: 0 layers). */
+static int slot_load(session_slot *s, authority *a, const char *session, const sess_state *ss)
+{
+	char *policy = NULL;
+	authority_layers ls;
+	int error;
+
+	slot_clear(s);
+	if (ss->policy_revision) {
+		sess_state again;
+
+		if ((error = ledger_session_get(a->ledger, session, &again, &policy)) < 0)
+			return error;
+		error = authority_load_layers(&ls, docket_policy_format_name(again.policy_format), policy);
+		docket_free(policy);
+		if (error < 0)
+			return error;
+		memcpy(s->layers, ls.layers, sizeof(ls.layers[0]) * ls.n);
+		s->nlayers = ls.n;
+	}
+	memcpy(s->session, session, strlen(session) + 1);
+	memcpy(s->policy_hash, ss->policy_hash, LEDGER_HASH_LEN);
+	s->revision = ss->policy_revision;
+	if ((error = load_context(s, a->ledger, ss->opened_seq)) < 0)
+		slot_clear(s);
+	return error;
+}
+
+/* The slot of `session`, loaded and current (nlayers 0 in record mode). */
 static int slot_get(session_slot **out, authority *a, const char *session)
 {
 	session_slot *s = NULL, *victim = &a->slots[0];
 	sess_state ss;
-	char *policy = NULL;
-	authority_layers ls;
 	int error;
 
 	*out = NULL;
@@ -298,8 +324,6 @@ static int slot_get(session_slot **out, authority *a, const char *session)
 		return docket_error_set(DOCKET_EINVALID, "session id too long");
 	if ((error = ledger_session_get(a->ledger, session, &ss, NULL)) < 0)
 		return error;
-	if (!ss.policy_revision)
-		return 0;
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		if (strcmp(a->slots[i].session, session) == 0) {
 			s = &a->slots[i];
@@ -308,28 +332,11 @@ static int slot_get(session_slot **out, authority *a, const char *session)
 		if (a->slots[i].used < victim->used)
 			victim = &a->slots[i];
 	}
-	if (s && memcmp(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN) != 0)
-		slot_clear(s);
-	if (!s || !s->session[0]) {
+	if (!s || memcmp(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN) != 0 ||
+	    s->revision != ss.policy_revision) {
 		s = s ? s : victim;
-		slot_clear(s);
-		if ((error = ledger_session_get(a->ledger, session, &ss, &policy)) < 0)
+		if ((error = slot_load(s, a, session, &ss)) < 0)
 			return error;
-		error = authority_load_layers(&ls, docket_policy_format_name(ss.policy_format), policy);
-		docket_free(policy);
-		if (error < 0)
-			return error;
-		if (ls.n == 0)
-			return 0; /* not evaluable: record mode */
-		memcpy(s->layers, ls.layers, sizeof(ls.layers[0]) * ls.n);
-		s->nlayers = ls.n;
-		memcpy(s->session, session, strlen(session) + 1);
-		memcpy(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN);
-		s->revision = ss.policy_revision;
-		if ((error = load_context(s, a->ledger, ss.opened_seq)) < 0) {
-			slot_clear(s);
-			return error;
-		}
 	}
 	s->used = ++a->clock;
 	if ((error = refresh_grants(s, a->ledger)) < 0)
@@ -377,24 +384,25 @@ static json_t *decision_json(const docket_policy_result *res, uint32_t revision)
 	return d;
 }
 
-int authority_decide(authority *a, const char *session, const json_t *intent, json_t **decision)
+/* The strictest decision of `layers` for `intent` in the slot's context. */
+static int decide_layers(session_slot *s, const authority_layer *layers, size_t n, uint32_t revision,
+			 const json_t *intent, json_t **decision)
 {
 	docket_policy_result *best = NULL, *res = NULL;
-	session_slot *s;
 	json_t *context = NULL;
-	int error;
+	int error = 0;
 
 	*decision = NULL;
-	if ((error = slot_get(&s, a, session)) < 0 || !s)
-		return error;
+	if (n == 0)
+		return 0;
 	if (!(context = json_deep_copy(s->context)) ||
 	    json_object_set(context, "grants", s->grants) < 0) {
 		json_decref(context);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < s->nlayers && error == 0; i++) {
+	for (size_t i = 0; i < n && error == 0; i++) {
 		if ((error = docket_policy_result_new(&res)) < 0 ||
-		    (error = eval_layer(res, &s->layers[i], intent, context)) < 0)
+		    (error = eval_layer(res, &layers[i], intent, context)) < 0)
 			break;
 		/* strictest layer wins; on a tie the first keeps its reasons */
 		if (!best || docket_policy_result_verdict(res) > docket_policy_result_verdict(best)) {
@@ -405,7 +413,7 @@ int authority_decide(authority *a, const char *session, const json_t *intent, js
 		}
 		res = NULL;
 	}
-	if (error == 0 && best && !(*decision = decision_json(best, s->revision)))
+	if (error == 0 && best && !(*decision = decision_json(best, revision)))
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 	docket_policy_result_free(res);
 	docket_policy_result_free(best);
@@ -413,12 +421,35 @@ int authority_decide(authority *a, const char *session, const json_t *intent, js
 	return error;
 }
 
+int authority_decide(authority *a, const char *session, const json_t *intent, json_t **decision)
+{
+	session_slot *s;
+	int error;
+
+	*decision = NULL;
+	if ((error = slot_get(&s, a, session)) < 0)
+		return error;
+	return decide_layers(s, s->layers, s->nlayers, s->revision, intent, decision);
+}
+
+int authority_decide_under(authority *a, const char *session, const authority_layers *ls,
+			   uint32_t revision, const json_t *intent, json_t **decision)
+{
+	session_slot *s;
+	int error;
+
+	*decision = NULL;
+	if ((error = slot_get(&s, a, session)) < 0)
+		return error;
+	return decide_layers(s, ls->layers, ls->n, revision, intent, decision);
+}
+
 int authority_is_active(authority *a, const char *session)
 {
 	session_slot *s;
 	int error = slot_get(&s, a, session);
 
-	return error < 0 ? error : s != NULL;
+	return error < 0 ? error : s->nlayers > 0;
 }
 
 static int verdict_rank(const char *v)

@@ -37,6 +37,11 @@ void authority_free(authority *a);
  */
 int authority_decide(authority *a, const char *session, const json_t *intent, json_t **decision);
 
+/* The same under a policy that is not (yet) the session's: `ls`, revision
+ * `revision` (re-evaluating open approvals when a policy is revised). */
+int authority_decide_under(authority *a, const char *session, const authority_layers *ls,
+			   uint32_t revision, const json_t *intent, json_t **decision);
+
 /* 1 when the session is under authority, 0 in record mode, <0 on error. */
 int authority_is_active(authority *a, const char *session);
 

@@ -144,7 +144,11 @@ void proto_call_dispose(proto_call *call)
 {
 	for (size_t i = 0; i < call->n; i++)
 		docket_event_free(call->events[i]);
-	call->n = 0;
+	docket_free(call->events);
+	docket_free(call->results);
+	call->events = NULL;
+	call->results = NULL;
+	call->n = call->cap = 0;
 	json_decref(call->decision);
 	json_decref(call->result);
 	call->decision = NULL;
@@ -187,7 +191,23 @@ static int add_event(proto_call *call, const char *type, json_t *obj)
 		return refuse(call, DOCKET_ENOMEM, "out of memory");
 	if (call->n == PROTO_MAX_EVENTS) {
 		json_decref(obj);
-		return refuse(call, DOCKET_ERROR, "too many events for one call");
+		return refuse(call, DOCKET_EINVALID, "%s: more than %d events for one call", call->method,
+			      PROTO_MAX_EVENTS);
+	}
+	if (call->n == call->cap) {
+		size_t cap = call->cap ? call->cap * 2 : 2;
+		docket_event **evs = docket_realloc(call->events, cap * sizeof(*evs));
+		docket_append_result *res;
+
+		if (evs)
+			call->events = evs;
+		res = evs ? docket_realloc(call->results, cap * sizeof(*res)) : NULL;
+		if (!res) {
+			json_decref(obj);
+			return refuse(call, DOCKET_ENOMEM, "out of memory");
+		}
+		call->results = res;
+		call->cap = cap;
 	}
 	json_object_set_new(obj, "type", json_string(type));
 	if (call->conn && call->conn->epoch && !json_object_get(obj, "epoch") &&
@@ -257,6 +277,77 @@ static int current_layers(proto_ctx *ctx, const char *session, json_t *layers)
 	return error;
 }
 
+typedef struct awaiting {
+	json_t *items;    /* [{invocation, request, intent_seq}] */
+} awaiting;
+
+static int collect_awaiting(void *ctx, const docket_pending_info *p)
+{
+	awaiting *a = ctx;
+
+	if (strcmp(p->state, "awaiting_approval") != 0)
+		return 0;
+	return json_array_append_new(a->items, json_pack("{s:s, s:s, s:I}", "invocation", p->invocation,
+				     "request", p->open_request, "intent_seq", (json_int_t)p->intent_seq)) < 0
+		? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+}
+
+/*
+ * A revised policy re-evaluates the session's open approvals (authority
+ * mode): a call the new revision allows or refuses outright has its request
+ * settled `superseded`, with the new decision; one that still needs an
+ * approval keeps waiting.
+ */
+static int supersede_open_approvals(proto_ctx *ctx, proto_call *call, const char *session,
+				    const json_t *ev, uint32_t revision)
+{
+	awaiting a = { json_array() };
+	authority_layers ls;
+	docket_buf text = DOCKET_BUF_INIT;
+	json_t *item;
+	size_t i;
+	int error;
+
+	memset(&ls, 0, sizeof(ls));
+	if (!a.items)
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_ledger_pending(ctx->ledger, session, collect_awaiting, &a)) < 0 ||
+	    json_array_size(a.items) == 0)
+		goto done;
+	if ((error = docket_json_dump(&text, json_object_get(ev, "policy"))) < 0 ||
+	    (error = authority_load_layers(&ls, json_string_value(json_object_get(ev, "format")), text.ptr)) < 0)
+		goto done;
+	json_array_foreach(a.items, i, item) {
+		json_t *intent = NULL, *decision = NULL;
+		const char *v;
+
+		if ((error = ledger_event_json(ctx->ledger, (uint64_t)json_integer_value(json_object_get(item, "intent_seq")),
+					       &intent)) < 0 ||
+		    (error = authority_decide_under(ctx->auth, session, &ls, revision, intent, &decision)) < 0) {
+			json_decref(intent);
+			break;
+		}
+		json_decref(intent);
+		v = decision ? json_string_value(json_object_get(decision, "verdict")) : NULL;
+		if (v && strcmp(v, "approval_required") != 0)
+			error = add_event(call, "approval.settled",
+					  json_pack("{s:s, s:O, s:O, s:s, s:s, s:s, s:o}", "session", session,
+						    "invocation", json_object_get(item, "invocation"),
+						    "request", json_object_get(item, "request"),
+						    "result", "superseded", "actor", "docket",
+						    "reason", "the policy was revised", "decision", decision));
+		else
+			json_decref(decision);
+		if (error < 0)
+			break;
+	}
+done:
+	authority_layers_dispose(&ls);
+	docket_buf_dispose(&text);
+	json_decref(a.items);
+	return error < 0 && !call->error ? refuse_current(call, error) : error;
+}
+
 static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 {
 	static const char *const options[] = { "revision", NULL };
@@ -284,7 +375,11 @@ static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 		json_object_set_new(ev, "format", json_string("docket"));
 		json_object_set_new(ev, "policy", json_pack("{s:o}", "all_of", layers));
 	}
-	return add_event(call, "policy.revised", ev);
+	json_incref(ev);
+	if ((error = add_event(call, "policy.revised", ev)) == 0)
+		error = supersede_open_approvals(ctx, call, session, ev, ss.policy_revision + 1);
+	json_decref(ev);
+	return error;
 }
 
 /* Decide in authority mode; record the stricter of docket's and the client's. */
@@ -617,11 +712,14 @@ static const char *verdict_of(const proto_call *call)
 
 static json_t *result_of(proto_call *call)
 {
-	const docket_append_result *first = &call->results[0];
-	const docket_append_result *last = &call->results[call->n ? call->n - 1 : 0];
-	json_t *r = json_pack("{s:I}", "seq", (json_int_t)first->seq);
+	const docket_append_result *first, *last;
+	json_t *r;
 
-	if (!r)
+	if (!call->n)
+		return json_object();
+	first = &call->results[0];
+	last = &call->results[call->n - 1];
+	if (!(r = json_pack("{s:I}", "seq", (json_int_t)first->seq)))
 		return NULL;
 	if (first->duplicate)
 		json_object_set_new(r, "duplicate", json_true());

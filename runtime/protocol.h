@@ -16,7 +16,7 @@
 #include "docket/ledger.h"
 #include "ledger/ledger_internal.h"
 
-#define PROTO_MAX_EVENTS 4
+#define PROTO_MAX_EVENTS 256   /* events one call may append */
 
 typedef struct proto_options {
 	/* The operator's trusted policy (serve --policy), or NULL. */
@@ -54,9 +54,9 @@ typedef struct proto_call {
 	int barrier;                     /* the batch must end after this call */
 	int error;                       /* refused: code and message */
 	docket_error err;
-	docket_event *events[PROTO_MAX_EVENTS];
-	docket_append_result results[PROTO_MAX_EVENTS];
-	size_t n;
+	docket_event **events;           /* n events (cap allocated) */
+	docket_append_result *results;
+	size_t n, cap;
 	json_t *decision;                /* the decision docket recorded (intent) */
 	json_t *result;                  /* a result that needs no append */
 	int refused_outcome;             /* dispatch refused by revalidation */

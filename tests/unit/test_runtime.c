@@ -192,6 +192,41 @@ static void test_authority_revalidates_dispatch(void **state)
 	assert_int_equal(info.pending, 0);
 }
 
+static void test_authority_supersedes_open_approvals(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	set_policy(f, DEMO_POLICY);
+	intent_ok(f, "ask-then-allowed", "rm", "a", NULL, NULL, 0, &r);
+	intent_ok(f, "ask-then-denied", "rm", "-rf", NULL, NULL, 0, &r);
+	intent_ok(f, "ask-still", "rm", "b", NULL, NULL, 0, &r);
+	assert_string_equal(r.verdict, "approval_required");
+	assert_int_equal(docket_approval_request(f->rt, "s1", "ask-then-allowed", "r1"), 0);
+	assert_int_equal(docket_approval_request(f->rt, "s1", "ask-then-denied", "r2"), 0);
+	assert_int_equal(docket_approval_request(f->rt, "s1", "ask-still", "r3"), 0);
+	/* revision 2: `rm a` allowed, `rm -rf` denied, `rm b` still asks
+	 * (every matching rule counts and the strictest wins, so no catch-all) */
+	set_policy(f, "{\"version\":1,\"approval\":\"on_request\",\"commands\":["
+		      "{\"pattern\":[\"rm\",\"a\"],\"decision\":\"allow\"},"
+		      "{\"pattern\":[\"rm\",\"-rf\"],\"decision\":\"deny\"},"
+		      "{\"pattern\":[\"rm\",\"b\"],\"decision\":\"ask\"}]}");
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "ask-then-allowed", &attempt, token), 0);
+	/* superseded as denied: the dispatch is refused and its outcome recorded */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "ask-then-denied", &attempt, token), DOCKET_ETRANSITION);
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "ask-then-denied", "denied", -1, NULL), DOCKET_ECONFLICT);
+	/* the third still waits for its answer */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "ask-still", &attempt, token), DOCKET_ETRANSITION);
+	assert_int_equal(docket_approval_settle(f->rt, "s1", "ask-still", "r3", "approved", "user:ana"), 0);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "ask-still", &attempt, token), 0);
+	docket_verify_report rep;
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_true(rep.ok);
+}
+
 /* ---- trust: an untrusted client narrows only ---- */
 
 static void test_untrusted_policy_set_narrows(void **state)
@@ -458,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fencing_stale_runtime, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_authority_decides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_authority_revalidates_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_authority_supersedes_open_approvals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_policy_set_narrows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_isolates_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_every_state, setup, teardown),
