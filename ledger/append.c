@@ -80,6 +80,7 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 		      docket_append_result *res, docket_buf *payload, docket_buf *frame)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
+	const docket_buf *packed;
 	uint64_t seq;
 	int duplicate, error;
 
@@ -90,15 +91,20 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 	res->duplicate = duplicate;
 	if (duplicate)
 		return 0;
-	if ((error = event_pack(payload, ev)) < 0 ||
-	    (error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)payload->ptr, payload->len)) < 0)
+	/* state_apply packed the event already when it needed its digest */
+	if (!(packed = state_payload(st))) {
+		if ((error = event_pack(payload, ev)) < 0)
+			return error;
+		packed = payload;
+	}
+	if ((error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)packed->ptr, packed->len)) < 0)
 		return error;
 	docket_buf_clear(frame);
-	if ((error = frame_encode(frame, l, txn, (const uint8_t *)payload->ptr, payload->len, hash)) < 0 ||
+	if ((error = frame_encode(frame, l, txn, (const uint8_t *)packed->ptr, packed->len, hash)) < 0 ||
 	    (error = put_frame(l, txn, seq, frame)) < 0)
 		return error;
 	state_set_head(st, seq, hash);
-	state_count_bytes(st, payload->len, frame->len);
+	state_count_bytes(st, packed->len, frame->len);
 	return 0;
 }
 

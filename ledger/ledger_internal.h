@@ -42,6 +42,11 @@ typedef struct ledger_codec {
 	ZSTD_DCtx *dctx;
 	uint32_t cdict_id;       /* id of `cdict`, 0 if none */
 	ZSTD_CDict *cdict;
+	/* What `cctx` is configured for (frame parameters set once, then kept
+	 * by ZSTD_compress2 across frames): 0 not configured, 1 plain zstd,
+	 * 2 with the dictionary `cctx_cdict`. Reset before that CDict is freed. */
+	int cctx_mode;
+	const ZSTD_CDict *cctx_cdict;
 	uint32_t ddict_count;
 	uint32_t ddict_ids[8];
 	ZSTD_DDict *ddicts[8];
@@ -102,6 +107,9 @@ int codec_init(ledger_codec *c);
 void codec_dispose(ledger_codec *c);
 /* Drop cached dictionaries (after an aborted transaction that trained one). */
 void codec_forget(ledger_codec *c);
+
+/* SHA-256 of `data` (the ledger's one SHA-256 implementation, fetched once). */
+int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
 
 /* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
 int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
@@ -187,6 +195,10 @@ void state_txn_free(state_txn *st);
 int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 		uint64_t *seq_out, int *duplicate, docket_append_result *res);
 
+/* After state_apply() in STATE_APPEND mode: the event packed as it is to be
+ * stored (event_pack), if state_apply needed to pack it (NULL otherwise).
+ * Valid until the next state_apply() or state_txn_free(). */
+const docket_buf *state_payload(const state_txn *st);
 uint64_t state_head_seq(const state_txn *st);
 const uint8_t *state_head_hash(const state_txn *st);
 void state_set_head(state_txn *st, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN]);

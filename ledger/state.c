@@ -54,7 +54,6 @@
  * handle_*() below perform the transitions; each names the invariant it
  * enforces in its error.
  */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +82,10 @@ struct state_txn {
 	inv_state inv;
 
 	docket_buf scratch;
+	/* The event of the current state_apply() packed as it will be stored,
+	 * when event_digest() needed it (valid while payload_ok). */
+	docket_buf payload;
+	int payload_ok;
 };
 
 /* ---- projection records <-> protobuf ---- */
@@ -313,21 +316,69 @@ int event_unpack(docket_event **out, const uint8_t *data, size_t len)
 
 static int sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
 {
-	unsigned int n = 0;
-
-	if (EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) != 1 || n != LEDGER_HASH_LEN)
-		return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
-	return 0;
+	return ledger_sha256(out, data, len);
 }
 
-/* Digest of an event as the sender gave it: time and epoch excluded, so a
- * re-send that was stamped differently is still recognised. */
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Length of the packing of `time` (field 1) and `epoch` (field 2) at the
+ * start of the packed event, or (size_t)-1 if the bytes are not what is
+ * expected. protobuf-c packs fields in field-number order and leaves out
+ * proto3 fields holding their default, so the packing of the event with
+ * time and epoch cleared is exactly the rest of the payload.
+ */
+static size_t time_epoch_prefix(const docket_event *ev, const uint8_t *p, size_t len)
+{
+	size_t n = 0, tlen = ev->time ? strlen(ev->time) : 0;
+
+	if (tlen) {
+		if (len < 1 || p[0] != (1 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED))
+			return (size_t)-1;
+		n = 1 + varint_len(tlen) + tlen;
+	}
+	if (ev->epoch) {
+		if (n >= len || p[n] != (2 << 3 | PROTOBUF_C_WIRE_TYPE_VARINT))
+			return (size_t)-1;
+		n += 1 + varint_len(ev->epoch);
+	}
+	return n <= len ? n : (size_t)-1;
+}
+
+/*
+ * Digest of an event as the sender gave it: time and epoch excluded, so a
+ * re-send that was stamped differently is still recognised. That is the
+ * SHA-256 of the packing of the event with time and epoch cleared, which is
+ * the packed event (kept in st->payload for append.c, see state_payload())
+ * without its time/epoch prefix. Handlers call this only once the event is
+ * final: time and epoch are assigned before the handlers run, and no
+ * handler that digests changes the event.
+ */
 static int event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event *ev)
 {
 	char *time = ev->time;
 	uint64_t epoch = ev->epoch;
+	size_t prefix;
 	int error;
 
+	if (!st->payload_ok) {
+		if ((error = event_pack(&st->payload, ev)) < 0)
+			return error;
+		st->payload_ok = 1;
+	}
+	prefix = time_epoch_prefix(ev, (const uint8_t *)st->payload.ptr, st->payload.len);
+	if (prefix != (size_t)-1)
+		return sha256(out, st->payload.ptr + prefix, st->payload.len - prefix);
+	/* not reached with protobuf-c's packing; pack the cleared event */
 	ev->time = (char *)protobuf_c_empty_string;
 	ev->epoch = 0;
 	error = event_pack(&st->scratch, ev);
@@ -518,7 +569,13 @@ void state_txn_free(state_txn *st)
 		return;
 	docket_buf_dispose(&st->inv_key);
 	docket_buf_dispose(&st->scratch);
+	docket_buf_dispose(&st->payload);
 	docket_free(st);
+}
+
+const docket_buf *state_payload(const state_txn *st)
+{
+	return st->payload_ok ? &st->payload : NULL;
 }
 
 uint64_t state_head_seq(const state_txn *st)
@@ -1196,6 +1253,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	int error;
 
 	memset(&scratch, 0, sizeof(scratch));
+	st->payload_ok = 0;
 	c.st = st;
 	c.ev = ev;
 	c.mode = mode;
@@ -1218,6 +1276,8 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 		return error;
 	if ((error = dispatch_handler(&c)) < 0)
 		return error;
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED)
+		st->payload_ok = 0; /* the handler assigned attempt and token */
 	if (*duplicate) {
 		if (*seq_out == 0)
 			*seq_out = c.seq - 1; /* no better answer: the head */
