@@ -97,6 +97,22 @@ const char *docket_policy_result_match_rule(const docket_policy_result *r, size_
 	return NULL;
 }
 
+const char *docket_policy_result_deciding_rule(const docket_policy_result *r, unsigned *line)
+{
+	for (size_t k = 0; k < r->nmatches; k++) {
+		const pol_match *m = &r->matches[k];
+
+		if (m->rule == -1 || m->decision != r->verdict)
+			continue;
+		if (line)
+			*line = match_origin(r, m)->line;
+		return match_text(r, m);
+	}
+	if (line)
+		*line = 0;
+	return NULL;
+}
+
 size_t docket_policy_result_segment_count(const docket_policy_result *r)
 {
 	return r->nsegs;

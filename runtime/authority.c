@@ -204,32 +204,6 @@ static int load_context(session_slot *s, docket_ledger *l, uint64_t opened_seq)
 	return s->context ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
-/* The grant an approved_for_session answer gives, from the intent's args. */
-static int grant_of(json_t *grants, const json_t *intent)
-{
-	const json_t *args = json_object_get(intent, "args");
-	const json_t *cmd = json_object_get(args, "command");
-	const json_t *path = json_object_get(args, "path");
-	const json_t *changes = json_object_get(args, "changes");
-
-	if (json_is_array(cmd))
-		return json_array_append_new(grants, json_pack("{s:O}", "command", cmd));
-	if (json_is_string(path))
-		return json_array_append_new(grants, json_pack("{s:O}", "path", path));
-	if (json_is_array(changes)) {
-		size_t i;
-		json_t *c;
-
-		json_array_foreach(changes, i, c) {
-			const json_t *p = json_object_get(c, "path");
-
-			if (json_is_string(p) && json_array_append_new(grants, json_pack("{s:O}", "path", p)) < 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
 typedef struct grant_scan {
 	docket_ledger *ledger;
 	json_t *grants;
@@ -254,8 +228,7 @@ static int grant_event(void *ctx, uint64_t seq, json_t *ev)
 	if ((error = ledger_invocation_get(g->ledger, g->session, inv, &st)) < 0 ||
 	    (error = ledger_event_json(g->ledger, st.intent_seq, &intent)) < 0)
 		return error;
-	if (grant_of(g->grants, intent) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = docket_policy_grant_from_intent(g->grants, intent);
 	json_decref(intent);
 	return error;
 }

@@ -108,6 +108,15 @@ const char *docket_policy_result_reason_text(const docket_policy_result *res, si
 size_t docket_policy_result_match_count(const docket_policy_result *res);
 const char *docket_policy_result_match_rule(const docket_policy_result *res, size_t i);
 
+/*
+ * The rule that decided the verdict: the first matched rule whose own
+ * decision is the verdict, as its text (owned by the policy), with *line
+ * (may be NULL) its line in the source, 0 when unknown. NULL when no rule
+ * decided (heuristics, a session grant, the approval mode, the platform):
+ * the first reason's code then says what did.
+ */
+const char *docket_policy_result_deciding_rule(const docket_policy_result *res, unsigned *line);
+
 /* Shell calls: one entry per plain segment (one for an unsplit script). */
 size_t docket_policy_result_segment_count(const docket_policy_result *res);
 
@@ -135,5 +144,14 @@ int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_U
  * unchanged. Returns a JSON array of strings.
  */
 int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUST_USE;
+
+/*
+ * Append to `grants` (a JSON array) what an `approved_for_session` answer to
+ * `intent` (a DESIGN §4 tool.intent object) grants for the rest of the
+ * session: {"command":[argv]} for a shell call, {"path":"..."} for a call on
+ * a path, one {"path"} per change of an apply_patch; nothing for other calls.
+ * This is the form the context's "grants" take. Errors: DOCKET_ENOMEM.
+ */
+int docket_policy_grant_from_intent(json_t *grants, const json_t *intent) DOCKET_MUST_USE;
 
 #endif
