@@ -157,6 +157,7 @@ typedef struct inv_state {
 
 typedef struct sess_state {
 	uint64_t opened_seq, closed_seq, events, invocations, pending;
+	uint64_t grants;      /* approved_for_session settlements */
 	uint32_t policy_revision;
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;

@@ -217,6 +217,7 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 	m.runtime = (char *)s->runtime;
 	digest_field(&m.opened_digest, s->opened_digest);
 	m.parent = (char *)s->parent;
+	m.grants = s->grants;
 	n = docket__v1__session_state__get_packed_size(&m);
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, n)) < 0)
@@ -249,6 +250,7 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 	str_copy(out->runtime, sizeof(out->runtime), m->runtime);
 	digest_copy(out->opened_digest, &m->opened_digest);
 	str_copy(out->parent, sizeof(out->parent), m->parent);
+	out->grants = m->grants;
 	docket__v1__session_state__free_unpacked(m, &docket_pb_allocator);
 	return 0;
 }
@@ -935,6 +937,10 @@ static int handle_approval_settled(apply_ctx *c)
 	inv->phase = PH(DECIDING);
 	inv->open_request[0] = '\0';
 	inv->last_result = b->result;
+	if (b->result == AR(APPROVED_FOR_SESSION)) {
+		c->st->sess.grants++;
+		c->st->sess_dirty = 1;
+	}
 	memcpy(inv->settle_digest, digest, sizeof(digest));
 	if (b->result == AR(SUPERSEDED)) {
 		/* the policy was revised while the request was open: the new

@@ -27,7 +27,8 @@
 #include "util/error.h"
 #include "util/json.h"
 
-#define CACHE_SLOTS 32
+#define CACHE_SLOTS 512
+#define PROBE 8
 #define MAX_LAYERS AUTHORITY_MAX_LAYERS
 
 typedef authority_layer layer;
@@ -41,6 +42,7 @@ typedef struct session_slot {
 	json_t *context;          /* platform, cwd, workspace_roots, env */
 	json_t *grants;           /* array of {command:[...]} / {path:...} */
 	uint64_t grants_seq;      /* session events read for grants up to here */
+	uint64_t grants_count;    /* the session's approved_for_session count then */
 	uint64_t used;
 } session_slot;
 
@@ -233,7 +235,7 @@ static int grant_event(void *ctx, uint64_t seq, json_t *ev)
 	return error;
 }
 
-static int refresh_grants(session_slot *s, docket_ledger *l)
+static int refresh_grants(session_slot *s, docket_ledger *l, uint64_t grants)
 {
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	docket_ledger_info info;
@@ -242,6 +244,8 @@ static int refresh_grants(session_slot *s, docket_ledger *l)
 
 	if (!s->grants && !(s->grants = json_array()))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (grants == s->grants_count)
+		return 0; /* no approved_for_session since the last look */
 	if ((error = docket_ledger_info_get(l, &info)) < 0)
 		return error;
 	if (info.events <= s->grants_seq)
@@ -252,6 +256,7 @@ static int refresh_grants(session_slot *s, docket_ledger *l)
 	if ((error = docket_ledger_read_json(l, &ro, grant_event, &g)) < 0)
 		return error;
 	s->grants_seq = info.events;
+	s->grants_count = grants;
 	return 0;
 }
 
@@ -285,8 +290,21 @@ static int slot_load(session_slot *s, authority *a, const char *session, const s
 	return error;
 }
 
-/* The slot of `session`, loaded and current (nlayers 0 in record mode). */
-static int slot_get(session_slot **out, authority *a, const char *session)
+static size_t slot_hash(const char *session)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *session; session++)
+		h = (h ^ (unsigned char)*session) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/*
+ * The slot of `session`, loaded and current. A session without a policy
+ * (record mode) gets no slot (*out NULL) unless `always`: nothing is
+ * decided there, so its context and grants are not even read.
+ */
+static int slot_get(session_slot **out, authority *a, const char *session, int always)
 {
 	session_slot *s = NULL, *victim = &a->slots[0];
 	sess_state ss;
@@ -297,13 +315,21 @@ static int slot_get(session_slot **out, authority *a, const char *session)
 		return docket_error_set(DOCKET_EINVALID, "session id too long");
 	if ((error = ledger_session_get(a->ledger, session, &ss, NULL)) < 0)
 		return error;
-	for (size_t i = 0; i < CACHE_SLOTS; i++) {
-		if (strcmp(a->slots[i].session, session) == 0) {
-			s = &a->slots[i];
+	if (!ss.policy_revision && !always)
+		return 0;
+	/* open addressing: a session lives in one of PROBE slots from its hash */
+	size_t h = slot_hash(session);
+
+	victim = &a->slots[h % CACHE_SLOTS];
+	for (size_t i = 0; i < PROBE; i++) {
+		session_slot *cand = &a->slots[(h + i) % CACHE_SLOTS];
+
+		if (strcmp(cand->session, session) == 0) {
+			s = cand;
 			break;
 		}
-		if (a->slots[i].used < victim->used)
-			victim = &a->slots[i];
+		if (cand->used < victim->used)
+			victim = cand;
 	}
 	if (!s || memcmp(s->policy_hash, ss.policy_hash, LEDGER_HASH_LEN) != 0 ||
 	    s->revision != ss.policy_revision) {
@@ -312,7 +338,7 @@ static int slot_get(session_slot **out, authority *a, const char *session)
 			return error;
 	}
 	s->used = ++a->clock;
-	if ((error = refresh_grants(s, a->ledger)) < 0)
+	if ((error = refresh_grants(s, a->ledger, ss.grants)) < 0)
 		return error;
 	*out = s;
 	return 0;
@@ -400,7 +426,7 @@ int authority_decide(authority *a, const char *session, const json_t *intent, js
 	int error;
 
 	*decision = NULL;
-	if ((error = slot_get(&s, a, session)) < 0)
+	if ((error = slot_get(&s, a, session, 0)) < 0 || !s)
 		return error;
 	return decide_layers(s, s->layers, s->nlayers, s->revision, intent, decision);
 }
@@ -412,7 +438,7 @@ int authority_decide_under(authority *a, const char *session, const authority_la
 	int error;
 
 	*decision = NULL;
-	if ((error = slot_get(&s, a, session)) < 0)
+	if ((error = slot_get(&s, a, session, 1)) < 0)
 		return error;
 	return decide_layers(s, ls->layers, ls->n, revision, intent, decision);
 }
@@ -420,9 +446,9 @@ int authority_decide_under(authority *a, const char *session, const authority_la
 int authority_is_active(authority *a, const char *session)
 {
 	session_slot *s;
-	int error = slot_get(&s, a, session);
+	int error = slot_get(&s, a, session, 0);
 
-	return error < 0 ? error : s->nlayers > 0;
+	return error < 0 ? error : s && s->nlayers > 0;
 }
 
 static int verdict_rank(const char *v)
