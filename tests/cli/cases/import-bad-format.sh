@@ -1,0 +1,2 @@
+docket init >/dev/null
+docket import gemini x.jsonl

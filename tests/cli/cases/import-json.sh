@@ -1,0 +1,2 @@
+docket init >/dev/null
+docket import --json claude "$FIXTURES/import/claude-bypass.jsonl"

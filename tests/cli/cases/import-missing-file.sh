@@ -1,0 +1,2 @@
+docket init >/dev/null
+docket import codex nope.jsonl
