@@ -248,8 +248,10 @@ static int on_tool_use(imp_ctx *c, size_t session, const json_t *block, const ch
 		tool = name;
 		if (json_is_object(input))
 			args = json_deep_copy(input);
-		else if ((args = json_object()) && input && imp_set(args, "input", json_deep_copy(input)) < 0)
+		else if ((args = json_object()) && input && imp_set(args, "input", json_deep_copy(input)) < 0) {
+			json_decref(args);
 			args = NULL;
+		}
 		if (!args)
 			return nomem();
 	}

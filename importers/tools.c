@@ -65,7 +65,12 @@ json_t *imp_shell_script(const char *shell, const char *flag, const char *script
 	json_t *args = json_object();
 	json_t *argv = json_pack("[sss]", shell, flag, script ? script : "");
 
-	if (!args || !argv || json_object_set_new(args, "command", argv) < 0) {
+	if (!args || !argv) {
+		json_decref(args);
+		json_decref(argv);
+		return NULL;
+	}
+	if (json_object_set_new(args, "command", argv) < 0) {  /* argv is gone either way */
 		json_decref(args);
 		return NULL;
 	}
@@ -102,11 +107,12 @@ static int add_change(json_t *changes, const char *path, size_t plen, const char
 {
 	json_t *ch = json_object();
 
-	if (!ch || imp_set(ch, "path", json_stringn(path, plen)) < 0 ||
-	    imp_set_str(ch, "op", op) < 0 || json_array_append_new(changes, ch) < 0) {
+	if (!ch || imp_set(ch, "path", json_stringn(path, plen)) < 0 || imp_set_str(ch, "op", op) < 0) {
 		json_decref(ch);
 		return -1;
 	}
+	if (json_array_append_new(changes, ch) < 0)  /* ch is gone either way */
+		return -1;
 	*last = ch;
 	return 0;
 }
@@ -117,9 +123,13 @@ json_t *imp_patch_args(const char *patch)
 	const char *p = patch ? patch : "", *path;
 	size_t plen;
 
-	if (!args || !changes || json_object_set_new(args, "changes", changes) < 0) {
+	if (!args || !changes) {
 		json_decref(args);
 		json_decref(changes);
+		return NULL;
+	}
+	if (json_object_set_new(args, "changes", changes) < 0) {  /* changes is gone either way */
+		json_decref(args);
 		return NULL;
 	}
 	while (*p) {
