@@ -978,7 +978,10 @@ static int handle_dispatched(apply_ctx *c)
 	char token[48];
 	int error;
 
-	if (inv->phase == PH(DISPATCHED) && b->attempt && b->attempt == inv->attempts &&
+	/* a re-send naming the current attempt (a lost reply, a re-import) is
+	 * the same dispatch, also after the outcome */
+	if ((inv->phase == PH(DISPATCHED) || inv->phase == PH(COMPLETED)) && b->attempt &&
+	    b->attempt == inv->attempts &&
 	    (!*b->token || strcmp(b->token, inv->token) == 0) && c->mode == STATE_APPEND) {
 		c->res->attempt = inv->attempts;
 		str_copy(c->res->token, sizeof(c->res->token), inv->token);

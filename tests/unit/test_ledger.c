@@ -358,6 +358,10 @@ static void test_inv5_one_outcome(void **state)
 	assert_int_equal(r.seq, seq);
 	refused(f, EV("tool.completed", "c1", ",\"status\":\"error\",\"exit_code\":1"), DOCKET_ECONFLICT, 5);
 	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 5);
+	refused(f, EV("tool.dispatched", "c1", ",\"attempt\":2"), DOCKET_ETRANSITION, 5);
+	/* re-sending the dispatch that happened (attempt 1) is a duplicate */
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ",\"attempt\":1"), &r), 0);
+	assert_int_equal(r.duplicate, 1);
 	refused(f, EV("recovery.action", "c1", ",\"action\":\"indeterminate\""), DOCKET_ETRANSITION, 5);
 	refused(f, EV("approval.requested", "c1", ",\"request\":\"r9\""), DOCKET_ETRANSITION, 5);
 }
