@@ -314,6 +314,13 @@ int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent)
 		if ((error = get_str(&c->arena, args, json_object_get(args, "path") ? "path" : "file_path",
 				     &p, true, name)) == 0)
 			error = one_path(c, p);
+	} else if (strcmp(name, "network") == 0 && !json_object_get(args, "url") &&
+		   !json_object_get(args, "host") && json_is_string(json_object_get(args, "query"))) {
+		/* a web search (Claude Code's WebSearch, imported as network
+		 * {query}): no host to match, so rules match it by tool name */
+		c->tool = CT_OTHER;
+		if (!(c->name = adup(&c->arena, "WebSearch")))
+			error = nomem();
 	} else if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0) {
 		const char *url = NULL, *host = NULL, *proto = NULL;
 		const json_t *port = json_object_get(args, "port");

@@ -166,6 +166,9 @@ static int parse_mode(const char *s, int *out)
 		*out = MODE_BYPASS;
 	else if (strcmp(s, "dontAsk") == 0)
 		*out = MODE_DONT_ASK;
+	else if (strcmp(s, "auto") == 0)
+		*out = MODE_DEFAULT; /* Claude Code's auto mode asks a classifier we
+				      * cannot replay: decided as default (asks) */
 	else
 		return -1;
 	return 0;
@@ -339,7 +342,7 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 	if ((v = json_object_get(perms, "defaultMode")) && !json_is_null(v)) {
 		if (!json_is_string(v) || parse_mode(json_string_value(v), &p->mode) < 0) {
 			error = docket_error_set(DOCKET_EINVALID,
-				"%s: permissions.defaultMode must be default, acceptEdits, plan, bypassPermissions or dontAsk",
+				"%s: permissions.defaultMode must be default, acceptEdits, plan, auto, bypassPermissions or dontAsk",
 				name);
 			goto cleanup;
 		}
