@@ -61,6 +61,7 @@ int cmd_reindex(const cli_command *cmd, const cli_global *g, int argc, char **ar
 int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 

@@ -31,6 +31,7 @@ static const cli_command commands[] = {
 	{ "serve",    cmd_serve,    "serve the runtime protocol (JSON-RPC over stdio or a socket)" },
 	{ "recover",  cmd_recover,  "plan or apply the recovery of pending calls after a crash" },
 	{ "policy",   cmd_policy,   "check, evaluate, explain or convert a policy" },
+	{ "replay",   cmd_replay,   "replay recorded calls against a policy; show what would change" },
 	{ "help",     cmd_help,     "show help for a command" },
 };
 

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_replay.c: `docket replay`: re-evaluate recorded calls against a new
+ * policy (or two policies, or every commit of a policy's history) and show
+ * what would change (DESIGN §8, docs/replay.md).
+ */
+#include <string.h>
+
+#include "cli.h"
+
+#include "docket/replay.h"
+#include "util/error.h"
+
+typedef struct replay_args {
+	const char *policy, *compare, *compare_b, *history, *range, *repo;
+	const char *session, *since, *until, *approvals, *fail_on, *format;
+	int json;
+} replay_args;
+
+/* Everything the run owns. */
+typedef struct replay_run {
+	docket_policy *policy, *base;
+	docket_replay_history *history;
+	const docket_policy *const *policies;
+	size_t n;
+	const docket_policy *baseline;
+	const char *label, *base_label;
+} replay_run;
+
+static int parse_fail_on(const char *s, unsigned *out)
+{
+	*out = 0;
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n == 8 && strncmp(s, "loosened", n) == 0)
+			*out |= DOCKET_REPLAY_FAIL_LOOSENED;
+		else if (n == 9 && strncmp(s, "tightened", n) == 0)
+			*out |= DOCKET_REPLAY_FAIL_TIGHTENED;
+		else if (n == 7 && strncmp(s, "changed", n) == 0)
+			*out |= DOCKET_REPLAY_FAIL_CHANGED;
+		else
+			return -1;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
+static int parse_format(const replay_args *a, docket_replay_format *out)
+{
+	static const char *const names[] = { "table", "json", "junit", "markdown" };
+
+	*out = a->json ? DOCKET_REPLAY_JSON : DOCKET_REPLAY_TABLE;
+	if (!a->format)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(a->format, names[i]) == 0) {
+			*out = (docket_replay_format)i;
+			return a->json && i != DOCKET_REPLAY_JSON ? -1 : 0;
+		}
+	return -1;
+}
+
+static int parse_time(const char *what, const char *s, int *has, int64_t *ms)
+{
+	if (!s)
+		return 0;
+	if (cli_time_parse(s, ms) < 0) {
+		cli_error("--%s: \"%s\" is not an RFC 3339 time (2025-03-14T09:26:53Z)", what, s);
+		return -1;
+	}
+	*has = 1;
+	return 0;
+}
+
+/* Usage checks; prints the problem and returns -1. */
+static int check_args(const replay_args *a, docket_replay_options *o, unsigned *fail_on,
+		      docket_replay_format *format)
+{
+	int modes = !!a->policy + !!a->compare + !!a->history;
+
+	if (modes != 1) {
+		cli_error("give exactly one of --policy SRC, --compare SRC_A SRC_B, --policy-history PATH --range A..B");
+		return -1;
+	}
+	if (a->compare && !a->compare_b) {
+		cli_error("--compare needs two sources: --compare SRC_A SRC_B");
+		return -1;
+	}
+	if (!a->compare && a->compare_b) {
+		cli_error("unexpected argument \"%s\"", a->compare_b);
+		return -1;
+	}
+	if (!!a->history != !!a->range) {
+		cli_error("--policy-history PATH needs --range A..B (and --range needs --policy-history)");
+		return -1;
+	}
+	if (a->approvals && strcmp(a->approvals, "recorded") != 0 && strcmp(a->approvals, "none") != 0) {
+		cli_error("--approvals: \"%s\" is not recorded or none", a->approvals);
+		return -1;
+	}
+	o->approvals = a->approvals && strcmp(a->approvals, "none") == 0 ? DOCKET_REPLAY_APPROVALS_NONE
+									  : DOCKET_REPLAY_APPROVALS_RECORDED;
+	if (parse_fail_on(a->fail_on, fail_on) < 0) {
+		cli_error("--fail-on: \"%s\" is not loosened, tightened or changed", a->fail_on);
+		return -1;
+	}
+	if (parse_format(a, format) < 0) {
+		cli_error("--format: \"%s\" is not table, json, junit or markdown%s", a->format,
+			  a->json ? " (or conflicts with --json)" : "");
+		return -1;
+	}
+	o->session = a->session;
+	return parse_time("since", a->since, &o->has_since, &o->since_ms) < 0 ||
+	       parse_time("until", a->until, &o->has_until, &o->until_ms) < 0 ? -1 : 0;
+}
+
+static int is_git_source(const char *s)
+{
+	if (strncmp(s, "codex:", 6) == 0)
+		s += 6;
+	else if (strncmp(s, "claude:", 7) == 0)
+		s += 7;
+	return strncmp(s, "git:", 4) == 0;
+}
+
+static int load_source(docket_policy **out, const char *src, const char *repo)
+{
+	int error;
+
+	if (is_git_source(src) && !docket_replay_has_git()) {
+		cli_error("%s: git policy sources need libgit2, and this docket was built without it", src);
+		return CLI_EXIT_USAGE;
+	}
+	if ((error = docket_replay_source_load(out, src, repo)) < 0)
+		return cli_fail(error, "cannot load the policy");
+	return CLI_EXIT_OK;
+}
+
+/* Load the policies of the chosen mode; returns an exit code. */
+static int load_policies(replay_run *run, const replay_args *a)
+{
+	int rc, error;
+
+	if (a->history) {
+		if (!docket_replay_has_git()) {
+			cli_error("--policy-history needs libgit2, and this docket was built without it");
+			return CLI_EXIT_USAGE;
+		}
+		if ((error = docket_replay_history_load(&run->history, a->repo, a->history, a->range)) < 0)
+			return cli_fail(error, "cannot read the policy's history");
+		run->policies = docket_replay_history_policies(run->history);
+		run->n = docket_replay_history_count(run->history);
+		run->baseline = docket_replay_history_base(run->history);
+		run->label = a->history;
+		run->base_label = run->baseline ? a->range : NULL;
+		return CLI_EXIT_OK;
+	}
+	if (a->compare && (rc = load_source(&run->base, a->compare, a->repo)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = load_source(&run->policy, a->compare ? a->compare_b : a->policy, a->repo)) != CLI_EXIT_OK)
+		return rc;
+	run->policies = (const docket_policy *const *)&run->policy;
+	run->n = 1;
+	run->baseline = run->base;
+	run->label = a->compare ? a->compare_b : a->policy;
+	run->base_label = a->compare;
+	return CLI_EXIT_OK;
+}
+
+static void run_dispose(replay_run *run)
+{
+	docket_policy_free(run->policy);
+	docket_policy_free(run->base);
+	docket_replay_history_free(run->history);
+}
+
+/* Replay into a report and write it; returns an exit code. */
+static int replay_and_report(docket_ledger *ledger, const replay_run *run, const replay_args *a,
+			     const docket_replay_options *o, unsigned fail_on, docket_replay_format format,
+			     const cli_global *g)
+{
+	docket_replay_report_info info = DOCKET_REPLAY_REPORT_INFO_INIT;
+	docket_replay_report *report = NULL;
+	char range_label[512];
+	int error, rc;
+
+	if (a->history) {
+		snprintf(range_label, sizeof(range_label), "%s at %s", a->history, a->range);
+		info.baseline = run->baseline ? range_label : NULL;
+	} else {
+		info.baseline = run->base_label;
+	}
+	info.format = format;
+	info.policy = run->label;
+	info.approvals = o->approvals == DOCKET_REPLAY_APPROVALS_NONE ? "none" : "recorded";
+	info.session = a->session;
+	info.since = a->since;
+	info.until = a->until;
+	info.fail_on = fail_on;
+	info.color = format == DOCKET_REPLAY_TABLE && g->color_out;
+	info.history = run->history;
+	if ((error = docket_replay_report_new(&report, &info)) < 0)
+		return cli_fail(error, "cannot start the report");
+	error = docket_replay_run(ledger, run->baseline, run->policies, run->n, o, docket_replay_report_add, report);
+	if (error == 0)
+		error = docket_replay_report_finish(report, stdout);
+	if (error < 0)
+		rc = cli_fail(error, "replay failed");
+	else
+		rc = docket_replay_report_failed(report, fail_on) ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+	docket_replay_report_free(report);
+	return rc;
+}
+
+int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Re-evaluates every recorded tool call, in seq order, with its session's\n"
+		"recorded context (platform, cwd, workspace roots, env) and the session\n"
+		"grants recorded before it, and compares the verdict with the recorded one\n"
+		"(or the one the history implies). Each call is unchanged, tightened or\n"
+		"loosened (allowed < approval_required < denied = unsupported); a loosened\n"
+		"call a human had denied is flagged. SRC is PATH, codex:PATH, claude:PATH,\n"
+		"or git:REV:PATH, codex:git:REV:PATH, claude:git:REV:PATH (read from the\n"
+		"repository, no checkout). Exit 1 when a call of a --fail-on class changed.\n"
+		"See docs/replay.md for the JSON schema and a CI workflow.\n";
+	replay_args a = { 0 };
+	const cli_opt opts[] = {
+		{ CLI_OPT_STRING, "policy", 'p', &a.policy, "SRC", "replay against this policy", 0 },
+		{ CLI_OPT_STRING, "compare", 0, &a.compare, "SRC_A", "compare SRC_A (the baseline) with SRC_B", 0 },
+		{ CLI_OPT_STRING, "policy-history", 0, &a.history, "PATH", "every commit of --range that changed PATH", 0 },
+		{ CLI_OPT_STRING, "range", 0, &a.range, "A..B", "the commits for --policy-history", 0 },
+		{ CLI_OPT_STRING, "repo", 0, &a.repo, "DIR", "git repository of git: sources (default: around .)", 0 },
+		{ CLI_OPT_STRING, "session", 's', &a.session, "ID", "only this session", 0 },
+		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only calls at or after TIME (RFC 3339)", 0 },
+		{ CLI_OPT_STRING, "until", 0, &a.until, "TIME", "only calls before TIME (RFC 3339)", 0 },
+		{ CLI_OPT_STRING, "approvals", 0, &a.approvals, "MODE", "recorded (default): apply session grants; none", 0 },
+		{ CLI_OPT_STRING, "fail-on", 0, &a.fail_on, "CLASSES", "exit 1 on loosened, tightened or changed (a,b)", 0 },
+		{ CLI_OPT_STRING, "format", 'f', &a.format, "FMT", "table (default), json, junit or markdown", 0 },
+		CLI_OPT_JSON(&a.json),
+		{ CLI_OPT_ARG, "SRC_B", 0, &a.compare_b, NULL, "the second source of --compare", 0 },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	docket_replay_format format;
+	replay_run run = { 0 };
+	docket_ledger *ledger = NULL;
+	unsigned fail_on = 0;
+	int rc;
+
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if (check_args(&a, &o, &fail_on, &format) < 0)
+		return CLI_EXIT_USAGE;
+	if ((rc = load_policies(&run, &a)) != CLI_EXIT_OK)
+		goto cleanup;
+	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
+		goto cleanup;
+	rc = replay_and_report(ledger, &run, &a, &o, fail_on, format, g);
+cleanup:
+	docket_ledger_free(ledger);
+	run_dispose(&run);
+	return rc;
+}

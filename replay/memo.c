@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * memo.c: a bounded cache of evaluations. Evaluation is pure (DESIGN §7),
+ * so the same policy, context and call always give the same result; recorded
+ * sessions repeat calls a lot (`git status`, the test command), and a hit
+ * skips parsing the call's JSON and evaluating it.
+ *
+ * Direct-mapped: MEMO_SLOTS slots, a new entry replaces the one in its slot.
+ * The key (context id, policy index, tool, args) is compared in full, so a
+ * hash collision never returns a wrong result. Calls bigger than MEMO_MAX_KEY
+ * are not cached. Memory: at most MEMO_SLOTS * (entry + MEMO_MAX_KEY).
+ */
+#include <string.h>
+
+#include "replay_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define MEMO_SLOTS 8192u
+#define MEMO_MAX_KEY 2048u
+
+typedef struct memo_entry {
+	uint64_t hash;
+	uint32_t ctx_id, policy;
+	char *key;           /* tool \0 args */
+	size_t key_len, key_cap;
+	eval_out value;
+	int used;
+} memo_entry;
+
+struct memo {
+	memo_entry slots[MEMO_SLOTS];
+};
+
+int memo_new(memo **out)
+{
+	*out = docket_calloc(1, sizeof(**out));
+	return *out ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+void memo_free(memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		docket_free(m->slots[i].key);
+	docket_free(m);
+}
+
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+	h ^= w * 0x9e3779b97f4a7c15ull;
+	h = (h << 27 | h >> 37) * 0xc2b2ae3d27d4eb4full;
+	return h;
+}
+
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+	uint64_t w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = mix(h, w);
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	return mix(h, w ^ ((uint64_t)n << 56));
+}
+
+static uint64_t key_hash(uint32_t ctx_id, uint32_t policy, const char *tool, size_t tl,
+			 const char *args, size_t al)
+{
+	uint64_t h = mix(0x243f6a8885a308d3ull, (uint64_t)ctx_id << 32 | policy);
+
+	h = hash_bytes(h, tool, tl);
+	h = hash_bytes(h, args, al);
+	return h ^ (h >> 29);
+}
+
+static int same_key(const memo_entry *e, uint64_t h, uint32_t ctx_id, uint32_t policy,
+		    const char *tool, size_t tl, const char *args, size_t al)
+{
+	return e->used && e->hash == h && e->ctx_id == ctx_id && e->policy == policy &&
+	       e->key_len == tl + 1 + al && memcmp(e->key, tool, tl + 1) == 0 &&
+	       memcmp(e->key + tl + 1, args, al) == 0;
+}
+
+const eval_out *memo_get(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args)
+{
+	size_t tl = strlen(tool), al = strlen(args);
+	uint64_t h = key_hash(ctx_id, policy, tool, tl, args, al);
+	const memo_entry *e = &m->slots[h & (MEMO_SLOTS - 1)];
+
+	return same_key(e, h, ctx_id, policy, tool, tl, args, al) ? &e->value : NULL;
+}
+
+int memo_put(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args,
+	     const eval_out *v)
+{
+	size_t tl = strlen(tool), al = strlen(args), need = tl + 1 + al;
+	uint64_t h = key_hash(ctx_id, policy, tool, tl, args, al);
+	memo_entry *e = &m->slots[h & (MEMO_SLOTS - 1)];
+
+	if (need > MEMO_MAX_KEY)
+		return 0;
+	if (need > e->key_cap) {
+		char *k = docket_realloc(e->key, need);
+
+		if (!k)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		e->key = k;
+		e->key_cap = need;
+	}
+	memcpy(e->key, tool, tl + 1);
+	memcpy(e->key + tl + 1, args, al);
+	e->key_len = need;
+	e->hash = h;
+	e->ctx_id = ctx_id;
+	e->policy = policy;
+	e->value = *v;
+	e->used = 1;
+	return 0;
+}

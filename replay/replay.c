@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * replay.c: one pass over a ledger, re-evaluating every recorded tool.intent.
+ *
+ * For each intent, in seq order:
+ *   1. the time and session filters select it (other events are still
+ *      read: they build the contexts and grants);
+ *   2. the baseline is the policy `base` when given, else the intent's
+ *      recorded decision, else the verdict the history implies (DESIGN §3,
+ *      read from the invocation record, which holds the whole history of the
+ *      call: an approval request means approval_required, a dispatch without
+ *      one allowed, a denied outcome without one denied), else none
+ *      (undecided, reported apart);
+ *   3. the call is evaluated under every policy with its session's context
+ *      and, unless approvals are `none`, the grants recorded before it;
+ *   4. it is classified by strictness (format.c) and handed to the callback.
+ *
+ * State: one entry per open session (sessions.c) and a bounded cache of
+ * evaluations (memo.c); nothing grows with the number of events.
+ */
+#include <string.h>
+
+#include "replay_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
+
+typedef struct replay {
+	docket_ledger *l;
+	const docket_policy *base;
+	const docket_policy *const *policies;
+	size_t n;
+	const docket_replay_options *o;
+	docket_replay_cb cb;
+	void *ctx;
+	rsessions sessions;
+	memo *memo;
+	docket_policy_result *res;
+	docket_buf scratch;
+	eval_out *outs;
+} replay;
+
+const char *docket_replay_class_name(docket_replay_class c)
+{
+	static const char *const names[] = { "unchanged", "tightened", "loosened", "undecided" };
+
+	return (unsigned)c < 4 ? names[c] : "unknown";
+}
+
+const char *docket_replay_baseline_name(docket_replay_baseline b)
+{
+	static const char *const names[] = { "none", "recorded", "inferred", "policy" };
+
+	return (unsigned)b < 4 ? names[b] : "unknown";
+}
+
+/* ---- evaluating ---- */
+
+static int eval_fresh(replay *r, const docket_policy *p, rsession *s, const docket_event *ev,
+		      eval_out *out)
+{
+	const Docket__V1__ToolIntent *ti = ev->tool_intent;
+	const docket_policy_context *ctx = NULL;
+	docket_policy_call *call = NULL;
+	json_t *args = NULL, *intent = NULL;
+	const char *code;
+	size_t n;
+	int error;
+
+	if ((error = docket_json_parse(&args, ti->args_json, strlen(ti->args_json))) < 0)
+		return error;
+	if (!(intent = json_pack("{s:s, s:o}", "tool", ti->tool, "args", args)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&
+	    (error = rsession_context(&ctx, s, docket_policy_get_format(p) == DOCKET_POLICY_CODEX)) == 0)
+		error = docket_policy_eval(r->res, p, call, ctx);
+	if (error == 0) {
+		out->verdict = docket_policy_result_verdict(r->res);
+		out->rule = docket_policy_result_deciding_rule(r->res, &out->rule_line);
+		/* reasons come in the order the evaluator applied its steps
+		 * (rules, heuristics, grants, approval mode, platform): the
+		 * last one decided */
+		n = docket_policy_result_reason_count(r->res);
+		code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
+		snprintf(out->reason, sizeof(out->reason), "%s", code ? code : "");
+	}
+	docket_policy_call_free(call);
+	json_decref(intent);
+	return error;
+}
+
+/* Evaluate the intent under policy number `pi` (r->n: the base policy). */
+static int eval_call(replay *r, size_t pi, rsession *s, const docket_event *ev, eval_out *out)
+{
+	const docket_policy *p = pi == r->n ? r->base : r->policies[pi];
+	const char *tool = ev->tool_intent->tool, *args = ev->tool_intent->args_json;
+	const eval_out *hit = memo_get(r->memo, s->ctx_id, (uint32_t)pi, tool, args);
+	int error;
+
+	if (hit) {
+		*out = *hit;
+		return 0;
+	}
+	if ((error = eval_fresh(r, p, s, ev, out)) < 0) {
+		docket_error_prefix("session %s, invocation %s: ", ev->session, ev->invocation);
+		return error;
+	}
+	return memo_put(r->memo, s->ctx_id, (uint32_t)pi, tool, args, out);
+}
+
+/* ---- baseline ---- */
+
+typedef struct inv_lookup {
+	int done;
+	inv_state st;
+} inv_lookup;
+
+static int inv_get(replay *r, MDB_txn *txn, const docket_event *ev, inv_lookup *inv)
+{
+	int error = 0;
+
+	if (!inv->done && (error = scan_invocation(&inv->st, r->l, txn, ev->session, ev->invocation,
+						   &r->scratch)) == 0)
+		inv->done = 1;
+	return error;
+}
+
+/* The verdict the history implies for an intent recorded without one. */
+static docket_replay_baseline inferred(const inv_state *st, docket_verdict *was)
+{
+	if (st->requests > 0) {
+		*was = DOCKET_VERDICT_APPROVAL_REQUIRED;
+		return DOCKET_REPLAY_BASE_INFERRED;
+	}
+	if (st->verdict != DOCKET__V1__VERDICT__VERDICT_UNSPECIFIED) {
+		*was = PB_VERDICT(st->verdict);
+		return DOCKET_REPLAY_BASE_INFERRED;
+	}
+	return DOCKET_REPLAY_BASE_NONE;
+}
+
+static int baseline(replay *r, MDB_txn *txn, rsession *s, const docket_event *ev, inv_lookup *inv,
+		    docket_replay_call *c)
+{
+	const Docket__V1__Decision *d = ev->tool_intent->decision;
+	eval_out base;
+	int error;
+
+	if (r->base) {
+		if ((error = eval_call(r, r->n, s, ev, &base)) < 0)
+			return error;
+		c->was = base.verdict;
+		c->baseline = DOCKET_REPLAY_BASE_POLICY;
+	} else if (d && d->verdict != DOCKET__V1__VERDICT__VERDICT_UNSPECIFIED) {
+		c->was = PB_VERDICT(d->verdict);
+		c->baseline = DOCKET_REPLAY_BASE_RECORDED;
+	} else {
+		if ((error = inv_get(r, txn, ev, inv)) < 0)
+			return error;
+		c->baseline = inferred(&inv->st, &c->was);
+	}
+	return 0;
+}
+
+static int human_denied(const inv_state *st)
+{
+	return st->last_result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_DENIED ||
+	       st->last_result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_ABORTED;
+}
+
+/* ---- events ---- */
+
+static int selected(const replay *r, const docket_event *ev)
+{
+	int64_t t;
+
+	if (!r->o->has_since && !r->o->has_until)
+		return 1;
+	if (replay_time_ms(ev->time, &t) < 0)
+		return 0;
+	return (!r->o->has_since || t >= r->o->since_ms) && (!r->o->has_until || t < r->o->until_ms);
+}
+
+/* The first policy whose verdict departs from the baseline. */
+static size_t first_change(const replay *r, const docket_replay_call *c)
+{
+	if (r->n < 2 || c->cls == DOCKET_REPLAY_UNCHANGED || c->cls == DOCKET_REPLAY_UNDECIDED)
+		return SIZE_MAX;
+	for (size_t i = 0; i < r->n; i++)
+		if (replay_classify(c->was, r->outs[i].verdict) != DOCKET_REPLAY_UNCHANGED)
+			return i;
+	return SIZE_MAX;
+}
+
+static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+{
+	docket_replay_call c = { 0 };
+	inv_lookup inv = { 0 };
+	const eval_out *now;
+	rsession *s = rsessions_get(&r->sessions, ev->session);
+	int error;
+
+	if (!selected(r, ev))
+		return 0;
+	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
+		return error;
+	if ((error = baseline(r, txn, s, ev, &inv, &c)) < 0)
+		return error;
+	for (size_t i = 0; i < r->n; i++)
+		if ((error = eval_call(r, i, s, ev, &r->outs[i])) < 0)
+			return error;
+	now = &r->outs[r->n - 1];
+	c.now = now->verdict;
+	c.cls = c.baseline == DOCKET_REPLAY_BASE_NONE ? DOCKET_REPLAY_UNDECIDED : replay_classify(c.was, c.now);
+	if (c.cls == DOCKET_REPLAY_LOOSENED) {
+		if ((error = inv_get(r, txn, ev, &inv)) < 0)
+			return error;
+		c.human_denied = human_denied(&inv.st);
+	}
+	c.seq = seq;
+	c.session = ev->session;
+	c.invocation = ev->invocation;
+	c.time = ev->time;
+	c.tool = ev->tool_intent->tool;
+	c.args_json = ev->tool_intent->args_json;
+	c.rule = now->rule;
+	c.rule_line = now->rule_line;
+	c.reason = now->reason;
+	c.changed_at = first_change(r, &c);
+	return r->cb(r->ctx, &c);
+}
+
+/* An approved_for_session answer: the session is granted what the call asked. */
+static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
+{
+	rsession *s = rsessions_get(&r->sessions, ev->session);
+	docket_event *intent = NULL;
+	inv_lookup inv = { 0 };
+	int error;
+
+	if (!s || r->o->approvals == DOCKET_REPLAY_APPROVALS_NONE ||
+	    ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION)
+		return 0;
+	if ((error = inv_get(r, txn, ev, &inv)) < 0 ||
+	    (error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq, &r->scratch)) < 0)
+		return error;
+	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
+		error = rsession_grant(&r->sessions, s, intent);
+	docket_event_free(intent);
+	return error;
+}
+
+static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+{
+	replay *r = ctx;
+	rsession *s;
+
+	switch (ev->body_case) {
+	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
+		return rsessions_open(&s, &r->sessions, ev->session, ev);
+	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
+		rsessions_close(&r->sessions, ev->session);
+		return 0;
+	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
+		s = rsessions_get(&r->sessions, ev->session);
+		return s ? rsession_policy(&r->sessions, s, ev) : 0;
+	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
+		return on_settled(r, txn, ev);
+	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
+		return on_intent(r, txn, seq, ev);
+	default:
+		return 0;
+	}
+}
+
+static int no_session(void *ctx, const docket_session_info *info)
+{
+	(void)ctx;
+	(void)info;
+	return 0;
+}
+
+int docket_replay_run(docket_ledger *l, const docket_policy *base,
+		      const docket_policy *const *policies, size_t n,
+		      const docket_replay_options *opts, docket_replay_cb cb, void *ctx)
+{
+	docket_replay_options defaults = DOCKET_REPLAY_OPTIONS_INIT;
+	replay r = { 0 };
+	int error;
+
+	if (!opts)
+		opts = &defaults;
+	if (n == 0 || !policies)
+		return docket_error_set(DOCKET_EINVALID, "replay needs at least one policy");
+	if (opts->session && (error = docket_ledger_session(l, opts->session, no_session, NULL)) < 0)
+		return error;
+	r.l = l;
+	r.base = base;
+	r.policies = policies;
+	r.n = n;
+	r.o = opts;
+	r.cb = cb;
+	r.ctx = ctx;
+	if (!(r.outs = docket_calloc(n, sizeof(*r.outs)))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
+		goto cleanup;
+	error = scan_events(l, opts->session, on_event, &r);
+cleanup:
+	rsessions_dispose(&r.sessions);
+	memo_free(r.memo);
+	docket_policy_result_free(r.res);
+	docket_buf_dispose(&r.scratch);
+	docket_free(r.outs);
+	return error;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * replay_internal.h: what the replay module's files share.
+ *
+ * scan.c reads the ledger (frames, protobuf events, invocation records);
+ * sessions.c keeps the per-session context and grants; memo.c caches
+ * evaluations; replay.c drives one pass; source.c and git.c load policies;
+ * report.c and format.c write reports.
+ */
+#ifndef DOCKET_REPLAY_INTERNAL_H
+#define DOCKET_REPLAY_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "docket/replay.h"
+#include "ledger/ledger_internal.h"
+#include "util/buf.h"
+
+/* ---- scan.c ---- */
+
+/* Called per event of interest, inside the scan's read transaction. */
+typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev);
+
+/*
+ * Every event of `session` (NULL: all) in seq order whose body is one of the
+ * kinds replay needs (session opened/closed, policy revised, tool intent,
+ * approval settled); other frames are decompressed but not unpacked. Read
+ * transactions are reopened every SCAN_CHUNK events.
+ */
+int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
+
+/* The event at `seq`, inside `txn` (free with docket_event_free). */
+int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq, docket_buf *scratch);
+
+/* The invocation record of (session, invocation), inside `txn`. */
+int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
+		    const char *invocation, docket_buf *scratch);
+
+/* ---- sessions.c ---- */
+
+typedef struct rsession {
+	char *id;
+	json_t *context;              /* platform, cwd, workspace_roots, env, grants */
+	json_t *codex;                /* approval/sandbox settings of a recorded Codex policy */
+	docket_policy_context *ctx[2];/* built lazily: [1] adds the Codex settings */
+	uint32_t ctx_id;              /* changes whenever the context changes */
+	struct rsession *next;
+} rsession;
+
+typedef struct rsessions {
+	rsession **buckets;
+	size_t nbuckets, n;
+	uint32_t next_id;
+} rsessions;
+
+void rsessions_dispose(rsessions *t);
+rsession *rsessions_get(rsessions *t, const char *id);
+/* Open (or reopen) a session with its recorded context. */
+int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_event *ev);
+void rsessions_close(rsessions *t, const char *id);
+/* A grant from an approved_for_session answer to `intent`. */
+int rsession_grant(rsessions *t, rsession *s, const docket_event *intent);
+/* The Codex settings of a recorded policy revision (NULL when not Codex). */
+int rsession_policy(rsessions *t, rsession *s, const docket_event *ev);
+/* The evaluation context for a policy of format `codex` (0/1). */
+int rsession_context(const docket_policy_context **out, rsession *s, int codex);
+
+/* ---- memo.c ---- */
+
+/* One evaluation, as replay needs it. */
+typedef struct eval_out {
+	docket_verdict verdict;
+	const char *rule;    /* owned by the policy */
+	unsigned rule_line;
+	char reason[32];
+} eval_out;
+
+typedef struct memo memo;
+
+int memo_new(memo **out);
+void memo_free(memo *m);
+/* The cached result for the key, or NULL. */
+const eval_out *memo_get(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args);
+/* Remember `v` for the key (replacing whatever shared its slot). */
+int memo_put(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args,
+	     const eval_out *v);
+
+/* ---- time ---- */
+
+/* An RFC 3339 UTC time as stored ("...Z") to ms since the epoch; -1 if malformed. */
+int replay_time_ms(const char *s, int64_t *out);
+
+/* ---- git.c ---- */
+
+/* The bytes of `path` at `rev` (a tree: its *.rules files in name order). */
+int replay_git_read(docket_buf *out, const char *repo, const char *rev, const char *path);
+
+/* ---- format.c: one changed call as the report keeps it ---- */
+
+/* Strictness rank: allowed 0, approval_required 1, denied and unsupported 2. */
+int replay_rank(docket_verdict v);
+docket_replay_class replay_classify(docket_verdict was, docket_verdict now);
+
+/* "git status", "src/a.c, src/b.c", "https://x" ...: what the call does. */
+int replay_target(docket_buf *out, const char *tool, const char *args_json);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * report.c: replay reports. A report counts every call and keeps the
+ * changed and undecided ones as records in a temporary file (so memory does
+ * not grow with them); finish() writes the counts, then the records, in the
+ * chosen format (the writers are in report_write.c). Nothing in a report
+ * depends on the clock or the machine: the same calls give the same bytes.
+ */
+#include <string.h>
+
+#include "report_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+static char *dup_or_null(const char *s, int *bad)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	if (!(d = docket_malloc(strlen(s) + 1))) {
+		*bad = 1;
+		return NULL;
+	}
+	memcpy(d, s, strlen(s) + 1);
+	return d;
+}
+
+int docket_replay_report_new(docket_replay_report **out, const docket_replay_report_info *info)
+{
+	docket_replay_report *r = docket_calloc(1, sizeof(*r));
+	int bad = 0;
+
+	*out = NULL;
+	if (!r)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	r->format = info->format;
+	r->fail_on = info->fail_on;
+	r->color = info->color;
+	r->history = info->history;
+	r->policy = dup_or_null(info->policy ? info->policy : "", &bad);
+	r->baseline = dup_or_null(info->baseline, &bad);
+	r->approvals = dup_or_null(info->approvals ? info->approvals : "recorded", &bad);
+	r->session = dup_or_null(info->session, &bad);
+	r->since = dup_or_null(info->since, &bad);
+	r->until = dup_or_null(info->until, &bad);
+	if (bad) {
+		docket_replay_report_free(r);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	if (!(r->spool = tmpfile())) {
+		docket_replay_report_free(r);
+		return docket_error_set(DOCKET_ESTORAGE, "cannot create a temporary file for the report");
+	}
+	*out = r;
+	return 0;
+}
+
+void docket_replay_report_free(docket_replay_report *r)
+{
+	if (!r)
+		return;
+	if (r->spool)
+		fclose(r->spool);
+	docket_free(r->policy);
+	docket_free(r->baseline);
+	docket_free(r->approvals);
+	docket_free(r->session);
+	docket_free(r->since);
+	docket_free(r->until);
+	docket_buf_dispose(&r->target);
+	docket_buf_dispose(&r->cell);
+	docket_free(r);
+}
+
+uint64_t docket_replay_report_count(const docket_replay_report *r, docket_replay_class c)
+{
+	return (unsigned)c < 4 ? r->counts[c] : 0;
+}
+
+uint64_t docket_replay_report_human_denied(const docket_replay_report *r)
+{
+	return r->human_denied;
+}
+
+int docket_replay_report_failed(const docket_replay_report *r, unsigned fail_on)
+{
+	return ((fail_on & DOCKET_REPLAY_FAIL_LOOSENED) && r->counts[DOCKET_REPLAY_LOOSENED]) ||
+	       ((fail_on & DOCKET_REPLAY_FAIL_TIGHTENED) && r->counts[DOCKET_REPLAY_TIGHTENED]);
+}
+
+/* ---- the spool: one record per kept call ---- */
+
+static int put_str(FILE *f, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
+
+	if (fwrite(&n, sizeof(n), 1, f) != 1 || (s && n && fwrite(s, 1, n, f) != n))
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	return 0;
+}
+
+static int spool_row(docket_replay_report *r, const report_row *row)
+{
+	int error = 0;
+
+	if (fwrite(&row->fx, sizeof(row->fx), 1, r->spool) != 1)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	for (int i = 0; i < RS_COUNT && error == 0; i++)
+		error = put_str(r->spool, row->s[i]);
+	return error;
+}
+
+static int get_str(FILE *f, docket_buf *buf, size_t *off)
+{
+	uint32_t n;
+
+	if (fread(&n, sizeof(n), 1, f) != 1)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	if (n == UINT32_MAX) {
+		*off = SIZE_MAX;
+		return 0;
+	}
+	*off = buf->len;
+	if (docket_buf_reserve(buf, (size_t)n + 1) < 0)
+		return DOCKET_ENOMEM;
+	if (n && fread(buf->ptr + buf->len, 1, n, f) != n)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	buf->len += n;
+	buf->ptr[buf->len++] = '\0';
+	return 0;
+}
+
+int report_next(docket_replay_report *r, report_row *row, docket_buf *buf)
+{
+	size_t off[RS_COUNT];
+	int error = 0;
+
+	docket_buf_clear(buf);
+	if (fread(&row->fx, sizeof(row->fx), 1, r->spool) != 1)
+		return 1;
+	for (int i = 0; i < RS_COUNT && error == 0; i++)
+		error = get_str(r->spool, buf, &off[i]);
+	for (int i = 0; i < RS_COUNT && error == 0; i++)
+		row->s[i] = off[i] == SIZE_MAX ? NULL : buf->ptr + off[i];
+	return error;
+}
+
+/* ---- adding calls ---- */
+
+/* Display width of UTF-8 text: one column per code point. */
+size_t report_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; s && *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void row_of(report_row *row, const docket_replay_call *c, const char *target)
+{
+	report_fixed fx = { c->seq, (int)c->cls, (int)c->baseline, (int)c->was, (int)c->now, c->human_denied,
+			    c->rule_line, c->changed_at };
+
+	row->fx = fx;
+	row->s[RS_SESSION] = c->session;
+	row->s[RS_INVOCATION] = c->invocation;
+	row->s[RS_TIME] = c->time;
+	row->s[RS_TOOL] = c->tool;
+	row->s[RS_ARGS] = c->args_json;
+	row->s[RS_TARGET] = target;
+	row->s[RS_RULE] = c->rule;
+	row->s[RS_REASON] = c->reason;
+}
+
+int docket_replay_report_add(void *ctx, const docket_replay_call *c)
+{
+	docket_replay_report *r = ctx;
+	report_row row;
+	int error;
+
+	r->calls++;
+	r->counts[c->cls]++;
+	r->transitions[c->baseline == DOCKET_REPLAY_BASE_NONE ? 4 : c->was][c->now]++;
+	if (c->cls == DOCKET_REPLAY_LOOSENED && c->human_denied)
+		r->human_denied++;
+	if (c->cls == DOCKET_REPLAY_UNCHANGED)
+		return 0;
+	if ((error = replay_target(&r->target, c->tool, c->args_json)) < 0)
+		return error;
+	row_of(&row, c, r->target.ptr ? r->target.ptr : "");
+	if ((error = spool_row(r, &row)) < 0)
+		return error;
+	if (c->cls == DOCKET_REPLAY_UNDECIDED)
+		r->undecided_rows++;
+	else
+		r->changed_rows++;
+	return report_measure(r, &row);
+}
+
+int docket_replay_report_finish(docket_replay_report *r, FILE *out)
+{
+	int error;
+
+	if (fflush(r->spool) != 0 || fseek(r->spool, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	switch (r->format) {
+	case DOCKET_REPLAY_JSON:
+		error = report_json(r, out);
+		break;
+	case DOCKET_REPLAY_JUNIT:
+		error = report_junit(r, out);
+		break;
+	case DOCKET_REPLAY_MARKDOWN:
+		error = report_markdown(r, out);
+		break;
+	default:
+		error = report_table(r, out);
+		break;
+	}
+	if (error == 0 && (fflush(out) != 0 || ferror(out)))
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+	return error;
+}

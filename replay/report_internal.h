@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * report_internal.h: what report.c (counting, the spool) and report_write.c
+ * (the four writers) share.
+ */
+#ifndef DOCKET_REPLAY_REPORT_INTERNAL_H
+#define DOCKET_REPLAY_REPORT_INTERNAL_H
+
+#include "replay_internal.h"
+
+/* The strings of a kept call, in spool order. */
+enum {
+	RS_SESSION, RS_INVOCATION, RS_TIME, RS_TOOL, RS_ARGS, RS_TARGET, RS_RULE, RS_REASON, RS_COUNT
+};
+
+/* The fixed part of a kept call. */
+typedef struct report_fixed {
+	uint64_t seq;
+	int cls, baseline, was, now, human_denied;
+	unsigned rule_line;
+	size_t changed_at;
+} report_fixed;
+
+/* A kept call: the fixed part and its strings (NULL when absent). */
+typedef struct report_row {
+	report_fixed fx;
+	const char *s[RS_COUNT];
+} report_row;
+
+/* Table columns of the changed calls and the undecided ones. */
+enum { TC_SESSION, TC_INVOCATION, TC_TOOL, TC_TARGET, TC_WAS, TC_NOW, TC_CLASS, TC_RULE, TC_COMMIT, TC_COUNT };
+
+struct docket_replay_report {
+	docket_replay_format format;
+	unsigned fail_on;
+	int color;
+	const docket_replay_history *history;
+	char *policy, *baseline, *approvals, *session, *since, *until;
+	uint64_t calls, counts[4], human_denied;
+	uint64_t transitions[5][4];     /* [was, or 4: undecided][now] */
+	uint64_t changed_rows, undecided_rows;
+	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */
+	FILE *spool;
+	docket_buf target, cell;
+};
+
+/* The next kept call (strings in `buf`); 1 at the end. */
+int report_next(docket_replay_report *r, report_row *row, docket_buf *buf);
+/* Display width of UTF-8 text. */
+size_t report_width(const char *s);
+
+/* report_write.c */
+/* Account a kept call's table cells in the column widths. */
+int report_measure(docket_replay_report *r, const report_row *row);
+int report_table(docket_replay_report *r, FILE *out);
+int report_json(docket_replay_report *r, FILE *out);
+int report_junit(docket_replay_report *r, FILE *out);
+int report_markdown(docket_replay_report *r, FILE *out);
+
+#endif

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * report_write.c: the four report formats (docs/replay.md):
+ *   table     for people: counts per class and per transition, then one
+ *             row per changed call, then the undecided calls
+ *   json      docket.replay/v1: one document, calls in seq order
+ *   junit     one testcase per changed call; a failure for the --fail-on
+ *             classes (the JUnit XML that CI systems read)
+ *   markdown  for pull-request comments (at most MD_MAX_ROWS rows)
+ */
+#include <string.h>
+
+#include "report_internal.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define MD_MAX_ROWS 200
+#define SHORT_ID 12
+
+static const char *verdict(int v)
+{
+	return docket_policy_verdict_name((docket_verdict)v);
+}
+
+static const char *commit_of(const docket_replay_report *r, const report_row *row)
+{
+	if (!r->history || row->fx.changed_at == SIZE_MAX)
+		return NULL;
+	return docket_replay_history_commit(r->history, row->fx.changed_at);
+}
+
+/* ---- cells, shared by the table and markdown ---- */
+
+typedef struct cells {
+	const char *c[TC_COUNT];
+	char was[32], cls[40], commit[SHORT_ID + 1];
+} cells;
+
+static int rule_text(docket_buf *out, const report_row *row)
+{
+	docket_buf_clear(out);
+	if (row->s[RS_RULE])
+		return row->fx.rule_line ? docket_buf_printf(out, "%s (line %u)", row->s[RS_RULE], row->fx.rule_line)
+					 : docket_buf_puts(out, row->s[RS_RULE]);
+	return docket_buf_printf(out, "no rule (%s)", row->s[RS_REASON] && *row->s[RS_REASON] ?
+				 row->s[RS_REASON] : "default");
+}
+
+static int cells_of(cells *c, docket_replay_report *r, const report_row *row)
+{
+	const char *commit = commit_of(r, row);
+	int error;
+
+	if ((error = rule_text(&r->cell, row)) < 0)
+		return error;
+	snprintf(c->was, sizeof(c->was), "%s", row->fx.cls == DOCKET_REPLAY_UNDECIDED ? "-" : verdict(row->fx.was));
+	snprintf(c->cls, sizeof(c->cls), "%s%s", docket_replay_class_name((docket_replay_class)row->fx.cls),
+		 row->fx.human_denied ? ", human denied" : "");
+	snprintf(c->commit, sizeof(c->commit), "%s", commit ? commit : "-");
+	c->c[TC_SESSION] = row->s[RS_SESSION];
+	c->c[TC_INVOCATION] = row->s[RS_INVOCATION];
+	c->c[TC_TOOL] = row->s[RS_TOOL];
+	c->c[TC_TARGET] = row->s[RS_TARGET];
+	c->c[TC_WAS] = c->was;
+	c->c[TC_NOW] = verdict(row->fx.now);
+	c->c[TC_CLASS] = c->cls;
+	c->c[TC_RULE] = r->cell.ptr;
+	c->c[TC_COMMIT] = c->commit;
+	return 0;
+}
+
+static const char *const headers[TC_COUNT] = {
+	"SESSION", "INVOCATION", "TOOL", "COMMAND OR TARGET", "WAS", "NOW", "CLASS", "RULE", "COMMIT"
+};
+
+int report_measure(docket_replay_report *r, const report_row *row)
+{
+	size_t *w = r->widths[row->fx.cls == DOCKET_REPLAY_UNDECIDED];
+	cells c;
+	int error;
+
+	if (r->format != DOCKET_REPLAY_TABLE)
+		return 0;
+	if ((error = cells_of(&c, r, row)) < 0)
+		return error;
+	for (int i = 0; i < TC_COUNT; i++) {
+		size_t n = report_width(c.c[i]);
+
+		if (w[i] < report_width(headers[i]))
+			w[i] = report_width(headers[i]);
+		if (n > w[i])
+			w[i] = n;
+	}
+	return 0;
+}
+
+/* ---- table ---- */
+
+static void pad(FILE *f, size_t n)
+{
+	while (n--)
+		fputc(' ', f);
+}
+
+static void colored(FILE *f, int on, const char *sgr, const char *s)
+{
+	if (on && sgr)
+		fprintf(f, "\033[%sm%s\033[0m", sgr, s);
+	else
+		fputs(s, f);
+}
+
+static const char *class_sgr(int cls)
+{
+	return cls == DOCKET_REPLAY_LOOSENED ? "31" : cls == DOCKET_REPLAY_TIGHTENED ? "33" : NULL;
+}
+
+static int shown(const docket_replay_report *r, int col, int undecided)
+{
+	if (col == TC_COMMIT)
+		return r->history && !undecided;
+	if (undecided)
+		return col != TC_WAS && col != TC_CLASS;
+	return 1;
+}
+
+static void table_line(docket_replay_report *r, FILE *f, const char *const *c, int undecided, int cls)
+{
+	const size_t *w = r->widths[undecided];
+	int last = TC_COUNT - 1, first = 1;
+
+	while (last > 0 && !shown(r, last, undecided))
+		last--;
+	for (int i = 0; i <= last; i++) {
+		if (!shown(r, i, undecided))
+			continue;
+		if (!first)
+			fputs("  ", f);
+		first = 0;
+		colored(f, r->color && i == TC_CLASS, class_sgr(cls), c[i]);
+		if (i != last)
+			pad(f, w[i] - report_width(c[i]));
+	}
+	fputc('\n', f);
+}
+
+static void table_counts(docket_replay_report *r, FILE *f)
+{
+	static const int order[] = { DOCKET_REPLAY_UNCHANGED, DOCKET_REPLAY_TIGHTENED, DOCKET_REPLAY_LOOSENED,
+				     DOCKET_REPLAY_UNDECIDED };
+
+	fprintf(f, "replayed %llu call%s against %s\n", (unsigned long long)r->calls, r->calls == 1 ? "" : "s",
+		r->policy);
+	fprintf(f, "baseline: %s; approvals: %s\n", r->baseline ? r->baseline : "recorded verdicts",
+		r->approvals);
+	if (r->history)
+		for (size_t i = 0; i < docket_replay_history_count(r->history); i++)
+			fprintf(f, "commit %.*s  %s\n", SHORT_ID, docket_replay_history_commit(r->history, i),
+				docket_replay_history_summary(r->history, i));
+	fputc('\n', f);
+	for (size_t i = 0; i < 4; i++) {
+		fprintf(f, "  %-10s %8llu", docket_replay_class_name((docket_replay_class)order[i]),
+			(unsigned long long)r->counts[order[i]]);
+		if (order[i] == DOCKET_REPLAY_LOOSENED && r->human_denied)
+			fprintf(f, "  (%llu denied by a human when recorded)", (unsigned long long)r->human_denied);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n  %-17s  %-17s  %8s\n", "was", "now", "calls");
+	for (int was = 0; was < 5; was++)
+		for (int now = 0; now < 4; now++)
+			if (r->transitions[was][now])
+				fprintf(f, "  %-17s  %-17s  %8llu\n", was == 4 ? "undecided" : verdict(was),
+					verdict(now), (unsigned long long)r->transitions[was][now]);
+}
+
+/* The kept calls of one kind (changed or undecided), as table rows. */
+static int table_rows(docket_replay_report *r, FILE *f, int undecided)
+{
+	docket_buf buf = DOCKET_BUF_INIT;
+	report_row row;
+	cells c;
+	int error;
+
+	if (fseek(r->spool, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	fputc('\n', f);
+	if (undecided)
+		fputs("undecided (no verdict recorded or implied by the history yet):\n", f);
+	table_line(r, f, headers, undecided, -1);
+	while ((error = report_next(r, &row, &buf)) == 0) {
+		if ((row.fx.cls == DOCKET_REPLAY_UNDECIDED) != undecided)
+			continue;
+		if ((error = cells_of(&c, r, &row)) < 0)
+			break;
+		table_line(r, f, c.c, undecided, row.fx.cls);
+	}
+	docket_buf_dispose(&buf);
+	return error < 0 ? error : 0;
+}
+
+int report_table(docket_replay_report *r, FILE *out)
+{
+	int error = 0;
+
+	table_counts(r, out);
+	if (r->changed_rows)
+		error = table_rows(r, out, 0);
+	if (error == 0 && r->undecided_rows)
+		error = table_rows(r, out, 1);
+	return error;
+}
+
+/* ---- json ---- */
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *row_json(const docket_replay_report *r, const report_row *row)
+{
+	json_t *args = NULL, *o;
+	const char *commit = commit_of(r, row);
+	int undecided = row->fx.cls == DOCKET_REPLAY_UNDECIDED;
+
+	if (docket_json_parse(&args, row->s[RS_ARGS], strlen(row->s[RS_ARGS])) < 0)
+		args = json_string(row->s[RS_ARGS]);
+	o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o}",
+		      "seq", (json_int_t)row->fx.seq,
+		      "session", row->s[RS_SESSION],
+		      "invocation", row->s[RS_INVOCATION],
+		      "time", row->s[RS_TIME],
+		      "tool", row->s[RS_TOOL],
+		      "args", args,
+		      "target", row->s[RS_TARGET],
+		      "was", undecided ? json_null() : json_string(verdict(row->fx.was)),
+		      "baseline", docket_replay_baseline_name((docket_replay_baseline)row->fx.baseline),
+		      "now", verdict(row->fx.now),
+		      "class", docket_replay_class_name((docket_replay_class)row->fx.cls),
+		      "human_denied", row->fx.human_denied,
+		      "rule", str_or_null(row->s[RS_RULE]),
+		      "rule_line", row->s[RS_RULE] && row->fx.rule_line ? json_integer(row->fx.rule_line) : json_null(),
+		      "reason", str_or_null(row->s[RS_REASON] && *row->s[RS_REASON] ? row->s[RS_REASON] : NULL),
+		      "commit", str_or_null(commit));
+	return o;
+}
+
+static int dump(FILE *f, const json_t *v)
+{
+	if (!v)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) < 0
+		       ? docket_error_set(DOCKET_ESTORAGE, "cannot write the report") : 0;
+}
+
+static int member(FILE *f, const char *key, json_t *value)
+{
+	int error;
+
+	fprintf(f, "  \"%s\": ", key);
+	error = dump(f, value);
+	json_decref(value);
+	fputs(",\n", f);
+	return error;
+}
+
+static json_t *head_json(const docket_replay_report *r)
+{
+	json_t *commits = json_array(), *trans = json_array(), *totals;
+
+	for (size_t i = 0; r->history && commits && i < docket_replay_history_count(r->history); i++)
+		json_array_append_new(commits, json_pack("{s:s, s:s}", "commit",
+							 docket_replay_history_commit(r->history, i), "summary",
+							 docket_replay_history_summary(r->history, i)));
+	for (int was = 0; trans && was < 5; was++)
+		for (int now = 0; now < 4; now++)
+			if (r->transitions[was][now])
+				json_array_append_new(trans, json_pack("{s:o, s:s, s:s, s:I}",
+					"was", was == 4 ? json_null() : json_string(verdict(was)), "now", verdict(now),
+					"class", docket_replay_class_name(was == 4 ? DOCKET_REPLAY_UNDECIDED :
+						 replay_classify((docket_verdict)was, (docket_verdict)now)),
+					"calls", (json_int_t)r->transitions[was][now]));
+	totals = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "calls", (json_int_t)r->calls,
+			   "unchanged", (json_int_t)r->counts[DOCKET_REPLAY_UNCHANGED],
+			   "tightened", (json_int_t)r->counts[DOCKET_REPLAY_TIGHTENED],
+			   "loosened", (json_int_t)r->counts[DOCKET_REPLAY_LOOSENED],
+			   "loosened_human_denied", (json_int_t)r->human_denied,
+			   "undecided", (json_int_t)r->counts[DOCKET_REPLAY_UNDECIDED]);
+	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o}",
+			 "policy", r->policy, "baseline", str_or_null(r->baseline), "approvals", r->approvals,
+			 "filters", "session", str_or_null(r->session), "since", str_or_null(r->since),
+			 "until", str_or_null(r->until),
+			 "commits", r->history ? commits : (json_decref(commits), json_null()),
+			 "totals", totals, "transitions", trans);
+}
+
+/* One array of kept calls ("changes" or "undecided"). */
+static int json_rows(docket_replay_report *r, FILE *f, int undecided)
+{
+	docket_buf buf = DOCKET_BUF_INIT;
+	report_row row;
+	int error, first = 1;
+
+	if (fseek(r->spool, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	fprintf(f, "  \"%s\": [", undecided ? "undecided" : "changes");
+	while ((error = report_next(r, &row, &buf)) == 0) {
+		json_t *o;
+
+		if ((row.fx.cls == DOCKET_REPLAY_UNDECIDED) != undecided)
+			continue;
+		fputs(first ? "\n    " : ",\n    ", f);
+		first = 0;
+		o = row_json(r, &row);
+		error = dump(f, o);
+		json_decref(o);
+		if (error < 0)
+			break;
+	}
+	fputs(first ? "]" : "\n  ]", f);
+	docket_buf_dispose(&buf);
+	return error < 0 ? error : 0;
+}
+
+int report_json(docket_replay_report *r, FILE *out)
+{
+	json_t *head = head_json(r);
+	const char *key;
+	json_t *v;
+	int error = 0;
+
+	if (!head)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	fprintf(out, "{\n  \"schema\": \"docket.replay/v%d\",\n", DOCKET_REPLAY_SCHEMA_VERSION);
+	json_object_foreach(head, key, v) {
+		if ((error = member(out, key, json_incref(v))) < 0)
+			break;
+	}
+	json_decref(head);
+	if (error == 0 && (error = json_rows(r, out, 0)) == 0) {
+		fputs(",\n", out);
+		error = json_rows(r, out, 1);
+	}
+	fputs("\n}\n", out);
+	return error;
+}
+
+/* ---- escaping for XML and markdown ---- */
+
+static void put_escaped(FILE *f, const char *s, int markdown)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '&')
+			fputs("&amp;", f);
+		else if (ch == '<')
+			fputs("&lt;", f);
+		else if (ch == '>')
+			fputs("&gt;", f);
+		else if (ch == '"' && !markdown)
+			fputs("&quot;", f);
+		else if (ch == '|' && markdown)
+			fputs("&#124;", f);
+		else if (ch == '`' && markdown)
+			fputs("&#96;", f);
+		else if (ch < 0x20 || ch == 0x7f)
+			fputc(' ', f);   /* not allowed in XML 1.0, breaks a table row */
+		else
+			fputc(ch, f);
+	}
+}
+
+/* ---- junit ---- */
+
+static int fails(const docket_replay_report *r, int cls)
+{
+	return (cls == DOCKET_REPLAY_LOOSENED && (r->fail_on & DOCKET_REPLAY_FAIL_LOOSENED)) ||
+	       (cls == DOCKET_REPLAY_TIGHTENED && (r->fail_on & DOCKET_REPLAY_FAIL_TIGHTENED));
+}
+
+static void junit_case(docket_replay_report *r, FILE *f, const report_row *row)
+{
+	const char *cls = docket_replay_class_name((docket_replay_class)row->fx.cls);
+	const char *commit = commit_of(r, row);
+
+	fputs("    <testcase classname=\"docket.replay.", f);
+	put_escaped(f, row->s[RS_SESSION], 0);
+	fputs("\" name=\"", f);
+	put_escaped(f, row->s[RS_INVOCATION], 0);
+	fputs(" ", f);
+	put_escaped(f, row->s[RS_TOOL], 0);
+	fputs(": ", f);
+	put_escaped(f, row->s[RS_TARGET], 0);
+	fputs("\">\n", f);
+	if (fails(r, row->fx.cls)) {
+		fprintf(f, "      <failure type=\"%s\" message=\"%s: %s -&gt; %s%s\">", cls, cls, verdict(row->fx.was),
+			verdict(row->fx.now), row->fx.human_denied ? " (a human denied it when recorded)" : "");
+		fprintf(f, "seq %llu at %s\nbaseline (%s): %s\nnow: %s\nrule: ", (unsigned long long)row->fx.seq,
+			row->s[RS_TIME], docket_replay_baseline_name((docket_replay_baseline)row->fx.baseline),
+			verdict(row->fx.was), verdict(row->fx.now));
+		rule_text(&r->cell, row);
+		put_escaped(f, r->cell.ptr, 0);
+		if (commit)
+			fprintf(f, "\ncommit: %s", commit);
+		fputs("</failure>\n", f);
+	} else {
+		fprintf(f, "      <system-out>%s: %s -&gt; %s</system-out>\n", cls, verdict(row->fx.was),
+			verdict(row->fx.now));
+	}
+	fputs("    </testcase>\n", f);
+}
+
+static uint64_t junit_failures(const docket_replay_report *r)
+{
+	return (fails(r, DOCKET_REPLAY_LOOSENED) ? r->counts[DOCKET_REPLAY_LOOSENED] : 0) +
+	       (fails(r, DOCKET_REPLAY_TIGHTENED) ? r->counts[DOCKET_REPLAY_TIGHTENED] : 0);
+}
+
+int report_junit(docket_replay_report *r, FILE *out)
+{
+	docket_buf buf = DOCKET_BUF_INIT;
+	uint64_t tests = r->changed_rows ? r->changed_rows : 1, failures = junit_failures(r);
+	report_row row;
+	int error;
+
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+	fprintf(out, "<testsuites name=\"docket replay\" tests=\"%llu\" failures=\"%llu\" errors=\"0\">\n",
+		(unsigned long long)tests, (unsigned long long)failures);
+	fputs("  <testsuite name=\"docket replay: ", out);
+	put_escaped(out, r->policy, 0);
+	fprintf(out, "\" tests=\"%llu\" failures=\"%llu\" errors=\"0\" skipped=\"0\">\n",
+		(unsigned long long)tests, (unsigned long long)failures);
+	fputs("    <properties>\n", out);
+	for (int c = 0; c < 4; c++)
+		fprintf(out, "      <property name=\"%s\" value=\"%llu\"/>\n", docket_replay_class_name((docket_replay_class)c),
+			(unsigned long long)r->counts[c]);
+	fprintf(out, "      <property name=\"loosened_human_denied\" value=\"%llu\"/>\n    </properties>\n",
+		(unsigned long long)r->human_denied);
+	if (!r->changed_rows)
+		fprintf(out, "    <testcase classname=\"docket.replay\" name=\"no decision changed (%llu calls replayed)\"/>\n",
+			(unsigned long long)r->calls);
+	while ((error = report_next(r, &row, &buf)) == 0)
+		if (row.fx.cls != DOCKET_REPLAY_UNDECIDED)
+			junit_case(r, out, &row);
+	fputs("  </testsuite>\n</testsuites>\n", out);
+	docket_buf_dispose(&buf);
+	return error < 0 ? error : 0;
+}
+
+/* ---- markdown ---- */
+
+static void md_code(FILE *f, const char *s)
+{
+	fputs("<code>", f);
+	put_escaped(f, s, 1);
+	fputs("</code>", f);
+}
+
+static void md_counts(docket_replay_report *r, FILE *f)
+{
+	fputs("## docket replay\n\nReplayed **", f);
+	fprintf(f, "%llu** call%s against ", (unsigned long long)r->calls, r->calls == 1 ? "" : "s");
+	md_code(f, r->policy);
+	fputs(" (baseline: ", f);
+	if (r->baseline)
+		md_code(f, r->baseline);
+	else
+		fputs("recorded verdicts", f);
+	fprintf(f, "; approvals: %s).\n\n", r->approvals);
+	fprintf(f, "| class | calls |\n|---|---:|\n");
+	fprintf(f, "| **loosened** | %llu", (unsigned long long)r->counts[DOCKET_REPLAY_LOOSENED]);
+	if (r->human_denied)
+		fprintf(f, " (%llu denied by a human)", (unsigned long long)r->human_denied);
+	fprintf(f, " |\n| tightened | %llu |\n| unchanged | %llu |\n| undecided | %llu |\n\n",
+		(unsigned long long)r->counts[DOCKET_REPLAY_TIGHTENED],
+		(unsigned long long)r->counts[DOCKET_REPLAY_UNCHANGED],
+		(unsigned long long)r->counts[DOCKET_REPLAY_UNDECIDED]);
+	fputs("| was → now | calls |\n|---|---:|\n", f);
+	for (int was = 0; was < 5; was++)
+		for (int now = 0; now < 4; now++)
+			if (r->transitions[was][now])
+				fprintf(f, "| %s → %s | %llu |\n", was == 4 ? "undecided" : verdict(was), verdict(now),
+					(unsigned long long)r->transitions[was][now]);
+}
+
+static void md_row(docket_replay_report *r, FILE *f, const report_row *row)
+{
+	cells c;
+
+	if (cells_of(&c, r, row) < 0)
+		return;
+	fprintf(f, "| %s%s%s | ", row->fx.cls == DOCKET_REPLAY_LOOSENED ? "**" : "",
+		docket_replay_class_name((docket_replay_class)row->fx.cls),
+		row->fx.cls == DOCKET_REPLAY_LOOSENED ? "**" : "");
+	if (row->fx.human_denied)
+		fputs("⚠ human denied | ", f);
+	else
+		fputs(" | ", f);
+	for (int i = TC_SESSION; i <= TC_TARGET; i++) {
+		md_code(f, c.c[i]);
+		fputs(" | ", f);
+	}
+	fprintf(f, "%s → %s | ", c.c[TC_WAS], c.c[TC_NOW]);
+	md_code(f, c.c[TC_RULE]);
+	if (r->history) {
+		fputs(" | ", f);
+		md_code(f, c.c[TC_COMMIT]);
+	}
+	fputs(" |\n", f);
+}
+
+int report_markdown(docket_replay_report *r, FILE *out)
+{
+	docket_buf buf = DOCKET_BUF_INIT;
+	report_row row;
+	uint64_t shown_rows = 0;
+	int error = 0;
+
+	md_counts(r, out);
+	if (r->changed_rows) {
+		fputs("\n### Changed calls\n\n| class | note | session | invocation | tool | command or target | "
+		      "was → now | rule |", out);
+		fputs(r->history ? " commit |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n",
+		      out);
+		while ((error = report_next(r, &row, &buf)) == 0)
+			if (row.fx.cls != DOCKET_REPLAY_UNDECIDED && shown_rows++ < MD_MAX_ROWS)
+				md_row(r, out, &row);
+		if (shown_rows > MD_MAX_ROWS)
+			fprintf(out, "\n… and %llu more (see `docket replay --format json`).\n",
+				(unsigned long long)(shown_rows - MD_MAX_ROWS));
+	}
+	docket_buf_dispose(&buf);
+	return error < 0 ? error : 0;
+}

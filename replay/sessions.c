@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sessions.c: what replay keeps per open session: the recorded context
+ * (platform, cwd, workspace roots, env), the grants recorded so far, the
+ * Codex settings of a recorded Codex policy, and the evaluation contexts
+ * built from them. A session is dropped at its session.closed, so memory is
+ * bounded by the sessions open at once, not by the events.
+ *
+ * Invariant: `ctx_id` is never reused within a replay and changes whenever
+ * the context does, so (ctx_id, policy, call) keys an evaluation (memo.c).
+ */
+#include <string.h>
+
+#include "replay_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define MIN_BUCKETS 64
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static void session_free(rsession *s)
+{
+	docket_free(s->id);
+	json_decref(s->context);
+	json_decref(s->codex);
+	docket_policy_context_free(s->ctx[0]);
+	docket_policy_context_free(s->ctx[1]);
+	docket_free(s);
+}
+
+void rsessions_dispose(rsessions *t)
+{
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		rsession *s = t->buckets[i], *next;
+
+		for (; s; s = next) {
+			next = s->next;
+			session_free(s);
+		}
+	}
+	docket_free(t->buckets);
+	memset(t, 0, sizeof(*t));
+}
+
+static rsession **slot_of(rsessions *t, const char *id)
+{
+	rsession **p = &t->buckets[hash_str(id) & (t->nbuckets - 1)];
+
+	while (*p && strcmp((*p)->id, id) != 0)
+		p = &(*p)->next;
+	return p;
+}
+
+rsession *rsessions_get(rsessions *t, const char *id)
+{
+	return t->nbuckets ? *slot_of(t, id) : NULL;
+}
+
+static int grow(rsessions *t)
+{
+	size_t n = t->nbuckets ? t->nbuckets * 2 : MIN_BUCKETS;
+	rsession **b = docket_calloc(n, sizeof(*b));
+
+	if (!b)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		rsession *s = t->buckets[i], *next;
+
+		for (; s; s = next) {
+			size_t k = hash_str(s->id) & (n - 1);
+
+			next = s->next;
+			s->next = b[k];
+			b[k] = s;
+		}
+	}
+	docket_free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+	return 0;
+}
+
+/* The recorded context of a session.opened event, with no grants yet. */
+static json_t *context_of(const docket_event *ev)
+{
+	const Docket__V1__SessionOpened *o = ev->session_opened;
+	const char *platform = docket_platform_name(o->platform);
+	json_t *c = json_object(), *roots = json_array(), *env = json_object(), *grants = json_array();
+	int bad = !c || !roots || !env || !grants;
+
+	for (size_t i = 0; !bad && i < o->n_workspace_roots; i++)
+		bad = json_array_append_new(roots, json_string(o->workspace_roots[i])) < 0;
+	for (size_t i = 0; !bad && i < o->n_env; i++)
+		bad = json_object_set_new(env, o->env[i]->key, json_string(o->env[i]->value)) < 0;
+	if (!bad && platform && o->platform)
+		bad = json_object_set_new(c, "platform", json_string(platform)) < 0;
+	if (!bad && *o->cwd)
+		bad = json_object_set_new(c, "cwd", json_string(o->cwd)) < 0;
+	if (!bad)
+		bad = json_object_set_new(c, "workspace_roots", roots) < 0 ||
+		      json_object_set_new(c, "env", env) < 0 || json_object_set_new(c, "grants", grants) < 0;
+	else {
+		json_decref(roots);
+		json_decref(env);
+		json_decref(grants);
+	}
+	if (bad) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The context changed: drop the built contexts, take a new id. */
+static void touch(rsessions *t, rsession *s)
+{
+	docket_policy_context_free(s->ctx[0]);
+	docket_policy_context_free(s->ctx[1]);
+	s->ctx[0] = s->ctx[1] = NULL;
+	s->ctx_id = ++t->next_id;
+}
+
+int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_event *ev)
+{
+	rsession **p, *s;
+	json_t *c = ev ? context_of(ev) : json_pack("{s:[]}", "grants");
+	int error;
+
+	*out = NULL;
+	if (!c)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (t->n >= t->nbuckets && (error = grow(t)) < 0) {
+		json_decref(c);
+		return error;
+	}
+	p = slot_of(t, id);
+	if (!(s = *p)) {
+		if (!(s = docket_calloc(1, sizeof(*s))) || !(s->id = docket_malloc(strlen(id) + 1))) {
+			docket_free(s);
+			json_decref(c);
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+		memcpy(s->id, id, strlen(id) + 1);
+		*p = s;
+		t->n++;
+	}
+	json_decref(s->context);
+	s->context = c;
+	touch(t, s);
+	*out = s;
+	return 0;
+}
+
+void rsessions_close(rsessions *t, const char *id)
+{
+	rsession **p, *s;
+
+	if (!t->nbuckets || !(s = *(p = slot_of(t, id))))
+		return;
+	*p = s->next;
+	t->n--;
+	session_free(s);
+}
+
+int rsession_grant(rsessions *t, rsession *s, const docket_event *intent)
+{
+	json_t *obj = NULL, *args = NULL;
+	const char *text = intent->tool_intent->args_json;
+	int error;
+
+	if ((error = docket_json_parse(&args, text, strlen(text))) < 0)
+		return error;
+	if (!(obj = json_pack("{s:o}", "args", args)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = docket_policy_grant_from_intent(json_object_get(s->context, "grants"), obj);
+	json_decref(obj);
+	if (error == 0)
+		touch(t, s);
+	return error;
+}
+
+int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
+{
+	const Docket__V1__PolicyRevised *p = ev->policy_revised;
+	json_t *doc = NULL, *codex = NULL;
+	int error = 0;
+
+	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
+	    (error = docket_json_parse(&doc, p->policy_json, strlen(p->policy_json))) == 0) {
+		codex = json_object();
+		for (size_t i = 0; codex && i < 2; i++) {
+			const char *key = i ? "sandbox_policy" : "approval_policy";
+			json_t *v = json_object_get(doc, key);
+
+			if (v && !json_is_null(v) && json_object_set(codex, key, v) < 0)
+				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+		json_decref(doc);
+		if (!codex)
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	if (error < 0) {
+		json_decref(codex);
+		return error;
+	}
+	json_decref(s->codex);
+	s->codex = codex;
+	touch(t, s);
+	return 0;
+}
+
+int rsession_context(const docket_policy_context **out, rsession *s, int codex)
+{
+	json_t *c = s->context;
+	int error = 0;
+
+	codex = codex && s->codex;
+	if (!s->ctx[codex]) {
+		if (codex && !(c = json_deep_copy(s->context)))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (codex && json_object_update(c, s->codex) < 0)
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (error == 0)
+			error = docket_policy_context_from_json(&s->ctx[codex], c);
+		if (codex)
+			json_decref(c);
+	}
+	*out = s->ctx[codex];
+	return error;
+}

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_replay.c: replay (issue 5) over fixtures/replay: every transition
+ * class, the baseline inferred from each kind of history, grants on and off,
+ * the human-denied flag, --compare, filters, the four report formats,
+ * determinism, --fail-on, and the negative twins (unknown session, bad
+ * policy, a failing callback, allocation failure). Git sources are in
+ * test_replay_git.c.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docket/ledger.h"
+#include "docket/replay.h"
+#include "replay/replay_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define MAX_CALLS 32
+
+typedef struct seen {
+	char inv[32];
+	docket_replay_class cls;
+	docket_replay_baseline baseline;
+	docket_verdict was, now;
+	int human_denied;
+	size_t changed_at;
+	char rule[128];
+} seen;
+
+typedef struct collect {
+	seen calls[MAX_CALLS];
+	size_t n;
+	int stop_after;   /* >0: return 1 after this many; <0: return an error */
+} collect;
+
+typedef struct fixture {
+	char *dir;
+	docket_ledger *ledger;
+} fixture;
+
+static char *src_path(const char *rel)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", root ? root : ".", rel);
+	return strdup(buf);
+}
+
+static docket_policy *policy(const char *name)
+{
+	char rel[256], *path;
+	docket_policy *p = NULL;
+
+	snprintf(rel, sizeof(rel), "fixtures/replay/%s", name);
+	path = src_path(rel);
+	if (docket_replay_source_load(&p, path, NULL) < 0)
+		fail_msg("load %s: %s", path, docket_error_last()->message);
+	free(path);
+	return p;
+}
+
+/* A ledger holding fixtures/replay/sessions.jsonl. */
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	char *path = src_path("fixtures/replay/sessions.jsonl"), line[8192];
+	json_t *events[64];
+	size_t n = 0;
+	FILE *in = fopen(path, "r");
+
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in) && n < 64)
+		events[n++] = test_json(line);
+	fclose(in);
+	free(path);
+	f->dir = test_mkdtemp();
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&f->ledger, f->dir, &oo), 0);
+	if (docket_ledger_append_json(f->ledger, events, n, NULL) < 0)
+		fail_msg("append: %s", docket_error_last()->message);
+	for (size_t i = 0; i < n; i++)
+		json_decref(events[i]);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	docket_ledger_free(f->ledger);
+	test_rmdir_free(f->dir);
+	free(f);
+	return 0;
+}
+
+static int on_call(void *ctx, const docket_replay_call *c)
+{
+	collect *col = ctx;
+	seen *s;
+
+	if (col->stop_after < 0)
+		return docket_error_set(DOCKET_EINVALID, "stop");
+	assert_true(col->n < MAX_CALLS);
+	s = &col->calls[col->n++];
+	snprintf(s->inv, sizeof(s->inv), "%s", c->invocation);
+	s->cls = c->cls;
+	s->baseline = c->baseline;
+	s->was = c->was;
+	s->now = c->now;
+	s->human_denied = c->human_denied;
+	s->changed_at = c->changed_at;
+	snprintf(s->rule, sizeof(s->rule), "%s", c->rule ? c->rule : "");
+	return col->stop_after > 0 && (int)col->n >= col->stop_after;
+}
+
+static const seen *find(const collect *col, const char *inv)
+{
+	for (size_t i = 0; i < col->n; i++)
+		if (strcmp(col->calls[i].inv, inv) == 0)
+			return &col->calls[i];
+	fail_msg("no call %s", inv);
+	return NULL;
+}
+
+static void run(fixture *f, const docket_policy *base, const char *name, const docket_replay_options *o,
+		collect *col)
+{
+	docket_policy *p = policy(name);
+	const docket_policy *ps[1] = { p };
+
+	memset(col, 0, sizeof(*col));
+	if (docket_replay_run(f->ledger, base, ps, 1, o, on_call, col) < 0)
+		fail_msg("replay: %s", docket_error_last()->message);
+	docket_policy_free(p);
+}
+
+static void expect(const collect *col, const char *inv, docket_replay_class cls, docket_verdict was,
+		   docket_verdict now)
+{
+	const seen *s = find(col, inv);
+
+	if (s->cls != cls || (cls != DOCKET_REPLAY_UNDECIDED && s->was != was) || s->now != now)
+		fail_msg("%s: %s %s -> %s, expected %s %s -> %s", inv, docket_replay_class_name(s->cls),
+			 docket_policy_verdict_name(s->was), docket_policy_verdict_name(s->now),
+			 docket_replay_class_name(cls), docket_policy_verdict_name(was), docket_policy_verdict_name(now));
+}
+
+/* ---- classification ---- */
+
+static void test_classify_order(void **state)
+{
+	(void)state;
+	assert_int_equal(replay_classify(DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_APPROVAL_REQUIRED), DOCKET_REPLAY_TIGHTENED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_APPROVAL_REQUIRED, DOCKET_VERDICT_DENIED), DOCKET_REPLAY_TIGHTENED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_UNSUPPORTED), DOCKET_REPLAY_TIGHTENED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_DENIED, DOCKET_VERDICT_ALLOWED), DOCKET_REPLAY_LOOSENED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_UNSUPPORTED, DOCKET_VERDICT_APPROVAL_REQUIRED), DOCKET_REPLAY_LOOSENED);
+	/* denied and unsupported both refuse outright: same rank */
+	assert_int_equal(replay_classify(DOCKET_VERDICT_DENIED, DOCKET_VERDICT_UNSUPPORTED), DOCKET_REPLAY_UNCHANGED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_UNSUPPORTED, DOCKET_VERDICT_DENIED), DOCKET_REPLAY_UNCHANGED);
+	assert_int_equal(replay_classify(DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_ALLOWED), DOCKET_REPLAY_UNCHANGED);
+	assert_string_equal(docket_replay_class_name(DOCKET_REPLAY_LOOSENED), "loosened");
+	assert_string_equal(docket_replay_class_name((docket_replay_class)9), "unknown");
+	assert_string_equal(docket_replay_baseline_name(DOCKET_REPLAY_BASE_INFERRED), "inferred");
+}
+
+static void test_tightened(void **state)
+{
+	collect col;
+
+	run(*state, NULL, "strict.yaml", NULL, &col);
+	assert_int_equal(col.n, 12);
+	expect(&col, "c4", DOCKET_REPLAY_TIGHTENED, DOCKET_VERDICT_APPROVAL_REQUIRED, DOCKET_VERDICT_DENIED);
+	expect(&col, "c6", DOCKET_REPLAY_TIGHTENED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_DENIED);
+	expect(&col, "i1", DOCKET_REPLAY_TIGHTENED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_APPROVAL_REQUIRED);
+	/* a platform that cannot sandbox: allowed -> unsupported */
+	expect(&col, "w1", DOCKET_REPLAY_TIGHTENED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_UNSUPPORTED);
+	expect(&col, "c1", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_ALLOWED);
+	assert_string_equal(find(&col, "c4")->rule, "command [rm, -rf] -> deny");
+	assert_string_equal(find(&col, "w1")->rule, "");
+}
+
+static void test_loosened_human_denied(void **state)
+{
+	collect col;
+
+	run(*state, NULL, "loose.yaml", NULL, &col);
+	expect(&col, "c2", DOCKET_REPLAY_LOOSENED, DOCKET_VERDICT_APPROVAL_REQUIRED, DOCKET_VERDICT_ALLOWED);
+	expect(&col, "c4", DOCKET_REPLAY_LOOSENED, DOCKET_VERDICT_APPROVAL_REQUIRED, DOCKET_VERDICT_ALLOWED);
+	assert_true(find(&col, "c4")->human_denied);     /* settled denied by user:dev */
+	assert_false(find(&col, "c2")->human_denied);    /* approved_for_session */
+	expect(&col, "i3", DOCKET_REPLAY_LOOSENED, DOCKET_VERDICT_DENIED, DOCKET_VERDICT_ALLOWED);
+	assert_false(find(&col, "i3")->human_denied);    /* denied with no request: not a human */
+	expect(&col, "c5", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_DENIED, DOCKET_VERDICT_DENIED);
+}
+
+/* ---- baselines ---- */
+
+static void test_baseline_inferred(void **state)
+{
+	collect col;
+
+	run(*state, NULL, "base.yaml", NULL, &col);
+	/* dispatch with no request -> allowed */
+	assert_int_equal(find(&col, "i1")->baseline, DOCKET_REPLAY_BASE_INFERRED);
+	assert_int_equal(find(&col, "i1")->was, DOCKET_VERDICT_ALLOWED);
+	/* an approval request -> approval_required */
+	assert_int_equal(find(&col, "i2")->baseline, DOCKET_REPLAY_BASE_INFERRED);
+	assert_int_equal(find(&col, "i2")->was, DOCKET_VERDICT_APPROVAL_REQUIRED);
+	/* denied outcome with no request -> denied */
+	assert_int_equal(find(&col, "i3")->baseline, DOCKET_REPLAY_BASE_INFERRED);
+	assert_int_equal(find(&col, "i3")->was, DOCKET_VERDICT_DENIED);
+	/* nothing yet -> undecided, reported apart */
+	assert_int_equal(find(&col, "i4")->baseline, DOCKET_REPLAY_BASE_NONE);
+	assert_int_equal(find(&col, "i4")->cls, DOCKET_REPLAY_UNDECIDED);
+	/* recorded decisions win */
+	assert_int_equal(find(&col, "c1")->baseline, DOCKET_REPLAY_BASE_RECORDED);
+}
+
+static void test_grants(void **state)
+{
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	collect col;
+
+	/* c2 was approved_for_session: the same push (c3) is granted */
+	run(*state, NULL, "base.yaml", NULL, &col);
+	expect(&col, "c3", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_ALLOWED);
+	expect(&col, "c2", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_APPROVAL_REQUIRED, DOCKET_VERDICT_APPROVAL_REQUIRED);
+	o.approvals = DOCKET_REPLAY_APPROVALS_NONE;
+	run(*state, NULL, "base.yaml", &o, &col);
+	expect(&col, "c3", DOCKET_REPLAY_TIGHTENED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_APPROVAL_REQUIRED);
+	assert_string_equal(find(&col, "c3")->rule, "command [git, push] -> ask");
+}
+
+static void test_compare(void **state)
+{
+	docket_policy *base = policy("strict.yaml");
+	collect col;
+
+	run(*state, base, "loose.yaml", NULL, &col);
+	assert_int_equal(col.n, 12);
+	for (size_t i = 0; i < col.n; i++)
+		assert_int_equal(col.calls[i].baseline, DOCKET_REPLAY_BASE_POLICY);
+	/* strict denies rm -rf, loose allows it; a human had denied c4 */
+	expect(&col, "c4", DOCKET_REPLAY_LOOSENED, DOCKET_VERDICT_DENIED, DOCKET_VERDICT_ALLOWED);
+	assert_true(find(&col, "c4")->human_denied);
+	/* no undecided calls when the baseline is a policy */
+	expect(&col, "i4", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_ALLOWED);
+	docket_policy_free(base);
+}
+
+static void test_history_changed_at(void **state)
+{
+	docket_policy *a = policy("base.yaml"), *b = policy("strict.yaml"), *c = policy("loose.yaml");
+	const docket_policy *ps[2] = { b, c };
+	collect col = { 0 };
+
+	/* base -> strict -> loose: rm -rf changes first at strict (index 0),
+	 * git push first at loose (index 1) */
+	assert_int_equal(docket_replay_run(((fixture *)*state)->ledger, a, ps, 2, NULL, on_call, &col), 0);
+	assert_int_equal(find(&col, "c4")->cls, DOCKET_REPLAY_LOOSENED);
+	assert_int_equal(find(&col, "c4")->changed_at, 0);
+	assert_int_equal(find(&col, "c2")->changed_at, 1);
+	assert_int_equal(find(&col, "c1")->changed_at, SIZE_MAX);
+	docket_policy_free(a);
+	docket_policy_free(b);
+	docket_policy_free(c);
+}
+
+/* ---- filters ---- */
+
+static void test_filters(void **state)
+{
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	collect col;
+
+	o.session = "s-import";
+	run(*state, NULL, "base.yaml", &o, &col);
+	assert_int_equal(col.n, 4);
+	assert_string_equal(col.calls[0].inv, "i1");
+	o.session = NULL;
+	o.has_since = 1;
+	assert_int_equal(replay_time_ms("2025-04-01T10:05:00Z", &o.since_ms), 0);
+	o.has_until = 1;
+	assert_int_equal(replay_time_ms("2025-04-02T09:01:00Z", &o.until_ms), 0);
+	run(*state, NULL, "base.yaml", &o, &col);
+	/* c3 (10:05:00, inclusive) .. i1; i2 at 09:01:00 is excluded */
+	assert_int_equal(col.n, 5);
+	assert_string_equal(col.calls[0].inv, "c3");
+	assert_string_equal(col.calls[4].inv, "i1");
+	/* a filtered replay still applies the grants recorded before */
+	expect(&col, "c3", DOCKET_REPLAY_UNCHANGED, DOCKET_VERDICT_ALLOWED, DOCKET_VERDICT_ALLOWED);
+}
+
+static void test_filters_negative(void **state)
+{
+	fixture *f = *state;
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	docket_policy *p = policy("base.yaml");
+	const docket_policy *ps[1] = { p };
+	collect col = { 0 };
+	int64_t ms;
+
+	o.session = "no-such-session";
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, &o, on_call, &col), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 0, NULL, on_call, &col), DOCKET_EINVALID);
+	/* the callback stops early, or fails */
+	col.stop_after = 2;
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, NULL, on_call, &col), 0);
+	assert_int_equal(col.n, 2);
+	col.stop_after = -1;
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, NULL, on_call, &col), DOCKET_EINVALID);
+	/* times */
+	assert_int_equal(replay_time_ms("1970-01-01T00:00:01.5Z", &ms), 0);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(replay_time_ms("2025-04-01T10:05:00", &ms), -1);
+	assert_int_equal(replay_time_ms("2025-04-01 10:05:00Z", &ms), -1);
+	assert_int_equal(replay_time_ms("2025-04-01T10:05:00Zx", &ms), -1);
+	assert_int_equal(replay_time_ms(NULL, &ms), -1);
+	docket_policy_free(p);
+}
+
+/* ---- sources ---- */
+
+static void test_sources_negative(void **state)
+{
+	docket_policy *p = NULL;
+	char *bad = src_path("fixtures/replay/malformed.yaml");
+
+	(void)state;
+	assert_int_equal(docket_replay_source_load(&p, bad, NULL), DOCKET_EINVALID);
+	assert_null(p);
+	assert_int_equal(docket_replay_source_load(&p, "/no/such/policy.yaml", NULL), DOCKET_ENOTFOUND);
+	if (docket_replay_has_git()) {
+		assert_int_equal(docket_replay_source_load(&p, "git:HEAD", NULL), DOCKET_EINVALID);
+		assert_int_equal(docket_replay_source_load(&p, "git::policy.yaml", NULL), DOCKET_EINVALID);
+	} else {
+		assert_int_equal(docket_replay_source_load(&p, "git:HEAD:policy.yaml", NULL), DOCKET_ERROR);
+	}
+	free(bad);
+}
+
+/* ---- reports ---- */
+
+static char *report(fixture *f, docket_replay_format format, const char *name, unsigned fail_on, int *failed)
+{
+	docket_replay_report_info info = DOCKET_REPLAY_REPORT_INFO_INIT;
+	docket_replay_report *r = NULL;
+	docket_policy *p = policy(name);
+	const docket_policy *ps[1] = { p };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	info.format = format;
+	info.policy = name;
+	info.fail_on = fail_on;
+	assert_int_equal(docket_replay_report_new(&r, &info), 0);
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, NULL, docket_replay_report_add, r), 0);
+	assert_int_equal(docket_replay_report_finish(r, out), 0);
+	fclose(out);
+	*failed = docket_replay_report_failed(r, fail_on);
+	docket_replay_report_free(r);
+	docket_policy_free(p);
+	return text;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_report_formats(void **state)
+{
+	int failed;
+	char *table = report(*state, DOCKET_REPLAY_TABLE, "loose.yaml", 0, &failed);
+	char *json = report(*state, DOCKET_REPLAY_JSON, "loose.yaml", 0, &failed);
+	char *junit = report(*state, DOCKET_REPLAY_JUNIT, "loose.yaml", DOCKET_REPLAY_FAIL_LOOSENED, &failed);
+	int junit_failed = failed;
+	char *md = report(*state, DOCKET_REPLAY_MARKDOWN, "loose.yaml", 0, &failed);
+	json_t *doc = test_json(json);
+
+	assert_non_null(strstr(table, "loosened, human denied"));
+	assert_non_null(strstr(table, "(1 denied by a human when recorded)"));
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")), "docket.replay/v1");
+	assert_int_equal(json_array_size(json_object_get(doc, "changes")), 4);
+	assert_int_equal(json_array_size(json_object_get(doc, "undecided")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "totals"), "loosened")), 4);
+	assert_int_equal(count(junit, "<testcase "), 4);
+	assert_int_equal(count(junit, "<failure "), 4);
+	assert_non_null(strstr(junit, "failures=\"4\""));
+	assert_true(junit_failed);
+	assert_false(failed);
+	assert_int_equal(count(md, "| **loosened** |"), 5);   /* the count row and 4 calls */
+	json_decref(doc);
+	free(table);
+	free(json);
+	free(junit);
+	free(md);
+}
+
+static void test_report_determinism_and_fail_on(void **state)
+{
+	int failed;
+	char *a = report(*state, DOCKET_REPLAY_JSON, "strict.yaml", DOCKET_REPLAY_FAIL_LOOSENED, &failed);
+	char *b;
+
+	assert_false(failed);   /* strict only tightens */
+	b = report(*state, DOCKET_REPLAY_JSON, "strict.yaml", DOCKET_REPLAY_FAIL_TIGHTENED, &failed);
+	assert_true(failed);
+	assert_string_equal(a, b);
+	free(b);
+	b = report(*state, DOCKET_REPLAY_JUNIT, "strict.yaml", DOCKET_REPLAY_FAIL_CHANGED, &failed);
+	assert_true(failed);
+	assert_int_equal(count(b, "<failure "), 4);
+	free(b);
+	/* no change at all: one passing testcase, no failure */
+	b = report(*state, DOCKET_REPLAY_JUNIT, "base.yaml", DOCKET_REPLAY_FAIL_TIGHTENED, &failed);
+	assert_false(failed);
+	assert_int_equal(count(b, "<failure "), 0);
+	free(a);
+	free(b);
+}
+
+static void test_target(void **state)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	char big[400];
+
+	(void)state;
+	assert_int_equal(replay_target(&b, "shell", "{\"command\":[\"bash\",\"-lc\",\"a\\nb\"]}"), 0);
+	assert_string_equal(b.ptr, "a b");
+	assert_int_equal(replay_target(&b, "shell", "{\"command\":[\"git\",\"push\"]}"), 0);
+	assert_string_equal(b.ptr, "git push");
+	assert_int_equal(replay_target(&b, "apply_patch", "{\"changes\":[{\"path\":\"a\"},{\"path\":\"b\"}]}"), 0);
+	assert_string_equal(b.ptr, "a, b");
+	assert_int_equal(replay_target(&b, "mcp", "{\"server\":\"gh\",\"tool\":\"list\"}"), 0);
+	assert_string_equal(b.ptr, "gh/list");
+	assert_int_equal(replay_target(&b, "install_packages", "{\"ecosystem\":\"npm\",\"packages\":[\"a\",\"b\"]}"), 0);
+	assert_string_equal(b.ptr, "npm: a b");
+	assert_int_equal(replay_target(&b, "x", "not json"), 0);
+	assert_string_equal(b.ptr, "not json");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "{\"path\":\"", 9);
+	memcpy(big + sizeof(big) - 3, "\"}", 3);
+	assert_int_equal(replay_target(&b, "read_file", big), 0);
+	assert_int_equal(b.len, 120);
+	assert_string_equal(b.ptr + 117, "...");
+	docket_buf_dispose(&b);
+}
+
+/* Allocation failure anywhere in a replay is an error, never a crash or a leak. */
+static void test_alloc_failure(void **state)
+{
+	fixture *f = *state;
+	docket_policy *p = policy("strict.yaml");
+	const docket_policy *ps[1] = { p };
+	int failures = 0;
+
+	for (long n = 1; n < 100000; n++) {
+		docket_replay_report_info info = DOCKET_REPLAY_REPORT_INFO_INIT;
+		docket_replay_report *r = NULL;
+		FILE *out = fopen("/dev/null", "w");
+		int error;
+
+		docket_alloc_fail_after(n);
+		error = docket_replay_report_new(&r, &info);
+		if (error == 0)
+			error = docket_replay_run(f->ledger, NULL, ps, 1, NULL, docket_replay_report_add, r);
+		if (error == 0)
+			error = docket_replay_report_finish(r, out);
+		docket_alloc_fail_reset();
+		docket_replay_report_free(r);
+		fclose(out);
+		if (error == 0)
+			break;
+		if (error != DOCKET_ENOMEM)
+			fail_msg("allocation %ld: %d %s", n, error, docket_error_last()->message);
+		failures++;
+	}
+	assert_true(failures > 10);
+	docket_policy_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_classify_order),
+		cmocka_unit_test(test_target),
+		cmocka_unit_test(test_sources_negative),
+		cmocka_unit_test_setup_teardown(test_tightened, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loosened_human_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baseline_inferred, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history_changed_at, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters_negative, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_determinism_and_fail_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_failure, setup, teardown),
+	};
+
+	docket_alloc_install_json();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
