@@ -4,7 +4,9 @@
 # The README demo: record a realistic agent session into a fresh ledger,
 # prove it was not altered, and look at it; then run a runtime that
 # crashes after dispatching a call, look at what is pending, recover
-# (new epoch, plan, re-dispatch), and check the ledger again.
+# (new epoch, plan, re-dispatch), and check the ledger again. Last, replay
+# every recorded call against a stricter and a looser policy and show what
+# each would change.
 #
 #   scripts/demo.sh            install missing packages (scripts/deps.sh), build
 #                              with meson into ./build if needed
@@ -76,3 +78,10 @@ run "the runtime restarts: a new epoch fences the old one; it applies the plan a
 	"$example" "$DOCKET_LEDGER" --recover
 step "the session: the call in doubt was re-dispatched as attempt 2" show build-42
 step "nothing pending, and the chain still verifies" verify
+
+# A policy author's question before shipping a change: which recorded calls
+# would it decide differently? (docs/replay.md; in CI: --fail-on loosened.)
+step "replay every recorded call against a stricter policy: what it tightens" \
+	replay --policy fixtures/replay/demo-strict.yaml
+step "... and against a looser one: what it loosens (a call a human had denied is flagged)" \
+	replay --policy fixtures/replay/demo-loose.yaml
