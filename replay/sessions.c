@@ -105,10 +105,12 @@ static json_t *context_of(const docket_event *ev)
 		bad = json_object_set_new(c, "platform", json_string(platform)) < 0;
 	if (!bad && *o->cwd)
 		bad = json_object_set_new(c, "cwd", json_string(o->cwd)) < 0;
-	if (!bad)
-		bad = json_object_set_new(c, "workspace_roots", roots) < 0 ||
-		      json_object_set_new(c, "env", env) < 0 || json_object_set_new(c, "grants", grants) < 0;
-	else {
+	if (!bad) {
+		/* each set_new takes its value, even when it fails */
+		bad |= json_object_set_new(c, "workspace_roots", roots) < 0;
+		bad |= json_object_set_new(c, "env", env) < 0;
+		bad |= json_object_set_new(c, "grants", grants) < 0;
+	} else {
 		json_decref(roots);
 		json_decref(env);
 		json_decref(grants);
