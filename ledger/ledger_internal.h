@@ -216,6 +216,8 @@ int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 
 /* ---- read.c: single records ---- */
 
+/* The stored frame of `seq` (borrowed from `txn`); DOCKET_ECORRUPT if absent. */
+int ledger_frame_get(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out);
 /* One stored event as JSON (seq, hash included). */
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */

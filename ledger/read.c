@@ -79,7 +79,7 @@ static int emit(docket_ledger *l, MDB_txn *txn, uint64_t seq, const MDB_val *fra
 	return error;
 }
 
-static int get_frame(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out)
+int ledger_frame_get(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out)
 {
 	uint8_t key[8];
 	MDB_val k = { sizeof(key), key };
@@ -128,7 +128,7 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, uint64_t *
 
 		if (o->session) {
 			seq = docket_be64_get(v.mv_data);
-			if ((error = get_frame(txn, l, seq, &frame)) < 0)
+			if ((error = ledger_frame_get(txn, l, seq, &frame)) < 0)
 				goto cleanup;
 		} else {
 			seq = docket_be64_get(k.mv_data);
@@ -388,7 +388,7 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 	*out = NULL;
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
-	if ((error = get_frame(txn, l, seq, &frame)) == 0 &&
+	if ((error = ledger_frame_get(txn, l, seq, &frame)) == 0 &&
 	    (error = load_event(&ev, &hdr, l, txn, &frame, &payload)) == 0)
 		error = event_json(out, seq, ev, hdr.hash);
 	docket_event_free(ev);

@@ -93,19 +93,6 @@ static int wanted(unsigned field)
 	}
 }
 
-static int frame_at(MDB_val *out, docket_ledger *l, MDB_txn *txn, uint64_t seq)
-{
-	uint8_t key[8];
-	MDB_val k = { sizeof(key), key };
-	int rc;
-
-	docket_be64_put(key, seq);
-	rc = mdb_get(txn, l->dbi.events, &k, out);
-	if (rc == MDB_NOTFOUND)
-		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq);
-	return rc == 0 ? 0 : store_error(rc, "read event");
-}
-
 /* Decode a frame; *out NULL when its kind is not wanted. */
 static int decode(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq,
 		  const MDB_val *frame, docket_buf *payload, int all)
@@ -128,7 +115,7 @@ int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t s
 	int error;
 
 	*out = NULL;
-	if ((error = frame_at(&frame, l, txn, seq)) < 0)
+	if ((error = ledger_frame_get(txn, l, seq, &frame)) < 0)
 		return error;
 	return decode(out, l, txn, seq, &frame, scratch, 1);
 }
@@ -188,7 +175,7 @@ static int scan_one(scan_state *s, MDB_txn *txn, const MDB_val *k, const MDB_val
 	int error;
 
 	seq = docket_be64_get(s->session ? v->mv_data : k->mv_data);
-	if (s->session && (error = frame_at(&frame, s->l, txn, seq)) < 0)
+	if (s->session && (error = ledger_frame_get(txn, s->l, seq, &frame)) < 0)
 		return error;
 	if ((error = decode(&ev, s->l, txn, seq, &frame, &s->payload, 0)) < 0)
 		return error;
