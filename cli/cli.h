@@ -60,6 +60,11 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 int cmd_reindex(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_keygen(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_checkpoint(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_redact(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv);

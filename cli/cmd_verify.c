@@ -1,10 +1,136 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_verify.c: `docket verify`: check chain, frames and projections. */
+/* cmd_verify.c: `docket verify`: check chain, frames and projections; with
+ * --pubkey the signed checkpoints, with --git a git archive (docs/audit.md). */
 #include "cli.h"
 
 #include <string.h>
 
+#include "docket/audit.h"
+#include "docket/export.h"
 #include "util/error.h"
+
+typedef struct verify_args {
+	const char *pubkey;
+	const char *witness;
+	const char *git;
+	int json;
+} verify_args;
+
+static void print_chain(const docket_verify_report *report, const cli_global *g)
+{
+	if (report->ok) {
+		cli_put_color(stdout, g->color_out, CLI_GREEN, "ok");
+		printf(": %llu event%s verified (hash chain, frames, indexes)\n",
+		       (unsigned long long)report->events_checked,
+		       report->events_checked == 1 ? "" : "s");
+		return;
+	}
+	cli_put_color(stdout, g->color_out, CLI_RED, "FAILED");
+	if (report->first_bad_seq)
+		printf(" at seq %llu", (unsigned long long)report->first_bad_seq);
+	printf(": %s\n", report->problem[0] ? report->problem : "verification failed");
+	if (report->events_checked > 0)
+		printf("%llu event%s checked\n", (unsigned long long)report->events_checked,
+		       report->events_checked == 1 ? "" : "s");
+}
+
+static void print_seal(const docket_seal_report *s, const cli_global *g)
+{
+	if (!s->ok) {
+		cli_put_color(stdout, g->color_out, CLI_RED, "FAILED");
+		printf(": %s\n", s->problem);
+		return;
+	}
+	cli_put_color(stdout, g->color_out, CLI_GREEN, "ok");
+	printf(": %llu checkpoint%s signed by key %.16s..., events 1..%llu covered, "
+	       "%llu after the last checkpoint\n",
+	       (unsigned long long)s->checkpoints, s->checkpoints == 1 ? "" : "s", s->key_id,
+	       (unsigned long long)s->covered_seq,
+	       (unsigned long long)(s->head_seq - s->covered_seq));
+	if (s->witness_checked) {
+		cli_put_color(stdout, g->color_out, CLI_GREEN, "ok");
+		printf(": the witness matches the ledger's checkpoint\n");
+	}
+}
+
+static void print_git(const docket_git_report *r, const cli_global *g)
+{
+	cli_put_color(stdout, g->color_out, r->ok ? CLI_GREEN : CLI_RED, r->ok ? "ok" : "FAILED");
+	if (r->ok)
+		printf(": git archive agrees (%llu commit%s, %llu events, head seq %llu)\n",
+		       (unsigned long long)r->commits, r->commits == 1 ? "" : "s",
+		       (unsigned long long)r->events_checked, (unsigned long long)r->head_seq);
+	else
+		printf(": git archive: %s\n", r->problem);
+}
+
+static json_t *chain_json(const docket_verify_report *report)
+{
+	return json_pack("{s:b, s:I, s:o, s:o}",
+			 "ok", report->ok,
+			 "events_checked", (json_int_t)report->events_checked,
+			 "first_bad_seq", report->first_bad_seq
+				 ? json_integer((json_int_t)report->first_bad_seq) : json_null(),
+			 "problem", report->ok ? json_null() : json_string(report->problem));
+}
+
+static int add_seal_json(json_t *j, const docket_seal_report *s)
+{
+	return json_object_set_new(j, "checkpoints", json_pack("{s:b, s:I, s:I, s:I, s:s, s:b, s:o}",
+		"ok", s->ok, "checked", (json_int_t)s->checkpoints,
+		"covered_seq", (json_int_t)s->covered_seq, "head_seq", (json_int_t)s->head_seq,
+		"key_id", s->key_id, "witness", s->witness_checked,
+		"problem", s->ok ? json_null() : json_string(s->problem)));
+}
+
+static int add_git_json(json_t *j, const docket_git_report *r)
+{
+	return json_object_set_new(j, "git", json_pack("{s:b, s:I, s:I, s:I, s:o}",
+		"ok", r->ok, "commits", (json_int_t)r->commits,
+		"events_checked", (json_int_t)r->events_checked, "head_seq", (json_int_t)r->head_seq,
+		"problem", r->ok ? json_null() : json_string(r->problem)));
+}
+
+/* The optional checks after a good chain; returns <0 when one could not run. */
+static int run_extra(docket_ledger *ledger, const verify_args *a, docket_seal_report *seal,
+		     docket_git_report *git)
+{
+	int error;
+
+	if (a->pubkey && (error = docket_ledger_verify_seal(ledger, a->pubkey, a->witness, seal)) < 0)
+		return error;
+	if (a->git && (error = docket_git_verify(ledger, a->git, git)) < 0)
+		return error;
+	return 0;
+}
+
+static int report_all(const verify_args *a, const cli_global *g, const docket_verify_report *chain,
+		      const docket_seal_report *seal, const docket_git_report *git, int ok)
+{
+	json_t *j;
+
+	if (!a->json) {
+		print_chain(chain, g);
+		if (chain->ok && a->pubkey)
+			print_seal(seal, g);
+		if (chain->ok && a->git)
+			print_git(git, g);
+		return CLI_EXIT_OK;
+	}
+	j = chain_json(chain);
+	if (j && chain->ok && a->pubkey && add_seal_json(j, seal) < 0)
+		json_decref(j), j = NULL;
+	if (j && chain->ok && a->git && add_git_json(j, git) < 0)
+		json_decref(j), j = NULL;
+	if (j && (a->pubkey || a->git) && json_object_set_new(j, "ok", json_boolean(ok)) < 0)
+		json_decref(j), j = NULL;
+	if (!j || cli_json_pretty(stdout, j) < 0) {
+		json_decref(j);
+		return cli_fail(DOCKET_ENOMEM, "cannot write output");
+	}
+	json_decref(j);
+	return CLI_EXIT_OK;
+}
 
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
@@ -12,58 +138,53 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"Recomputes the hash chain over every event, decodes every frame, rebuilds\n"
 		"every index in memory and compares it with the stored one. Exit 0 when\n"
 		"everything checks out, 1 when something does not (naming the first bad seq),\n"
-		"3 when the ledger cannot be read at all.\n";
-	int json = 0;
+		"3 when the ledger cannot be read at all.\n"
+		"\n"
+		"--pubkey also checks the signed checkpoints (`docket checkpoint`): every one\n"
+		"is signed by that key, none is missing, and the events up to the last one are\n"
+		"unmodified and all there. --witness adds a checkpoint saved elsewhere\n"
+		"(`docket checkpoint -o FILE`), which catches a ledger cut off before its last\n"
+		"checkpoints. --git cross-checks an archive made by `docket export --format git`.\n";
+	verify_args a = { NULL, NULL, NULL, 0 };
 	const cli_opt opts[] = {
-		CLI_OPT_JSON(&json),
+		CLI_OPT_JSON(&a.json),
+		{ CLI_OPT_STRING, "pubkey", 0, &a.pubkey, "FILE", "check the checkpoints against this public key", 0 },
+		{ CLI_OPT_STRING, "witness", 0, &a.witness, "FILE", "a checkpoint kept elsewhere (needs --pubkey)", 0 },
+		{ CLI_OPT_STRING, "git", 0, &a.git, "DIR", "cross-check the git archive in DIR", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_verify_report report;
+	docket_seal_report seal;
+	docket_git_report git;
 	docket_ledger *ledger = NULL;
-	int rc, error;
+	int rc, error, ok;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
+	if (a.witness && !a.pubkey) {
+		cli_error("--witness needs --pubkey");
+		cli_usage_line(stderr, cmd, opts);
+		return CLI_EXIT_USAGE;
+	}
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
 
 	memset(&report, 0, sizeof(report));
+	memset(&seal, 0, sizeof(seal));
+	memset(&git, 0, sizeof(git));
 	docket_error_clear();
 	if ((error = docket_ledger_verify(ledger, &report)) < 0) {
 		rc = cli_fail(error, "verify could not run");
 		goto cleanup;
 	}
 	report.problem[sizeof(report.problem) - 1] = '\0';
-	if (json) {
-		json_t *j = json_pack("{s:b, s:I, s:o, s:o}",
-				      "ok", report.ok,
-				      "events_checked", (json_int_t)report.events_checked,
-				      "first_bad_seq", report.first_bad_seq
-					      ? json_integer((json_int_t)report.first_bad_seq)
-					      : json_null(),
-				      "problem", report.ok ? json_null() : json_string(report.problem));
-
-		if (!j || cli_json_pretty(stdout, j) < 0) {
-			json_decref(j);
-			rc = cli_fail(DOCKET_ENOMEM, "cannot write output");
-			goto cleanup;
-		}
-		json_decref(j);
-	} else if (report.ok) {
-		cli_put_color(stdout, g->color_out, CLI_GREEN, "ok");
-		printf(": %llu event%s verified (hash chain, frames, indexes)\n",
-		       (unsigned long long)report.events_checked,
-		       report.events_checked == 1 ? "" : "s");
-	} else {
-		cli_put_color(stdout, g->color_out, CLI_RED, "FAILED");
-		if (report.first_bad_seq)
-			printf(" at seq %llu", (unsigned long long)report.first_bad_seq);
-		printf(": %s\n", report.problem[0] ? report.problem : "verification failed");
-		if (report.events_checked > 0)
-			printf("%llu event%s checked\n", (unsigned long long)report.events_checked,
-			       report.events_checked == 1 ? "" : "s");
+	if (report.ok && (error = run_extra(ledger, &a, &seal, &git)) < 0) {
+		rc = cli_fail(error, "verify could not run");
+		goto cleanup;
 	}
-	rc = report.ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
+	ok = report.ok && (!a.pubkey || seal.ok) && (!a.git || git.ok);
+	if ((rc = report_all(&a, g, &report, &seal, &git, ok)) == CLI_EXIT_OK)
+		rc = ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
 
 cleanup:
 	docket_ledger_free(ledger);

@@ -111,6 +111,10 @@ typedef struct docket_redactor docket_redactor;
 int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t len) DOCKET_MUST_USE;
 void docket_redactor_free(docket_redactor *r);
 
+/* Read a rules document from a file (at most 1 MiB); *out is NUL-terminated
+ * and freed with docket_free. */
+int docket_redaction_rules_read(char **out, size_t *len, const char *path) DOCKET_MUST_USE;
+
 /* The rules' names, in the order they are applied (for `--help` and docs). */
 size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_t max);
 

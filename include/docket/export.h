@@ -36,10 +36,11 @@ typedef struct docket_export_options {
 	int64_t since_ms;                      /* events at or after this time; 0: all */
 	const docket_redactor *redactor;       /* NULL: no export-time redaction */
 	const docket_pseudonymizer *pseudonymizer; /* NULL: raw identifiers */
+	uint64_t since_seq;                    /* first seq to read; 0: from the start */
 } docket_export_options;
 
 #define DOCKET_EXPORT_OPTIONS_VERSION 1
-#define DOCKET_EXPORT_OPTIONS_INIT { DOCKET_EXPORT_OPTIONS_VERSION, DOCKET_EXPORT_JSONL, NULL, 0, NULL, NULL }
+#define DOCKET_EXPORT_OPTIONS_INIT { DOCKET_EXPORT_OPTIONS_VERSION, DOCKET_EXPORT_JSONL, NULL, 0, NULL, NULL, 0 }
 
 typedef struct docket_export_stats {
 	uint64_t events;        /* events read */

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * collect.c: fold events into one record per invocation, per session and
+ * per policy revision (see export_internal.h for the fields). The records
+ * are jansson objects so that every writer reads the same names.
+ */
+#include <string.h>
+
+#include "export_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define KEY_SEP "\x1f"
+
+static int nomem(void)
+{
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+int collector_init(collector *c, int64_t since_ms)
+{
+	memset(c, 0, sizeof(*c));
+	c->since_ms = since_ms;
+	if (!(c->invocations = json_array()) || !(c->by_key = json_object()) ||
+	    !(c->sessions = json_array()) || !(c->session_by_id = json_object()) ||
+	    !(c->policies = json_array())) {
+		collector_dispose(c);
+		return nomem();
+	}
+	return 0;
+}
+
+void collector_dispose(collector *c)
+{
+	json_decref(c->invocations);
+	json_decref(c->by_key);
+	json_decref(c->sessions);
+	json_decref(c->session_by_id);
+	json_decref(c->policies);
+	memset(c, 0, sizeof(*c));
+}
+
+static int inv_key(docket_buf *key, const json_t *ev)
+{
+	docket_buf_clear(key);
+	return docket_buf_printf(key, "%s" KEY_SEP "%s", jstr(ev, "session"), jstr(ev, "invocation"));
+}
+
+json_t *collector_invocation(const collector *c, const json_t *ev)
+{
+	docket_buf key = DOCKET_BUF_INIT;
+	json_t *inv = NULL;
+
+	if (inv_key(&key, ev) == 0)
+		inv = json_object_get(c->by_key, key.ptr);
+	docket_buf_dispose(&key);
+	return inv;
+}
+
+json_t *collector_session(const collector *c, const char *session)
+{
+	return json_object_get(c->session_by_id, session);
+}
+
+/* Copy member `from` of `ev` to member `to` of `rec` when present. */
+static int copy(json_t *rec, const char *to, const json_t *ev, const char *from)
+{
+	json_t *v = json_object_get(ev, from);
+
+	if (!v)
+		return 0;
+	return json_object_set(rec, to, v) == 0 ? 0 : nomem();
+}
+
+static int set_str(json_t *rec, const char *key, const char *value)
+{
+	return json_object_set_new(rec, key, json_string(value)) == 0 ? 0 : nomem();
+}
+
+static int set_int(json_t *rec, const char *key, json_int_t value)
+{
+	return json_object_set_new(rec, key, json_integer(value)) == 0 ? 0 : nomem();
+}
+
+static int append_to(json_t *rec, const char *key, json_t *item)
+{
+	json_t *arr = json_object_get(rec, key);
+
+	if (!item)
+		return nomem();
+	if (!arr && (json_object_set_new(rec, key, arr = json_array()) < 0 || !arr)) {
+		json_decref(item);
+		return nomem();
+	}
+	return json_array_append_new(arr, item) == 0 ? 0 : nomem();
+}
+
+/* ---- call summaries ---------------------------------------------------- */
+
+static int summary_strings(docket_buf *out, const json_t *arr, const char *member)
+{
+	const json_t *v;
+	size_t i;
+	int error = 0;
+
+	json_array_foreach(arr, i, v) {
+		const char *s = member ? jstr(v, member) : json_string_value(v);
+
+		if (s && (error = docket_buf_printf(out, "%s%s", out->len ? " " : "", s)) < 0)
+			break;
+	}
+	return error;
+}
+
+static int summary_shell(docket_buf *out, const json_t *args)
+{
+	const json_t *cmd = json_object_get(args, "command");
+	size_t n = json_array_size(cmd);
+
+	/* bash -lc SCRIPT, sh -c SCRIPT: the script says what happens */
+	if (n == 3 && json_is_string(json_array_get(cmd, 2)) &&
+	    json_string_value(json_array_get(cmd, 1))[0] == '-' &&
+	    strchr(json_string_value(json_array_get(cmd, 1)), 'c'))
+		return docket_buf_puts(out, json_string_value(json_array_get(cmd, 2)));
+	return summary_strings(out, cmd, NULL);
+}
+
+int call_summary(docket_buf *out, const char *tool, const json_t *args)
+{
+	docket_buf_clear(out);
+	if (strcmp(tool, "shell") == 0)
+		return summary_shell(out, args);
+	if (strcmp(tool, "apply_patch") == 0)
+		return summary_strings(out, json_object_get(args, "changes"), "path");
+	if (jhas(args, "path"))
+		return docket_buf_puts(out, jstr(args, "path"));
+	if (jhas(args, "url"))
+		return docket_buf_puts(out, jstr(args, "url"));
+	if (jhas(args, "host"))
+		return docket_buf_puts(out, jstr(args, "host"));
+	if (strcmp(tool, "mcp") == 0)
+		return docket_buf_printf(out, "%s/%s", jstr(args, "server"), jstr(args, "tool"));
+	if (strcmp(tool, "install_packages") == 0)
+		return summary_strings(out, json_object_get(args, "packages"), NULL);
+	if (strcmp(tool, "run_code") == 0)
+		return docket_buf_puts(out, jstr(args, "language"));
+	return docket_buf_puts(out, tool);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static int on_intent(collector *c, const json_t *ev)
+{
+	docket_buf key = DOCKET_BUF_INIT, summary = DOCKET_BUF_INIT;
+	const json_t *decision = json_object_get(ev, "decision");
+	const json_t *args = json_object_get(ev, "args");
+	int64_t ms = event_ms(ev);
+	json_t *rec = NULL;
+	int error;
+
+	if ((error = inv_key(&key, ev)) < 0 || (error = call_summary(&summary, jstr(ev, "tool"), args)) < 0)
+		goto cleanup;
+	if (json_object_get(c->by_key, key.ptr))
+		goto cleanup;
+	if (!(rec = json_pack("{s:O, s:O, s:s, s:s, s:I, s:s, s:b}", "session", json_object_get(ev, "session"),
+			      "invocation", json_object_get(ev, "invocation"), "tool", jstr(ev, "tool"),
+			      "summary", summary.ptr ? summary.ptr : "",
+			      "intent_seq", json_integer_value(json_object_get(ev, "seq")),
+			      "intent_time", jstr(ev, "time"), "since", c->since_ms <= 0 || ms >= c->since_ms))) {
+		error = nomem();
+		goto cleanup;
+	}
+	if ((error = copy(rec, "args", ev, "args")) < 0 || (error = copy(rec, "turn", ev, "turn")) < 0 ||
+	    (error = copy(rec, "recovery_mode", ev, "recovery")) < 0 ||
+	    (error = copy(rec, "verdict", decision, "verdict")) < 0 ||
+	    (error = copy(rec, "decision_source", decision, "source")) < 0 ||
+	    (error = copy(rec, "reasons", decision, "reasons")) < 0 ||
+	    (error = copy(rec, "policy_revision", decision, "policy_revision")) < 0)
+		goto cleanup;
+	if (json_object_set(c->by_key, key.ptr, rec) < 0 || json_array_append(c->invocations, rec) < 0)
+		error = nomem();
+cleanup:
+	json_decref(rec);
+	docket_buf_dispose(&key);
+	docket_buf_dispose(&summary);
+	return error;
+}
+
+static int on_requested(json_t *rec, const json_t *ev)
+{
+	int error;
+
+	if ((error = copy(rec, "requested_time", ev, "time")) < 0 ||
+	    (error = copy(rec, "reviewer", ev, "reviewer")) < 0 ||
+	    (error = copy(rec, "prompt", ev, "prompt")) < 0)
+		return error;
+	if (!jhas(rec, "verdict") && (error = set_str(rec, "verdict", "approval_required")) < 0)
+		return error;
+	return json_is_object(json_object_get(ev, "risk"))
+		? copy(rec, "risk_level", json_object_get(ev, "risk"), "level") : 0;
+}
+
+static int on_settled(json_t *rec, const json_t *ev)
+{
+	int64_t asked = -1, done = event_ms(ev);
+	int error;
+
+	if ((error = copy(rec, "settled_time", ev, "time")) < 0 ||
+	    (error = copy(rec, "result", ev, "result")) < 0 ||
+	    (error = copy(rec, "actor", ev, "actor")) < 0 ||
+	    (error = copy(rec, "settle_reason", ev, "reason")) < 0)
+		return error;
+	if (docket_time_to_ms(jstr(rec, "requested_time"), &asked) == 0 && done >= asked)
+		return set_int(rec, "wait_ms", (json_int_t)(done - asked));
+	return 0;
+}
+
+static int on_dispatched(json_t *rec, const json_t *ev)
+{
+	if (!jhas(rec, "verdict") && !jhas(rec, "result") && set_str(rec, "verdict", "allowed") < 0)
+		return nomem();
+	return append_to(rec, "dispatches", json_pack("{s:s, s:O?, s:O?}", "time", jstr(ev, "time"),
+			 "attempt", json_object_get(ev, "attempt"), "token", json_object_get(ev, "token")));
+}
+
+static int on_completed(json_t *rec, const json_t *ev)
+{
+	int error;
+
+	if ((error = copy(rec, "completed_time", ev, "time")) < 0 ||
+	    (error = copy(rec, "status", ev, "status")) < 0 ||
+	    (error = copy(rec, "exit_code", ev, "exit_code")) < 0 ||
+	    (error = copy(rec, "duration_ms", ev, "duration_ms")) < 0 ||
+	    (error = copy(rec, "error", ev, "error")) < 0)
+		return error;
+	if (!jhas(rec, "verdict") && !jhas(rec, "dispatches") && !jhas(rec, "result") &&
+	    (strcmp(jstr(ev, "status"), "denied") == 0 || strcmp(jstr(ev, "status"), "unsupported") == 0))
+		return set_str(rec, "verdict", jstr(ev, "status"));
+	return 0;
+}
+
+static int on_recovery(json_t *rec, const json_t *ev)
+{
+	return append_to(rec, "recovery", json_pack("{s:s, s:s, s:s}", "time", jstr(ev, "time"),
+			 "action", jstr(ev, "action"), "detail", jstr(ev, "detail")));
+}
+
+static int on_session(collector *c, const json_t *ev)
+{
+	const char *id = jstr(ev, "session");
+	json_t *rec;
+
+	if (json_object_get(c->session_by_id, id))
+		return 0;
+	if (!(rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "session", id, "runtime", jstr(ev, "runtime"),
+			      "platform", jstr(ev, "platform"), "cwd", jstr(ev, "cwd"),
+			      "opened_time", jstr(ev, "time"), "parent", jstr(ev, "parent"))))
+		return nomem();
+	if (json_object_set(c->session_by_id, id, rec) < 0 || json_array_append(c->sessions, rec) < 0) {
+		json_decref(rec);
+		return nomem();
+	}
+	json_decref(rec);
+	return 0;
+}
+
+static int on_session_closed(collector *c, const json_t *ev)
+{
+	json_t *rec = json_object_get(c->session_by_id, jstr(ev, "session"));
+
+	return rec ? copy(rec, "closed_time", ev, "time") : 0;
+}
+
+static int on_policy(collector *c, const json_t *ev)
+{
+	return json_array_append_new(c->policies,
+		json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s}", "session", jstr(ev, "session"),
+			  "revision", json_object_get(ev, "revision"), "format", jstr(ev, "format"),
+			  "actor", jstr(ev, "actor"), "reason", jstr(ev, "reason"),
+			  "time", jstr(ev, "time"))) == 0 ? 0 : nomem();
+}
+
+int collector_add(collector *c, const json_t *ev)
+{
+	static const struct {
+		const char *type;
+		int (*fn)(json_t *rec, const json_t *ev);
+	} per_call[] = {
+		{ "approval.requested", on_requested },
+		{ "approval.settled", on_settled },
+		{ "tool.dispatched", on_dispatched },
+		{ "tool.completed", on_completed },
+		{ "recovery.action", on_recovery },
+	};
+	const char *type = jstr(ev, "type");
+	json_t *rec;
+
+	if (strcmp(type, "tool.intent") == 0)
+		return on_intent(c, ev);
+	if (strcmp(type, "session.opened") == 0)
+		return on_session(c, ev);
+	if (strcmp(type, "session.closed") == 0)
+		return on_session_closed(c, ev);
+	if (strcmp(type, "policy.revised") == 0)
+		return on_policy(c, ev);
+	if (!(rec = collector_invocation(c, ev)))
+		return 0;
+	for (size_t i = 0; i < sizeof(per_call) / sizeof(per_call[0]); i++)
+		if (strcmp(per_call[i].type, type) == 0)
+			return per_call[i].fn(rec, ev);
+	return 0;
+}

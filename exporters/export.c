@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * export.c: the export pipeline and the JSONL format.
+ *
+ *   ledger (docket_ledger_read_json, one session or all)
+ *     -> redaction (docket_redact_event, hits listed in "redacted")
+ *     -> pseudonyms (docket_pseudonymize_event)
+ *     -> the format's sink (jsonl here; ocsf.c, otel.c, csv.c)
+ *
+ * Events before --since still pass through the sink with emit = 0, so an
+ * outcome after the cut can be mapped with the intent it belongs to.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "checkpoint.h"
+#include "export_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define RULES_FILE_MAX ((size_t)1 << 20)
+
+/* ---- helpers ----------------------------------------------------------- */
+
+const char *jstr(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "";
+}
+
+int jhas(const json_t *obj, const char *key)
+{
+	return json_object_get(obj, key) != NULL;
+}
+
+int export_json_line(FILE *out, const json_t *value)
+{
+	docket_buf line = DOCKET_BUF_INIT;
+	int error;
+
+	if ((error = docket_json_dump(&line, value)) == 0 && (error = docket_buf_putc(&line, '\n')) == 0 &&
+	    fwrite(line.ptr, 1, line.len, out) != line.len)
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
+	docket_buf_dispose(&line);
+	return error;
+}
+
+/* Parse the digits of `s` (exactly n of them). */
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* "Z", "+HH:MM" or "-HH:MM" -> offset in seconds east of UTC. */
+static int zone_offset(const char *s, long *out)
+{
+	int h, m;
+
+	if (strcmp(s, "Z") == 0 || strcmp(s, "z") == 0) {
+		*out = 0;
+		return 0;
+	}
+	if ((s[0] != '+' && s[0] != '-') || strlen(s) != 6 || s[3] != ':' ||
+	    digits(s + 1, 2, &h) < 0 || digits(s + 4, 2, &m) < 0 || h > 23 || m > 59)
+		return -1;
+	*out = (s[0] == '-' ? -1L : 1L) * (h * 3600L + m * 60L);
+	return 0;
+}
+
+int docket_time_to_ms(const char *s, int64_t *out_ms)
+{
+	struct tm tm;
+	const char *rest;
+	long offset;
+	int ms = 0, n = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || !(rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return -1;
+	if (*rest == '.') {
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++, n++)
+			if (n < 3)
+				ms = ms * 10 + (*rest - '0');
+		if (n == 0)
+			return -1;
+		for (; n < 3; n++)
+			ms *= 10;
+	}
+	if (zone_offset(rest, &offset) < 0)
+		return -1;
+	*out_ms = ((int64_t)timegm(&tm) - offset) * 1000 + ms;
+	return 0;
+}
+
+int64_t event_ms(const json_t *ev)
+{
+	int64_t ms;
+
+	return docket_time_to_ms(json_string_value(json_object_get(ev, "time")), &ms) == 0 ? ms : -1;
+}
+
+int docket_redaction_rules_read(char **out, size_t *len, const char *path)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	int error;
+
+	*out = NULL;
+	*len = 0;
+	if ((error = audit_read_file(&text, path, RULES_FILE_MAX)) < 0 ||
+	    (error = docket_buf_reserve(&text, 0)) < 0) {
+		docket_buf_dispose(&text);
+		return error == DOCKET_ENOTFOUND ? docket_error_set(DOCKET_EINVALID, "%s: no such file", path)
+						 : error;
+	}
+	*out = text.ptr;
+	*len = text.len;
+	return 0;
+}
+
+int docket_export_format_parse(const char *name)
+{
+	static const char *const names[] = { "jsonl", "ocsf", "otel", "csv" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- JSONL ------------------------------------------------------------- */
+
+static int jsonl_event(export_sink *s, const json_t *ev, int emit)
+{
+	if (!emit)
+		return 0;
+	s->stats->records++;
+	return export_json_line(s->out, ev);
+}
+
+static int jsonl_finish(export_sink *s)
+{
+	(void)s;
+	return 0;
+}
+
+static void jsonl_free(export_sink *s)
+{
+	docket_free(s);
+}
+
+int sink_jsonl_new(export_sink **out, int64_t since_ms)
+{
+	(void)since_ms;
+	if (!(*out = docket_calloc(1, sizeof(**out))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	(*out)->event = jsonl_event;
+	(*out)->finish = jsonl_finish;
+	(*out)->free = jsonl_free;
+	return 0;
+}
+
+/* ---- the pipeline ------------------------------------------------------ */
+
+typedef struct pipeline {
+	const docket_export_options *opts;
+	export_sink *sink;
+	docket_export_stats *stats;
+	json_t *seen;   /* "session\x1finvocation" -> true, for the count */
+} pipeline;
+
+static int count_event(pipeline *p, const json_t *ev)
+{
+	const char *type = jstr(ev, "type");
+	docket_buf key = DOCKET_BUF_INIT;
+	int error = 0;
+
+	p->stats->events++;
+	if (strcmp(type, "approval.settled") == 0)
+		p->stats->approvals++;
+	if (strcmp(type, "tool.intent") != 0)
+		return 0;
+	if ((error = docket_buf_printf(&key, "%s\x1f%s", jstr(ev, "session"), jstr(ev, "invocation"))) == 0 &&
+	    !json_object_get(p->seen, key.ptr)) {
+		if (json_object_set_new(p->seen, key.ptr, json_true()) < 0)
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		else
+			p->stats->invocations++;
+	}
+	docket_buf_dispose(&key);
+	return error;
+}
+
+/* Redact and pseudonymise one event in place. */
+static int transform(pipeline *p, json_t *ev)
+{
+	json_t *hits = NULL;
+	int error = 0;
+
+	if (p->opts->redactor) {
+		if (!(hits = json_array()))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if ((error = docket_redact_event(p->opts->redactor, ev, hits, NULL)) < 0)
+			goto cleanup;
+		p->stats->redactions += json_array_size(hits);
+		if (json_array_size(hits) && json_object_set(ev, "redacted", hits) < 0) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	}
+	if (p->opts->pseudonymizer)
+		error = docket_pseudonymize_event(p->opts->pseudonymizer, ev);
+cleanup:
+	json_decref(hits);
+	return error;
+}
+
+static int pipeline_event(void *ctx, uint64_t seq, json_t *ev)
+{
+	pipeline *p = ctx;
+	int64_t ms = event_ms(ev);
+	int emit = p->opts->since_ms <= 0 || ms >= p->opts->since_ms;
+	int error;
+
+	p->stats->head_seq = seq;
+	if ((error = transform(p, ev)) < 0)
+		return error;
+	if (emit && (error = count_event(p, ev)) < 0)
+		return error;
+	return p->sink->event(p->sink, ev, emit);
+}
+
+static int sink_new(export_sink **out, int format, int64_t since_ms)
+{
+	switch (format) {
+	case DOCKET_EXPORT_JSONL:
+		return sink_jsonl_new(out, since_ms);
+	case DOCKET_EXPORT_OCSF:
+		return sink_ocsf_new(out, since_ms);
+	case DOCKET_EXPORT_OTEL:
+		return sink_otel_new(out, since_ms);
+	case DOCKET_EXPORT_CSV:
+		return sink_csv_new(out, since_ms);
+	default:
+		return docket_error_set(DOCKET_EINVALID, "unknown export format %d", format);
+	}
+}
+
+int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
+	       FILE *out, docket_export_stats *stats)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_export_stats own;
+	pipeline p = { opts, sink, stats ? stats : &own, NULL };
+	int error;
+
+	memset(p.stats, 0, sizeof(*p.stats));
+	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)
+		return error;
+	sink->out = out;
+	sink->ledger_id = sink->info.ledger_id;
+	sink->since_ms = opts->since_ms;
+	sink->stats = p.stats;
+	ro.session = opts->session;
+	ro.since = opts->since_seq;
+	if (!(p.seen = json_object()))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_ledger_read_json(ledger, &ro, pipeline_event, &p)) == 0 &&
+	    (error = sink->finish(sink)) == 0 && out && (fflush(out) != 0 || ferror(out)))
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
+	json_decref(p.seen);
+	return error;
+}
+
+int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+		  docket_export_stats *stats)
+{
+	export_sink *sink = NULL;
+	int error;
+
+	if ((error = sink_new(&sink, opts->format, opts->since_ms)) < 0)
+		return error;
+	error = export_run(ledger, opts, sink, out, stats);
+	sink->free(sink);
+	return error;
+}

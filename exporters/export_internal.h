@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * export_internal.h: what the exporters share.
+ *
+ * export.c reads the ledger, applies redaction and pseudonyms to each event
+ * (as the JSON of DESIGN §4) and hands it to a sink: one per format. The
+ * collector (collect.c) folds events into one record per invocation and per
+ * session for the formats that want rows or spans (CSV, OTel), the report and
+ * the git summaries.
+ */
+#ifndef DOCKET_EXPORT_INTERNAL_H
+#define DOCKET_EXPORT_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "docket/export.h"
+#include "util/buf.h"
+
+/* ---- sinks ------------------------------------------------------------- */
+
+typedef struct export_sink export_sink;
+
+struct export_sink {
+	/* One transformed event. `emit` is 0 for events before --since (they
+	 * still feed state such as the intent of a later outcome). */
+	int (*event)(export_sink *s, const json_t *ev, int emit);
+	int (*finish)(export_sink *s);
+	void (*free)(export_sink *s);
+	FILE *out;
+	const char *ledger_id;
+	int64_t since_ms;
+	docket_export_stats *stats;
+	docket_ledger_info info;  /* the ledger at the start of the export */
+};
+
+/* Read the ledger through redaction and pseudonyms into `sink`, then
+ * finish it. `out` (may be NULL) is flushed and checked at the end. */
+int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
+	       FILE *out, docket_export_stats *stats);
+
+int sink_jsonl_new(export_sink **out, int64_t since_ms);
+int sink_ocsf_new(export_sink **out, int64_t since_ms);
+int sink_otel_new(export_sink **out, int64_t since_ms);
+int sink_csv_new(export_sink **out, int64_t since_ms);
+int sink_report_new(export_sink **out, int64_t since_ms, docket_ledger *ledger);
+
+/* Write one JSON value as a line; DOCKET_ESTORAGE when the stream fails. */
+int export_json_line(FILE *out, const json_t *value);
+
+/* ---- the collector ----------------------------------------------------- */
+
+/*
+ * Invocation records (JSON objects, in intent order) with:
+ *   session invocation tool turn args summary intent_seq intent_time
+ *   verdict decision_source reasons
+ *   requested_time reviewer prompt risk_level settled_time result actor
+ *   settle_reason wait_ms dispatches [{time attempt token}] completed_time
+ *   status exit_code duration_ms error recovery [{time action detail}]
+ *   since (1 when the intent is at or after --since)
+ * Session records: session runtime platform cwd opened_time closed_time
+ * parent; policy revisions: session revision format actor reason time.
+ */
+typedef struct collector {
+	json_t *invocations;   /* array, intent order */
+	json_t *by_key;        /* "session\x1finvocation" -> the same objects */
+	json_t *sessions;      /* array, open order */
+	json_t *session_by_id; /* id -> the same objects */
+	json_t *policies;      /* array of revisions */
+	int64_t since_ms;
+} collector;
+
+int collector_init(collector *c, int64_t since_ms);
+void collector_dispose(collector *c);
+int collector_add(collector *c, const json_t *ev);
+/* The invocation record of an event (NULL when unknown). */
+json_t *collector_invocation(const collector *c, const json_t *ev);
+json_t *collector_session(const collector *c, const char *session);
+
+/* A one-line description of a call ("git status --short", the patched paths ...). */
+int call_summary(docket_buf *out, const char *tool, const json_t *args);
+
+/* ms since the epoch of an event's "time"; -1 when absent or invalid. */
+int64_t event_ms(const json_t *ev);
+
+/* ---- small JSON accessors ---------------------------------------------- */
+
+const char *jstr(const json_t *obj, const char *key);  /* "" when absent */
+int jhas(const json_t *obj, const char *key);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * checkpoint.h: signed checkpoints (ledger/checkpoint.c), the internals the
+ * tests and the fuzz target use. The public API is in docket/audit.h; the
+ * model is described in docs/audit.md.
+ *
+ * A checkpoint is the statement
+ *
+ *   docket-checkpoint-v1\n
+ *   ledger <ledger id>\n
+ *   index <n>\n
+ *   seq <s>\n
+ *   head <h[s], hex>\n
+ *   prev <digest of checkpoint n-1, hex; 64 zeros for n = 1>\n
+ *   time <RFC 3339>\n
+ *   key <key id, hex>\n
+ *
+ * signed with Ed25519; its digest is SHA-256(statement || signature), which
+ * the next checkpoint names as `prev`. Stored in the `checkpoints` table under
+ * be64(n) as one compact JSON object (checkpoint_to_json).
+ */
+#ifndef DOCKET_LEDGER_CHECKPOINT_H
+#define DOCKET_LEDGER_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "docket/audit.h"
+#include "util/buf.h"
+
+#define CHECKPOINT_HASH_LEN 32
+#define CHECKPOINT_SIG_LEN 64
+
+typedef struct checkpoint_record {
+	uint64_t index;
+	uint64_t seq;
+	char ledger_id[33];
+	char time[40];
+	uint8_t head[CHECKPOINT_HASH_LEN];
+	uint8_t prev[CHECKPOINT_HASH_LEN];
+	uint8_t key_id[CHECKPOINT_HASH_LEN];
+	uint8_t sig[CHECKPOINT_SIG_LEN];
+} checkpoint_record;
+
+/* The statement that is signed (appended to `out`). */
+int checkpoint_statement(docket_buf *out, const checkpoint_record *c) DOCKET_MUST_USE;
+
+/* SHA-256(statement || signature). */
+int checkpoint_digest(uint8_t out[CHECKPOINT_HASH_LEN], const checkpoint_record *c) DOCKET_MUST_USE;
+
+/* The stored JSON object; the digest is included for readers' convenience
+ * (and checked on parse). */
+int checkpoint_to_json(json_t **out, const checkpoint_record *c) DOCKET_MUST_USE;
+
+/* Strict parse of a stored record or witness file (outside input):
+ * DOCKET_EINVALID naming the field on any defect. */
+int checkpoint_parse(checkpoint_record *out, const char *text, size_t len) DOCKET_MUST_USE;
+
+/* Read a whole file of at most `max` bytes into `out` (replacing its
+ * contents). DOCKET_ENOTFOUND when missing, DOCKET_EINVALID when too big. */
+int audit_read_file(docket_buf *out, const char *path, size_t max) DOCKET_MUST_USE;
+
+/* The public form (hex strings). */
+void checkpoint_public(docket_checkpoint *out, const checkpoint_record *c);
+
+#endif

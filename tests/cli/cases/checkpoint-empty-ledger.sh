@@ -1,0 +1,3 @@
+docket init >/dev/null
+docket keygen -o k >/dev/null
+docket checkpoint --key k

@@ -1,0 +1,2 @@
+docket keygen -o k >/dev/null
+docket keygen -o k

@@ -1,0 +1,3 @@
+docket keygen --hmac -o pseudo.key
+stat -c "%a %n" pseudo.key
+wc -c < pseudo.key

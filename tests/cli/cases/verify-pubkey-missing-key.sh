@@ -1,0 +1,2 @@
+seed sessions/demo-basic.jsonl
+docket verify --pubkey nope.pub

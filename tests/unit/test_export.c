@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_export.c: every export format checked field by field (OCSF classes'
+ * required fields, OTel spans), counts round-tripped against the ledger
+ * (invocations, approvals), CSV quoting, --since, the git archive and its
+ * verification (skipped without libgit2), and the HTML report.
+ */
+#include "testutil.h"
+
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/ledger_internal.h"
+#include "test_audit_util.h"
+#include "util/alloc.h"
+
+#define DEMO_INVOCATIONS 6
+#define DEMO_APPROVALS 2
+#define DEMO_EVENTS 24
+
+typedef struct fixture {
+	char *dir;
+	docket_ledger *l;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	f->l = audit_new_ledger(&f->dir);
+	audit_record_fixture(f->l, "sessions/demo-basic.jsonl");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	docket_ledger_free(f->l);
+	test_rmdir_free(f->dir);
+	free(f);
+	return 0;
+}
+
+static json_t *export_lines(fixture *f, int format, docket_export_stats *stats)
+{
+	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	json_t *lines;
+
+	o.format = format;
+	assert_int_equal(docket_export(f->l, &o, out, stats), 0);
+	fclose(out);
+	lines = audit_lines(buf);
+	free(buf);
+	return lines;
+}
+
+static const json_t *path(const json_t *obj, const char *dotted)
+{
+	char key[64];
+	const char *dot;
+
+	while (obj && (dot = strchr(dotted, '.'))) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - dotted), dotted);
+		obj = json_object_get(obj, key);
+		dotted = dot + 1;
+	}
+	return obj ? json_object_get(obj, dotted) : NULL;
+}
+
+static void require(const json_t *rec, const char *field)
+{
+	if (!path(rec, field)) {
+		char *text = json_dumps(rec, JSON_COMPACT);
+
+		fail_msg("OCSF record lacks %s: %s", field, text);
+	}
+}
+
+/* ---- JSONL ------------------------------------------------------------- */
+
+static void test_jsonl_round_trip(void **state)
+{
+	fixture *f = *state;
+	docket_export_stats stats;
+	json_t *lines = export_lines(f, DOCKET_EXPORT_JSONL, &stats);
+	const json_t *ev;
+	size_t i, intents = 0, settled = 0;
+
+	assert_int_equal(json_array_size(lines), DEMO_EVENTS);
+	json_array_foreach(lines, i, ev) {
+		assert_int_equal(json_integer_value(json_object_get(ev, "seq")), (json_int_t)i + 1);
+		assert_int_equal(strlen(json_string_value(json_object_get(ev, "hash"))), 64);
+		intents += strcmp(json_string_value(json_object_get(ev, "type")), "tool.intent") == 0;
+		settled += strcmp(json_string_value(json_object_get(ev, "type")), "approval.settled") == 0;
+	}
+	assert_int_equal(intents, DEMO_INVOCATIONS);
+	assert_int_equal(settled, DEMO_APPROVALS);
+	assert_int_equal(stats.invocations, DEMO_INVOCATIONS);
+	assert_int_equal(stats.approvals, DEMO_APPROVALS);
+	assert_int_equal(stats.records, DEMO_EVENTS);
+	json_decref(lines);
+}
+
+static void test_since_filter(void **state)
+{
+	fixture *f = *state;
+	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
+	char *out;
+	json_t *lines;
+
+	assert_int_equal(docket_time_to_ms("2025-03-14T09:28:10.000Z", &o.since_ms), 0);
+	out = audit_export(f->l, &o);
+	lines = audit_lines(out);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(lines, 0), "seq")), 15);
+	json_decref(lines);
+	free(out);
+	o.format = DOCKET_EXPORT_CSV;
+	out = audit_export(f->l, &o);
+	lines = NULL;
+	{
+		size_t rows = 0;
+
+		for (const char *p = out; (p = strstr(p, "\r\n")); p += 2)
+			rows++;
+		assert_int_equal(rows, 1 + 3);  /* header + the calls from 09:28:10 on */
+	}
+	free(out);
+}
+
+static void test_time_parse(void **state)
+{
+	int64_t ms;
+
+	(void)state;
+	assert_int_equal(docket_time_to_ms("1970-01-01T00:00:01.5Z", &ms), 0);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(docket_time_to_ms("1970-01-01T01:00:00+01:00", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(docket_time_to_ms("1970-01-01T00:00:00", &ms), -1);
+	assert_int_equal(docket_time_to_ms("yesterday", &ms), -1);
+	assert_int_equal(docket_time_to_ms(NULL, &ms), -1);
+}
+
+/* ---- OCSF -------------------------------------------------------------- */
+
+static void check_ocsf_base(const json_t *rec)
+{
+	static const char *const base[] = { "class_uid", "category_uid", "activity_id", "type_uid", "severity_id",
+					    "time", "metadata.version", "metadata.product.name", "metadata.uid",
+					    "action_id", "disposition_id", "status_id", "actor" };
+	json_int_t cls, act;
+
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		require(rec, base[i]);
+	cls = json_integer_value(path(rec, "class_uid"));
+	act = json_integer_value(path(rec, "activity_id"));
+	assert_int_equal(json_integer_value(path(rec, "type_uid")), cls * 100 + act);
+	assert_int_equal(json_integer_value(path(rec, "category_uid")), cls / 1000);
+	assert_true(json_integer_value(path(rec, "time")) > 1700000000000LL);
+	assert_string_equal(json_string_value(path(rec, "metadata.version")), "1.5.0");
+}
+
+static void check_ocsf_class(const json_t *rec)
+{
+	switch (json_integer_value(path(rec, "class_uid"))) {
+	case 1007:
+		require(rec, "device.type_id");
+		require(rec, "process.cmd_line");
+		if (json_integer_value(path(rec, "activity_id")) == 2)
+			require(rec, "exit_code");
+		break;
+	case 1001:
+		require(rec, "device.type_id");
+		require(rec, "file.path");
+		require(rec, "file.type_id");
+		break;
+	case 3003:
+		require(rec, "user.name");
+		break;
+	case 6003:
+		require(rec, "api.operation");
+		require(rec, "api.service.name");
+		require(rec, "src_endpoint");
+		break;
+	default:
+		fail_msg("unexpected class %lld", (long long)json_integer_value(path(rec, "class_uid")));
+	}
+}
+
+static void test_ocsf_fields(void **state)
+{
+	fixture *f = *state;
+	json_t *lines = export_lines(f, DOCKET_EXPORT_OCSF, NULL), *calls = json_object();
+	const json_t *rec;
+	size_t i, grants = 0, blocked = 0, terminates = 0, files = 0;
+
+	json_array_foreach(lines, i, rec) {
+		json_int_t cls = json_integer_value(path(rec, "class_uid"));
+
+		check_ocsf_base(rec);
+		check_ocsf_class(rec);
+		if (cls != 3003)
+			json_object_set_new(calls, json_string_value(path(rec, "unmapped.invocation")), json_true());
+		if (cls == 3003 && json_integer_value(path(rec, "activity_id")) == 1) {
+			grants++;
+			require(rec, "duration");
+		}
+		blocked += json_integer_value(path(rec, "disposition_id")) == 2;
+		terminates += cls == 1007 && json_integer_value(path(rec, "activity_id")) == 2;
+		files += cls == 1001;
+	}
+	assert_int_equal(json_object_size(calls), DEMO_INVOCATIONS);
+	assert_int_equal(grants, DEMO_APPROVALS);
+	assert_int_equal(terminates, 3);   /* git status, npm test, rm -rf build */
+	assert_int_equal(files, 2);        /* the patch's two files */
+	assert_int_equal(blocked, 3);      /* curl denied by policy, fetch refused (approval + call) */
+	json_decref(calls);
+	json_decref(lines);
+}
+
+static void test_ocsf_dispositions(void **state)
+{
+	fixture *f = *state;
+	json_t *lines = export_lines(f, DOCKET_EXPORT_OCSF, NULL);
+	const json_t *rec;
+	size_t i;
+	int approved_launch = 0;
+
+	json_array_foreach(lines, i, rec) {
+		const char *inv = json_string_value(path(rec, "unmapped.invocation"));
+
+		if (inv && strcmp(inv, "call_rm_build") == 0 && json_integer_value(path(rec, "class_uid")) == 1007 &&
+		    json_integer_value(path(rec, "activity_id")) == 1) {
+			assert_int_equal(json_integer_value(path(rec, "disposition_id")), 8);
+			assert_int_equal(json_integer_value(path(rec, "action_id")), 1);
+			approved_launch = 1;
+		}
+		if (inv && strcmp(inv, "call_curl_sh") == 0) {
+			assert_int_equal(json_integer_value(path(rec, "action_id")), 2);
+			assert_int_equal(json_integer_value(path(rec, "disposition_id")), 2);
+		}
+	}
+	assert_true(approved_launch);
+	json_decref(lines);
+}
+
+/* ---- OTel -------------------------------------------------------------- */
+
+static const char *attr(const json_t *span, const char *key)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(span, "attributes"), i, a)
+		if (strcmp(json_string_value(json_object_get(a, "key")), key) == 0) {
+			const json_t *v = json_object_get(a, "value");
+
+			return json_string_value(json_object_get(v, "stringValue"))
+				? json_string_value(json_object_get(v, "stringValue"))
+				: json_string_value(json_object_get(v, "intValue"));
+		}
+	return NULL;
+}
+
+static size_t span_events_named(const json_t *span, const char *name)
+{
+	const json_t *e;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(span, "events"), i, e)
+		n += strcmp(json_string_value(json_object_get(e, "name")), name) == 0;
+	return n;
+}
+
+static void check_span(const json_t *s)
+{
+	const char *start = json_string_value(json_object_get(s, "startTimeUnixNano"));
+	const char *end = json_string_value(json_object_get(s, "endTimeUnixNano"));
+
+	assert_int_equal(strlen(json_string_value(json_object_get(s, "traceId"))), 32);
+	assert_int_equal(strlen(json_string_value(json_object_get(s, "spanId"))), 16);
+	assert_int_equal(strncmp(json_string_value(json_object_get(s, "name")), "execute_tool ", 13), 0);
+	assert_string_equal(attr(s, "gen_ai.operation.name"), "execute_tool");
+	assert_non_null(attr(s, "gen_ai.tool.name"));
+	assert_non_null(attr(s, "gen_ai.tool.call.id"));
+	assert_non_null(start);
+	assert_non_null(end);
+	assert_true(strtoull(start, NULL, 10) <= strtoull(end, NULL, 10));
+	assert_true(json_is_object(json_object_get(s, "status")));
+}
+
+static void test_otel_spans(void **state)
+{
+	fixture *f = *state;
+	json_t *lines = export_lines(f, DOCKET_EXPORT_OTEL, NULL);
+	const json_t *doc = json_array_get(lines, 0);
+	const json_t *rs = json_array_get(json_object_get(doc, "resourceSpans"), 0);
+	const json_t *spans = json_object_get(json_array_get(json_object_get(rs, "scopeSpans"), 0), "spans");
+	const json_t *s;
+	size_t i, settled = 0, errors = 0, dispatched = 0;
+
+	assert_int_equal(json_array_size(lines), 1);   /* one session */
+	assert_int_equal(json_array_size(spans), DEMO_INVOCATIONS);
+	json_array_foreach(spans, i, s) {
+		check_span(s);
+		settled += span_events_named(s, "approval.settled");
+		dispatched += span_events_named(s, "tool.dispatched");
+		errors += json_integer_value(json_object_get(json_object_get(s, "status"), "code")) == 2;
+		if (strcmp(attr(s, "gen_ai.tool.call.id"), "call_rm_build") == 0) {
+			assert_int_equal(span_events_named(s, "approval.requested"), 1);
+			assert_string_equal(attr(s, "docket.approval.result"), "approved");
+		}
+	}
+	assert_int_equal(settled, DEMO_APPROVALS);
+	assert_int_equal(dispatched, 4);
+	assert_int_equal(errors, 2);      /* the two denied calls */
+	json_decref(lines);
+}
+
+static void test_otel_ids_stable(void **state)
+{
+	fixture *f = *state;
+	json_t *a = export_lines(f, DOCKET_EXPORT_OTEL, NULL), *b = export_lines(f, DOCKET_EXPORT_OTEL, NULL);
+
+	assert_true(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+static void test_csv_rows(void **state)
+{
+	fixture *f = *state;
+	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
+	char *out;
+	size_t rows = 0;
+
+	audit_record_text(f->l, "{\"type\":\"session.opened\",\"session\":\"q\"}\n"
+			  "{\"type\":\"tool.intent\",\"session\":\"q\",\"invocation\":\"c\",\"tool\":\"shell\","
+			  "\"args\":{\"command\":[\"=HYPERLINK(\\\"x\\\")\",\"a,b\"]}}\n");
+	o.format = DOCKET_EXPORT_CSV;
+	out = audit_export(f->l, &o);
+	for (const char *p = out; (p = strstr(p, "\r\n")); p += 2)
+		rows++;
+	assert_int_equal(rows, 1 + DEMO_INVOCATIONS + 1);
+	assert_int_equal(strncmp(out, "session,invocation,turn,tool,summary,", 37), 0);
+	/* quoted, quotes doubled, formula neutralised */
+	assert_non_null(strstr(out, "\"'=HYPERLINK(\"\"x\"\") a,b\""));
+	assert_non_null(strstr(out, ",approved,user:ana,"));
+	free(out);
+}
+
+/* ---- report ------------------------------------------------------------ */
+
+static char *report(fixture *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_int_equal(docket_report_html(f->l, NULL, out), 0);
+	fclose(out);
+	return buf;
+}
+
+static void test_report_content(void **state)
+{
+	fixture *f = *state;
+	char *html;
+
+	audit_record_text(f->l, "{\"type\":\"session.opened\",\"session\":\"xss\"}\n"
+			  "{\"type\":\"tool.intent\",\"session\":\"xss\",\"invocation\":\"c\",\"tool\":\"shell\","
+			  "\"args\":{\"command\":[\"echo\",\"<script>alert(1)</script>\"]}}\n"
+			  "{\"type\":\"tool.dispatched\",\"session\":\"xss\",\"invocation\":\"c\"}\n");
+	html = report(f);
+	assert_int_equal(strncmp(html, "<!DOCTYPE html>", 15), 0);
+	assert_null(strstr(html, "<script"));
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, "href="));
+	assert_null(strstr(html, "@import"));
+	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(html, "<svg"));
+	assert_non_null(strstr(html, "Approvals"));
+	assert_non_null(strstr(html, "Denials"));
+	assert_non_null(strstr(html, "Policy revisions"));
+	assert_non_null(strstr(html, "in doubt"));
+	assert_non_null(strstr(html, "rm -rf build"));
+	assert_non_null(strstr(html, "user:ana"));
+	free(html);
+}
+
+static void test_report_empty_ledger(void **state)
+{
+	char *dir = NULL, *buf = NULL;
+	size_t len = 0;
+	docket_ledger *l = audit_new_ledger(&dir);
+	FILE *out = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_int_equal(docket_report_html(l, NULL, out), 0);
+	fclose(out);
+	assert_non_null(strstr(buf, "No sessions recorded."));
+	free(buf);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* ---- git --------------------------------------------------------------- */
+
+static void git_export(fixture *f, const char *repo, uint64_t want_records)
+{
+	docket_export_stats stats;
+
+	if (docket_export_git(f->l, NULL, repo, &stats) != 0)
+		fail_msg("git export: %s", docket_error_last()->message);
+	assert_int_equal(stats.records, want_records);
+}
+
+static void expect_git(fixture *f, const char *repo, const char *what)
+{
+	docket_git_report rep;
+
+	assert_int_equal(docket_git_verify(f->l, repo, &rep), 0);
+	if (!what) {
+		if (!rep.ok)
+			fail_msg("git verify: %s", rep.problem);
+		return;
+	}
+	if (rep.ok || !strstr(rep.problem, what))
+		fail_msg("git verify should fail with '%s', got: %s", what, rep.ok ? "ok" : rep.problem);
+}
+
+static void test_git_archive(void **state)
+{
+	fixture *f = *state;
+	char *repo = audit_path(f->dir, "archive.git");
+	docket_git_report rep;
+
+	if (!docket_git_available())
+		skip();
+	git_export(f, repo, DEMO_EVENTS);
+	git_export(f, repo, 0);   /* nothing new: no commit */
+	audit_record_text(f->l, "{\"type\":\"session.opened\",\"session\":\"two/slash\"}\n");
+	git_export(f, repo, 1);   /* incremental */
+	assert_int_equal(docket_git_verify(f->l, repo, &rep), 0);
+	assert_true(rep.ok);
+	assert_int_equal(rep.commits, 2);
+	assert_int_equal(rep.events_checked, DEMO_EVENTS + 1);
+	assert_int_equal(rep.head_seq, DEMO_EVENTS + 1);
+	free(repo);
+}
+
+static void test_git_detects_truncation(void **state)
+{
+	fixture *f = *state;
+	char *repo = audit_path(f->dir, "archive.git");
+	MDB_txn *txn;
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	if (!docket_git_available())
+		skip();
+	git_export(f, repo, DEMO_EVENTS);
+	expect_git(f, repo, NULL);
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	docket_be64_put(key, DEMO_EVENTS);
+	assert_int_equal(mdb_del(txn, f->l->dbi.events, &k, NULL), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	expect_git(f, repo, "events were removed");
+	free(repo);
+}
+
+static void test_git_other_ledger(void **state)
+{
+	fixture *f = *state;
+	char *repo = audit_path(f->dir, "archive.git"), *dir2 = NULL;
+	docket_ledger *other = audit_new_ledger(&dir2);
+	docket_git_report rep;
+	docket_export_stats stats;
+
+	if (!docket_git_available()) {
+		docket_ledger_free(other);
+		test_rmdir_free(dir2);
+		free(repo);
+		skip();
+	}
+	audit_record_fixture(other, "sessions/demo-basic.jsonl");
+	git_export(f, repo, DEMO_EVENTS);
+	assert_int_equal(docket_export_git(other, NULL, repo, &stats), DOCKET_EINVALID);
+	assert_int_equal(docket_git_verify(other, repo, &rep), 0);
+	assert_false(rep.ok);
+	assert_non_null(strstr(rep.problem, "not this ledger"));
+	assert_int_equal(docket_git_verify(f->l, "/nonexistent/archive", &rep), DOCKET_ENOTFOUND);
+	docket_ledger_free(other);
+	test_rmdir_free(dir2);
+	free(repo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_jsonl_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_since_filter, setup, teardown),
+		cmocka_unit_test(test_time_parse),
+		cmocka_unit_test_setup_teardown(test_ocsf_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ocsf_dispositions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_otel_spans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_otel_ids_stable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csv_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_content, setup, teardown),
+		cmocka_unit_test(test_report_empty_ledger),
+		cmocka_unit_test_setup_teardown(test_git_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_git_detects_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_git_other_ledger, setup, teardown),
+	};
+
+	docket_alloc_install_json();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
