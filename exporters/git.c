@@ -274,6 +274,40 @@ static int write_blob(git_oid *out, git_repository *repo, const docket_buf *cont
 		? 0 : git_fail("write a file");
 }
 
+/* One Markdown table cell: pipes escaped, line breaks as spaces. */
+static int md_cell(docket_buf *md, const char *text, int code)
+{
+	int quoted = code && *text;
+	int error = docket_buf_puts(md, quoted ? " `" : " ");
+
+	for (; *text && error == 0; text++)
+		error = *text == '|' ? docket_buf_puts(md, "\\|")
+		      : *text == '\n' || *text == '\r' ? docket_buf_putc(md, ' ')
+		      : *text == '`' && code ? docket_buf_putc(md, '\'')
+		      : docket_buf_putc(md, *text);
+	if (error == 0)
+		error = docket_buf_puts(md, quoted ? "` |" : " |");
+	return error;
+}
+
+static int summary_row(docket_buf *md, const json_t *inv)
+{
+	docket_buf approval = DOCKET_BUF_INIT;
+	int error = docket_buf_printf(&approval, "%s%s%s", jstr(inv, "result"),
+				      *jstr(inv, "actor") ? " by " : "", jstr(inv, "actor"));
+
+	if (error == 0) error = docket_buf_putc(md, '|');
+	if (error == 0) error = md_cell(md, jstr(inv, "invocation"), 1);
+	if (error == 0) error = md_cell(md, jstr(inv, "tool"), 0);
+	if (error == 0) error = md_cell(md, jstr(inv, "summary"), 1);
+	if (error == 0) error = md_cell(md, jstr(inv, "verdict"), 0);
+	if (error == 0) error = md_cell(md, approval.ptr ? approval.ptr : "", 0);
+	if (error == 0) error = md_cell(md, *jstr(inv, "status") ? jstr(inv, "status") : "pending", 0);
+	if (error == 0) error = docket_buf_putc(md, '\n');
+	docket_buf_dispose(&approval);
+	return error;
+}
+
 /* summary.md of one session from all its archived events. */
 static int summary_markdown(docket_buf *md, const char *session, const docket_buf *events)
 {
@@ -297,14 +331,9 @@ static int summary_markdown(docket_buf *md, const char *session, const docket_bu
 	if (error == 0)
 		error = docket_buf_printf(md, "# Session %s\n\n| call | tool | what | verdict | approval | status |\n"
 					  "|---|---|---|---|---|---|\n", *session ? session : "(none)");
-	json_array_foreach(c.invocations, i, inv) {
-		if (error < 0)
-			break;
-		error = docket_buf_printf(md, "| `%s` | %s | `%s` | %s | %s%s%s | %s |\n", jstr(inv, "invocation"),
-					  jstr(inv, "tool"), jstr(inv, "summary"), jstr(inv, "verdict"),
-					  jstr(inv, "result"), *jstr(inv, "actor") ? " by " : "", jstr(inv, "actor"),
-					  *jstr(inv, "status") ? jstr(inv, "status") : "pending");
-	}
+	json_array_foreach(c.invocations, i, inv)
+		if (error == 0)
+			error = summary_row(md, inv);
 	collector_dispose(&c);
 	return error;
 }

@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <regex.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "docket/audit.h"
@@ -32,6 +33,8 @@
 #define RULE_NAME_MAX 48
 #define RULES_MAX 256
 #define MARKER_PREFIX "[REDACTED:"
+#define PATTERN_MAX 512
+#define REPEAT_BUDGET 4096
 
 typedef struct redact_rule {
 	char name[RULE_NAME_MAX + 1];
@@ -83,6 +86,92 @@ static int rule_name_ok(const char *s)
 	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_") == n;
 }
 
+/* Skip a bracket expression starting at p ('['); returns the char after it. */
+static const char *skip_bracket(const char *p)
+{
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	while (*p && *p != ']') {
+		if (*p == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.')) {
+			char kind = p[1];
+
+			for (p += 2; *p && !(*p == kind && p[1] == ']'); p++)
+				;
+			p += *p ? 2 : 0;
+			continue;
+		}
+		p++;
+	}
+	return *p ? p + 1 : p;
+}
+
+/* Parse "{m}", "{m,}", "{m,n}" at p; the largest count it allows (m when
+ * open-ended); *end after the '}'. 0 when it is not a bound. */
+static unsigned long bound_of(const char *p, const char **end)
+{
+	unsigned long lo = 0, hi = 0;
+	char *e;
+
+	lo = strtoul(p + 1, &e, 10);
+	if (e == p + 1)
+		return 0;
+	hi = lo;
+	if (*e == ',' && e[1] != '}')
+		hi = strtoul(e + 1, &e, 10);
+	else if (*e == ',')
+		e++;
+	if (*e != '}')
+		return 0;
+	*end = e + 1;
+	return hi > lo ? hi : lo;
+}
+
+/*
+ * glibc compiles repetition by unrolling it, so nested or stacked
+ * repetitions ("a++++", "((a{99}){99}){99}") grow the automaton without
+ * bound; POSIX leaves stacked duplication undefined anyway. Refuse them:
+ * patterns are at most PATTERN_MAX bytes, no quantifier follows another,
+ * and the product of the repetition bounds stays within REPEAT_BUDGET.
+ */
+static int pattern_ok(const char *name, const char *p)
+{
+	unsigned long budget = 1;
+	int prev_quant = 0;
+
+	if (strlen(p) > PATTERN_MAX)
+		return docket_error_set(DOCKET_EINVALID, "redaction rule '%s': pattern longer than %d bytes",
+					name, PATTERN_MAX);
+	while (*p) {
+		const char *next = p + 1;
+		unsigned long n = 0;
+		int quant = 0;
+
+		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
+			return docket_error_set(DOCKET_EINVALID,
+				"redaction rule '%s': back-references are not supported", name);
+		if (*p == '\\' && p[1])
+			next = p + 2;
+		else if (*p == '[')
+			next = skip_bracket(p);
+		else if (*p == '{' && (n = bound_of(p, &next)) > 0)
+			quant = 1;
+		else
+			quant = *p == '*' || *p == '+' || *p == '?';
+		if (quant && prev_quant)
+			return docket_error_set(DOCKET_EINVALID,
+				"redaction rule '%s': a repetition may not follow another", name);
+		if (n > 1 && (budget *= n) > REPEAT_BUDGET)
+			return docket_error_set(DOCKET_EINVALID,
+				"redaction rule '%s': repetition counts too large", name);
+		prev_quant = quant;
+		p = next;
+	}
+	return 0;
+}
+
 static int add_rule(docket_redactor *r, const char *name, const char *pattern, int icase,
 		    size_t group)
 {
@@ -90,9 +179,13 @@ static int add_rule(docket_redactor *r, const char *name, const char *pattern, i
 	char msg[128];
 	int rc;
 
+	int error;
+
 	if (!rule_name_ok(name))
 		return docket_error_set(DOCKET_EINVALID,
 			"redaction rule name '%s': 1-%d characters of a-z 0-9 - _", name, RULE_NAME_MAX);
+	if ((error = pattern_ok(name, pattern)) < 0)
+		return error;
 	if ((rc = regcomp(&rule->re, pattern, REG_EXTENDED | (icase ? REG_ICASE : 0))) != 0) {
 		regerror(rc, &rule->re, msg, sizeof(msg));
 		return docket_error_set(rc == REG_ESPACE ? DOCKET_ENOMEM : DOCKET_EINVALID,

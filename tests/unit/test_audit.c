@@ -645,6 +645,10 @@ static void test_redact_rules_rejected(void **state)
 		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"(\"}]}", "{\"rules\":[{\"name\":\"x\",\"pattern\":\"a\",\"group\":1}]}",
 		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"a\",\"extra\":1}]}",
 		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"\"}]}",
+		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"am++++e\"}]}",
+		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"a*{2}\"}]}",
+		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"((a{99}){99}){99}\"}]}",
+		"{\"rules\":[{\"name\":\"x\",\"pattern\":\"(a)\\\\1\"}]}",
 	};
 	docket_redactor *r = NULL;
 
