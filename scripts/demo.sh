@@ -4,7 +4,9 @@
 # The README demo: record a realistic agent session into a fresh ledger,
 # prove it was not altered, and look at it; then run a runtime that
 # crashes after dispatching a call, look at what is pending, recover
-# (new epoch, plan, re-dispatch), and check the ledger again. Last, replay
+# (new epoch, plan, re-dispatch), and check the ledger again; replay the
+# sessions against a stricter and a looser policy; sign a checkpoint,
+# verify offline, export for a SIEM, and write the HTML audit report. Last, replay
 # every recorded call against a stricter and a looser policy and show what
 # each would change.
 #
@@ -85,3 +87,15 @@ step "replay every recorded call against a stricter policy: what it tightens" \
 	replay --policy fixtures/replay/demo-strict.yaml
 step "... and against a looser one: what it loosens (a call a human had denied is flagged)" \
 	replay --policy fixtures/replay/demo-loose.yaml
+
+# Security teams: sign the head, prove a copy offline, feed the SIEM, read it
+# (docs/audit.md).
+rm -f "$out/signing.key" "$out/signing.key.pub" "$out/checkpoint.json"
+step "a signing key for checkpoints" keygen -o "$out/signing.key"
+step "sign the chain head (the checkpoint also goes to a file kept elsewhere)" \
+	checkpoint --key "$out/signing.key" -o "$out/checkpoint.json"
+step "prove the ledger offline with the public key and the witness" \
+	verify --pubkey "$out/signing.key.pub" --witness "$out/checkpoint.json"
+step "the calls and approvals as OCSF records for a SIEM, secrets redacted" \
+	export --format ocsf --redact -o "$out/events.ocsf.ndjson"
+step "the audit report" report -o "$out/report.html"

@@ -14,7 +14,7 @@ packages=(
 	liblmdb-dev libprotobuf-c-dev protobuf-c-compiler libzstd-dev
 	libgit2-dev libjansson-dev libfyaml-dev libssl-dev
 	libcmocka-dev libsqlite3-dev
-	lmdb-utils zstd git
+	lmdb-utils zstd git jq
 )
 
 quiet=0

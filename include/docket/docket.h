@@ -4,9 +4,13 @@
 #define DOCKET_H
 
 #include "docket/common.h"
+#include "docket/audit.h"
+#include "docket/export.h"
+#include "docket/import.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "docket/recover.h"
+#include "docket/replay.h"
 #include "docket/runtime.h"
 
 #endif
