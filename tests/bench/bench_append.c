@@ -31,14 +31,11 @@
  * docket ledger of the first round.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +45,7 @@
 #include <sqlite3.h>
 #endif
 
+#include "bench_util.h"
 #include "docket/ledger.h"
 #include "gen_mix.h"
 #include "ledger/event.h"
@@ -88,8 +86,7 @@ typedef struct result {
 	size_t commits;
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
-	uint64_t *lat;         /* per-commit latencies, ns */
-	size_t nlat, caplat;
+	bench_lat lat;         /* per-commit latencies */
 } result;
 
 typedef struct mix {
@@ -110,125 +107,18 @@ typedef struct bytes_report {
 	uint32_t dictionaries;
 } bytes_report;
 
-static int failures;
-
-/* Stores are removed at the end: deleting tens of MB between runs (with
- * online discard) would stall the next run's fsyncs. */
-static char **doomed;
-static size_t ndoomed;
-
-/* ---- small helpers ---- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
-}
-
-static void fail(const char *what, const char *detail)
-{
-	fprintf(stderr, "bench_append: FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	failures++;
-}
-
-static void docket_fail(const char *what)
-{
-	fail(what, docket_error_last()->message);
-}
-
-static uint64_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = malloc(la + lb + 2);
-
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	p[la] = '/';
-	memcpy(p + la + 1, b, lb + 1);
-	return p;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_rf(const char *dir)
-{
-	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		fprintf(stderr, "bench_append: warning: cannot remove %s: %s\n", dir, strerror(errno));
-}
-
-static char *make_tempdir(const char *base)
-{
-	char *t = path_join(base, "docket-bench-XXXXXX");
-
-	if (t && !mkdtemp(t)) {
-		fprintf(stderr, "bench_append: cannot create a directory in %s: %s\n", base, strerror(errno));
-		free(t);
-		return NULL;
-	}
-	return t;
-}
-
-static void lat_push(result *r, uint64_t ns)
-{
-	if (r->nlat == r->caplat) {
-		size_t cap = r->caplat ? r->caplat * 2 : 256;
-		uint64_t *p = realloc(r->lat, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		r->lat = p;
-		r->caplat = cap;
-	}
-	r->lat[r->nlat++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile (0..100) of the commit latencies, in ms. */
-static double lat_ms(result *r, unsigned pct)
-{
-	size_t i;
-
-	if (r->nlat == 0)
-		return 0;
-	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
-	i = (r->nlat - 1) * pct / 100;
-	return (double)r->lat[i] / 1e6;
-}
-
 static double rate(const result *r)
 {
 	return r->wall_ns ? (double)r->events * 1e9 / (double)r->wall_ns : 0;
+}
+
+/* A timed run of n events that started at t0 (wall) and c0 (CPU) is over. */
+static void run_done(result *res, size_t n, uint64_t t0, uint64_t c0)
+{
+	res->cpu_ns += bench_cpu_ns() - c0;
+	res->wall_ns += bench_now_ns() - t0;
+	res->events += n;
+	res->ran = 1;
 }
 
 /* ---- the event stream ---- */
@@ -307,7 +197,7 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 	docket_event **events = NULL;
 	docket_ledger *l = NULL;
 	docket_ledger_info info;
-	char *path = path_join(dir, "ledger");
+	char *path = bench_path_join(dir, "ledger");
 	uint64_t t0, c0, t;
 	int error = -1;
 
@@ -316,7 +206,7 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 	oo.flags = DOCKET_OPEN_CREATE;
 	oo.map_size = MAP_SIZE;
 	if (docket_ledger_open(&l, path, &oo) < 0) {
-		docket_fail("docket_ledger_open");
+		bench_docket_fail("docket_ledger_open");
 		goto cleanup;
 	}
 	if (pre) {
@@ -324,66 +214,63 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 			goto cleanup;
 		for (size_t i = 0; i < n; i++) {
 			if (docket_event_from_json(&events[i], m->json[i]) < 0) {
-				docket_fail("docket_event_from_json");
+				bench_docket_fail("docket_event_from_json");
 				goto cleanup;
 			}
 		}
 	}
-	t0 = now_ns();
-	c0 = cpu_ns();
+	t0 = bench_now_ns();
+	c0 = bench_cpu_ns();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 		int rc;
 
-		t = now_ns();
+		t = bench_now_ns();
 		rc = pre ? ledger_append(l, events + i, k, ar)
 			 : docket_ledger_append_json(l, m->json + i, k, ar);
-		lat_push(res, now_ns() - t);
+		bench_lat_push(&res->lat, bench_now_ns() - t);
 		if (rc < 0) {
-			docket_fail(pre ? "ledger_append" : "docket_ledger_append_json");
+			bench_docket_fail(pre ? "ledger_append" : "docket_ledger_append_json");
 			goto cleanup;
 		}
 		for (size_t j = 0; j < k; j++) {
 			if (ar[j].duplicate || ar[j].seq != i + j + 1) {
-				fail("docket append", "an event was not appended at the expected seq");
+				bench_fail("docket append", "an event was not appended at the expected seq");
 				goto cleanup;
 			}
 		}
 		res->commits++;
 	}
-	res->cpu_ns += cpu_ns() - c0;
-	res->wall_ns += now_ns() - t0;
-	res->events += n;
-	res->ran = 1;
+	run_done(res, n, t0, c0);
 	if (docket_ledger_info_get(l, &info) < 0) {
-		docket_fail("docket_ledger_info_get");
+		bench_docket_fail("docket_ledger_info_get");
 		goto cleanup;
 	}
 	if (info.events != n) {
-		fail("docket ledger", "does not hold every appended event");
+		bench_fail("docket ledger", "does not hold every appended event");
 		goto cleanup;
 	}
 	if (check) {
 		docket_verify_report rep;
 
 		if (docket_ledger_verify(l, &rep) < 0) {
-			docket_fail("docket_ledger_verify");
+			bench_docket_fail("docket_ledger_verify");
 			goto cleanup;
 		}
 		if (!rep.ok || rep.events_checked != n) {
-			fail("docket_ledger_verify", rep.problem);
+			bench_fail("docket_ledger_verify", rep.problem);
 			goto cleanup;
 		}
 	}
 	if (bytes) {
-		char *data = path_join(path, "data.mdb");
+		char *data = bench_path_join(path, "data.mdb");
 
 		bytes->info = info;
-		bytes->docket_file = data ? file_size(data) : 0;
+		bytes->docket_file = data ? bench_file_size(data) : 0;
 		free(data);
 		bytes->docket_log_json = 0;
 		if (docket_ledger_read_json(l, NULL, count_log_json, &bytes->docket_log_json) < 0) {
-			docket_fail("docket_ledger_read_json");
+			bench_docket_fail("docket_ledger_read_json");
 			goto cleanup;
 		}
 	}
@@ -404,7 +291,7 @@ cleanup:
 
 static int lmdb_fail(const char *what, int rc)
 {
-	fail(what, mdb_strerror(rc));
+	bench_fail(what, mdb_strerror(rc));
 	return -1;
 }
 
@@ -433,12 +320,12 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 		goto cleanup;
 	}
 	txn = NULL;
-	t0 = now_ns();
-	c0 = cpu_ns();
+	t0 = bench_now_ns();
+	c0 = bench_cpu_ns();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
-		t = now_ns();
+		t = bench_now_ns();
 		if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0) {
 			txn = NULL;
 			lmdb_fail("mdb_txn_begin", rc);
@@ -456,29 +343,26 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 		}
 		rc = mdb_txn_commit(txn);
 		txn = NULL;
-		lat_push(res, now_ns() - t);
+		bench_lat_push(&res->lat, bench_now_ns() - t);
 		if (rc != 0) {
 			lmdb_fail("mdb_txn_commit", rc);
 			goto cleanup;
 		}
 		res->commits++;
 	}
-	res->cpu_ns += cpu_ns() - c0;
-	res->wall_ns += now_ns() - t0;
-	res->events += n;
-	res->ran = 1;
+	run_done(res, n, t0, c0);
 	if ((rc = mdb_env_stat(env, &st)) != 0) {
 		lmdb_fail("mdb_env_stat", rc);
 		goto cleanup;
 	}
 	if (st.ms_entries != n) {
-		fail("raw LMDB", "does not hold every appended event");
+		bench_fail("raw LMDB", "does not hold every appended event");
 		goto cleanup;
 	}
 	if (bytes) {
-		char *data = path_join(dir, "data.mdb");
+		char *data = bench_path_join(dir, "data.mdb");
 
-		bytes->lmdb_file = data ? file_size(data) : 0;
+		bytes->lmdb_file = data ? bench_file_size(data) : 0;
 		free(data);
 	}
 	error = 0;
@@ -497,7 +381,7 @@ static int sql_exec(sqlite3 *db, const char *sql)
 	char *msg = NULL;
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		fail(sql, msg ? msg : sqlite3_errmsg(db));
+		bench_fail(sql, msg ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -507,7 +391,7 @@ static int sql_exec(sqlite3 *db, const char *sql)
 static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, result *res,
 		      bytes_report *bytes)
 {
-	char *path = path_join(dir, "bench.db");
+	char *path = bench_path_join(dir, "bench.db");
 	sqlite3 *db = NULL;
 	sqlite3_stmt *ins = NULL, *cnt = NULL;
 	uint64_t t0, c0, t;
@@ -516,45 +400,42 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	if (!path)
 		return -1;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		fail("sqlite3_open_v2", db ? sqlite3_errmsg(db) : "out of memory");
+		bench_fail("sqlite3_open_v2", db ? sqlite3_errmsg(db) : "out of memory");
 		goto cleanup;
 	}
 	if (sql_exec(db, "PRAGMA journal_mode=WAL") < 0 || sql_exec(db, "PRAGMA synchronous=FULL") < 0 ||
 	    sql_exec(db, "CREATE TABLE events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)") < 0)
 		goto cleanup;
 	if (sqlite3_prepare_v2(db, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK) {
-		fail("sqlite3_prepare_v2", sqlite3_errmsg(db));
+		bench_fail("sqlite3_prepare_v2", sqlite3_errmsg(db));
 		goto cleanup;
 	}
-	t0 = now_ns();
-	c0 = cpu_ns();
+	t0 = bench_now_ns();
+	c0 = bench_cpu_ns();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
-		t = now_ns();
+		t = bench_now_ns();
 		if (sql_exec(db, "BEGIN") < 0)
 			goto cleanup;
 		for (size_t j = i; j < i + k; j++) {
 			if (sqlite3_bind_int64(ins, 1, (sqlite3_int64)(j + 1)) != SQLITE_OK ||
 			    sqlite3_bind_blob(ins, 2, m->line[j], (int)m->len[j], SQLITE_STATIC) != SQLITE_OK ||
 			    sqlite3_step(ins) != SQLITE_DONE) {
-				fail("sqlite insert", sqlite3_errmsg(db));
+				bench_fail("sqlite insert", sqlite3_errmsg(db));
 				goto cleanup;
 			}
 			sqlite3_reset(ins);
 		}
 		if (sql_exec(db, "COMMIT") < 0)
 			goto cleanup;
-		lat_push(res, now_ns() - t);
+		bench_lat_push(&res->lat, bench_now_ns() - t);
 		res->commits++;
 	}
-	res->cpu_ns += cpu_ns() - c0;
-	res->wall_ns += now_ns() - t0;
-	res->events += n;
-	res->ran = 1;
+	run_done(res, n, t0, c0);
 	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM events", -1, &cnt, NULL) != SQLITE_OK ||
 	    sqlite3_step(cnt) != SQLITE_ROW || (size_t)sqlite3_column_int64(cnt, 0) != n) {
-		fail("SQLite", "does not hold every appended event");
+		bench_fail("SQLite", "does not hold every appended event");
 		goto cleanup;
 	}
 	sqlite3_finalize(cnt);
@@ -562,7 +443,7 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	if (bytes) {
 		if (sql_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
 			goto cleanup;
-		bytes->sqlite_file = file_size(path);
+		bytes->sqlite_file = bench_file_size(path);
 	}
 	error = 0;
 cleanup:
@@ -576,33 +457,16 @@ cleanup:
 
 /* ---- one configuration, one round ---- */
 
-static void settle_disk(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
-}
-
 static int run_one(const options *o, const mix *m, enum config c, size_t batch, size_t n,
 		   result *res, int first_round, bytes_report *bytes)
 {
-	char *dir = make_tempdir(o->dir);
-	char **d;
+	char *dir = bench_tempdir(o->dir, "docket-bench-XXXXXX");
 	int error = -1;
 	bytes_report *b = first_round && batch == batch_sizes[NBATCH - 1] ? bytes : NULL;
 
 	if (!dir)
 		return -1;
-	if (!(d = realloc(doomed, (ndoomed + 1) * sizeof(*d)))) {
-		free(dir);
-		return -1;
-	}
-	doomed = d;
-	doomed[ndoomed++] = dir;
-	settle_disk(o->dir);
+	bench_settle_disk(o->dir);
 	switch (c) {
 	case C_DOCKET_JSON:
 		error = run_docket(m, 0, batch, n, dir, res, first_round, b);
@@ -691,14 +555,8 @@ static int parse_args(options *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (strcmp(a, "--quick") == 0) {
-			o->quick = 1;
+		if (bench_common_flag(a, &o->quick, &o->keep))
 			continue;
-		}
-		if (strcmp(a, "--keep") == 0) {
-			o->keep = 1;
-			continue;
-		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			exit(0);
@@ -767,9 +625,10 @@ int main(int argc, char **argv)
 	options o;
 	mix m;
 	size_t counts[NBATCH];
-	uint64_t t_start = now_ns();
+	uint64_t t_start = bench_now_ns();
 	int have_sqlite = DOCKET_BENCH_SQLITE;
 
+	bench_init("bench_append");
 	memset(&o, 0, sizeof(o));
 	memset(&bytes, 0, sizeof(bytes));
 	if (parse_args(&o, argc, argv) < 0)
@@ -799,7 +658,7 @@ int main(int argc, char **argv)
 				if ((c == C_SQLITE && !have_sqlite) || (o.only && strcmp(o.only, config_key[c]) != 0))
 					continue;
 				if (run_one(&o, &m, c, batch_sizes[b], counts[b], &res[c][b], r == 0, &bytes) < 0)
-					fail(config_name[c], "run failed");
+					bench_fail(config_name[c], "run failed");
 			}
 		}
 	}
@@ -831,7 +690,7 @@ int main(int argc, char **argv)
 			if (!r->ran)
 				continue;
 			printf("%5zu  %-20s %7zu %7zu %10.0f %8.3f %8.3f %9.1f %4.0f%%", batch_sizes[b],
-			       config_name[c], r->events, r->commits, rate(r), lat_ms(r, 50), lat_ms(r, 99),
+			       config_name[c], r->events, r->commits, rate(r), bench_lat_ms(&r->lat, 50), bench_lat_ms(&r->lat, 99),
 			       (double)r->cpu_ns / 1e3 / (double)r->events,
 			       100.0 * (double)r->cpu_ns / (double)(r->wall_ns ? r->wall_ns : 1));
 			print_ratio(c == C_LMDB ? 0 : ratio(rate(r), rate(&res[C_LMDB][b])));
@@ -881,7 +740,7 @@ int main(int argc, char **argv)
 	       gb, gbf, met(bytes.have && gb <= 0.25), met(bytes.have && gbf <= 0.25));
 	printf("  checks: every store holds all its events%s: %s; total run %.1f s\n",
 	       ", docket_ledger_verify on every first-round docket ledger",
-	       failures ? "FAILED" : "ok", (double)(now_ns() - t_start) / 1e9);
+	       bench_failures() ? "FAILED" : "ok", (double)(bench_now_ns() - t_start) / 1e9);
 
 	/* ---- one machine-readable line ---- */
 	json_t *out = json_pack("{s:s,s:I,s:I,s:i,s:b,s:b}", "bench", "append", "events", (json_int_t)m.n,
@@ -898,8 +757,8 @@ int main(int argc, char **argv)
 			json_array_append_new(runs, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f}",
 				"config", config_key[c], "batch", (json_int_t)batch_sizes[b],
 				"events", (json_int_t)r->events, "commits", (json_int_t)r->commits,
-				"events_per_s", rate(r), "commit_ms_p50", lat_ms(r, 50),
-				"commit_ms_p99", lat_ms(r, 99), "cpu_us_per_event", (double)r->cpu_ns / 1e3 / (double)r->events,
+				"events_per_s", rate(r), "commit_ms_p50", bench_lat_ms(&r->lat, 50),
+				"commit_ms_p99", bench_lat_ms(&r->lat, 99), "cpu_us_per_event", (double)r->cpu_ns / 1e3 / (double)r->events,
 				"vs_lmdb", c == C_LMDB ? 1.0 : ratio(rate(r), rate(&res[C_LMDB][b])),
 				"vs_sqlite", res[C_SQLITE][b].ran ? ratio(rate(r), rate(&res[C_SQLITE][b])) : 0.0));
 		}
@@ -916,23 +775,11 @@ int main(int argc, char **argv)
 			  "batch256_events_per_s", g256, "batch256_met", g256 >= 200000,
 			  "data_mdb_vs_jsonl", gb, "frames_vs_jsonl", gbf, "bytes_met", bytes.have && gb <= 0.25);
 	json_object_set_new(out, "goals", goals);
-	json_object_set_new(out, "checks_ok", json_boolean(failures == 0));
-	char *line = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-
-	printf("%s\n", line ? line : "{}");
-	free(line);
-	json_decref(out);
+	bench_print_result(out);
 	for (int c = 0; c < C_COUNT; c++)
 		for (int b = 0; b < NBATCH; b++)
-			free(res[c][b].lat);
-	for (size_t i = 0; i < ndoomed; i++) {
-		if (o.keep)
-			fprintf(stderr, "bench_append: kept %s\n", doomed[i]);
-		else
-			rm_rf(doomed[i]);
-		free(doomed[i]);
-	}
-	free(doomed);
+			bench_lat_dispose(&res[c][b].lat);
+	bench_tempdirs_dispose(o.keep);
 	mix_dispose(&m);
-	return failures ? 1 : 0;
+	return bench_failures() ? 1 : 0;
 }

@@ -19,22 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "docket/import.h"
 #include "docket/ledger.h"
 #include "util/alloc.h"
 
 #define RUNS 7
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The largest *.jsonl of ROOT/../shared/corpus/{codex,claude}. */
 static int largest(char *path, size_t n, docket_import_format *fmt)
@@ -90,9 +82,9 @@ static double one_run(docket_import_format fmt, const char *file, int check, doc
 	if (docket_ledger_open(&l, dir, &oo) != 0)
 		return -1;
 	memset(s, 0, sizeof(*s));
-	t0 = now();
+	t0 = bench_now_s();
 	rc = docket_import_file(l, fmt, file, NULL, s);
-	t = now() - t0;
+	t = bench_now_s() - t0;
 	if (rc != 0) {
 		fprintf(stderr, "bench_import: %s\n", docket_error_last()->message);
 		t = -1;

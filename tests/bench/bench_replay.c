@@ -20,7 +20,6 @@
  * nothing about speed.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "docket/ledger.h"
 #include "docket/replay.h"
 #include "gen_mix.h"
@@ -60,14 +60,6 @@ static int build_policy(docket_policy **out)
 		error = docket_policy_load_buffer(out, DOCKET_POLICY_DOCKET, "bench.yaml", y.ptr, y.len);
 	docket_buf_dispose(&y);
 	return error;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static double cpu_now(void)
@@ -171,12 +163,12 @@ static int replay_only(const char *dir)
 	info.fail_on = DOCKET_REPLAY_FAIL_LOOSENED;
 	if (docket_replay_report_new(&r, &info) < 0)
 		return die("report");
-	t0 = now();
+	t0 = bench_now_s();
 	c0 = cpu_now();
 	if (docket_replay_run(l, NULL, ps, 1, NULL, docket_replay_report_add, r) < 0 ||
 	    docket_replay_report_finish(r, devnull) < 0)
 		return die("replay");
-	wall = now() - t0;
+	wall = bench_now_s() - t0;
 	cpu = cpu_now() - c0;
 	for (int c = 0; c < 4; c++)
 		calls += docket_replay_report_count(r, (docket_replay_class)c);
@@ -196,14 +188,6 @@ static int replay_only(const char *dir)
 	docket_ledger_free(l);
 	fclose(devnull);
 	return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 /* Run `self --replay dir` and check what it printed. */
@@ -273,13 +257,13 @@ int main(int argc, char **argv)
 		if (!mkdtemp(dir))
 			return 1;
 	}
-	t0 = now();
+	t0 = bench_now_s();
 	if (make_ledger(dir, want, &intents, &events) != 0)
 		return 1;
-	printf("ledger: %zu events, %zu tool intents (written in %.1fs, not timed)\n", events, intents, now() - t0);
+	printf("ledger: %zu events, %zu tool intents (written in %.1fs, not timed)\n", events, intents, bench_now_s() - t0);
 	fflush(stdout);
 	rc = run_child(self, dir, intents, quick);
 	if (!keep)
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		bench_remove_tree(dir);
 	return rc;
 }

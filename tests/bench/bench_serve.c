@@ -49,7 +49,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
@@ -58,7 +57,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -66,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "docket/ledger.h"
 #include "docket/runtime.h"
 #include "util/error.h"
@@ -102,32 +101,10 @@ typedef struct result {
 	uint64_t srv_cpu_ns;    /* serve process (in process: this process) */
 	uint64_t cli_cpu_ns;    /* this process (the clients), serve runs only */
 	uint64_t wr_bytes;      /* written to storage by the writer (/proc/PID/io) */
-	uint64_t *lat;
-	size_t nlat, caplat;
+	bench_lat lat;
 } result;
 
-static int failures;
-static char **doomed;
-static size_t ndoomed;
-
 /* ---- small helpers ---- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t self_cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
-}
 
 /* utime + stime of another process, from /proc/PID/stat; 0 if unknown. */
 static uint64_t proc_cpu_ns(pid_t pid)
@@ -173,103 +150,6 @@ static uint64_t proc_write_bytes(pid_t pid)
 	return v;
 }
 
-static void fail(const char *what, const char *detail)
-{
-	fprintf(stderr, "bench_serve: FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	failures++;
-}
-
-static void docket_fail(const char *what)
-{
-	fail(what, docket_error_last()->message);
-}
-
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = malloc(la + lb + 2);
-
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	p[la] = '/';
-	memcpy(p + la + 1, b, lb + 1);
-	return p;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_rf(const char *dir)
-{
-	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		fprintf(stderr, "bench_serve: warning: cannot remove %s: %s\n", dir, strerror(errno));
-}
-
-static char *make_tempdir(const char *base)
-{
-	char *t = path_join(base, "docket-sbench-XXXXXX");
-	char **d;
-
-	if (t && !mkdtemp(t)) {
-		fprintf(stderr, "bench_serve: cannot create a directory in %s: %s\n", base, strerror(errno));
-		free(t);
-		return NULL;
-	}
-	if (t && (d = realloc(doomed, (ndoomed + 1) * sizeof(*d)))) {
-		doomed = d;
-		doomed[ndoomed++] = t;
-		return t;
-	}
-	free(t);
-	return NULL;
-}
-
-static void settle_disk(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
-}
-
-static int lat_push(uint64_t **lat, size_t *n, size_t *cap, uint64_t ns)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		uint64_t *p = realloc(*lat, ncap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		*lat = p;
-		*cap = ncap;
-	}
-	(*lat)[(*n)++] = ns;
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double lat_ms(result *r, unsigned pct)
-{
-	if (r->nlat == 0)
-		return 0;
-	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
-	return (double)r->lat[(r->nlat - 1) * pct / 100] / 1e6;
-}
-
 static double rate(const result *r)
 {
 	return r->wall_ns ? (double)r->inv * 1e9 / (double)r->wall_ns : 0;
@@ -282,7 +162,33 @@ static uint64_t deadline_of(const options *o, uint64_t t0)
 
 static int keep_going(const options *o, uint64_t done, uint64_t deadline)
 {
-	return o->count ? done < o->count : now_ns() < deadline;
+	return o->count ? done < o->count : bench_now_ns() < deadline;
+}
+
+/* Where an in-process run (one caller) started, and when it is to stop. */
+typedef struct inproc_clock {
+	uint64_t t0, c0, w0;   /* wall, CPU, bytes written */
+	uint64_t deadline;
+} inproc_clock;
+
+static void inproc_start(inproc_clock *k, const options *o)
+{
+	k->w0 = proc_write_bytes(0);
+	k->t0 = bench_now_ns();
+	k->c0 = bench_cpu_ns();
+	k->deadline = deadline_of(o, k->t0);
+}
+
+/* The run of `done` invocations of `commits` durable commits each is over. */
+static void inproc_done(result *res, uint64_t done, uint64_t commits, const inproc_clock *k)
+{
+	res->wall_ns += bench_now_ns() - k->t0;
+	res->srv_cpu_ns += bench_cpu_ns() - k->c0;
+	res->wr_bytes += proc_write_bytes(0) - k->w0;
+	res->inv += done;
+	res->commits += commits * done;
+	res->clients = 1;
+	res->ran = 1;
 }
 
 /* ---- checking a ledger after a run ---- */
@@ -326,12 +232,12 @@ static void check_ledger(const char *path, const char *cfg, uint64_t inv)
 	char msg[1200];
 
 	if (docket_ledger_open(&l, path, &oo) < 0) {
-		docket_fail(cfg);
+		bench_docket_fail(cfg);
 		return;
 	}
 	if (docket_ledger_read_json(l, NULL, count_types, &tc) < 0 ||
 	    docket_ledger_pending(l, NULL, count_pending, &pending) < 0 || docket_ledger_info_get(l, &info) < 0) {
-		docket_fail(cfg);
+		bench_docket_fail(cfg);
 		goto out;
 	}
 	if (tc.intent != inv || tc.dispatched != inv || tc.completed != inv) {
@@ -339,19 +245,19 @@ static void check_ledger(const char *path, const char *cfg, uint64_t inv)
 			 "%" PRIu64 " invocations done, but the ledger holds %" PRIu64 " tool.intent, %" PRIu64
 			 " tool.dispatched, %" PRIu64 " tool.completed",
 			 inv, tc.intent, tc.dispatched, tc.completed);
-		fail(cfg, msg);
+		bench_fail(cfg, msg);
 	}
 	if (pending || info.pending) {
 		snprintf(msg, sizeof(msg), "%" PRIu64 " invocations pending (info: %" PRIu64 ")", pending, info.pending);
-		fail(cfg, msg);
+		bench_fail(cfg, msg);
 	}
 	if (docket_ledger_verify(l, &rep) < 0) {
-		docket_fail(cfg);
+		bench_docket_fail(cfg);
 		goto out;
 	}
 	if (!rep.ok || rep.events_checked != info.events) {
 		snprintf(msg, sizeof(msg), "docket_ledger_verify: %s", rep.ok ? "not every event checked" : rep.problem);
-		fail(cfg, msg);
+		bench_fail(cfg, msg);
 	}
 out:
 	docket_ledger_free(l);
@@ -364,7 +270,7 @@ static docket_ledger *create_ledger(const char *path)
 
 	oo.flags = DOCKET_OPEN_CREATE;
 	if (docket_ledger_open(&l, path, &oo) < 0) {
-		docket_fail("docket_ledger_open");
+		bench_docket_fail("docket_ledger_open");
 		return NULL;
 	}
 	return l;
@@ -385,10 +291,11 @@ static int append_one(docket_ledger *l, json_t *ev, docket_append_result *ar)
 
 static int run_baseline(const options *o, const char *dir, result *res)
 {
-	char *path = path_join(dir, "ledger");
+	char *path = bench_path_join(dir, "ledger");
 	docket_ledger *l = path ? create_ledger(path) : NULL;
 	docket_append_result ar;
-	uint64_t t0, c0, w0, deadline, done = 0;
+	inproc_clock k;
+	uint64_t done = 0;
 	const char *session = "s-single";
 	int error = -1;
 
@@ -397,16 +304,13 @@ static int run_baseline(const options *o, const char *dir, result *res)
 	if (append_one(l, json_pack("{s:s, s:s}", "type", "runtime.started", "runtime", "bench/1"), &ar) < 0 ||
 	    append_one(l, json_pack("{s:s, s:s, s:s}", "type", "session.opened", "session", session, "cwd", "/bench"),
 		       &ar) < 0) {
-		docket_fail("single-event commits: setup");
+		bench_docket_fail("single-event commits: setup");
 		goto out;
 	}
-	w0 = proc_write_bytes(0);
-	t0 = now_ns();
-	c0 = self_cpu_ns();
-	deadline = deadline_of(o, t0);
-	while (keep_going(o, done, deadline)) {
+	inproc_start(&k, o);
+	while (keep_going(o, done, k.deadline)) {
 		char inv[32];
-		uint64_t t = now_ns();
+		uint64_t t = bench_now_ns();
 
 		snprintf(inv, sizeof(inv), "i%" PRIu64, done);
 		if (append_one(l, json_pack("{s:s, s:s, s:s, s:s, s:{s:[s,s]}, s:s, s:{s:s, s:s}}", "type",
@@ -419,21 +323,15 @@ static int run_baseline(const options *o, const char *dir, result *res)
 		    append_one(l, json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "type", "tool.completed", "session",
 					    session, "invocation", inv, "status", "ok", "exit_code", 0, "output", inv),
 			       &ar) < 0) {
-			docket_fail("single-event commits");
+			bench_docket_fail("single-event commits");
 			goto out;
 		}
-		lat_push(&res->lat, &res->nlat, &res->caplat, now_ns() - t);
+		bench_lat_push(&res->lat, bench_now_ns() - t);
 		done++;
 	}
-	res->wall_ns += now_ns() - t0;
-	res->srv_cpu_ns += self_cpu_ns() - c0;
-	res->wr_bytes += proc_write_bytes(0) - w0;
-	res->inv += done;
-	res->commits += 3 * done;
-	res->clients = 1;
-	res->ran = 1;
+	inproc_done(res, done, 3, &k);
 	if (append_one(l, json_pack("{s:s, s:s}", "type", "session.closed", "session", session), &ar) < 0) {
-		docket_fail("single-event commits: session.closed");
+		bench_docket_fail("single-event commits: session.closed");
 		goto out;
 	}
 	error = 0;
@@ -447,10 +345,11 @@ out:
 
 static int run_capi(const options *o, const char *dir, result *res)
 {
-	char *path = path_join(dir, "ledger");
+	char *path = bench_path_join(dir, "ledger");
 	docket_ledger *l = path ? create_ledger(path) : NULL;
 	docket_runtime *rt = NULL;
-	uint64_t t0, c0, w0, deadline, done = 0;
+	inproc_clock k;
+	uint64_t done = 0;
 	const char *session = "s-capi";
 	json_t *args = NULL;
 	int error = -1;
@@ -458,40 +357,31 @@ static int run_capi(const options *o, const char *dir, result *res)
 	if (!l)
 		goto out;
 	if (docket_runtime_start(&rt, l, "bench/1") < 0 || docket_session_open(rt, session, "/bench") < 0) {
-		docket_fail("C API: setup");
+		bench_docket_fail("C API: setup");
 		goto out;
 	}
-	w0 = proc_write_bytes(0);
-	t0 = now_ns();
-	c0 = self_cpu_ns();
-	deadline = deadline_of(o, t0);
-	while (keep_going(o, done, deadline)) {
+	inproc_start(&k, o);
+	while (keep_going(o, done, k.deadline)) {
 		docket_intent_result ir;
 		char inv[32];
-		uint64_t t = now_ns();
+		uint64_t t = bench_now_ns();
 
 		snprintf(inv, sizeof(inv), "i%" PRIu64, done);
 		args = json_pack("{s:[s,s]}", "command", "echo", inv);
 		if (!args || docket_tool_intent(rt, session, inv, "shell", args, "idempotent", "allowed", 1, &ir) < 0 ||
 		    !ir.dispatched || strncmp(ir.token, "dt-", 3) != 0 ||
 		    docket_tool_complete(rt, session, inv, "ok", 0, inv) < 0) {
-			docket_fail("C API");
+			bench_docket_fail("C API");
 			goto out;
 		}
 		json_decref(args);
 		args = NULL;
-		lat_push(&res->lat, &res->nlat, &res->caplat, now_ns() - t);
+		bench_lat_push(&res->lat, bench_now_ns() - t);
 		done++;
 	}
-	res->wall_ns += now_ns() - t0;
-	res->srv_cpu_ns += self_cpu_ns() - c0;
-	res->wr_bytes += proc_write_bytes(0) - w0;
-	res->inv += done;
-	res->commits += 2 * done;
-	res->clients = 1;
-	res->ran = 1;
+	inproc_done(res, done, 2, &k);
 	if (docket_session_close(rt, session) < 0) {
-		docket_fail("C API: session close");
+		bench_docket_fail("C API: session close");
 		goto out;
 	}
 	error = 0;
@@ -517,11 +407,11 @@ typedef struct serve_proc {
 /* Read what serve printed; wait up to `ms` for `want` to appear (NULL: EOF). */
 static int serve_read(serve_proc *sp, const char *want, int ms)
 {
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+	uint64_t end = bench_now_ns() + (uint64_t)ms * 1000000ull;
 
 	for (;;) {
 		struct pollfd p = { sp->err_fd, POLLIN, 0 };
-		uint64_t now = now_ns();
+		uint64_t now = bench_now_ns();
 		ssize_t n;
 
 		if (want && strstr(sp->text, want))
@@ -568,7 +458,7 @@ static int serve_start(serve_proc *sp, const options *o, const char *ledger, con
 	close(fds[1]);
 	sp->err_fd = fds[0];
 	if (sp->pid < 0 || serve_read(sp, "serving on", 10000) < 0) {
-		fail("docket serve did not start", sp->text);
+		bench_fail("docket serve did not start", sp->text);
 		return -1;
 	}
 	return 0;
@@ -587,7 +477,7 @@ static int serve_stop(serve_proc *sp, result *res)
 		if (waitpid(sp->pid, &status, 0) == sp->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			rc = 0;
 		else
-			fail("docket serve did not stop cleanly on SIGTERM", sp->text);
+			bench_fail("docket serve did not stop cleanly on SIGTERM", sp->text);
 	}
 	if (sp->err_fd >= 0)
 		close(sp->err_fd);
@@ -599,7 +489,7 @@ static int serve_stop(serve_proc *sp, result *res)
 			if (k > res->max_batch)
 				res->max_batch = k;
 		} else {
-			fail("docket serve did not report its batches", sp->text);
+			bench_fail("docket serve did not report its batches", sp->text);
 			rc = -1;
 		}
 	}
@@ -649,8 +539,7 @@ typedef struct client {
 	uint64_t end_ns;
 	int failed;
 	char err[256];
-	uint64_t *lat;
-	size_t nlat, caplat;
+	bench_lat lat;
 	pthread_t th;
 } client;
 
@@ -746,7 +635,7 @@ static void *client_main(void *arg)
 	deadline = sh->deadline;
 	while (!c->failed && keep_going(o, c->done, deadline)) {
 		char inv[32];
-		uint64_t t = now_ns();
+		uint64_t t = bench_now_ns();
 		const char *r;
 
 		snprintf(inv, sizeof(inv), "i%" PRIu64, c->done);
@@ -766,10 +655,10 @@ static void *client_main(void *arg)
 			 c->session, inv, inv);
 		if (!rpc(c, "tool.complete", params))
 			break;
-		lat_push(&c->lat, &c->nlat, &c->caplat, now_ns() - t);
+		bench_lat_push(&c->lat, bench_now_ns() - t);
 		c->done++;
 	}
-	c->end_ns = now_ns();
+	c->end_ns = bench_now_ns();
 	pthread_barrier_wait(&sh->end);
 	snprintf(params, sizeof(params), "{\"session\":\"%s\"}", c->session);
 	if (!c->failed)
@@ -815,7 +704,7 @@ static void perf_stop(pid_t p)
 static int run_serve(const options *o, const char *dir, unsigned nclients, const char *tag, const char *perf,
 		     result *res)
 {
-	char *ledger = path_join(dir, "ledger"), *sock = path_join(dir, "sock");
+	char *ledger = bench_path_join(dir, "ledger"), *sock = bench_path_join(dir, "sock");
 	client *cl = calloc(nclients, sizeof(*cl));
 	docket_ledger *l;
 	serve_proc sp;
@@ -840,7 +729,7 @@ static int run_serve(const options *o, const char *dir, unsigned nclients, const
 	/* one runtime: runtime.start on a control connection, then the clients */
 	memset(&ctl, 0, sizeof(ctl));
 	if ((ctl.fd = connect_to(sock)) < 0 || !rpc(&ctl, "runtime.start", "{\"runtime\":\"bench/1\"}")) {
-		fail("runtime.start", ctl.err);
+		bench_fail("runtime.start", ctl.err);
 		if (ctl.fd >= 0)
 			close(ctl.fd);
 		goto stop;
@@ -856,7 +745,7 @@ static int run_serve(const options *o, const char *dir, unsigned nclients, const
 		cl[started].idx = started;
 		cl[started].fd = -1;
 		if (pthread_create(&cl[started].th, NULL, client_main, &cl[started]) != 0) {
-			fail("pthread_create", strerror(errno));
+			bench_fail("pthread_create", strerror(errno));
 			/* the barriers count every client: run without the rest */
 			abort();
 		}
@@ -865,27 +754,27 @@ static int run_serve(const options *o, const char *dir, unsigned nclients, const
 		perf_pid = perf_start(perf, sp.pid);
 	s0 = proc_cpu_ns(sp.pid);
 	w0 = proc_write_bytes(sp.pid);
-	c0 = self_cpu_ns();
-	t0 = now_ns();
+	c0 = bench_cpu_ns();
+	t0 = bench_now_ns();
 	sh.deadline = deadline_of(o, t0);
 	pthread_barrier_wait(&sh.start);
 	pthread_barrier_wait(&sh.end);
 	srv = proc_cpu_ns(sp.pid) - s0;
 	wr = proc_write_bytes(sp.pid) - w0;
-	cli = self_cpu_ns() - c0;
+	cli = bench_cpu_ns() - c0;
 	perf_stop(perf_pid);
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(cl[i].th, NULL);
 		if (cl[i].failed) {
 			if (client_errors++ < 3)
-				fail(tag, cl[i].err);
+				bench_fail(tag, cl[i].err);
 		}
 		inv += cl[i].done;
 		if (cl[i].end_ns > end)
 			end = cl[i].end_ns;
-		for (size_t k = 0; k < cl[i].nlat; k++)
-			lat_push(&res->lat, &res->nlat, &res->caplat, cl[i].lat[k]);
-		free(cl[i].lat);
+		for (size_t k = 0; k < cl[i].lat.n; k++)
+			bench_lat_push(&res->lat, cl[i].lat.v[k]);
+		bench_lat_dispose(&cl[i].lat);
 	}
 	pthread_barrier_destroy(&sh.start);
 	pthread_barrier_destroy(&sh.end);
@@ -913,11 +802,11 @@ out:
 
 static int run_one(const options *o, enum config c, result *res, int first_round)
 {
-	char *dir = make_tempdir(o->dir);
+	char *dir = bench_tempdir(o->dir, "docket-sbench-XXXXXX");
 
 	if (!dir)
 		return -1;
-	settle_disk(o->dir);
+	bench_settle_disk(o->dir);
 	switch (c) {
 	case C_BASELINE:
 		return run_baseline(o, dir, res);
@@ -965,14 +854,8 @@ static int parse_args(options *o, int argc, char **argv)
 		char *end = NULL;
 		double v = 0;
 
-		if (strcmp(a, "--quick") == 0) {
-			o->quick = 1;
+		if (bench_common_flag(a, &o->quick, &o->keep))
 			continue;
-		}
-		if (strcmp(a, "--keep") == 0) {
-			o->keep = 1;
-			continue;
-		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			exit(0);
@@ -1048,8 +931,9 @@ int main(int argc, char **argv)
 	static result res[C_COUNT];
 	char name[C_COUNT][48];
 	options o;
-	uint64_t t_start = now_ns();
+	uint64_t t_start = bench_now_ns();
 
+	bench_init("bench_serve");
 	memset(&o, 0, sizeof(o));
 	if (parse_args(&o, argc, argv) < 0)
 		return 2;
@@ -1066,7 +950,7 @@ int main(int argc, char **argv)
 			if (o.only && strcmp(o.only, config_key[c]) != 0)
 				continue;
 			if (run_one(&o, c, &res[c], r == 0) < 0)
-				fail(name[c], "run failed");
+				bench_fail(name[c], "run failed");
 		}
 	}
 
@@ -1105,7 +989,7 @@ int main(int argc, char **argv)
 		if (base->ran)
 			snprintf(vs, sizeof(vs), "%.2fx", ratio(rate(r), rate(base)));
 		printf("%-22s %7u %8" PRIu64 " %8.0f %7.2f %7.2f %8" PRIu64 " %11s %10.1f %10s %8.1f %8.1f %9s\n",
-		       name[c], r->clients, r->inv, rate(r), lat_ms(r, 50), lat_ms(r, 99), r->commits, batch,
+		       name[c], r->clients, r->inv, rate(r), bench_lat_ms(&r->lat, 50), bench_lat_ms(&r->lat, 99), r->commits, batch,
 		       (double)r->srv_cpu_ns / 1e3 / inv, cli, (double)r->wr_bytes / 1024.0 / inv,
 		       (double)r->wr_bytes / 1024.0 / (double)(r->commits ? r->commits : 1), vs);
 	}
@@ -1124,7 +1008,7 @@ int main(int argc, char **argv)
 	}
 	printf("  checks: every reply a success, every intent dispatched; per run: tool.intent = tool.dispatched =\n"
 	       "  tool.completed = invocations done, nothing pending, docket_ledger_verify: %s; total run %.1f s\n",
-	       failures ? "FAILED" : "ok", (double)(now_ns() - t_start) / 1e9);
+	       bench_failures() ? "FAILED" : "ok", (double)(bench_now_ns() - t_start) / 1e9);
 
 	/* ---- one machine-readable line ---- */
 	json_t *out = json_pack("{s:s,s:f,s:I,s:i,s:i,s:b}", "bench", "serve", "seconds", o.count ? 0.0 : o.seconds,
@@ -1140,7 +1024,7 @@ int main(int argc, char **argv)
 			continue;
 		json_array_append_new(runs, json_pack("{s:s,s:i,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:f}",
 			"config", config_key[c], "clients", (int)r->clients, "invocations", (json_int_t)r->inv,
-			"inv_per_s", rate(r), "inv_ms_p50", lat_ms(r, 50), "inv_ms_p99", lat_ms(r, 99),
+			"inv_per_s", rate(r), "inv_ms_p50", bench_lat_ms(&r->lat, 50), "inv_ms_p99", bench_lat_ms(&r->lat, 99),
 			"commits", (json_int_t)r->commits, "requests", (json_int_t)r->requests,
 			"max_batch", (json_int_t)r->max_batch, "srv_cpu_us_per_inv", (double)r->srv_cpu_ns / 1e3 / inv,
 			"cli_cpu_us_per_inv", (double)r->cli_cpu_ns / 1e3 / inv, "write_kib_per_inv", (double)r->wr_bytes / 1024.0 / inv,
@@ -1148,21 +1032,9 @@ int main(int argc, char **argv)
 	}
 	json_object_set_new(out, "runs", runs);
 	json_object_set_new(out, "goal", json_pack("{s:f,s:b}", "serve_inv_per_s", gn, "met", gn >= GOAL_INV_PER_S));
-	json_object_set_new(out, "checks_ok", json_boolean(failures == 0));
-	char *line = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-
-	printf("%s\n", line ? line : "{}");
-	free(line);
-	json_decref(out);
+	bench_print_result(out);
 	for (int c = 0; c < C_COUNT; c++)
-		free(res[c].lat);
-	for (size_t i = 0; i < ndoomed; i++) {
-		if (o.keep)
-			fprintf(stderr, "bench_serve: kept %s\n", doomed[i]);
-		else
-			rm_rf(doomed[i]);
-		free(doomed[i]);
-	}
-	free(doomed);
-	return failures ? 1 : 0;
+		bench_lat_dispose(&res[c].lat);
+	bench_tempdirs_dispose(o.keep);
+	return bench_failures() ? 1 : 0;
 }
