@@ -623,6 +623,71 @@ int cli_json_pretty(FILE *f, const json_t *value)
 	return fputc('\n', f) == EOF ? -1 : 0;
 }
 
+int cli_print_json(json_t *value)
+{
+	int ok = value && cli_json_pretty(stdout, value) == 0;
+
+	json_decref(value);
+	return ok ? CLI_EXIT_OK : cli_fail(DOCKET_ENOMEM, "cannot write output");
+}
+
+int cli_put_json_line(json_t *value)
+{
+	int error;
+
+	if (!value)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = cli_json_line(stdout, value);
+	json_decref(value);
+	return error < 0 ? docket_error_set(DOCKET_ESTORAGE, "cannot write output") : 0;
+}
+
+json_t *cli_json_nonempty(const char *s)
+{
+	return (s && *s) ? json_string(s) : json_null();
+}
+
+const char *cli_or_dash(const char *s)
+{
+	return (s && *s) ? s : "-";
+}
+
+/* ---- listings ------------------------------------------------------------ */
+
+int cli_listing_begin(cli_listing *l, int json, const char *const *header, size_t columns)
+{
+	size_t i;
+	int error;
+
+	l->json = json;
+	l->table = NULL;
+	l->count = 0;
+	if (json)
+		return CLI_EXIT_OK;
+	if ((error = cli_table_new(&l->table, columns)) < 0)
+		return cli_fail(error, "out of memory");
+	for (i = 0; i < columns; i++)
+		if ((error = cli_table_cell(l->table, header[i])) < 0)
+			return cli_fail(error, "out of memory");
+	return CLI_EXIT_OK;
+}
+
+void cli_listing_end(const cli_listing *l, int color, const char *none)
+{
+	if (l->json)
+		return;
+	if (l->count == 0)
+		fputs(none, stdout);
+	else
+		cli_table_print(l->table, stdout, color, 1);
+}
+
+void cli_listing_dispose(cli_listing *l)
+{
+	cli_table_free(l->table);
+	l->table = NULL;
+}
+
 /* ---- time -------------------------------------------------------------- */
 
 static int digits(const char *s, size_t n, int *out)

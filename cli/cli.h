@@ -195,6 +195,42 @@ int cli_json_line(FILE *f, const json_t *value);
 /* Same, indented, for one-object outputs. */
 int cli_json_pretty(FILE *f, const json_t *value);
 
+/*
+ * Print `value` (owned; NULL means it could not be built) indented to
+ * stdout. Returns CLI_EXIT_OK, or the exit code for "cannot write output".
+ */
+int cli_print_json(json_t *value);
+/*
+ * Write `value` (owned; NULL: out of memory) as one line to stdout, from a
+ * ledger callback: 0, or a DOCKET_E* code with the message set.
+ */
+int cli_put_json_line(json_t *value);
+
+/* A JSON string, or null for NULL and "". */
+json_t *cli_json_nonempty(const char *s);
+/* `s`, or "-" for NULL and "" (a table cell with nothing in it). */
+const char *cli_or_dash(const char *s);
+
+/* ---- listings ------------------------------------------------------------ */
+
+/*
+ * A command that lists records from a ledger callback (pending, sessions):
+ * with --json one object per line as they come, else a table with a header
+ * row printed at the end, or a "none" line when there was nothing.
+ */
+typedef struct cli_listing {
+	int json;
+	cli_table *table;  /* NULL with json */
+	size_t count;      /* records seen */
+} cli_listing;
+
+/* Start a listing; the table gets `columns` and the header row. Returns an
+ * exit code (0 on success); cli_listing_dispose() in any case. */
+int cli_listing_begin(cli_listing *l, int json, const char *const *header, size_t columns);
+/* Print the table, or `none` when no record came (nothing with json). */
+void cli_listing_end(const cli_listing *l, int color, const char *none);
+void cli_listing_dispose(cli_listing *l);
+
 /* ---- time -------------------------------------------------------------- */
 
 /*

@@ -112,13 +112,9 @@ static int print_checkpoint(const docket_checkpoint *cp, int created, int json)
 			       (unsigned long long)cp->index, (unsigned long long)cp->seq);
 		return CLI_EXIT_OK;
 	}
-	if (!(j = checkpoint_json(cp)) || json_object_set_new(j, "created", json_boolean(created)) < 0 ||
-	    cli_json_pretty(stdout, j) < 0) {
-		json_decref(j);
-		return cli_fail(DOCKET_ENOMEM, "cannot write output");
-	}
-	json_decref(j);
-	return CLI_EXIT_OK;
+	if ((j = checkpoint_json(cp)) && json_object_set_new(j, "created", json_boolean(created)) < 0)
+		json_decref(j), j = NULL;
+	return cli_print_json(j);
 }
 
 int cmd_checkpoint(const cli_command *cmd, const cli_global *g, int argc, char **argv)

@@ -306,14 +306,8 @@ int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		goto cleanup;
 	}
 	if (json) {
-		json_t *j = stats_json(&stats);
-
-		if (!j || cli_json_pretty(stdout, j) < 0) {
-			json_decref(j);
-			rc = cli_fail(DOCKET_ENOMEM, "cannot write output");
+		if ((rc = cli_print_json(stats_json(&stats))) != CLI_EXIT_OK)
 			goto cleanup;
-		}
-		json_decref(j);
 	} else {
 		summary(stdout, &stats);
 	}

@@ -41,10 +41,7 @@ int cmd_keygen(const cli_command *cmd, const cli_global *g, int argc, char **arg
 				 : json_pack("{s:s, s:s, s:s+, s:s}", "kind", "ed25519", "key", path,
 					     "public_key", path, ".pub", "key_id", id);
 
-		rc = j && cli_json_pretty(stdout, j) == 0 ? CLI_EXIT_OK
-							  : cli_fail(DOCKET_ENOMEM, "cannot write output");
-		json_decref(j);
-		return rc;
+		return cli_print_json(j);
 	}
 	if (hmac) {
 		printf("wrote %s (pseudonymisation key, mode 0600)\n", path);

@@ -732,14 +732,8 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		goto cleanup;
 	}
 	if (json) {
-		json_t *j = show_json(&ctx, session);
-
-		if (!j || cli_json_pretty(stdout, j) < 0) {
-			json_decref(j);
-			rc = cli_fail(DOCKET_ENOMEM, "cannot write output");
+		if ((rc = cli_print_json(show_json(&ctx, session))) != CLI_EXIT_OK)
 			goto cleanup;
-		}
-		json_decref(j);
 	} else if ((error = show_header(&ctx, session, stdout, g->color_out)) < 0 ||
 		   (error = show_timeline(&ctx, stdout, g->color_out)) < 0) {
 		rc = cli_fail(error, "out of memory");

@@ -71,12 +71,8 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 				      "dictionaries", (json_int_t)info.dictionaries,
 				      "map_size", (json_int_t)info.map_size);
 
-		if (!j || cli_json_pretty(stdout, j) < 0) {
-			json_decref(j);
-			rc = cli_fail(DOCKET_ENOMEM, "cannot write output");
+		if ((rc = cli_print_json(j)) != CLI_EXIT_OK)
 			goto cleanup;
-		}
-		json_decref(j);
 	} else {
 		cli_table *t = NULL;
 		char a[64], b[64];

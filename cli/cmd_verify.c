@@ -124,12 +124,7 @@ static int report_all(const verify_args *a, const cli_global *g, const docket_ve
 		json_decref(j), j = NULL;
 	if (j && (a->pubkey || a->git) && json_object_set_new(j, "ok", json_boolean(ok)) < 0)
 		json_decref(j), j = NULL;
-	if (!j || cli_json_pretty(stdout, j) < 0) {
-		json_decref(j);
-		return cli_fail(DOCKET_ENOMEM, "cannot write output");
-	}
-	json_decref(j);
-	return CLI_EXIT_OK;
+	return cli_print_json(j);
 }
 
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
