@@ -310,3 +310,40 @@ int collector_add(collector *c, const json_t *ev)
 			return per_call[i].fn(rec, ev);
 	return 0;
 }
+
+/* ---- sinks built on the collector ---- */
+
+int collector_sink_new(export_sink **out, int64_t since_ms,
+		       int (*event)(export_sink *s, const json_t *ev, int emit),
+		       int (*finish)(export_sink *s))
+{
+	collector_sink *o = docket_calloc(1, sizeof(*o));
+	int error;
+
+	*out = NULL;
+	if (!o)
+		return nomem();
+	if ((error = collector_init(&o->c, since_ms)) < 0) {
+		docket_free(o);
+		return error;
+	}
+	o->base.event = event;
+	o->base.finish = finish;
+	o->base.free = collector_sink_free;
+	*out = &o->base;
+	return 0;
+}
+
+int collector_sink_collect(export_sink *s, const json_t *ev, int emit)
+{
+	(void)emit;
+	return collector_add(&((collector_sink *)s)->c, ev);
+}
+
+void collector_sink_free(export_sink *s)
+{
+	collector_sink *o = (collector_sink *)s;
+
+	collector_dispose(&o->c);
+	docket_free(o);
+}

@@ -12,10 +12,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-typedef struct csv_sink {
-	export_sink base;
-	collector c;
-} csv_sink;
+typedef collector_sink csv_sink;
 
 typedef enum { COL_TEXT, COL_NUMBER, COL_ATTEMPTS } col_kind;
 
@@ -117,35 +114,7 @@ static int csv_finish(export_sink *s)
 	return error;
 }
 
-static int csv_event(export_sink *s, const json_t *ev, int emit)
-{
-	(void)emit;
-	return collector_add(&((csv_sink *)s)->c, ev);
-}
-
-static void csv_free(export_sink *s)
-{
-	csv_sink *o = (csv_sink *)s;
-
-	collector_dispose(&o->c);
-	docket_free(o);
-}
-
 int sink_csv_new(export_sink **out, int64_t since_ms)
 {
-	csv_sink *o = docket_calloc(1, sizeof(*o));
-	int error;
-
-	*out = NULL;
-	if (!o)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	if ((error = collector_init(&o->c, since_ms)) < 0) {
-		docket_free(o);
-		return error;
-	}
-	o->base.event = csv_event;
-	o->base.finish = csv_finish;
-	o->base.free = csv_free;
-	*out = &o->base;
-	return 0;
+	return collector_sink_new(out, since_ms, collector_sink_collect, csv_finish);
 }

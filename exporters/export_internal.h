@@ -79,6 +79,24 @@ int collector_add(collector *c, const json_t *ev);
 json_t *collector_invocation(const collector *c, const json_t *ev);
 json_t *collector_session(const collector *c, const char *session);
 
+/*
+ * A sink that folds every event into a collector (OCSF, OTel, CSV): the
+ * sinks' structs are this one.
+ */
+typedef struct collector_sink {
+	export_sink base;
+	collector c;
+} collector_sink;
+
+/* A zeroed collector_sink with its collector ready and these callbacks;
+ * its free is collector_sink_free. */
+int collector_sink_new(export_sink **out, int64_t since_ms,
+		       int (*event)(export_sink *s, const json_t *ev, int emit),
+		       int (*finish)(export_sink *s));
+/* The event callback of a sink that only collects (and writes at finish). */
+int collector_sink_collect(export_sink *s, const json_t *ev, int emit);
+void collector_sink_free(export_sink *s);
+
 /* A one-line description of a call ("git status --short", the patched paths ...). */
 int call_summary(docket_buf *out, const char *tool, const json_t *args);
 

@@ -34,10 +34,7 @@ enum {
 	DISP_ALLOWED = 1, DISP_BLOCKED = 2, DISP_APPROVED = 8, DISP_OTHER = 99
 };
 
-typedef struct ocsf_sink {
-	export_sink base;
-	collector c;
-} ocsf_sink;
+typedef collector_sink ocsf_sink;
 
 static int nomem(void)
 {
@@ -413,29 +410,7 @@ static int ocsf_finish(export_sink *s)
 	return 0;
 }
 
-static void ocsf_free(export_sink *s)
-{
-	ocsf_sink *o = (ocsf_sink *)s;
-
-	collector_dispose(&o->c);
-	docket_free(o);
-}
-
 int sink_ocsf_new(export_sink **out, int64_t since_ms)
 {
-	ocsf_sink *o = docket_calloc(1, sizeof(*o));
-	int error;
-
-	*out = NULL;
-	if (!o)
-		return nomem();
-	if ((error = collector_init(&o->c, since_ms)) < 0) {
-		docket_free(o);
-		return error;
-	}
-	o->base.event = ocsf_event;
-	o->base.finish = ocsf_finish;
-	o->base.free = ocsf_free;
-	*out = &o->base;
-	return 0;
+	return collector_sink_new(out, since_ms, ocsf_event, ocsf_finish);
 }

@@ -22,10 +22,7 @@
 #define STATUS_OK 1
 #define STATUS_ERROR 2
 
-typedef struct otel_sink {
-	export_sink base;
-	collector c;
-} otel_sink;
+typedef collector_sink otel_sink;
 
 static int nomem(void)
 {
@@ -297,35 +294,7 @@ static int otel_finish(export_sink *s)
 	return error;
 }
 
-static int otel_event(export_sink *s, const json_t *ev, int emit)
-{
-	(void)emit;
-	return collector_add(&((otel_sink *)s)->c, ev);
-}
-
-static void otel_free(export_sink *s)
-{
-	otel_sink *o = (otel_sink *)s;
-
-	collector_dispose(&o->c);
-	docket_free(o);
-}
-
 int sink_otel_new(export_sink **out, int64_t since_ms)
 {
-	otel_sink *o = docket_calloc(1, sizeof(*o));
-	int error;
-
-	*out = NULL;
-	if (!o)
-		return nomem();
-	if ((error = collector_init(&o->c, since_ms)) < 0) {
-		docket_free(o);
-		return error;
-	}
-	o->base.event = otel_event;
-	o->base.finish = otel_finish;
-	o->base.free = otel_free;
-	*out = &o->base;
-	return 0;
+	return collector_sink_new(out, since_ms, collector_sink_collect, otel_finish);
 }
