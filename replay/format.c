@@ -12,6 +12,7 @@
 
 #include "replay_internal.h"
 #include "util/error.h"
+#include "util/rfc3339.h"
 #include "util/json.h"
 
 #define TARGET_MAX 120
@@ -129,46 +130,7 @@ int replay_target(docket_buf *out, const char *tool, const char *args_json)
 
 /* ---- times ---- */
 
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 int replay_time_ms(const char *s, int64_t *out)
 {
-	int y, mo, d, h, mi, sec, ms = 0, scale = 100;
-	size_t i = 19;
-
-	if (!s || strlen(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
-	    s[16] != ':' || digits(s, 4, &y) < 0 || digits(s + 5, 2, &mo) < 0 || digits(s + 8, 2, &d) < 0 ||
-	    digits(s + 11, 2, &h) < 0 || digits(s + 14, 2, &mi) < 0 || digits(s + 17, 2, &sec) < 0)
-		return -1;
-	if (s[i] == '.')
-		for (i++; s[i] >= '0' && s[i] <= '9'; i++, scale /= 10)
-			ms += (s[i] - '0') * scale;
-	if (s[i] != 'Z' || s[i + 1] != '\0')
-		return -1;
-	*out = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + (int64_t)sec * 1000 + ms;
-	return 0;
+	return docket_time_parse_ms(s, DOCKET_TIME_UTC_ONLY, out);
 }
