@@ -1202,6 +1202,7 @@ static int put_json_text(json_t *obj, const emit_ctx *c, const char *key, const 
 
 	if (!text || !*text)
 		return 0;
+	memset(&jerr, 0, sizeof(jerr)); /* jansson may fail without filling it */
 	v = json_loadb(text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!v) {
 		/*

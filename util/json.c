@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "json.h"
 
+#include <string.h>
+
 #include "alloc.h"
 #include "error.h"
 
@@ -11,6 +13,7 @@ int docket_json_parse(json_t **out, const char *text, size_t len)
 
 	*out = NULL;
 	docket_alloc_take_failure();   /* jansson reports a failed allocation as a bare NULL */
+	memset(&jerr, 0, sizeof(jerr)); /* ... and may leave jerr unfilled */
 	value = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 	if (!value && (json_error_code(&jerr) == json_error_out_of_memory || docket_alloc_take_failure()))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory parsing JSON");
