@@ -684,6 +684,22 @@ static int approval_gate(ev *e, int *dec)
 	return 0;
 }
 
+/* The common end of the tool evaluators: the tool rule's reason, the
+ * fallback reason `why` (may be NULL), the approval gate, the verdict. */
+static int conclude(ev *e, int dec, const char *why)
+{
+	int error;
+
+	if ((error = tool_rule_reason(e, dec)) < 0)
+		return error;
+	if (why && (error = add_reason(e->res, why, "%s", why_text(why))) < 0)
+		return error;
+	if ((error = approval_gate(e, &dec)) < 0)
+		return error;
+	e->res->verdict = dec;
+	return 0;
+}
+
 static bool sandbox_unenforceable(const ev *e)
 {
 	return (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) &&
@@ -1061,14 +1077,7 @@ static int eval_paths(ev *e, bool write)
 		dec = max_dec(dec, d);
 	}
 	r->sandbox = all_rule_allow ? 2 : (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
-	if ((error = tool_rule_reason(e, dec)) < 0)
-		return error;
-	if (why_all && (error = add_reason(r, why_all, "%s", why_text(why_all))) < 0)
-		return error;
-	if ((error = approval_gate(e, &dec)) < 0)
-		return error;
-	r->verdict = dec;
-	return 0;
+	return conclude(e, dec, why_all);
 }
 
 /* ---- network ---- */
@@ -1313,14 +1322,7 @@ static int eval_install(ev *e)
 	}
 	if (d < 0)
 		d = POL_ALLOW;
-	if ((error = tool_rule_reason(e, d)) < 0)
-		return error;
-	if (why && (error = add_reason(r, why, "%s", why_text(why))) < 0)
-		return error;
-	if ((error = approval_gate(e, &d)) < 0)
-		return error;
-	r->verdict = d;
-	return 0;
+	return conclude(e, d, why);
 }
 
 static bool claude_read_only_tool(const char *name)
@@ -1343,7 +1345,7 @@ static int eval_other(ev *e)
 	const docket_policy_call *c = e->call;
 	bool matched;
 	int kind = c->tool == CT_MCP ? TK_MCP : TK_NAME;
-	int d = name_rules(e, kind, c->name, &matched), error;
+	int d = name_rules(e, kind, c->name, &matched);
 	const char *why = NULL;
 
 	if (d < 0) {
@@ -1355,14 +1357,7 @@ static int eval_other(ev *e)
 			d = POL_ALLOW, why = "no_rule";
 		add_match(r, -1, d, 0, 0, false);
 	}
-	if ((error = tool_rule_reason(e, d)) < 0)
-		return error;
-	if (why && (error = add_reason(r, why, "%s", why_text(why))) < 0)
-		return error;
-	if ((error = approval_gate(e, &d)) < 0)
-		return error;
-	r->verdict = d;
-	return 0;
+	return conclude(e, d, why);
 }
 
 /* ---- entry ---- */
