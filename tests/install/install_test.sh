@@ -3,15 +3,21 @@
 # install: `meson install --destdir` this build into a scratch directory,
 # then use it as an outside program would (tests/install/lib.sh).
 #
-#   install_test.sh MESON BUILD_ROOT SOURCE_ROOT B_SANITIZE CC...
+#   install_test.sh MESON BUILD_ROOT SOURCE_ROOT B_SANITIZE fuzz|nofuzz CC...
 #
 # An ASan/UBSan-built libdocket needs its clients built with the same
 # sanitizers (its objects call into the sanitizer runtimes), so with
 # B_SANITIZE other than "none" the example is compiled with -fsanitize too.
+# A -Dfuzz=true build is skipped: its libdocket.so calls libFuzzer's
+# coverage hooks, which only a fuzz target can link.
 set -euo pipefail
-meson=$1 build=$2 src=$3 sanitize=$4
-shift 4
+meson=$1 build=$2 src=$3 sanitize=$4 fuzz=$5
+shift 5
 cc=("$@")
+if [ "$fuzz" = fuzz ]; then
+	echo "install_test: SKIP: a -Dfuzz=true libdocket.so needs libFuzzer's runtime in every client"
+	exit 77
+fi
 . "$src/tests/install/lib.sh"
 
 dir=$(mktemp -d)
