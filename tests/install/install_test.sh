@@ -39,4 +39,19 @@ for page in "$src"/man/*.1; do
 done
 find "$dir/root" -path '*/bash-completion/completions/docket' | grep -q . \
 	|| fail "the bash completion is not installed to bash-completion/completions"
+
+# the same checks must fail on a broken install: a header or the soname link missing
+expect_broken() {
+	local what=$1 path=$2 message=$3
+	rm -rf "$dir/broken" "$dir/work2"
+	cp -a "$dir/root" "$dir/broken"
+	mkdir "$dir/work2"
+	rm -f "$(find "$dir/broken" -path "$path" | head -1)"
+	if (check_installed_tree "$dir/broken" "$src" "$dir/work2") >"$dir/broken.log" 2>&1; then
+		fail "an install without $what passes the checks"
+	fi
+	grep -qF -- "$message" "$dir/broken.log" || fail "without $what the checks fail for another reason: $(cat "$dir/broken.log")"
+}
+expect_broken "include/docket/ledger.h" '*/include/docket/ledger.h' "the installed include/docket differs"
+expect_broken "libdocket.so.0" '*/libdocket.so.0' "nothing installed matches */libdocket.so.0"
 echo "install_test: ok"

@@ -27,9 +27,9 @@ find_one() {
 check_installed_tree() {
 	local root=$1 src=$2 work=$3 pc bin lib h flags version
 
-	pc=$(find_one "$root" '*/pkgconfig/docket.pc')
-	bin=$(find_one "$root" '*/bin/docket')
-	lib=$(find_one "$root" '*/libdocket.so.0')
+	pc=$(find_one "$root" '*/pkgconfig/docket.pc') || exit 1
+	bin=$(find_one "$root" '*/bin/docket') || exit 1
+	lib=$(find_one "$root" '*/libdocket.so.0') || exit 1
 	export PKG_CONFIG_PATH=${pc%/*}
 	export PKG_CONFIG_SYSROOT_DIR=$root
 	export LD_LIBRARY_PATH=${lib%/*}
