@@ -14,14 +14,21 @@
  * -fvisibility=hidden, so a function is exported from libdocket.so only when
  * its declaration in include/docket/ carries this marker. A new public
  * function needs it (the test `abi_exports` names any that lacks it);
- * internal helpers shared between modules stay hidden. See docs/api.md.
+ * internal helpers shared between modules stay hidden. It also gives the
+ * function C linkage in C++, so the headers need no extern "C" block.
+ * See docs/api.md.
  */
+#ifdef __cplusplus
+#define DOCKET_LINKAGE_ extern "C"
+#else
+#define DOCKET_LINKAGE_
+#endif
 #if defined(__GNUC__) || defined(__clang__)
-#define DOCKET_EXTERN __attribute__((visibility("default")))
+#define DOCKET_EXTERN DOCKET_LINKAGE_ __attribute__((visibility("default")))
 #define DOCKET_MUST_USE __attribute__((warn_unused_result))
 #define DOCKET_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
-#define DOCKET_EXTERN
+#define DOCKET_EXTERN DOCKET_LINKAGE_
 #define DOCKET_MUST_USE
 #define DOCKET_PRINTF(f, a)
 #endif

@@ -6,8 +6,11 @@
 Both ways: every declared function must be in the dynamic symbol table
 (else: its declaration lacks DOCKET_EXTERN, or nothing defines it), and
 every exported symbol must be declared in a public header (else: an
-internal function leaks into the ABI). Each failure names the symbol.
+internal function leaks into the ABI). Each failure names the symbol. And
+every public header is included by the umbrella docket/docket.h.
 """
+import os
+import re
 import subprocess
 import sys
 
@@ -47,6 +50,11 @@ def main():
             else:
                 problems.append(f"include/docket/{h}: {fn} is not exported by {so}: does the "
                                 f".c file that defines it include the header?")
+    with open(os.path.join(include_dir, "docket.h"), encoding="utf-8") as f:
+        umbrella = set(re.findall(r'#include "docket/([\w.]+\.h)"', f.read()))
+    for h in sorted(os.listdir(include_dir)):
+        if h.endswith(".h") and h != "docket.h" and h not in umbrella:
+            problems.append(f"include/docket/{h} is not included by the umbrella docket/docket.h")
     for sym in sorted(exported - set(declared)):
         problems.append(f"{so} exports {sym}, which no include/docket/*.h declares: make it "
                         f"static or drop DOCKET_EXTERN (internal functions stay hidden)")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # abi_exports must fail, naming the symbol, when the headers and the
 # library's exports disagree: a declaration without DOCKET_EXTERN, a
-# declaration nothing defines, an exported function no header declares.
+# declaration nothing defines, an exported function no header declares, a
+# header docket/docket.h does not include.
 #
 #   abi_negative.sh NM LIBDOCKET_SO SOURCE_ROOT STATIC_ARCHIVE
 set -euo pipefail
@@ -35,4 +36,7 @@ expect_failure "a declaration nothing defines" "ledger.h: docket_ledger_frobnica
 fresh
 grep -v 'docket_ledger_reindex' "$src/include/docket/ledger.h" >"$dir/inc/ledger.h"
 expect_failure "an undeclared export" "exports docket_ledger_reindex, which no include/docket/*.h declares"
+fresh
+printf '/* SPDX-License-Identifier: Apache-2.0 */\n#include "docket/common.h"\n' >"$dir/inc/extra.h"
+expect_failure "a header the umbrella misses" "include/docket/extra.h is not included by the umbrella docket/docket.h"
 echo "abi_negative: ok"

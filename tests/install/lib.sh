@@ -11,7 +11,10 @@
 # ROOT/usr/...). The example is compiled with the installed docket.pc
 # (PKG_CONFIG_SYSROOT_DIR=ROOT maps the .pc's prefix into ROOT), linked
 # against the installed libdocket.so.0, run, and the sessions it recorded are
-# checked with the installed docket binary (examples/example_test.sh).
+# checked with the installed docket binary (examples/example_test.sh). The
+# headers must compile alone (C99, C++), and a C++ program must link (a
+# plain build only: a sanitizer build's C++ runtime may not be the one the
+# library was built with).
 
 fail() { echo "${0##*/}: FAIL: $*" >&2; exit 1; }
 
@@ -45,6 +48,27 @@ check_installed_tree() {
 			fail "installed header ${h##*/} includes a header that is not installed"
 		fi
 	done < <(find "$root" -path '*/include/docket/*.h')
+
+	# each header stands alone, as strict C99 and, when there is a C++
+	# compiler, as C++ (DOCKET_EXTERN gives C linkage there)
+	while IFS= read -r h; do
+		h=docket/${h##*/}
+		# shellcheck disable=SC2046
+		printf '#include <%s>\n' "$h" | "${cc[@]}" -x c -std=c99 -pedantic -Wall -Wextra -Werror \
+			-fsyntax-only $(pkg-config --cflags docket) - || fail "<$h> does not compile alone as C99"
+		if command -v c++ >/dev/null; then
+			# shellcheck disable=SC2046
+			printf '#include <%s>\n' "$h" | c++ -x c++ -pedantic -Wall -Wextra -Werror \
+				-fsyntax-only $(pkg-config --cflags docket) - || fail "<$h> does not compile as C++"
+		fi
+	done < <(find "$root" -path '*/include/docket/*.h')
+	if command -v c++ >/dev/null && [ ${#cflags[@]} -eq 0 ]; then
+		printf '#include <docket/docket.h>\n#include <cstdio>\nint main() { std::puts(docket_error_kind(DOCKET_ENOTFOUND)); }\n' \
+			>"$work/cxx.cpp"
+		# shellcheck disable=SC2046
+		c++ -o "$work/cxx" "$work/cxx.cpp" $(pkg-config --cflags --libs docket) || fail "a C++ program does not link libdocket"
+		[ "$("$work/cxx")" = not_found ] || fail "the C++ program did not run"
+	fi
 
 	# 1. the documented example, built against the installed tree only
 	flags=$(pkg-config --cflags --libs docket) || fail "pkg-config --cflags --libs docket failed"
