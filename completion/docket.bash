@@ -3,6 +3,7 @@
 # values. Commands and options are read from the program's own --help, so
 # the completion cannot drift from it (installed as
 # share/bash-completion/completions/docket; tests/install/completion_test.sh).
+# shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is the completion idiom
 
 # _docket_help DOCKET [COMMAND]: the help text, without colour
 _docket_help() {
@@ -28,7 +29,7 @@ _docket_options() {
 
 _docket() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local docket=${COMP_WORDS[0]} cmd= at=0 i opts o values=
+	local docket=${COMP_WORDS[0]} cmd='' at=0 i opts o values=''
 	COMPREPLY=()
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in

@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=md
 case ${1:-} in
---man) mode=man; mandir=${2:?usage: gen-cli-doc.sh --man DIR DOCKET_BIN}; shift 2 ;;
+--man) mode="man"; mandir=${2:?usage: gen-cli-doc.sh --man DIR DOCKET_BIN}; shift 2 ;;
 --update) mode=update; shift ;;
 esac
 docket=${1:?usage: gen-cli-doc.sh [--man DIR | --update] DOCKET_BIN}
@@ -87,6 +87,6 @@ update)
 	markdown >"$root/docs/cli.md"
 	rm -f "$root"/man/*.1
 	man "$root/man"
-	echo "gen-cli-doc: wrote docs/cli.md and man/ ($(ls "$root"/man/*.1 | wc -l) pages)"
+	echo "gen-cli-doc: wrote docs/cli.md and man/ ($(find "$root/man" -name '*.1' | wc -l) pages)"
 	;;
 esac

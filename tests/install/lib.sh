@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash disable=SC2154  # cc and cflags are the caller's arrays
 # What an installed docket must give a user, wherever it was installed (a
 # `meson install --destdir` tree or a scratch root the .debs were unpacked
 # into). Sourced by install_test.sh and deb_test.sh.
@@ -92,7 +93,7 @@ check_installed_tree() {
 	# 3. internal functions stay out of reach of the shared library's users
 	printf '#include <stddef.h>\nvoid *docket_malloc(size_t);\nint main(void) { return docket_malloc(1) == NULL; }\n' \
 		>"$work/internal.c"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046
 	if "${cc[@]}" "${cflags[@]}" -o "$work/internal" "$work/internal.c" $(pkg-config --libs docket) 2>"$work/internal.err"; then
 		fail "a program could link docket_malloc, an internal function, from libdocket.so"
 	fi
