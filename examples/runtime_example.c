@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "docket/docket.h"
+#include <docket/docket.h>
 
 #define SESSION "build-42"
 

@@ -7,6 +7,8 @@
 #
 #   scripts/deps.sh          build + test + demo packages
 #   scripts/deps.sh --quiet  say nothing when everything is there
+#   scripts/deps.sh --deb    also the Debian build tools (the slow test `deb`:
+#                            dpkg-buildpackage, lintian); --deb --quiet works too
 set -euo pipefail
 
 packages=(
@@ -14,11 +16,17 @@ packages=(
 	liblmdb-dev libprotobuf-c-dev protobuf-c-compiler libzstd-dev
 	libgit2-dev libjansson-dev libfyaml-dev libssl-dev
 	libcmocka-dev libsqlite3-dev
-	lmdb-utils zstd git jq
+	lmdb-utils zstd git jq man-db
 )
 
 quiet=0
-[ "${1:-}" = "--quiet" ] && quiet=1
+for arg in "$@"; do
+	case $arg in
+	--quiet) quiet=1 ;;
+	--deb) packages+=(debhelper dpkg-dev fakeroot lintian) ;;
+	*) echo "usage: deps.sh [--quiet] [--deb]" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

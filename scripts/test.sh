@@ -16,6 +16,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 bash scripts/deps.sh || exit 1
+# the slow suite builds the Debian packages (test `deb`)
+case ${SUITES:-} in *slow*) bash scripts/deps.sh --deb --quiet || exit 1 ;; esac
 
 builds=(plain asan)
 [ "${1:-}" = "--plain" ] && builds=(plain)

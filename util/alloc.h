@@ -14,6 +14,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "docket/common.h"   /* docket_free is public API */
+
 void *docket_malloc(size_t size);
 void *docket_calloc(size_t n, size_t size);
 void *docket_realloc(void *ptr, size_t size);

@@ -29,10 +29,10 @@
  * key to `path`.pub (PEM). DOCKET_EEXISTS when either exists and !force.
  * `key_id` (may be NULL) receives the key id: hex SHA-256 of the raw public key.
  */
-int docket_keygen(const char *path, int force, char key_id[65]) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_keygen(const char *path, int force, char key_id[65]) DOCKET_MUST_USE;
 
 /* Write 32 random bytes as hex to `path` (mode 0600): a pseudonymisation key. */
-int docket_keygen_hmac(const char *path, int force) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_keygen_hmac(const char *path, int force) DOCKET_MUST_USE;
 
 /* ---- checkpoints ------------------------------------------------------- */
 
@@ -54,20 +54,20 @@ typedef struct docket_checkpoint {
  * DOCKET_EINVALID (bad key file, empty ledger), DOCKET_ECONFLICT (earlier
  * checkpoints were signed with another key), DOCKET_ESTORAGE.
  */
-int docket_checkpoint_create(docket_checkpoint *out, int *created, docket_ledger *ledger,
-			     const char *key_path) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_checkpoint_create(docket_checkpoint *out, int *created, docket_ledger *ledger,
+					   const char *key_path) DOCKET_MUST_USE;
 
 typedef int (*docket_checkpoint_cb)(void *ctx, const docket_checkpoint *cp);
 
 /* Every stored checkpoint in index order. */
-int docket_checkpoint_list(docket_ledger *ledger, docket_checkpoint_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_checkpoint_list(docket_ledger *ledger, docket_checkpoint_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /*
  * The stored record of checkpoint `index` (0: the last one) as one line of
  * JSON (what `docket checkpoint -o FILE` saves as a witness). *out is freed
  * with docket_free. DOCKET_ENOTFOUND when there is no such checkpoint.
  */
-int docket_checkpoint_record(char **out, docket_ledger *ledger, uint64_t index) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_checkpoint_record(char **out, docket_ledger *ledger, uint64_t index) DOCKET_MUST_USE;
 
 /* What docket_ledger_verify_seal found. */
 typedef struct docket_seal_report {
@@ -91,8 +91,8 @@ typedef struct docket_seal_report {
  * least one checkpoint must exist. Returns 0 when the check ran (see
  * rep->ok), <0 when it could not (unreadable key, storage error).
  */
-int docket_ledger_verify_seal(docket_ledger *ledger, const char *pubkey_path,
-			      const char *witness_path, docket_seal_report *rep) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_verify_seal(docket_ledger *ledger, const char *pubkey_path,
+					    const char *witness_path, docket_seal_report *rep) DOCKET_MUST_USE;
 
 /* ---- redaction --------------------------------------------------------- */
 
@@ -108,15 +108,15 @@ typedef struct docket_redactor docket_redactor;
  * (POSIX extended regular expressions; `group` N replaces only that
  * capture group). Unknown keys, bad names and patterns are DOCKET_EINVALID.
  */
-int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t len) DOCKET_MUST_USE;
-void docket_redactor_free(docket_redactor *r);
+DOCKET_EXTERN int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t len) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_redactor_free(docket_redactor *r);
 
 /* Read a rules document from a file (at most 1 MiB); *out is NUL-terminated
  * and freed with docket_free. */
-int docket_redaction_rules_read(char **out, size_t *len, const char *path) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_redaction_rules_read(char **out, size_t *len, const char *path) DOCKET_MUST_USE;
 
 /* The rules' names, in the order they are applied (for `--help` and docs). */
-size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_t max);
+DOCKET_EXTERN size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_t max);
 
 /*
  * Redact every free-text string of one event (DESIGN §4 JSON): args,
@@ -127,8 +127,8 @@ size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_
  * are listed with "stage": "ledger". *changed (may be NULL) is set to 1 when
  * something was replaced.
  */
-int docket_redact_event(const docket_redactor *r, json_t *event, json_t *hits,
-			int *changed) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_redact_event(const docket_redactor *r, json_t *event, json_t *hits,
+				      int *changed) DOCKET_MUST_USE;
 
 /*
  * Write-time redaction: store rules (a rules document as above, validated
@@ -136,10 +136,10 @@ int docket_redact_event(const docket_redactor *r, json_t *event, json_t *hits,
  * events before they are validated, encoded and written. `rules_json` NULL
  * turns write-time redaction off.
  */
-int docket_ledger_set_redaction(docket_ledger *ledger, const char *rules_json,
-				size_t len) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_set_redaction(docket_ledger *ledger, const char *rules_json,
+					      size_t len) DOCKET_MUST_USE;
 /* The stored rules document (*out NULL when none); freed with docket_free. */
-int docket_ledger_get_redaction(docket_ledger *ledger, char **out) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_get_redaction(docket_ledger *ledger, char **out) DOCKET_MUST_USE;
 
 /* ---- pseudonyms -------------------------------------------------------- */
 
@@ -149,17 +149,17 @@ typedef struct docket_pseudonymizer docket_pseudonymizer;
  * Load an HMAC key from `path`: 64 hex digits (as `docket keygen --hmac`
  * writes), or any file of at least 16 bytes used as it is.
  */
-int docket_pseudonymizer_load(docket_pseudonymizer **out, const char *path) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_pseudonymizer_load(docket_pseudonymizer **out, const char *path) DOCKET_MUST_USE;
 /* The same from bytes in memory. */
-int docket_pseudonymizer_new(docket_pseudonymizer **out, const uint8_t *key, size_t len) DOCKET_MUST_USE;
-void docket_pseudonymizer_free(docket_pseudonymizer *p);
+DOCKET_EXTERN int docket_pseudonymizer_new(docket_pseudonymizer **out, const uint8_t *key, size_t len) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_pseudonymizer_free(docket_pseudonymizer *p);
 
 /*
  * The pseudonym of `value` of kind `kind` ("session", "actor", "user"):
  * `kind` "-" first 16 hex digits of HMAC-SHA-256(key, kind ":" value).
  */
-void docket_pseudonym(const docket_pseudonymizer *p, const char *kind, const char *value,
-		      char out[64]);
+DOCKET_EXTERN void docket_pseudonym(const docket_pseudonymizer *p, const char *kind, const char *value,
+				    char out[64]);
 
 /*
  * Replace in one event (DESIGN §4 JSON): `session`, `parent` and every
@@ -167,6 +167,6 @@ void docket_pseudonym(const docket_pseudonymizer *p, const char *kind, const cha
  * /Users/NAME, C:\Users\NAME) in every string, the values of USER, LOGNAME
  * and HOME in `env`, and any other occurrence of the event's raw session id.
  */
-int docket_pseudonymize_event(const docket_pseudonymizer *p, json_t *event) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_pseudonymize_event(const docket_pseudonymizer *p, json_t *event) DOCKET_MUST_USE;
 
 #endif

@@ -9,10 +9,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * DOCKET_EXTERN marks the public API: libdocket is built with
+ * -fvisibility=hidden, so a function is exported from libdocket.so only when
+ * its declaration in include/docket/ carries this marker. A new public
+ * function needs it (the test `abi_exports` names any that lacks it);
+ * internal helpers shared between modules stay hidden. It also gives the
+ * function C linkage in C++, so the headers need no extern "C" block.
+ * See docs/api.md.
+ */
+#ifdef __cplusplus
+#define DOCKET_LINKAGE_ extern "C"
+#else
+#define DOCKET_LINKAGE_
+#endif
 #if defined(__GNUC__) || defined(__clang__)
+#define DOCKET_EXTERN DOCKET_LINKAGE_ __attribute__((visibility("default")))
 #define DOCKET_MUST_USE __attribute__((warn_unused_result))
 #define DOCKET_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
+#define DOCKET_EXTERN DOCKET_LINKAGE_
 #define DOCKET_MUST_USE
 #define DOCKET_PRINTF(f, a)
 #endif
@@ -48,9 +64,12 @@ typedef struct docket_error {
 } docket_error;
 
 /* The last error set on this thread (code 0 and an empty message if none). */
-const docket_error *docket_error_last(void);
+DOCKET_EXTERN const docket_error *docket_error_last(void);
 
 /* Stable lower-case name of a code, as used in JSON ("invalid_transition", ...). */
-const char *docket_error_kind(int code);
+DOCKET_EXTERN const char *docket_error_kind(int code);
+
+/* Free memory that a docket function handed over ("freed with docket_free"). */
+DOCKET_EXTERN void docket_free(void *ptr);
 
 #endif

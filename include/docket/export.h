@@ -27,7 +27,7 @@ typedef enum docket_export_format {
 } docket_export_format;
 
 /* "jsonl" "ocsf" "otel" "csv" -> format; -1 when unknown. */
-int docket_export_format_parse(const char *name);
+DOCKET_EXTERN int docket_export_format_parse(const char *name);
 
 typedef struct docket_export_options {
 	unsigned int version;
@@ -52,16 +52,16 @@ typedef struct docket_export_stats {
 } docket_export_stats;
 
 /* Write the export to `out`. `stats` may be NULL. */
-int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
-		  docket_export_stats *stats) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+				docket_export_stats *stats) DOCKET_MUST_USE;
 
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
-int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
+DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
 
 /* ---- git archive (libgit2) -------------------------------------------- */
 
 /* 1 when this docket was built with libgit2. */
-int docket_git_available(void);
+DOCKET_EXTERN int docket_git_available(void);
 
 /*
  * Export into the git repository at `dir` (created, bare, when missing):
@@ -70,8 +70,8 @@ int docket_git_available(void);
  * only events after the seq of the last commit are added; no new events, no
  * commit. `opts` gives redaction/pseudonyms (format and filters are ignored).
  */
-int docket_export_git(docket_ledger *ledger, const docket_export_options *opts, const char *dir,
-		      docket_export_stats *stats) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_export_git(docket_ledger *ledger, const docket_export_options *opts, const char *dir,
+				    docket_export_stats *stats) DOCKET_MUST_USE;
 
 typedef struct docket_git_report {
 	int ok;
@@ -87,11 +87,11 @@ typedef struct docket_git_report {
  * ledger was not cut or rewritten since), and every archived event's hash is
  * the ledger's at its seq. 0 when the check ran (see rep->ok).
  */
-int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report *rep) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report *rep) DOCKET_MUST_USE;
 
 /* ---- report ------------------------------------------------------------ */
 
 /* One self-contained HTML page (inline CSS and SVG, no external assets). */
-int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
 
 #endif

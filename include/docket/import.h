@@ -33,9 +33,9 @@ typedef enum docket_import_format {
 } docket_import_format;
 
 /* "codex" / "claude"; NULL for other values. */
-const char *docket_import_format_name(docket_import_format format);
+DOCKET_EXTERN const char *docket_import_format_name(docket_import_format format);
 /* 0 and *out set, or DOCKET_EINVALID for an unknown name. */
-int docket_import_format_parse(docket_import_format *out, const char *name) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_import_format_parse(docket_import_format *out, const char *name) DOCKET_MUST_USE;
 
 enum {
 	/* Any malformed line, unknown line type or unknown version is an error
@@ -91,8 +91,8 @@ typedef struct docket_import_stats {
  * (earlier batches of the file stay written; the message names file:line),
  * or DOCKET_ESTORAGE/DOCKET_ENOMEM.
  */
-int docket_import_file(docket_ledger *ledger, docket_import_format format, const char *path,
-		       const docket_import_options *opts, docket_import_stats *stats) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_import_file(docket_ledger *ledger, docket_import_format format, const char *path,
+				     const docket_import_options *opts, docket_import_stats *stats) DOCKET_MUST_USE;
 
 /*
  * Map `len` bytes of a transcript to events without a ledger (dry runs,
@@ -102,8 +102,8 @@ int docket_import_file(docket_ledger *ledger, docket_import_format format, const
  */
 typedef int (*docket_import_event_cb)(void *ctx, json_t *event);
 
-int docket_import_buffer(docket_import_format format, const char *name, const char *data,
-			 size_t len, const docket_import_options *opts,
-			 docket_import_event_cb cb, void *ctx, docket_import_stats *stats) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_import_buffer(docket_import_format format, const char *name, const char *data,
+				       size_t len, const docket_import_options *opts,
+				       docket_import_event_cb cb, void *ctx, docket_import_stats *stats) DOCKET_MUST_USE;
 
 #endif

@@ -41,9 +41,9 @@ typedef struct docket_open_options {
  * A new directory is created 0700 and its files 0600. Errors: DOCKET_ENOTFOUND
  * (no ledger there), DOCKET_EVERSION (format mismatch), DOCKET_ESTORAGE.
  */
-int docket_ledger_open(docket_ledger **out, const char *path,
-		       const docket_open_options *opts) DOCKET_MUST_USE;
-void docket_ledger_free(docket_ledger *ledger);
+DOCKET_EXTERN int docket_ledger_open(docket_ledger **out, const char *path,
+				     const docket_open_options *opts) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_ledger_free(docket_ledger *ledger);
 
 /* What the ledger assigned to one appended event. */
 typedef struct docket_append_result {
@@ -61,8 +61,8 @@ typedef struct docket_append_result {
  * DOCKET_ETRANSITION/ESTALE/ECONFLICT/ENOTFOUND and names the invariant, the
  * event's index, the session and the invocation; nothing is written.
  */
-int docket_ledger_append_json(docket_ledger *ledger, json_t *const *events, size_t n,
-			      docket_append_result *results) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_append_json(docket_ledger *ledger, json_t *const *events, size_t n,
+					    docket_append_result *results) DOCKET_MUST_USE;
 
 /* Reading. The callback returns 0 to go on, >0 to stop early, <0 on error. */
 typedef struct docket_read_options {
@@ -78,8 +78,8 @@ typedef struct docket_read_options {
 /* Each event as the JSON of DESIGN §4 plus "seq", "time", "epoch", "hash". */
 typedef int (*docket_json_cb)(void *ctx, uint64_t seq, json_t *event);
 
-int docket_ledger_read_json(docket_ledger *ledger, const docket_read_options *opts,
-			    docket_json_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_read_json(docket_ledger *ledger, const docket_read_options *opts,
+					  docket_json_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* Sessions, from the sessions projection, in session-id order. */
 typedef struct docket_session_info {
@@ -99,11 +99,11 @@ typedef struct docket_session_info {
 
 typedef int (*docket_session_cb)(void *ctx, const docket_session_info *info);
 
-int docket_ledger_sessions(docket_ledger *ledger, docket_session_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_sessions(docket_ledger *ledger, docket_session_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* One session's facts; DOCKET_ENOTFOUND if there is no such session. */
-int docket_ledger_session(docket_ledger *ledger, const char *session,
-			  docket_session_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_session(docket_ledger *ledger, const char *session,
+					docket_session_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /*
  * Pending invocations (no outcome yet), from the pending index: the cost is
@@ -132,8 +132,8 @@ typedef struct docket_pending_info {
 typedef int (*docket_pending_cb)(void *ctx, const docket_pending_info *info);
 
 /* `session` NULL: every session. */
-int docket_ledger_pending(docket_ledger *ledger, const char *session,
-			  docket_pending_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_pending(docket_ledger *ledger, const char *session,
+					docket_pending_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* Ledger facts. */
 typedef struct docket_ledger_info {
@@ -150,7 +150,7 @@ typedef struct docket_ledger_info {
 	uint32_t dictionaries;  /* trained zstd dictionaries stored */
 } docket_ledger_info;
 
-int docket_ledger_info_get(docket_ledger *ledger, docket_ledger_info *out) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_info_get(docket_ledger *ledger, docket_ledger_info *out) DOCKET_MUST_USE;
 
 /* verify: recompute the chain, decode every frame, rebuild the projections
  * and compare them with the stored ones. */
@@ -162,9 +162,9 @@ typedef struct docket_verify_report {
 } docket_verify_report;
 
 /* Returns 0 when the check ran (see report->ok), <0 when it could not run. */
-int docket_ledger_verify(docket_ledger *ledger, docket_verify_report *report) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_verify(docket_ledger *ledger, docket_verify_report *report) DOCKET_MUST_USE;
 
 /* Rebuild every projection from the events. */
-int docket_ledger_reindex(docket_ledger *ledger) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_reindex(docket_ledger *ledger) DOCKET_MUST_USE;
 
 #endif

@@ -47,9 +47,9 @@ typedef enum docket_policy_format {
 } docket_policy_format;
 
 /* "allowed", "approval_required", "denied", "unsupported". */
-const char *docket_policy_verdict_name(docket_verdict v);
+DOCKET_EXTERN const char *docket_policy_verdict_name(docket_verdict v);
 /* "docket", "codex", "claude". */
-const char *docket_policy_format_str(docket_policy_format f);
+DOCKET_EXTERN const char *docket_policy_format_str(docket_policy_format f);
 
 /*
  * Load a policy from a source string: "PATH" (docket YAML), "codex:PATH" (a
@@ -57,24 +57,24 @@ const char *docket_policy_format_str(docket_policy_format f);
  * settings.json). Errors: DOCKET_ENOTFOUND (no such file), DOCKET_EINVALID
  * (the message gives file:line:column and what was expected), DOCKET_ENOMEM.
  */
-int docket_policy_load(docket_policy **out, const char *source) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_load(docket_policy **out, const char *source) DOCKET_MUST_USE;
 
 /* Load from memory; `name` is used in messages and rule origins. */
-int docket_policy_load_buffer(docket_policy **out, docket_policy_format format,
-			      const char *name, const char *text, size_t len) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_load_buffer(docket_policy **out, docket_policy_format format,
+					    const char *name, const char *text, size_t len) DOCKET_MUST_USE;
 
-void docket_policy_free(docket_policy *policy);
+DOCKET_EXTERN void docket_policy_free(docket_policy *policy);
 
-docket_policy_format docket_policy_get_format(const docket_policy *policy);
+DOCKET_EXTERN docket_policy_format docket_policy_get_format(const docket_policy *policy);
 /* Number of compiled rules (command, tool and network rules). */
-size_t docket_policy_rule_count(const docket_policy *policy);
+DOCKET_EXTERN size_t docket_policy_rule_count(const docket_policy *policy);
 
 /*
  * A tool call: a DESIGN §4 `tool.intent` object (at least "tool" and "args"),
  * or just {"tool":..., "args":...}. The call copies what it needs.
  */
-int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent) DOCKET_MUST_USE;
-void docket_policy_call_free(docket_policy_call *call);
+DOCKET_EXTERN int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_policy_call_free(docket_policy_call *call);
 
 /*
  * The session context: {"platform", "cwd", "workspace_roots", "env",
@@ -83,30 +83,30 @@ void docket_policy_call_free(docket_policy_call *call);
  * ("on-request", {"granular":{...}}, {"type":"workspace-write",...}) or
  * docket's names ("on_request", "workspace_write"). NULL json: empty context.
  */
-int docket_policy_context_from_json(docket_policy_context **out, const json_t *ctx) DOCKET_MUST_USE;
-void docket_policy_context_free(docket_policy_context *ctx);
+DOCKET_EXTERN int docket_policy_context_from_json(docket_policy_context **out, const json_t *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_policy_context_free(docket_policy_context *ctx);
 
-int docket_policy_result_new(docket_policy_result **out) DOCKET_MUST_USE;
-void docket_policy_result_free(docket_policy_result *res);
+DOCKET_EXTERN int docket_policy_result_new(docket_policy_result **out) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_policy_result_free(docket_policy_result *res);
 
 /*
  * Evaluate `call` under `policy` and `ctx` (ctx may be NULL) into `res`,
  * overwriting what it held. Pure: the same inputs give the same result.
  * Fails only with DOCKET_ENOMEM while a fresh result grows its scratch space.
  */
-int docket_policy_eval(docket_policy_result *res, const docket_policy *policy,
-		       const docket_policy_call *call, const docket_policy_context *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_eval(docket_policy_result *res, const docket_policy *policy,
+				     const docket_policy_call *call, const docket_policy_context *ctx) DOCKET_MUST_USE;
 
-docket_verdict docket_policy_result_verdict(const docket_policy_result *res);
+DOCKET_EXTERN docket_verdict docket_policy_result_verdict(const docket_policy_result *res);
 
 /* Reasons: a stable code ("rule", "known_safe", "dangerous", ...) and a sentence. */
-size_t docket_policy_result_reason_count(const docket_policy_result *res);
-const char *docket_policy_result_reason_code(const docket_policy_result *res, size_t i);
-const char *docket_policy_result_reason_text(const docket_policy_result *res, size_t i);
+DOCKET_EXTERN size_t docket_policy_result_reason_count(const docket_policy_result *res);
+DOCKET_EXTERN const char *docket_policy_result_reason_code(const docket_policy_result *res, size_t i);
+DOCKET_EXTERN const char *docket_policy_result_reason_text(const docket_policy_result *res, size_t i);
 
 /* Matched rules, as "origin: text" ("rules/git.rules:12: prefix_rule(...)"). */
-size_t docket_policy_result_match_count(const docket_policy_result *res);
-const char *docket_policy_result_match_rule(const docket_policy_result *res, size_t i);
+DOCKET_EXTERN size_t docket_policy_result_match_count(const docket_policy_result *res);
+DOCKET_EXTERN const char *docket_policy_result_match_rule(const docket_policy_result *res, size_t i);
 
 /*
  * The rule that decided the verdict: the first matched rule whose own
@@ -115,26 +115,26 @@ const char *docket_policy_result_match_rule(const docket_policy_result *res, siz
  * decided (heuristics, a session grant, the approval mode, the platform):
  * the first reason's code then says what did.
  */
-const char *docket_policy_result_deciding_rule(const docket_policy_result *res, unsigned *line);
+DOCKET_EXTERN const char *docket_policy_result_deciding_rule(const docket_policy_result *res, unsigned *line);
 
 /* Shell calls: one entry per plain segment (one for an unsplit script). */
-size_t docket_policy_result_segment_count(const docket_policy_result *res);
+DOCKET_EXTERN size_t docket_policy_result_segment_count(const docket_policy_result *res);
 
 /*
  * The whole result as JSON: {"verdict","reasons":[{code,text}],
  * "matched_rules":[...], "segments":[{"command":[...],"verdict",...}],
  * "sandbox":"bypass"|"sandboxed"|"none", "proposed_amendment":[...]}.
  */
-int docket_policy_result_to_json(json_t **out, const docket_policy_result *res) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_result_to_json(json_t **out, const docket_policy_result *res) DOCKET_MUST_USE;
 
 /* The normalised policy as JSON (what `docket policy explain` prints). */
-int docket_policy_to_json(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_to_json(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
 
 /*
  * The policy as docket YAML that evaluates identically (`policy convert`).
  * Appends NUL-terminated text to *out (docket_free it).
  */
-int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_USE;
 
 /*
  * The canonical form of a shell command, the key of a session grant: a
@@ -143,7 +143,7 @@ int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_U
  * -Command script ["__codex_powershell_script__", script]; anything else is
  * unchanged. Returns a JSON array of strings.
  */
-int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUST_USE;
 
 /*
  * Append to `grants` (a JSON array) what an `approved_for_session` answer to
@@ -152,6 +152,6 @@ int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUS
  * a path, one {"path"} per change of an apply_patch; nothing for other calls.
  * This is the form the context's "grants" take. Errors: DOCKET_ENOMEM.
  */
-int docket_policy_grant_from_intent(json_t *grants, const json_t *intent) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_policy_grant_from_intent(json_t *grants, const json_t *intent) DOCKET_MUST_USE;
 
 #endif

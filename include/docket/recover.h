@@ -48,13 +48,13 @@ typedef struct docket_recover_options {
 #define DOCKET_RECOVER_OPTIONS_INIT { DOCKET_RECOVER_OPTIONS_VERSION, 0, NULL, NULL, NULL }
 
 /* The plan as JSON (see docs/protocol.md). Nothing is written. */
-int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, json_t **plan) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, json_t **plan) DOCKET_MUST_USE;
 
 /*
  * Compute the plan and apply it: every item's events are appended, each
  * item atomically, all in one durable commit. *report is the plan with
  * "applied" (and "error") per item.
  */
-int docket_recover_apply(docket_ledger *l, const docket_recover_options *opts, json_t **report) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_recover_apply(docket_ledger *l, const docket_recover_options *opts, json_t **report) DOCKET_MUST_USE;
 
 #endif

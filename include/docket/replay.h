@@ -62,9 +62,9 @@ typedef enum docket_replay_baseline {
 } docket_replay_baseline;
 
 /* "unchanged", "tightened", "loosened", "undecided". */
-const char *docket_replay_class_name(docket_replay_class c);
+DOCKET_EXTERN const char *docket_replay_class_name(docket_replay_class c);
 /* "none", "recorded", "inferred", "policy". */
-const char *docket_replay_baseline_name(docket_replay_baseline b);
+DOCKET_EXTERN const char *docket_replay_baseline_name(docket_replay_baseline b);
 
 /* ---- policy sources ---- */
 
@@ -79,10 +79,10 @@ const char *docket_replay_baseline_name(docket_replay_baseline b);
  * revision or repository), DOCKET_ENOMEM; DOCKET_ERROR when docket was built
  * without libgit2.
  */
-int docket_replay_source_load(docket_policy **out, const char *source, const char *repo) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_replay_source_load(docket_policy **out, const char *source, const char *repo) DOCKET_MUST_USE;
 
 /* 1 when docket was built with libgit2. */
-int docket_replay_has_git(void);
+DOCKET_EXTERN int docket_replay_has_git(void);
 
 /* A policy file's history over a range of commits. */
 typedef struct docket_replay_history docket_replay_history;
@@ -94,19 +94,19 @@ typedef struct docket_replay_history docket_replay_history;
  * whose first-parent diff changed PATH, oldest first. A commit where the policy
  * is malformed or missing is DOCKET_EINVALID naming it.
  */
-int docket_replay_history_load(docket_replay_history **out, const char *repo, const char *path,
-			       const char *range) DOCKET_MUST_USE;
-void docket_replay_history_free(docket_replay_history *h);
+DOCKET_EXTERN int docket_replay_history_load(docket_replay_history **out, const char *repo, const char *path,
+					     const char *range) DOCKET_MUST_USE;
+DOCKET_EXTERN void docket_replay_history_free(docket_replay_history *h);
 
 /* The policy at A, or NULL when PATH does not exist there. */
-const docket_policy *docket_replay_history_base(const docket_replay_history *h);
-size_t docket_replay_history_count(const docket_replay_history *h);
+DOCKET_EXTERN const docket_policy *docket_replay_history_base(const docket_replay_history *h);
+DOCKET_EXTERN size_t docket_replay_history_count(const docket_replay_history *h);
 /* The i-th changing commit (0: oldest): its policy, full id and summary line. */
-const docket_policy *docket_replay_history_policy(const docket_replay_history *h, size_t i);
-const char *docket_replay_history_commit(const docket_replay_history *h, size_t i);
-const char *docket_replay_history_summary(const docket_replay_history *h, size_t i);
+DOCKET_EXTERN const docket_policy *docket_replay_history_policy(const docket_replay_history *h, size_t i);
+DOCKET_EXTERN const char *docket_replay_history_commit(const docket_replay_history *h, size_t i);
+DOCKET_EXTERN const char *docket_replay_history_summary(const docket_replay_history *h, size_t i);
 /* The policies of every changing commit, oldest first (for docket_replay_run). */
-const docket_policy *const *docket_replay_history_policies(const docket_replay_history *h);
+DOCKET_EXTERN const docket_policy *const *docket_replay_history_policies(const docket_replay_history *h);
 
 /* ---- running ---- */
 
@@ -159,9 +159,9 @@ typedef int (*docket_replay_cb)(void *ctx, const docket_replay_call *call);
  * Errors: DOCKET_ENOTFOUND (no such session), DOCKET_ESTORAGE,
  * DOCKET_ECORRUPT, DOCKET_ENOMEM.
  */
-int docket_replay_run(docket_ledger *ledger, const docket_policy *base,
-		      const docket_policy *const *policies, size_t n,
-		      const docket_replay_options *opts, docket_replay_cb cb, void *ctx) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_replay_run(docket_ledger *ledger, const docket_policy *base,
+				    const docket_policy *const *policies, size_t n,
+				    const docket_replay_options *opts, docket_replay_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* ---- reports ---- */
 
@@ -199,15 +199,15 @@ typedef struct docket_replay_report_info {
  */
 typedef struct docket_replay_report docket_replay_report;
 
-int docket_replay_report_new(docket_replay_report **out, const docket_replay_report_info *info) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_replay_report_new(docket_replay_report **out, const docket_replay_report_info *info) DOCKET_MUST_USE;
 /* A docket_replay_cb: `ctx` is the report. */
-int docket_replay_report_add(void *ctx, const docket_replay_call *call) DOCKET_MUST_USE;
-int docket_replay_report_finish(docket_replay_report *r, FILE *out) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_replay_report_add(void *ctx, const docket_replay_call *call) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_replay_report_finish(docket_replay_report *r, FILE *out) DOCKET_MUST_USE;
 /* Number of calls of a class seen so far; loosened calls a human had denied. */
-uint64_t docket_replay_report_count(const docket_replay_report *r, docket_replay_class c);
-uint64_t docket_replay_report_human_denied(const docket_replay_report *r);
+DOCKET_EXTERN uint64_t docket_replay_report_count(const docket_replay_report *r, docket_replay_class c);
+DOCKET_EXTERN uint64_t docket_replay_report_human_denied(const docket_replay_report *r);
 /* 1 when a call of a class in `fail_on` was seen. */
-int docket_replay_report_failed(const docket_replay_report *r, unsigned fail_on);
-void docket_replay_report_free(docket_replay_report *r);
+DOCKET_EXTERN int docket_replay_report_failed(const docket_replay_report *r, unsigned fail_on);
+DOCKET_EXTERN void docket_replay_report_free(docket_replay_report *r);
 
 #endif

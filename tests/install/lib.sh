@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash disable=SC2154  # cc and cflags are the caller's arrays
+# What an installed docket must give a user, wherever it was installed (a
+# `meson install --destdir` tree or a scratch root the .debs were unpacked
+# into). Sourced by install_test.sh and deb_test.sh.
+#
+#   check_installed_tree ROOT SOURCE_ROOT WORKDIR
+#
+# with the arrays `cc` (the compiler command, e.g. (ccache cc)) and `cflags`
+# (extra flags, e.g. -fsanitize=...) set by the caller.
+# ROOT holds the installed files below their prefix (ROOT/usr/local/... or
+# ROOT/usr/...). The example is compiled with the installed docket.pc
+# (PKG_CONFIG_SYSROOT_DIR=ROOT maps the .pc's prefix into ROOT), linked
+# against the installed libdocket.so.0, run, and the sessions it recorded are
+# checked with the installed docket binary (examples/example_test.sh). The
+# headers must compile alone (C99, C++), and a C++ program must link (a
+# plain build only: a sanitizer build's C++ runtime may not be the one the
+# library was built with).
+
+fail() { echo "${0##*/}: FAIL: $*" >&2; exit 1; }
+
+# find_one ROOT PATTERN: the single installed file matching a path pattern
+find_one() {
+	local hits
+	hits=$(find "$1" -path "$2" \( -type f -o -type l \) | sort)
+	[ -n "$hits" ] || fail "nothing installed matches $2"
+	[ "$(printf '%s\n' "$hits" | wc -l)" -eq 1 ] || fail "more than one file matches $2: $hits"
+	printf '%s\n' "$hits"
+}
+
+check_installed_tree() {
+	local root=$1 src=$2 work=$3 pc bin lib h flags version
+
+	pc=$(find_one "$root" '*/pkgconfig/docket.pc') || exit 1
+	bin=$(find_one "$root" '*/bin/docket') || exit 1
+	lib=$(find_one "$root" '*/libdocket.so.0') || exit 1
+	export PKG_CONFIG_PATH=${pc%/*}
+	export PKG_CONFIG_SYSROOT_DIR=$root
+	export LD_LIBRARY_PATH=${lib%/*}
+
+	# every public header is installed, and nothing else under include/docket
+	diff <(cd "$src/include/docket" && ls) <(cd "$(dirname "$(find_one "$root" '*/include/docket/docket.h')")" && ls) \
+		|| fail "the installed include/docket differs from the source tree's (meson.build docket_public_headers)"
+	version=$("$bin" --version) || fail "installed docket --version failed"
+	[ "$version" = "docket $(pkg-config --modversion docket) (ledger format 1)" ] \
+		|| fail "docket --version says '$version', docket.pc $(pkg-config --modversion docket)"
+	while IFS= read -r h; do
+		if grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$h" | grep -qv '"docket/'; then
+			fail "installed header ${h##*/} includes a header that is not installed"
+		fi
+	done < <(find "$root" -path '*/include/docket/*.h')
+
+	# each header stands alone, as strict C99 and, when there is a C++
+	# compiler, as C++ (DOCKET_EXTERN gives C linkage there)
+	while IFS= read -r h; do
+		h=docket/${h##*/}
+		# shellcheck disable=SC2046
+		printf '#include <%s>\n' "$h" | "${cc[@]}" -x c -std=c99 -pedantic -Wall -Wextra -Werror \
+			-fsyntax-only $(pkg-config --cflags docket) - || fail "<$h> does not compile alone as C99"
+		if command -v c++ >/dev/null; then
+			# shellcheck disable=SC2046
+			printf '#include <%s>\n' "$h" | c++ -x c++ -pedantic -Wall -Wextra -Werror \
+				-fsyntax-only $(pkg-config --cflags docket) - || fail "<$h> does not compile as C++"
+		fi
+	done < <(find "$root" -path '*/include/docket/*.h')
+	if command -v c++ >/dev/null && [ ${#cflags[@]} -eq 0 ]; then
+		printf '#include <docket/docket.h>\n#include <cstdio>\nint main() { std::puts(docket_error_kind(DOCKET_ENOTFOUND)); }\n' \
+			>"$work/cxx.cpp"
+		# shellcheck disable=SC2046
+		c++ -o "$work/cxx" "$work/cxx.cpp" $(pkg-config --cflags --libs docket) || fail "a C++ program does not link libdocket"
+		[ "$("$work/cxx")" = not_found ] || fail "the C++ program did not run"
+	fi
+
+	# 1. the documented example, built against the installed tree only
+	flags=$(pkg-config --cflags --libs docket) || fail "pkg-config --cflags --libs docket failed"
+	case $flags in *"$root"*) ;; *) fail "pkg-config flags do not point into $root: $flags" ;; esac
+	# shellcheck disable=SC2086
+	"${cc[@]}" "${cflags[@]}" -o "$work/example" "$src/examples/runtime_example.c" $flags \
+		|| fail "the example does not compile against the installed docket ($flags)"
+	readelf -d "$work/example" | grep -q 'NEEDED.*\[libdocket\.so\.0\]' \
+		|| fail "the example does not link libdocket.so.0"
+	ldd "$work/example" | grep -q "libdocket.so.0 => $root" || fail "the example does not load the installed libdocket"
+	bash "$src/examples/example_test.sh" "$bin" "$work/example" || fail "the installed example or docket failed"
+
+	# 2. statically, through Requires.private / Libs.private
+	flags=$(pkg-config --cflags --libs --static docket | sed 's/-ldocket\b//') || fail "pkg-config --static failed"
+	# shellcheck disable=SC2086
+	"${cc[@]}" "${cflags[@]}" -o "$work/example-static" "$src/examples/runtime_example.c" \
+		"$(find_one "$root" '*/libdocket.a')" $flags || fail "the example does not link against libdocket.a ($flags)"
+	"$work/example-static" "$work/static-ledger" >/dev/null || fail "the statically linked example failed"
+	"$bin" -L "$work/static-ledger" verify >/dev/null || fail "verify failed on the static example's ledger"
+
+	# 3. internal functions stay out of reach of the shared library's users
+	printf '#include <stddef.h>\nvoid *docket_malloc(size_t);\nint main(void) { return docket_malloc(1) == NULL; }\n' \
+		>"$work/internal.c"
+	# shellcheck disable=SC2046
+	if "${cc[@]}" "${cflags[@]}" -o "$work/internal" "$work/internal.c" $(pkg-config --libs docket) 2>"$work/internal.err"; then
+		fail "a program could link docket_malloc, an internal function, from libdocket.so"
+	fi
+	grep -q "undefined reference to .docket_malloc" "$work/internal.err" \
+		|| fail "linking an internal function failed for another reason: $(cat "$work/internal.err")"
+}
