@@ -68,6 +68,7 @@
 #define ACCEPT_BACKOFF_MIN_MS 50
 #define ACCEPT_BACKOFF_MAX_MS 1000
 #define RPC_SERVER_BUSY (-32001) /* implementation-defined server error */
+#define VALUE_BYTES 16           /* a request may hold max_request / 16 JSON values */
 
 typedef struct conn {
 	int in_fd, out_fd;
@@ -319,6 +320,17 @@ static json_t *invalid(json_t *id, int code, const char *msg)
 	return proto_error_response(id, code, msg, &e);
 }
 
+/* The answer to a request line over max_request (its id is not read). */
+static json_t *too_large(server *s)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "request too large: over %zu bytes (serve --max-request); skipped to its end",
+		 s->max_request);
+	s->stats.oversized++;
+	return invalid(NULL, RPC_INVALID_REQUEST, msg);
+}
+
 /*
  * The unfinished line at the end of c's input is over max_request (all
  * complete lines before it were taken): answer it with an error in its
@@ -327,16 +339,41 @@ static json_t *invalid(json_t *id, int code, const char *msg)
 static void refuse_oversized(server *s, conn *c)
 {
 	size_t have = c->in.len - c->in_off;
-	char msg[160];
 
 	if (c->skipping || have <= s->max_request || memchr(c->in.ptr + c->in_off, '\n', have))
 		return;
-	snprintf(msg, sizeof(msg), "request too large: over %zu bytes (serve --max-request); skipped to its end",
-		 s->max_request);
-	conn_queue(c, invalid(NULL, RPC_INVALID_REQUEST, msg));
-	s->stats.oversized++;
+	conn_queue(c, too_large(s));
 	c->in.len = c->in_off;
 	c->skipping = 1;
+}
+
+/*
+ * More than `max` JSON values in line (a scan outside strings: each value
+ * but the first follows '[', '{', ',' or ':')? A parsed value costs jansson
+ * 40 to 80 bytes, so "[0,0,...]" would cost 40 times its length; with at
+ * most one value per VALUE_BYTES of the line limit, a request's parse
+ * stays within a few times that limit.
+ */
+static int too_many_values(const char *line, size_t len, size_t max)
+{
+	size_t n = 0;
+	int in_string = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = line[i];
+
+		if (in_string) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_string = 0;
+		} else if (ch == '"') {
+			in_string = 1;
+		} else if ((ch == '[' || ch == '{' || ch == ',' || ch == ':') && ++n > max) {
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -355,9 +392,22 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 		len--;
 	if (len == 0)
 		return -1;
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	memset(call, 0, sizeof(*call));
 	call->conn = &c->proto;
+	if (len > s->max_request) { /* it arrived whole in one read */
+		call->reply = too_large(s);
+		return 0;
+	}
+	if (too_many_values(line, len, s->max_request / VALUE_BYTES)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "request too complex: over %zu JSON values (one per %d bytes of --max-request)",
+			 s->max_request / VALUE_BYTES, VALUE_BYTES);
+		call->reply = invalid(NULL, RPC_INVALID_REQUEST, msg);
+		s->stats.oversized++;
+		return 0;
+	}
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!req) {
 		char msg[256];
 
@@ -675,6 +725,15 @@ static int poll_once(server *s)
 		fds[n++] = (struct pollfd){ c->in_fd, ev, 0 };
 	}
 	rc = poll(fds, n, timeout);
+	if (rc < 0 && errno == EINVAL && s->nconns > 0 && !s->stdio) {
+		/* more descriptors than RLIMIT_NOFILE (lowered under us): shed the newest client */
+		conn *c = s->conns[s->nconns - 1];
+
+		fprintf(stderr, "docket: dropped client %u: more clients than RLIMIT_NOFILE allows\n", c->id);
+		c->dead = 1;
+		s->stats.dropped++;
+		return 0;
+	}
 	if (rc < 0)
 		return errno == EINTR ? 0 : docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
 	if (listening && (fds[1].revents & POLLIN))
