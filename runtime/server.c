@@ -407,7 +407,11 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 		s->stats.oversized++;
 		return 0;
 	}
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (docket_json_load(&req, line, len, JSON_REJECT_DUPLICATES, &jerr) == DOCKET_ENOMEM) {
+		call->reply = proto_error_response(NULL, RPC_DOCKET_ERROR, "out of memory parsing the request",
+						   docket_error_last());
+		return 0;
+	}
 	if (!req) {
 		char msg[256];
 
