@@ -1162,27 +1162,19 @@ fail:
 static int put_json_text(json_t *obj, const emit_ctx *c, const char *key, const char *text,
 			 bool omit_empty_object)
 {
-	long failures_before = docket_alloc_failures();
 	json_error_t jerr;
-	json_t *v;
+	json_t *v = NULL;
+	int error;
 
 	if (!text || !*text)
 		return 0;
-	memset(&jerr, 0, sizeof(jerr)); /* jansson may fail without filling it */
-	v = json_loadb(text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-	if (!v) {
-		/*
-		 * jansson does not reliably report allocation failures as
-		 * json_error_out_of_memory (some paths leave the message empty,
-		 * others turn into a syntax error), so the fault injector's count
-		 * is consulted as well: a test must see ENOMEM, not ECORRUPT.
-		 */
-		if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0] ||
-		    docket_alloc_failures() != failures_before)
-			return out_of_memory();
+	/* docket_json_load tells a failed allocation (ENOMEM) from bad JSON, which jansson does not */
+	if ((error = docket_json_load(&v, text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr)) ==
+	    DOCKET_ENOMEM)
+		return error;
+	if (error < 0)
 		return docket_error_set(DOCKET_ECORRUPT, "%s: field \"%s\": stored JSON is invalid: %s",
 					c->type, key, jerr.text);
-	}
 	if (omit_empty_object && json_is_object(v) && json_object_size(v) == 0) {
 		json_decref(v);
 		return 0;
