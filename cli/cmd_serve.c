@@ -64,8 +64,17 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"only after its commit is durable; requests that arrive together share one\n"
 		"commit. With --policy every session gets the operator's policy, and a client's\n"
 		"policy.set can only narrow it (unless --allow-client-policy). SIGTERM finishes\n"
-		"the requests in flight and stops. See docs/protocol.md.\n";
+		"the requests in flight and stops. See docs/protocol.md.\n"
+		"\n"
+		"Limits on clients: a request line over --max-request bytes (default 1 MiB)\n"
+		"gets an error and is skipped; a client with over --max-queued bytes of\n"
+		"replies unread (default 4 MiB) is not read until it catches up, and is\n"
+		"dropped once it takes none of them for --client-timeout seconds (default 10;\n"
+		"also the bound on flushing replies at shutdown); clients beyond\n"
+		"--max-clients (default 256, fewer if the descriptor limit is low) are told\n"
+		"the server is busy and closed.\n";
 	int use_stdio = 0, allow_client = 0;
+	uint64_t max_request = 0, max_queued = 0, max_clients = 0, timeout_s = 0;
 	const char *socket_path = NULL, *policy_src = NULL, *mode_s = NULL, *group_s = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_SWITCH, "stdio", 0, &use_stdio, NULL, "serve one client on stdin/stdout", 0 },
@@ -74,6 +83,10 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_SWITCH, "allow-client-policy", 0, &allow_client, NULL, "let clients replace (widen) policies", 0 },
 		{ CLI_OPT_STRING, "socket-mode", 0, &mode_s, "MODE", "socket permissions, octal (default 600; never world)", 0 },
 		{ CLI_OPT_STRING, "socket-group", 0, &group_s, "GROUP", "group owning the socket", 0 },
+		{ CLI_OPT_U64, "max-request", 0, &max_request, "BYTES", "longest request line (default 1048576)", 0 },
+		{ CLI_OPT_U64, "max-queued", 0, &max_queued, "BYTES", "unread reply bytes before a client is paused (default 4194304)", 0 },
+		{ CLI_OPT_U64, "max-clients", 0, &max_clients, "N", "connections at once (default 256)", 0 },
+		{ CLI_OPT_U64, "client-timeout", 0, &timeout_s, "SECONDS", "drop a client that reads no reply for this long (default 10)", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	server_options so;
@@ -90,6 +103,16 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	}
 	memset(&so, 0, sizeof(so));
 	so.socket_path = socket_path;
+	if (max_request > ((uint64_t)1 << 30) || max_queued > ((uint64_t)1 << 34) || max_clients > 1024 ||
+	    timeout_s > 86400) {
+		cli_error("serve: limits: --max-request at most 1 GiB, --max-queued 16 GiB, --max-clients 1024, "
+			  "--client-timeout 86400");
+		return CLI_EXIT_USAGE;
+	}
+	so.max_request = (size_t)max_request;
+	so.max_queued = (size_t)max_queued;
+	so.max_clients = (unsigned)max_clients;
+	so.client_timeout_ms = (unsigned)timeout_s * 1000u;
 	if (mode_s && parse_mode(mode_s, &so.socket_mode) < 0) {
 		cli_error("serve: --socket-mode must be octal, at most 770 (no access for others): %s", mode_s);
 		return CLI_EXIT_USAGE;
@@ -124,6 +147,10 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		fprintf(stderr, "docket: stopped after %llu requests in %llu commits (largest %llu)\n",
 			(unsigned long long)stats.requests, (unsigned long long)stats.batches,
 			(unsigned long long)stats.max_batch);
+	if (stats.refused || stats.dropped || stats.oversized)
+		fprintf(stderr, "docket: clients refused %llu, dropped %llu; oversized requests %llu\n",
+			(unsigned long long)stats.refused, (unsigned long long)stats.dropped,
+			(unsigned long long)stats.oversized);
 	rc = CLI_EXIT_OK;
 cleanup:
 	json_decref(policy);

@@ -23,6 +23,7 @@
 #include "import_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/json.h"
 
 typedef struct codex_state {
 	size_t session;
@@ -294,8 +295,12 @@ static int on_function_call(imp_ctx *c, codex_state *s, const json_t *p)
 		imp_problem(c, 0, "function_call without name or call_id");
 		return 0;
 	}
-	if (raw)
-		a = json_loads(raw, 0, NULL);
+	if (raw) {
+		json_error_t jerr;
+
+		if (docket_json_load(&a, raw, strlen(raw), 0, &jerr) == DOCKET_ENOMEM)
+			return DOCKET_ENOMEM;
+	}
 	if (a && !json_is_object(a)) {
 		json_decref(a);
 		a = NULL;
@@ -368,19 +373,23 @@ static int is_rejection(const char *t, size_t len)
 	       imp_starts(t, len, "patch rejected by user");
 }
 
-/* {"output":"...","metadata":{"exit_code":N,"duration_seconds":F}} */
-static json_t *wrapped_output(const char *t, size_t len)
+/* {"output":"...","metadata":{"exit_code":N,"duration_seconds":F}}: *out, or NULL; DOCKET_ENOMEM */
+static int wrapped_output(json_t **out, const char *t, size_t len)
 {
-	json_t *w;
+	json_error_t jerr;
+	json_t *w = NULL;
 
+	*out = NULL;
 	if (!imp_starts(t, len, "{\"output\""))
-		return NULL;
-	w = json_loadb(t, len, 0, NULL);
+		return 0;
+	if (docket_json_load(&w, t, len, 0, &jerr) == DOCKET_ENOMEM)
+		return DOCKET_ENOMEM;
 	if (w && (!imp_str(w, "output") || !imp_obj(w, "metadata"))) {
 		json_decref(w);
-		return NULL;
+		return 0;
 	}
-	return w;
+	*out = w;
+	return 0;
 }
 
 static void classify_text(imp_outcome *o, const char *t, size_t len)
@@ -464,7 +473,9 @@ static int on_output(imp_ctx *c, const json_t *p)
 	} else if (len == 7 && memcmp(t, "aborted", 7) == 0) {
 		o.kind = IMP_CANCELLED;
 		o.error = "aborted";
-	} else if ((w = wrapped_output(t, len))) {
+	} else if ((error = wrapped_output(&w, t, len)) < 0) {
+		return error;
+	} else if (w) {
 		classify_wrapped(&o, w);
 	} else {
 		classify_text(&o, t, len);

@@ -14,6 +14,7 @@
 
 #include "import_internal.h"
 #include "util/error.h"
+#include "util/json.h"
 
 #define LINE_MAX_BYTES ((size_t)64 << 20)
 
@@ -27,27 +28,35 @@ static int is_blank(const char *s, size_t len)
 	return 1;
 }
 
-/* Parse one line into an object; NULL (and a counted problem) otherwise. */
-static json_t *parse_line(imp_ctx *c, const char *s, size_t len)
+/*
+ * Parse one line into an object (*out); *out NULL and a counted problem
+ * when it is not one; DOCKET_ENOMEM when memory ran out.
+ */
+static int parse_line(json_t **out, imp_ctx *c, const char *s, size_t len)
 {
 	json_error_t jerr;
 	json_t *obj;
+	int error;
 
+	*out = NULL;
 	if (len > LINE_MAX_BYTES) {
 		imp_problem(c, 0, "line longer than %zu bytes", LINE_MAX_BYTES);
-		return NULL;
+		return 0;
 	}
-	if (!(obj = json_loadb(s, len, 0, &jerr))) {
+	if ((error = docket_json_load(&obj, s, len, 0, &jerr)) == DOCKET_ENOMEM)
+		return error;
+	if (error < 0) {
 		imp_problem(c, 0, "invalid JSON at column %d: %s", jerr.column, jerr.text);
-		return NULL;
+		return 0;
 	}
 	if (!json_is_object(obj)) {
 		imp_problem(c, 0, "a transcript line is a JSON object, not %s",
 			    json_is_array(obj) ? "an array" : "a scalar");
 		json_decref(obj);
-		return NULL;
+		return 0;
 	}
-	return obj;
+	*out = obj;
+	return 0;
 }
 
 /* Map one line; <0 only for system errors. */
@@ -60,8 +69,8 @@ static int one_line(imp_walk *w, const char *s, size_t len)
 	if (is_blank(s, len))
 		return 0;
 	c->time[0] = '\0';
-	if (!(obj = parse_line(c, s, len)))
-		return 0;
+	if ((error = parse_line(&obj, c, s, len)) < 0 || !obj)
+		return error;
 	error = w->ops->line(c, obj);
 	json_decref(obj);
 	return error;
@@ -80,8 +89,11 @@ int imp_walk_run(imp_walk *w)
 
 		if (!nl && !is_blank(start, len)) {
 			/* an unterminated last line: only when it parses */
-			json_t *probe = json_loadb(start, len, 0, NULL);
+			json_t *probe = NULL;
+			json_error_t jerr;
 
+			if ((error = docket_json_load(&probe, start, len, 0, &jerr)) == DOCKET_ENOMEM)
+				return error;
 			json_decref(probe);
 			if (!probe) {
 				w->incomplete = 1;

@@ -43,6 +43,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/utf8.h"
 
 #define ID_MAX_LEN 256
 #define TEXT_MAX_LEN ((size_t)16 * 1024 * 1024)
@@ -1047,42 +1048,7 @@ static int corrupt(const emit_ctx *c, const char *key, const char *what)
 /* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF), as jansson wants. */
 static bool utf8_valid(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = p[i];
-		size_t n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (len - i - 1 < n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
+	return docket_utf8_check(s, len) == len;
 }
 
 /* Adds `v` (a new reference, NULL after a failed allocation) under `key`. */
@@ -1196,27 +1162,19 @@ fail:
 static int put_json_text(json_t *obj, const emit_ctx *c, const char *key, const char *text,
 			 bool omit_empty_object)
 {
-	long failures_before = docket_alloc_failures();
 	json_error_t jerr;
-	json_t *v;
+	json_t *v = NULL;
+	int error;
 
 	if (!text || !*text)
 		return 0;
-	memset(&jerr, 0, sizeof(jerr)); /* jansson may fail without filling it */
-	v = json_loadb(text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-	if (!v) {
-		/*
-		 * jansson does not reliably report allocation failures as
-		 * json_error_out_of_memory (some paths leave the message empty,
-		 * others turn into a syntax error), so the fault injector's count
-		 * is consulted as well: a test must see ENOMEM, not ECORRUPT.
-		 */
-		if (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0] ||
-		    docket_alloc_failures() != failures_before)
-			return out_of_memory();
+	/* docket_json_load tells a failed allocation (ENOMEM) from bad JSON, which jansson does not */
+	if ((error = docket_json_load(&v, text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr)) ==
+	    DOCKET_ENOMEM)
+		return error;
+	if (error < 0)
 		return docket_error_set(DOCKET_ECORRUPT, "%s: field \"%s\": stored JSON is invalid: %s",
 					c->type, key, jerr.text);
-	}
 	if (omit_empty_object && json_is_object(v) && json_object_size(v) == 0) {
 		json_decref(v);
 		return 0;

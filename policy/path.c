@@ -6,10 +6,12 @@
  * evaluator is pure), so ".." is removed lexically, as Claude Code and Codex
  * do when they compare a tool's path with a rule.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "policy.h"
 
+#include "util/alloc.h"
 #include "util/error.h"
 
 int path_normalize(docket_buf *out, const char *path, const char *cwd, const char *home)
@@ -87,70 +89,163 @@ bool path_is_under(const char *path, const char *root)
 	return path[n] == '\0' || path[n] == '/';
 }
 
-/* Match pattern[0..plen) against s[0..slen); '*' never crosses '/' unless `across`. */
-static bool glob_at(const char *pat, size_t plen, const char *s, size_t slen, bool path_mode,
-		    int depth)
+/*
+ * Glob matching by simulating the pattern as an NFA (Thompson): the state
+ * set is a bitset over pattern offsets (the start of each token), advanced
+ * one subject character at a time, so a match costs O(plen * slen) however
+ * many stars the pattern holds (a backtracking matcher is exponential in
+ * them: "****...x" stalled for seconds). Tokens, read left to right:
+ *
+ *   literal, '?'    one character ('?': not '/' in path mode)
+ *   '*'             any run; in path mode a run without '/'
+ *   '**'            (path mode) any run, '/' included
+ *   '**' '/'        (path mode) zero or more whole components: "" or a run
+ *                   ending in '/'
+ *
+ * Star tokens may match nothing: an epsilon edge to the next token, taken
+ * by closure(). A '**' '/' token enters its run on any character and
+ * leaves it after a '/'.
+ */
+enum { TOK_LIT, TOK_ONE, TOK_STAR, TOK_ANY, TOK_COMPONENTS };
+
+typedef struct glob_nfa {
+	const char *pat;
+	size_t plen;
+	bool path_mode;
+	uint64_t *cur, *next; /* (plen + 1) bits each; bit plen: accepted */
+	size_t words;
+} glob_nfa;
+
+#define GLOB_STACK_WORDS 64 /* patterns up to 4095 bytes need no heap */
+
+static int tok_at(const glob_nfa *g, size_t i, size_t *len)
 {
-	size_t pi = 0, si = 0;
+	const char *p = g->pat;
 
-	if (depth > 64)
-		return false;
-	while (pi < plen) {
-		char c = pat[pi];
-
-		if (c == '*') {
-			bool dbl = path_mode && pi + 1 < plen && pat[pi + 1] == '*';
-			size_t np = pi + (dbl ? 2 : 1);
-
-			if (dbl && np < plen && pat[np] == '/') {
-				/* "**\/" matches zero or more whole components */
-				if (glob_at(pat + np + 1, plen - np - 1, s + si, slen - si, path_mode, depth + 1))
-					return true;
-				for (size_t k = si; k < slen; k++)
-					if (s[k] == '/' &&
-					    glob_at(pat + np + 1, plen - np - 1, s + k + 1, slen - k - 1,
-						    path_mode, depth + 1))
-						return true;
-				return false;
-			}
-			for (size_t k = si; k <= slen; k++) {
-				if (glob_at(pat + np, plen - np, s + k, slen - k, path_mode, depth + 1))
-					return true;
-				if (k < slen && path_mode && !dbl && s[k] == '/')
-					break;
-			}
-			return false;
+	*len = 1;
+	if (p[i] == '?')
+		return TOK_ONE;
+	if (p[i] != '*')
+		return TOK_LIT;
+	if (!g->path_mode)
+		return TOK_ANY;
+	if (i + 1 < g->plen && p[i + 1] == '*') {
+		if (i + 2 < g->plen && p[i + 2] == '/') {
+			*len = 3;
+			return TOK_COMPONENTS;
 		}
-		if (si >= slen)
-			return false;
-		if (c == '?') {
-			if (path_mode && s[si] == '/')
-				return false;
-		} else if (c != s[si]) {
-			return false;
-		}
-		pi++;
-		si++;
+		*len = 2;
+		return TOK_ANY;
 	}
-	return si == slen;
+	return TOK_STAR;
+}
+
+static inline void bit_set(uint64_t *b, size_t i)
+{
+	b[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+static inline bool bit_get(const uint64_t *b, size_t i)
+{
+	return (b[i / 64] >> (i % 64)) & 1;
+}
+
+/*
+ * Add what the epsilon edges (stars matching nothing) reach; they only go
+ * forward, so one walk over the tokens is enough.
+ */
+static void closure(const glob_nfa *g, uint64_t *set)
+{
+	size_t len;
+
+	for (size_t i = 0; i < g->plen; i += len) {
+		int t = tok_at(g, i, &len);
+
+		if ((t == TOK_STAR || t == TOK_ANY || t == TOK_COMPONENTS) && bit_get(set, i))
+			bit_set(set, i + len);
+	}
+}
+
+/*
+ * Advance the state set over one character; false once no state is left.
+ * A "**" "/" token at i has a second state, i + 1 (inside the token, so no
+ * other token uses it): within the run, which only a '/' may end, so no
+ * epsilon edge leaves it.
+ */
+static bool step(glob_nfa *g, char ch)
+{
+	uint64_t *tmp, any = 0;
+	size_t len;
+
+	memset(g->next, 0, g->words * sizeof(*g->next));
+	for (size_t i = 0; i < g->plen; i += len) {
+		int t = tok_at(g, i, &len);
+		bool at = bit_get(g->cur, i), in_run = t == TOK_COMPONENTS && bit_get(g->cur, i + 1);
+
+		if (!at && !in_run)
+			continue;
+		if ((t == TOK_LIT && g->pat[i] == ch) || (t == TOK_ONE && !(g->path_mode && ch == '/')))
+			bit_set(g->next, i + 1);
+		else if (t == TOK_ANY || (t == TOK_STAR && ch != '/'))
+			bit_set(g->next, i);
+		else if (t == TOK_COMPONENTS)
+			bit_set(g->next, ch == '/' ? i + len : i + 1);
+		if (t == TOK_COMPONENTS && ch == '/')
+			bit_set(g->next, i + 1);
+	}
+	tmp = g->cur;
+	g->cur = g->next;
+	g->next = tmp;
+	closure(g, g->cur);
+	for (size_t w = 0; w < g->words; w++)
+		any |= g->cur[w];
+	return any != 0;
+}
+
+/*
+ * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
+ * prefix of s that ends just before a '/' (not the leading one): a path
+ * pattern matches everything under a directory it matches.
+ */
+static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, bool path_mode, bool prefixes)
+{
+	uint64_t stack[2 * GLOB_STACK_WORDS];
+	glob_nfa g = { pat, plen, path_mode, stack, stack + GLOB_STACK_WORDS, plen / 64 + 1 };
+	uint64_t *heap = NULL;
+	bool matched = false;
+
+	if (g.words > GLOB_STACK_WORDS) {
+		/* no memory: no match (a multi-kilobyte glob under memory pressure) */
+		if (!(heap = docket_calloc(2 * g.words, sizeof(*heap))))
+			return false;
+		g.cur = heap;
+		g.next = heap + g.words;
+	}
+	memset(g.cur, 0, g.words * sizeof(*g.cur));
+	bit_set(g.cur, 0);
+	closure(&g, g.cur);
+	for (size_t k = 0; k < slen && !matched; k++) {
+		if (prefixes && k > 0 && s[k] == '/' && bit_get(g.cur, plen))
+			matched = true;
+		else if (!step(&g, s[k]))
+			break;
+	}
+	/* a dead state set (the loop's early break) holds no accepting bit */
+	if (!matched)
+		matched = bit_get(g.cur, plen);
+	docket_free(heap);
+	return matched;
 }
 
 bool str_glob_match(const char *pat, size_t plen, const char *s, size_t slen)
 {
-	return glob_at(pat, plen, s, slen, false, 0);
+	return glob_run(pat, plen, s, slen, false, false);
 }
 
 bool path_glob_match(const char *pattern, size_t plen, const char *path)
 {
-	size_t len = strlen(path);
-
 	if (plen > 1 && pattern[plen - 1] == '/')
 		plen--;
 	/* the path itself, or any ancestor directory of it */
-	if (glob_at(pattern, plen, path, len, true, 0))
-		return true;
-	for (size_t k = len; k > 0; k--)
-		if (path[k - 1] == '/' && k - 1 > 0 && glob_at(pattern, plen, path, k - 1, true, 0))
-			return true;
-	return false;
+	return glob_run(pattern, plen, path, strlen(path), true, true);
 }

@@ -15,6 +15,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 typedef struct yctx {
 	docket_policy *p;
@@ -571,6 +572,36 @@ static int top_key(yctx *y, const char *key, struct fy_node *k, struct fy_node *
 	return mapping(y, v, k, "platforms", NULL, platforms_key, NULL);
 }
 
+/* Only blanks (text need not end in NUL). */
+static bool all_blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", text[i]) || text[i] == '\0')
+			return false;
+	return true;
+}
+
+/*
+ * YAML is Unicode text, and libfyaml 0.7 loops forever on a byte that is
+ * not UTF-8 inside a directive ("%e\xe0e"): its directive scanner does
+ * not advance over a character it cannot decode. So reject such input
+ * first, naming the line and column (in bytes) of the first bad byte.
+ */
+static int check_utf8(const char *name, const char *text, size_t len)
+{
+	size_t bad = docket_utf8_check(text, len), line = 1, col = 1;
+
+	if (bad == len)
+		return 0;
+	for (size_t i = 0; i < bad; i++, col++)
+		if (text[i] == '\n') {
+			line++;
+			col = 0;
+		}
+	return docket_error_set(DOCKET_EINVALID, "%s:%zu:%zu: invalid YAML: not UTF-8 (byte 0x%02x)", name, line,
+				col, (unsigned char)text[bad]);
+}
+
 int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len)
 {
 	static const char *const keys[] = {
@@ -585,6 +616,8 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 	yctx y = { p, name };
 	int error = 0;
 
+	if ((error = check_utf8(name, text, len)) < 0)
+		return error;
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;
 	dcfg.colorize = false;
@@ -603,7 +636,7 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 		if (de)
 			error = docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid YAML: %s", name, de->line,
 						 de->column, de->msg ? de->msg : "syntax error");
-		else if (len == 0 || strspn(text, " \t\r\n") == len)
+		else if (all_blank(text, len))
 			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
 		else
 			error = docket_error_set(DOCKET_EINVALID, "%s: invalid YAML", name);

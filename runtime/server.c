@@ -19,6 +19,23 @@
  * lines not yet executed are dropped unanswered (the client never got a
  * reply, so nothing it believes was written is lost). Malformed JSON gets a
  * JSON-RPC parse error and the connection stays usable.
+ *
+ * Hostile or broken clients (docs/architecture.md, "Hostile clients"):
+ *  - a request line longer than max_request gets a JSON-RPC error and is
+ *    skipped unread up to its newline; nothing longer is ever buffered
+ *    whole or parsed, and the connection stays usable;
+ *  - a client with more than max_queued reply bytes pending is not read
+ *    (backpressure: its requests wait in the socket); one that takes none
+ *    of its pending replies for client_timeout is dropped, logged;
+ *  - at most max_clients connections (fewer when RLIMIT_NOFILE is low); a
+ *    client beyond them, or one arriving when descriptors run out, is
+ *    accepted (on a reserved descriptor if need be), told why and closed,
+ *    and accepting pauses, backing off, instead of spinning on EMFILE;
+ *  - readers that died inside a read transaction are cleared
+ *    (mdb_reader_check) every READER_CHECK_BATCHES commits or second, so
+ *    they cannot pin old pages and grow the file without bound;
+ *  - SIGTERM: the batch in flight commits, then pending replies get one
+ *    client_timeout in total (not one per client) to drain.
  */
 #include "server.h"
 
@@ -29,9 +46,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -39,10 +58,17 @@
 #include "util/error.h"
 #include "util/json.h"
 
-#define MAX_LINE ((size_t)32 << 20)
-#define MAX_CONNS 1024
+#define MAX_CONNS 1024           /* hard bound of max_clients */
 #define MAX_BATCH 4096
 #define READ_CHUNK 65536
+#define SPARE_FDS 16             /* descriptors kept for LMDB, logs, the reserve */
+#define KEEP_BUF ((size_t)256 << 10) /* idle buffers above this are given back */
+#define READER_CHECK_BATCHES 64
+#define READER_CHECK_MS 1000
+#define ACCEPT_BACKOFF_MIN_MS 50
+#define ACCEPT_BACKOFF_MAX_MS 1000
+#define RPC_SERVER_BUSY (-32001) /* implementation-defined server error */
+#define VALUE_BYTES 16           /* a request may hold max_request / 16 JSON values */
 
 typedef struct conn {
 	int in_fd, out_fd;
@@ -53,6 +79,9 @@ typedef struct conn {
 	proto_conn proto;
 	int eof;              /* no more input */
 	int dead;             /* write failed: drop */
+	int skipping;         /* discarding an oversized line up to its newline */
+	unsigned id;          /* for log lines */
+	int64_t progress_ms;  /* last time pending output moved (or appeared) */
 } conn;
 
 typedef struct server {
@@ -72,6 +101,14 @@ typedef struct server {
 	const char **opened;     /* sessions opened by the batch being gathered */
 	size_t nopened;
 	server_stats stats;
+	/* limits, resolved (see server.h) */
+	size_t max_request, max_queued;
+	unsigned max_clients, timeout_ms;
+	unsigned next_id;
+	int reserve_fd;          /* spent to refuse a client politely on EMFILE */
+	int64_t accept_paused_until, accept_backoff_ms;
+	int64_t reader_checked_ms;
+	uint64_t reader_checked_batches;
 } server;
 
 static volatile sig_atomic_t stop_requested;
@@ -89,6 +126,14 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -104,6 +149,7 @@ static conn *conn_new(server *s, int in_fd, int out_fd)
 		return NULL;
 	c->in_fd = in_fd;
 	c->out_fd = out_fd;
+	c->id = ++s->next_id;
 	s->conns[s->nconns++] = c;
 	return c;
 }
@@ -123,12 +169,26 @@ static void conn_free(server *s, size_t i)
 
 /* ---- output ---- */
 
+/* Bytes of replies queued for c, not yet taken by the client. */
+static size_t pending_out(const conn *c)
+{
+	return c->out.len - c->out_off;
+}
+
+/* Too many replies pending: read nothing more from c until it drains. */
+static int backlogged(const server *s, const conn *c)
+{
+	return pending_out(c) > s->max_queued;
+}
+
 static int conn_queue(conn *c, json_t *reply)
 {
 	int error;
 
 	if (!reply)
 		return 0;
+	if (pending_out(c) == 0)
+		c->progress_ms = now_ms();
 	if ((error = docket_json_dump(&c->out, reply)) == 0)
 		error = docket_buf_putc(&c->out, '\n');
 	json_decref(reply);
@@ -155,7 +215,10 @@ static int conn_flush(conn *c, int blocking)
 		if (n <= 0)
 			return -1;
 		c->out_off += (size_t)n;
+		c->progress_ms = now_ms();
 	}
+	if (c->out.cap > KEEP_BUF)
+		docket_buf_dispose(&c->out); /* a burst of replies is given back */
 	docket_buf_clear(&c->out);
 	c->out_off = 0;
 	return 0;
@@ -163,11 +226,33 @@ static int conn_flush(conn *c, int blocking)
 
 /* ---- input ---- */
 
-static int conn_read(conn *c)
+/*
+ * Drop the bytes of an oversized line read since `from`, up to and
+ * including its newline; then the connection reads lines again.
+ */
+static void skip_oversized(conn *c, size_t from)
+{
+	char *nl = memchr(c->in.ptr + from, '\n', c->in.len - from);
+	size_t rest;
+
+	if (!nl) {
+		c->in.len = from;
+	} else {
+		rest = (size_t)(c->in.ptr + c->in.len - (nl + 1));
+		memmove(c->in.ptr + from, nl + 1, rest);
+		c->in.len = from + rest;
+		c->skipping = 0;
+	}
+	c->in.ptr[c->in.len] = '\0';
+}
+
+static int conn_read(const server *s, conn *c)
 {
 	int error;
 
-	for (int rounds = 0; rounds < 16; rounds++) {
+	/* a round reads at most max_request more than a line may hold */
+	for (size_t got = 0; got <= s->max_request; ) {
+		size_t from = c->in.len;
 		ssize_t n;
 
 		if ((error = docket_buf_reserve(&c->in, READ_CHUNK)) < 0)
@@ -183,6 +268,9 @@ static int conn_read(conn *c)
 		}
 		c->in.len += (size_t)n;
 		c->in.ptr[c->in.len] = '\0';
+		got += (size_t)n;
+		if (c->skipping)
+			skip_oversized(c, from);
 		if ((size_t)n < READ_CHUNK)
 			return 0;
 	}
@@ -215,7 +303,10 @@ static void compact_input(conn *c)
 	memmove(c->in.ptr, c->in.ptr + c->in_off, c->in.len - c->in_off);
 	c->in.len -= c->in_off;
 	c->in_off = 0;
-	c->in.ptr[c->in.len] = '\0';
+	if (c->in.len == 0 && c->in.cap > KEEP_BUF)
+		docket_buf_dispose(&c->in); /* a big line's buffer is given back */
+	else
+		c->in.ptr[c->in.len] = '\0';
 }
 
 /* ---- requests ---- */
@@ -227,6 +318,62 @@ static json_t *invalid(json_t *id, int code, const char *msg)
 	memset(&e, 0, sizeof(e));
 	e.code = DOCKET_EINVALID;
 	return proto_error_response(id, code, msg, &e);
+}
+
+/* The answer to a request line over max_request (its id is not read). */
+static json_t *too_large(server *s)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "request too large: over %zu bytes (serve --max-request); skipped to its end",
+		 s->max_request);
+	s->stats.oversized++;
+	return invalid(NULL, RPC_INVALID_REQUEST, msg);
+}
+
+/*
+ * The unfinished line at the end of c's input is over max_request (all
+ * complete lines before it were taken): answer it with an error in its
+ * place among the replies, drop what was read of it and skip the rest.
+ */
+static void refuse_oversized(server *s, conn *c)
+{
+	size_t have = c->in.len - c->in_off;
+
+	if (c->skipping || have <= s->max_request || memchr(c->in.ptr + c->in_off, '\n', have))
+		return;
+	conn_queue(c, too_large(s));
+	c->in.len = c->in_off;
+	c->skipping = 1;
+}
+
+/*
+ * More than `max` JSON values in line (a scan outside strings: each value
+ * but the first follows '[', '{', ',' or ':')? A parsed value costs jansson
+ * 40 to 80 bytes, so "[0,0,...]" would cost 40 times its length; with at
+ * most one value per VALUE_BYTES of the line limit, a request's parse
+ * stays within a few times that limit.
+ */
+static int too_many_values(const char *line, size_t len, size_t max)
+{
+	size_t n = 0;
+	int in_string = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = line[i];
+
+		if (in_string) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_string = 0;
+		} else if (ch == '"') {
+			in_string = 1;
+		} else if ((ch == '[' || ch == '{' || ch == ',' || ch == ':') && ++n > max) {
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -245,9 +392,26 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 		len--;
 	if (len == 0)
 		return -1;
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	memset(call, 0, sizeof(*call));
 	call->conn = &c->proto;
+	if (len > s->max_request) { /* it arrived whole in one read */
+		call->reply = too_large(s);
+		return 0;
+	}
+	if (too_many_values(line, len, s->max_request / VALUE_BYTES)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "request too complex: over %zu JSON values (one per %d bytes of --max-request)",
+			 s->max_request / VALUE_BYTES, VALUE_BYTES);
+		call->reply = invalid(NULL, RPC_INVALID_REQUEST, msg);
+		s->stats.oversized++;
+		return 0;
+	}
+	if (docket_json_load(&req, line, len, JSON_REJECT_DUPLICATES, &jerr) == DOCKET_ENOMEM) {
+		call->reply = proto_error_response(NULL, RPC_DOCKET_ERROR, "out of memory parsing the request",
+						   docket_error_last());
+		return 0;
+	}
 	if (!req) {
 		char msg[256];
 
@@ -356,6 +520,8 @@ static size_t gather(server *s, int *more)
 		const char *line;
 		size_t len;
 
+		if (backlogged(s, c))
+			continue; /* its lines wait until it reads its replies */
 		while (n < MAX_BATCH && (line = next_line(c, &len))) {
 			json_t *holder = NULL;
 			int rc = line_to_call(s, c, line, len, &s->calls[n], &holder);
@@ -433,11 +599,8 @@ static void drain(server *s)
 	for (size_t i = 0; i < s->nconns; i++) {
 		conn *c = s->conns[i];
 
-		if (!c->eof && c->in.len - c->in_off > MAX_LINE) {
-			conn_queue(c, invalid(NULL, RPC_INVALID_REQUEST, "request line too long"));
-			c->eof = 1;
-			c->in_off = c->in.len;
-		}
+		if (!backlogged(s, c))
+			refuse_oversized(s, c);
 		compact_input(c);
 	}
 }
@@ -478,52 +641,151 @@ static int listen_on(server *s, const char *path)
 	return 0;
 }
 
+/* Tell a client why it is turned away (one line, best effort) and close it. */
+static void refuse(server *s, int fd, const char *why)
+{
+	json_t *r = json_pack("{s:s, s:n, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", "error", "code",
+			      RPC_SERVER_BUSY, "message", why, "data", "kind", "busy");
+	char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+
+	if (text && write(fd, text, strlen(text)) >= 0 && write(fd, "\n", 1) < 0) {
+		/* the client is gone: nothing to tell */
+	}
+	docket_free(text); /* jansson allocates with docket_malloc */
+	json_decref(r);
+	close(fd);
+	s->stats.refused++;
+}
+
+/* Out of descriptors: pause accepting, doubling the pause while it lasts. */
+static void accept_back_off(server *s, int err)
+{
+	int64_t b = s->accept_backoff_ms ? s->accept_backoff_ms * 2 : ACCEPT_BACKOFF_MIN_MS;
+
+	s->accept_backoff_ms = b > ACCEPT_BACKOFF_MAX_MS ? ACCEPT_BACKOFF_MAX_MS : b;
+	s->accept_paused_until = now_ms() + s->accept_backoff_ms;
+	if (s->accept_backoff_ms == ACCEPT_BACKOFF_MIN_MS)
+		fprintf(stderr, "docket: out of file descriptors with %zu clients (%s): refusing new clients for now\n",
+			s->nconns, strerror(err));
+	/* the reserved descriptor lets the waiting client hear why */
+	if (s->reserve_fd >= 0) {
+		int fd;
+
+		close(s->reserve_fd);
+		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			refuse(s, fd, "server busy: out of file descriptors; retry later");
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+}
+
 static void accept_all(server *s)
 {
 	for (;;) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		char why[96];
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_back_off(s, errno);
 			return;
-		if (!conn_new(s, fd, fd))
-			close(fd);
+		}
+		s->accept_backoff_ms = 0;
+		if (s->nconns >= s->max_clients) {
+			snprintf(why, sizeof(why), "server busy: %u clients connected (serve --max-clients)",
+				 s->max_clients);
+			refuse(s, fd, why);
+		} else if (!conn_new(s, fd, fd)) {
+			refuse(s, fd, "server busy: out of memory");
+		}
 	}
 }
 
 /* ---- the loop ---- */
 
+/*
+ * One wait: every connection for input (unless it is at EOF or
+ * backlogged) and for output it has pending, the listening socket unless
+ * accepting is paused. Wakes at least once a second for the timers.
+ */
 static int poll_once(server *s)
 {
 	struct pollfd fds[MAX_CONNS + 2];
 	nfds_t n = 0;
-	int rc;
+	int64_t now = now_ms();
+	int rc, timeout = READER_CHECK_MS, listening = s->listen_fd >= 0 && now >= s->accept_paused_until;
 
 	fds[n++] = (struct pollfd){ wake_pipe[0], POLLIN, 0 };
 	if (s->listen_fd >= 0)
-		fds[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
+		fds[n++] = (struct pollfd){ listening ? s->listen_fd : -1, POLLIN, 0 };
+	if (s->listen_fd >= 0 && !listening && s->accept_paused_until - now < timeout)
+		timeout = (int)(s->accept_paused_until - now);
 	for (size_t i = 0; i < s->nconns; i++) {
 		conn *c = s->conns[i];
-		short ev = c->eof ? 0 : POLLIN;
+		short ev = c->eof || backlogged(s, c) ? 0 : POLLIN;
 
-		if (c->out.len > c->out_off)
+		if (pending_out(c))
 			ev |= POLLOUT;
 		fds[n++] = (struct pollfd){ c->in_fd, ev, 0 };
 	}
-	rc = poll(fds, n, -1);
+	rc = poll(fds, n, timeout);
+	if (rc < 0 && errno == EINVAL && s->nconns > 0 && !s->stdio) {
+		/* more descriptors than RLIMIT_NOFILE (lowered under us): shed the newest client */
+		conn *c = s->conns[s->nconns - 1];
+
+		fprintf(stderr, "docket: dropped client %u: more clients than RLIMIT_NOFILE allows\n", c->id);
+		c->dead = 1;
+		s->stats.dropped++;
+		return 0;
+	}
 	if (rc < 0)
 		return errno == EINTR ? 0 : docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
-	if (s->listen_fd >= 0 && (fds[1].revents & POLLIN))
+	if (listening && (fds[1].revents & POLLIN))
 		accept_all(s);
 	for (size_t i = 0, base = s->listen_fd >= 0 ? 2 : 1; i < s->nconns && base + i < n; i++) {
 		conn *c = s->conns[i];
 		short re = fds[base + i].revents;
 
-		if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->eof)
-			conn_read(c);
+		if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->eof && !backlogged(s, c))
+			conn_read(s, c);
 		if ((re & POLLOUT) && conn_flush(c, 0) < 0)
 			c->dead = 1;
 	}
 	return 0;
+}
+
+/* A client that took none of its pending replies for timeout_ms is dropped. */
+static void drop_stalled(server *s, int64_t now)
+{
+	for (size_t i = 0; i < s->nconns; i++) {
+		conn *c = s->conns[i];
+
+		if (c->dead || !pending_out(c) || now - c->progress_ms < (int64_t)s->timeout_ms)
+			continue;
+		fprintf(stderr, "docket: dropped client %u: %zu bytes of replies unread for %u ms (serve --client-timeout)\n",
+			c->id, pending_out(c), s->timeout_ms);
+		c->dead = 1;
+		s->stats.dropped++;
+	}
+}
+
+/*
+ * Clear the reader slots of processes that died in a read transaction:
+ * LMDB cannot reuse pages a reader may still see, so one such slot makes
+ * every later commit grow the file.
+ */
+static void check_readers(server *s, int64_t now)
+{
+	int dead = 0;
+
+	if (s->stats.batches - s->reader_checked_batches < READER_CHECK_BATCHES &&
+	    now - s->reader_checked_ms < READER_CHECK_MS)
+		return;
+	s->reader_checked_batches = s->stats.batches;
+	s->reader_checked_ms = now;
+	if (mdb_reader_check(s->ledger->env, &dead) == 0 && dead > 0)
+		fprintf(stderr, "docket: cleared %d stale reader slot%s (a reader process died)\n", dead,
+			dead == 1 ? "" : "s");
 }
 
 static void reap(server *s)
@@ -546,21 +808,62 @@ static int stdio_finished(const server *s)
 	return c->dead || (c->eof && c->in_off >= c->in.len);
 }
 
+/*
+ * Stopping: the replies already owed (their commits are durable) get one
+ * timeout_ms in total to reach their clients; nothing new is executed.
+ */
+static void flush_all(server *s)
+{
+	int64_t deadline = now_ms() + s->timeout_ms;
+
+	for (;;) {
+		struct pollfd fds[MAX_CONNS];
+		conn *which[MAX_CONNS];
+		nfds_t n = 0;
+		int64_t left = deadline - now_ms();
+
+		for (size_t i = 0; i < s->nconns; i++) {
+			conn *c = s->conns[i];
+
+			if (!c->dead && pending_out(c) && conn_flush(c, 0) < 0)
+				c->dead = 1;
+			if (!c->dead && pending_out(c)) {
+				which[n] = c;
+				fds[n++] = (struct pollfd){ c->out_fd, POLLOUT, 0 };
+			}
+		}
+		if (n == 0 || left <= 0)
+			break;
+		if (poll(fds, n, (int)left) < 0 && errno != EINTR)
+			break;
+		for (nfds_t k = 0; k < n; k++)
+			if (fds[k].revents & (POLLERR | POLLHUP | POLLNVAL))
+				which[k]->dead = 1;
+	}
+	for (size_t i = 0; i < s->nconns; i++)
+		if (!s->conns[i]->dead && pending_out(s->conns[i]))
+			fprintf(stderr, "docket: stopping: client %u left %zu bytes of replies unread\n",
+				s->conns[i]->id, pending_out(s->conns[i]));
+}
+
 static int server_loop(server *s)
 {
 	int error = 0;
 
 	while (!stop_requested && error == 0) {
+		int64_t now;
+
 		if ((error = poll_once(s)) < 0)
 			break;
 		drain(s);
 		if (s->stdio && stdio_finished(s))
 			break;
+		now = now_ms();
+		drop_stalled(s, now);
+		check_readers(s, now);
 		reap(s);
 	}
-	/* stopping: finish in-flight replies, execute nothing new */
-	for (size_t i = 0; i < s->nconns; i++)
-		conn_flush(s->conns[i], 1);
+	flush_all(s);
 	return error;
 }
 
@@ -576,6 +879,32 @@ static void install_signals(struct sigaction *old_term, struct sigaction *old_in
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Limits from the options (0: defaults); connections are also capped by
+ * RLIMIT_NOFILE, keeping SPARE_FDS for LMDB, the log and the reserve.
+ */
+static void resolve_limits(server *s, const server_options *o)
+{
+	struct rlimit rl;
+	unsigned cap = MAX_CONNS;
+
+	s->max_request = o->max_request ? o->max_request : SERVER_MAX_REQUEST_DEFAULT;
+	s->max_queued = o->max_queued ? o->max_queued : SERVER_MAX_QUEUED_DEFAULT;
+	s->timeout_ms = o->client_timeout_ms ? o->client_timeout_ms : SERVER_CLIENT_TIMEOUT_DEFAULT_MS;
+	s->max_clients = o->max_clients ? o->max_clients : SERVER_MAX_CLIENTS_DEFAULT;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		rlim_t room = rl.rlim_cur > SPARE_FDS ? rl.rlim_cur - SPARE_FDS : 1;
+
+		if (room < cap)
+			cap = (unsigned)room;
+	}
+	if (s->max_clients > cap) {
+		fprintf(stderr, "docket: at most %u clients (RLIMIT_NOFILE is %llu)\n", cap,
+			(unsigned long long)rl.rlim_cur);
+		s->max_clients = cap;
+	}
+}
+
 int server_run(docket_ledger *l, const server_options *opts, server_stats *stats)
 {
 	struct sigaction old_term, old_int;
@@ -587,6 +916,8 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.opts = opts;
 	s.listen_fd = -1;
 	s.stdio = opts->socket_path == NULL;
+	s.reserve_fd = -1;
+	resolve_limits(&s, opts);
 	stop_requested = 0;
 	s.calls = docket_calloc(MAX_BATCH, sizeof(*s.calls));
 	s.call_conn = docket_calloc(MAX_BATCH, sizeof(*s.call_conn));
@@ -610,6 +941,8 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 		}
 	} else if ((error = listen_on(&s, opts->socket_path)) < 0) {
 		goto cleanup;
+	} else {
+		s.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 	install_signals(&old_term, &old_int);
 	if (opts->ready)
@@ -624,6 +957,8 @@ cleanup:
 		close(s.listen_fd);
 		unlink(opts->socket_path);
 	}
+	if (s.reserve_fd >= 0)
+		close(s.reserve_fd);
 	for (int i = 0; i < 2; i++) {
 		if (wake_pipe[i] >= 0)
 			close(wake_pipe[i]);

@@ -106,9 +106,41 @@ char *docket_strdup(const char *s)
 	return docket_strndup(s, strlen(s));
 }
 
+/*
+ * jansson 2.14 asserts (aborts) when an allocation fails in its lexer: a
+ * token byte it could not save is popped anyway on unget ("c == d"), and a
+ * truncated escape trips decode_unicode_escape. So while a parse runs
+ * (docket_alloc_json_parse_begin/end), an allocation docket refuses is
+ * served by the system allocator instead, and the parse is failed with
+ * DOCKET_ENOMEM once jansson returns. Only malloc() itself returning NULL
+ * mid-lex could still reach the assertion.
+ */
+static _Thread_local int json_parsing, json_parse_refused;
+
 static void *json_malloc(size_t size)
 {
-	return docket_malloc(size);
+	void *p = docket_malloc(size);
+
+	if (!p && json_parsing) {
+		json_parse_refused = 1;
+		p = malloc(size ? size : 1);
+	}
+	return p;
+}
+
+void docket_alloc_json_parse_begin(void)
+{
+	json_parsing++;
+	json_parse_refused = 0;
+}
+
+int docket_alloc_json_parse_end(void)
+{
+	int refused = json_parse_refused;
+
+	json_parsing--;
+	json_parse_refused = 0;
+	return refused;
 }
 
 void docket_alloc_install_json(void)

@@ -41,6 +41,13 @@ int docket_alloc_take_failure(void);
 
 /* Route jansson's allocations through docket_malloc (call once at start). */
 void docket_alloc_install_json(void);
+/*
+ * Bracket one jansson parse (util/json.c docket_json_load): an allocation
+ * refused meanwhile does not reach jansson (whose lexer asserts on some);
+ * _end() returns 1 if one was refused, so the parse must fail with ENOMEM.
+ */
+void docket_alloc_json_parse_begin(void);
+int docket_alloc_json_parse_end(void);
 
 /* protobuf-c allocator that uses docket_malloc. */
 extern ProtobufCAllocator docket_pb_allocator;

@@ -6,22 +6,32 @@
 #include "alloc.h"
 #include "error.h"
 
-int docket_json_parse(json_t **out, const char *text, size_t len)
+int docket_json_load(json_t **out, const char *text, size_t len, size_t flags, json_error_t *jerr)
 {
-	json_error_t jerr;
 	json_t *value;
+	int refused;
 
 	*out = NULL;
 	docket_alloc_take_failure();   /* jansson reports a failed allocation as a bare NULL */
-	memset(&jerr, 0, sizeof(jerr)); /* ... and may leave jerr unfilled */
-	value = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-	if (!value && (json_error_code(&jerr) == json_error_out_of_memory || docket_alloc_take_failure()))
+	memset(jerr, 0, sizeof(*jerr)); /* ... and may leave jerr unfilled */
+	docket_alloc_json_parse_begin();
+	value = json_loadb(text, len, flags, jerr);
+	refused = docket_alloc_json_parse_end();
+	if (refused || (!value && (json_error_code(jerr) == json_error_out_of_memory || docket_alloc_take_failure()))) {
+		json_decref(value);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory parsing JSON");
+	}
 	if (!value)
-		return docket_error_set(DOCKET_EINVALID, "invalid JSON at column %d: %s",
-					jerr.column, jerr.text);
+		return docket_error_set(DOCKET_EINVALID, "invalid JSON at column %d: %s", jerr->column, jerr->text);
 	*out = value;
 	return 0;
+}
+
+int docket_json_parse(json_t **out, const char *text, size_t len)
+{
+	json_error_t jerr;
+
+	return docket_json_load(out, text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 }
 
 static int dump_cb(const char *data, size_t size, void *ctx)

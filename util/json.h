@@ -15,6 +15,12 @@
  * DOCKET_EINVALID with line:column on error. */
 int docket_json_parse(json_t **out, const char *text, size_t len) DOCKET_MUST_USE;
 
+/*
+ * json_loadb with `flags`, safe under allocation failure (see alloc.h):
+ * 0; DOCKET_EINVALID with the position in *jerr; or DOCKET_ENOMEM.
+ */
+int docket_json_load(json_t **out, const char *text, size_t len, size_t flags, json_error_t *jerr) DOCKET_MUST_USE;
+
 /* Append the compact serialisation of `value` (keys in insertion order). */
 int docket_json_dump(docket_buf *out, const json_t *value) DOCKET_MUST_USE;
 

@@ -667,6 +667,51 @@ static void test_allocation_failures(void **state)
 	}
 }
 
+/*
+ * Every allocation failing in turn over lines whose long numbers and bare
+ * words make jansson's lexer grow its token buffer: jansson asserted
+ * (abort) when that growth failed; now every refused allocation surfaces
+ * as DOCKET_ENOMEM, the import never aborts and never miscounts a line.
+ */
+static void test_allocation_failures_in_lexer(void **state)
+{
+	static const char codex[] =
+		"{\"timestamp\":\"2025-12-01T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\",\"cwd\":\"/w\",\"n\":1234567890123456789}}\n"
+		"{\"timestamp\":\"2025-12-01T10:00:03.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":[\\\"ls\\\"],\\\"timeout\\\":0.30000000000000004441}\",\"call_id\":\"c1\"}}\n"
+		"{\"timestamp\":\"2025-12-01T10:00:04.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":\"{\\\"output\\\":\\\"ok\\\",\\\"metadata\\\":{\\\"exit_code\\\":0,\\\"duration_seconds\\\":12345678901234567.5}}\"}}\n"
+		"{\"type\":\"x\",\"v\":truefalsetruefalsetrue}\n";
+	docket_import_stats clean;
+	long n;
+	int done = 0, nomem = 0;
+
+	(void)state;
+	memset(&clean, 0, sizeof(clean));
+	assert_int_equal(docket_import_buffer(DOCKET_IMPORT_CODEX, "t", codex, strlen(codex), NULL, keep, NULL,
+					      &clean), 0);
+	assert_int_equal(clean.calls, 1);
+	for (n = 0; !done && n < 100000; n++) {
+		docket_import_stats s;
+		int rc;
+
+		memset(&s, 0, sizeof(s));
+		docket_alloc_fail_after(n);
+		rc = docket_import_buffer(DOCKET_IMPORT_CODEX, "t", codex, strlen(codex), NULL, keep, NULL, &s);
+		docket_alloc_fail_reset();
+		if (docket_alloc_failures() > 0) {
+			assert_int_equal(rc, DOCKET_ENOMEM);
+			nomem++;
+		} else {
+			/* the first run that ran out of nothing counts what a clean run does */
+			assert_int_equal(rc, 0);
+			assert_int_equal(s.malformed, clean.malformed);
+			assert_int_equal(s.calls, clean.calls);
+			done = 1;
+		}
+	}
+	assert_true(done);
+	assert_true(nomem > 10);
+}
+
 /* ---- text parsers (importers/tools.c) ---- */
 
 static void test_parsers(void **state)
@@ -745,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_callback_error_stops),
 		cmocka_unit_test(test_bad_ids_counted),
 		cmocka_unit_test(test_allocation_failures),
+		cmocka_unit_test(test_allocation_failures_in_lexer),
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_map_growth),
 	};
