@@ -214,6 +214,14 @@ int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 
+/* ---- verify.c ---- */
+
+/* The first map size of verify's scratch ledger (it grows from there);
+ * tests set it small to exercise growth on small ledgers. */
+extern size_t ledger_verify_scratch_map;
+/* Its growth cap; 0: the default cap of docket_ledger_open. */
+extern size_t ledger_verify_scratch_max;
+
 /* ---- read.c: single records ---- */
 
 /* The stored frame of `seq` (borrowed from `txn`); DOCKET_ECORRUPT if absent. */

@@ -751,6 +751,62 @@ static void test_verify_finds_flipped_byte(void **state)
 	assert_int_equal(rep.first_bad_seq, 5);
 }
 
+/* `calls` allowed calls (T0, T1, T2) in session s1, appended 300 events per
+ * transaction: a big ledger, fast. */
+static void fill_bulk(fixture *f, int calls)
+{
+	json_t *evs[300];
+	size_t n = 0;
+	char buf[512];
+
+	open_session(f, "s1");
+	for (int i = 0; i < calls; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"args\":{\"command\":[\"echo\",\"%d\"]},"
+			 "\"decision\":{\"verdict\":\"allowed\"}"), i, i);
+		evs[n++] = test_json(buf);
+		snprintf(buf, sizeof(buf), EV("tool.dispatched", "c%d", ""), i);
+		evs[n++] = test_json(buf);
+		snprintf(buf, sizeof(buf), EV("tool.completed", "c%d", ",\"status\":\"ok\",\"exit_code\":0"), i);
+		evs[n++] = test_json(buf);
+		if (n == 300 || i == calls - 1) {
+			if (docket_ledger_append_json(f->l, evs, n, NULL) != 0)
+				fail_msg("bulk append: %s", docket_error_last()->message);
+			for (size_t j = 0; j < n; j++)
+				json_decref(evs[j]);
+			n = 0;
+		}
+	}
+}
+
+/*
+ * Issue 11: verify's scratch ledger filling up is the checker's problem, not
+ * the data's. With a scratch map far smaller than the rebuild needs, verify
+ * grows it and passes; with its cap reached, it fails to run (an error, exit
+ * 3 in the CLI) and never reports the honest ledger as FAILED.
+ */
+static void test_verify_scratch_grows_never_lies(void **state)
+{
+	fixture *f = *state;
+	size_t saved_map = ledger_verify_scratch_map, saved_max = ledger_verify_scratch_max;
+	docket_verify_report rep;
+	int rc;
+
+	fill_bulk(f, 2000);
+	ledger_verify_scratch_map = (size_t)64 << 10;
+	assert_true(verify_ok(f));
+	assert_int_equal(head(f), 6001);
+
+	ledger_verify_scratch_max = (size_t)256 << 10;
+	rc = docket_ledger_verify(f->l, &rep);
+	ledger_verify_scratch_map = saved_map;
+	ledger_verify_scratch_max = saved_max;
+	assert_int_equal(rc, DOCKET_EMAPFULL);
+	assert_false(rep.ok);
+	assert_int_equal(rep.first_bad_seq, 0);
+	assert_non_null(strstr(docket_error_last()->message, "verify could not finish"));
+	assert_non_null(strstr(docket_error_last()->message, "size cap"));
+}
+
 static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 {
 	fixture *f = *state;
@@ -1078,6 +1134,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
