@@ -76,6 +76,10 @@ int store_txn_commit(docket_ledger *l, MDB_txn *txn);
 void store_txn_abort(docket_ledger *l, MDB_txn *txn);
 /* Map an LMDB return code to a docket error with `what` as context. */
 int store_error(int rc, const char *what);
+/* Check the structure of a data file LMDB would trust (meta pages, file
+ * size, roots) before mapping it: DOCKET_ECORRUPT "the data file is
+ * corrupt: ...", DOCKET_ENOTFOUND when there is no such file. */
+int store_check_file(const char *datafile);
 /* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
 int store_grow(docket_ledger *l);
 

@@ -222,6 +222,126 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 	return 0;
 }
 
+/*
+ * The structure LMDB trusts, checked before LMDB maps the file (issue 11).
+ * LMDB dereferences its pages without bounds checks: a data file cut short
+ * gives SIGBUS when a page past its end is touched, a damaged meta page
+ * sends it anywhere. So before mdb_env_open, read both meta pages (LMDB
+ * 0.9 layout, host byte order, docs/file-format.md) and refuse a file whose
+ * meta pages are not LMDB's, whose newest meta names a last page beyond
+ * the end of the file, or whose roots lie past that last page. What this
+ * cannot see (a damaged interior page) is verify's page walk and the CLI's
+ * crash guard (docs/audit.md).
+ */
+#define LMDB_MAGIC 0xBEEFC0DEu
+#define LMDB_DATA_VERSION 1u
+#define LMDB_P_META 0x08u
+#define LMDB_PAGEHDR 16u
+#define LMDB_P_INVALID (~(uint64_t)0)
+
+typedef struct lmdb_meta {
+	uint32_t magic, version, psize;
+	uint16_t page_flags;
+	uint64_t mapsize, free_root, main_root, last_pg, txnid;
+} lmdb_meta;
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t le32_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* One meta page at `off`; 0, or -1 when it cannot be read whole. */
+static int meta_read(int fd, off_t off, lmdb_meta *m)
+{
+	uint8_t b[LMDB_PAGEHDR + 136];
+	const uint8_t *mm = b + LMDB_PAGEHDR;
+	uint16_t flags;
+
+	if (pread(fd, b, sizeof(b), off) != (ssize_t)sizeof(b))
+		return -1;
+	memcpy(&flags, b + 10, 2);
+	m->page_flags = flags;
+	m->magic = le32_at(mm);
+	m->version = le32_at(mm + 4);
+	m->mapsize = le64_at(mm + 16);
+	/* mm_dbs[0] (free DB) at 24, mm_dbs[1] (main DB) at 72, 48 bytes each;
+	 * the page size is kept in the free DB's md_pad, its root at +40 */
+	m->psize = le32_at(mm + 24);
+	m->free_root = le64_at(mm + 24 + 40);
+	m->main_root = le64_at(mm + 72 + 40);
+	m->last_pg = le64_at(mm + 120);
+	m->txnid = le64_at(mm + 128);
+	return 0;
+}
+
+static int meta_sane(const lmdb_meta *m)
+{
+	return (m->page_flags & LMDB_P_META) && m->magic == LMDB_MAGIC && m->version == LMDB_DATA_VERSION;
+}
+
+int store_check_file(const char *datafile)
+{
+	lmdb_meta m[2];
+	struct stat st;
+	uint64_t size;
+	const lmdb_meta *cur;
+	int fd, error = 0;
+
+	if ((fd = open(datafile, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? DOCKET_ENOTFOUND
+				       : docket_error_set(DOCKET_ESTORAGE, "%s: %s", datafile, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", datafile, strerror(errno));
+		goto done;
+	}
+	size = (uint64_t)st.st_size;
+	if (meta_read(fd, 0, &m[0]) < 0 || !meta_sane(&m[0])) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s %s", datafile,
+					 size < 4096 ? "is truncated (shorter than its first page)"
+						     : "does not start with an LMDB meta page");
+		goto done;
+	}
+	if (m[0].psize < 512 || m[0].psize > 65536 || (m[0].psize & (m[0].psize - 1)) != 0) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s names a page size of %u",
+					 datafile, m[0].psize);
+		goto done;
+	}
+	if (meta_read(fd, (off_t)m[0].psize, &m[1]) < 0 || !meta_sane(&m[1])) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s %s", datafile,
+					 size < 2 * (uint64_t)m[0].psize ? "is truncated (shorter than its two meta pages)"
+									 : "has a damaged second meta page");
+		goto done;
+	}
+	cur = m[1].txnid > m[0].txnid ? &m[1] : &m[0];
+	if (cur->last_pg >= (UINT64_MAX / m[0].psize) - 1 || (cur->last_pg + 1) * m[0].psize > size) {
+		error = docket_error_set(DOCKET_ECORRUPT,
+			"the data file is corrupt: %s is truncated or its meta page is damaged "
+			"(the file has %llu bytes, its last page ends at byte %llu)", datafile,
+			(unsigned long long)size, (unsigned long long)(cur->last_pg + 1) * m[0].psize);
+		goto done;
+	}
+	if ((cur->main_root != LMDB_P_INVALID && cur->main_root > cur->last_pg) ||
+	    (cur->free_root != LMDB_P_INVALID && cur->free_root > cur->last_pg) ||
+	    cur->mapsize < (cur->last_pg + 1) * m[0].psize)
+		error = docket_error_set(DOCKET_ECORRUPT,
+			"the data file is corrupt: %s has a damaged meta page (a root or the map size "
+			"lies outside the file)", datafile);
+done:
+	close(fd);
+	return error;
+}
+
 /* mkdir -p, every directory it creates 0700. */
 static int make_dirs(const char *path)
 {
@@ -271,8 +391,12 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	if ((error = make_dir(l->path, create && !readonly)) < 0)
 		return error;
 	snprintf(datafile, sizeof(datafile), "%s/data.mdb", l->path);
-	if (stat(datafile, &st) != 0 && !(create && !readonly))
-		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+	if (stat(datafile, &st) != 0) {
+		if (!(create && !readonly))
+			return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+	} else if ((st.st_size > 0 || !create) && (error = store_check_file(datafile)) < 0) {
+		return error;
+	}
 
 	if ((rc = mdb_env_create(&l->env)) != 0)
 		return store_error(rc, "create environment");
