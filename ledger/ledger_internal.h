@@ -60,6 +60,7 @@ struct docket_ledger {
 	unsigned int flags;
 	size_t map_size;
 	size_t map_size_max;
+	int nolock;              /* opened MDB_NOLOCK: read-only, no writer can exist */
 	char ledger_id[33];
 	/* Held shared by every transaction, exclusive to resize the map
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */

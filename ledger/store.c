@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "ledger_internal.h"
@@ -378,6 +379,76 @@ static int make_dir(const char *path, int create)
 	return make_dirs(path);
 }
 
+/*
+ * A read-only open LMDB refused because it cannot write the lock file
+ * (a read-only directory or file system, another user's ledger): can it be
+ * read without one (MDB_NOLOCK)? Only when no writer can exist: the file
+ * system is read-only, or nobody may write data.mdb (no write bit), or the
+ * lock file is readable and no process holds LMDB's lock on it (every open
+ * environment holds one). 1 yes, 0 no (`why` says why not).
+ */
+static int no_writer_possible(const char *path, char *why, size_t n)
+{
+	char file[4096];
+	struct statvfs vfs;
+	struct flock lk;
+	struct stat st;
+	int fd, busy;
+
+	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		return 1;
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	if (stat(file, &st) == 0 && (st.st_mode & 0222) == 0)
+		return 1;
+	snprintf(file, sizeof(file), "%s/lock.mdb", path);
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(why, n, "its lock file cannot be read (%s), so docket cannot tell whether "
+			 "a writer is using it", strerror(errno));
+		return 0;
+	}
+	memset(&lk, 0, sizeof(lk));
+	lk.l_type = F_WRLCK;
+	lk.l_whence = SEEK_SET;
+	lk.l_len = 1;
+	busy = fcntl(fd, F_GETLK, &lk) != 0 || lk.l_type != F_UNLCK;
+	close(fd);
+	if (busy)
+		snprintf(why, n, "another process (pid %ld) has it open and you cannot share its lock file",
+			 (long)lk.l_pid);
+	return !busy;
+}
+
+static int env_open(docket_ledger *l, int readonly)
+{
+	char why[256] = "";
+	int rc;
+
+	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
+	if (rc == 0)
+		return 0;
+	if (!readonly && (rc == EACCES || rc == EROFS || rc == EPERM))
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s (writing to a ledger needs write access "
+					"to its directory and files)", l->path, mdb_strerror(rc));
+	if (!readonly || (rc != EACCES && rc != EROFS && rc != EPERM))
+		return store_error(rc, l->path);
+	if (!no_writer_possible(l->path, why, sizeof(why)))
+		return docket_error_set(DOCKET_ESTORAGE,
+			"%s: LMDB needs to write its lock file (%s) and %s; ask the ledger's owner for "
+			"write access to the directory, or read a copy of it (cp -r)",
+			l->path, mdb_strerror(rc), why);
+	/* nobody can write the ledger: read it without the lock file */
+	mdb_env_close(l->env);
+	l->env = NULL;
+	if ((rc = mdb_env_create(&l->env)) != 0 || (rc = mdb_env_set_maxdbs(l->env, 16)) != 0 ||
+	    (rc = mdb_env_set_mapsize(l->env, l->map_size)) != 0 ||
+	    (rc = mdb_env_open(l->env, l->path, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, 0600)) != 0)
+		return store_error(rc, l->path);
+	l->nolock = 1;
+	return 0;
+}
+
 static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 {
 	int create = (opts->flags & DOCKET_OPEN_CREATE) != 0;
@@ -392,6 +463,8 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 		return error;
 	snprintf(datafile, sizeof(datafile), "%s/data.mdb", l->path);
 	if (stat(datafile, &st) != 0) {
+		if (errno != ENOENT)
+			return docket_error_set(DOCKET_ESTORAGE, "cannot read %s: %s", datafile, strerror(errno));
 		if (!(create && !readonly))
 			return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
 	} else if ((st.st_size > 0 || !create) && (error = store_check_file(datafile)) < 0) {
@@ -403,10 +476,10 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	if ((rc = mdb_env_set_maxdbs(l->env, 16)) != 0 ||
 	    (rc = mdb_env_set_mapsize(l->env, l->map_size)) != 0)
 		return store_error(rc, "configure environment");
-	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
-	if (rc != 0)
-		return store_error(rc, l->path);
-	mdb_reader_check(l->env, &dead);
+	if ((error = env_open(l, readonly)) < 0)
+		return error;
+	if (!l->nolock)
+		mdb_reader_check(l->env, &dead);
 	mdb_env_info(l->env, &info);
 	l->map_size = info.me_mapsize;
 	if (l->map_size > l->map_size_max)
