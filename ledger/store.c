@@ -78,12 +78,38 @@ int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 	return store_error(rc, "begin transaction");
 }
 
+/*
+ * A commit that failed writing the data file: a full disk shows as ENOSPC,
+ * or as EIO when the file system took part of a write (LMDB reports a short
+ * write so); a quota as EDQUOT. Name it and the way out, not "Input/output
+ * error". The transaction is gone whole: the previous commit is intact.
+ */
+static int commit_error(docket_ledger *l, int rc)
+{
+	struct statvfs vfs;
+	unsigned long long avail = 0;
+	int known = statvfs(l->path, &vfs) == 0;
+
+	if (known)
+		avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+	if (rc == ENOSPC || (rc == EIO && known && avail < ((unsigned long long)1 << 20)))
+		return docket_error_set(DOCKET_ESTORAGE,
+			"commit: no space left on device (%llu KiB free on the file system of %s); nothing "
+			"was written: free some space or move the ledger to a larger disk, then retry",
+			avail >> 10, l->path);
+	if (rc == EDQUOT)
+		return docket_error_set(DOCKET_ESTORAGE,
+			"commit: disk quota exceeded on the file system of %s; nothing was written: free "
+			"some space or raise the quota, then retry", l->path);
+	return store_error(rc, "commit");
+}
+
 int store_txn_commit(docket_ledger *l, MDB_txn *txn)
 {
 	int rc = mdb_txn_commit(txn);
 
 	pthread_rwlock_unlock(&l->resize_lock);
-	return rc == 0 ? 0 : store_error(rc, "commit");
+	return rc == 0 ? 0 : commit_error(l, rc);
 }
 
 void store_txn_abort(docket_ledger *l, MDB_txn *txn)
@@ -420,11 +446,48 @@ static int no_writer_possible(const char *path, char *why, size_t n)
 	return !busy;
 }
 
+/*
+ * LMDB maps its lock file after growing it with ftruncate: on a full file
+ * system the pages of that sparse file cannot be allocated and the first
+ * touch is SIGBUS (seen with verify's scratch copy on a full tmpfs). So a
+ * missing lock file is made here first, its blocks allocated for real, and
+ * linked into place whole (link fails if another process made one
+ * meanwhile; that one is used). 16 KiB holds LMDB's default reader table;
+ * LMDB sizes its table from the file. A directory docket cannot write is
+ * left to LMDB (read-only opens, env_open).
+ */
+#define LOCK_FILE_BYTES 16384
+
+static int lock_file_prepare(const char *dir)
+{
+	char lock[4096], tmp[4096];
+	int fd, rc;
+
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", dir);
+	if (access(lock, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/lock.mdb.XXXXXX", dir);
+	if ((fd = mkstemp(tmp)) < 0)
+		return 0;
+	rc = posix_fallocate(fd, 0, LOCK_FILE_BYTES);
+	close(fd);
+	if (rc == 0 && link(tmp, lock) != 0 && errno != EEXIST)
+		rc = errno;
+	unlink(tmp);
+	if (rc == ENOSPC || rc == EDQUOT)
+		return docket_error_set(DOCKET_ESTORAGE,
+			"no space left on device: cannot create the lock file of %s; free some space, "
+			"then retry", dir);
+	return 0;
+}
+
 static int env_open(docket_ledger *l, int readonly)
 {
 	char why[256] = "";
 	int rc;
 
+	if ((rc = lock_file_prepare(l->path)) < 0)
+		return rc;
 	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
 	if (rc == 0)
 		return 0;

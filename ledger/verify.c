@@ -311,10 +311,10 @@ static int verify_compare(docket_ledger *scratch, docket_ledger *l, MDB_txn *src
 }
 
 /* A failure of the checker: exit 3 material, naming the scratch ledger. */
-static int scratch_error(docket_ledger *scratch, int error)
+static int scratch_error(const char *dir, int error)
 {
 	docket_error_prefix("verify could not finish (nothing is known to be wrong with the ledger): "
-			    "its scratch copy in %s: ", scratch->path);
+			    "its scratch copy in %s (TMPDIR puts it elsewhere): ", dir);
 	return error;
 }
 
@@ -347,7 +347,7 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, docket_verify_re
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
 			if (error < 0)
-				return scratch_error(scratch, error);
+				return scratch_error(scratch->path, error);
 			if (error > 0)
 				return error;
 		}
@@ -369,7 +369,9 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	opts.flags = DOCKET_OPEN_CREATE;
 	opts.map_size = ledger_verify_scratch_map;
 	opts.map_size_max = ledger_verify_scratch_max;
-	if ((error = docket_ledger_open(&scratch, dir, &opts)) == 0)
+	if ((error = docket_ledger_open(&scratch, dir, &opts)) < 0)
+		scratch_error(dir, error);
+	else
 		error = verify_run(scratch, l, rep);
 	docket_ledger_free(scratch);
 	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
