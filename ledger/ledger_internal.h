@@ -61,6 +61,9 @@ struct docket_ledger {
 	size_t map_size;
 	size_t map_size_max;
 	int nolock;              /* opened MDB_NOLOCK: read-only, no writer can exist */
+	/* mdb_reader_check at most every reader_check_ms (store.c) */
+	uint64_t reader_check_ms;
+	uint64_t reader_checked_ms;
 	char ledger_id[33];
 	/* Held shared by every transaction, exclusive to resize the map
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */

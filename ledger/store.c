@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ledger_internal.h"
@@ -25,6 +26,7 @@
 #include "util/error.h"
 
 #define DEFAULT_MAP_SIZE ((size_t)64 << 20)
+#define READER_CHECK_MS 10000
 #if SIZE_MAX > 0xffffffffu
 #define DEFAULT_MAP_MAX ((size_t)1 << 40)
 #else
@@ -49,11 +51,39 @@ int store_error(int rc, const char *what)
 	}
 }
 
+/*
+ * A process killed inside a read transaction leaves its reader slot behind,
+ * pinning the snapshot it read: the file then grows without bound under a
+ * long-lived writer. Clear dead slots on open and then at most every
+ * `reader_check_ms` in any long-running process (record from a pipe,
+ * import, log --follow, serve), on the next transaction.
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void reader_check_due(docket_ledger *l)
+{
+	uint64_t now = now_ms(), last = __atomic_load_n(&l->reader_checked_ms, __ATOMIC_RELAXED);
+	int dead = 0;
+
+	if (l->nolock || now - last < l->reader_check_ms)
+		return;
+	if (__atomic_compare_exchange_n(&l->reader_checked_ms, &last, now, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		mdb_reader_check(l->env, &dead);
+}
+
 int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 {
 	int rc;
 
 	*out = NULL;
+	reader_check_due(l);
 	for (int tries = 0; tries < 8; tries++) {
 		pthread_rwlock_rdlock(&l->resize_lock);
 		rc = mdb_txn_begin(l->env, NULL, flags, out);
@@ -543,6 +573,7 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 		return error;
 	if (!l->nolock)
 		mdb_reader_check(l->env, &dead);
+	l->reader_checked_ms = now_ms();
 	mdb_env_info(l->env, &info);
 	l->map_size = info.me_mapsize;
 	if (l->map_size > l->map_size_max)
@@ -575,6 +606,7 @@ int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	pthread_rwlock_init(&l->resize_lock, NULL);
 	l->flags = opts->flags;
+	l->reader_check_ms = READER_CHECK_MS;
 	l->map_size = opts->map_size ? opts->map_size : DEFAULT_MAP_SIZE;
 	l->map_size_max = opts->map_size_max ? opts->map_size_max : DEFAULT_MAP_MAX;
 	if (l->map_size > l->map_size_max)
