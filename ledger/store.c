@@ -160,7 +160,7 @@ int store_grow(docket_ledger *l)
 		pthread_rwlock_unlock(&l->resize_lock);
 		return docket_error_set(DOCKET_EMAPFULL,
 			"ledger is full: it reached its size cap of %zu bytes (nothing was written; "
-			"raise the cap to append more)", l->map_size_max);
+			"raise the cap, e.g. with --map-max or DOCKET_MAP_MAX, to append more)", l->map_size_max);
 	}
 	next = l->map_size > l->map_size_max / 2 ? l->map_size_max : l->map_size * 2;
 	rc = mdb_env_set_mapsize(l->env, next);
