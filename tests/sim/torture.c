@@ -142,18 +142,30 @@ static pid_t spawn(torture *t, char *const argv[], const char *crash_env, unsign
 	return pid;
 }
 
-static int wait_socket(const char *path, pid_t serve)
+/* Wait up to 10 s for serve's socket; -1 if serve ended first (its status
+ * in *status) or never made it. */
+static int wait_socket_status(const char *path, pid_t serve, int *status, int *ended)
 {
 	struct stat st;
 
-	for (int i = 0; i < 2000; i++) {
+	*ended = 0;
+	for (int i = 0; i < 10000; i++) {
 		if (stat(path, &st) == 0)
 			return 0;
-		if (waitpid(serve, NULL, WNOHANG) == serve)
+		if (waitpid(serve, status, WNOHANG) == serve) {
+			*ended = 1;
 			return -1;
+		}
 		usleep(1000);
 	}
 	return -1;
+}
+
+static int wait_socket(const char *path, pid_t serve)
+{
+	int status, ended;
+
+	return wait_socket_status(path, serve, &status, &ended);
 }
 
 /* Wait for `pid` up to `ms`; a process still running then is a failure. */
@@ -617,7 +629,7 @@ static void power_trial(torture *t, int n)
 	unsigned long cut = 1 + rnd(t, 240);
 	uint8_t *base;
 	size_t base_len;
-	int sst = 0, rst;
+	int sst = 0, rst, ended;
 	pid_t serve, rt;
 
 	snprintf(path, sizeof(path), "%s/data.mdb", t->ledger);
@@ -633,9 +645,9 @@ static void power_trial(torture *t, int n)
 	serve_argv[5] = t->sock;
 	serve_argv[6] = NULL;
 	serve = spawn(t, serve_argv, NULL, cut);
-	if (wait_socket(t->sock, serve) < 0) {
+	if (wait_socket_status(t->sock, serve, &sst, &ended) < 0) {
 		/* the cut can come while serve is still opening the ledger */
-		if (waitpid(serve, &sst, WNOHANG) != serve)
+		if (!ended)
 			broken("docket serve did not start on", t->sock);
 	} else {
 		sim_argv[0] = (char *)t->sim;
