@@ -744,8 +744,13 @@ static void final_run(torture *t)
 		fail("docket serve did not start on", t->sock);
 	rt = spawn(t, sim_argv, NULL, 0);
 	st = reap_or_fail(rt, HANG_MS, "the final recovery run hung in", t->ledger);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("the final recovery run failed", t->ledger);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char why[700];
+
+		snprintf(why, sizeof(why), "(runtime %s %d) in %s", WIFEXITED(st) ? "exit" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), t->ledger);
+		fail("the final recovery run failed", why);
+	}
 	kill(serve, SIGTERM);
 	st = reap_or_fail(serve, 20000, "docket serve did not stop within 20 s of SIGTERM in", t->ledger);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
