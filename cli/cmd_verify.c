@@ -252,9 +252,12 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 {
 	static const char description[] =
 		"Recomputes the hash chain over every event, decodes every frame, rebuilds\n"
-		"every index in memory and compares it with the stored one. Exit 0 when\n"
-		"everything checks out, 1 when something does not (naming the first bad seq),\n"
-		"3 when the ledger cannot be read at all.\n"
+		"every index in a scratch copy (in $TMPDIR) and compares it with the stored\n"
+		"one. Exit 0 when everything checks out, 1 when something does not (naming\n"
+		"the first bad seq, or \"the data file is corrupt\" for a damaged or truncated\n"
+		"data.mdb), 3 when verify cannot run (no ledger, or the scratch copy ran out of\n"
+		"space): that says nothing about the ledger. The reading runs in a child\n"
+		"process, so a damaged file ends in a finding, never a crash.\n"
 		"\n"
 		"--pubkey also checks the signed checkpoints (`docket checkpoint`): every one\n"
 		"is signed by that key, none is missing, and the events up to the last one are\n"
