@@ -272,7 +272,8 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "git", 0, &a.git, "DIR", "cross-check the git archive in DIR", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	verify_outcome *o = NULL;
+	/* on the stack: the child inherits it and must not leak it */
+	verify_outcome outcome, *o = &outcome;
 	int rc, error, ok;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
@@ -282,17 +283,12 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		cli_usage_line(stderr, cmd, opts);
 		return CLI_EXIT_USAGE;
 	}
-	if (!(o = docket_calloc(1, sizeof(*o))))
-		return cli_fail(DOCKET_ENOMEM, "out of memory");
-	if ((error = verify_guarded(g, &a, o)) < 0) {
-		rc = cli_fail(error, "verify could not run");
-		goto cleanup;
-	}
+	if ((error = verify_guarded(g, &a, o)) < 0)
+		return cli_fail(error, "verify could not run");
 	if (o->stage < 3 && !(o->stage <= 1 && o->error == DOCKET_ECORRUPT) && o->report.problem[0] == '\0') {
 		/* the checker could not run: storage, memory, a missing ledger */
 		docket_error_restore(&o->err);
-		rc = o->stage == 0 ? cli_open_failed(g, o->error) : cli_fail(o->error, "verify could not run");
-		goto cleanup;
+		return o->stage == 0 ? cli_open_failed(g, o->error) : cli_fail(o->error, "verify could not run");
 	}
 	if (o->stage <= 1 && o->error == DOCKET_ECORRUPT) {
 		/* the file itself is damaged (its structure, checked at open) */
@@ -304,8 +300,5 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	ok = o->stage == 3 && o->report.ok && (!a.pubkey || o->seal.ok) && (!a.git || o->git.ok);
 	if ((rc = report_all(&a, g, &o->report, &o->seal, &o->git, ok)) == CLI_EXIT_OK)
 		rc = ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
-
-cleanup:
-	docket_free(o);
 	return rc;
 }
