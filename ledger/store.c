@@ -8,7 +8,12 @@
  *  - explicit map size, grown on MDB_MAP_FULL (from put or commit) by the
  *    caller replaying the whole transaction, up to a cap;
  *  - a map grown by another process (MDB_MAP_RESIZED) is adopted;
- *  - mdb_reader_check on open clears slots of dead readers;
+ *  - mdb_reader_check on open, and every 10 s in long-running processes,
+ *    clears slots of dead readers;
+ *  - the data file's meta pages and size are checked before LMDB maps it
+ *    (store_check_file), lock files are created with their blocks allocated
+ *    (lock_file_prepare), a ledger nobody can write is read MDB_NOLOCK
+ *    (env_open);
  *  - DBIs are opened once, at open, in a write transaction.
  */
 #include <errno.h>
@@ -287,8 +292,9 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
  * 0.9 layout, host byte order, docs/file-format.md) and refuse a file whose
  * meta pages are not LMDB's, whose newest meta names a last page beyond
  * the end of the file, or whose roots lie past that last page. What this
- * cannot see (a damaged interior page) is verify's page walk and the CLI's
- * crash guard (docs/audit.md).
+ * cannot see (a damaged interior page) is caught where the reading runs:
+ * verify reads in a child process, and so does every other command but
+ * serve (cli_run, docs/audit.md).
  */
 #define LMDB_MAGIC 0xBEEFC0DEu
 #define LMDB_DATA_VERSION 1u
@@ -302,7 +308,7 @@ typedef struct lmdb_meta {
 	uint64_t mapsize, free_root, main_root, last_pg, txnid;
 } lmdb_meta;
 
-static uint64_t le64_at(const uint8_t *p)
+static uint64_t host64_at(const uint8_t *p)
 {
 	uint64_t v;
 
@@ -310,7 +316,7 @@ static uint64_t le64_at(const uint8_t *p)
 	return v;
 }
 
-static uint32_t le32_at(const uint8_t *p)
+static uint32_t host32_at(const uint8_t *p)
 {
 	uint32_t v;
 
@@ -329,16 +335,16 @@ static int meta_read(int fd, off_t off, lmdb_meta *m)
 		return -1;
 	memcpy(&flags, b + 10, 2);
 	m->page_flags = flags;
-	m->magic = le32_at(mm);
-	m->version = le32_at(mm + 4);
-	m->mapsize = le64_at(mm + 16);
+	m->magic = host32_at(mm);
+	m->version = host32_at(mm + 4);
+	m->mapsize = host64_at(mm + 16);
 	/* mm_dbs[0] (free DB) at 24, mm_dbs[1] (main DB) at 72, 48 bytes each;
 	 * the page size is kept in the free DB's md_pad, its root at +40 */
-	m->psize = le32_at(mm + 24);
-	m->free_root = le64_at(mm + 24 + 40);
-	m->main_root = le64_at(mm + 72 + 40);
-	m->last_pg = le64_at(mm + 120);
-	m->txnid = le64_at(mm + 128);
+	m->psize = host32_at(mm + 24);
+	m->free_root = host64_at(mm + 24 + 40);
+	m->main_root = host64_at(mm + 72 + 40);
+	m->last_pg = host64_at(mm + 120);
+	m->txnid = host64_at(mm + 128);
 	return 0;
 }
 
