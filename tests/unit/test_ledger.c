@@ -880,6 +880,84 @@ static void test_reader_check_in_long_runs(void **state)
 	assert_int_equal(dead_slots(f->l, pid), 0);
 }
 
+/* Overwrite `n` bytes at `off` of the ledger's data.mdb (saving the old ones in `old`). */
+static void poke(const char *dir, long off, const void *bytes, size_t n, void *old)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_non_null(fp = fopen(path, "r+b"));
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	if (old)
+		assert_int_equal(fread(old, 1, n, fp), n);
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	assert_int_equal(fwrite(bytes, 1, n, fp), n);
+	fclose(fp);
+}
+
+static int reopen(fixture *f)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	opts.flags = DOCKET_OPEN_READONLY;
+	return docket_ledger_open(&f->l, f->dir, &opts);
+}
+
+/*
+ * Issue 11: the structure LMDB trusts is checked before LMDB maps the file.
+ * Each damage to a meta page (LMDB 0.9 layout, host order: the meta starts
+ * 16 bytes into pages 0 and 1) is refused as corrupt; undone, the file
+ * opens again. A file cut short is refused the same way.
+ */
+static void test_open_checks_the_data_file(void **state)
+{
+	static const struct {
+		long off;       /* in the meta, from its start */
+		uint64_t value;
+		size_t len;
+	} damage[] = {
+		{ 0, 0x12345678, 4 },          /* magic */
+		{ 4, 7, 4 },                   /* data version */
+		{ 24, 1000, 4 },               /* page size, not a power of two */
+		{ 24 + 40, 1u << 30, 8 },      /* free DB root past the last page */
+		{ 72 + 40, 1u << 30, 8 },      /* main DB root past the last page */
+		{ 120, 1u << 30, 8 },          /* last page past the end of the file */
+		{ 16, 4096, 8 },               /* map size below the used size */
+	};
+	fixture *f = *state;
+	uint8_t old[8];
+	char path[4096];
+
+	fill_session(f, 20);
+	assert_int_equal(reopen(f), 0);
+	for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+		uint64_t v = damage[i].value;
+
+		docket_ledger_free(f->l);
+		f->l = NULL;
+		/* both meta pages, so the damaged one is the one LMDB would use */
+		for (long page = 0; page < 2; page++)
+			poke(f->dir, page * 4096 + 16 + damage[i].off, &v, damage[i].len, page ? NULL : old);
+		if (reopen(f) != DOCKET_ECORRUPT)
+			fail_msg("damage %zu was not refused: %s", i, docket_error_last()->message);
+		assert_non_null(strstr(docket_error_last()->message, "the data file is corrupt"));
+		for (long page = 0; page < 2; page++)
+			poke(f->dir, page * 4096 + 16 + damage[i].off, old, damage[i].len, NULL);
+		if (reopen(f) != 0)
+			fail_msg("undone damage %zu: %s", i, docket_error_last()->message);
+	}
+	assert_true(verify_ok(f));
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+	assert_int_equal(truncate(path, 16384), 0);
+	assert_int_equal(reopen(f), DOCKET_ECORRUPT);
+	assert_non_null(strstr(docket_error_last()->message, "truncated"));
+}
+
 static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 {
 	fixture *f = *state;
@@ -1209,6 +1287,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
