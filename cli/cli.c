@@ -7,10 +7,15 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -317,6 +322,23 @@ int cli_fail(int code, const char *fallback)
 	return cli_exit_code(code);
 }
 
+int cli_open_failed(const cli_global *g, int error)
+{
+	const docket_error *e = docket_error_last();
+
+	if (error == DOCKET_ENOTFOUND) {
+		cli_error("no ledger at '%s' (create one with `docket init`, or name one with -L PATH "
+			  "or $DOCKET_LEDGER)", g->ledger_path);
+		return CLI_EXIT_SYSTEM;
+	}
+	if (e->code != 0 && e->message[0])
+		cli_error("cannot open ledger '%s': %s", g->ledger_path, e->message);
+	else
+		cli_error("cannot open ledger '%s'", g->ledger_path);
+	/* whatever stops the ledger from opening is a storage/system problem */
+	return CLI_EXIT_SYSTEM;
+}
+
 int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags)
 {
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
@@ -324,24 +346,133 @@ int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags
 
 	*out = NULL;
 	opts.flags = flags;
+	opts.map_size_max = g->map_max;
 	docket_error_clear();
-	error = docket_ledger_open(out, g->ledger_path, &opts);
-	if (error == DOCKET_ENOTFOUND) {
-		cli_error("no ledger at '%s' (create one with `docket init`, or name one with -L PATH "
-			  "or $DOCKET_LEDGER)", g->ledger_path);
-		return CLI_EXIT_SYSTEM;
-	}
-	if (error < 0) {
-		const docket_error *e = docket_error_last();
-
-		if (e->code != 0 && e->message[0])
-			cli_error("cannot open ledger '%s': %s", g->ledger_path, e->message);
-		else
-			cli_error("cannot open ledger '%s'", g->ledger_path);
-		/* whatever stops the ledger from opening is a storage/system problem */
-		return CLI_EXIT_SYSTEM;
-	}
+	if ((error = docket_ledger_open(out, g->ledger_path, &opts)) < 0)
+		return cli_open_failed(g, error);
 	return CLI_EXIT_OK;
+}
+
+int cli_size_parse(const char *s, size_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *u;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end && (u = strchr(units, *end)) != NULL) {
+		shift = 10 * (int)(u - units + 1);
+		end++;
+		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+			end += strlen(end);
+	} else if (strcmp(end, "B") == 0) {
+		end++;
+	}
+	if (*end || v == 0 || v > (SIZE_MAX >> shift))
+		return -1;
+	*out = (size_t)v << shift;
+	return 0;
+}
+
+/* ---- running a command ------------------------------------------------- */
+
+/* Output that did not reach its destination is a system error. */
+static int finish_output(int rc)
+{
+	if ((fflush(stdout) == EOF || ferror(stdout)) && rc == CLI_EXIT_OK) {
+		cli_error("cannot write output");
+		rc = CLI_EXIT_SYSTEM;
+	}
+	return rc;
+}
+
+static volatile sig_atomic_t guarded_child;
+
+static void forward_signal(int sig)
+{
+	if (guarded_child > 0)
+		kill((pid_t)guarded_child, sig);
+}
+
+/* A signal that means the process crashed rather than was told to stop. */
+static int is_crash(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
+	       sig == SIGSYS || sig == SIGTRAP;
+}
+
+/* Die of `sig` as the child did, so that the caller sees the same status. */
+static int die_like(int sig)
+{
+	sigset_t set;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
+/*
+ * Commands that run in docket's own process: serve is long-lived and is
+ * stopped by its pid (a parent in between would leave it running after a
+ * SIGKILL), verify runs its reading part in a child of its own and reports
+ * a crash there as corruption (cmd_verify.c).
+ */
+static int runs_in_process(const cli_command *cmd)
+{
+	return strcmp(cmd->name, "serve") == 0 || strcmp(cmd->name, "verify") == 0 ||
+	       strcmp(cmd->name, "help") == 0;
+}
+
+int cli_run(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	pid_t parent = getpid(), pid;
+	int status = 0, sig;
+
+	if (runs_in_process(cmd))
+		return finish_output(cmd->fn(cmd, g, argc, argv));
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return finish_output(cmd->fn(cmd, g, argc, argv));
+	if (pid == 0) {
+#ifdef __linux__
+		/* the child ends with its parent, whatever kills the parent */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(CLI_EXIT_SYSTEM);
+#endif
+		exit(finish_output(cmd->fn(cmd, g, argc, argv)));
+	}
+	guarded_child = pid;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = forward_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(forwarded[i], &sa, NULL);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	if (!is_crash(sig))
+		return die_like(sig);
+	cli_error("`docket %s` crashed (%s) working on ledger '%s': its data file is probably damaged "
+		  "or truncated; `docket verify` checks it (if verify finds nothing wrong, this is a bug "
+		  "in docket: please report it)", cmd->name, strsignal(sig), g->ledger_path);
+	return CLI_EXIT_SYSTEM;
 }
 
 static int session_seen(void *ctx, const docket_session_info *info)

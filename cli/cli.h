@@ -30,6 +30,7 @@ enum {
 /* Global options, resolved once by main.c. */
 typedef struct cli_global {
 	const char *ledger_path;  /* -L, else $DOCKET_LEDGER, else ./.docket */
+	size_t map_max;           /* --map-max, else $DOCKET_MAP_MAX; 0: the library's default */
 	int color_out;            /* colour on stdout (a TTY and no NO_COLOR) */
 	int color_err;            /* colour on stderr */
 } cli_global;
@@ -143,6 +144,22 @@ int cli_fail(int code, const char *fallback);
  * `docket init`. Returns an exit code (0 on success).
  */
 int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags);
+
+/* Report why docket_ledger_open() failed with `error`; the exit code (3). */
+int cli_open_failed(const cli_global *g, int error);
+
+/*
+ * Run `cmd` (issue 11): in a child process that docket waits for, so that a
+ * crash while reading a damaged data file (LMDB trusts its pages) ends as a
+ * clear error and exit 3 instead of a signal. Stop signals are passed on and
+ * a child stopped by one makes docket stop the same way. serve and verify
+ * run in process (see cli.c). Flushes stdout: a lost write is exit 3.
+ */
+int cli_run(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+
+/* A byte size: digits with an optional K, M, G or T (powers of 1024, "MiB"
+ * and "MB" read the same). 0 or -1 when it is not one. */
+int cli_size_parse(const char *s, size_t *out);
 
 /* The flags read commands open the ledger with. */
 #define CLI_OPEN_READ DOCKET_OPEN_READONLY

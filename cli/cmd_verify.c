@@ -3,10 +3,15 @@
  * --pubkey the signed checkpoints, with --git a git archive (docs/audit.md). */
 #include "cli.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "docket/audit.h"
 #include "docket/export.h"
+#include "util/alloc.h"
 #include "util/error.h"
 
 typedef struct verify_args {
@@ -127,13 +132,132 @@ static int report_all(const verify_args *a, const cli_global *g, const docket_ve
 	return cli_print_json(j);
 }
 
+/*
+ * What the reading child tells its parent. The data file may be damaged in
+ * ways LMDB does not check (it trusts its pages), so verify reads it in a
+ * child process: a crash there is a finding about the file, exit 1, not a
+ * signal (docs/audit.md).
+ */
+typedef struct verify_outcome {
+	int stage;        /* 0 open failed, 1 verify could not run, 2 extra checks could not run, 3 done */
+	int error;        /* the DOCKET_E* code of a failed stage */
+	docket_error err; /* its message */
+	docket_verify_report report;
+	docket_seal_report seal;
+	docket_git_report git;
+} verify_outcome;
+
+static void verify_in_child(const cli_global *g, const verify_args *a, verify_outcome *o)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *ledger = NULL;
+
+	opts.flags = CLI_OPEN_READ;
+	opts.map_size_max = g->map_max;
+	docket_error_clear();
+	o->stage = 0;
+	if ((o->error = docket_ledger_open(&ledger, g->ledger_path, &opts)) < 0)
+		goto out;
+	o->stage = 1;
+	if ((o->error = docket_ledger_verify(ledger, &o->report)) < 0)
+		goto out;
+	o->report.problem[sizeof(o->report.problem) - 1] = '\0';
+	o->stage = 2;
+	if (o->report.ok && (o->error = run_extra(ledger, a, &o->seal, &o->git)) < 0)
+		goto out;
+	o->stage = 3;
+out:
+	if (o->error < 0)
+		o->err = *docket_error_last();
+	docket_ledger_free(ledger);
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, (const char *)p + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* 1 when the whole outcome arrived, 0 when the child died before sending it. */
+static int read_all(int fd, void *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t r = read(fd, (char *)p + off, n - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		off += (size_t)r;
+	}
+	return 1;
+}
+
+/*
+ * Run verify_in_child() in a child; fill `o`. A child that dies before it
+ * reports (a signal inside LMDB on a damaged page, or any other death) is
+ * reported as a corrupt data file in `o->report`.
+ */
+static int verify_guarded(const cli_global *g, const verify_args *a, verify_outcome *o)
+{
+	int fds[2], status = 0, got;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	if (pipe(fds) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot create a pipe: %s", strerror(errno));
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return docket_error_set(DOCKET_ESTORAGE, "cannot fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		verify_outcome *mine = docket_calloc(1, sizeof(*mine));
+
+		close(fds[0]);
+		if (!mine)
+			_exit(CLI_EXIT_SYSTEM);
+		verify_in_child(g, a, mine);
+		got = write_all(fds[1], mine, sizeof(*mine));
+		docket_free(mine);
+		close(fds[1]);
+		exit(got == 0 ? 0 : CLI_EXIT_SYSTEM);
+	}
+	close(fds[1]);
+	got = read_all(fds[0], o, sizeof(*o));
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got)
+		return 0;
+	memset(o, 0, sizeof(*o));
+	o->stage = 1;
+	snprintf(o->report.problem, sizeof(o->report.problem),
+		 "the data file is corrupt: reading it crashed the checker (%s): a damaged page "
+		 "that LMDB could not read",
+		 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "it ended without a report");
+	return 0;
+}
+
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
 		"Recomputes the hash chain over every event, decodes every frame, rebuilds\n"
-		"every index in memory and compares it with the stored one. Exit 0 when\n"
-		"everything checks out, 1 when something does not (naming the first bad seq),\n"
-		"3 when the ledger cannot be read at all.\n"
+		"every index in a scratch copy (in $TMPDIR) and compares it with the stored\n"
+		"one. Exit 0 when everything checks out, 1 when something does not (naming\n"
+		"the first bad seq, or \"the data file is corrupt\" for a damaged or truncated\n"
+		"data.mdb), 3 when verify cannot run (no ledger, or the scratch copy ran out of\n"
+		"space): that says nothing about the ledger. The reading runs in a child\n"
+		"process, so a damaged file ends in a finding, never a crash.\n"
 		"\n"
 		"--pubkey also checks the signed checkpoints (`docket checkpoint`): every one\n"
 		"is signed by that key, none is missing, and the events up to the last one are\n"
@@ -148,10 +272,8 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "git", 0, &a.git, "DIR", "cross-check the git archive in DIR", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	docket_verify_report report;
-	docket_seal_report seal;
-	docket_git_report git;
-	docket_ledger *ledger = NULL;
+	/* on the stack: the child inherits it and must not leak it */
+	verify_outcome outcome, *o = &outcome;
 	int rc, error, ok;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
@@ -161,27 +283,22 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		cli_usage_line(stderr, cmd, opts);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
-		return rc;
-
-	memset(&report, 0, sizeof(report));
-	memset(&seal, 0, sizeof(seal));
-	memset(&git, 0, sizeof(git));
-	docket_error_clear();
-	if ((error = docket_ledger_verify(ledger, &report)) < 0) {
-		rc = cli_fail(error, "verify could not run");
-		goto cleanup;
+	if ((error = verify_guarded(g, &a, o)) < 0)
+		return cli_fail(error, "verify could not run");
+	if (o->stage < 3 && !(o->stage <= 1 && o->error == DOCKET_ECORRUPT) && o->report.problem[0] == '\0') {
+		/* the checker could not run: storage, memory, a missing ledger */
+		docket_error_restore(&o->err);
+		return o->stage == 0 ? cli_open_failed(g, o->error) : cli_fail(o->error, "verify could not run");
 	}
-	report.problem[sizeof(report.problem) - 1] = '\0';
-	if (report.ok && (error = run_extra(ledger, &a, &seal, &git)) < 0) {
-		rc = cli_fail(error, "verify could not run");
-		goto cleanup;
+	if (o->stage <= 1 && o->error == DOCKET_ECORRUPT) {
+		/* the file itself is damaged (its structure, checked at open) */
+		memset(&o->report, 0, sizeof(o->report));
+		snprintf(o->report.problem, sizeof(o->report.problem), "%s%.990s",
+			 strncmp(o->err.message, "the data file is corrupt", 24) == 0 ? ""
+				 : "the data file is corrupt: ", o->err.message);
 	}
-	ok = report.ok && (!a.pubkey || seal.ok) && (!a.git || git.ok);
-	if ((rc = report_all(&a, g, &report, &seal, &git, ok)) == CLI_EXIT_OK)
+	ok = o->stage == 3 && o->report.ok && (!a.pubkey || o->seal.ok) && (!a.git || o->git.ok);
+	if ((rc = report_all(&a, g, &o->report, &o->seal, &o->git, ok)) == CLI_EXIT_OK)
 		rc = ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
-
-cleanup:
-	docket_ledger_free(ledger);
 	return rc;
 }

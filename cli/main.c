@@ -62,10 +62,12 @@ static void usage(FILE *f)
 	      "An audit-first, hash-chained ledger of AI-agent tool calls.\n"
 	      "\n"
 	      "options:\n"
-	      "  -L, --ledger PATH  the ledger directory (default: $DOCKET_LEDGER, else "
+	      "  -L, --ledger PATH   the ledger directory (default: $DOCKET_LEDGER, else "
 	      DEFAULT_LEDGER ")\n"
-	      "  -h, --help         show this help\n"
-	      "      --version      show the version\n"
+	      "      --map-max SIZE  the most the ledger's file may grow to, e.g. 512M, 64G\n"
+	      "                      (default: $DOCKET_MAP_MAX, else 1T)\n"
+	      "  -h, --help          show this help\n"
+	      "      --version       show the version\n"
 	      "\n"
 	      "commands:\n", f);
 	for (i = 0; i < NCOMMANDS; i++)
@@ -118,7 +120,8 @@ int main(int argc, char **argv)
 	cli_global g;
 	const cli_command *cmd;
 	const char *env;
-	int i, rc;
+	const char *map_max = NULL;
+	int i;
 
 	docket_alloc_install_json();
 	memset(&g, 0, sizeof(g));
@@ -148,6 +151,14 @@ int main(int argc, char **argv)
 			g.ledger_path = a + 9;
 		} else if (strncmp(a, "-L", 2) == 0) {
 			g.ledger_path = a + 2;
+		} else if (strcmp(a, "--map-max") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("a size must follow", a);
+			map_max = argv[++i];
+			continue;
+		} else if (strncmp(a, "--map-max=", 10) == 0) {
+			map_max = a + 10;
+			continue;
 		} else {
 			return usage_error("unknown option", a);
 		}
@@ -160,17 +171,14 @@ int main(int argc, char **argv)
 		env = getenv("DOCKET_LEDGER");
 		g.ledger_path = (env && *env) ? env : DEFAULT_LEDGER;
 	}
+	if (!map_max && (env = getenv("DOCKET_MAP_MAX")) && *env)
+		map_max = env;
+	if (map_max && (cli_size_parse(map_max, &g.map_max) < 0 || g.map_max < ((size_t)1 << 20)))
+		return usage_error("the map cap must be a size of at least 1M (e.g. 512M, 64G)", map_max);
 	g.color_out = cli_want_color(stdout);
 	g.color_err = cli_want_color(stderr);
 
 	if (!(cmd = find_command(argv[i])))
 		return usage_error("unknown command", argv[i]);
-	rc = cmd->fn(cmd, &g, argc - i, argv + i);
-
-	/* output that did not reach its destination is a system error */
-	if ((fflush(stdout) == EOF || ferror(stdout)) && rc == CLI_EXIT_OK) {
-		cli_error("cannot write output");
-		rc = CLI_EXIT_SYSTEM;
-	}
-	return rc;
+	return cli_run(cmd, &g, argc - i, argv + i);
 }

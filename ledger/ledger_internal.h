@@ -60,6 +60,10 @@ struct docket_ledger {
 	unsigned int flags;
 	size_t map_size;
 	size_t map_size_max;
+	int nolock;              /* opened MDB_NOLOCK: read-only, no writer can exist */
+	/* mdb_reader_check at most every reader_check_ms (store.c) */
+	uint64_t reader_check_ms;
+	uint64_t reader_checked_ms;
 	char ledger_id[33];
 	/* Held shared by every transaction, exclusive to resize the map
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */
@@ -76,6 +80,10 @@ int store_txn_commit(docket_ledger *l, MDB_txn *txn);
 void store_txn_abort(docket_ledger *l, MDB_txn *txn);
 /* Map an LMDB return code to a docket error with `what` as context. */
 int store_error(int rc, const char *what);
+/* Check the structure of a data file LMDB would trust (meta pages, file
+ * size, roots) before mapping it: DOCKET_ECORRUPT "the data file is
+ * corrupt: ...", DOCKET_ENOTFOUND when there is no such file. */
+int store_check_file(const char *datafile);
 /* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
 int store_grow(docket_ledger *l);
 
@@ -213,6 +221,14 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
+
+/* ---- verify.c ---- */
+
+/* The first map size of verify's scratch ledger (it grows from there);
+ * tests set it small to exercise growth on small ledgers. */
+extern size_t ledger_verify_scratch_map;
+/* Its growth cap; 0: the default cap of docket_ledger_open. */
+extern size_t ledger_verify_scratch_max;
 
 /* ---- read.c: single records ---- */
 

@@ -14,6 +14,22 @@
 
 #define READ_CHUNK 1024
 
+/*
+ * A stored event was validated when it was appended: one that does not
+ * decode now (bad protobuf, arguments that are not JSON) means the file is
+ * damaged, a storage error (exit 3), not bad input (exit 2).
+ */
+static int stored_damaged(int error)
+{
+	char msg[sizeof(docket_error_last()->message)];
+
+	if (error != DOCKET_EINVALID)
+		return error;
+	memcpy(msg, docket_error_last()->message, sizeof(msg));
+	return docket_error_set(DOCKET_ECORRUPT, "a stored event does not decode (%s): the data file is "
+				"damaged; `docket verify` checks it", msg);
+}
+
 /* Decode one stored frame into its event. */
 static int load_event(docket_event **out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
 		      const MDB_val *frame, docket_buf *payload)
@@ -21,8 +37,8 @@ static int load_event(docket_event **out, frame_header *hdr, docket_ledger *l, M
 	int error;
 
 	if ((error = frame_decode(payload, hdr, l, txn, frame->mv_data, frame->mv_size)) < 0)
-		return error;
-	return event_unpack(out, (const uint8_t *)payload->ptr, payload->len);
+		return stored_damaged(error);
+	return stored_damaged(event_unpack(out, (const uint8_t *)payload->ptr, payload->len));
 }
 
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
@@ -36,7 +52,7 @@ static int event_json(json_t **out, uint64_t seq, const docket_event *ev, const 
 
 	*out = NULL;
 	if ((error = docket_event_to_json(&body, ev)) < 0)
-		return error;
+		return stored_damaged(error);
 	if (!(obj = json_object()) || json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0)
 		goto nomem;
 	json_object_foreach(body, key, value) {

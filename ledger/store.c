@@ -8,7 +8,12 @@
  *  - explicit map size, grown on MDB_MAP_FULL (from put or commit) by the
  *    caller replaying the whole transaction, up to a cap;
  *  - a map grown by another process (MDB_MAP_RESIZED) is adopted;
- *  - mdb_reader_check on open clears slots of dead readers;
+ *  - mdb_reader_check on open, and every 10 s in long-running processes,
+ *    clears slots of dead readers;
+ *  - the data file's meta pages and size are checked before LMDB maps it
+ *    (store_check_file), lock files are created with their blocks allocated
+ *    (lock_file_prepare), a ledger nobody can write is read MDB_NOLOCK
+ *    (env_open);
  *  - DBIs are opened once, at open, in a write transaction.
  */
 #include <errno.h>
@@ -17,6 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ledger_internal.h"
@@ -24,6 +31,7 @@
 #include "util/error.h"
 
 #define DEFAULT_MAP_SIZE ((size_t)64 << 20)
+#define READER_CHECK_MS 10000
 #if SIZE_MAX > 0xffffffffu
 #define DEFAULT_MAP_MAX ((size_t)1 << 40)
 #else
@@ -48,11 +56,39 @@ int store_error(int rc, const char *what)
 	}
 }
 
+/*
+ * A process killed inside a read transaction leaves its reader slot behind,
+ * pinning the snapshot it read: the file then grows without bound under a
+ * long-lived writer. Clear dead slots on open and then at most every
+ * `reader_check_ms` in any long-running process (record from a pipe,
+ * import, log --follow, serve), on the next transaction.
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void reader_check_due(docket_ledger *l)
+{
+	uint64_t now = now_ms(), last = __atomic_load_n(&l->reader_checked_ms, __ATOMIC_RELAXED);
+	int dead = 0;
+
+	if (l->nolock || now - last < l->reader_check_ms)
+		return;
+	if (__atomic_compare_exchange_n(&l->reader_checked_ms, &last, now, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		mdb_reader_check(l->env, &dead);
+}
+
 int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 {
 	int rc;
 
 	*out = NULL;
+	reader_check_due(l);
 	for (int tries = 0; tries < 8; tries++) {
 		pthread_rwlock_rdlock(&l->resize_lock);
 		rc = mdb_txn_begin(l->env, NULL, flags, out);
@@ -77,12 +113,38 @@ int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 	return store_error(rc, "begin transaction");
 }
 
+/*
+ * A commit that failed writing the data file: a full disk shows as ENOSPC,
+ * or as EIO when the file system took part of a write (LMDB reports a short
+ * write so); a quota as EDQUOT. Name it and the way out, not "Input/output
+ * error". The transaction is gone whole: the previous commit is intact.
+ */
+static int commit_error(docket_ledger *l, int rc)
+{
+	struct statvfs vfs;
+	unsigned long long avail = 0;
+	int known = statvfs(l->path, &vfs) == 0;
+
+	if (known)
+		avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+	if (rc == ENOSPC || (rc == EIO && known && avail < ((unsigned long long)1 << 20)))
+		return docket_error_set(DOCKET_ESTORAGE,
+			"commit: no space left on device (%llu KiB free on the file system of %s); nothing "
+			"was written: free some space or move the ledger to a larger disk, then retry",
+			avail >> 10, l->path);
+	if (rc == EDQUOT)
+		return docket_error_set(DOCKET_ESTORAGE,
+			"commit: disk quota exceeded on the file system of %s; nothing was written: free "
+			"some space or raise the quota, then retry", l->path);
+	return store_error(rc, "commit");
+}
+
 int store_txn_commit(docket_ledger *l, MDB_txn *txn)
 {
 	int rc = mdb_txn_commit(txn);
 
 	pthread_rwlock_unlock(&l->resize_lock);
-	return rc == 0 ? 0 : store_error(rc, "commit");
+	return rc == 0 ? 0 : commit_error(l, rc);
 }
 
 void store_txn_abort(docket_ledger *l, MDB_txn *txn)
@@ -103,7 +165,7 @@ int store_grow(docket_ledger *l)
 		pthread_rwlock_unlock(&l->resize_lock);
 		return docket_error_set(DOCKET_EMAPFULL,
 			"ledger is full: it reached its size cap of %zu bytes (nothing was written; "
-			"raise the cap to append more)", l->map_size_max);
+			"raise the cap, e.g. with --map-max or DOCKET_MAP_MAX, to append more)", l->map_size_max);
 	}
 	next = l->map_size > l->map_size_max / 2 ? l->map_size_max : l->map_size * 2;
 	rc = mdb_env_set_mapsize(l->env, next);
@@ -222,6 +284,127 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 	return 0;
 }
 
+/*
+ * The structure LMDB trusts, checked before LMDB maps the file (issue 11).
+ * LMDB dereferences its pages without bounds checks: a data file cut short
+ * gives SIGBUS when a page past its end is touched, a damaged meta page
+ * sends it anywhere. So before mdb_env_open, read both meta pages (LMDB
+ * 0.9 layout, host byte order, docs/file-format.md) and refuse a file whose
+ * meta pages are not LMDB's, whose newest meta names a last page beyond
+ * the end of the file, or whose roots lie past that last page. What this
+ * cannot see (a damaged interior page) is caught where the reading runs:
+ * verify reads in a child process, and so does every other command but
+ * serve (cli_run, docs/audit.md).
+ */
+#define LMDB_MAGIC 0xBEEFC0DEu
+#define LMDB_DATA_VERSION 1u
+#define LMDB_P_META 0x08u
+#define LMDB_PAGEHDR 16u
+#define LMDB_P_INVALID (~(uint64_t)0)
+
+typedef struct lmdb_meta {
+	uint32_t magic, version, psize;
+	uint16_t page_flags;
+	uint64_t mapsize, free_root, main_root, last_pg, txnid;
+} lmdb_meta;
+
+static uint64_t host64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t host32_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* One meta page at `off`; 0, or -1 when it cannot be read whole. */
+static int meta_read(int fd, off_t off, lmdb_meta *m)
+{
+	uint8_t b[LMDB_PAGEHDR + 136];
+	const uint8_t *mm = b + LMDB_PAGEHDR;
+	uint16_t flags;
+
+	if (pread(fd, b, sizeof(b), off) != (ssize_t)sizeof(b))
+		return -1;
+	memcpy(&flags, b + 10, 2);
+	m->page_flags = flags;
+	m->magic = host32_at(mm);
+	m->version = host32_at(mm + 4);
+	m->mapsize = host64_at(mm + 16);
+	/* mm_dbs[0] (free DB) at 24, mm_dbs[1] (main DB) at 72, 48 bytes each;
+	 * the page size is kept in the free DB's md_pad, its root at +40 */
+	m->psize = host32_at(mm + 24);
+	m->free_root = host64_at(mm + 24 + 40);
+	m->main_root = host64_at(mm + 72 + 40);
+	m->last_pg = host64_at(mm + 120);
+	m->txnid = host64_at(mm + 128);
+	return 0;
+}
+
+static int meta_sane(const lmdb_meta *m)
+{
+	return (m->page_flags & LMDB_P_META) && m->magic == LMDB_MAGIC && m->version == LMDB_DATA_VERSION;
+}
+
+int store_check_file(const char *datafile)
+{
+	lmdb_meta m[2];
+	struct stat st;
+	uint64_t size;
+	const lmdb_meta *cur;
+	int fd, error = 0;
+
+	if ((fd = open(datafile, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? DOCKET_ENOTFOUND
+				       : docket_error_set(DOCKET_ESTORAGE, "%s: %s", datafile, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", datafile, strerror(errno));
+		goto done;
+	}
+	size = (uint64_t)st.st_size;
+	if (meta_read(fd, 0, &m[0]) < 0 || !meta_sane(&m[0])) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s %s", datafile,
+					 size < 4096 ? "is truncated (shorter than its first page)"
+						     : "does not start with an LMDB meta page");
+		goto done;
+	}
+	if (m[0].psize < 512 || m[0].psize > 65536 || (m[0].psize & (m[0].psize - 1)) != 0) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s names a page size of %u",
+					 datafile, m[0].psize);
+		goto done;
+	}
+	if (meta_read(fd, (off_t)m[0].psize, &m[1]) < 0 || !meta_sane(&m[1])) {
+		error = docket_error_set(DOCKET_ECORRUPT, "the data file is corrupt: %s %s", datafile,
+					 size < 2 * (uint64_t)m[0].psize ? "is truncated (shorter than its two meta pages)"
+									 : "has a damaged second meta page");
+		goto done;
+	}
+	cur = m[1].txnid > m[0].txnid ? &m[1] : &m[0];
+	if (cur->last_pg >= (UINT64_MAX / m[0].psize) - 1 || (cur->last_pg + 1) * m[0].psize > size) {
+		error = docket_error_set(DOCKET_ECORRUPT,
+			"the data file is corrupt: %s is truncated or its meta page is damaged "
+			"(the file has %llu bytes, its last page ends at byte %llu)", datafile,
+			(unsigned long long)size, (unsigned long long)(cur->last_pg + 1) * m[0].psize);
+		goto done;
+	}
+	if ((cur->main_root != LMDB_P_INVALID && cur->main_root > cur->last_pg) ||
+	    (cur->free_root != LMDB_P_INVALID && cur->free_root > cur->last_pg) ||
+	    cur->mapsize < (cur->last_pg + 1) * m[0].psize)
+		error = docket_error_set(DOCKET_ECORRUPT,
+			"the data file is corrupt: %s has a damaged meta page (a root or the map size "
+			"lies outside the file)", datafile);
+done:
+	close(fd);
+	return error;
+}
+
 /* mkdir -p, every directory it creates 0700. */
 static int make_dirs(const char *path)
 {
@@ -258,6 +441,113 @@ static int make_dir(const char *path, int create)
 	return make_dirs(path);
 }
 
+/*
+ * A read-only open LMDB refused because it cannot write the lock file
+ * (a read-only directory or file system, another user's ledger): can it be
+ * read without one (MDB_NOLOCK)? Only when no writer can exist: the file
+ * system is read-only, or nobody may write data.mdb (no write bit), or the
+ * lock file is readable and no process holds LMDB's lock on it (every open
+ * environment holds one). 1 yes, 0 no (`why` says why not).
+ */
+static int no_writer_possible(const char *path, char *why, size_t n)
+{
+	char file[4096];
+	struct statvfs vfs;
+	struct flock lk;
+	struct stat st;
+	int fd, busy;
+
+	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		return 1;
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	if (stat(file, &st) == 0 && (st.st_mode & 0222) == 0)
+		return 1;
+	snprintf(file, sizeof(file), "%s/lock.mdb", path);
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(why, n, "its lock file cannot be read (%s), so docket cannot tell whether "
+			 "a writer is using it", strerror(errno));
+		return 0;
+	}
+	memset(&lk, 0, sizeof(lk));
+	lk.l_type = F_WRLCK;
+	lk.l_whence = SEEK_SET;
+	lk.l_len = 1;
+	busy = fcntl(fd, F_GETLK, &lk) != 0 || lk.l_type != F_UNLCK;
+	close(fd);
+	if (busy)
+		snprintf(why, n, "another process (pid %ld) has it open and you cannot share its lock file",
+			 (long)lk.l_pid);
+	return !busy;
+}
+
+/*
+ * LMDB maps its lock file after growing it with ftruncate: on a full file
+ * system the pages of that sparse file cannot be allocated and the first
+ * touch is SIGBUS (seen with verify's scratch copy on a full tmpfs). So a
+ * missing lock file is made here first, its blocks allocated for real, and
+ * linked into place whole (link fails if another process made one
+ * meanwhile; that one is used). 16 KiB holds LMDB's default reader table;
+ * LMDB sizes its table from the file. A directory docket cannot write is
+ * left to LMDB (read-only opens, env_open).
+ */
+#define LOCK_FILE_BYTES 16384
+
+static int lock_file_prepare(const char *dir)
+{
+	char lock[4096], tmp[4096];
+	int fd, rc;
+
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", dir);
+	if (access(lock, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/lock.mdb.XXXXXX", dir);
+	if ((fd = mkstemp(tmp)) < 0)
+		return 0;
+	rc = posix_fallocate(fd, 0, LOCK_FILE_BYTES);
+	close(fd);
+	if (rc == 0 && link(tmp, lock) != 0 && errno != EEXIST)
+		rc = errno;
+	unlink(tmp);
+	if (rc == ENOSPC || rc == EDQUOT)
+		return docket_error_set(DOCKET_ESTORAGE,
+			"no space left on device: cannot create the lock file of %s; free some space, "
+			"then retry", dir);
+	return 0;
+}
+
+static int env_open(docket_ledger *l, int readonly)
+{
+	char why[256] = "";
+	int rc;
+
+	if ((rc = lock_file_prepare(l->path)) < 0)
+		return rc;
+	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
+	if (rc == 0)
+		return 0;
+	if (!readonly && (rc == EACCES || rc == EROFS || rc == EPERM))
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s (writing to a ledger needs write access "
+					"to its directory and files)", l->path, mdb_strerror(rc));
+	if (!readonly || (rc != EACCES && rc != EROFS && rc != EPERM))
+		return store_error(rc, l->path);
+	if (!no_writer_possible(l->path, why, sizeof(why)))
+		return docket_error_set(DOCKET_ESTORAGE,
+			"%s: LMDB needs to write its lock file (%s) and %s; ask the ledger's owner for "
+			"write access to the directory, or read a copy of it (cp -r)",
+			l->path, mdb_strerror(rc), why);
+	/* nobody can write the ledger: read it without the lock file */
+	mdb_env_close(l->env);
+	l->env = NULL;
+	if ((rc = mdb_env_create(&l->env)) != 0 || (rc = mdb_env_set_maxdbs(l->env, 16)) != 0 ||
+	    (rc = mdb_env_set_mapsize(l->env, l->map_size)) != 0 ||
+	    (rc = mdb_env_open(l->env, l->path, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, 0600)) != 0)
+		return store_error(rc, l->path);
+	l->nolock = 1;
+	return 0;
+}
+
 static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 {
 	int create = (opts->flags & DOCKET_OPEN_CREATE) != 0;
@@ -271,18 +561,25 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	if ((error = make_dir(l->path, create && !readonly)) < 0)
 		return error;
 	snprintf(datafile, sizeof(datafile), "%s/data.mdb", l->path);
-	if (stat(datafile, &st) != 0 && !(create && !readonly))
-		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+	if (stat(datafile, &st) != 0) {
+		if (errno != ENOENT)
+			return docket_error_set(DOCKET_ESTORAGE, "cannot read %s: %s", datafile, strerror(errno));
+		if (!(create && !readonly))
+			return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+	} else if ((st.st_size > 0 || !create) && (error = store_check_file(datafile)) < 0) {
+		return error;
+	}
 
 	if ((rc = mdb_env_create(&l->env)) != 0)
 		return store_error(rc, "create environment");
 	if ((rc = mdb_env_set_maxdbs(l->env, 16)) != 0 ||
 	    (rc = mdb_env_set_mapsize(l->env, l->map_size)) != 0)
 		return store_error(rc, "configure environment");
-	rc = mdb_env_open(l->env, l->path, MDB_NOTLS | (readonly ? MDB_RDONLY : 0), 0600);
-	if (rc != 0)
-		return store_error(rc, l->path);
-	mdb_reader_check(l->env, &dead);
+	if ((error = env_open(l, readonly)) < 0)
+		return error;
+	if (!l->nolock)
+		mdb_reader_check(l->env, &dead);
+	l->reader_checked_ms = now_ms();
 	mdb_env_info(l->env, &info);
 	l->map_size = info.me_mapsize;
 	if (l->map_size > l->map_size_max)
@@ -315,6 +612,7 @@ int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	pthread_rwlock_init(&l->resize_lock, NULL);
 	l->flags = opts->flags;
+	l->reader_check_ms = READER_CHECK_MS;
 	l->map_size = opts->map_size ? opts->map_size : DEFAULT_MAP_SIZE;
 	l->map_size_max = opts->map_size_max ? opts->map_size_max : DEFAULT_MAP_MAX;
 	if (l->map_size > l->map_size_max)

@@ -26,6 +26,29 @@
 
 #define VERIFY_CHUNK 4096
 
+/* The scratch ledger's first map; it grows (doubling) as the rebuild needs. */
+size_t ledger_verify_scratch_map = (size_t)4 << 20;
+size_t ledger_verify_scratch_max;
+
+/*
+ * Whether a failed rebuild of one event is a verdict about the data (the
+ * event, its frame or the history is wrong) or a failure of the checker
+ * itself (the scratch ledger ran out of map, disk or memory): only the first
+ * may ever be reported as "FAILED at seq N".
+ */
+static int is_verdict(int error)
+{
+	switch (error) {
+	case DOCKET_ESTORAGE:
+	case DOCKET_ENOMEM:
+	case DOCKET_EMAPFULL:
+	case DOCKET_ERROR:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 /*
  * Apply stored events [from, to] of `src` (read through `src_txn`) to `st`.
  * On a bad event returns its error with *bad_seq set to its seq.
@@ -164,7 +187,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, uint64_t to, d
 	if (to - from + 1 > VERIFY_CHUNK)
 		to = from + VERIFY_CHUNK - 1;
 	if ((error = rebuild_range(st, l, src, from, to, &bad)) < 0) {
-		if (bad) {
+		if (bad && is_verdict(error)) {
 			rep->first_bad_seq = bad;
 			rep->events_checked = bad - 1;
 			memcpy(rep->problem, docket_error_last()->message, sizeof(rep->problem));
@@ -287,6 +310,14 @@ static int verify_compare(docket_ledger *scratch, docket_ledger *l, MDB_txn *src
 	return error;
 }
 
+/* A failure of the checker: exit 3 material, naming the scratch ledger. */
+static int scratch_error(const char *dir, int error)
+{
+	docket_error_prefix("verify could not finish (nothing is known to be wrong with the ledger): "
+			    "its scratch copy in %s (TMPDIR puts it elsewhere): ", dir);
+	return error;
+}
+
 static int verify_run(docket_ledger *scratch, docket_ledger *l, docket_verify_report *rep)
 {
 	for (;;) {
@@ -312,9 +343,12 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, docket_verify_re
 		store_txn_abort(l, src);
 		while (rep->events_checked < head) {
 			error = verify_chunk(scratch, l, head, rep);
+			/* the scratch map is full: grow it and redo the chunk */
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
-			if (error != 0)
+			if (error < 0)
+				return scratch_error(scratch->path, error);
+			if (error > 0)
 				return error;
 		}
 	}
@@ -333,8 +367,11 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	if (!mkdtemp(dir))
 		return docket_error_set(DOCKET_ESTORAGE, "cannot create a scratch directory: %s", strerror(errno));
 	opts.flags = DOCKET_OPEN_CREATE;
-	opts.map_size = (size_t)64 << 20;
-	if ((error = docket_ledger_open(&scratch, dir, &opts)) == 0)
+	opts.map_size = ledger_verify_scratch_map;
+	opts.map_size_max = ledger_verify_scratch_max;
+	if ((error = docket_ledger_open(&scratch, dir, &opts)) < 0)
+		scratch_error(dir, error);
+	else
 		error = verify_run(scratch, l, rep);
 	docket_ledger_free(scratch);
 	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);

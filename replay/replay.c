@@ -70,7 +70,11 @@ static int eval_fresh(replay *r, const docket_policy *p, rsession *s, const dock
 	int error;
 
 	if ((error = docket_json_parse(&args, ti->args_json, strlen(ti->args_json))) < 0)
-		return error;
+		/* stored arguments were JSON when appended: the file is damaged */
+		return error == DOCKET_EINVALID
+			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
+					   "is damaged; `docket verify` checks it")
+			: error;
 	if (!(intent = json_pack("{s:s, s:o}", "tool", ti->tool, "args", args)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&

@@ -36,7 +36,13 @@ Generated from `docket --help` and `docket COMMAND --help` by
 program.
 
 Global options come before the command: `-L PATH` names the ledger (else
-`$DOCKET_LEDGER`, else `./.docket`). Every command has `--help`; every read
+`$DOCKET_LEDGER`, else `./.docket`); `--map-max SIZE` (else `$DOCKET_MAP_MAX`)
+caps how large the ledger's data file may grow, in bytes with an optional
+`K`, `M`, `G` or `T` (powers of 1024). The default cap is 1T on 64-bit hosts
+(2G on 32-bit ones); the map starts at 64M and doubles as needed up to the
+cap. A commit that would pass the cap is refused whole, exit 3, "ledger is
+full: it reached its size cap"; raise the cap to append more. The cap does
+not shrink an existing file, and verify's scratch copy is not bound by it. Every command has `--help`; every read
 command has `--json`. Colour only on a terminal, never with `NO_COLOR`.
 
 **Exit codes:** 0 ok; 1 a check found something (verify failed, replay changes

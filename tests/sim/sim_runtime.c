@@ -306,13 +306,15 @@ static int connect_to(const char *path)
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	/* the socket exists before we start: a refusal means docket is gone */
-	for (int tries = 0; fd >= 0 && tries < 100; tries++) {
+	/* the socket file exists before we start, but serve may not listen on
+	 * it yet (bind comes first): a refusal is retried for up to 2 s, after
+	 * that docket is gone */
+	for (int tries = 0; fd >= 0 && tries < 200; tries++) {
 		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
 			return fd;
-		if (errno != EAGAIN && errno != EINTR)
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNREFUSED)
 			break;
-		usleep(2000);
+		usleep(10000);
 	}
 	return -1;
 }

@@ -18,8 +18,26 @@
  * At the end a clean run recovers everything; then every invocation has
  * exactly one outcome and nothing is pending.
  *
- * usage: torture DOCKET SIM_RUNTIME KILLS [SEED]
- * Runs trials until KILLS of them killed docket or the runtime.
+ * Power-loss mode (--power SHIM, issue 11): SIGKILL keeps the page cache,
+ * so it cannot show a missing fsync. Each trial runs docket serve with the
+ * pwrcut.c shim preloaded, which logs every write and sync of data.mdb and
+ * cuts the power (SIGKILL) just before a random one of them; the runtime
+ * dies with it. The torture then rebuilds data.mdb from its copy before the
+ * trial and the log, as a power cut could leave it (power_reconstruct:
+ * everything before the last completed sync and every O_DSYNC write, plus a
+ * random choice of the later writes: none, all, a prefix, or a random
+ * subset with torn sectors), drops lock.mdb, and runs every check above on
+ * that file. With --nosync-mutant the shim turns every sync into a no-op
+ * (what MDB_NOSYNC amounts to) and the torture expects to catch a loss: it
+ * exits 0 when a check fails, 1 when every trial passed.
+ *
+ * Acks are checked by seq, event type, session and invocation. A runtime
+ * that does not finish, or a serve that does not stop on SIGTERM, is a
+ * failure reported as such, not something to kill quietly.
+ *
+ * usage: torture [--power SHIM [--nosync-mutant]] DOCKET SIM_RUNTIME KILLS [SEED]
+ * Runs trials until KILLS of them killed docket or the runtime (power
+ * mode: until KILLS power cuts).
  * Long runs rotate to a fresh ledger every 200 trials so per-trial checks
  * stay cheap; every check still runs after every trial.
  */
@@ -39,6 +57,8 @@
 #include "ledger/ledger_internal.h"
 
 #define SEGMENT 200
+/* A runtime runs at most this long (ms) before it counts as hung. */
+#define HANG_MS 60000
 
 typedef struct torture {
 	const char *docket, *sim;
@@ -49,7 +69,16 @@ typedef struct torture {
 	json_t *dispatch_tokens;   /* token -> true */
 	uint64_t scanned;          /* events scanned for tokens */
 	long kills, docket_kills, runtime_kills, crash_points, clean_exits;
+	/* power-loss mode */
+	const char *shim;          /* pwrcut.so, NULL: kill mode */
+	int mutant;                /* --nosync-mutant: expect a failure */
+	char plog[600], asan[1200];
+	long cuts, unsynced_kept, unsynced_dropped, torn, trials;
 } torture;
+
+static int expect_failure;
+static const char *work_dir;  /* removed when the mutant is caught */
+static int in_child;          /* in check_trial's child: a finding is exit 10 */
 
 static unsigned rnd(torture *t, unsigned n)
 {
@@ -57,14 +86,41 @@ static unsigned rnd(torture *t, unsigned n)
 	return (t->seed >> 16) % n;
 }
 
-/* "torture: FAIL: <what> <detail>", exit 1. */
-static void fail(const char *what, const char *detail)
+/* A check failed: "torture: FAIL: <what> <detail>", exit 1 (with
+ * --nosync-mutant that is the expected outcome: exit 0). */
+static void fail(const char *what, const char *detail_in)
 {
+	char detail[1024];
+
+	snprintf(detail, sizeof(detail), "%s", detail_in);
+	detail[strcspn(detail, "\n")] = '\0';
+	if (expect_failure && in_child) {
+		printf("torture: the NOSYNC mutant lost data: %s %s\n", what, detail);
+		fflush(stdout);
+		_exit(10);
+	}
+	if (expect_failure) {
+		char cmd[700];
+
+		printf("torture: the NOSYNC mutant was caught: %s %s\n", what, detail);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "torture: could not remove %s\n", work_dir);
+		exit(0);
+	}
 	fprintf(stderr, "torture: FAIL: %s %s\n", what, detail);
 	exit(1);
 }
 
-static pid_t spawn(char *const argv[], const char *crash_env)
+/* The harness itself broke (not a finding): exit 2 in every mode. */
+static void broken(const char *what, const char *detail)
+{
+	fprintf(stderr, "torture: BROKEN: %s %s\n", what, detail);
+	exit(2);
+}
+
+/* `power_at`: with the shim, cut the power before this operation (0: never). */
+static pid_t spawn(torture *t, char *const argv[], const char *crash_env, unsigned long power_at)
 {
 	pid_t pid = fork();
 
@@ -73,6 +129,18 @@ static pid_t spawn(char *const argv[], const char *crash_env)
 			setenv("DOCKET_CRASH_POINT", crash_env, 1);
 		else
 			unsetenv("DOCKET_CRASH_POINT");
+		if (power_at) {
+			char at[32];
+
+			snprintf(at, sizeof(at), "%lu", power_at);
+			setenv("LD_PRELOAD", t->shim, 1);
+			setenv("PWRCUT_LOG", t->plog, 1);
+			setenv("PWRCUT_AT", at, 1);
+			if (t->mutant)
+				setenv("PWRCUT_NOSYNC", "1", 1);
+			/* a preloaded shim comes before the sanitizer runtime */
+			setenv("ASAN_OPTIONS", t->asan, 1);
+		}
 		if (!getenv("TORTURE_VERBOSE")) {
 			FILE *devnull = freopen("/dev/null", "w", stderr);
 
@@ -84,18 +152,46 @@ static pid_t spawn(char *const argv[], const char *crash_env)
 	return pid;
 }
 
-static int wait_socket(const char *path, pid_t serve)
+/* Wait up to 10 s for serve's socket; -1 if serve ended first (its status
+ * in *status) or never made it. */
+static int wait_socket_status(const char *path, pid_t serve, int *status, int *ended)
 {
 	struct stat st;
 
-	for (int i = 0; i < 2000; i++) {
+	*ended = 0;
+	for (int i = 0; i < 10000; i++) {
 		if (stat(path, &st) == 0)
 			return 0;
-		if (waitpid(serve, NULL, WNOHANG) == serve)
+		if (waitpid(serve, status, WNOHANG) == serve) {
+			*ended = 1;
 			return -1;
+		}
 		usleep(1000);
 	}
 	return -1;
+}
+
+static int wait_socket(const char *path, pid_t serve)
+{
+	int status, ended;
+
+	return wait_socket_status(path, serve, &status, &ended);
+}
+
+/* Wait for `pid` up to `ms`; a process still running then is a failure. */
+static int reap_or_fail(pid_t pid, int ms, const char *what, const char *detail)
+{
+	int status = 0;
+
+	for (int i = 0; i < ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail(what, detail);
+	return status;
 }
 
 /* Wait for `pid` up to `ms`; SIGKILL it after that. Returns the status. */
@@ -126,7 +222,7 @@ static void new_segment(torture *t)
 	snprintf(t->acks, sizeof(t->acks), "%s/acks-%d", t->dir, t->segment);
 	snprintf(cmd, sizeof(cmd), "'%s' -L '%s' init >/dev/null", t->docket, t->ledger);
 	if (system(cmd) != 0)
-		fail("cannot init", t->ledger);
+		broken("cannot init", t->ledger);
 	json_decref(t->dispatch_tokens);
 	t->dispatch_tokens = json_object();
 	t->scanned = 0;
@@ -141,7 +237,7 @@ static docket_ledger *open_ledger(const char *path)
 
 	opts.flags = DOCKET_OPEN_READONLY;
 	if (docket_ledger_open(&l, path, &opts) != 0)
-		fail("cannot open the ledger", docket_error_last()->message);
+		fail("the ledger does not open:", docket_error_last()->message);
 	return l;
 }
 
@@ -195,6 +291,33 @@ static void check_receipts(torture *t, docket_ledger *l)
 	json_decref(per_inv);
 }
 
+/* The event type a serve method appends (the one its reply's seq names). */
+static const char *method_event(const char *method)
+{
+	static const char *const map[][2] = {
+		{ "runtime.start", "runtime.started" }, { "session.open", "session.opened" },
+		{ "policy.set", "policy.revised" }, { "tool.intent", "tool.intent" },
+		{ "approval.request", "approval.requested" }, { "approval.settle", "approval.settled" },
+		{ "tool.dispatch", "tool.dispatched" }, { "tool.complete", "tool.completed" },
+		{ "session.close", "session.closed" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i][0], method) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+/* 1 when `want` ("-": none) is what the event carries in `field`. */
+static int field_is(json_t *ev, const char *field, const char *want)
+{
+	const char *got = json_string_value(json_object_get(ev, field));
+
+	if (strcmp(want, "-") == 0)
+		return 1;
+	return got && strcmp(got, want) == 0;
+}
+
 static void check_acks(torture *t, docket_ledger *l)
 {
 	char line[600];
@@ -211,12 +334,11 @@ static void check_acks(torture *t, docket_ledger *l)
 			continue; /* a line cut by a kill */
 		if (ledger_event_json(l, (uint64_t)seq, &ev) != 0)
 			fail("an acknowledged event is missing", line);
-		if (strcmp(inv, "-") != 0) {
-			const char *got = json_string_value(json_object_get(ev, "invocation"));
-
-			if (!got || strcmp(got, inv) != 0)
-				fail("an acknowledged seq holds another event", line);
-		}
+		if (!method_event(method))
+			broken("an ack of an unknown method", line);
+		if (!field_is(ev, "type", method_event(method)) || !field_is(ev, "session", session) ||
+		    !field_is(ev, "invocation", inv))
+			fail("an acknowledged seq holds another event", line);
 		json_decref(ev);
 	}
 	fclose(f);
@@ -227,12 +349,12 @@ static void check_verify(docket_ledger *l)
 	docket_verify_report rep;
 
 	if (docket_ledger_verify(l, &rep) != 0)
-		fail("verify could not run", docket_error_last()->message);
+		fail("verify could not run:", docket_error_last()->message);
 	if (!rep.ok)
 		fail("verify failed", rep.problem);
 }
 
-static void check_trial(torture *t)
+static void check_trial_here(torture *t)
 {
 	docket_ledger *l = open_ledger(t->ledger);
 
@@ -240,6 +362,36 @@ static void check_trial(torture *t)
 	check_acks(t, l);
 	check_verify(l);
 	docket_ledger_free(l);
+}
+
+/*
+ * The checks. The NOSYNC mutant leaves files a real power cut could leave
+ * in any shape, and LMDB trusts its pages: there the checks run in a child,
+ * and a crash while reading the ledger is one more way the loss is caught
+ * (the child's findings end it with exit 10, its stdout saying which).
+ */
+static void check_trial(torture *t)
+{
+	int status = 0;
+	pid_t pid;
+
+	if (!t->mutant) {
+		check_trial_here(t);
+		return;
+	}
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		in_child = 1;
+		check_trial_here(t);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 10)
+		fail("(a check above)", "");
+	fail("reading the ledger after the cut crashed:",
+	     WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "it ended with an unexpected status");
 }
 
 /* Every invocation of the segment has exactly one outcome; nothing pending. */
@@ -317,9 +469,9 @@ static void trial(torture *t, int n)
 	serve_argv[4] = "--socket";
 	serve_argv[5] = t->sock;
 	serve_argv[6] = NULL;
-	serve = spawn(serve_argv, docket_crash);
+	serve = spawn(t, serve_argv, docket_crash, 0);
 	if (wait_socket(t->sock, serve) < 0)
-		fail("docket serve did not start on", t->sock);
+		broken("docket serve did not start on", t->sock);
 	sim_argv[0] = (char *)t->sim;
 	sim_argv[1] = t->sock;
 	sim_argv[2] = t->receipts;
@@ -329,7 +481,7 @@ static void trial(torture *t, int n)
 	sim_argv[6] = "5";
 	sim_argv[7] = (char *)runtime_crash;
 	sim_argv[8] = NULL;
-	rt = spawn(sim_argv, NULL);
+	rt = spawn(t, sim_argv, NULL, 0);
 	if (mode <= 2) {
 		usleep(1000 * (1 + rnd(t, 40)));
 		if (mode == 0 || mode == 2)
@@ -337,13 +489,16 @@ static void trial(torture *t, int n)
 		if (mode == 1 || mode == 2)
 			kill(rt, SIGKILL);
 	}
-	rst = reap(rt, 20000);
+	rst = reap_or_fail(rt, HANG_MS, "the runtime hung: it did not finish within 60 s in", t->ledger);
 	/* docket may still run (no kill yet, or a crash point never reached):
 	 * stop it either way; that stop is not counted as a kill */
 	if (waitpid(serve, &sst, WNOHANG) == serve) {
 		docket_killed = WIFSIGNALED(sst) && WTERMSIG(sst) == SIGKILL;
+	} else if (rnd(t, 2)) {
+		kill(serve, SIGTERM);
+		sst = reap_or_fail(serve, 20000, "docket serve did not stop within 20 s of SIGTERM in", t->ledger);
 	} else {
-		kill(serve, rnd(t, 2) ? SIGTERM : SIGKILL);
+		kill(serve, SIGKILL);
 		sst = reap(serve, 20000);
 	}
 	runtime_killed = WIFSIGNALED(rst) && WTERMSIG(rst) == SIGKILL;
@@ -358,22 +513,246 @@ static void trial(torture *t, int n)
 	check_trial(t);
 }
 
+/* ---- power loss ---- */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+	    !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(buf);
+		broken("cannot read", path);
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+typedef struct pwr_op {
+	char op;             /* W T S */
+	int dsync;
+	uint64_t off, len;
+	const uint8_t *data;
+} pwr_op;
+
+/* The shim's log as operations; a record cut short by the power cut ends it. */
+static size_t parse_log(const uint8_t *log, size_t len, pwr_op **out)
+{
+	size_t n = 0, cap = 0, i = 0;
+	pwr_op *ops = NULL;
+
+	while (i + 28 <= len && memcmp(log + i, "PWR1", 4) == 0) {
+		uint64_t dlen = be64_at(log + i + 16);
+
+		if (dlen > len - i - 28 || memcmp(log + i + 24 + dlen, "END1", 4) != 0)
+			break;
+		if (n == cap && !(ops = realloc(ops, (cap = cap ? 2 * cap : 256) * sizeof(*ops))))
+			broken("out of memory", "");
+		ops[n].op = (char)log[i + 4];
+		ops[n].dsync = log[i + 5] & 1;
+		ops[n].off = be64_at(log + i + 8);
+		ops[n].len = dlen;
+		ops[n].data = log + i + 24;
+		n++;
+		i += 28 + dlen;
+	}
+	*out = ops;
+	return n;
+}
+
+static void file_put(uint8_t **file, size_t *size, size_t *cap, uint64_t off, const uint8_t *p, uint64_t n)
+{
+	if (off + n > *cap) {
+		*cap = (size_t)(off + n) * 2;
+		if (!(*file = realloc(*file, *cap)))
+			broken("out of memory", "");
+	}
+	if (off > *size)
+		memset(*file + *size, 0, (size_t)(off - *size));
+	memcpy(*file + off, p, (size_t)n);
+	if (off + n > *size)
+		*size = (size_t)(off + n);
+}
+
+/* A write, whole or (torn) only some of its 512-byte sectors. */
+static void apply_write(torture *t, uint8_t **file, size_t *size, size_t *cap, const pwr_op *op, int tear)
+{
+	uint64_t at = op->off, end = op->off + op->len;
+
+	if (!tear) {
+		file_put(file, size, cap, op->off, op->data, op->len);
+		return;
+	}
+	t->torn++;
+	while (at < end) {
+		uint64_t next = (at / 512 + 1) * 512;
+
+		if (next > end)
+			next = end;
+		if (rnd(t, 2))
+			file_put(file, size, cap, at, op->data + (at - op->off), next - at);
+		at = next;
+	}
+}
+
+/*
+ * data.mdb as a power cut during the trial could leave it (the file-system
+ * model of docs/architecture.md): the copy from before the trial, then
+ * every logged operation in order that is durable (before the last
+ * completed sync, or a write through an O_DSYNC descriptor) and, of the
+ * others, those this trial's choice keeps: none, all, a prefix, or each
+ * one with probability 1/2 and possibly torn.
+ */
+static void power_reconstruct(torture *t, const uint8_t *base, size_t base_len)
+{
+	size_t log_len, size = base_len, cap = base_len + 1, n, last_sync = 0;
+	uint8_t *log = slurp(t->plog, &log_len), *file = malloc(base_len + 1);
+	unsigned choice = rnd(t, 4);
+	pwr_op *ops = NULL;
+	char path[700];
+	size_t prefix;
+	FILE *f;
+
+	if (!file)
+		broken("out of memory", "");
+	memcpy(file, base, base_len);
+	n = log ? parse_log(log, log_len, &ops) : 0;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].op == 'S')
+			last_sync = i + 1;
+	prefix = n > last_sync ? last_sync + rnd(t, (unsigned)(n - last_sync + 1)) : n;
+	for (size_t i = 0; i < n; i++) {
+		int durable = i < last_sync || (ops[i].op == 'W' && ops[i].dsync);
+		int keep = durable || choice == 1 || (choice == 2 && i < prefix) || (choice == 3 && rnd(t, 2));
+
+		if (ops[i].op == 'S')
+			continue;
+		if (!durable)
+			keep ? t->unsynced_kept++ : t->unsynced_dropped++;
+		if (!keep)
+			continue;
+		if (ops[i].op == 'T')
+			size = ops[i].off < size ? (size_t)ops[i].off : size;
+		else
+			apply_write(t, &file, &size, &cap, &ops[i], !durable && choice == 3 && rnd(t, 2) == 0);
+	}
+	snprintf(path, sizeof(path), "%s/data.mdb", t->ledger);
+	if (!(f = fopen(path, "wb")) || fwrite(file, 1, size, f) != size || fclose(f) != 0)
+		broken("cannot write", path);
+	snprintf(path, sizeof(path), "%s/lock.mdb", t->ledger);
+	unlink(path); /* shared memory does not survive a power cut */
+	free(ops);
+	free(log);
+	free(file);
+}
+
+/* One trial under the shim: serve and runtime until the power cut. */
+static void power_trial(torture *t, int n)
+{
+	char seed[32], path[700], *serve_argv[8], *sim_argv[9];
+	unsigned long cut = 1 + rnd(t, 240);
+	uint8_t *base;
+	size_t base_len;
+	int sst = 0, rst, ended;
+	pid_t serve, rt;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", t->ledger);
+	if (!(base = slurp(path, &base_len)))
+		broken("no data file at", path);
+	unlink(t->plog);
+	snprintf(seed, sizeof(seed), "%u", t->seed ^ (unsigned)n);
+	serve_argv[0] = (char *)t->docket;
+	serve_argv[1] = "-L";
+	serve_argv[2] = t->ledger;
+	serve_argv[3] = "serve";
+	serve_argv[4] = "--socket";
+	serve_argv[5] = t->sock;
+	serve_argv[6] = NULL;
+	serve = spawn(t, serve_argv, NULL, cut);
+	if (wait_socket_status(t->sock, serve, &sst, &ended) < 0) {
+		/* the cut can come while serve is still opening the ledger */
+		if (!ended)
+			broken("docket serve did not start on", t->sock);
+	} else {
+		sim_argv[0] = (char *)t->sim;
+		sim_argv[1] = t->sock;
+		sim_argv[2] = t->receipts;
+		sim_argv[3] = t->acks;
+		sim_argv[4] = seed;
+		sim_argv[5] = "2";
+		sim_argv[6] = "5";
+		sim_argv[7] = NULL;
+		rt = spawn(t, sim_argv, NULL, 0);
+		/* the power cut takes the runtime too: as soon as serve is gone */
+		int serve_done = 0;
+
+		for (int i = 0; i < HANG_MS && rt; i++) {
+			if (waitpid(serve, &sst, WNOHANG) == serve) {
+				serve_done = 1;
+				kill(rt, SIGKILL);
+				waitpid(rt, &rst, 0);
+				rt = 0;
+			} else if (waitpid(rt, &rst, WNOHANG) == rt) {
+				rt = 0;
+			} else {
+				usleep(1000);
+			}
+		}
+		if (rt)
+			reap_or_fail(rt, 0, "the runtime hung: it did not finish within 60 s in", t->ledger);
+		if (!serve_done && waitpid(serve, &sst, WNOHANG) != serve) {
+			kill(serve, SIGTERM);
+			sst = reap_or_fail(serve, 20000, "docket serve did not stop within 20 s of SIGTERM in",
+					   t->ledger);
+		}
+	}
+	if (WIFSIGNALED(sst) && WTERMSIG(sst) == SIGKILL) {
+		t->cuts++;
+		t->kills++;
+	}
+	unlink(t->sock);
+	power_reconstruct(t, base, base_len);
+	free(base);
+	check_trial(t);
+}
+
 /* A run with no kill: recover everything, start nothing new. */
 static void final_run(torture *t)
 {
 	char *serve_argv[] = { (char *)t->docket, "-L", t->ledger, "serve", "--socket", t->sock, NULL };
 	char *sim_argv[] = { (char *)t->sim, t->sock, t->receipts, t->acks, "1", "0", "0", NULL };
-	pid_t serve = spawn(serve_argv, NULL), rt;
+	pid_t serve = spawn(t, serve_argv, NULL, 0), rt;
 	int st;
 
 	if (wait_socket(t->sock, serve) < 0)
 		fail("docket serve did not start on", t->sock);
-	rt = spawn(sim_argv, NULL);
-	st = reap(rt, 60000);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("the final recovery run failed", t->ledger);
+	rt = spawn(t, sim_argv, NULL, 0);
+	st = reap_or_fail(rt, HANG_MS, "the final recovery run hung in", t->ledger);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char why[700];
+
+		snprintf(why, sizeof(why), "(runtime %s %d) in %s", WIFEXITED(st) ? "exit" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), t->ledger);
+		fail("the final recovery run failed", why);
+	}
 	kill(serve, SIGTERM);
-	st = reap(serve, 20000);
+	st = reap_or_fail(serve, 20000, "docket serve did not stop within 20 s of SIGTERM in", t->ledger);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("docket serve did not stop cleanly on SIGTERM", t->ledger);
 	unlink(t->sock);
@@ -389,19 +768,38 @@ int main(int argc, char **argv)
 	int trials = 0;
 	char cmd[700];
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: torture DOCKET SIM_RUNTIME KILLS [SEED]\n");
+	memset(&t, 0, sizeof(t));
+	while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+		if (strcmp(argv[1], "--power") == 0 && argc > 2) {
+			t.shim = argv[2];
+			argv += 2;
+			argc -= 2;
+		} else if (strcmp(argv[1], "--nosync-mutant") == 0) {
+			t.mutant = expect_failure = 1;
+			argv++;
+			argc--;
+		} else {
+			break;
+		}
+	}
+	if (argc < 4 || (t.mutant && !t.shim)) {
+		fprintf(stderr, "usage: torture [--power SHIM [--nosync-mutant]] DOCKET SIM_RUNTIME KILLS [SEED]\n");
 		return 2;
 	}
-	memset(&t, 0, sizeof(t));
 	t.docket = argv[1];
 	t.sim = argv[2];
 	want = atol(argv[3]);
 	t.seed = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : (unsigned)time(NULL);
 	snprintf(t.dir, sizeof(t.dir), "%s/docket-torture-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(t.dir))
-		fail("mkdtemp", strerror(errno));
-	printf("torture: until %ld kill trials, seed %u, in %s\n", want, t.seed, t.dir);
+		broken("mkdtemp", strerror(errno));
+	work_dir = t.dir;
+	snprintf(t.plog, sizeof(t.plog), "%s/pwrcut.log", t.dir);
+	snprintf(t.asan, sizeof(t.asan), "%s%sverify_asan_link_order=0",
+		 getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "", getenv("ASAN_OPTIONS") ? ":" : "");
+	printf("torture: until %ld %s, seed %u, in %s\n", want,
+	       t.mutant ? "power cuts of the NOSYNC mutant (a loss must be caught)"
+			: t.shim ? "power-cut trials" : "kill trials", t.seed, t.dir);
 	fflush(stdout);
 	new_segment(&t);
 	for (int n = 0; t.kills < want; n++) {
@@ -409,11 +807,23 @@ int main(int argc, char **argv)
 			final_run(&t);
 			new_segment(&t);
 		}
-		trial(&t, n);
+		if (t.shim)
+			power_trial(&t, n);
+		else
+			trial(&t, n);
 		trials++;
 	}
 	final_run(&t);
-	printf("torture: %d trials passed every check: %ld kill trials (docket killed while serving: %ld, "
+	if (t.mutant) {
+		printf("torture: FAIL: %d power cuts of the NOSYNC mutant and no check noticed a loss\n", trials);
+		return 1;
+	}
+	if (t.shim)
+		printf("torture: %d power-cut trials passed every check: %ld cuts inside serve, %ld unsynced "
+		       "writes kept and %ld lost across them, %ld torn, %d ledger segment(s)\n",
+		       trials, t.cuts, t.unsynced_kept, t.unsynced_dropped, t.torn, t.segment);
+	else
+		printf("torture: %d trials passed every check: %ld kill trials (docket killed while serving: %ld, "
 	       "runtime killed: %ld), %ld aimed at named crash points, %ld runtimes finished before any kill; "
 	       "%d ledger segment(s)\n",
 	       trials, t.kills, t.docket_kills, t.runtime_kills, t.crash_points, t.clean_exits, t.segment);

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "docket/ledger.h"
@@ -751,6 +753,211 @@ static void test_verify_finds_flipped_byte(void **state)
 	assert_int_equal(rep.first_bad_seq, 5);
 }
 
+/* `calls` allowed calls (T0, T1, T2) in session s1, appended 300 events per
+ * transaction: a big ledger, fast. */
+static void fill_bulk(fixture *f, int calls)
+{
+	json_t *evs[300];
+	size_t n = 0;
+	char buf[512];
+
+	open_session(f, "s1");
+	for (int i = 0; i < calls; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"args\":{\"command\":[\"echo\",\"%d\"]},"
+			 "\"decision\":{\"verdict\":\"allowed\"}"), i, i);
+		evs[n++] = test_json(buf);
+		snprintf(buf, sizeof(buf), EV("tool.dispatched", "c%d", ""), i);
+		evs[n++] = test_json(buf);
+		snprintf(buf, sizeof(buf), EV("tool.completed", "c%d", ",\"status\":\"ok\",\"exit_code\":0"), i);
+		evs[n++] = test_json(buf);
+		if (n == 300 || i == calls - 1) {
+			if (docket_ledger_append_json(f->l, evs, n, NULL) != 0)
+				fail_msg("bulk append: %s", docket_error_last()->message);
+			for (size_t j = 0; j < n; j++)
+				json_decref(evs[j]);
+			n = 0;
+		}
+	}
+}
+
+/*
+ * Issue 11: verify's scratch ledger filling up is the checker's problem, not
+ * the data's. With a scratch map far smaller than the rebuild needs, verify
+ * grows it and passes; with its cap reached, it fails to run (an error, exit
+ * 3 in the CLI) and never reports the honest ledger as FAILED.
+ */
+static void test_verify_scratch_grows_never_lies(void **state)
+{
+	fixture *f = *state;
+	size_t saved_map = ledger_verify_scratch_map, saved_max = ledger_verify_scratch_max;
+	docket_verify_report rep;
+	int rc;
+
+	fill_bulk(f, 2000);
+	ledger_verify_scratch_map = (size_t)64 << 10;
+	assert_true(verify_ok(f));
+	assert_int_equal(head(f), 6001);
+
+	ledger_verify_scratch_max = (size_t)256 << 10;
+	rc = docket_ledger_verify(f->l, &rep);
+	ledger_verify_scratch_map = saved_map;
+	ledger_verify_scratch_max = saved_max;
+	assert_int_equal(rc, DOCKET_EMAPFULL);
+	assert_false(rep.ok);
+	assert_int_equal(rep.first_bad_seq, 0);
+	assert_non_null(strstr(docket_error_last()->message, "verify could not finish"));
+	assert_non_null(strstr(docket_error_last()->message, "size cap"));
+}
+
+/* mdb_reader_list callback: count the slots of pid `*ctx`. */
+static int count_pid_slots(const char *msg, void *ctx)
+{
+	long pid = 0;
+
+	long *want = ctx;
+
+	if (sscanf(msg, "%ld", &pid) == 1 && pid == want[0])
+		want[1]++;
+	return 0;
+}
+
+static long dead_slots(docket_ledger *l, long pid)
+{
+	long ctx[2] = { pid, 0 };
+
+	assert_true(mdb_reader_list(l->env, count_pid_slots, ctx) >= 0);
+	return ctx[1];
+}
+
+/* A reader killed inside its read transaction, its slot left behind. */
+static long kill_a_reader(const char *dir)
+{
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	if ((pid = fork()) == 0) {
+		docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+		docket_ledger *mine = NULL;
+		MDB_txn *txn = NULL;
+
+		opts.flags = DOCKET_OPEN_READONLY;
+		if (docket_ledger_open(&mine, dir, &opts) != 0 || store_txn_begin(&txn, mine, MDB_RDONLY) != 0)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return (long)pid;
+}
+
+/*
+ * Issue 11: a long-running writer clears the slots of dead readers now and
+ * then, not only when it opens the ledger (a slot pins an old snapshot and
+ * the file grows). With the period at 0 the next transaction clears it; with
+ * a period not yet over the slot stays (the check is not merely on open).
+ */
+static void test_reader_check_in_long_runs(void **state)
+{
+	fixture *f = *state;
+	long pid;
+
+	open_session(f, "s1");
+	f->l->reader_check_ms = (uint64_t)3600 * 1000;
+	pid = kill_a_reader(f->dir);
+	ok(f, EV("tool.intent", "c1", ",\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]}"));
+	assert_int_equal(dead_slots(f->l, pid), 1);
+
+	f->l->reader_check_ms = 0;
+	ok(f, EV("tool.intent", "c2", ",\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]}"));
+	assert_int_equal(dead_slots(f->l, pid), 0);
+}
+
+/* Overwrite `n` bytes at `off` of the ledger's data.mdb (saving the old ones in `old`). */
+static void poke(const char *dir, long off, const void *bytes, size_t n, void *old)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_non_null(fp = fopen(path, "r+b"));
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	if (old)
+		assert_int_equal(fread(old, 1, n, fp), n);
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	assert_int_equal(fwrite(bytes, 1, n, fp), n);
+	fclose(fp);
+}
+
+static int reopen(fixture *f)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	opts.flags = DOCKET_OPEN_READONLY;
+	return docket_ledger_open(&f->l, f->dir, &opts);
+}
+
+/*
+ * Issue 11: the structure LMDB trusts is checked before LMDB maps the file.
+ * Each damage to a meta page (LMDB 0.9 layout, host order: the meta starts
+ * 16 bytes into pages 0 and 1) is refused as corrupt; undone, the file
+ * opens again. A file cut short is refused the same way.
+ */
+static void test_open_checks_the_data_file(void **state)
+{
+	static const struct {
+		long off;       /* in the meta, from its start */
+		uint64_t value;
+		size_t len;
+	} damage[] = {
+		{ 0, 0x12345678, 4 },          /* magic */
+		{ 4, 7, 4 },                   /* data version */
+		{ 24, 1000, 4 },               /* page size, not a power of two */
+		{ 24 + 40, 1u << 30, 8 },      /* free DB root past the last page */
+		{ 72 + 40, 1u << 30, 8 },      /* main DB root past the last page */
+		{ 120, 1u << 30, 8 },          /* last page past the end of the file */
+		{ 16, 4096, 8 },               /* map size below the used size */
+	};
+	fixture *f = *state;
+	uint8_t old[8];
+	char path[4096];
+
+	fill_session(f, 20);
+	assert_int_equal(reopen(f), 0);
+	for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+		uint64_t v = damage[i].value;
+
+		docket_ledger_free(f->l);
+		f->l = NULL;
+		/* both meta pages, so the damaged one is the one LMDB would use */
+		for (long page = 0; page < 2; page++)
+			poke(f->dir, page * 4096 + 16 + damage[i].off, &v, damage[i].len, page ? NULL : old);
+		if (reopen(f) != DOCKET_ECORRUPT)
+			fail_msg("damage %zu was not refused: %s", i, docket_error_last()->message);
+		assert_non_null(strstr(docket_error_last()->message, "the data file is corrupt"));
+		for (long page = 0; page < 2; page++)
+			poke(f->dir, page * 4096 + 16 + damage[i].off, old, damage[i].len, NULL);
+		if (reopen(f) != 0)
+			fail_msg("undone damage %zu: %s", i, docket_error_last()->message);
+	}
+	assert_true(verify_ok(f));
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+	assert_int_equal(truncate(path, 16384), 0);
+	assert_int_equal(reopen(f), DOCKET_ECORRUPT);
+	assert_non_null(strstr(docket_error_last()->message, "truncated"));
+}
+
 static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 {
 	fixture *f = *state;
@@ -1078,6 +1285,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
