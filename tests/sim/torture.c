@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -125,6 +126,10 @@ static pid_t spawn(torture *t, char *const argv[], const char *crash_env, unsign
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* a torture that fails or is killed takes its serve and runtime
+		 * with it: an orphan holding meson's pipe would hang the suite */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+			_exit(127);
 		if (crash_env)
 			setenv("DOCKET_CRASH_POINT", crash_env, 1);
 		else
