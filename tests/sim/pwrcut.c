@@ -48,6 +48,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* the project builds with -fvisibility=hidden: the functions this shim
+ * interposes must be exported, or the dynamic linker never sees them */
+#pragma GCC visibility push(default)
+
 #define MAX_FD 4096
 #define F_DATA 1
 #define F_DSYNC 2
