@@ -7,6 +7,7 @@
 #include "docket/audit.h"
 #include "docket/export.h"
 #include "docket/import.h"
+#include "docket/integrations.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "docket/recover.h"

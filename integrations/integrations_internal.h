@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * integrations_internal.h: what the integrations share.
+ *
+ *   hook.c      the hook-event mapping both clients share (Claude Code and
+ *               Codex send the same shape): events -> ledger appends;
+ *   claude.c    Claude Code: effective settings, settings.json integration;
+ *   codex.c     Codex: config discovery, hooks.json and trust entries.
+ */
+#ifndef DOCKET_INTEGRATIONS_INTERNAL_H
+#define DOCKET_INTEGRATIONS_INTERNAL_H
+
+#include "docket/integrations.h"
+#include "util/buf.h"
+
+/* The hook events docket records, in the order integrate writes them. */
+extern const char *const hook_claude_events[];
+
+/* Append `s` single-quoted for a POSIX shell. */
+int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;
+
+/* Read a whole file (NUL-terminated); DOCKET_ENOTFOUND when absent. */
+int hook_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
+
+#endif
