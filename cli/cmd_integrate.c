@@ -214,8 +214,14 @@ static int dump_pretty(docket_buf *out, const json_t *doc)
 	return error ? error : docket_buf_putc(out, '\n');
 }
 
-/* Read, change, show or write one JSON settings file. Returns an exit code. */
-static int update_json(const char *path, const docket_integrate_options *io, int dry_run)
+typedef int (*merge_fn)(json_t **out, json_t *doc, const docket_integrate_options *opts);
+
+/*
+ * Read, change, show or write one JSON settings file. Returns an exit code;
+ * *result (may be NULL) gets the document as it is (or would be) now.
+ */
+static int update_json(const char *path, const docket_integrate_options *io, int dry_run,
+		       merge_fn merge, json_t **result)
 {
 	docket_buf before = DOCKET_BUF_INIT, after = DOCKET_BUF_INIT;
 	json_t *doc = NULL, *out = NULL, *orig = NULL;
@@ -235,7 +241,7 @@ static int update_json(const char *path, const docket_integrate_options *io, int
 	if (error == 0 && !(orig = json_deep_copy(doc)))
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 	if (error == 0) {
-		error = docket_integrate_claude(&out, doc, io);
+		error = merge(&out, doc, io);
 		doc = NULL;
 		if (error < 0)
 			docket_error_prefix("%s: ", path);
@@ -259,12 +265,82 @@ static int update_json(const char *path, const docket_integrate_options *io, int
 		printf("%s: %s\n", path, io->uninstall ? "docket's hooks removed" : "docket's hooks written");
 	}
 done:
+	if (rc == CLI_EXIT_OK && result)
+		*result = json_incref(out);
 	json_decref(doc);
 	json_decref(out);
 	json_decref(orig);
 	docket_buf_dispose(&before);
 	docket_buf_dispose(&after);
 	return rc;
+}
+
+/* Replace docket's trust block in config.toml; verify what was written. */
+static int update_trust(const char *config, const char *hooks_path, const json_t *hooks_doc, int dry_run)
+{
+	docket_buf before = DOCKET_BUF_INIT, check = DOCKET_BUF_INIT;
+	char *block = NULL, *after = NULL;
+	int error = cli_read_path(&before, config), rc = CLI_EXIT_OK;
+
+	if (error == DOCKET_ENOTFOUND) {
+		docket_error_clear();
+		error = 0;
+	}
+	if (error == 0 && (error = docket_codex_trust_block(&block, hooks_doc, hooks_path)) == 0)
+		error = docket_codex_config_with_block(&after, before.ptr ? before.ptr : "", block);
+	if (error < 0) {
+		rc = cli_fail(error, "cannot update config.toml");
+		goto done;
+	}
+	if (strcmp(before.ptr ? before.ptr : "", after) == 0) {
+		printf("%s: unchanged\n", config);
+	} else if (dry_run) {
+		if ((error = print_diff(config, before.ptr ? before.ptr : "", before.len, after, strlen(after))) < 0)
+			rc = cli_fail(error, "cannot show the change");
+	} else if ((error = write_file_atomic(config, after, strlen(after))) < 0) {
+		rc = cli_fail(error, "cannot write config.toml");
+	} else if ((error = cli_read_path(&check, config)) < 0 || !strstr(check.ptr, block)) {
+		cli_error("%s: the trust entries did not read back as written", config);
+		rc = CLI_EXIT_SYSTEM;
+	} else {
+		printf("%s: %s\n", config, *block ? "hook trust entries written and verified" : "hook trust entries removed");
+	}
+done:
+	docket_free(block);
+	docket_free(after);
+	docket_buf_dispose(&before);
+	docket_buf_dispose(&check);
+	return rc;
+}
+
+/* The hooks file and the config.toml that trusts it, for a Codex scope. */
+static int codex_scope_files(docket_buf *hooks, docket_buf *config, const char *scope)
+{
+	const char *home = getenv("CODEX_HOME"), *h = getenv("HOME"), *managed = getenv("DOCKET_CODEX_MANAGED_DIR");
+	docket_buf dir = DOCKET_BUF_INIT;
+	int error;
+
+	if (home && *home)
+		error = absolute(&dir, home);
+	else if (h && *h)
+		error = docket_buf_printf(&dir, "%s/.codex", h);
+	else
+		error = docket_error_set(DOCKET_EINVALID, "neither CODEX_HOME nor HOME is set");
+	docket_buf_clear(hooks);
+	docket_buf_clear(config);
+	if (error == 0 && (!scope || strcmp(scope, "user") == 0))
+		error = docket_buf_printf(hooks, "%s/hooks.json", dir.ptr);
+	else if (error == 0 && strcmp(scope, "project") == 0)
+		error = absolute(hooks, ".codex/hooks.json");
+	else if (error == 0 && strcmp(scope, "managed") == 0)
+		error = docket_buf_printf(hooks, "%s/hooks.json", managed && *managed ? managed : "/etc/codex");
+	else if (error == 0)
+		error = docket_error_set(DOCKET_EINVALID, "unknown scope \"%s\" (user, project or managed)", scope);
+	/* managed hooks need no trust */
+	if (error == 0 && !(scope && strcmp(scope, "managed") == 0))
+		error = docket_buf_printf(config, "%s/config.toml", dir.ptr);
+	docket_buf_dispose(&dir);
+	return error;
 }
 
 static int ensure_ledger(const char *path)
@@ -283,7 +359,7 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 {
 	integrate_args a;
 	const cli_opt opts[] = {
-		{ CLI_OPT_ARG, "CLIENT", 0, &a.client, NULL, "claude (codex: see docs/integrations.md)", CLI_OPT_REQUIRED },
+		{ CLI_OPT_ARG, "CLIENT", 0, &a.client, NULL, "claude or codex", CLI_OPT_REQUIRED },
 		{ CLI_OPT_STRING, "settings", 0, &a.settings, "FILE", "the settings file to change", 0 },
 		{ CLI_OPT_STRING, "scope", 0, &a.scope, "SCOPE",
 		  "the file the client reads for user (default), project, local or managed settings", 0 },
@@ -295,7 +371,9 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 	};
 	docket_integrate_options io = DOCKET_INTEGRATE_OPTIONS_INIT;
 	docket_buf self = DOCKET_BUF_INIT, ledger = DOCKET_BUF_INIT, src = DOCKET_BUF_INIT, file = DOCKET_BUF_INIT;
-	int rc, error = 0;
+	docket_buf config = DOCKET_BUF_INIT;
+	json_t *result = NULL;
+	int rc, error = 0, codex;
 
 	memset(&a, 0, sizeof(a));
 	if ((rc = cli_parse(cmd, opts,
@@ -303,8 +381,13 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 			    "session event, keeping every other setting; a second run changes nothing.",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (strcmp(a.client, "claude") != 0) {
-		cli_error("unknown client '%s' (expected claude)", a.client);
+	if (strcmp(a.client, "claude") != 0 && strcmp(a.client, "codex") != 0) {
+		cli_error("unknown client '%s' (expected claude or codex)", a.client);
+		return CLI_EXIT_USAGE;
+	}
+	codex = strcmp(a.client, "codex") == 0;
+	if (codex && a.settings) {
+		cli_error("--settings is for claude; Codex's files follow from --scope and $CODEX_HOME");
 		return CLI_EXIT_USAGE;
 	}
 	if (a.enforce != (a.policy != NULL)) {
@@ -317,7 +400,8 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 	}
 	if ((error = self_path(&self)) < 0 || (error = absolute(&ledger, g->ledger_path)) < 0 ||
 	    (a.policy && (error = absolute_source(&src, a.policy)) < 0) ||
-	    (a.settings ? (error = absolute(&file, a.settings)) : (error = claude_scope_file(&file, a.scope))) < 0) {
+	    (codex ? (error = codex_scope_files(&file, &config, a.scope))
+		   : a.settings ? (error = absolute(&file, a.settings)) : (error = claude_scope_file(&file, a.scope))) < 0) {
 		rc = cli_fail(error, "cannot resolve the paths");
 		goto done;
 	}
@@ -329,8 +413,13 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 		rc = cli_fail(error, "cannot create the ledger");
 		goto done;
 	}
-	rc = update_json(file.ptr, &io, a.dry_run);
+	rc = update_json(file.ptr, &io, a.dry_run, codex ? docket_integrate_codex : docket_integrate_claude,
+			 &result);
+	if (rc == CLI_EXIT_OK && codex && config.len)
+		rc = update_trust(config.ptr, file.ptr, result, a.dry_run);
 done:
+	json_decref(result);
+	docket_buf_dispose(&config);
 	docket_buf_dispose(&self);
 	docket_buf_dispose(&ledger);
 	docket_buf_dispose(&src);

@@ -194,18 +194,23 @@ int docket_integrate_command(char **out, docket_client client, const docket_inte
 	return 0;
 }
 
-/* A hook handler docket wrote: its command runs `... hook claude`. */
-static int is_ours(const json_t *handler)
+/* A hook handler docket wrote: its command runs `... hook CLIENT`. */
+static int is_ours(const json_t *handler, const char *marker)
 {
 	const json_t *c = json_object_get(handler, "command");
 	const char *s = json_is_string(c) ? json_string_value(c) : NULL;
-	const char *m = s ? strstr(s, MARKER) : NULL;
+	const char *m = s ? strstr(s, marker) : NULL;
 
-	return m && (m[strlen(MARKER)] == '\0' || m[strlen(MARKER)] == ' ') && strstr(s, "docket");
+	return m && (m[strlen(marker)] == '\0' || m[strlen(marker)] == ' ') && strstr(s, "docket");
+}
+
+int hook_is_ours(const json_t *handler, docket_client client)
+{
+	return is_ours(handler, client == DOCKET_CLIENT_CODEX ? " hook codex" : MARKER);
 }
 
 /* Remove docket's handlers from hooks[event]; drop what becomes empty. */
-static void remove_ours(json_t *hooks, const char *event)
+static void remove_ours(json_t *hooks, const char *event, docket_client client)
 {
 	json_t *groups = json_object_get(hooks, event);
 	size_t g, i;
@@ -217,7 +222,7 @@ static void remove_ours(json_t *hooks, const char *event)
 		size_t before = json_array_size(list);
 
 		for (i = json_array_size(list); i-- > 0;)
-			if (is_ours(json_array_get(list, i)))
+			if (hook_is_ours(json_array_get(list, i), client))
 				json_array_remove(list, i);
 		if (before > 0 && json_array_size(list) == 0)
 			json_array_remove(groups, g);
@@ -231,7 +236,8 @@ static int is_tool_event(const char *event)
 	return strstr(event, "Tool") != NULL || strncmp(event, "Permission", 10) == 0;
 }
 
-int docket_integrate_claude(json_t **out, json_t *settings, const docket_integrate_options *opts)
+int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *opts,
+	       const hook_layout *layout)
 {
 	char *command = NULL;
 	json_t *hooks;
@@ -252,12 +258,13 @@ int docket_integrate_claude(json_t **out, json_t *settings, const docket_integra
 		error = nomem();
 		goto done;
 	}
-	for (i = 0; hook_claude_events[i]; i++)
-		remove_ours(hooks, hook_claude_events[i]);
-	if (!opts->uninstall && (error = docket_integrate_command(&command, DOCKET_CLIENT_CLAUDE, opts)) == 0) {
-		for (i = 0; hook_claude_events[i] && error == 0; i++) {
-			const char *ev = hook_claude_events[i];
+	for (i = 0; layout->events[i]; i++)
+		remove_ours(hooks, layout->events[i], layout->client);
+	if (!opts->uninstall && (error = docket_integrate_command(&command, layout->client, opts)) == 0) {
+		for (i = 0; layout->events[i] && error == 0; i++) {
+			const char *ev = layout->events[i];
 			json_t *groups = json_object_get(hooks, ev), *group;
+			int tool = is_tool_event(ev);
 
 			if (!groups && (json_object_set_new(hooks, ev, json_array()) < 0 ||
 					!(groups = json_object_get(hooks, ev)))) {
@@ -268,11 +275,11 @@ int docket_integrate_claude(json_t **out, json_t *settings, const docket_integra
 				error = docket_error_set(DOCKET_EINVALID, "hooks.%s in the settings file is not an array", ev);
 				break;
 			}
-			group = is_tool_event(ev)
-				? json_pack("{ss s[{ss ss si}]}", "matcher", "*", "hooks", "type", "command",
-					    "command", command, "timeout", 30)
+			group = tool && layout->matcher
+				? json_pack("{ss s[{ss ss si}]}", "matcher", layout->matcher, "hooks", "type",
+					    "command", "command", command, "timeout", layout->tool_timeout)
 				: json_pack("{s[{ss ss si}]}", "hooks", "type", "command", "command", command,
-					    "timeout", 60);
+					    "timeout", tool ? layout->tool_timeout : layout->other_timeout);
 			if (!group || json_array_append_new(groups, group) < 0)
 				error = nomem();
 		}
@@ -287,4 +294,11 @@ done:
 	}
 	*out = settings;
 	return 0;
+}
+
+int docket_integrate_claude(json_t **out, json_t *settings, const docket_integrate_options *opts)
+{
+	static const hook_layout claude = { DOCKET_CLIENT_CLAUDE, hook_claude_events, "*", 30, 60 };
+
+	return hook_merge(out, settings, opts, &claude);
 }

@@ -16,6 +16,20 @@
 /* The hook events docket records, in the order integrate writes them. */
 extern const char *const hook_claude_events[];
 
+/* How a client's hook file is laid out. */
+typedef struct hook_layout {
+	docket_client client;
+	const char *const *events;
+	const char *matcher;      /* for tool events; NULL: none (matches every tool) */
+	int tool_timeout, other_timeout;
+} hook_layout;
+
+/* Merge docket's hooks into (or out of) a Claude-style {"hooks":{EVENT:[groups]}} document. */
+int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *opts,
+	       const hook_layout *layout) DOCKET_MUST_USE;
+/* 1 when a hook handler is one docket wrote for `client`. */
+int hook_is_ours(const json_t *handler, docket_client client);
+
 /* Append `s` single-quoted for a POSIX shell. */
 int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;
 

@@ -84,6 +84,25 @@ typedef struct docket_integrate_options {
 int docket_integrate_claude(json_t **out, json_t *settings,
 			    const docket_integrate_options *opts) DOCKET_MUST_USE;
 
+/* Codex: `hooks_doc` (a hooks.json document, stolen) with docket's hooks. */
+int docket_integrate_codex(json_t **out, json_t *hooks_doc,
+			   const docket_integrate_options *opts) DOCKET_MUST_USE;
+
+/*
+ * Codex's trust hash of one command handler of `group` under `event`
+ * ("PreToolUse" ...): "sha256:" + 64 hex digits, NUL-terminated.
+ */
+int docket_codex_hook_hash(char out[72], const char *event, const json_t *group,
+			   const json_t *handler) DOCKET_MUST_USE;
+
+/* The config.toml block that trusts docket's handlers in `doc`, whose file is
+ * `path` ("" when there are none); docket_free it. */
+int docket_codex_trust_block(char **out, const json_t *doc, const char *path) DOCKET_MUST_USE;
+
+/* `config` (config.toml text) with docket's block replaced by `block` (or
+ * removed when it is ""); everything else unchanged. docket_free it. */
+int docket_codex_config_with_block(char **out, const char *config, const char *block) DOCKET_MUST_USE;
+
 /* The hook command line docket writes (shell-quoted); docket_free it. */
 int docket_integrate_command(char **out, docket_client client,
 			     const docket_integrate_options *opts) DOCKET_MUST_USE;
