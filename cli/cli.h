@@ -72,6 +72,7 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
 /* ---- option parsing ---------------------------------------------------- */
 

@@ -314,13 +314,7 @@ static const char *call_id(const hook_ctx *h)
 
 /* ---- enforce ---- */
 
-typedef struct verdict_info {
-	docket_verdict verdict;
-	char reason[512];
-	json_t *decision;  /* the intent's decision */
-} verdict_info;
-
-static int evaluate(hook_ctx *h, const json_t *intent, verdict_info *vi)
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, hook_verdict *vi)
 {
 	docket_policy_call *call = NULL;
 	docket_policy_context *pctx = NULL;
@@ -331,15 +325,15 @@ static int evaluate(hook_ctx *h, const json_t *intent, verdict_info *vi)
 	size_t i;
 	int error;
 
-	if (!cj || set_str(cj, "cwd", h->cwd) < 0 ||
-	    (h->cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", h->cwd)) < 0)) {
+	if (!cj || set_str(cj, "cwd", cwd) < 0 ||
+	    (cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", cwd)) < 0)) {
 		error = nomem();
 		goto done;
 	}
 	if ((error = docket_policy_call_from_json(&call, intent)) < 0 ||
 	    (error = docket_policy_context_from_json(&pctx, cj)) < 0 ||
 	    (error = docket_policy_result_new(&res)) < 0 ||
-	    (error = docket_policy_eval(res, h->opts->policy, call, pctx)) < 0)
+	    (error = docket_policy_eval(res, policy, call, pctx)) < 0)
 		goto done;
 	vi->verdict = docket_policy_result_verdict(res);
 	rule = docket_policy_result_deciding_rule(res, &line);
@@ -358,7 +352,8 @@ static int evaluate(hook_ctx *h, const json_t *intent, verdict_info *vi)
 	for (i = 0; i < docket_policy_result_match_count(res); i++)
 		if (json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i))) < 0)
 			error = nomem();
-	if (error == 0 && !(vi->decision = json_pack("{ss ss sO sO}", "verdict",
+	if (error == 0 && vi->verdict != DOCKET_VERDICT_ALLOWED &&
+	    !(vi->decision = json_pack("{ss ss sO sO}", "verdict",
 						     vi->verdict == DOCKET_VERDICT_APPROVAL_REQUIRED
 							     ? "approval_required" : "denied",
 						     "source", "docket", "reasons", reasons, "rules", rules)))
@@ -398,7 +393,7 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 static int on_pre_tool_use(hook_ctx *h)
 {
 	const char *id = call_id(h);
-	verdict_info vi;
+	hook_verdict vi;
 	json_t *evs[2] = { NULL, NULL };
 	size_t n = 1;
 	int ask, error;
@@ -410,7 +405,7 @@ static int on_pre_tool_use(hook_ctx *h)
 		return error;
 	if (!(evs[0] = intent_event(h, id)))
 		return docket_error_last()->code ? docket_error_last()->code : nomem();
-	if (h->opts->policy && (error = evaluate(h, evs[0], &vi)) < 0) {
+	if (h->opts->policy && (error = hook_evaluate(h->opts->policy, evs[0], h->cwd, &vi)) < 0) {
 		json_decref(evs[0]);
 		return error;
 	}

@@ -30,6 +30,17 @@ int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *o
 /* 1 when a hook handler is one docket wrote for `client`. */
 int hook_is_ours(const json_t *handler, docket_client client);
 
+/* docket's verdict on a call (enforce mode). */
+typedef struct hook_verdict {
+	docket_verdict verdict;
+	char reason[512];   /* "docket policy: ... (rule ...)" */
+	json_t *decision;   /* for the intent (denied or approval_required); NULL when allowed */
+} hook_verdict;
+
+/* Evaluate `intent` (a tool.intent object) under `policy` in `cwd`. */
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd,
+		  hook_verdict *vi) DOCKET_MUST_USE;
+
 /* Append `s` single-quoted for a POSIX shell. */
 int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;
 

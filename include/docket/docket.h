@@ -8,6 +8,7 @@
 #include "docket/export.h"
 #include "docket/import.h"
 #include "docket/integrations.h"
+#include "docket/mcp_proxy.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "docket/recover.h"
