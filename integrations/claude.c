@@ -9,6 +9,9 @@
  *   local    <project>/.claude/settings.local.json
  *   managed  /etc/claude-code/managed-settings.json ($DOCKET_CLAUDE_MANAGED_SETTINGS
  *            names another file, for tests and packagers)
+ * Until the workspace is trusted (~/.claude.json: projects[DIR].
+ * hasTrustDialogAccepted), Claude Code ignores the allow rules of the
+ * project and local files, and so does this record of them.
  * Permission rule lists are concatenated (each rule once); defaultMode
  * comes from the highest file that sets it, and the session's own mode
  * (from the hook event) beats them all.
@@ -87,7 +90,8 @@ static int add_rules(json_t *dst, const json_t *src)
 	return 0;
 }
 
-static int merge_file(json_t *perm, const char *path, json_t *files)
+/* `skip_allow`: the file's allow rules do not count (an untrusted workspace). */
+static int merge_file(json_t *perm, const char *path, json_t *files, int skip_allow)
 {
 	static const char *const lists[] = { "allow", "ask", "deny", "additionalDirectories", NULL };
 	docket_buf text = DOCKET_BUF_INIT;
@@ -113,7 +117,7 @@ static int merge_file(json_t *perm, const char *path, json_t *files)
 	}
 	p = json_object_get(doc, "permissions");
 	for (i = 0; lists[i] && error == 0; i++)
-		if (json_is_array(json_object_get(p, lists[i])))
+		if (json_is_array(json_object_get(p, lists[i])) && !(skip_allow && i == 0))
 			error = add_rules(json_object_get(perm, lists[i]), json_object_get(p, lists[i]));
 	if (error == 0 && json_is_string(json_object_get(p, "defaultMode")) &&
 	    json_object_set(perm, "defaultMode", json_object_get(p, "defaultMode")) < 0)
@@ -130,6 +134,27 @@ static int settings_path(docket_buf *out, const char *dir, const char *name)
 	return docket_buf_printf(out, "%s/%s", dir, name);
 }
 
+/*
+ * Claude Code ignores the allow rules of a project's settings until the
+ * workspace is trusted: ~/.claude.json has projects[DIR].hasTrustDialogAccepted.
+ */
+static int workspace_trusted(const char *home, const char *project)
+{
+	docket_buf path = DOCKET_BUF_INIT, text = DOCKET_BUF_INIT;
+	json_t *doc = NULL;
+	int trusted = 0;
+
+	if (home && project && docket_buf_printf(&path, "%s/.claude.json", home) == 0 &&
+	    hook_read_file(&text, path.ptr) == 0 && docket_json_parse(&doc, text.ptr, text.len) == 0)
+		trusted = json_is_true(json_object_get(json_object_get(json_object_get(doc, "projects"), project),
+						       "hasTrustDialogAccepted"));
+	docket_error_clear();
+	json_decref(doc);
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&text);
+	return trusted;
+}
+
 int docket_claude_effective_settings(json_t **out, const char *cwd, const char *mode, json_t *files)
 {
 	static const char *const lists[] = { "allow", "ask", "deny", "additionalDirectories", NULL };
@@ -138,24 +163,25 @@ int docket_claude_effective_settings(json_t **out, const char *cwd, const char *
 	docket_buf path = DOCKET_BUF_INIT;
 	json_t *perm = json_pack("{s[] s[] s[] s[]}", "allow", "ask", "deny", "additionalDirectories");
 	size_t i;
-	int error = 0;
+	int error = 0, untrusted;
 
 	if (!perm)
 		return nomem();
 	if (!project || !*project)
 		project = cwd;
+	untrusted = !workspace_trusted(cfg && *cfg ? cfg : home, project);
 	if (cfg && *cfg)
 		error = settings_path(&path, cfg, "settings.json");
 	else if (home && *home)
 		error = settings_path(&path, home, ".claude/settings.json");
 	if (error == 0 && path.len)
-		error = merge_file(perm, path.ptr, files);
+		error = merge_file(perm, path.ptr, files, 0);
 	if (error == 0 && project && (error = settings_path(&path, project, ".claude/settings.json")) == 0)
-		error = merge_file(perm, path.ptr, files);
+		error = merge_file(perm, path.ptr, files, untrusted);
 	if (error == 0 && project && (error = settings_path(&path, project, ".claude/settings.local.json")) == 0)
-		error = merge_file(perm, path.ptr, files);
+		error = merge_file(perm, path.ptr, files, untrusted);
 	if (error == 0)
-		error = merge_file(perm, managed && *managed ? managed : MANAGED_DEFAULT, files);
+		error = merge_file(perm, managed && *managed ? managed : MANAGED_DEFAULT, files, 0);
 	docket_buf_dispose(&path);
 	if (error == 0 && mode && *mode && json_object_set_new(perm, "defaultMode", json_string(mode)) < 0)
 		error = nomem();

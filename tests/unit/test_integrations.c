@@ -130,6 +130,9 @@ static void test_effective_settings(void **state)
 	write_text(dir, ".claude/settings.local.json", "{\"permissions\":{\"deny\":[\"Bash(rm:*)\"],"
 		   "\"allow\":[\"Bash(ls)\",\"Read\"],\"defaultMode\":\"acceptEdits\"}}");
 	write_text(dir, "managed.json", "{\"permissions\":{\"deny\":[\"WebFetch\"]}}");
+	/* the workspace is trusted: its allow rules count */
+	snprintf(path, sizeof(path), "{\"projects\":{\"%s\":{\"hasTrustDialogAccepted\":true}}}", dir);
+	write_text(dir, ".claude.json", path);
 	assert_int_equal(docket_claude_effective_settings(&eff, dir, NULL, files), 0);
 	assert_true(json_equal(eff, want));
 	json_decref(want);
@@ -142,6 +145,12 @@ static void test_effective_settings(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(eff, "permissions"), "defaultMode")),
 			    "bypassPermissions");
 	assert_null(json_object_get(json_object_get(eff, "permissions"), "ask"));
+	json_decref(eff);
+	/* untrusted: Claude Code ignores the project's allow rules, and so does the record */
+	write_text(dir, ".claude.json", "{\"projects\":{}}");
+	assert_int_equal(docket_claude_effective_settings(&eff, dir, NULL, NULL), 0);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(eff, "permissions"), "allow")), 1);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(eff, "permissions"), "deny")), 1);
 	json_decref(eff);
 	json_decref(files);
 	test_rmdir_free(dir);
