@@ -298,7 +298,8 @@ static int headless_refusal(const char *t, size_t len)
 {
 	size_t head = len < 400 ? len : 400;
 
-	return (imp_contains(t, head, "needs approval") &&
+	return imp_starts(t, len, "This command requires approval") ||
+	       (imp_contains(t, head, "needs approval") &&
 		imp_contains(t, len, "Allowing runs the command as written")) ||
 	       (imp_starts(t, len, "Claude requested permissions to") &&
 		imp_contains(t, head, "haven't granted it yet")) ||

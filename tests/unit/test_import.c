@@ -403,12 +403,13 @@ static void test_claude_headless_refusals(void **state)
 	assert_trail(ev, "toolu_hl_rm", "tool.intent tool.completed/denied");
 	assert_trail(ev, "toolu_hl_write", "tool.intent tool.completed/denied");
 	assert_trail(ev, "toolu_hl_git", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_hl_curl", "tool.intent tool.completed/denied");
 	/* an ordinary result still ran */
 	assert_trail(ev, "toolu_hl_ok", "tool.intent tool.dispatched tool.completed/ok");
 	/* ai-title, atis-latch, api-request-start, queue-operation are known */
 	assert_int_equal(s.unknown, 0);
 	assert_int_equal(s.malformed, 0);
-	assert_int_equal(s.denials, 3);
+	assert_int_equal(s.denials, 4);
 	json_decref(ev);
 }
 
