@@ -85,7 +85,11 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		rc = fail(enforce, &in, "cannot read the hook event");
 		goto done;
 	}
+#ifdef DOCKET_HOOK_LEAN
+	if (enforce && docket_policy_load(&policy, source) < 0) {
+#else
 	if (enforce && docket_replay_source_load(&policy, source, NULL) < 0) {
+#endif
 		rc = fail(enforce, &in, "cannot load the policy");
 		goto done;
 	}

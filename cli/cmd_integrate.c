@@ -80,15 +80,22 @@ static int absolute_source(docket_buf *out, const char *src)
 	return error;
 }
 
+/* The binary the hook command runs: docket-hook beside this docket (the lean
+ * build, cli/hook_main.c), else this docket itself. */
 static int self_path(docket_buf *out)
 {
-	char *real = realpath("/proc/self/exe", NULL);
+	char *real = realpath("/proc/self/exe", NULL), *slash;
 	int error;
 
 	if (!real)
 		return docket_error_set(DOCKET_ESTORAGE, "cannot find the docket binary: %s", strerror(errno));
 	docket_buf_clear(out);
-	error = docket_buf_puts(out, real);
+	slash = strrchr(real, '/');
+	error = docket_buf_printf(out, "%.*s/docket-hook", (int)(slash - real), real);
+	if (error == 0 && access(out->ptr, X_OK) != 0) {
+		docket_buf_clear(out);
+		error = docket_buf_puts(out, real);
+	}
 	free(real);
 	return error;
 }

@@ -460,16 +460,21 @@ static void classify_object(imp_outcome *o, const json_t *out)
 
 /*
  * A call a PreToolUse hook blocked leaves only its output (0.169): the call
- * itself is recorded from it, under the tool name "unknown", so that the
- * denial is not lost.
+ * itself is recorded from it. The text ends in "Command: <script>" (0.171),
+ * which gives a shell call; otherwise the tool name is "unknown".
  */
-static int blocked_call(imp_ctx *c, codex_state *s, const char *id)
+static int blocked_call(imp_ctx *c, codex_state *s, const char *id, const char *text)
 {
+	const char *cmd = text ? strstr(text, " Command: ") : NULL, *next;
 	size_t i;
 	json_t *args;
 
 	if (!s->has_session || !imp_id_ok(id) || imp_map_get(&c->call_ix, id, &i))
 		return 0;
+	while (cmd && (next = strstr(cmd + 1, " Command: ")))
+		cmd = next;
+	if (cmd && (args = imp_shell_script("bash", "-lc", cmd + 10)))
+		return imp_intent(c, s->session, id, "shell", args, s->turn, NULL);
 	if (!(args = json_pack("{sb}", "blocked_before_the_call_was_written", 1)))
 		return nomem();
 	return imp_intent(c, s->session, id, "unknown", args, s->turn, NULL);
@@ -500,7 +505,7 @@ static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 		o.output = t;
 		o.output_len = len;
 		o.error = "blocked by a PreToolUse hook";
-		if ((error = blocked_call(c, s, id)) < 0)
+		if ((error = blocked_call(c, s, id, t)) < 0)
 			return error;
 	} else if (is_rejection(t, len)) {
 		o.kind = IMP_USER_DENIED;

@@ -7,10 +7,15 @@
  * on a warm ledger, beside two baselines taken in the same run:
  *
  *   exec_true     fork+exec of true(1): the floor any command hook pays
+ *   exec_version  fork+exec of `docket --version`: docket's own start-up
+ *                 (the dynamic loader: libgit2, libcrypto ... relocations)
  *   fdatasync     a 200-byte append + fdatasync on a file in the same
  *                 directory: the floor of one durable write
  *
- *   bench_hook DOCKET_BIN [--quick] [--keep] [--events N]
+ * With DOCKET_HOOK_BIN (docket-hook, the lean build integrate installs) the
+ * same events also go through it, interleaved, as "lean".
+ *
+ *   bench_hook DOCKET_BIN [DOCKET_HOOK_BIN] [--quick] [--keep] [--events N]
  *
  * Prints one JSON line (latencies in ms and the ratios to the baselines).
  * --quick (the test) runs 40 events and checks that every hook answered 0
@@ -74,6 +79,10 @@ int main(int argc, char **argv)
 	int quick = 0, keep = 0, i;
 	unsigned n = 1000, k;
 	bench_lat hook = { NULL, 0, 0 }, base_exec = { NULL, 0, 0 }, base_sync = { NULL, 0, 0 };
+	bench_lat base_ver = { NULL, 0, 0 }, lean = { NULL, 0, 0 };
+	char *lean_argv[6], *lean_ledger = NULL;
+	const char *lean_bin = NULL;
+	char version_flag[] = "--version", *ver_argv[3];
 	char *dir, *ledger, *sync_path, buf[1024], *hook_argv[6], *true_argv[2];
 	char true_bin[] = "/bin/true", l_flag[] = "-L", hook_word[] = "hook", client[] = "claude";
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
@@ -88,6 +97,8 @@ int main(int argc, char **argv)
 			continue;
 		if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
 			n = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (argv[i][0] != '-')
+			lean_bin = argv[i];
 	}
 	if (argc < 2 || n < 2) {
 		fprintf(stderr, "usage: bench_hook DOCKET_BIN [--quick] [--keep] [--events N]\n");
@@ -107,6 +118,13 @@ int main(int argc, char **argv)
 	hook_argv[5] = NULL;
 	true_argv[0] = true_bin;
 	true_argv[1] = NULL;
+	ver_argv[0] = argv[1];
+	ver_argv[1] = version_flag;
+	ver_argv[2] = NULL;
+	lean_ledger = bench_path_join(dir, "ledger-lean");
+	memcpy(lean_argv, hook_argv, sizeof(lean_argv));
+	lean_argv[0] = (char *)lean_bin;
+	lean_argv[2] = lean_ledger;
 	setenv("HOME", dir, 1);
 	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
 	/* warm: the ledger exists, the session is open, the binary is in the page cache */
@@ -125,10 +143,20 @@ int main(int argc, char **argv)
 		if (run(hook_argv, buf, strlen(buf)) != 0)
 			bench_fail("hook", "the hook did not answer 0");
 		bench_lat_push(&hook, bench_now_ns() - t0);
+		if (lean_bin) {
+			t0 = bench_now_ns();
+			if (run(lean_argv, buf, strlen(buf)) != 0)
+				bench_fail("docket-hook", "the hook did not answer 0");
+			bench_lat_push(&lean, bench_now_ns() - t0);
+		}
 		t0 = bench_now_ns();
 		if (run(true_argv, NULL, 0) != 0)
 			bench_fail("true", "exit status");
 		bench_lat_push(&base_exec, bench_now_ns() - t0);
+		t0 = bench_now_ns();
+		if (run(ver_argv, NULL, 0) != 0)
+			bench_fail("docket --version", "exit status");
+		bench_lat_push(&base_ver, bench_now_ns() - t0);
 		t0 = bench_now_ns();
 		if (fd >= 0 && (write(fd, buf, 200) != 200 || fdatasync(fd) != 0))
 			bench_fail("fdatasync", sync_path);
@@ -142,16 +170,23 @@ int main(int argc, char **argv)
 	if (facts != (uint64_t)(n / 2) * 1000000)
 		bench_fail("ledger", "not every call is recorded and complete");
 	docket_ledger_free(l);
-	out = json_pack("{si sf sf sf sf sf sf sf sf}", "events", (int)n,
+	out = json_pack("{si sf sf sf sf sf sf sf sf sf sf}", "events", (int)n,
+			"exec_version_p50_ms", bench_lat_ms(&base_ver, 50), "exec_version_p99_ms", bench_lat_ms(&base_ver, 99),
 			"hook_p50_ms", bench_lat_ms(&hook, 50), "hook_p99_ms", bench_lat_ms(&hook, 99),
 			"exec_true_p50_ms", bench_lat_ms(&base_exec, 50), "exec_true_p99_ms", bench_lat_ms(&base_exec, 99),
 			"fdatasync_p50_ms", bench_lat_ms(&base_sync, 50), "fdatasync_p99_ms", bench_lat_ms(&base_sync, 99),
 			"hook_over_exec_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_exec, 50) + 1e-9),
 			"hook_over_fdatasync_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_sync, 50) + 1e-9));
+	if (lean_bin && (json_object_set_new(out, "lean_hook_p50_ms", json_real(bench_lat_ms(&lean, 50))) < 0 ||
+			 json_object_set_new(out, "lean_hook_p99_ms", json_real(bench_lat_ms(&lean, 99))) < 0))
+		bench_fail("json", "out of memory");
 	bench_print_result(out);
 	bench_lat_dispose(&hook);
 	bench_lat_dispose(&base_exec);
 	bench_lat_dispose(&base_sync);
+	bench_lat_dispose(&base_ver);
+	bench_lat_dispose(&lean);
+	free(lean_ledger);
 	free(ledger);
 	free(sync_path);
 	bench_tempdirs_dispose(keep);

@@ -77,7 +77,7 @@ check "MCP call through the hooks" test "$(outcome toolu_stub_5_1)" = ok
 check "MCP call through mcp-proxy" \
 	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.completed") | .status' | tr -d '"')" = ok
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
-check "ledger verifies" "$docket" -L "$work/ledger" verify >/dev/null
+check "ledger verifies" verifies
 # importing the transcript after the live session adds no copy and no conflict
 transcript=$(ev 'select(.type == "session.opened" and .labels.transcript != null) | .labels.transcript' | head -1 | tr -d '"')
 cp "$transcript" "$work/copy.jsonl"

@@ -39,3 +39,5 @@ check() {  # check WHAT COMMAND...: a named assertion
 
 # ev JQ_FILTER: the ledger's events through jq (compact).
 ev() { "$docket" -L "$work/ledger" log --json | jq -c "$1"; }
+
+verifies() { "$docket" -L "$work/ledger" verify >/dev/null; }

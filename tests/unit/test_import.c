@@ -424,7 +424,10 @@ static void test_codex_0169_lines(void **state)
 	assert_trail(ev, "call_ls", "tool.intent tool.dispatched tool.completed/ok");
 	/* a call a hook blocked leaves only its output: recorded, denied */
 	assert_trail(ev, "call_blocked", "tool.intent tool.completed/denied");
+	/* 0.171 names the command: the call is a shell call again */
+	assert_trail(ev, "call_blocked_cmd", "tool.intent tool.completed/denied");
 	assert_int_equal(s.orphans, 0);
+	assert_int_equal(s.calls, 3);
 	json_decref(ev);
 }
 
