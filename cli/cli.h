@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "docket/docket.h"
+#include "util/buf.h"
 
 /* Exit codes (DESIGN §9). */
 enum {
@@ -70,6 +71,9 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
 /* ---- option parsing ---------------------------------------------------- */
 
@@ -247,6 +251,13 @@ int cli_listing_begin(cli_listing *l, int json, const char *const *header, size_
 /* Print the table, or `none` when no record came (nothing with json). */
 void cli_listing_end(const cli_listing *l, int color, const char *none);
 void cli_listing_dispose(cli_listing *l);
+
+/* ---- input ------------------------------------------------------------- */
+
+/* Append everything `f` holds (NUL-terminated); DOCKET_ESTORAGE on a read error. */
+int cli_read_stream(docket_buf *out, FILE *f) DOCKET_MUST_USE;
+/* The same for a file; DOCKET_ENOTFOUND when it does not exist. */
+int cli_read_path(docket_buf *out, const char *path) DOCKET_MUST_USE;
 
 /* ---- time -------------------------------------------------------------- */
 

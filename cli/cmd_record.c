@@ -85,27 +85,6 @@ static void report_bad(record_input *in, const char *file, size_t line, const ch
 	in->bad++;
 }
 
-static int read_all(docket_buf *out, FILE *f)
-{
-	int error;
-
-	for (;;) {
-		size_t got;
-
-		if ((error = docket_buf_reserve(out, 65536)) < 0)
-			return error;
-		got = fread(out->ptr + out->len, 1, out->cap - out->len - 1, f);
-		out->len += got;
-		out->ptr[out->len] = '\0';
-		if (got == 0) {
-			if (ferror(f))
-				return docket_error_set(DOCKET_ESTORAGE, "read error: %s",
-							strerror(errno));
-			return 0;
-		}
-	}
-}
-
 static int is_blank(const char *s, size_t len)
 {
 	size_t i;
@@ -249,7 +228,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 			goto cleanup;
 		}
 		docket_buf_clear(&text);
-		error = read_all(&text, f);
+		error = cli_read_stream(&text, f);
 		if (f != stdin)
 			fclose(f);
 		if (error < 0) {

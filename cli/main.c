@@ -37,6 +37,9 @@ static const cli_command commands[] = {
 	{ "recover",  cmd_recover,  "plan or apply the recovery of pending calls after a crash" },
 	{ "policy",   cmd_policy,   "check, evaluate, explain or convert a policy" },
 	{ "replay",   cmd_replay,   "replay recorded calls against a policy; show what would change" },
+	{ "hook",     cmd_hook,     "record one Claude Code or Codex hook event (live capture)" },
+	{ "integrate", cmd_integrate, "install docket's hooks in Claude Code or Codex" },
+	{ "mcp-proxy", cmd_mcp_proxy, "run an MCP stdio server with every tools/call recorded" },
 	{ "help",     cmd_help,     "show help for a command" },
 };
 

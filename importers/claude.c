@@ -233,28 +233,34 @@ static const char *canonical(const char *name, const json_t *input, const char *
 	return NULL;
 }
 
+int imp_claude_tool(const char **tool, json_t **args, const char *name, const json_t *input,
+		    const char *cwd)
+{
+	if ((*tool = canonical(name, input, cwd, args)))
+		return 0;
+	*tool = name;
+	if (json_is_object(input))
+		*args = json_deep_copy(input);
+	else if ((*args = json_object()) && input && imp_set(*args, "input", json_deep_copy(input)) < 0) {
+		json_decref(*args);
+		*args = NULL;
+	}
+	return *args ? 0 : nomem();
+}
+
 static int on_tool_use(imp_ctx *c, size_t session, const json_t *block, const char *cwd)
 {
 	const char *name = imp_str(block, "name"), *id = imp_str(block, "id");
-	const json_t *input = json_object_get(block, "input");
 	const char *tool;
 	json_t *args;
+	int error;
 
 	if (!name || !id) {
 		imp_problem(c, 0, "tool_use without id or name");
 		return 0;
 	}
-	if (!(tool = canonical(name, input, cwd, &args))) {
-		tool = name;
-		if (json_is_object(input))
-			args = json_deep_copy(input);
-		else if ((args = json_object()) && input && imp_set(args, "input", json_deep_copy(input)) < 0) {
-			json_decref(args);
-			args = NULL;
-		}
-		if (!args)
-			return nomem();
-	}
+	if ((error = imp_claude_tool(&tool, &args, name, json_object_get(block, "input"), cwd)) < 0)
+		return error;
 	return imp_intent(c, session, id, tool, args, NULL, NULL);
 }
 
@@ -287,16 +293,41 @@ static int is_interrupt(const char *t, size_t len)
 	return imp_starts(t, len, "[Request interrupted by user");
 }
 
-static void classify(imp_outcome *o, const char *t, size_t len, int is_error)
+/* A headless run (claude -p) refuses what would need a prompt with these texts. */
+static int headless_refusal(const char *t, size_t len)
+{
+	size_t head = len < 400 ? len : 400;
+
+	return imp_starts(t, len, "This command requires approval") ||
+	       (imp_contains(t, head, "needs approval") &&
+		imp_contains(t, len, "Allowing runs the command as written")) ||
+	       (imp_starts(t, len, "Claude requested permissions to") &&
+		imp_contains(t, head, "haven't granted it yet")) ||
+	       imp_contains(t, head, "was blocked. For security, Claude Code may only");
+}
+
+/*
+ * `never_asks`: the session's mode is bypassPermissions or dontAsk, where no
+ * prompt is shown; a "doesn't want to proceed" result there is the user
+ * pressing Esc (an interrupt), not a rejected prompt.
+ */
+static void classify(imp_outcome *o, const char *t, size_t len, int is_error, int never_asks)
 {
 	o->output = t;
 	o->output_len = len;
 	if (imp_exit_code(t, len, &o->exit_code))
 		o->has_exit = 1;
-	if (imp_starts(t, len, "The user doesn't want to proceed with this tool use") ||
-	    imp_starts(t, len, "The user doesn't want to take this action right now")) {
+	if ((imp_starts(t, len, "The user doesn't want to proceed with this tool use") ||
+	     imp_starts(t, len, "The user doesn't want to take this action right now")) && never_asks) {
+		o->kind = IMP_CANCELLED;
+		o->error = "interrupted by the user (no prompt in this mode)";
+	} else if (imp_starts(t, len, "The user doesn't want to proceed with this tool use") ||
+		   imp_starts(t, len, "The user doesn't want to take this action right now")) {
 		o->kind = IMP_USER_DENIED;
 		o->error = "rejected by the user";
+	} else if (headless_refusal(t, len)) {
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "refused: it needs approval and the run has no prompt";
 	} else if (imp_starts(t, len, "Permission to use ") &&
 		   imp_contains(t, len < 200 ? len : 200, "auto-denied")) {
 		o->kind = IMP_POLICY_DENIED;
@@ -323,7 +354,7 @@ static void classify(imp_outcome *o, const char *t, size_t len, int is_error)
 	}
 }
 
-static int on_tool_result(imp_ctx *c, const json_t *block, docket_buf *text)
+static int on_tool_result(imp_ctx *c, size_t session, const json_t *block, docket_buf *text)
 {
 	const char *id = imp_str(block, "tool_use_id");
 	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
@@ -337,7 +368,7 @@ static int on_tool_result(imp_ctx *c, const json_t *block, docket_buf *text)
 	if ((error = result_text(text, json_object_get(block, "content"))) < 0)
 		return error;
 	classify(&o, text->ptr ? text->ptr : "", text->len,
-		 json_is_true(json_object_get(block, "is_error")));
+		 json_is_true(json_object_get(block, "is_error")), c->sessions[session].never_asks);
 	return imp_outcome_of(c, id, &o);
 }
 
@@ -356,7 +387,7 @@ static int on_user(imp_ctx *c, size_t session, const json_t *content)
 		const char *type = imp_str(b, "type"), *t = imp_str(b, "text");
 
 		if (type && strcmp(type, "tool_result") == 0)
-			error = on_tool_result(c, b, &text);
+			error = on_tool_result(c, session, b, &text);
 		else if (type && strcmp(type, "text") == 0 && t && is_interrupt(t, strlen(t)))
 			interrupted = 1;
 	}
@@ -404,7 +435,7 @@ static int claude_line(imp_ctx *c, json_t *obj)
 	static const char *const messages[] = { "user", "assistant", "system", "progress", "attachment", NULL };
 	static const char *const ignored[] = {
 		"summary", "file-history-snapshot", "queue-operation", "last-prompt",
-		"custom-title", "agent-name", NULL
+		"custom-title", "agent-name", "ai-title", "atis-latch", "pr-link", "tag", NULL
 	};
 	claude_state *s = c->fmt;
 	const char *type = imp_str(obj, "type");
@@ -423,6 +454,8 @@ static int claude_line(imp_ctx *c, json_t *obj)
 	for (i = 0; ignored[i]; i++)
 		if (strcmp(type, ignored[i]) == 0)
 			return 0;
+	if (strncmp(type, "api-request", 11) == 0)
+		return 0;  /* api-request, api-request-start ...: model traffic, not calls */
 	imp_problem(c, 1, "unknown line type \"%.40s\"", type);
 	return 0;
 }

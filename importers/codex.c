@@ -283,6 +283,28 @@ static int map_function(mapped *m, const char *name, const json_t *a, const char
 	return m->args ? 0 : nomem();
 }
 
+int imp_codex_hook_tool(const char **tool, json_t **args, const char *name, const json_t *input,
+			const char *cwd)
+{
+	const char *cmd = imp_str(input, "command");
+	mapped m = { NULL, NULL };
+	int error;
+
+	if (cmd && strcmp(name, "Bash") == 0)
+		error = map_script(&m, "bash", "-lc", cmd, input, cwd);
+	else if (cmd && strcmp(name, "apply_patch") == 0)
+		error = (m.tool = "apply_patch", m.args = imp_patch_args(cmd)) ? 0 : nomem();
+	else
+		error = map_function(&m, name, json_is_object(input) ? input : NULL, cwd);
+	if (error < 0) {
+		json_decref(m.args);
+		return error;
+	}
+	*tool = m.tool;
+	*args = m.args;
+	return 0;
+}
+
 static int on_function_call(imp_ctx *c, codex_state *s, const json_t *p)
 {
 	const char *name = imp_str(p, "name"), *raw = imp_str(p, "arguments");
@@ -445,7 +467,29 @@ static void classify_object(imp_outcome *o, const json_t *out)
 		o->kind = IMP_ERROR;
 }
 
-static int on_output(imp_ctx *c, const json_t *p)
+/*
+ * A call a PreToolUse hook blocked leaves only its output (0.169): the call
+ * itself is recorded from it. The text ends in "Command: <script>" (0.171),
+ * which gives a shell call; otherwise the tool name is "unknown".
+ */
+static int blocked_call(imp_ctx *c, codex_state *s, const char *id, const char *text)
+{
+	const char *cmd = text ? strstr(text, " Command: ") : NULL, *next;
+	size_t i;
+	json_t *args;
+
+	if (!s->has_session || !imp_id_ok(id) || imp_map_get(&c->call_ix, id, &i))
+		return 0;
+	while (cmd && (next = strstr(cmd + 1, " Command: ")))
+		cmd = next;
+	if (cmd && (args = imp_shell_script("bash", "-lc", cmd + 10)))
+		return imp_intent(c, s->session, id, "shell", args, s->turn, NULL);
+	if (!(args = json_pack("{sb}", "blocked_before_the_call_was_written", 1)))
+		return nomem();
+	return imp_intent(c, s->session, id, "unknown", args, s->turn, NULL);
+}
+
+static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 {
 	const json_t *out = json_object_get(p, "output");
 	const char *id = imp_str(p, "call_id");
@@ -465,7 +509,14 @@ static int on_output(imp_ctx *c, const json_t *p)
 	}
 	t = json_is_string(out) ? json_string_value(out) : "";
 	len = json_is_string(out) ? json_string_length(out) : 0;
-	if (is_rejection(t, len)) {
+	if (imp_starts(t, len, "Command blocked by PreToolUse hook")) {
+		o.kind = IMP_POLICY_DENIED;
+		o.output = t;
+		o.output_len = len;
+		o.error = "blocked by a PreToolUse hook";
+		if ((error = blocked_call(c, s, id, t)) < 0)
+			return error;
+	} else if (is_rejection(t, len)) {
 		o.kind = IMP_USER_DENIED;
 		o.output = t;
 		o.output_len = len;
@@ -526,7 +577,7 @@ static int on_item(imp_ctx *c, codex_state *s, const json_t *p)
 		return 0;
 	}
 	if (strcmp(type, "function_call_output") == 0 || strcmp(type, "custom_tool_call_output") == 0)
-		return on_output(c, p);
+		return on_output(c, s, p);
 	if (strcmp(type, "function_call") == 0)
 		return need_session(c, s, "function_call") ? on_function_call(c, s, p) : 0;
 	if (strcmp(type, "custom_tool_call") == 0)
@@ -569,8 +620,9 @@ static int codex_line(imp_ctx *c, json_t *obj)
 			return on_item(c, s, payload);
 		return on_event(c, s, payload);
 	}
-	if (strcmp(type, "compacted") == 0)
-		return 0;
+	if (strcmp(type, "compacted") == 0 || strcmp(type, "world_state") == 0 ||
+	    strcmp(type, "token_usage_record") == 0)
+		return 0;  /* 0.169: snapshots and token counts, nothing about calls */
 	if (!payload && json_object_get(obj, "call_id"))
 		return on_item(c, s, obj);  /* oldest rollouts: unwrapped response items */
 	if (!payload && (strcmp(type, "message") == 0 || strcmp(type, "reasoning") == 0))

@@ -59,6 +59,7 @@ typedef struct file_import {
 	json_t **batch;
 	size_t n, cap;
 	int stale;                 /* no record is stored yet */
+	imp_merge *merge;          /* sessions the ledger already holds */
 	const docket_import_options *opts;
 	docket_import_stats *stats;
 } file_import;
@@ -82,6 +83,16 @@ int docket_import_format_parse(docket_import_format *out, const char *name)
 		return docket_error_set(DOCKET_EINVALID, "unknown transcript format \"%s\" (expected codex or claude)",
 					name ? name : "");
 	return 0;
+}
+
+int docket_import_map_tool(const char **tool, json_t **args, docket_import_format format,
+			   const char *name, const json_t *input, const char *cwd)
+{
+	if (!name || !*name)
+		return docket_error_set(DOCKET_EINVALID, "a tool call without a tool name");
+	if (format == DOCKET_IMPORT_CODEX)
+		return imp_codex_hook_tool(tool, args, name, input, cwd);
+	return imp_claude_tool(tool, args, name, input, cwd);
 }
 
 static const imp_format_ops *ops_of(docket_import_format format)
@@ -314,6 +325,14 @@ static int batch_push(void *ctx, json_t *event)
 	return 0;
 }
 
+/* Every mapped event passes the merge filter on its way into the batch. */
+static int merge_push(void *ctx, json_t *event)
+{
+	file_import *f = ctx;
+
+	return imp_merge_event(f->merge, event, batch_push, f);
+}
+
 static void batch_clear(file_import *f)
 {
 	size_t i;
@@ -468,7 +487,7 @@ static int import_text(file_import *f, const imp_format_ops *ops, const docket_b
 	    (error = strict_check(ops, f->path, text, resume, f->stats)) < 0)
 		return error;
 	memset(&w, 0, sizeof(w));
-	imp_ctx_init(&w.ctx, f->path, f->stats, batch_push, f);
+	imp_ctx_init(&w.ctx, f->path, f->stats, merge_push, f);
 	w.data = text->ptr ? text->ptr : "";
 	w.len = text->len;
 	w.resume_line = resume;
@@ -507,12 +526,14 @@ int docket_import_file(docket_ledger *ledger, docket_import_format format, const
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((error = key_of(f.key, format, real)) < 0 || (error = read_file(&text, real)) < 0)
+	if ((error = key_of(f.key, format, real)) < 0 || (error = read_file(&text, real)) < 0 ||
+	    (error = imp_merge_new(&f.merge, ledger, real)) < 0)
 		goto cleanup;
 	error = import_text(&f, ops, &text);
 cleanup:
 	batch_clear(&f);
 	docket_free(f.batch);
+	imp_merge_free(f.merge);
 	EVP_MD_CTX_free(f.hash);
 	docket_buf_dispose(&text);
 	free(real);

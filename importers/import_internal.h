@@ -212,6 +212,18 @@ int imp_contains(const char *text, size_t len, const char *needle);
 /* The major version of "X.Y.Z" (-1 if it does not start with a number). */
 long imp_major_version(const char *v);
 
+/* ---- merge.c ---- */
+
+/* The filter for an import into sessions the ledger already holds (see merge.c). */
+typedef struct imp_merge imp_merge;
+/* Where a kept event goes (stolen): the batch. */
+typedef int (*imp_merge_push)(void *ctx, json_t *event);
+
+int imp_merge_new(imp_merge **out, docket_ledger *ledger, const char *file) DOCKET_MUST_USE;
+void imp_merge_free(imp_merge *m);
+/* Keep `event` (stolen) through `push`, with what must precede it, or drop it. */
+int imp_merge_event(imp_merge *m, json_t *event, imp_merge_push push, void *ctx) DOCKET_MUST_USE;
+
 /* ---- formats ---- */
 
 typedef struct imp_format_ops {
@@ -223,6 +235,12 @@ typedef struct imp_format_ops {
 } imp_format_ops;
 
 extern const imp_format_ops imp_codex_ops;
+
+/* The canonical tool and args of one client tool call (docket_import_map_tool). */
+int imp_claude_tool(const char **tool, json_t **args, const char *name, const json_t *input,
+		    const char *cwd) DOCKET_MUST_USE;
+int imp_codex_hook_tool(const char **tool, json_t **args, const char *name, const json_t *input,
+			const char *cwd) DOCKET_MUST_USE;
 extern const imp_format_ops imp_claude_ops;
 
 /* ---- walk.c ---- */

@@ -16,7 +16,11 @@
 #                              use that docket binary instead (and
 #                              EXAMPLE_BIN for examples/runtime_example)
 #   DEMO_OUT=dir               where the ledger goes (default ./demo-out)
+#   scripts/demo.sh --live     a real Claude Code session recorded and enforced
+#                              live (npm install on first use; scripts/demo-live.sh)
 set -euo pipefail
+live=0
+[ "${1:-}" = "--live" ] && live=1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -99,3 +103,9 @@ step "prove the ledger offline with the public key and the witness" \
 step "the calls and approvals as OCSF records for a SIEM, secrets redacted" \
 	export --format ocsf --redact -o "$out/events.ocsf.ndjson"
 step "the audit report" report -o "$out/report.html"
+
+if [ $live -eq 1 ]; then
+	bash "$root/scripts/demo-live.sh" "$docket" "$out"
+else
+	printf '\nLive capture: scripts/demo.sh --live records and enforces a real Claude Code\nsession (the CLI comes from npm on first use; see docs/integrations.md).\n'
+fi

@@ -106,4 +106,16 @@ DOCKET_EXTERN int docket_import_buffer(docket_import_format format, const char *
 				       size_t len, const docket_import_options *opts,
 				       docket_import_event_cb cb, void *ctx, docket_import_stats *stats) DOCKET_MUST_USE;
 
+/*
+ * The canonical tool and args (DESIGN §4) an import records for one tool
+ * call, for live capture to record the same: Claude Code's tool name and
+ * input (DOCKET_IMPORT_CLAUDE), or a Codex hook's tool_name and tool_input
+ * (DOCKET_IMPORT_CODEX: "Bash" with the script in "command", "apply_patch"
+ * with the patch text in "command", MCP tools "mcp__SERVER__TOOL"). Other
+ * tools keep their name and input. *tool is static or `name`; *args is a new
+ * object. Errors: DOCKET_EINVALID (no name), DOCKET_ENOMEM.
+ */
+DOCKET_EXTERN int docket_import_map_tool(const char **tool, json_t **args, docket_import_format format,
+			   const char *name, const json_t *input, const char *cwd) DOCKET_MUST_USE;
+
 #endif

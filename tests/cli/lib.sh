@@ -43,3 +43,28 @@ wait_for() {
 		sleep 0.05
 	done
 }
+
+# hook_feed CLIENT FILE [HOOK_ARGS...]: send each line of FILE (hook events,
+# TRANSCRIPT replaced by $PWD/transcript.jsonl) to `docket hook CLIENT`, one
+# process per event as the client runs it; print what the hook answered
+# ("EVENT -> exit N: stdout") for every event that answered something.
+hook_feed() {
+	local client=$1 file=$2 line out rc name
+	shift 2
+	while IFS= read -r line || [ -n "$line" ]; do
+		[ -z "$line" ] && continue
+		line=${line//TRANSCRIPT/$PWD/transcript.jsonl}
+		name=$(printf '%s' "$line" | jq -r '.hook_event_name + " " + (.tool_use_id // "")')
+		out=$(printf '%s\n' "$line" | docket hook "$client" "$@")
+		rc=$?
+		if [ $rc -ne 0 ] || [ -n "$out" ]; then
+			echo "$name-> exit $rc: $out"
+		fi
+	done <"$file"
+}
+
+# trail: the ledger's events without times and hashes, one compact line each.
+trail() {
+	docket log --json | jq -c '[.seq, .type, .invocation, .status, .result, .decision.verdict, .error]
+		| map(select(. != null))'
+}

@@ -384,10 +384,50 @@ static void test_claude_bypass_rejection(void **state)
 	json_t *ev = map_fixture(DOCKET_IMPORT_CLAUDE, "claude-bypass.jsonl", &s);
 
 	(void)state;
-	/* bypassPermissions never asks (invariant 2): denied without an approval */
-	assert_trail(ev, "toolu_byp", "tool.intent tool.completed/denied");
+	/* bypassPermissions never asks: "doesn't want to proceed" is the user
+	 * pressing Esc, an interrupt, not a rejected prompt */
+	assert_trail(ev, "toolu_byp", "tool.intent tool.completed/cancelled");
 	assert_int_equal(s.approvals, 0);
-	assert_int_equal(s.denials, 1);
+	assert_int_equal(s.denials, 0);
+	assert_int_equal(s.cancelled, 1);
+	json_decref(ev);
+}
+
+static void test_claude_headless_refusals(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CLAUDE, "claude-headless.jsonl", &s);
+
+	(void)state;
+	/* claude -p refuses what would need a prompt: denied, never dispatched */
+	assert_trail(ev, "toolu_hl_rm", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_hl_write", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_hl_git", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_hl_curl", "tool.intent tool.completed/denied");
+	/* an ordinary result still ran */
+	assert_trail(ev, "toolu_hl_ok", "tool.intent tool.dispatched tool.completed/ok");
+	/* ai-title, atis-latch, api-request-start, queue-operation are known */
+	assert_int_equal(s.unknown, 0);
+	assert_int_equal(s.malformed, 0);
+	assert_int_equal(s.denials, 4);
+	json_decref(ev);
+}
+
+static void test_codex_0169_lines(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CODEX, "codex-0169.jsonl", &s);
+
+	(void)state;
+	assert_int_equal(s.unknown, 0);
+	assert_int_equal(s.malformed, 0);
+	assert_trail(ev, "call_ls", "tool.intent tool.dispatched tool.completed/ok");
+	/* a call a hook blocked leaves only its output: recorded, denied */
+	assert_trail(ev, "call_blocked", "tool.intent tool.completed/denied");
+	/* 0.171 names the command: the call is a shell call again */
+	assert_trail(ev, "call_blocked_cmd", "tool.intent tool.completed/denied");
+	assert_int_equal(s.orphans, 0);
+	assert_int_equal(s.calls, 3);
 	json_decref(ev);
 }
 
@@ -782,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_claude_mapping),
 		cmocka_unit_test(test_claude_subagent_file),
 		cmocka_unit_test(test_claude_bypass_rejection),
+		cmocka_unit_test(test_claude_headless_refusals),
+		cmocka_unit_test(test_codex_0169_lines),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),

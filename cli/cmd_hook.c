@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_hook.c: `docket hook claude|codex [--enforce --policy SRC]`: one hook
+ * event on stdin, recorded; the answer on stdout as the client expects
+ * (integrations/integrations.h, docs/integrations.md).
+ *
+ * Exit codes follow the clients' hook protocol, not DESIGN §9: 0 answered
+ * (stdout may carry a decision), 2 block the call (reason on stderr), 1 a
+ * non-blocking error (recording failed, the client goes on). Hooks fail
+ * open in both clients, so in enforce mode every error that happens at a
+ * PreToolUse or PermissionRequest event (or on input that is not a hook
+ * event) answers 2: docket fails closed.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "integrations/integrations.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#define INPUT_MAX ((size_t)64 << 20)
+
+#define EXIT_NONBLOCKING 1
+#define EXIT_BLOCK 2
+
+static int read_stdin(docket_buf *out)
+{
+	int error = cli_read_stream(out, stdin);
+
+	if (error == 0 && out->len > INPUT_MAX)
+		error = docket_error_set(DOCKET_EINVALID, "hook input larger than %zu bytes", INPUT_MAX);
+	return error;
+}
+
+/* An error: in enforce mode a blocking event is denied with the reason. */
+static int fail(int enforce, const docket_buf *in, const char *what)
+{
+	const docket_error *e = docket_error_last();
+	const char *msg = e->code && e->message[0] ? e->message : "internal error";
+
+	if (enforce && docket_hook_blocks(in->ptr ? in->ptr : "", in->len)) {
+		fprintf(stderr, "docket: %s (%s); denied because docket enforces a policy and fails closed\n",
+			what, msg);
+		return EXIT_BLOCK;
+	}
+	fprintf(stderr, "docket: %s: %s\n", what, msg);
+	return EXIT_NONBLOCKING;
+}
+
+int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	const char *client = NULL, *source = NULL;
+	int enforce = 0, rc;
+	const cli_opt opts[] = {
+		{ CLI_OPT_ARG, "CLIENT", 0, &client, NULL, "claude or codex", CLI_OPT_REQUIRED },
+		{ CLI_OPT_SWITCH, "enforce", 0, &enforce, NULL,
+		  "evaluate --policy at PreToolUse: deny or ask (never allow more than the client does)", 0 },
+		{ CLI_OPT_STRING, "policy", 0, &source, "SRC",
+		  "the policy to enforce (any source replay takes)", 0 },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer answer = { 0, NULL, NULL };
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_buf in = DOCKET_BUF_INIT;
+	docket_ledger *ledger = NULL;
+	docket_policy *policy = NULL;
+
+	if ((rc = cli_parse(cmd, opts,
+			    "Reads one hook event (JSON) on stdin, records it in the ledger and answers on\n"
+			    "stdout as the client expects. `docket integrate` installs it as the client's hook.",
+			    argc, argv)) != CLI_PARSE_OK)
+		return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : EXIT_BLOCK;
+	docket_error_clear();
+	if (docket_client_parse(&ho.client, client) < 0 ||
+	    (enforce && !source && docket_error_set(DOCKET_EINVALID, "--enforce needs --policy SRC") < 0) ||
+	    (!enforce && source && docket_error_set(DOCKET_EINVALID, "--policy is for --enforce") < 0)) {
+		cli_error("%s", docket_error_last()->message);
+		return EXIT_BLOCK;
+	}
+	if (read_stdin(&in) < 0) {
+		rc = fail(enforce, &in, "cannot read the hook event");
+		goto done;
+	}
+#ifdef DOCKET_HOOK_LEAN
+	if (enforce && docket_policy_load(&policy, source) < 0) {
+#else
+	if (enforce && docket_replay_source_load(&policy, source, NULL) < 0) {
+#endif
+		rc = fail(enforce, &in, "cannot load the policy");
+		goto done;
+	}
+	ho.policy = policy;
+	oo.flags = DOCKET_OPEN_CREATE;
+	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
+		rc = fail(enforce, &in, "cannot open the ledger");
+		goto done;
+	}
+	if (docket_hook_handle(ledger, &ho, in.ptr ? in.ptr : "", in.len, &answer) < 0) {
+		rc = fail(enforce, &in, "cannot record the hook event");
+		goto done;
+	}
+	if (answer.out)
+		fputs(answer.out, stdout);
+	if (answer.err)
+		fputs(answer.err, stderr);
+	rc = answer.exit_code;
+done:
+	docket_hook_answer_dispose(&answer);
+	docket_ledger_free(ledger);
+	docket_policy_free(policy);
+	docket_buf_dispose(&in);
+	return rc;
+}

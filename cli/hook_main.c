@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * hook_main.c: `docket-hook`, the lean build of `docket hook` that
+ * `docket integrate` installs when it sits next to docket. Claude Code and
+ * Codex start a process for every hook event, and most of its cost is the
+ * dynamic loader (bench_hook): this binary links only what recording needs
+ * (no libgit2 and its libraries). It takes the same arguments,
+ * `docket-hook [-L PATH] hook claude|codex [--enforce --policy SRC]`;
+ * git: policy sources need the full docket.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util/alloc.h"
+
+int main(int argc, char **argv)
+{
+	static const cli_command hook = { "hook", cmd_hook, "record one hook event" };
+	cli_global g;
+	const char *env;
+	int i = 1;
+
+	docket_alloc_install_json();
+	memset(&g, 0, sizeof(g));
+	if (i + 1 < argc && strcmp(argv[i], "-L") == 0) {
+		g.ledger_path = argv[i + 1];
+		i += 2;
+	}
+	if (i >= argc || strcmp(argv[i], "hook") != 0) {
+		cli_error("usage: docket-hook [-L PATH] hook claude|codex [--enforce --policy SRC]");
+		return 2;
+	}
+	if (!g.ledger_path) {
+		env = getenv("DOCKET_LEDGER");
+		g.ledger_path = env && *env ? env : "./.docket";
+	}
+	return cmd_hook(&hook, &g, argc - i, argv + i);
+}

@@ -1,0 +1,812 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * hook.c: one hook event of Claude Code or Codex -> ledger events (record
+ * mode), and the answer the client expects (docs/integrations.md).
+ *
+ *   SessionStart        session.opened; Claude: policy.revised with the
+ *                       effective settings when they changed
+ *   PreToolUse          tool.intent (invocation = tool_use_id, tool mapped as
+ *                       the importer maps it); enforce: docket's verdict, and
+ *                       for a denial its tool.completed denied at once
+ *   PermissionRequest   approval.requested for the newest open intent of the
+ *                       session with the same tool and args (the event names
+ *                       no tool_use_id)
+ *   PostToolUse         (approval.settled approved) + tool.dispatched
+ *                       (inferred: its provenance says so) + tool.completed ok
+ *   PostToolUseFailure  the same with error, or cancelled for an interrupt
+ *   PermissionDenied    tool.completed denied
+ *   Stop, SubagentStop  the transcript is imported (merged: see
+ *                       importers/merge.c) to settle what hooks cannot see,
+ *                       then every call still open without a dispatch ends
+ *                       denied, with a reason that says it was inferred
+ *   SessionEnd          the same, then session.closed
+ *
+ * A session is opened on first sight whatever the event, so integrating in
+ * the middle of a session loses nothing after that point. Every append is
+ * one durable transaction; a re-delivered event is a duplicate or a
+ * conflict, both harmless here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "docket/import.h"
+#include "integrations_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define SESSION_MAX 256
+#define OUTPUT_MAX (64u << 10)
+
+#if defined(__APPLE__)
+#define HOST_PLATFORM "macos"
+#elif defined(_WIN32)
+#define HOST_PLATFORM "windows"
+#else
+#define HOST_PLATFORM "linux"
+#endif
+
+typedef struct hook_ctx {
+	docket_ledger *ledger;
+	const docket_hook_options *opts;
+	const json_t *ev;          /* the payload */
+	const char *name;          /* hook_event_name */
+	const char *cwd;
+	char session[SESSION_MAX + 1];
+	char parent[SESSION_MAX + 1];
+	char prov[64];             /* provenance.file of what this event records */
+	docket_hook_answer *answer;
+} hook_ctx;
+
+static int nomem(void)
+{
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	const json_t *v = json_is_object(o) ? json_object_get(o, k) : NULL;
+
+	return json_is_string(v) && json_string_length(v) > 0 ? json_string_value(v) : NULL;
+}
+
+static int set_str(json_t *o, const char *k, const char *v)
+{
+	if (!v || !*v)
+		return 0;
+	return json_object_set_new(o, k, json_string(v)) < 0 ? nomem() : 0;
+}
+
+int docket_client_parse(docket_client *out, const char *name)
+{
+	if (name && strcmp(name, "claude") == 0)
+		*out = DOCKET_CLIENT_CLAUDE;
+	else if (name && strcmp(name, "codex") == 0)
+		*out = DOCKET_CLIENT_CODEX;
+	else
+		return docket_error_set(DOCKET_EINVALID, "unknown client \"%s\" (expected claude or codex)",
+					name ? name : "");
+	return 0;
+}
+
+const char *docket_client_name(docket_client client)
+{
+	return client == DOCKET_CLIENT_CODEX ? "codex" : "claude";
+}
+
+void docket_hook_answer_dispose(docket_hook_answer *a)
+{
+	if (!a)
+		return;
+	docket_free(a->out);
+	docket_free(a->err);
+	a->out = a->err = NULL;
+}
+
+/* ---- appending ---- */
+
+/* An event skeleton: type, session, invocation, provenance. */
+static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocation)
+{
+	json_t *ev = json_pack("{ss ss s{ss si}}", "type", type, "session", h->session,
+			       "provenance", "file", h->prov, "line", 0);
+
+	if (ev && invocation && set_str(ev, "invocation", invocation) < 0) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/* Append the events (stolen) in one transaction. */
+static int append(hook_ctx *h, json_t **evs, size_t n)
+{
+	size_t i;
+	int error = 0;
+
+	for (i = 0; i < n; i++)
+		if (!evs[i])
+			error = nomem();
+	if (error == 0)
+		error = docket_ledger_append_json(h->ledger, evs, n, NULL);
+	for (i = 0; i < n; i++)
+		json_decref(evs[i]);
+	return error;
+}
+
+/* Conflicts and transitions mean the ledger already has this (a re-delivery). */
+static int tolerate(int error)
+{
+	if (error == DOCKET_ECONFLICT || error == DOCKET_ETRANSITION) {
+		docket_error_clear();
+		return 0;
+	}
+	return error;
+}
+
+/* ---- sessions ---- */
+
+static int exists_cb(void *ctx, const docket_session_info *info)
+{
+	*(int *)ctx = info->closed_seq ? 2 : 1;
+	return 0;
+}
+
+/* 0: absent, 1: open, 2: closed. */
+static int session_state(hook_ctx *h, const char *id, int *out)
+{
+	int error;
+
+	*out = 0;
+	error = docket_ledger_session(h->ledger, id, exists_cb, out);
+	return error == DOCKET_ENOTFOUND ? 0 : error;
+}
+
+static int open_session(hook_ctx *h, const char *id, const char *parent)
+{
+	const char *transcript = jstr(h->ev, "transcript_path");
+	const char *model = jstr(h->ev, "model");
+	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id,
+			       "runtime", h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
+			       "provenance", "file", h->prov, "line", 0);
+	json_t *labels = json_object();
+	int state, error;
+
+	if ((error = session_state(h, id, &state)) < 0 || state != 0) {
+		json_decref(ev);
+		json_decref(labels);
+		return error;
+	}
+	if (!ev || !labels || set_str(ev, "platform", HOST_PLATFORM) < 0 ||
+	    set_str(ev, "cwd", h->cwd) < 0 || set_str(ev, "parent", parent) < 0 ||
+	    set_str(labels, "capture", "hook") < 0 || set_str(labels, "transcript", transcript) < 0 ||
+	    set_str(labels, "model", model) < 0 ||
+	    json_object_set_new(ev, "labels", labels) < 0) {
+		json_decref(ev);
+		return nomem();
+	}
+	return tolerate(append(h, &ev, 1));
+}
+
+/* The session of the event ("<id>/agent-<agent_id>" inside a subagent, as
+ * the importer names it), opened on first sight. */
+static int ensure_session(hook_ctx *h)
+{
+	int error;
+
+	if (h->parent[0] && (error = open_session(h, h->parent, NULL)) < 0)
+		return error;
+	return open_session(h, h->session, h->parent[0] ? h->parent : NULL);
+}
+
+/* ---- policy revisions ---- */
+
+typedef struct last_policy {
+	json_t *policy;
+	json_int_t revision;
+} last_policy;
+
+static int last_policy_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	last_policy *l = ctx;
+	const char *type = jstr(ev, "type");
+
+	(void)seq;
+	if (type && strcmp(type, "policy.revised") == 0) {
+		json_decref(l->policy);
+		l->policy = json_incref(json_object_get(ev, "policy"));
+		l->revision = json_integer_value(json_object_get(ev, "revision"));
+	}
+	return 0;
+}
+
+/* policy.revised with `policy` (stolen) unless it is the one in force. */
+static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const char *reason)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	last_policy last = { NULL, 0 };
+	json_t *ev;
+	int error;
+
+	ro.session = h->session;
+	if ((error = docket_ledger_read_json(h->ledger, &ro, last_policy_cb, &last)) < 0)
+		goto done;
+	if (last.policy && json_equal(last.policy, policy))
+		goto done;
+	ev = ev_new(h, "policy.revised", NULL);
+	if (!ev || json_object_set_new(ev, "revision", json_integer(last.revision + 1)) < 0 ||
+	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", docket_client_name(h->opts->client)) < 0 ||
+	    set_str(ev, "reason", reason) < 0 || json_object_set(ev, "policy", policy) < 0) {
+		json_decref(ev);
+		error = nomem();
+		goto done;
+	}
+	error = tolerate(append(h, &ev, 1));
+done:
+	json_decref(last.policy);
+	json_decref(policy);
+	return error;
+}
+
+static int on_session_start(hook_ctx *h)
+{
+	json_t *files = json_array(), *policy = NULL;
+	docket_buf reason = DOCKET_BUF_INIT;
+	size_t i;
+	int error;
+
+	if (!files)
+		return nomem();
+	if ((error = ensure_session(h)) < 0 || h->opts->client != DOCKET_CLIENT_CLAUDE)
+		goto done;
+	if ((error = docket_claude_effective_settings(&policy, h->cwd, jstr(h->ev, "permission_mode"),
+						      files)) < 0)
+		goto done;
+	error = docket_buf_puts(&reason, "effective Claude Code settings");
+	for (i = 0; error == 0 && i < json_array_size(files); i++)
+		error = docket_buf_printf(&reason, "%s %s", i ? "," : ":",
+					  json_string_value(json_array_get(files, i)));
+	if (error == 0)
+		error = revise_policy(h, policy, "claude", reason.ptr);
+	else
+		json_decref(policy);
+done:
+	docket_buf_dispose(&reason);
+	json_decref(files);
+	return error;
+}
+
+/* ---- calls ---- */
+
+static int map_call(const hook_ctx *h, const char **tool, json_t **args)
+{
+	const char *name = jstr(h->ev, "tool_name");
+
+	if (!name)
+		return docket_error_set(DOCKET_EINVALID, "%s event without tool_name", h->name);
+	return docket_import_map_tool(tool, args,
+				      h->opts->client == DOCKET_CLIENT_CODEX ? DOCKET_IMPORT_CODEX
+									    : DOCKET_IMPORT_CLAUDE,
+				      name, json_object_get(h->ev, "tool_input"), h->cwd);
+}
+
+static json_t *intent_event(const hook_ctx *h, const char *id)
+{
+	const char *tool;
+	json_t *args = NULL, *ev;
+
+	if (map_call(h, &tool, &args) < 0)
+		return NULL;
+	if (!(ev = ev_new(h, "tool.intent", id)) || set_str(ev, "tool", tool) < 0 ||
+	    set_str(ev, "turn", jstr(h->ev, "turn_id")) < 0 ||
+	    json_object_set_new(ev, "args", args) < 0) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+static const char *call_id(const hook_ctx *h)
+{
+	return jstr(h->ev, "tool_use_id");
+}
+
+/* ---- enforce ---- */
+
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, hook_verdict *vi)
+{
+	docket_policy_call *call = NULL;
+	docket_policy_context *pctx = NULL;
+	docket_policy_result *res = NULL;
+	json_t *cj = json_pack("{ss}", "platform", HOST_PLATFORM), *reasons = NULL, *rules = NULL;
+	const char *rule, *text;
+	unsigned line = 0;
+	size_t i;
+	int error;
+
+	if (!cj || set_str(cj, "cwd", cwd) < 0 ||
+	    (cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", cwd)) < 0)) {
+		error = nomem();
+		goto done;
+	}
+	if ((error = docket_policy_call_from_json(&call, intent)) < 0 ||
+	    (error = docket_policy_context_from_json(&pctx, cj)) < 0 ||
+	    (error = docket_policy_result_new(&res)) < 0 ||
+	    (error = docket_policy_eval(res, policy, call, pctx)) < 0)
+		goto done;
+	vi->verdict = docket_policy_result_verdict(res);
+	rule = docket_policy_result_deciding_rule(res, &line);
+	text = docket_policy_result_reason_count(res) ? docket_policy_result_reason_text(res, 0) : "";
+	if (rule)
+		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s (rule %s)", text, rule);
+	else
+		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s", text);
+	if (!(reasons = json_array()) || !(rules = json_array())) {
+		error = nomem();
+		goto done;
+	}
+	for (i = 0; i < docket_policy_result_reason_count(res); i++)
+		if (json_array_append_new(reasons, json_string(docket_policy_result_reason_code(res, i))) < 0)
+			error = nomem();
+	for (i = 0; i < docket_policy_result_match_count(res); i++)
+		if (json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i))) < 0)
+			error = nomem();
+	if (error == 0 && vi->verdict != DOCKET_VERDICT_ALLOWED &&
+	    !(vi->decision = json_pack("{ss ss sO sO}", "verdict",
+						     vi->verdict == DOCKET_VERDICT_APPROVAL_REQUIRED
+							     ? "approval_required" : "denied",
+						     "source", "docket", "reasons", reasons, "rules", rules)))
+		error = nomem();
+done:
+	json_decref(reasons);
+	json_decref(rules);
+	json_decref(cj);
+	docket_policy_result_free(res);
+	docket_policy_context_free(pctx);
+	docket_policy_call_free(call);
+	return error;
+}
+
+/* The client's answer to a denial or a question at PreToolUse. */
+static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
+{
+	json_t *o = json_pack("{s{ss ss ss}}", "hookSpecificOutput", "hookEventName", "PreToolUse",
+			      "permissionDecision", decision, "permissionDecisionReason", reason);
+	docket_buf b = DOCKET_BUF_INIT;
+	int error;
+
+	if (!o)
+		return nomem();
+	error = docket_json_dump(&b, o);
+	json_decref(o);
+	if (error == 0)
+		error = docket_buf_putc(&b, '\n');
+	if (error < 0) {
+		docket_buf_dispose(&b);
+		return error;
+	}
+	h->answer->out = b.ptr;
+	return 0;
+}
+
+static int on_pre_tool_use(hook_ctx *h)
+{
+	const char *id = call_id(h);
+	hook_verdict vi;
+	json_t *evs[2] = { NULL, NULL };
+	size_t n = 1;
+	int ask, error;
+
+	memset(&vi, 0, sizeof(vi));
+	if (!id)
+		return docket_error_set(DOCKET_EINVALID, "PreToolUse event without tool_use_id");
+	if ((error = ensure_session(h)) < 0)
+		return error;
+	if (!(evs[0] = intent_event(h, id)))
+		return docket_error_last()->code ? docket_error_last()->code : nomem();
+	if (h->opts->policy && (error = hook_evaluate(h->opts->policy, evs[0], h->cwd, &vi)) < 0) {
+		json_decref(evs[0]);
+		return error;
+	}
+	if (!h->opts->policy || vi.verdict == DOCKET_VERDICT_ALLOWED)
+		return tolerate(append(h, evs, 1));
+	/* Codex rejects "ask": a call docket would ask about is denied there */
+	ask = vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && h->opts->client == DOCKET_CLIENT_CLAUDE;
+	if (!ask) {
+		json_object_set_new(vi.decision, "verdict", json_string("denied"));
+		evs[1] = ev_new(h, "tool.completed", id);
+		if (evs[1] && (set_str(evs[1], "status", "denied") < 0 ||
+			       set_str(evs[1], "error", vi.reason) < 0)) {
+			json_decref(evs[1]);
+			evs[1] = NULL;
+		}
+		n = 2;
+	}
+	if (json_object_set_new(evs[0], "decision", vi.decision) < 0) {
+		json_decref(evs[0]);
+		json_decref(evs[1]);
+		return nomem();
+	}
+	if ((error = tolerate(append(h, evs, n))) < 0)
+		return error;
+	return answer_pre(h, ask ? "ask" : "deny", vi.reason);
+}
+
+/* ---- finding an open call ---- */
+
+typedef struct pending_ctx {
+	const char *invocation;   /* look for this one, or NULL: collect all */
+	char state[24];
+	char request[SESSION_MAX + 1];
+	uint64_t intent_seq;
+	int found;
+	json_t *all;              /* with invocation NULL: [{invocation,state,request,intent_seq}] */
+} pending_ctx;
+
+static int pending_cb(void *ctx, const docket_pending_info *info)
+{
+	pending_ctx *p = ctx;
+
+	if (p->all) {
+		json_t *o = json_pack("{ss ss ss ss sI}", "invocation", info->invocation, "state", info->state,
+				      "request", info->open_request ? info->open_request : "", "tool", info->tool,
+				      "intent_seq", (json_int_t)info->intent_seq);
+
+		return !o || json_array_append_new(p->all, o) < 0 ? nomem() : 0;
+	}
+	if (strcmp(info->invocation, p->invocation) != 0)
+		return 0;
+	snprintf(p->state, sizeof(p->state), "%s", info->state);
+	snprintf(p->request, sizeof(p->request), "%s", info->open_request);
+	p->intent_seq = info->intent_seq;
+	p->found = 1;
+	return 1;
+}
+
+/* The state of a pending call; found 0 when it has no intent or is complete. */
+static int find_pending(hook_ctx *h, const char *invocation, pending_ctx *p)
+{
+	int error;
+
+	memset(p, 0, sizeof(*p));
+	p->invocation = invocation;
+	error = docket_ledger_pending(h->ledger, h->session, pending_cb, p);
+	return error > 0 ? 0 : error;
+}
+
+typedef struct intent_ctx {
+	json_t *intent;
+} intent_ctx;
+
+static int intent_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	intent_ctx *i = ctx;
+
+	(void)seq;
+	i->intent = json_incref(ev);
+	return 1;
+}
+
+static int on_permission_request(hook_ctx *h)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	pending_ctx p;
+	json_t *want = NULL, *ev;
+	const char *match = NULL;
+	size_t i;
+	int error;
+
+	memset(&p, 0, sizeof(p));
+	if ((error = ensure_session(h)) < 0)
+		return error;
+	if (!(p.all = json_array()) || !(want = intent_event(h, "x"))) {
+		error = docket_error_last()->code ? docket_error_last()->code : nomem();
+		goto done;
+	}
+	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
+		goto done;
+	/* newest first: the request is for the call the client just announced */
+	for (i = json_array_size(p.all); i-- > 0 && !match;) {
+		const json_t *e = json_array_get(p.all, i);
+		intent_ctx ic = { NULL };
+		const char *st = jstr(e, "state");
+
+		if (!st || (strcmp(st, "undecided") != 0 && strcmp(st, "needs_approval") != 0))
+			continue;
+		ro.since = (uint64_t)json_integer_value(json_object_get(e, "intent_seq"));
+		ro.limit = 1;
+		if ((error = docket_ledger_read_json(h->ledger, &ro, intent_cb, &ic)) < 0)
+			goto done;
+		if (ic.intent && json_equal(json_object_get(ic.intent, "tool"), json_object_get(want, "tool")) &&
+		    json_equal(json_object_get(ic.intent, "args"), json_object_get(want, "args")))
+			match = jstr(e, "invocation");
+		json_decref(ic.intent);
+	}
+	if (!match)
+		goto done;  /* a request for a call docket never saw: nothing to join */
+	if (!(ev = ev_new(h, "approval.requested", match)) || set_str(ev, "request", "r1") < 0 ||
+	    set_str(ev, "reviewer", "user") < 0) {
+		json_decref(ev);
+		error = nomem();
+		goto done;
+	}
+	error = tolerate(append(h, &ev, 1));
+done:
+	json_decref(want);
+	json_decref(p.all);
+	return error;
+}
+
+/* The output text of a tool_response: Bash's stdout/stderr, a string, or JSON. */
+static int response_text(docket_buf *out, const json_t *resp)
+{
+	const char *so = jstr(resp, "stdout"), *se = jstr(resp, "stderr");
+	int error = 0;
+
+	if (json_is_string(resp))
+		return docket_buf_puts(out, json_string_value(resp));
+	if (so || se) {
+		if (so)
+			error = docket_buf_puts(out, so);
+		if (error == 0 && so && se)
+			error = docket_buf_putc(out, '\n');
+		if (error == 0 && se)
+			error = docket_buf_puts(out, se);
+		return error;
+	}
+	return resp ? docket_json_dump(out, resp) : 0;
+}
+
+/* A JSON string of at most OUTPUT_MAX bytes, cut at a character boundary. */
+static json_t *bounded(const char *s, size_t len)
+{
+	if (len > OUTPUT_MAX) {
+		len = OUTPUT_MAX;
+		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+			len--;
+	}
+	return json_stringn(s, len);
+}
+
+static json_t *settle_event(hook_ctx *h, const char *id, const char *request, const char *result,
+			    const char *reason)
+{
+	json_t *ev = ev_new(h, "approval.settled", id);
+
+	if (ev && (set_str(ev, "request", request) < 0 || set_str(ev, "result", result) < 0 ||
+		   set_str(ev, "reason", reason) < 0)) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/* The end of a call the client reports: `status` ok/error/cancelled/denied. */
+static int finish_call(hook_ctx *h, const char *status, const char *error_text, int ran)
+{
+	const char *id = call_id(h);
+	const json_t *dur = json_object_get(h->ev, "duration_ms");
+	docket_buf text = DOCKET_BUF_INIT;
+	json_t *evs[4] = { NULL, NULL, NULL, NULL }, *done;
+	char prov[sizeof(h->prov)];
+	pending_ctx p;
+	size_t n = 0;
+	int error;
+
+	if (!id)
+		return docket_error_set(DOCKET_EINVALID, "%s event without tool_use_id", h->name);
+	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
+		return error;
+	if (!p.found)
+		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
+	if (p.found && strcmp(p.state, "awaiting_approval") == 0)
+		evs[n++] = settle_event(h, id, p.request, ran ? "approved" : "denied",
+					ran ? "inferred: the client reports the call ran" : NULL);
+	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0)) {
+		memcpy(prov, h->prov, sizeof(prov));
+		snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
+		evs[n++] = ev_new(h, "tool.dispatched", id);
+		memcpy(h->prov, prov, sizeof(prov));
+	}
+	done = evs[n++] = ev_new(h, "tool.completed", id);
+	if (done && ((error = set_str(done, "status", status)) < 0 ||
+		     (error = set_str(done, "error", error_text)) < 0 ||
+		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
+		      json_object_set(done, "duration_ms", (json_t *)dur) < 0) ||
+		     (error = response_text(&text, json_object_get(h->ev, "tool_response"))) < 0 ||
+		     (text.len && json_object_set_new(done, "output", bounded(text.ptr, text.len)) < 0)))
+		error = error < 0 ? error : nomem();
+	docket_buf_dispose(&text);
+	if (error < 0) {
+		while (n > 0)
+			json_decref(evs[--n]);
+		return error;
+	}
+	return tolerate(append(h, evs, n));
+}
+
+static int on_post_failure(hook_ctx *h)
+{
+	int interrupt = json_is_true(json_object_get(h->ev, "is_interrupt"));
+
+	return finish_call(h, interrupt ? "cancelled" : "error",
+			   interrupt ? "interrupted by the user" : jstr(h->ev, "error"), 1);
+}
+
+static int on_permission_denied(hook_ctx *h)
+{
+	char why[512];
+
+	snprintf(why, sizeof(why), "denied by %s%s%.400s", docket_client_name(h->opts->client),
+		 jstr(h->ev, "reason") ? ": " : "", jstr(h->ev, "reason") ? jstr(h->ev, "reason") : "");
+	return finish_call(h, "denied", why, 0);
+}
+
+/* ---- Stop / SessionEnd ---- */
+
+static int import_transcript(hook_ctx *h)
+{
+	docket_import_options io = DOCKET_IMPORT_OPTIONS_INIT;
+	docket_import_stats stats;
+	const char *path = jstr(h->ev, "transcript_path");
+	int error;
+
+	if (!path)
+		return 0;
+	memset(&stats, 0, sizeof(stats));
+	error = docket_import_file(h->ledger, h->opts->client == DOCKET_CLIENT_CODEX ? DOCKET_IMPORT_CODEX
+										       : DOCKET_IMPORT_CLAUDE,
+				   path, &io, &stats);
+	return error == DOCKET_ENOTFOUND ? (docket_error_clear(), 0) : error;
+}
+
+/* Every call of the session still open and never dispatched ends denied. */
+static int close_open_calls(hook_ctx *h)
+{
+	pending_ctx p;
+	size_t i;
+	int error;
+
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
+		goto done;
+	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
+		const json_t *e = json_array_get(p.all, i);
+		const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+		json_t *evs[2] = { NULL, NULL };
+		size_t n = 0;
+		char why[160];
+
+		if (!st || !id || strcmp(st, "in_doubt") == 0)
+			continue;  /* dispatched: the client may still report it */
+		snprintf(why, sizeof(why),
+			 "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
+			 h->name);
+		if (strcmp(st, "awaiting_approval") == 0)
+			evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
+		evs[n] = ev_new(h, "tool.completed", id);
+		if (evs[n] && (set_str(evs[n], "status", "denied") < 0 || set_str(evs[n], "error", why) < 0)) {
+			json_decref(evs[n]);
+			evs[n] = NULL;
+		}
+		error = tolerate(append(h, evs, n + 1));
+	}
+done:
+	json_decref(p.all);
+	return error;
+}
+
+static int on_stop(hook_ctx *h, int end)
+{
+	json_t *ev;
+	int error, state;
+
+	if ((error = ensure_session(h)) < 0 || (error = import_transcript(h)) < 0 ||
+	    (error = close_open_calls(h)) < 0 || !end)
+		return error;
+	if ((error = session_state(h, h->session, &state)) < 0 || state != 1)
+		return error;
+	ev = ev_new(h, "session.closed", NULL);
+	if (ev && set_str(ev, "reason", jstr(h->ev, "reason")) < 0) {
+		json_decref(ev);
+		ev = NULL;
+	}
+	return tolerate(append(h, &ev, 1));
+}
+
+/* ---- dispatch ---- */
+
+static int parse_event(json_t **out, const char *input, size_t len)
+{
+	json_t *ev = NULL;
+	int error = docket_json_parse(&ev, input, len);
+
+	if (error < 0)
+		return error;
+	if (!json_is_object(ev) || !jstr(ev, "hook_event_name") || !jstr(ev, "session_id")) {
+		json_decref(ev);
+		return docket_error_set(DOCKET_EINVALID,
+					"not a hook event (an object with hook_event_name and session_id)");
+	}
+	*out = ev;
+	return 0;
+}
+
+int docket_hook_blocks(const char *input, size_t len)
+{
+	json_t *ev = NULL;
+	const char *name;
+	int blocks;
+
+	if (parse_event(&ev, input, len) < 0) {
+		docket_error_clear();
+		return 1;
+	}
+	name = jstr(ev, "hook_event_name");
+	blocks = strcmp(name, "PreToolUse") == 0 || strcmp(name, "PermissionRequest") == 0;
+	json_decref(ev);
+	return blocks;
+}
+
+static int set_session(hook_ctx *h)
+{
+	const char *sid = jstr(h->ev, "session_id"), *agent = jstr(h->ev, "agent_id");
+	int n;
+
+	if (agent) {
+		n = snprintf(h->session, sizeof(h->session), "%s/agent-%s", sid, agent);
+		snprintf(h->parent, sizeof(h->parent), "%s", sid);
+	} else {
+		n = snprintf(h->session, sizeof(h->session), "%s", sid);
+	}
+	if (n < 0 || (size_t)n >= sizeof(h->session))
+		return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
+	return 0;
+}
+
+int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
+		       size_t len, docket_hook_answer *answer)
+{
+	hook_ctx h;
+	json_t *ev = NULL;
+	int error;
+
+	memset(answer, 0, sizeof(*answer));
+	memset(&h, 0, sizeof(h));
+	if ((error = parse_event(&ev, input, len)) < 0)
+		return error;
+	h.ledger = ledger;
+	h.opts = opts;
+	h.ev = ev;
+	h.answer = answer;
+	h.name = jstr(ev, "hook_event_name");
+	h.cwd = jstr(ev, "cwd");
+	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
+	if ((error = set_session(&h)) < 0)
+		goto done;
+	if (strcmp(h.name, "SessionStart") == 0)
+		error = on_session_start(&h);
+	else if (strcmp(h.name, "PreToolUse") == 0)
+		error = on_pre_tool_use(&h);
+	else if (strcmp(h.name, "PermissionRequest") == 0)
+		error = on_permission_request(&h);
+	else if (strcmp(h.name, "PostToolUse") == 0)
+		error = finish_call(&h, "ok", NULL, 1);
+	else if (strcmp(h.name, "PostToolUseFailure") == 0)
+		error = on_post_failure(&h);
+	else if (strcmp(h.name, "PermissionDenied") == 0)
+		error = on_permission_denied(&h);
+	else if (strcmp(h.name, "Stop") == 0 || strcmp(h.name, "SubagentStop") == 0)
+		error = on_stop(&h, 0);
+	else if (strcmp(h.name, "SessionEnd") == 0)
+		error = on_stop(&h, 1);
+	/* other events (UserPromptSubmit, Notification, PreCompact ...) say nothing about calls */
+done:
+	json_decref(ev);
+	if (error < 0)
+		docket_hook_answer_dispose(answer);
+	return error;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * integrations.h: live capture from agents docket did not write.
+ *
+ * Claude Code and Codex run hooks at fixed points of every tool call; docket
+ * is one of them (`docket hook claude|codex`): it reads one hook event (a
+ * JSON object) and records it (docs/integrations.md has the mapping), and
+ * with a policy in enforce mode it answers deny or ask at PreToolUse. It can
+ * only narrow what the client allows, never widen it. `docket integrate`
+ * writes the hooks into the client's configuration.
+ */
+#ifndef DOCKET_INTEGRATIONS_H
+#define DOCKET_INTEGRATIONS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "docket/common.h"
+#include "docket/ledger.h"
+#include "docket/policy.h"
+
+typedef enum docket_client {
+	DOCKET_CLIENT_CLAUDE = 1,   /* Claude Code */
+	DOCKET_CLIENT_CODEX = 2     /* OpenAI Codex CLI */
+} docket_client;
+
+/* "claude" / "codex" -> the client; DOCKET_EINVALID otherwise. */
+int docket_client_parse(docket_client *out, const char *name) DOCKET_MUST_USE;
+const char *docket_client_name(docket_client client);
+
+typedef struct docket_hook_options {
+	unsigned int version;
+	docket_client client;
+	const docket_policy *policy;  /* enforce mode when non-NULL */
+} docket_hook_options;
+
+#define DOCKET_HOOK_OPTIONS_VERSION 1
+#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL }
+
+/* What the hook answers the client. */
+typedef struct docket_hook_answer {
+	int exit_code;  /* 0, or 2: block the call (stderr is the reason) */
+	char *out;      /* text for stdout (a JSON object), or NULL */
+	char *err;      /* text for stderr, or NULL */
+} docket_hook_answer;
+
+void docket_hook_answer_dispose(docket_hook_answer *answer);
+
+/*
+ * Record one hook event (`len` bytes of JSON) and fill `answer`. Errors:
+ * DOCKET_EINVALID (not a hook event), ledger errors; the caller decides
+ * what an error answers (enforce mode: deny, see docket_hook_blocks).
+ */
+int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts,
+		       const char *input, size_t len, docket_hook_answer *answer) DOCKET_MUST_USE;
+
+/*
+ * 1 when an error while handling this input must block the call in enforce
+ * mode: a PreToolUse or PermissionRequest event, or input that is not a
+ * hook event at all. 0 for events where exit 2 means something else
+ * (Stop: "keep going").
+ */
+int docket_hook_blocks(const char *input, size_t len);
+
+/* ---- writing the hooks into a client's configuration ---- */
+
+typedef struct docket_integrate_options {
+	unsigned int version;
+	const char *docket_path;   /* absolute path of the docket binary */
+	const char *ledger_path;   /* absolute ledger path */
+	const char *policy;        /* enforce: the policy source (absolute), or NULL */
+	int uninstall;             /* remove what an install added */
+} docket_integrate_options;
+
+#define DOCKET_INTEGRATE_OPTIONS_VERSION 1
+#define DOCKET_INTEGRATE_OPTIONS_INIT { DOCKET_INTEGRATE_OPTIONS_VERSION, NULL, NULL, NULL, 0 }
+
+/*
+ * Claude Code: `settings` (a settings.json document, stolen) with docket's
+ * hooks merged in (or removed). The user's own keys, rules and hooks stay as
+ * they are; applying it twice gives the same document.
+ */
+int docket_integrate_claude(json_t **out, json_t *settings,
+			    const docket_integrate_options *opts) DOCKET_MUST_USE;
+
+/* Codex: `hooks_doc` (a hooks.json document, stolen) with docket's hooks. */
+int docket_integrate_codex(json_t **out, json_t *hooks_doc,
+			   const docket_integrate_options *opts) DOCKET_MUST_USE;
+
+/*
+ * Codex's trust hash of one command handler of `group` under `event`
+ * ("PreToolUse" ...): "sha256:" + 64 hex digits, NUL-terminated.
+ */
+int docket_codex_hook_hash(char out[72], const char *event, const json_t *group,
+			   const json_t *handler) DOCKET_MUST_USE;
+
+/* The config.toml block that trusts docket's handlers in `doc`, whose file is
+ * `path` ("" when there are none); docket_free it. */
+int docket_codex_trust_block(char **out, const json_t *doc, const char *path) DOCKET_MUST_USE;
+
+/* `config` (config.toml text) with docket's block replaced by `block` (or
+ * removed when it is ""); everything else unchanged. docket_free it. */
+int docket_codex_config_with_block(char **out, const char *config, const char *block) DOCKET_MUST_USE;
+
+/* The hook command line docket writes (shell-quoted); docket_free it. */
+int docket_integrate_command(char **out, docket_client client,
+			     const docket_integrate_options *opts) DOCKET_MUST_USE;
+
+/*
+ * Claude Code's effective permission settings for `cwd`: the permission
+ * rules of every settings file it merges (user, project, local, managed),
+ * as one settings document {"permissions":{...}}. `mode` (may be NULL) is
+ * the permission mode in force. `files` (may be NULL) gets the files read.
+ */
+int docket_claude_effective_settings(json_t **out, const char *cwd, const char *mode,
+				     json_t *files) DOCKET_MUST_USE;
+
+#endif

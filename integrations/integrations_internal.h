@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * integrations_internal.h: what the integrations share.
+ *
+ *   hook.c      the hook-event mapping both clients share (Claude Code and
+ *               Codex send the same shape): events -> ledger appends;
+ *   claude.c    Claude Code: effective settings, settings.json integration;
+ *   codex.c     Codex: config discovery, hooks.json and trust entries.
+ */
+#ifndef DOCKET_INTEGRATIONS_INTERNAL_H
+#define DOCKET_INTEGRATIONS_INTERNAL_H
+
+#include "integrations/integrations.h"
+#include "util/buf.h"
+
+/* The hook events docket records, in the order integrate writes them. */
+extern const char *const hook_claude_events[];
+
+/* How a client's hook file is laid out. */
+typedef struct hook_layout {
+	docket_client client;
+	const char *const *events;
+	const char *matcher;      /* for tool events; NULL: none (matches every tool) */
+	int tool_timeout, other_timeout;
+} hook_layout;
+
+/* Merge docket's hooks into (or out of) a Claude-style {"hooks":{EVENT:[groups]}} document. */
+int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *opts,
+	       const hook_layout *layout) DOCKET_MUST_USE;
+/* 1 when a hook handler is one docket wrote for `client`. */
+int hook_is_ours(const json_t *handler, docket_client client);
+
+/* docket's verdict on a call (enforce mode). */
+typedef struct hook_verdict {
+	docket_verdict verdict;
+	char reason[512];   /* "docket policy: ... (rule ...)" */
+	json_t *decision;   /* for the intent (denied or approval_required); NULL when allowed */
+} hook_verdict;
+
+/* Evaluate `intent` (a tool.intent object) under `policy` in `cwd`. */
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd,
+		  hook_verdict *vi) DOCKET_MUST_USE;
+
+/* Append `s` single-quoted for a POSIX shell. */
+int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;
+
+/* Read a whole file (NUL-terminated); DOCKET_ENOTFOUND when absent. */
+int hook_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
+
+#endif

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench_hook.c: what live capture adds to every tool call. Claude Code and
+ * Codex run `docket hook claude` as a new process per hook event, so the
+ * cost is exec + ledger open + one durable append. Measured per event, p50
+ * and p99, over N events (default 1,000: PreToolUse and PostToolUse pairs)
+ * on a warm ledger, beside two baselines taken in the same run:
+ *
+ *   exec_true     fork+exec of true(1): the floor any command hook pays
+ *   exec_version  fork+exec of `docket --version`: docket's own start-up
+ *                 (the dynamic loader: libgit2, libcrypto ... relocations)
+ *   fdatasync     a 200-byte append + fdatasync on a file in the same
+ *                 directory: the floor of one durable write
+ *
+ * With DOCKET_HOOK_BIN (docket-hook, the lean build integrate installs) the
+ * same events also go through it, interleaved, as "lean".
+ *
+ *   bench_hook DOCKET_BIN [DOCKET_HOOK_BIN] [--quick] [--keep] [--events N]
+ *
+ * Prints one JSON line (latencies in ms and the ratios to the baselines).
+ * --quick (the test) runs 40 events and checks that every hook answered 0
+ * and the ledger holds every call, complete.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "docket/ledger.h"
+
+/* Run argv with `input` on stdin and stdout to /dev/null; its exit status. */
+static int run(char *const *argv, const char *input, size_t len)
+{
+	int in[2], status = -1;
+	pid_t pid;
+
+	if (pipe(in) != 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(in[0], 0);
+		dup2(null, 1);
+		close(in[0]);
+		close(in[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	if (pid > 0 && len && write(in[1], input, len) != (ssize_t)len)
+		bench_fail("write", "short write to the hook's stdin");
+	close(in[1]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void event(char *out, size_t cap, const char *name, unsigned i)
+{
+	snprintf(out, cap,
+		 "{\"session_id\":\"bench\",\"transcript_path\":\"/nonexistent/t.jsonl\",\"cwd\":\"/w\","
+		 "\"permission_mode\":\"default\",\"hook_event_name\":\"%s\",\"tool_name\":\"Bash\","
+		 "\"tool_input\":{\"command\":\"echo %u\"},\"tool_use_id\":\"toolu_%u\"%s}\n",
+		 name, i, i, strcmp(name, "PostToolUse") == 0
+			 ? ",\"tool_response\":{\"stdout\":\"ok\",\"stderr\":\"\"},\"duration_ms\":3" : "");
+}
+
+static int count_cb(void *ctx, const docket_session_info *info)
+{
+	*(uint64_t *)ctx = info->invocations * 1000000 + info->pending;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int quick = 0, keep = 0, i;
+	unsigned n = 1000, k;
+	bench_lat hook = { NULL, 0, 0 }, base_exec = { NULL, 0, 0 }, base_sync = { NULL, 0, 0 };
+	bench_lat base_ver = { NULL, 0, 0 }, lean = { NULL, 0, 0 };
+	char *lean_argv[6], *lean_ledger = NULL;
+	const char *lean_bin = NULL;
+	char version_flag[] = "--version", *ver_argv[3];
+	char *dir, *ledger, *sync_path, buf[1024], *hook_argv[6], *true_argv[2];
+	char true_bin[] = "/bin/true", l_flag[] = "-L", hook_word[] = "hook", client[] = "claude";
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	uint64_t facts = 0;
+	json_t *out;
+	int fd;
+
+	bench_init("bench_hook");
+	for (i = 2; i < argc; i++) {
+		if (bench_common_flag(argv[i], &quick, &keep))
+			continue;
+		if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
+			n = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (argv[i][0] != '-')
+			lean_bin = argv[i];
+	}
+	if (argc < 2 || n < 2) {
+		fprintf(stderr, "usage: bench_hook DOCKET_BIN [--quick] [--keep] [--events N]\n");
+		return 2;
+	}
+	if (quick)
+		n = 40;
+	if (!(dir = bench_tempdir(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", "docket-bench-hook-XXXXXX")))
+		return 1;
+	ledger = bench_path_join(dir, "ledger");
+	sync_path = bench_path_join(dir, "baseline.log");
+	hook_argv[0] = argv[1];
+	hook_argv[1] = l_flag;
+	hook_argv[2] = ledger;
+	hook_argv[3] = hook_word;
+	hook_argv[4] = client;
+	hook_argv[5] = NULL;
+	true_argv[0] = true_bin;
+	true_argv[1] = NULL;
+	ver_argv[0] = argv[1];
+	ver_argv[1] = version_flag;
+	ver_argv[2] = NULL;
+	lean_ledger = bench_path_join(dir, "ledger-lean");
+	memcpy(lean_argv, hook_argv, sizeof(lean_argv));
+	lean_argv[0] = (char *)lean_bin;
+	lean_argv[2] = lean_ledger;
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	/* warm: the ledger exists, the session is open, the binary is in the page cache */
+	event(buf, sizeof(buf), "SessionStart", 0);
+	if (run(hook_argv, buf, strlen(buf)) != 0)
+		bench_fail("SessionStart", "the hook did not answer 0");
+	if ((fd = open(sync_path, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
+		bench_fail("open", sync_path);
+	bench_settle_disk(dir);
+	for (k = 0; k < n; k++) {
+		uint64_t t0;
+
+		/* interleaved, so that the three see the same machine load */
+		event(buf, sizeof(buf), k % 2 ? "PostToolUse" : "PreToolUse", k / 2);
+		t0 = bench_now_ns();
+		if (run(hook_argv, buf, strlen(buf)) != 0)
+			bench_fail("hook", "the hook did not answer 0");
+		bench_lat_push(&hook, bench_now_ns() - t0);
+		if (lean_bin) {
+			t0 = bench_now_ns();
+			if (run(lean_argv, buf, strlen(buf)) != 0)
+				bench_fail("docket-hook", "the hook did not answer 0");
+			bench_lat_push(&lean, bench_now_ns() - t0);
+		}
+		t0 = bench_now_ns();
+		if (run(true_argv, NULL, 0) != 0)
+			bench_fail("true", "exit status");
+		bench_lat_push(&base_exec, bench_now_ns() - t0);
+		t0 = bench_now_ns();
+		if (run(ver_argv, NULL, 0) != 0)
+			bench_fail("docket --version", "exit status");
+		bench_lat_push(&base_ver, bench_now_ns() - t0);
+		t0 = bench_now_ns();
+		if (fd >= 0 && (write(fd, buf, 200) != 200 || fdatasync(fd) != 0))
+			bench_fail("fdatasync", sync_path);
+		bench_lat_push(&base_sync, bench_now_ns() - t0);
+	}
+	if (fd >= 0)
+		close(fd);
+	oo.flags = DOCKET_OPEN_READONLY;
+	if (docket_ledger_open(&l, ledger, &oo) != 0 || docket_ledger_session(l, "bench", count_cb, &facts) != 0)
+		bench_docket_fail("read the ledger");
+	if (facts != (uint64_t)(n / 2) * 1000000)
+		bench_fail("ledger", "not every call is recorded and complete");
+	docket_ledger_free(l);
+	out = json_pack("{si sf sf sf sf sf sf sf sf sf sf}", "events", (int)n,
+			"exec_version_p50_ms", bench_lat_ms(&base_ver, 50), "exec_version_p99_ms", bench_lat_ms(&base_ver, 99),
+			"hook_p50_ms", bench_lat_ms(&hook, 50), "hook_p99_ms", bench_lat_ms(&hook, 99),
+			"exec_true_p50_ms", bench_lat_ms(&base_exec, 50), "exec_true_p99_ms", bench_lat_ms(&base_exec, 99),
+			"fdatasync_p50_ms", bench_lat_ms(&base_sync, 50), "fdatasync_p99_ms", bench_lat_ms(&base_sync, 99),
+			"hook_over_exec_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_exec, 50) + 1e-9),
+			"hook_over_fdatasync_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_sync, 50) + 1e-9));
+	if (lean_bin && (json_object_set_new(out, "lean_hook_p50_ms", json_real(bench_lat_ms(&lean, 50))) < 0 ||
+			 json_object_set_new(out, "lean_hook_p99_ms", json_real(bench_lat_ms(&lean, 99))) < 0))
+		bench_fail("json", "out of memory");
+	bench_print_result(out);
+	bench_lat_dispose(&hook);
+	bench_lat_dispose(&base_exec);
+	bench_lat_dispose(&base_sync);
+	bench_lat_dispose(&base_ver);
+	bench_lat_dispose(&lean);
+	free(lean_ledger);
+	free(ledger);
+	free(sync_path);
+	bench_tempdirs_dispose(keep);
+	return bench_failures() ? 1 : 0;
+}

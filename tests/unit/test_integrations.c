@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_integrations.c: live capture (integrations/): the settings merge of
+ * `integrate claude`, the hook command line, Claude Code's effective
+ * settings, and hook events against a ledger.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "integrations/integrations.h"
+#include "docket/ledger.h"
+#include "testutil.h"
+#include "util/alloc.h"
+
+static docket_integrate_options opts_for(const char *policy, int uninstall)
+{
+	docket_integrate_options o = DOCKET_INTEGRATE_OPTIONS_INIT;
+
+	o.docket_path = "/opt/it's/docket";
+	o.ledger_path = "/var/lib/ledger";
+	o.policy = policy;
+	o.uninstall = uninstall;
+	return o;
+}
+
+static json_t *integrate(json_t *doc, const char *policy, int uninstall)
+{
+	docket_integrate_options o = opts_for(policy, uninstall);
+	json_t *out = NULL;
+
+	assert_int_equal(docket_integrate_claude(&out, doc, &o), 0);
+	return out;
+}
+
+static void test_command_quoting(void **state)
+{
+	docket_integrate_options o = opts_for("claude:/p/settings.json", 0);
+	char *cmd = NULL;
+
+	(void)state;
+	assert_int_equal(docket_integrate_command(&cmd, DOCKET_CLIENT_CLAUDE, &o), 0);
+	assert_string_equal(cmd, "'/opt/it'\\''s/docket' -L '/var/lib/ledger' hook claude --enforce "
+				 "--policy 'claude:/p/settings.json'");
+	docket_free(cmd);
+	/* relative paths would break from another cwd: refused */
+	o.ledger_path = ".docket";
+	assert_int_equal(docket_integrate_command(&cmd, DOCKET_CLIENT_CLAUDE, &o), DOCKET_EINVALID);
+}
+
+static void test_merge_keeps_user_settings(void **state)
+{
+	const char *text = "{\"model\":\"opus\",\"permissions\":{\"allow\":[\"Bash(ls)\"]},"
+			   "\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":"
+			   "[{\"type\":\"command\",\"command\":\"./mine.sh\"}]}]}}";
+	json_t *orig = test_json(text), *once, *twice, *back;
+
+	(void)state;
+	once = integrate(json_deep_copy(orig), NULL, 0);
+	/* the user's hook stays first, docket's group follows */
+	assert_int_equal(json_array_size(json_object_get(json_object_get(once, "hooks"), "PreToolUse")), 2);
+	assert_true(json_equal(json_object_get(once, "permissions"), json_object_get(orig, "permissions")));
+	assert_non_null(json_object_get(json_object_get(once, "hooks"), "SessionEnd"));
+	/* idempotent: a second run gives the same document */
+	twice = integrate(json_deep_copy(once), NULL, 0);
+	assert_true(json_equal(once, twice));
+	/* enforce replaces the command instead of adding a second one */
+	json_decref(twice);
+	twice = integrate(json_deep_copy(once), "/p.yaml", 0);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(twice, "hooks"), "PreToolUse")), 2);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(json_object_get(json_array_get(
+		json_object_get(json_object_get(twice, "hooks"), "PreToolUse"), 1), "hooks"), 0), "command")),
+		"--enforce --policy '/p.yaml'"));
+	/* uninstall: exactly what was there before */
+	back = integrate(json_deep_copy(twice), NULL, 1);
+	assert_true(json_equal(back, orig));
+	json_decref(orig);
+	json_decref(once);
+	json_decref(twice);
+	json_decref(back);
+}
+
+static void test_merge_refuses_odd_documents(void **state)
+{
+	docket_integrate_options o = opts_for(NULL, 0);
+	json_t *out = NULL;
+
+	(void)state;
+	assert_int_equal(docket_integrate_claude(&out, test_json("[1]"), &o), DOCKET_EINVALID);
+	assert_int_equal(docket_integrate_claude(&out, test_json("{\"hooks\":[]}"), &o), DOCKET_EINVALID);
+	assert_int_equal(docket_integrate_claude(&out, test_json("{\"hooks\":{\"Stop\":{}}}"), &o),
+			 DOCKET_EINVALID);
+	assert_null(out);
+	/* a handler that merely mentions docket is the user's, not ours */
+	out = integrate(test_json("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\","
+				  "\"command\":\"echo docket hook claudette\"}]}]}}"), NULL, 1);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(out, "hooks"), "Stop")), 1);
+	json_decref(out);
+}
+
+static void write_text(const char *dir, const char *rel, const char *text)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_effective_settings(void **state)
+{
+	char *dir = test_mkdtemp(), path[4200];
+	json_t *eff = NULL, *files = json_array(), *want = test_json("{\"permissions\":{\"allow\":[\"Bash(ls)\",\"Read\"],"
+		"\"deny\":[\"Bash(rm:*)\",\"WebFetch\"],\"defaultMode\":\"acceptEdits\"}}");
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/.claude", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	setenv("HOME", dir, 1);
+	unsetenv("CLAUDE_CONFIG_DIR");
+	setenv("CLAUDE_PROJECT_DIR", dir, 1);
+	snprintf(path, sizeof(path), "%s/managed.json", dir);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", path, 1);
+	/* user (~/.claude/settings.json) and project (<dir>/.claude/...) are the same
+	 * directory here: project and local add to the user's rules */
+	write_text(dir, ".claude/settings.json", "{\"permissions\":{\"allow\":[\"Bash(ls)\"],\"defaultMode\":\"plan\"}}");
+	write_text(dir, ".claude/settings.local.json", "{\"permissions\":{\"deny\":[\"Bash(rm:*)\"],"
+		   "\"allow\":[\"Bash(ls)\",\"Read\"],\"defaultMode\":\"acceptEdits\"}}");
+	write_text(dir, "managed.json", "{\"permissions\":{\"deny\":[\"WebFetch\"]}}");
+	/* the workspace is trusted: its allow rules count */
+	snprintf(path, sizeof(path), "{\"projects\":{\"%s\":{\"hasTrustDialogAccepted\":true}}}", dir);
+	write_text(dir, ".claude.json", path);
+	assert_int_equal(docket_claude_effective_settings(&eff, dir, NULL, files), 0);
+	assert_true(json_equal(eff, want));
+	json_decref(want);
+	/* user + project (the same file, read twice) + local + managed */
+	assert_int_equal(json_array_size(files), 4);
+	json_decref(eff);
+	/* the session's own mode beats every file; a broken file is skipped */
+	write_text(dir, "managed.json", "{not json");
+	assert_int_equal(docket_claude_effective_settings(&eff, dir, "bypassPermissions", NULL), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(eff, "permissions"), "defaultMode")),
+			    "bypassPermissions");
+	assert_null(json_object_get(json_object_get(eff, "permissions"), "ask"));
+	json_decref(eff);
+	/* untrusted: Claude Code ignores the project's allow rules, and so does the record */
+	write_text(dir, ".claude.json", "{\"projects\":{}}");
+	assert_int_equal(docket_claude_effective_settings(&eff, dir, NULL, NULL), 0);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(eff, "permissions"), "allow")), 1);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(eff, "permissions"), "deny")), 1);
+	json_decref(eff);
+	json_decref(files);
+	test_rmdir_free(dir);
+}
+
+static int count_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	(void)seq;
+	(void)ev;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void test_hook_events(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = NULL;
+	const char *pre = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			  "\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	const char *stop = "{\"session_id\":\"s\",\"hook_event_name\":\"Stop\"}";
+	const char *noid = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}";
+	int n = 0;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	ho.client = DOCKET_CLIENT_CODEX;
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_null(a.out);
+	/* the same event delivered twice records it once */
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_int_equal(docket_ledger_read_json(l, &ro, count_cb, &n), 0);
+	assert_int_equal(n, 2);  /* session.opened, tool.intent */
+	/* not a hook event */
+	assert_int_equal(docket_hook_handle(l, &ho, "{}", 2, &a), DOCKET_EINVALID);
+	assert_int_equal(docket_hook_handle(l, &ho, "[", 1, &a), DOCKET_EINVALID);
+	assert_int_equal(docket_hook_blocks("[", 1), 1);
+	assert_int_equal(docket_hook_blocks(pre, strlen(pre)), 1);
+	assert_int_equal(docket_hook_blocks(stop, strlen(stop)), 0);
+	/* a tool event without its id */
+	assert_int_equal(docket_hook_handle(l, &ho, noid, strlen(noid), &a), DOCKET_EINVALID);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_command_quoting),
+		cmocka_unit_test(test_merge_keeps_user_settings),
+		cmocka_unit_test(test_merge_refuses_odd_documents),
+		cmocka_unit_test(test_effective_settings),
+		cmocka_unit_test(test_hook_events),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
