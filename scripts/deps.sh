@@ -15,7 +15,7 @@ packages=(
 	libgit2-dev libjansson-dev libfyaml-dev libssl-dev
 	libcmocka-dev libsqlite3-dev libpq-dev
 	lmdb-utils zstd git jq
-	postgresql postgresql-client
+	postgresql
 )
 
 quiet=0
