@@ -69,6 +69,8 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_ship(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_fleet(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
 /* ---- option parsing ---------------------------------------------------- */
 

@@ -37,6 +37,8 @@ static const cli_command commands[] = {
 	{ "recover",  cmd_recover,  "plan or apply the recovery of pending calls after a crash" },
 	{ "policy",   cmd_policy,   "check, evaluate, explain or convert a policy" },
 	{ "replay",   cmd_replay,   "replay recorded calls against a policy; show what would change" },
+	{ "ship",     cmd_ship,     "send the ledger to the fleet database (PostgreSQL)" },
+	{ "fleet",    cmd_fleet,    "the fleet database: init, verify, sessions, log, pending" },
 	{ "help",     cmd_help,     "show help for a command" },
 };
 

@@ -6,6 +6,7 @@
 #include "docket/common.h"
 #include "docket/audit.h"
 #include "docket/export.h"
+#include "docket/fleet.h"
 #include "docket/import.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
