@@ -73,8 +73,148 @@ cleanup:
 	return rc;
 }
 
+/* ---- verify ---- */
+
+typedef struct verify_ctx {
+	int json;
+	int color;
+	uint64_t bad;
+	uint64_t ledgers;
+} verify_ctx;
+
+static int on_verified(void *vctx, const docket_fleet_verify_report *r)
+{
+	verify_ctx *c = vctx;
+
+	c->ledgers++;
+	if (!r->ok)
+		c->bad++;
+	if (c->json)
+		return cli_put_json_line(json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:o}",
+			"ledger", r->ledger.ledger_id, "host", r->ledger.host, "ok", r->ok,
+			"high_seq", (json_int_t)r->ledger.high_seq,
+			"events_checked", (json_int_t)r->events_checked,
+			"checkpoints_checked", (json_int_t)r->checkpoints_checked,
+			"first_bad_seq", r->first_bad_seq ? json_integer((json_int_t)r->first_bad_seq) : json_null(),
+			"problem", r->ok ? json_null() : json_string(r->problem)));
+	cli_put_color(stdout, c->color, r->ok ? CLI_GREEN : CLI_RED, r->ok ? "ok" : "FAILED");
+	printf(" %s (%s): ", r->ledger.ledger_id, r->ledger.host);
+	if (r->ok)
+		printf("%llu events, %llu checkpoints verified\n", (unsigned long long)r->events_checked,
+		       (unsigned long long)r->checkpoints_checked);
+	else
+		printf("at seq %llu: %s\n", (unsigned long long)r->first_bad_seq, r->problem);
+	return 0;
+}
+
+static int fleet_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Re-checks every ledger held centrally from the stored bytes: events\n"
+		"1..high-water without a gap, the hash chain recomputed from each stored\n"
+		"payload, each payload decoding to the event its columns describe, the\n"
+		"head recorded at ingest, and every shipped checkpoint against the chain.\n"
+		"Exit 1 when a ledger fails.\n";
+	const char *db = NULL;
+	docket_fleet_filter filter = { NULL, NULL };
+	int json = 0;
+	const cli_opt opts[] = {
+		OPT_DB(&db),
+		OPT_FILTERS(&filter),
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	verify_ctx c = { json, g->color_out, 0, 0 };
+	docket_fleet *f = NULL;
+	int rc, error;
+
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	c.json = json;
+	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+		return rc;
+	if ((error = docket_fleet_verify(f, &filter, on_verified, &c)) < 0) {
+		rc = cli_fail(error, "cannot verify the fleet");
+		goto cleanup;
+	}
+	if (!json && c.ledgers == 0)
+		printf("no ledgers\n");
+	rc = c.bad ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+cleanup:
+	docket_fleet_free(f);
+	return rc;
+}
+
+/* ---- log ---- */
+
+static int on_fleet_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq, json_t *ev)
+{
+	cli_listing *list = vctx;
+	int error;
+
+	(void)seq;
+	list->count++;
+	if (list->json) {
+		if (json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0 ||
+		    json_object_set_new(ev, "host", json_string(l->host)) < 0)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return cli_put_json_line(json_incref(ev));
+	}
+	if ((error = cli_table_cell(list->table, l->host)) < 0 ||
+	    (error = cli_table_cellf(list->table, "%llu", (unsigned long long)seq)) < 0 ||
+	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "time")))) < 0 ||
+	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "type")))) < 0 ||
+	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "session")))) < 0 ||
+	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "invocation")))) < 0)
+		return error;
+	return 0;
+}
+
+static int fleet_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Lists the events held centrally, ledger by ledger (in ledger-id order),\n"
+		"each in seq order. --json writes each event as `docket log --json` wrote\n"
+		"it on its machine, plus \"ledger\" (the ledger id) and \"host\".\n";
+	static const char *const header[] = { "HOST", "SEQ", "TIME", "TYPE", "SESSION", "INVOCATION" };
+	const char *db = NULL, *session = NULL;
+	docket_fleet_filter filter = { NULL, NULL };
+	int json = 0;
+	const cli_opt opts[] = {
+		OPT_DB(&db),
+		OPT_FILTERS(&filter),
+		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S", 0 },
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	cli_listing list = { 0, NULL, 0 };
+	docket_fleet *f = NULL;
+	int rc, error;
+
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = cli_listing_begin(&list, json, header, 6)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (list.table)
+		cli_table_align_right(list.table, 1);
+	if ((error = docket_fleet_events(f, &filter, session, on_fleet_event, &list)) < 0) {
+		rc = cli_fail(error, "cannot read the fleet's events");
+		goto cleanup;
+	}
+	cli_listing_end(&list, g->color_out, "no events\n");
+	rc = CLI_EXIT_OK;
+cleanup:
+	cli_listing_dispose(&list);
+	docket_fleet_free(f);
+	return rc;
+}
+
 static const fleet_sub subs[] = {
 	{ "init", fleet_init, "create or migrate the fleet schema" },
+	{ "verify", fleet_verify, "re-check every ledger held: chain, payloads, checkpoints" },
+	{ "log", fleet_log, "list the events held, ledger by ledger" },
 };
 
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))

@@ -11,6 +11,7 @@
 #define DOCKET_FLEET_INTERNAL_H
 
 #include <libpq-fe.h>
+#include <stdlib.h>
 
 #include "docket/fleet.h"
 
@@ -41,5 +42,12 @@ int fleet_schema_latest(void);
 int fleet_schema_version(docket_fleet *f, int *out);
 /* 0 when the schema is exactly the version this docket knows. */
 int fleet_schema_check(docket_fleet *f);
+
+/* ---- query.c ---- */
+
+/* The selected ledgers: ledger_id, host, owner, high_seq, checkpoints, head (hex). */
+int fleet_ledgers_query(PGresult **out, docket_fleet *f, const docket_fleet_filter *filter);
+/* Row `row` of that result (pointers into `res`). */
+void fleet_ledger_row(docket_fleet_ledger *out, const PGresult *res, int row);
 
 #endif

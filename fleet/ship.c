@@ -169,23 +169,16 @@ cleanup:
 static int read_one(shipper *s, MDB_txn *txn, uint64_t seq)
 {
 	docket_event *ev = NULL;
-	json_t *obj = NULL, *v;
+	json_t *obj = NULL;
 	frame_header hdr;
 	MDB_val frame;
-	char hex[2 * LEDGER_HASH_LEN + 1];
 	int error;
 
 	if ((error = ledger_frame_get(txn, s->l, seq, &frame)) < 0 ||
 	    (error = frame_decode(&s->payload, &hdr, s->l, txn, frame.mv_data, frame.mv_size)) < 0 ||
 	    (error = event_unpack(&ev, (const uint8_t *)s->payload.ptr, s->payload.len)) < 0 ||
-	    (error = docket_event_to_json(&obj, ev)) < 0)
+	    (error = ledger_event_to_json(&obj, seq, ev, hdr.hash)) < 0)
 		goto cleanup;
-	docket_hex(hex, hdr.hash, LEDGER_HASH_LEN);
-	if (!(v = json_integer((json_int_t)seq)) || json_object_set_new(obj, "seq", v) < 0 ||
-	    !(v = json_string(hex)) || json_object_set_new(obj, "hash", v) < 0) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-		goto cleanup;
-	}
 	error = copy_row(s, seq, obj, (const uint8_t *)s->payload.ptr, s->payload.len, hdr.hash);
 cleanup:
 	if (error < 0)

@@ -32,7 +32,7 @@ pg_find_bin() {
 
 pg_as() {
 	if [ "$(id -u)" -eq 0 ]; then
-		runuser -u postgres -- "$@"
+		(cd / && runuser -u postgres -- "$@")
 	else
 		"$@"
 	fi
