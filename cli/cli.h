@@ -233,6 +233,24 @@ int cli_listing_begin(cli_listing *l, int json, const char *const *header, size_
 void cli_listing_end(const cli_listing *l, int color, const char *none);
 void cli_listing_dispose(cli_listing *l);
 
+/* ---- sessions and pending calls (cmd_sessions.c, cmd_pending.c) ----------- */
+
+/*
+ * The rows of `docket sessions` and `docket pending`, shared with their
+ * fleet twins. `origin` (NULL for a local ledger) names the ledger a row
+ * comes from: --json rows get "ledger" and "host", tables a HOST column.
+ */
+typedef struct cli_origin {
+	const char *ledger;
+	const char *host;
+} cli_origin;
+
+/* Start the listing (exit code); `fleet`: with the HOST column. */
+int cli_sessions_begin(cli_listing *l, int json, int fleet);
+int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_origin *origin);
+int cli_pending_begin(cli_listing *l, int json, int fleet);
+int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin);
+
 /* ---- time -------------------------------------------------------------- */
 
 /*

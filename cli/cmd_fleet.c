@@ -211,10 +211,84 @@ cleanup:
 	return rc;
 }
 
+/* ---- sessions, pending ---- */
+
+static int on_fleet_session(void *vctx, const docket_fleet_ledger *l, const docket_session_info *s)
+{
+	cli_origin o = { l->ledger_id, l->host };
+
+	return cli_sessions_row(vctx, s, &o);
+}
+
+static int on_fleet_pending(void *vctx, const docket_fleet_ledger *l, const docket_pending_info *p)
+{
+	cli_origin o = { l->ledger_id, l->host };
+
+	return cli_pending_row(vctx, p, &o);
+}
+
+/* The shared body of `fleet sessions` and `fleet pending`. */
+static int fleet_listing(const cli_command *cmd, const cli_global *g, int argc, char **argv, int pending)
+{
+	static const char sessions_help[] =
+		"Lists the sessions of every ledger held centrally, as `docket sessions`\n"
+		"lists them on their machine, with the host first. --json rows are the\n"
+		"local ones plus \"ledger\" (the ledger id) and \"host\".\n";
+	static const char pending_help[] =
+		"Lists the tool calls without an outcome in every ledger held centrally,\n"
+		"as `docket pending` lists them on their machine, with the host first.\n"
+		"--json rows are the local ones plus \"ledger\" and \"host\".\n";
+	const char *db = NULL, *session = NULL;
+	docket_fleet_filter filter = { NULL, NULL };
+	int json = 0;
+	const cli_opt opts[] = {
+		OPT_DB(&db),
+		OPT_FILTERS(&filter),
+		{ CLI_OPT_STRING, "session", 's', &session, "S", "only session S", 0 },
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	cli_listing list = { 0, NULL, 0 };
+	docket_fleet *f = NULL;
+	int rc, error;
+
+	if ((rc = cli_parse(cmd, opts, pending ? pending_help : sessions_help, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+		return rc;
+	rc = pending ? cli_pending_begin(&list, json, 1) : cli_sessions_begin(&list, json, 1);
+	if (rc != CLI_EXIT_OK)
+		goto cleanup;
+	error = pending ? docket_fleet_pending(f, &filter, session, on_fleet_pending, &list)
+			: docket_fleet_sessions(f, &filter, session, on_fleet_session, &list);
+	if (error < 0) {
+		rc = cli_fail(error, "cannot read the fleet database");
+		goto cleanup;
+	}
+	cli_listing_end(&list, g->color_out, pending ? "no pending calls\n" : "no sessions\n");
+	rc = CLI_EXIT_OK;
+cleanup:
+	cli_listing_dispose(&list);
+	docket_fleet_free(f);
+	return rc;
+}
+
+static int fleet_sessions(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	return fleet_listing(cmd, g, argc, argv, 0);
+}
+
+static int fleet_pending(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	return fleet_listing(cmd, g, argc, argv, 1);
+}
+
 static const fleet_sub subs[] = {
 	{ "init", fleet_init, "create or migrate the fleet schema" },
 	{ "verify", fleet_verify, "re-check every ledger held: chain, payloads, checkpoints" },
 	{ "log", fleet_log, "list the events held, ledger by ledger" },
+	{ "sessions", fleet_sessions, "list the sessions of every ledger held" },
+	{ "pending", fleet_pending, "list the tool calls without an outcome, fleet-wide" },
 };
 
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))

@@ -291,3 +291,160 @@ int docket_fleet_replay(docket_fleet *f, const docket_fleet_filter *filter, cons
 	PQclear(res);
 	return error > 0 ? 0 : error;
 }
+
+/* ---- sessions and pending calls, from the events ---- */
+
+/*
+ * A local ledger keeps these as projections (its sessions and pending
+ * indexes); centrally they are aggregates over the events, per ledger, in
+ * the order the local indexes have (byte order of the keys).
+ */
+static const char sessions_sql[] =
+	"SELECT session,"
+	" coalesce((array_agg(event ->> 'runtime') FILTER (WHERE type = 'session.opened'))[1], ''),"
+	" coalesce((array_agg(event ->> 'parent') FILTER (WHERE type = 'session.opened'))[1], ''),"
+	" (array_agg(event ->> 'time' ORDER BY seq))[1], (array_agg(event ->> 'time' ORDER BY seq DESC))[1],"
+	" coalesce((array_agg(event ->> 'format' ORDER BY seq DESC) FILTER (WHERE type = 'policy.revised'))[1], ''),"
+	" coalesce(min(seq) FILTER (WHERE type = 'session.opened'), 0),"
+	" coalesce(max(seq) FILTER (WHERE type = 'session.closed'), 0),"
+	" count(*), count(*) FILTER (WHERE type = 'tool.intent'),"
+	" count(*) FILTER (WHERE type = 'tool.intent') - count(*) FILTER (WHERE type = 'tool.completed'),"
+	" coalesce(max(policy_revision) FILTER (WHERE type = 'policy.revised'), 0)"
+	" FROM docket_events WHERE ledger_id = $1 AND session IS NOT NULL AND ($2::text IS NULL OR session = $2)"
+	" GROUP BY session ORDER BY session COLLATE \"C\"";
+
+/*
+ * The pending state as the ledger names it (ledger.h): the open request
+ * first, then a dispatch without outcome, then by the verdict the call has
+ * now (the last one an event gave it: the intent's decision, an approval
+ * request, a superseding settlement, a recovery evaluation; a dispatch
+ * with none of these means allowed) and the answer to its last request.
+ */
+static const char pending_sql[] =
+	"WITH c AS ("
+	" SELECT session, invocation,"
+	"  min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq, max(seq) AS last_seq,"
+	"  (array_agg(tool) FILTER (WHERE type = 'tool.intent'))[1] AS tool,"
+	"  (array_agg(event ->> 'recovery') FILTER (WHERE type = 'tool.intent'))[1] AS recovery,"
+	"  (array_agg(CASE WHEN type = 'approval.requested' THEN 'approval_required' ELSE verdict END ORDER BY seq DESC)"
+	"    FILTER (WHERE type = 'approval.requested' OR (verdict IS NOT NULL AND type IN"
+	"      ('tool.intent', 'approval.settled', 'recovery.action'))))[1] AS given,"
+	"  max(seq) FILTER (WHERE type = 'approval.requested') AS last_req,"
+	"  max(seq) FILTER (WHERE type = 'approval.settled') AS last_settle,"
+	"  (array_agg(event ->> 'request' ORDER BY seq DESC) FILTER (WHERE type = 'approval.requested'))[1] AS req,"
+	"  (array_agg(event ->> 'result' ORDER BY seq DESC) FILTER (WHERE type = 'approval.settled'))[1] AS result,"
+	"  count(*) FILTER (WHERE type = 'tool.dispatched') AS attempts,"
+	"  (array_agg(event ->> 'token' ORDER BY seq DESC) FILTER (WHERE type = 'tool.dispatched'))[1] AS token,"
+	"  bool_or(type = 'tool.completed') AS done"
+	" FROM docket_events WHERE ledger_id = $1 AND invocation IS NOT NULL AND ($2::text IS NULL OR session = $2)"
+	" GROUP BY session, invocation),"
+	" v AS (SELECT *, coalesce(given, CASE WHEN attempts > 0 THEN 'allowed' END) AS verdict,"
+	"  CASE WHEN last_settle > coalesce(last_req, 0) THEN result END AS answer,"
+	"  last_req > coalesce(last_settle, 0) AS open FROM c WHERE NOT done AND intent_seq IS NOT NULL)"
+	" SELECT session, invocation, coalesce(tool, ''),"
+	"  CASE WHEN open THEN 'awaiting_approval'"
+	"       WHEN attempts > 0 THEN 'in_doubt'"
+	"       WHEN verdict = 'allowed' THEN 'ready'"
+	"       WHEN verdict IN ('denied', 'unsupported') THEN 'refused'"
+	"       WHEN answer IN ('approved', 'approved_for_session') THEN 'ready'"
+	"       WHEN verdict = 'approval_required' THEN"
+	"         CASE WHEN answer IS NOT NULL AND answer <> 'superseded' THEN 'refused' ELSE 'needs_approval' END"
+	"       WHEN answer IS NOT NULL THEN 'refused' ELSE 'undecided' END,"
+	"  coalesce(verdict, ''), coalesce(recovery, 'never_auto_retry'),"
+	"  CASE WHEN open THEN req ELSE '' END, coalesce(token, ''), attempts, intent_seq, last_seq"
+	" FROM v ORDER BY session COLLATE \"C\", invocation COLLATE \"C\"";
+
+typedef struct rows_ctx {
+	const docket_fleet_ledger *ledger;
+	docket_fleet_session_cb on_session;
+	docket_fleet_pending_cb on_pending;
+	void *ctx;
+} rows_ctx;
+
+static uint64_t text_u64(const PGresult *res, int row, int c)
+{
+	return strtoull(PQgetvalue(res, row, c), NULL, 10);
+}
+
+static int on_session_row(void *vctx, const PGresult *res, int r)
+{
+	rows_ctx *c = vctx;
+	docket_session_info s;
+
+	s.session = PQgetvalue(res, r, 0);
+	s.runtime = PQgetvalue(res, r, 1);
+	s.parent = PQgetvalue(res, r, 2);
+	s.first_time = PQgetvalue(res, r, 3);
+	s.last_time = PQgetvalue(res, r, 4);
+	s.policy_format = PQgetvalue(res, r, 5);
+	s.opened_seq = text_u64(res, r, 6);
+	s.closed_seq = text_u64(res, r, 7);
+	s.events = text_u64(res, r, 8);
+	s.invocations = text_u64(res, r, 9);
+	s.pending = text_u64(res, r, 10);
+	s.policy_revision = (uint32_t)text_u64(res, r, 11);
+	return c->on_session(c->ctx, c->ledger, &s);
+}
+
+static int on_pending_row(void *vctx, const PGresult *res, int r)
+{
+	rows_ctx *c = vctx;
+	docket_pending_info p;
+
+	p.session = PQgetvalue(res, r, 0);
+	p.invocation = PQgetvalue(res, r, 1);
+	p.tool = PQgetvalue(res, r, 2);
+	p.state = PQgetvalue(res, r, 3);
+	p.verdict = PQgetvalue(res, r, 4);
+	p.recovery = PQgetvalue(res, r, 5);
+	p.open_request = PQgetvalue(res, r, 6);
+	p.token = PQgetvalue(res, r, 7);
+	p.attempts = (uint32_t)text_u64(res, r, 8);
+	p.intent_seq = text_u64(res, r, 9);
+	p.last_seq = text_u64(res, r, 10);
+	return c->on_pending(c->ctx, c->ledger, &p);
+}
+
+/* `sql` with ($1 ledger, $2 session) for every selected ledger. */
+static int per_ledger(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+		      const char *sql, row_cb each, rows_ctx *c)
+{
+	PGresult *res = NULL, *rows = NULL;
+	int error;
+
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
+		const char *params[2];
+
+		fleet_ledger_row(&l, res, i);
+		c->ledger = &l;
+		params[0] = l.ledger_id;
+		params[1] = session;
+		if ((error = fleet_query(&rows, f, sql, 2, params)) < 0)
+			break;
+		for (int r = 0; r < PQntuples(rows) && error == 0; r++)
+			error = each(c, rows, r);
+		PQclear(rows);
+		rows = NULL;
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
+}
+
+int docket_fleet_sessions(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			  docket_fleet_session_cb cb, void *ctx)
+{
+	rows_ctx c = { NULL, cb, NULL, ctx };
+
+	return per_ledger(f, filter, session, sessions_sql, on_session_row, &c);
+}
+
+int docket_fleet_pending(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			 docket_fleet_pending_cb cb, void *ctx)
+{
+	rows_ctx c = { NULL, NULL, cb, ctx };
+
+	return per_ledger(f, filter, session, pending_sql, on_pending_row, &c);
+}

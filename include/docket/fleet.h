@@ -153,6 +153,21 @@ int docket_fleet_ledgers(docket_fleet *f, const docket_fleet_filter *filter,
 			 docket_fleet_ledger_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /*
+ * Sessions and pending calls of every selected ledger, as the local
+ * docket_ledger_sessions and docket_ledger_pending give them (computed from
+ * the events held; `session` NULL: all), in ledger-id order, then in the
+ * local order.
+ */
+typedef int (*docket_fleet_session_cb)(void *ctx, const docket_fleet_ledger *ledger,
+				       const docket_session_info *info);
+typedef int (*docket_fleet_pending_cb)(void *ctx, const docket_fleet_ledger *ledger,
+				       const docket_pending_info *info);
+int docket_fleet_sessions(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			  docket_fleet_session_cb cb, void *ctx) DOCKET_MUST_USE;
+int docket_fleet_pending(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			 docket_fleet_pending_cb cb, void *ctx) DOCKET_MUST_USE;
+
+/*
  * Replay the calls of every selected ledger (docket_replay_run for each, in
  * ledger-id order, all into `cb`): the union of the machines' own replays.
  * `on_ledger` (may be NULL) is told which ledger the next calls come from.

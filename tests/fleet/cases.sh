@@ -263,3 +263,44 @@ PY
 		fail "--host a is not machine a's replay"
 	expect_exit 0 docket replay --from "$PG_URL" --policy "$FIXTURES/replay/base.yaml" --format junit
 }
+
+# fleet sessions and pending: the local rows plus ledger and host, machine
+# by machine (differential: the local projections against the central
+# aggregates), with the filters
+case_sessions_pending() {
+	ledger A "$FIXTURES/sessions/open-pending.jsonl" "$FIXTURES/replay/sessions.jsonl"
+	ledger B "$FIXTURES/sessions/demo-basic.jsonl"
+	python3 "$GEN" p 2 | head -n 20 >p.jsonl
+	docket -L B record p.jsonl >/dev/null || exit 99
+	expect_exit 0 docket -L A ship --to "$PG_URL" --host a
+	expect_exit 0 docket -L B ship --to "$PG_URL" --host b
+	local what m id n
+	for what in sessions pending; do
+		: >local.jsonl
+		for m in A B; do
+			id=$(ledger_id $m)
+			docket -L $m $what --json | python3 -c '
+import json, sys
+host = {"A": "a", "B": "b"}[sys.argv[2]]
+for l in sys.stdin:
+    o = json.loads(l); o["ledger"] = sys.argv[1]; o["host"] = host
+    print(json.dumps(o, sort_keys=True))' "$id" $m >>local.unsorted
+		done
+		expect_exit 0 docket fleet $what --db "$PG_URL" --json
+		python3 -c '
+import json, sys
+for l in open("out"): print(json.dumps(json.loads(l), sort_keys=True))' >fleet.jsonl
+		sort local.unsorted >local.jsonl
+		sort fleet.jsonl >fleet.sorted
+		n=$(wc -l <local.jsonl)
+		[ "$n" -gt 0 ] || fail "$what: no rows"
+		diff local.jsonl fleet.sorted >&2 || fail "fleet $what differs from the local ones"
+		rm -f local.unsorted
+	done
+	expect_exit 0 docket fleet pending --db "$PG_URL" --host a
+	grep -q "^a  *build-42  *toolu_02 .*awaiting_approval" out || fail "pending table: $(cat out)"
+	expect_exit 0 docket fleet sessions --db "$PG_URL" --ledger-id "$(ledger_id B)" --json
+	[ "$(grep -c '"host": *"b"' out)" = "$(docket -L B sessions --json | wc -l)" ] || fail "--ledger-id: $(cat out)"
+	expect_exit 0 docket fleet sessions --db "$PG_URL" --host nobody
+	grep -q "no sessions" out || fail "$(cat out)"
+}
