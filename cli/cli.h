@@ -251,6 +251,15 @@ int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_ori
 int cli_pending_begin(cli_listing *l, int json, int fleet);
 int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin);
 
+/*
+ * `docket show` of one session whose events `read` hands to `cb` in seq
+ * order (cmd_show.c; `fleet show` reads them from the fleet database).
+ * Returns an exit code.
+ */
+typedef int (*cli_show_read)(void *rctx, docket_json_cb cb, void *cbctx);
+int cli_show_session(cli_show_read read, void *rctx, const char *session, int json, int color,
+		     const cli_origin *origin);
+
 /* ---- time -------------------------------------------------------------- */
 
 /*

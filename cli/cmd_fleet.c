@@ -283,12 +283,109 @@ static int fleet_pending(const cli_command *cmd, const cli_global *g, int argc, 
 	return fleet_listing(cmd, g, argc, argv, 1);
 }
 
+/* ---- show ---- */
+
+/* The ledgers that hold the session (at most 2 are kept: 2 is ambiguous). */
+typedef struct where {
+	size_t n;
+	char ledger[33];
+	char host[256];
+} where;
+
+static int on_where(void *vctx, const docket_fleet_ledger *l, const docket_session_info *s)
+{
+	where *w = vctx;
+
+	(void)s;
+	if (w->n++ == 0) {
+		snprintf(w->ledger, sizeof(w->ledger), "%s", l->ledger_id);
+		snprintf(w->host, sizeof(w->host), "%s", l->host);
+	}
+	return 0;
+}
+
+typedef struct fleet_read {
+	docket_fleet *f;
+	docket_fleet_filter filter;
+	const char *session;
+	docket_json_cb cb;
+	void *cbctx;
+} fleet_read;
+
+static int on_show_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq, json_t *ev)
+{
+	fleet_read *r = vctx;
+
+	(void)l;
+	return r->cb(r->cbctx, seq, ev);
+}
+
+static int read_fleet(void *vctx, docket_json_cb cb, void *cbctx)
+{
+	fleet_read *r = vctx;
+
+	r->cb = cb;
+	r->cbctx = cbctx;
+	return docket_fleet_events(r->f, &r->filter, r->session, on_show_event, r);
+}
+
+static int fleet_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Shows one session held centrally as `docket show` shows it on its machine.\n"
+		"A session id found on more than one ledger needs --ledger-id or --host.\n"
+		"--json is the local object plus \"ledger\" and \"host\".\n";
+	const char *db = NULL, *session = NULL;
+	docket_fleet_filter filter = { NULL, NULL };
+	int json = 0;
+	const cli_opt opts[] = {
+		OPT_DB(&db),
+		OPT_FILTERS(&filter),
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_ARG, "SESSION", 0, &session, NULL, "the session to show", CLI_OPT_REQUIRED },
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	where w = { 0, "", "" };
+	fleet_read r;
+	cli_origin o;
+	docket_fleet *f = NULL;
+	int rc, error;
+
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+		return rc;
+	if ((error = docket_fleet_sessions(f, &filter, session, on_where, &w)) < 0) {
+		rc = cli_fail(error, "cannot read the fleet database");
+		goto cleanup;
+	}
+	if (w.n != 1) {
+		if (w.n == 0)
+			cli_error("no session '%s' in the fleet database", session);
+		else
+			cli_error("session '%s' is on %zu ledgers: choose one with --ledger-id or --host", session, w.n);
+		rc = CLI_EXIT_USAGE;
+		goto cleanup;
+	}
+	memset(&r, 0, sizeof(r));
+	r.f = f;
+	r.filter.ledger_id = w.ledger;
+	r.session = session;
+	o.ledger = w.ledger;
+	o.host = w.host;
+	rc = cli_show_session(read_fleet, &r, session, json, g->color_out, &o);
+cleanup:
+	docket_fleet_free(f);
+	return rc;
+}
+
 static const fleet_sub subs[] = {
 	{ "init", fleet_init, "create or migrate the fleet schema" },
 	{ "verify", fleet_verify, "re-check every ledger held: chain, payloads, checkpoints" },
 	{ "log", fleet_log, "list the events held, ledger by ledger" },
 	{ "sessions", fleet_sessions, "list the sessions of every ledger held" },
 	{ "pending", fleet_pending, "list the tool calls without an outcome, fleet-wide" },
+	{ "show", fleet_show, "show one session held centrally as a timeline" },
 };
 
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))

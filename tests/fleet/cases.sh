@@ -303,4 +303,24 @@ for l in open("out"): print(json.dumps(json.loads(l), sort_keys=True))' >fleet.j
 	[ "$(grep -c '"host": *"b"' out)" = "$(docket -L B sessions --json | wc -l)" ] || fail "--ledger-id: $(cat out)"
 	expect_exit 0 docket fleet sessions --db "$PG_URL" --host nobody
 	grep -q "no sessions" out || fail "$(cat out)"
+	# show: the local timeline, the local object plus ledger and host
+	docket -L B show demo-basic >local.txt
+	expect_exit 0 docket fleet show --db "$PG_URL" demo-basic
+	diff <(tail -n +2 out) local.txt >&2 || fail "fleet show differs from show"
+	docket -L A show --json build-42 >local.json
+	expect_exit 0 docket fleet show --db "$PG_URL" --json build-42
+	python3 - local.json out "$(ledger_id A)" <<'PY' || fail "fleet show --json is not the local object plus ledger and host"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert b.pop("ledger") == sys.argv[3] and b.pop("host") == "a"
+assert a == b
+PY
+	expect_exit 2 docket fleet show --db "$PG_URL" nope
+	grep -q "no session 'nope'" err || fail "$(cat err)"
+	# the same session id on two machines is ambiguous until filtered
+	ledger C "$FIXTURES/sessions/demo-basic.jsonl"
+	expect_exit 0 docket -L C ship --to "$PG_URL" --host c
+	expect_exit 2 docket fleet show --db "$PG_URL" demo-basic
+	grep -q "is on 2 ledgers" err || fail "$(cat err)"
+	expect_exit 0 docket fleet show --db "$PG_URL" --host c demo-basic
 }
