@@ -324,3 +324,35 @@ PY
 	grep -q "is on 2 ledgers" err || fail "$(cat err)"
 	expect_exit 0 docket fleet show --db "$PG_URL" --host c demo-basic
 }
+
+# report --from: one page for the fleet, machines as a dimension
+case_report() {
+	ledger A "$FIXTURES/sessions/demo-basic.jsonl"
+	ledger B "$FIXTURES/sessions/demo-basic.jsonl" "$FIXTURES/replay/sessions.jsonl"
+	expect_exit 0 docket -L A ship --to "$PG_URL" --host alpha
+	expect_exit 0 docket -L B ship --to "$PG_URL" --host beta
+	expect_exit 0 docket report --from "$PG_URL" -o fleet.html
+	python3 - fleet.html "$FIXTURES/sessions/demo-basic.jsonl" "$FIXTURES/replay/sessions.jsonl" <<'PY' || fail "fleet report"
+import json, re, sys
+html = open(sys.argv[1]).read()
+def counts(*files):
+    evs = [json.loads(l) for f in files for l in open(f)]
+    return [len(evs), sum(e["type"] == "session.opened" for e in evs), sum(e["type"] == "tool.intent" for e in evs),
+            sum(e["type"] == "approval.settled" for e in evs),
+            sum(e["type"] == "tool.completed" and e["status"] in ("denied", "unsupported") for e in evs)]
+assert "docket fleet audit report" in html
+assert "2 machines" in html
+m = re.search(r"<h2>Machines</h2>(.*?)</table>", html, re.S)
+assert m, "no Machines table"
+rows = re.findall(r"<tr><td class=\"call\">([^<]*)</td><td>[0-9a-f]{32}</td>((?:<td class=\"num\">\d+</td>)+)</tr>", m.group(1))
+got = {h: [int(x) for x in re.findall(r">(\d+)<", nums)] for h, nums in rows}
+# events, sessions, calls, approvals, denials, counted from the fixtures
+assert got["alpha"] == counts(sys.argv[2]), got
+assert got["beta"] == counts(sys.argv[2], sys.argv[3]), got
+# the same session id on both machines stays apart
+assert "alpha/demo-basic" in html and "beta/demo-basic" in html
+PY
+	expect_exit 0 docket report --from "$PG_URL" --host alpha -o alpha.html
+	grep -q "1 machine " alpha.html || fail "--host alpha"
+	expect_exit 2 docket report -o x.html --host alpha
+}
