@@ -35,3 +35,9 @@ for cmd in $(NO_COLOR=1 "$docket" --help | awk '/^commands:/{f=1;next} f&&/^  [a
 	NO_COLOR=1 "$docket" "$cmd" --help
 	echo '```'
 done
+# commands with subcommands of their own (docket fleet SUBCOMMAND)
+for sub in $(NO_COLOR=1 "$docket" fleet --help | awk '/^subcommands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
+	printf '\n## docket fleet %s\n\n```\n' "$sub"
+	NO_COLOR=1 "$docket" fleet "$sub" --help
+	echo '```'
+done
