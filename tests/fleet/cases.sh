@@ -48,17 +48,18 @@ PY
 case_kill_resume() {
 	python3 "$GEN" k 30 >k.jsonl
 	ledger A k.jsonl
-	local id n trials=${FLEET_TRIALS:-2} t kills=0 pid rc
+	local id n trials=${FLEET_TRIALS:-2} t k kills=0 pid rc
 	id=$(ledger_id A)
 	n=$(docket -L A stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 	for t in $(seq 1 "$trials"); do
 		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
-		while :; do
+		# up to 4 kills at random points, then a run that may finish
+		for k in 1 2 3 4 5; do
 			"$docket_bin" -L A ship --to "$PG_URL" --batch 23 >/dev/null 2>err &
 			pid=$!
-			sleep "0.$(printf '%03d' $((RANDOM % 120)))"
-			if kill -9 "$pid" 2>/dev/null; then
-				kills=$((kills + 1))
+			if [ $k -lt 5 ]; then
+				sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+				kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
 			fi
 			wait "$pid"
 			rc=$?
@@ -68,6 +69,7 @@ case_kill_resume() {
 			read -r c d m <<<"$(events_held "$id")"
 			[ "$c" = "$d" ] && [ "$d" = "$m" ] || fail "after a kill: held $c rows, $d seqs, max $m"
 		done
+		[ $rc -eq 0 ] || fail "trial $t: the last ship exited $rc"
 		[ "$(events_held "$id")" = "$n $n $n" ] || fail "trial $t: held $(events_held "$id"), want $n"
 	done
 	expect_exit 0 docket fleet verify --db "$PG_URL"

@@ -61,6 +61,29 @@ pg_restart() {
 	pg_stop_server "${1:-fast}" && pg_start_server
 }
 
+pg_initdb() {
+	pg_as "$PG_BIN/initdb" -D "$1" -U docket_admin -A trust -E UTF8 --no-locale \
+		--no-sync >"$PG_DIR/initdb.log" 2>&1 || {
+		cat "$PG_DIR/initdb.log" >&2
+		echo "pg.sh: initdb failed" >&2
+		return 1
+	}
+}
+
+# initdb takes seconds: with DOCKET_PG_TEMPLATE (the test suite sets it to a
+# directory in the build tree) it runs once, under a lock, and every server
+# starts from a copy of that pristine cluster.
+pg_template() {
+	(
+		flock 9
+		[ -f "$DOCKET_PG_TEMPLATE/PG_VERSION" ] && exit 0
+		pg_initdb "$PG_DIR/template" || exit 1
+		rm -rf "$DOCKET_PG_TEMPLATE"
+		cp -a "$PG_DIR/template" "$DOCKET_PG_TEMPLATE.tmp" && mv "$DOCKET_PG_TEMPLATE.tmp" "$DOCKET_PG_TEMPLATE"
+		rm -rf "$PG_DIR/template"
+	) 9>"$DOCKET_PG_TEMPLATE.lock"
+}
+
 pg_start() {
 	if ! pg_find_bin; then
 		local root
@@ -71,12 +94,11 @@ pg_start() {
 	PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/docket-pg.XXXXXX")
 	trap pg_cleanup EXIT
 	[ "$(id -u)" -eq 0 ] && chown postgres: "$PG_DIR"
-	pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U docket_admin -A trust -E UTF8 --no-locale \
-		--no-sync >"$PG_DIR/initdb.log" 2>&1 || {
-		cat "$PG_DIR/initdb.log" >&2
-		echo "pg.sh: initdb failed" >&2
-		exit 99
-	}
+	if [ -n "${DOCKET_PG_TEMPLATE:-}" ]; then
+		pg_template && cp -a "$DOCKET_PG_TEMPLATE" "$PG_DIR/data" || exit 99
+	else
+		pg_initdb "$PG_DIR/data" || exit 99
+	fi
 	cat >>"$PG_DIR/data/postgresql.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$PG_DIR'
