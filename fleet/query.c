@@ -71,7 +71,8 @@ static int cursor_each(docket_fleet *f, const char *sql, int n, const char *cons
 
 	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", sql)) < 0)
 		return error;
-	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0)
+	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0)
 		goto cleanup;
 	if ((error = fleet_command(f, decl.ptr, n, params)) < 0)
 		goto cleanup;
@@ -175,8 +176,9 @@ int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, cons
  * approved_for_session settlement the call's intent (its grant).
  */
 static const char replay_sql[] =
-	"WITH calls AS ("
+	"WITH calls AS MATERIALIZED ("
 	" SELECT session, invocation,"
+	"  min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq,"
 	"  count(*) FILTER (WHERE type = 'approval.requested') AS requests,"
 	"  max(seq) FILTER (WHERE type = 'approval.requested') AS last_req,"
 	"  max(seq) FILTER (WHERE type = 'approval.settled') AS last_settle,"
@@ -197,8 +199,7 @@ static const char replay_sql[] =
 	" LEFT JOIN calls c ON e.type IN ('tool.intent', 'approval.settled')"
 	"  AND c.session = e.session AND c.invocation = e.invocation"
 	" LEFT JOIN docket_events i ON e.type = 'approval.settled' AND e.event ->> 'result' = 'approved_for_session'"
-	"  AND i.ledger_id = e.ledger_id AND i.session = e.session AND i.invocation = e.invocation"
-	"  AND i.type = 'tool.intent'"
+	"  AND i.ledger_id = $1 AND i.seq = c.intent_seq"
 	" WHERE e.ledger_id = $1 AND ($2::text IS NULL OR e.session = $2)"
 	"  AND e.type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
 	" ORDER BY e.seq";
@@ -258,6 +259,7 @@ static int replay_ledger(docket_fleet *f, const docket_fleet_ledger *l, const do
 	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", replay_sql)) < 0)
 		return error;
 	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
 	    (error = fleet_command(f, decl.ptr, 2, params)) < 0)
 		goto cleanup;
 	if ((error = docket_replay_run_input(feed_next, &fd, base, policies, n, opts, cb, ctx)) < 0)

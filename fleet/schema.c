@@ -148,9 +148,10 @@ static const char *const m1[] = {
 	"  INSERT INTO docket_incidents (ledger_id, host, kind, seq, detail)\n"
 	"  VALUES (p_ledger, p_host, p_kind, p_seq, p_detail) $f$;\n",
 
-	/* The owner check and the chain check of one batch (invariants 1-4). */
-	"CREATE FUNCTION docket_ingest(p_ledger text, p_host text, p_local_head bigint,\n"
-	"                              p_rows docket_batch_row[])\n"
+	/* The owner check and the chain check of one batch (invariants 1-4).
+	 * The batch is the caller's temp table pg_temp.docket_batch (COPY'd,
+	 * then granted to this function's owner): nothing else is read. */
+	"CREATE FUNCTION docket_ingest(p_ledger text, p_host text, p_local_head bigint)\n"
 	"RETURNS TABLE (status text, high_seq bigint, head text, detail text)\n"
 	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
 	"DECLARE\n"
@@ -177,7 +178,7 @@ static const char *const m1[] = {
 	"  hi := l.high_seq;\n"
 	"  h := l.head;\n"
 	"  IF kind IS NULL THEN\n"
-	"    FOREACH r IN ARRAY coalesce(p_rows, '{}') LOOP\n"
+	"    FOR r IN SELECT * FROM pg_temp.docket_batch b ORDER BY b.seq LOOP\n"
 	"      IF r.seq <= l.high_seq THEN\n"
 	"        SELECT e.hash INTO held FROM docket_events e WHERE e.ledger_id = p_ledger AND e.seq = r.seq;\n"
 	"        IF held IS DISTINCT FROM r.hash THEN\n"
@@ -213,14 +214,14 @@ static const char *const m1[] = {
 	"  END IF;\n"
 	"  IF hi > l.high_seq THEN\n"
 	"    FOR t IN SELECT DISTINCT date_trunc('month', (x.time::timestamptz) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'\n"
-	"             FROM unnest(p_rows) x WHERE x.seq > l.high_seq LOOP\n"
+	"             FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq LOOP\n"
 	"      PERFORM docket_partition_for(t);\n"
 	"    END LOOP;\n"
 	"    INSERT INTO docket_events (ledger_id, seq, time, type, session, invocation, tool, verdict,\n"
 	"                               status, actor, policy_revision, event, payload, hash)\n"
 	"      SELECT p_ledger, x.seq, x.time::timestamptz, x.type, x.session, x.invocation, x.tool,\n"
 	"             x.verdict, x.status, x.actor, x.policy_revision, x.event, x.payload, x.hash\n"
-	"      FROM unnest(p_rows) x WHERE x.seq > l.high_seq;\n"
+	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq ORDER BY x.seq;\n"
 	"  END IF;\n"
 	"  UPDATE docket_ledgers SET high_seq = hi, head = h, host = p_host, shipped_at = now()\n"
 	"    WHERE ledger_id = p_ledger;\n"
@@ -279,9 +280,9 @@ static const char *const m1[] = {
 	 * ingest functions; readers read everything; nobody else anything */
 	"REVOKE ALL ON FUNCTION docket_partition_for(timestamptz) FROM PUBLIC;\n"
 	"REVOKE ALL ON FUNCTION docket_incident(text, text, text, bigint, text) FROM PUBLIC;\n"
-	"REVOKE ALL ON FUNCTION docket_ingest(text, text, bigint, docket_batch_row[]) FROM PUBLIC;\n"
+	"REVOKE ALL ON FUNCTION docket_ingest(text, text, bigint) FROM PUBLIC;\n"
 	"REVOKE ALL ON FUNCTION docket_ingest_checkpoint(text, text, bigint, bigint, text, text, text, text, text, jsonb) FROM PUBLIC;\n"
-	"GRANT EXECUTE ON FUNCTION docket_ingest(text, text, bigint, docket_batch_row[]) TO docket_shipper;\n"
+	"GRANT EXECUTE ON FUNCTION docket_ingest(text, text, bigint) TO docket_shipper;\n"
 	"GRANT EXECUTE ON FUNCTION docket_ingest_checkpoint(text, text, bigint, bigint, text, text, text, text, text, jsonb) TO docket_shipper;\n"
 	"ALTER TABLE docket_ledgers ENABLE ROW LEVEL SECURITY;\n"
 	"CREATE POLICY docket_ledgers_own ON docket_ledgers FOR SELECT TO docket_shipper\n"

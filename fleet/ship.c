@@ -6,7 +6,7 @@
  *
  *   BEGIN
  *   COPY docket_batch FROM STDIN (FORMAT binary)   a temp table OF docket_batch_row
- *   SELECT * FROM docket_ingest(ledger, host, local head, ARRAY(rows of docket_batch))
+ *   SELECT * FROM docket_ingest(ledger, host, local head)  reads docket_batch
  *   COMMIT
  *
  * docket_ingest (schema.c) checks the owner and the chain and moves the rows
@@ -235,8 +235,7 @@ static int send_copy(shipper *s)
 static int ingest(shipper *s, uint64_t *high)
 {
 	static const char sql[] =
-		"SELECT status, high_seq, head, detail FROM docket_ingest($1, $2, $3,"
-		" ARRAY(SELECT ROW(b.*)::docket_batch_row FROM docket_batch b ORDER BY b.seq))";
+		"SELECT status, high_seq, head, detail FROM docket_ingest($1, $2, $3)";
 	const char *params[3] = { s->rep->ledger_id, s->host, s->head_s };
 	PGresult *res = NULL;
 	int error;
@@ -387,10 +386,23 @@ static int ship_checkpoints(shipper *s)
 	return error > 0 ? 0 : error;
 }
 
+/*
+ * The batch table: temporary (this session's), emptied at each commit, and
+ * readable by the owner of docket_ingest, which reads the batch from it
+ * (the shipping role grants it; the grant is to its own temp table).
+ */
 static int prepare(shipper *s)
 {
-	return fleet_exec(s->f, "CREATE TEMP TABLE IF NOT EXISTS docket_batch OF docket_batch_row"
-			  " ON COMMIT DELETE ROWS");
+	static const char grant[] =
+		"DO $$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',"
+		" (SELECT p.proowner::regrole::text FROM pg_proc p"
+		"  WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END $$";
+	int error;
+
+	if ((error = fleet_exec(s->f, "CREATE TEMP TABLE IF NOT EXISTS docket_batch OF docket_batch_row"
+				" ON COMMIT DELETE ROWS")) < 0)
+		return error;
+	return fleet_exec(s->f, grant);
 }
 
 int docket_fleet_ship(docket_fleet *f, docket_ledger *l, const docket_ship_options *o,
