@@ -72,9 +72,9 @@ static int check_row(vstate *v, const PGresult *res, int row)
 		return BAD(v, seq, "event %s: the stored payload does not decode%s", num, "");
 	if (!same(col(res, row, 3), docket_event_type(ev)) || !same(col(res, row, 4), ev->session) ||
 	    !same(col(res, row, 5), ev->invocation)) {
+		BAD(v, seq, "event %s: its columns do not describe its payload (a %s)", num, docket_event_type(ev));
 		docket_event_free(ev);
-		return BAD(v, seq, "event %s: its columns do not describe its payload (a %s)", num,
-			   docket_event_type(ev));
+		return 1;
 	}
 	docket_event_free(ev);
 	memcpy(v->head, h, sizeof(h));
