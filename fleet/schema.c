@@ -168,6 +168,15 @@ static const char *const m1[] = {
 	"  IF p_ledger IS NULL OR p_ledger !~ '^[0-9a-f]{32}$' THEN\n"
 	"    RAISE EXCEPTION 'docket: bad ledger id %', p_ledger USING ERRCODE = '22023';\n"
 	"  END IF;\n"
+	/* the batch must be a plain temp table of our row type: a view, row
+	 * security policies or rules would run the caller's code with this
+	 * function's rights */
+	"  IF NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = to_regclass('pg_temp.docket_batch')\n"
+	"                 AND c.relkind = 'r' AND c.relpersistence = 't' AND NOT c.relrowsecurity\n"
+	"                 AND NOT c.relhasrules AND c.reloftype = 'docket_batch_row'::regtype) THEN\n"
+	"    RAISE EXCEPTION 'docket: pg_temp.docket_batch must be a temporary table OF docket_batch_row'\n"
+	"      USING ERRCODE = '42501';\n"
+	"  END IF;\n"
 	"  INSERT INTO docket_ledgers (ledger_id, host, owner) VALUES (p_ledger, p_host, session_user)\n"
 	"    ON CONFLICT (ledger_id) DO NOTHING;\n"
 	"  SELECT * INTO l FROM docket_ledgers WHERE ledger_id = p_ledger FOR UPDATE;\n"

@@ -130,6 +130,11 @@ case_forged() {
 		PGPASSWORD=pwb pg_sql -U mb -c "$sql" >out 2>err && fail "mb could run: $sql"
 		grep -q "permission denied" err || fail "$sql: $(cat err)"
 	done
+	# the batch table cannot be a view that would run mb's code with the
+	# ingest function's rights
+	PGPASSWORD=pwb pg_sql -U mb -c "CREATE TEMP VIEW docket_batch AS SELECT (NULL::docket_batch_row).*;
+		SELECT * FROM docket_ingest('$id', 'b', 1)" >out 2>err && fail "ingest read a view"
+	grep -q "must be a temporary table OF docket_batch_row" err || fail "view as batch: $(cat err)"
 	[ "$(PGPASSWORD=pwb pg_sql -U mb -c 'SELECT count(*) FROM docket_ledgers')" = 0 ] || fail "mb sees ledgers of ma"
 	[ "$(PGPASSWORD=pwa pg_sql -U ma -c 'SELECT count(*) FROM docket_ledgers')" = 1 ] || fail "ma cannot see its ledger"
 	# checkpoints of someone else's ledger are refused by the role too
