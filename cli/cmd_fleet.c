@@ -113,14 +113,16 @@ static int fleet_verify(const cli_command *cmd, const cli_global *g, int argc, c
 		"Re-checks every ledger held centrally from the stored bytes: events\n"
 		"1..high-water without a gap, the hash chain recomputed from each stored\n"
 		"payload, each payload decoding to the event its columns describe, the\n"
-		"head recorded at ingest, and every shipped checkpoint against the chain.\n"
-		"Exit 1 when a ledger fails.\n";
-	const char *db = NULL;
+		"head recorded at ingest, and every shipped checkpoint against the chain;\n"
+		"with --pubkey, every checkpoint must be signed by that key. Exit 1 when a\n"
+		"ledger fails.\n";
+	const char *db = NULL, *pubkey = NULL;
 	docket_fleet_filter filter = { NULL, NULL };
 	int json = 0;
 	const cli_opt opts[] = {
 		OPT_DB(&db),
 		OPT_FILTERS(&filter),
+		{ CLI_OPT_STRING, "pubkey", 0, &pubkey, "KEY.pub", "check the checkpoints' signatures with this key", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -133,7 +135,7 @@ static int fleet_verify(const cli_command *cmd, const cli_global *g, int argc, c
 	c.json = json;
 	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
 		return rc;
-	if ((error = docket_fleet_verify(f, &filter, on_verified, &c)) < 0) {
+	if ((error = docket_fleet_verify(f, &filter, pubkey, on_verified, &c)) < 0) {
 		rc = cli_fail(error, "cannot verify the fleet");
 		goto cleanup;
 	}

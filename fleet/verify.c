@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fleet_internal.h"
+#include "ledger/checkpoint.h"
 #include "ledger/ledger_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -20,6 +21,8 @@
 
 typedef struct vstate {
 	docket_fleet_verify_report *r;
+	EVP_PKEY *key;                  /* NULL: signatures are not checked */
+	uint8_t key_id[CHECKPOINT_HASH_LEN];
 	uint8_t head[LEDGER_HASH_LEN];
 	uint64_t seq;
 } vstate;
@@ -118,12 +121,34 @@ static int check_events(docket_fleet *f, vstate *v)
 	return error;
 }
 
+/* The stored record is signed by the key, for this ledger, and says what
+ * its columns say. */
+static int check_signature(vstate *v, const PGresult *res, int row, uint64_t seq)
+{
+	const char *idx = PQgetvalue(res, row, 0), *text = PQgetvalue(res, row, 6);
+	checkpoint_record c;
+	char head[65];
+	int ok;
+
+	if (checkpoint_parse(&c, text, strlen(text)) < 0)
+		return BAD(v, seq, "checkpoint %s: its record does not parse: %.900s", idx, docket_error_last()->message);
+	docket_hex(head, c.head, sizeof(c.head));
+	if (strcmp(c.ledger_id, v->r->ledger.ledger_id) != 0 || c.seq != seq ||
+	    c.index != strtoull(idx, NULL, 10) || strcmp(head, PQgetvalue(res, row, 2)) != 0)
+		return BAD(v, seq, "checkpoint %s: its record does not match its columns%s", idx, "");
+	if (memcmp(c.key_id, v->key_id, sizeof(c.key_id)) != 0)
+		return BAD(v, seq, "checkpoint %s is signed by another key%s", idx, "");
+	if ((ok = checkpoint_signature_ok(&c, v->key)) < 0)
+		return ok;
+	return ok ? 0 : BAD(v, seq, "checkpoint %s: the signature does not verify%s", idx, "");
+}
+
 /* The hash held at `seq` (recomputed chain is not kept: read it back). */
 static int check_checkpoints(docket_fleet *f, vstate *v, const char *head_hex)
 {
 	static const char sql[] =
 		"SELECT c.index, c.seq, encode(c.head, 'hex'), encode(c.prev, 'hex'), encode(c.digest, 'hex'),"
-		" encode(e.hash, 'hex') FROM docket_checkpoints c"
+		" encode(e.hash, 'hex'), c.record::text FROM docket_checkpoints c"
 		" LEFT JOIN docket_events e ON e.ledger_id = c.ledger_id AND e.seq = c.seq"
 		" WHERE c.ledger_id = $1 ORDER BY c.index";
 	const char *params[1] = { v->r->ledger.ledger_id };
@@ -150,6 +175,8 @@ static int check_checkpoints(docket_fleet *f, vstate *v, const char *head_hex)
 			error = BAD(v, seq, "checkpoint %s signs a head the chain does not have at its seq%s", idx, "");
 		else if (i > 0 && strcmp(prev, PQgetvalue(res, i, 3)) != 0)
 			error = BAD(v, seq, "checkpoint %s does not name the checkpoint before it%s", idx, "");
+		else if (v->key && (error = check_signature(v, res, i, seq)) != 0)
+			;
 		else
 			v->r->checkpoints_checked++;
 		snprintf(prev, sizeof(prev), "%s", PQgetvalue(res, i, 4));
@@ -162,6 +189,8 @@ typedef struct verify_ctx {
 	docket_fleet *f;
 	docket_fleet_verify_cb cb;
 	void *ctx;
+	EVP_PKEY *key;
+	uint8_t key_id[CHECKPOINT_HASH_LEN];
 } verify_ctx;
 
 static int verify_one(verify_ctx *c, const docket_fleet_ledger *l, const char *head_hex)
@@ -175,6 +204,8 @@ static int verify_one(verify_ctx *c, const docket_fleet_ledger *l, const char *h
 	r.ledger = *l;
 	r.ok = 1;
 	v.r = &r;
+	v.key = c->key;
+	memcpy(v.key_id, c->key_id, sizeof(v.key_id));
 	if ((error = check_events(c->f, &v)) == 0)
 		error = check_checkpoints(c->f, &v, head_hex);
 	if (error < 0)
@@ -182,21 +213,26 @@ static int verify_one(verify_ctx *c, const docket_fleet_ledger *l, const char *h
 	return c->cb(c->ctx, &r);
 }
 
-int docket_fleet_verify(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_verify_cb cb,
-			void *ctx)
+int docket_fleet_verify(docket_fleet *f, const docket_fleet_filter *filter, const char *pubkey_path,
+			docket_fleet_verify_cb cb, void *ctx)
 {
-	verify_ctx c = { f, cb, ctx };
+	verify_ctx c = { f, cb, ctx, NULL, { 0 } };
 	PGresult *res = NULL;
 	int error;
 
+	if (pubkey_path && ((error = checkpoint_load_pubkey(&c.key, pubkey_path)) < 0 ||
+			    (error = checkpoint_key_id(c.key_id, c.key)) < 0))
+		goto cleanup;
 	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
-		return error;
+		goto cleanup;
 	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
 		docket_fleet_ledger l;
 
 		fleet_ledger_row(&l, res, i);
 		error = verify_one(&c, &l, PQgetvalue(res, i, 5));
 	}
+cleanup:
 	PQclear(res);
+	EVP_PKEY_free(c.key);
 	return error > 0 ? 0 : error;
 }

@@ -133,10 +133,12 @@ typedef int (*docket_fleet_verify_cb)(void *ctx, const docket_fleet_verify_repor
  * without a gap, the chain recomputed from each payload equals each stored
  * hash and the head held, each payload decodes to the event its columns
  * describe, each checkpoint names the chain hash at its seq and its
- * predecessor's digest. `cb` once per ledger, in ledger-id order. Returns
- * 0 when the check ran.
+ * predecessor's digest; with `pubkey_path` (an Ed25519 public key, PEM)
+ * each checkpoint's record must also be signed by that key for its ledger.
+ * `cb` once per ledger, in ledger-id order. Returns 0 when the check ran
+ * (DOCKET_EINVALID: unreadable key).
  */
-int docket_fleet_verify(docket_fleet *f, const docket_fleet_filter *filter,
+int docket_fleet_verify(docket_fleet *f, const docket_fleet_filter *filter, const char *pubkey_path,
 			docket_fleet_verify_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* Each selected ledger's events as the JSON of `docket log --json`. */

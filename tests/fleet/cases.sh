@@ -225,6 +225,14 @@ case_verify_tamper() {
 	grep -q "and 1 checkpoint" out || fail "$(cat out)"
 	expect_exit 0 docket fleet verify --db "$PG_URL" --json
 	grep -q '"checkpoints_checked":1' out || fail "$(cat out)"
+	expect_exit 0 docket fleet verify --db "$PG_URL" --pubkey k.pub
+	docket keygen --output other >/dev/null 2>&1 || exit 99
+	expect_exit 1 docket fleet verify --db "$PG_URL" --pubkey other.pub
+	grep -q "checkpoint 1 is signed by another key" out || fail "$(cat out)"
+	expect_exit 2 docket fleet verify --db "$PG_URL" --pubkey nowhere.pub
+	pg_sql -c "UPDATE docket_checkpoints SET record = jsonb_set(record, '{signature}', to_jsonb(repeat('0', 128)))"
+	expect_exit 1 docket fleet verify --db "$PG_URL" --pubkey k.pub
+	grep -q "checkpoint 1: its record does not parse\|signature does not verify" out || fail "$(cat out)"
 	pg_sql -c "UPDATE docket_events SET payload = payload || '\\x00'::bytea WHERE seq = 5"
 	expect_exit 1 docket fleet verify --db "$PG_URL"
 	grep -q "at seq 5: event 5: the chain recomputed" out || fail "$(cat out)"
