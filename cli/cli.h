@@ -251,14 +251,24 @@ int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_ori
 int cli_pending_begin(cli_listing *l, int json, int fleet);
 int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin);
 
+/* Events for a printer: `read` hands each to `cb` in order (a local ledger,
+ * or the fleet database). */
+typedef int (*cli_event_read)(void *rctx, docket_json_cb cb, void *cbctx);
+
 /*
- * `docket show` of one session whose events `read` hands to `cb` in seq
- * order (cmd_show.c; `fleet show` reads them from the fleet database).
- * Returns an exit code.
+ * `docket show` of one session (cmd_show.c; `fleet show` reads it from the
+ * fleet database). Returns an exit code.
  */
-typedef int (*cli_show_read)(void *rctx, docket_json_cb cb, void *cbctx);
-int cli_show_session(cli_show_read read, void *rctx, const char *session, int json, int color,
+int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
 		     const cli_origin *origin);
+
+/*
+ * `docket log`'s lines (cmd_log.c): --json as the events come, else a table
+ * (`read` is called twice: once to measure the columns, once to print);
+ * `with_host` adds a HOST column from each event's "host" (fleet log).
+ * Returns 0 or the DOCKET_E* code of `read`.
+ */
+int cli_log_print(cli_event_read read, void *rctx, int json, int color, int with_host);
 
 /* ---- time -------------------------------------------------------------- */
 

@@ -147,72 +147,6 @@ cleanup:
 	return rc;
 }
 
-/* ---- log ---- */
-
-static int on_fleet_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq, json_t *ev)
-{
-	cli_listing *list = vctx;
-	int error;
-
-	(void)seq;
-	list->count++;
-	if (list->json) {
-		if (json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0 ||
-		    json_object_set_new(ev, "host", json_string(l->host)) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		return cli_put_json_line(json_incref(ev));
-	}
-	if ((error = cli_table_cell(list->table, l->host)) < 0 ||
-	    (error = cli_table_cellf(list->table, "%llu", (unsigned long long)seq)) < 0 ||
-	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "time")))) < 0 ||
-	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "type")))) < 0 ||
-	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "session")))) < 0 ||
-	    (error = cli_table_cell(list->table, cli_or_dash(cli_jstr(ev, "invocation")))) < 0)
-		return error;
-	return 0;
-}
-
-static int fleet_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
-{
-	static const char description[] =
-		"Lists the events held centrally, ledger by ledger (in ledger-id order),\n"
-		"each in seq order. --json writes each event as `docket log --json` wrote\n"
-		"it on its machine, plus \"ledger\" (the ledger id) and \"host\".\n";
-	static const char *const header[] = { "HOST", "SEQ", "TIME", "TYPE", "SESSION", "INVOCATION" };
-	const char *db = NULL, *session = NULL;
-	docket_fleet_filter filter = { NULL, NULL };
-	int json = 0;
-	const cli_opt opts[] = {
-		OPT_DB(&db),
-		OPT_FILTERS(&filter),
-		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S", 0 },
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
-	cli_listing list = { 0, NULL, 0 };
-	docket_fleet *f = NULL;
-	int rc, error;
-
-	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
-		return rc;
-	if ((rc = cli_listing_begin(&list, json, header, 6)) != CLI_EXIT_OK)
-		goto cleanup;
-	if (list.table)
-		cli_table_align_right(list.table, 1);
-	if ((error = docket_fleet_events(f, &filter, session, on_fleet_event, &list)) < 0) {
-		rc = cli_fail(error, "cannot read the fleet's events");
-		goto cleanup;
-	}
-	cli_listing_end(&list, g->color_out, "no events\n");
-	rc = CLI_EXIT_OK;
-cleanup:
-	cli_listing_dispose(&list);
-	docket_fleet_free(f);
-	return rc;
-}
-
 /* ---- sessions, pending ---- */
 
 static int on_fleet_session(void *vctx, const docket_fleet_ledger *l, const docket_session_info *s)
@@ -306,10 +240,13 @@ static int on_where(void *vctx, const docket_fleet_ledger *l, const docket_sessi
 	return 0;
 }
 
+/* The central events for a local printer; with `tag`, each gets "ledger"
+ * and "host" (log), else it is exactly the machine's own object (show). */
 typedef struct fleet_read {
 	docket_fleet *f;
 	docket_fleet_filter filter;
 	const char *session;
+	int tag;
 	docket_json_cb cb;
 	void *cbctx;
 } fleet_read;
@@ -318,7 +255,9 @@ static int on_show_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq,
 {
 	fleet_read *r = vctx;
 
-	(void)l;
+	if (r->tag && (json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0 ||
+		       json_object_set_new(ev, "host", json_string(l->host)) < 0))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	return r->cb(r->cbctx, seq, ev);
 }
 
@@ -329,6 +268,42 @@ static int read_fleet(void *vctx, docket_json_cb cb, void *cbctx)
 	r->cb = cb;
 	r->cbctx = cbctx;
 	return docket_fleet_events(r->f, &r->filter, r->session, on_show_event, r);
+}
+
+/* ---- log ---- */
+
+static int fleet_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
+{
+	static const char description[] =
+		"Lists the events held centrally, ledger by ledger (in ledger-id order),\n"
+		"each in seq order, as `docket log` lists them, with the host first.\n"
+		"--json writes each event as `docket log --json` wrote it on its machine,\n"
+		"plus \"ledger\" (the ledger id) and \"host\".\n";
+	const char *db = NULL, *session = NULL;
+	fleet_read r;
+	int json = 0;
+	const cli_opt opts[] = {
+		OPT_DB(&db),
+		OPT_FILTERS(&r.filter),
+		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S", 0 },
+		CLI_OPT_JSON(&json),
+		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
+	};
+	docket_fleet *f = NULL;
+	int rc, error;
+
+	memset(&r, 0, sizeof(r));
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+		return rc;
+	r.f = f;
+	r.session = session;
+	r.tag = 1;
+	if ((error = cli_log_print(read_fleet, &r, json, g->color_out, 1)) < 0)
+		rc = cli_fail(error, "cannot read the fleet's events");
+	docket_fleet_free(f);
+	return rc;
 }
 
 static int fleet_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)

@@ -685,7 +685,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 	return error;
 }
 
-int cli_show_session(cli_show_read read, void *rctx, const char *session, int json, int color,
+int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
 		     const cli_origin *origin)
 {
 	show_ctx ctx;

@@ -36,6 +36,11 @@ assert len(local) == len(fleet), (len(local), len(fleet))
 for a, b in zip(local, fleet):
     assert b == a[:-1] + tail, (a, b)
 PY
+	# the table is the local one with a HOST column first ("HOST" + 2 spaces)
+	docket -L A log >local.txt
+	expect_exit 0 docket fleet log --db "$PG_URL"
+	diff <(cut -c7- out) local.txt >&2 || fail "fleet log is not the local log with a host column"
+	[ "$(cut -c1-6 out | sort -u | tr '\n' ,)" = "HOST  ,m1    ," ] || fail "host column: $(head -3 out)"
 	expect_exit 0 docket fleet verify --db "$PG_URL"
 	grep -q "ok $id (m1): 24 events" out || fail "verify: $(cat out)"
 	# an empty ledger ships nothing and registers nothing
