@@ -74,6 +74,8 @@ int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **ar
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_ship(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_fleet(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
 /* ---- option parsing ---------------------------------------------------- */
 
@@ -258,6 +260,42 @@ void cli_listing_dispose(cli_listing *l);
 int cli_read_stream(docket_buf *out, FILE *f) DOCKET_MUST_USE;
 /* The same for a file; DOCKET_ENOTFOUND when it does not exist. */
 int cli_read_path(docket_buf *out, const char *path) DOCKET_MUST_USE;
+/* ---- sessions and pending calls (cmd_sessions.c, cmd_pending.c) ----------- */
+
+/*
+ * The rows of `docket sessions` and `docket pending`, shared with their
+ * fleet twins. `origin` (NULL for a local ledger) names the ledger a row
+ * comes from: --json rows get "ledger" and "host", tables a HOST column.
+ */
+typedef struct cli_origin {
+	const char *ledger;
+	const char *host;
+} cli_origin;
+
+/* Start the listing (exit code); `fleet`: with the HOST column. */
+int cli_sessions_begin(cli_listing *l, int json, int fleet);
+int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_origin *origin);
+int cli_pending_begin(cli_listing *l, int json, int fleet);
+int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin);
+
+/* Events for a printer: `read` hands each to `cb` in order (a local ledger,
+ * or the fleet database). */
+typedef int (*cli_event_read)(void *rctx, docket_json_cb cb, void *cbctx);
+
+/*
+ * `docket show` of one session (cmd_show.c; `fleet show` reads it from the
+ * fleet database). Returns an exit code.
+ */
+int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
+		     const cli_origin *origin);
+
+/*
+ * `docket log`'s lines (cmd_log.c): --json as the events come, else a table
+ * (`read` is called twice: once to measure the columns, once to print);
+ * `with_host` adds a HOST column from each event's "host" (fleet log).
+ * Returns 0 or the DOCKET_E* code of `read`.
+ */
+int cli_log_print(cli_event_read read, void *rctx, int json, int color, int with_host);
 
 /* ---- time -------------------------------------------------------------- */
 

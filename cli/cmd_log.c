@@ -21,13 +21,14 @@
 #define POLL_MS 200
 #define SUMMARY_CALL_MAX 60
 
-enum { COL_SEQ, COL_TIME, COL_TYPE, COL_SESSION, COL_INVOCATION, NCOLS };
+enum { COL_HOST, COL_SEQ, COL_TIME, COL_TYPE, COL_SESSION, COL_INVOCATION, NCOLS };
 
 typedef struct log_ctx {
 	size_t width[NCOLS];
 	int measure;      /* 1: first pass, only measure */
 	int json;
 	int color;
+	int with_host;    /* fleet log: a HOST column first (the event's "host") */
 	uint64_t last_seq;
 	int header_done;
 } log_ctx;
@@ -215,6 +216,7 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 	const char *type = cli_jstr(ev, "type");
 	const char *session = cli_jstr(ev, "session");
 	const char *inv = cli_jstr(ev, "invocation");
+	const char *host = ctx->with_host ? cli_jstr(ev, "host") : NULL;
 	docket_buf summary = DOCKET_BUF_INIT;
 	const char *color = NULL;
 	int error;
@@ -234,7 +236,10 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 		session = "-";
 	if (!inv)
 		inv = "-";
+	if (!host)
+		host = "-";
 	if (ctx->measure) {
+		measure(&ctx->width[COL_HOST], host);
 		measure(&ctx->width[COL_SEQ], seqs);
 		measure(&ctx->width[COL_TIME], time);
 		measure(&ctx->width[COL_TYPE], type);
@@ -246,6 +251,8 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 		return error;
 	if (!ctx->header_done) {
 		ctx->header_done = 1;
+		if (ctx->with_host)
+			put_cell(stdout, ctx->color, CLI_BOLD, "HOST", ctx->width[COL_HOST], 0, 1);
 		put_cell(stdout, ctx->color, CLI_BOLD, "SEQ", ctx->width[COL_SEQ], 1, 1);
 		put_cell(stdout, ctx->color, CLI_BOLD, "TIME", ctx->width[COL_TIME], 0, 1);
 		put_cell(stdout, ctx->color, CLI_BOLD, "TYPE", ctx->width[COL_TYPE], 0, 1);
@@ -254,6 +261,8 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 		cli_put_color(stdout, ctx->color, CLI_BOLD, "SUMMARY");
 		putchar('\n');
 	}
+	if (ctx->with_host)
+		put_cell(stdout, ctx->color, NULL, host, ctx->width[COL_HOST], 0, 1);
 	put_cell(stdout, ctx->color, CLI_DIM, seqs, ctx->width[COL_SEQ], 1, 1);
 	put_cell(stdout, ctx->color, NULL, time, ctx->width[COL_TIME], 0, 1);
 	put_cell(stdout, ctx->color, NULL, type, ctx->width[COL_TYPE], 0, 1);
@@ -265,6 +274,35 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 	if (ferror(stdout))
 		return docket_error_set(DOCKET_ESTORAGE, "cannot write output");
 	return 0;
+}
+
+static void log_ctx_init(log_ctx *ctx, int json, int color, int with_host)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->json = json;
+	ctx->color = color;
+	ctx->with_host = with_host;
+	ctx->width[COL_HOST] = strlen("HOST");
+	ctx->width[COL_SEQ] = strlen("SEQ");
+	ctx->width[COL_TIME] = strlen("TIME");
+	ctx->width[COL_TYPE] = strlen("TYPE");
+	ctx->width[COL_SESSION] = strlen("SESSION");
+	ctx->width[COL_INVOCATION] = strlen("INVOCATION");
+}
+
+int cli_log_print(cli_event_read read, void *rctx, int json, int color, int with_host)
+{
+	log_ctx ctx;
+	int error;
+
+	log_ctx_init(&ctx, json, color, with_host);
+	if (!json) {
+		ctx.measure = 1;
+		if ((error = read(rctx, log_event, &ctx)) < 0)
+			return error;
+		ctx.measure = 0;
+	}
+	return read(rctx, log_event, &ctx);
 }
 
 static void sleep_ms(long ms)
@@ -304,14 +342,7 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
 
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.json = json;
-	ctx.color = g->color_out;
-	ctx.width[COL_SEQ] = strlen("SEQ");
-	ctx.width[COL_TIME] = strlen("TIME");
-	ctx.width[COL_TYPE] = strlen("TYPE");
-	ctx.width[COL_SESSION] = strlen("SESSION");
-	ctx.width[COL_INVOCATION] = strlen("INVOCATION");
+	log_ctx_init(&ctx, json, g->color_out, 0);
 	ro.session = session;
 	ro.since = since;
 

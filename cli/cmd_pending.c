@@ -20,16 +20,24 @@ static json_t *pending_json(const docket_pending_info *p)
 			 "last_seq", (json_int_t)p->last_seq);
 }
 
-static int on_pending(void *vctx, const docket_pending_info *p)
+int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin)
 {
-	cli_listing *l = vctx;
 	cli_table *t = l->table;
+	json_t *row;
 	int error;
 
 	l->count++;
-	if (l->json)
-		return cli_put_json_line(pending_json(p));
-	if ((error = cli_table_cell(t, p->session)) < 0 ||
+	if (l->json) {
+		row = pending_json(p);
+		if (row && origin && (json_object_set_new(row, "ledger", json_string(origin->ledger)) < 0 ||
+				      json_object_set_new(row, "host", json_string(origin->host)) < 0)) {
+			json_decref(row);
+			row = NULL;
+		}
+		return cli_put_json_line(row);
+	}
+	if ((origin && (error = cli_table_cell(t, origin->host)) < 0) ||
+	    (error = cli_table_cell(t, p->session)) < 0 ||
 	    (error = cli_table_cell(t, p->invocation)) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(p->tool))) < 0 ||
 	    (error = cli_table_cell_color(t, cli_status_color(p->state), cli_or_dash(p->state))) < 0 ||
@@ -41,6 +49,25 @@ static int on_pending(void *vctx, const docket_pending_info *p)
 	    (error = cli_table_cellf(t, "%llu", (unsigned long long)p->last_seq)) < 0)
 		return error;
 	return 0;
+}
+
+int cli_pending_begin(cli_listing *l, int json, int fleet)
+{
+	static const char *const header[] = { "HOST", "SESSION", "INVOCATION", "TOOL", "STATE", "VERDICT",
+					      "RECOVERY", "REQUEST", "ATTEMPTS", "INTENT", "LAST" };
+	size_t skip = fleet ? 0 : 1, i;
+	int rc;
+
+	if ((rc = cli_listing_begin(l, json, header + skip, 11 - skip)) != CLI_EXIT_OK)
+		return rc;
+	for (i = 8; l->table && i < 11; i++)
+		cli_table_align_right(l->table, i - skip);
+	return CLI_EXIT_OK;
+}
+
+static int on_pending(void *vctx, const docket_pending_info *p)
+{
+	return cli_pending_row(vctx, p, NULL);
 }
 
 int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **argv)
@@ -61,11 +88,8 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	static const char *const header[] = { "SESSION", "INVOCATION", "TOOL", "STATE", "VERDICT",
-					      "RECOVERY", "REQUEST", "ATTEMPTS", "INTENT", "LAST" };
 	cli_listing list = { 0, NULL, 0 };
 	docket_ledger *ledger = NULL;
-	size_t i;
 	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
@@ -74,10 +98,8 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		return rc;
 	if (session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
 		goto cleanup;
-	if ((rc = cli_listing_begin(&list, json, header, 10)) != CLI_EXIT_OK)
+	if ((rc = cli_pending_begin(&list, json, 0)) != CLI_EXIT_OK)
 		goto cleanup;
-	for (i = 7; list.table && i < 10; i++)
-		cli_table_align_right(list.table, i);
 	docket_error_clear();
 	if ((error = docket_ledger_pending(ledger, session, on_pending, &list)) < 0) {
 		rc = cli_fail(error, "cannot read the pending calls");

@@ -9,11 +9,13 @@
 #include "cli.h"
 
 #include "docket/replay.h"
+#include "fleet/fleet.h"
 #include "util/error.h"
 
 typedef struct replay_args {
 	const char *policy, *compare, *compare_b, *history, *range, *repo;
 	const char *session, *since, *until, *approvals, *fail_on, *format;
+	const char *from, *ledger_id, *host;   /* the fleet database and its filters */
 	int json;
 } replay_args;
 
@@ -176,7 +178,8 @@ static void run_dispose(replay_run *run)
 }
 
 /* Replay into a report and write it; returns an exit code. */
-static int replay_and_report(docket_ledger *ledger, const replay_run *run, const replay_args *a,
+static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const replay_run *run,
+			     const replay_args *a,
 			     const docket_replay_options *o, unsigned fail_on, docket_replay_format format,
 			     const cli_global *g)
 {
@@ -202,7 +205,15 @@ static int replay_and_report(docket_ledger *ledger, const replay_run *run, const
 	info.history = run->history;
 	if ((error = docket_replay_report_new(&report, &info)) < 0)
 		return cli_fail(error, "cannot start the report");
-	error = docket_replay_run(ledger, run->baseline, run->policies, run->n, o, docket_replay_report_add, report);
+	if (fleet) {
+		docket_fleet_filter filter = { a->ledger_id, a->host };
+
+		error = docket_fleet_replay(fleet, &filter, run->baseline, run->policies, run->n, o, NULL,
+					    docket_replay_report_add, report);
+	} else {
+		error = docket_replay_run(ledger, run->baseline, run->policies, run->n, o,
+					  docket_replay_report_add, report);
+	}
 	if (error == 0)
 		error = docket_replay_report_finish(report, stdout);
 	if (error < 0)
@@ -224,6 +235,8 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"call a human had denied is flagged. SRC is PATH, codex:PATH, claude:PATH,\n"
 		"or git:REV:PATH, codex:git:REV:PATH, claude:git:REV:PATH (read from the\n"
 		"repository, no checkout). Exit 1 when a call of a --fail-on class changed.\n"
+		"--from CONNINFO replays every ledger held in the fleet database instead\n"
+		"(docs/fleet.md): the union of the machines' own replays.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {
@@ -238,6 +251,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "approvals", 0, &a.approvals, "MODE", "recorded (default): apply session grants; none", 0 },
 		{ CLI_OPT_STRING, "fail-on", 0, &a.fail_on, "CLASSES", "exit 1 on loosened, tightened or changed (a,b)", 0 },
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FMT", "table (default), json, junit or markdown", 0 },
+		{ CLI_OPT_STRING, "from", 0, &a.from, "CONNINFO", "replay the fleet database (postgresql://...)", 0 },
+		{ CLI_OPT_STRING, "ledger-id", 0, &a.ledger_id, "ID", "with --from: only ledger ID", 0 },
+		{ CLI_OPT_STRING, "host", 0, &a.host, "NAME", "with --from: only ledgers of host NAME", 0 },
 		CLI_OPT_JSON(&a.json),
 		{ CLI_OPT_ARG, "SRC_B", 0, &a.compare_b, NULL, "the second source of --compare", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
@@ -246,8 +262,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	docket_replay_format format;
 	replay_run run = { 0 };
 	docket_ledger *ledger = NULL;
+	docket_fleet *fleet = NULL;
 	unsigned fail_on = 0;
-	int rc;
+	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
@@ -255,10 +272,23 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		return CLI_EXIT_USAGE;
 	if ((rc = load_policies(&run, &a)) != CLI_EXIT_OK)
 		goto cleanup;
-	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
+	if ((a.ledger_id || a.host) && !a.from) {
+		cli_error("--ledger-id and --host need --from");
+		rc = CLI_EXIT_USAGE;
 		goto cleanup;
-	rc = replay_and_report(ledger, &run, &a, &o, fail_on, format, g);
+	}
+	docket_error_clear();
+	if (a.from) {
+		if ((error = docket_fleet_connect(&fleet, a.from)) < 0) {
+			rc = cli_fail(error, "cannot connect to the fleet database");
+			goto cleanup;
+		}
+	} else if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK) {
+		goto cleanup;
+	}
+	rc = replay_and_report(ledger, fleet, &run, &a, &o, fail_on, format, g);
 cleanup:
+	docket_fleet_free(fleet);
 	docket_ledger_free(ledger);
 	run_dispose(&run);
 	return rc;

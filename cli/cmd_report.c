@@ -8,7 +8,36 @@
 
 #include "docket/audit.h"
 #include "docket/export.h"
+#include "fleet/fleet.h"
 #include "util/error.h"
+
+/* --from: the fleet's events, each with its machine, for the report. */
+typedef struct fleet_feed {
+	docket_fleet *f;
+	docket_fleet_filter filter;
+	const char *session;
+	docket_json_cb cb;
+	void *cbctx;
+} fleet_feed;
+
+static int on_fleet_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq, json_t *ev)
+{
+	fleet_feed *r = vctx;
+
+	if (json_object_set_new(ev, "host", json_string(l->host)) < 0 ||
+	    json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return r->cb(r->cbctx, seq, ev);
+}
+
+static int read_fleet(void *vctx, docket_json_cb cb, void *cbctx)
+{
+	fleet_feed *r = vctx;
+
+	r->cb = cb;
+	r->cbctx = cbctx;
+	return docket_fleet_events(r->f, &r->filter, r->session, on_fleet_event, r);
+}
 
 int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
@@ -17,13 +46,19 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"external resource) for auditors: sessions, approvals (who, when, how long\n"
 		"they waited, the result, the decision source), denials, the policy revision\n"
 		"timeline, calls left in doubt or recovered, charts of approval wait times and\n"
-		"decisions over time, and the chain head and signed checkpoints.\n";
-	const char *path = NULL, *session = NULL, *since = NULL, *pseudo_key = NULL;
+		"decisions over time, and the chain head and signed checkpoints.\n"
+		"--from CONNINFO writes it for every ledger held in the fleet database\n"
+		"(docs/fleet.md), with a table of the machines and sessions per machine.\n";
+	const char *path = NULL, *session = NULL, *since = NULL, *pseudo_key = NULL, *from = NULL;
+	fleet_feed feed;
 	const cli_opt opts[] = {
 		{ CLI_OPT_STRING, "output", 'o', &path, "FILE", "the HTML file to write (required)", 0 },
 		{ CLI_OPT_STRING, "session", 's', &session, "S", "only this session", 0 },
 		{ CLI_OPT_STRING, "since", 0, &since, "TIME", "only calls at or after this RFC 3339 time", 0 },
 		{ CLI_OPT_STRING, "pseudonymize", 0, &pseudo_key, "KEYFILE", "replace identifiers by keyed hashes", 0 },
+		{ CLI_OPT_STRING, "from", 0, &from, "CONNINFO", "the fleet database (postgresql://...)", 0 },
+		{ CLI_OPT_STRING, "ledger-id", 0, &feed.filter.ledger_id, "ID", "with --from: only ledger ID", 0 },
+		{ CLI_OPT_STRING, "host", 0, &feed.filter.host, "NAME", "with --from: only ledgers of host NAME", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
@@ -33,8 +68,13 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	FILE *out = NULL;
 	int rc, error;
 
+	memset(&feed, 0, sizeof(feed));
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
+	if ((feed.filter.ledger_id || feed.filter.host) && !from) {
+		cli_error("--ledger-id and --host need --from");
+		return CLI_EXIT_USAGE;
+	}
 	if (!path || !*path) {
 		cli_error("report needs -o FILE");
 		cli_usage_line(stderr, cmd, opts);
@@ -49,16 +89,24 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		return cli_fail(error, "cannot load the pseudonymisation key");
 	o.session = session;
 	o.pseudonymizer = pseudo;
-	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
+	feed.session = session;
+	if (from) {
+		if ((error = docket_fleet_connect(&feed.f, from)) < 0) {
+			rc = cli_fail(error, "cannot connect to the fleet database");
+			goto cleanup;
+		}
+	} else if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK) {
 		goto cleanup;
-	if (session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+	}
+	if (ledger && session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
 		goto cleanup;
 	if (!(out = fopen(path, "w"))) {
 		cli_error("cannot write %s: %s", path, strerror(errno));
 		rc = CLI_EXIT_SYSTEM;
 		goto cleanup;
 	}
-	error = docket_report_html(ledger, &o, out);
+	error = from ? docket_report_html_from(read_fleet, &feed, "fleet database", &o, out)
+		     : docket_report_html(ledger, &o, out);
 	if (fclose(out) != 0 && error == 0)
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write %s", path);
 	if (error < 0) {
@@ -71,6 +119,7 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 cleanup:
 	free(abs);
 	docket_ledger_free(ledger);
+	docket_fleet_free(feed.f);
 	docket_pseudonymizer_free(pseudo);
 	return rc;
 }

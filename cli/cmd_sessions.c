@@ -22,18 +22,29 @@ static json_t *session_json(const docket_session_info *s)
 			 "last_time", cli_json_nonempty(s->last_time));
 }
 
-static int on_session(void *vctx, const docket_session_info *s)
+/* "ledger" and "host" on a fleet row (`row` owned; NULL when it could not be built). */
+static json_t *with_origin(json_t *row, const cli_origin *o)
 {
-	cli_listing *l = vctx;
+	if (row && o && (json_object_set_new(row, "ledger", json_string(o->ledger)) < 0 ||
+			 json_object_set_new(row, "host", json_string(o->host)) < 0)) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
+}
+
+int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_origin *origin)
+{
 	cli_table *t = l->table;
 	char num[24];
 	int error = 0;
 
 	l->count++;
 	if (l->json)
-		return cli_put_json_line(session_json(s));
+		return cli_put_json_line(with_origin(session_json(s), origin));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)s->pending);
-	if ((error = cli_table_cell(t, s->session)) < 0 ||
+	if ((origin && (error = cli_table_cell(t, origin->host)) < 0) ||
+	    (error = cli_table_cell(t, s->session)) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(s->runtime))) < 0 ||
 	    (error = cli_table_cell_color(t, s->closed_seq ? NULL : CLI_YELLOW,
 					  s->closed_seq ? "closed" : "open")) < 0 ||
@@ -53,6 +64,25 @@ static int on_session(void *vctx, const docket_session_info *s)
 	return 0;
 }
 
+int cli_sessions_begin(cli_listing *l, int json, int fleet)
+{
+	static const char *const header[] = { "HOST", "SESSION", "RUNTIME", "STATE", "EVENTS", "CALLS",
+					      "PENDING", "POLICY", "FIRST", "LAST" };
+	size_t skip = fleet ? 0 : 1, i;
+	int rc;
+
+	if ((rc = cli_listing_begin(l, json, header + skip, 10 - skip)) != CLI_EXIT_OK)
+		return rc;
+	for (i = 4; l->table && i <= 6; i++)
+		cli_table_align_right(l->table, i - skip);
+	return CLI_EXIT_OK;
+}
+
+static int on_session(void *vctx, const docket_session_info *s)
+{
+	return cli_sessions_row(vctx, s, NULL);
+}
+
 int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
@@ -64,21 +94,16 @@ int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **a
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	static const char *const header[] = { "SESSION", "RUNTIME", "STATE", "EVENTS", "CALLS",
-					      "PENDING", "POLICY", "FIRST", "LAST" };
 	cli_listing list = { 0, NULL, 0 };
 	docket_ledger *ledger = NULL;
-	size_t i;
 	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if ((rc = cli_listing_begin(&list, json, header, 9)) != CLI_EXIT_OK)
+	if ((rc = cli_sessions_begin(&list, json, 0)) != CLI_EXIT_OK)
 		goto cleanup;
-	for (i = 3; list.table && i <= 5; i++)
-		cli_table_align_right(list.table, i);
 	docket_error_clear();
 	if ((error = docket_ledger_sessions(ledger, on_session, &list)) < 0) {
 		rc = cli_fail(error, "cannot read the sessions");

@@ -685,6 +685,77 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 	return error;
 }
 
+int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
+		     const cli_origin *origin)
+{
+	show_ctx ctx;
+	json_t *j;
+	size_t i;
+	int rc, error;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.events = json_array();
+	ctx.index = json_object();
+	ctx.policies = json_array();
+	ctx.other = json_array();
+	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other) {
+		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	docket_error_clear();
+	if ((error = read(rctx, collect, &ctx)) < 0) {
+		rc = cli_fail(error, "cannot read the session");
+		goto cleanup;
+	}
+	if ((error = group(&ctx)) < 0) {
+		rc = cli_fail(error, "out of memory");
+		goto cleanup;
+	}
+	if (json) {
+		j = show_json(&ctx, session);
+		if (j && origin && (json_object_set_new(j, "ledger", json_string(origin->ledger)) < 0 ||
+				    json_object_set_new(j, "host", json_string(origin->host)) < 0)) {
+			json_decref(j);
+			j = NULL;
+		}
+		if ((rc = cli_print_json(j)) != CLI_EXIT_OK)
+			goto cleanup;
+	} else {
+		if (origin)
+			printf("host %s, ledger %s\n", origin->host, origin->ledger);
+		if ((error = show_header(&ctx, session, stdout, color)) < 0 ||
+		    (error = show_timeline(&ctx, stdout, color)) < 0) {
+			rc = cli_fail(error, "out of memory");
+			goto cleanup;
+		}
+	}
+	rc = CLI_EXIT_OK;
+
+cleanup:
+	for (i = 0; i < ctx.ncalls; i++)
+		json_decref(ctx.calls[i].steps);
+	docket_free(ctx.calls);
+	json_decref(ctx.events);
+	json_decref(ctx.index);
+	json_decref(ctx.policies);
+	json_decref(ctx.other);
+	return rc;
+}
+
+typedef struct local_read {
+	docket_ledger *ledger;
+	const char *session;
+} local_read;
+
+static int read_local(void *vctx, docket_json_cb cb, void *ctx)
+{
+	local_read *r = vctx;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+
+	ro.session = r->session;
+	return docket_ledger_read_json(r->ledger, &ro, cb, ctx);
+}
+
 int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
@@ -699,56 +770,19 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		{ CLI_OPT_ARG, "SESSION", 0, &session, NULL, "the session to show", CLI_OPT_REQUIRED },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	docket_ledger *ledger = NULL;
-	show_ctx ctx;
-	size_t i;
-	int rc, error;
+	local_read r;
+	int rc;
 
-	memset(&ctx, 0, sizeof(ctx));
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if ((rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
-		goto cleanup;
-
-	ctx.events = json_array();
-	ctx.index = json_object();
-	ctx.policies = json_array();
-	ctx.other = json_array();
-	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other) {
-		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
-		goto cleanup;
+	if ((rc = cli_check_session(ledger, session)) == CLI_EXIT_OK) {
+		r.ledger = ledger;
+		r.session = session;
+		rc = cli_show_session(read_local, &r, session, json, g->color_out, NULL);
 	}
-	ro.session = session;
-	docket_error_clear();
-	if ((error = docket_ledger_read_json(ledger, &ro, collect, &ctx)) < 0) {
-		rc = cli_fail(error, "cannot read the session");
-		goto cleanup;
-	}
-	if ((error = group(&ctx)) < 0) {
-		rc = cli_fail(error, "out of memory");
-		goto cleanup;
-	}
-	if (json) {
-		if ((rc = cli_print_json(show_json(&ctx, session))) != CLI_EXIT_OK)
-			goto cleanup;
-	} else if ((error = show_header(&ctx, session, stdout, g->color_out)) < 0 ||
-		   (error = show_timeline(&ctx, stdout, g->color_out)) < 0) {
-		rc = cli_fail(error, "out of memory");
-		goto cleanup;
-	}
-	rc = CLI_EXIT_OK;
-
-cleanup:
-	for (i = 0; i < ctx.ncalls; i++)
-		json_decref(ctx.calls[i].steps);
-	docket_free(ctx.calls);
-	json_decref(ctx.events);
-	json_decref(ctx.index);
-	json_decref(ctx.policies);
-	json_decref(ctx.other);
 	docket_ledger_free(ledger);
 	return rc;
 }

@@ -255,30 +255,51 @@ static int sink_new(export_sink **out, int format, int64_t since_ms)
 	}
 }
 
-int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
-	       FILE *out, docket_export_stats *stats)
+typedef struct ledger_read {
+	docket_ledger *ledger;
+	const docket_export_options *opts;
+} ledger_read;
+
+static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
 {
+	ledger_read *r = vctx;
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+
+	ro.session = r->opts->session;
+	ro.since = r->opts->since_seq;
+	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);
+}
+
+int export_run_read(export_read read, void *rctx, const docket_export_options *opts, export_sink *sink,
+		    FILE *out, docket_export_stats *stats)
+{
 	docket_export_stats own;
 	pipeline p = { opts, sink, stats ? stats : &own, NULL };
 	int error;
 
 	memset(p.stats, 0, sizeof(*p.stats));
-	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)
-		return error;
 	sink->out = out;
 	sink->ledger_id = sink->info.ledger_id;
 	sink->since_ms = opts->since_ms;
 	sink->stats = p.stats;
-	ro.session = opts->session;
-	ro.since = opts->since_seq;
 	if (!(p.seen = json_object()))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	if ((error = docket_ledger_read_json(ledger, &ro, pipeline_event, &p)) == 0 &&
+	if ((error = read(rctx, pipeline_event, &p)) == 0 &&
 	    (error = sink->finish(sink)) == 0 && out && (fflush(out) != 0 || ferror(out)))
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
 	json_decref(p.seen);
 	return error;
+}
+
+int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
+	       FILE *out, docket_export_stats *stats)
+{
+	ledger_read r = { ledger, opts };
+	int error;
+
+	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)
+		return error;
+	return export_run_read(read_ledger, &r, opts, sink, out, stats);
 }
 
 int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,

@@ -41,6 +41,12 @@ struct export_sink {
 int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
 	       FILE *out, docket_export_stats *stats);
 
+/* The same over events another store hands to `cb` (the fleet database);
+ * sink->info is left as the caller set it. */
+typedef int (*export_read)(void *rctx, docket_json_cb cb, void *cbctx);
+int export_run_read(export_read read, void *rctx, const docket_export_options *opts, export_sink *sink,
+		    FILE *out, docket_export_stats *stats);
+
 int sink_jsonl_new(export_sink **out, int64_t since_ms);
 int sink_ocsf_new(export_sink **out, int64_t since_ms);
 int sink_otel_new(export_sink **out, int64_t since_ms);

@@ -193,6 +193,16 @@ static int key_id(uint8_t out[CHECKPOINT_HASH_LEN], EVP_PKEY *key)
 	return sha256(out, raw, len, NULL, 0);
 }
 
+int checkpoint_load_pubkey(EVP_PKEY **out, const char *path)
+{
+	return load_key(out, path, 0);
+}
+
+int checkpoint_key_id(uint8_t out[CHECKPOINT_HASH_LEN], EVP_PKEY *key)
+{
+	return key_id(out, key);
+}
+
 static int write_pem(const char *path, EVP_PKEY *key, int private_key, int force)
 {
 	FILE *f = NULL;
@@ -272,7 +282,7 @@ static int sign(uint8_t sig[CHECKPOINT_SIG_LEN], EVP_PKEY *key, const docket_buf
 }
 
 /* 1: the signature verifies, 0: it does not, <0: error. */
-static int signature_ok(const checkpoint_record *c, EVP_PKEY *key)
+int checkpoint_signature_ok(const checkpoint_record *c, EVP_PKEY *key)
 {
 	docket_buf msg = DOCKET_BUF_INIT;
 	EVP_MD_CTX *ctx = NULL;
@@ -778,7 +788,7 @@ static int check_signed(seal_ctx *s, const checkpoint_record *c, const char *wha
 		return problem(s->rep, "%s names key %.16s..., not the given key %.16s...: "
 			       "re-signed with another key", what, kid, s->rep->key_id);
 	}
-	if ((ok = signature_ok(c, s->key)) < 0)
+	if ((ok = checkpoint_signature_ok(c, s->key)) < 0)
 		return ok;
 	if (!ok)
 		return problem(s->rep, "%s: the signature does not verify with the given key "

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <openssl/evp.h>
 
 #include "docket/audit.h"
 #include "util/buf.h"
@@ -61,6 +62,12 @@ int checkpoint_parse(checkpoint_record *out, const char *text, size_t len) DOCKE
 /* Read a whole file of at most `max` bytes into `out` (replacing its
  * contents). DOCKET_ENOTFOUND when missing, DOCKET_EINVALID when too big. */
 int audit_read_file(docket_buf *out, const char *path, size_t max) DOCKET_MUST_USE;
+
+/* Ed25519 public key from a PEM file (SPKI), its id (SHA-256 of the raw
+ * key), and whether a record's signature verifies under it (1, 0, <0). */
+int checkpoint_load_pubkey(EVP_PKEY **out, const char *path) DOCKET_MUST_USE;
+int checkpoint_key_id(uint8_t out[CHECKPOINT_HASH_LEN], EVP_PKEY *key) DOCKET_MUST_USE;
+int checkpoint_signature_ok(const checkpoint_record *c, EVP_PKEY *key) DOCKET_MUST_USE;
 
 /* The public form (hex strings). */
 void checkpoint_public(docket_checkpoint *out, const checkpoint_record *c);

@@ -234,6 +234,10 @@ extern size_t ledger_verify_scratch_max;
 
 /* The stored frame of `seq` (borrowed from `txn`); DOCKET_ECORRUPT if absent. */
 int ledger_frame_get(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out);
+/* An event as `docket log --json` shows it: seq first, the event, epoch after
+ * time, hash last (the fleet stores and prints the same object). */
+int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
+			 const uint8_t hash[LEDGER_HASH_LEN]);
 /* One stored event as JSON (seq, hash included). */
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */

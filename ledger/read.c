@@ -42,7 +42,7 @@ static int load_event(docket_event **out, frame_header *hdr, docket_ledger *l, M
 }
 
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
-static int event_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
 {
 	json_t *body = NULL, *obj = NULL;
 	const char *key;
@@ -86,7 +86,7 @@ static int emit(docket_ledger *l, MDB_txn *txn, uint64_t seq, const MDB_val *fra
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = event_json(&obj, seq, ev, hdr.hash);
+	error = ledger_event_to_json(&obj, seq, ev, hdr.hash);
 	docket_event_free(ev);
 	if (error < 0)
 		return error;
@@ -406,7 +406,7 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 		return error;
 	if ((error = ledger_frame_get(txn, l, seq, &frame)) == 0 &&
 	    (error = load_event(&ev, &hdr, l, txn, &frame, &payload)) == 0)
-		error = event_json(out, seq, ev, hdr.hash);
+		error = ledger_event_to_json(out, seq, ev, hdr.hash);
 	docket_event_free(ev);
 	store_txn_abort(l, txn);
 	docket_buf_dispose(&payload);

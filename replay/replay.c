@@ -28,7 +28,8 @@
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
 typedef struct replay {
-	docket_ledger *l;
+	docket_ledger *l;                 /* NULL: events come from `in` */
+	const docket_replay_input *in;
 	const docket_policy *base;
 	const docket_policy *const *policies;
 	size_t n;
@@ -121,10 +122,42 @@ typedef struct inv_lookup {
 	inv_state st;
 } inv_lookup;
 
+static int named(const char *name, const char *(*namer)(int), int max)
+{
+	for (int v = 1; name && v <= max; v++)
+		if (namer(v) && strcmp(namer(v), name) == 0)
+			return v;
+	return 0;
+}
+
+static const char *verdict_namer(int v)
+{
+	return docket_verdict_name((Docket__V1__Verdict)v);
+}
+
+static const char *result_namer(int v)
+{
+	return docket_approval_result_name((Docket__V1__ApprovalResult)v);
+}
+
+/* The invocation record's facts, as the input says them. */
+static void inv_from_input(inv_state *st, const docket_replay_input *in)
+{
+	memset(st, 0, sizeof(*st));
+	st->requests = in->requests;
+	st->verdict = named(in->implied, verdict_namer, 8);
+	st->last_result = named(in->last_result, result_namer, 16);
+}
+
 static int inv_get(replay *r, MDB_txn *txn, const docket_event *ev, inv_lookup *inv)
 {
 	int error = 0;
 
+	if (!r->l) {
+		inv_from_input(&inv->st, r->in);
+		inv->done = 1;
+		return 0;
+	}
 	if (!inv->done && (error = scan_invocation(&inv->st, r->l, txn, ev->session, ev->invocation,
 						   &r->scratch)) == 0)
 		inv->done = 1;
@@ -247,8 +280,11 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!s || r->o->approvals == DOCKET_REPLAY_APPROVALS_NONE ||
 	    ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION)
 		return 0;
-	if ((error = inv_get(r, txn, ev, &inv)) < 0 ||
-	    (error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq, &r->scratch)) < 0)
+	if (!r->l)
+		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
+	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
+		error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq, &r->scratch);
+	if (error < 0 || !intent)
 		return error;
 	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
 		error = rsession_grant(&r->sessions, s, intent);
@@ -286,9 +322,33 @@ static int no_session(void *ctx, const docket_session_info *info)
 	return 0;
 }
 
-int docket_replay_run(docket_ledger *l, const docket_policy *base,
-		      const docket_policy *const *policies, size_t n,
-		      const docket_replay_options *opts, docket_replay_cb cb, void *ctx)
+/* The events of an input source, through the same handler. */
+static int scan_input(replay *r, docket_replay_next next, void *next_ctx)
+{
+	docket_replay_input in;
+	docket_event *ev = NULL;
+	int error;
+
+	for (;;) {
+		memset(&in, 0, sizeof(in));
+		if ((error = next(next_ctx, &in)) != 0)
+			return error > 0 ? 0 : error;
+		if ((error = event_unpack(&ev, in.payload, in.len)) < 0) {
+			docket_error_prefix("seq %llu: ", (unsigned long long)in.seq);
+			return error;
+		}
+		r->in = &in;
+		error = on_event(r, NULL, in.seq, ev);
+		r->in = NULL;
+		docket_event_free(ev);
+		if (error != 0)
+			return error > 0 ? 0 : error;
+	}
+}
+
+static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const docket_policy *base,
+	       const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
+	       docket_replay_cb cb, void *ctx)
 {
 	docket_replay_options defaults = DOCKET_REPLAY_OPTIONS_INIT;
 	replay r = { 0 };
@@ -298,7 +358,7 @@ int docket_replay_run(docket_ledger *l, const docket_policy *base,
 		opts = &defaults;
 	if (n == 0 || !policies)
 		return docket_error_set(DOCKET_EINVALID, "replay needs at least one policy");
-	if (opts->session && (error = docket_ledger_session(l, opts->session, no_session, NULL)) < 0)
+	if (l && opts->session && (error = docket_ledger_session(l, opts->session, no_session, NULL)) < 0)
 		return error;
 	r.l = l;
 	r.base = base;
@@ -313,7 +373,7 @@ int docket_replay_run(docket_ledger *l, const docket_policy *base,
 	}
 	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
 		goto cleanup;
-	error = scan_events(l, opts->session, on_event, &r);
+	error = l ? scan_events(l, opts->session, on_event, &r) : scan_input(&r, next, next_ctx);
 cleanup:
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
@@ -321,4 +381,18 @@ cleanup:
 	docket_buf_dispose(&r.scratch);
 	docket_free(r.outs);
 	return error;
+}
+
+int docket_replay_run(docket_ledger *l, const docket_policy *base,
+		      const docket_policy *const *policies, size_t n,
+		      const docket_replay_options *opts, docket_replay_cb cb, void *ctx)
+{
+	return run(l, NULL, NULL, base, policies, n, opts, cb, ctx);
+}
+
+int docket_replay_run_input(docket_replay_next next, void *next_ctx, const docket_policy *base,
+			    const docket_policy *const *policies, size_t n,
+			    const docket_replay_options *opts, docket_replay_cb cb, void *ctx)
+{
+	return run(NULL, next, next_ctx, base, policies, n, opts, cb, ctx);
 }

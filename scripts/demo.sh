@@ -18,9 +18,16 @@
 #   DEMO_OUT=dir               where the ledger goes (default ./demo-out)
 #   scripts/demo.sh --live     a real Claude Code session recorded and enforced
 #                              live (npm install on first use; scripts/demo-live.sh)
+#   scripts/demo.sh --fleet    then start a throwaway PostgreSQL server
+#                              (tests/fleet/pg.sh), ship the demo ledger and
+#                              two simulated machines, verify centrally and
+#                              run a fleet replay and report (docs/fleet.md)
 set -euo pipefail
 live=0
 [ "${1:-}" = "--live" ] && live=1
+
+fleet=0
+[ "${1:-}" = "--fleet" ] && fleet=1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -104,6 +111,37 @@ step "the calls and approvals as OCSF records for a SIEM, secrets redacted" \
 	export --format ocsf --redact -o "$out/events.ocsf.ndjson"
 step "the audit report" report -o "$out/report.html"
 
+if [ $fleet -eq 1 ]; then
+	# The fleet (docs/fleet.md): a throwaway server on a Unix socket, stopped
+	# when this script exits.
+	. "$root/tests/fleet/pg.sh"
+	pg_start
+	db=$PG_URL
+	step "create the fleet schema in PostgreSQL" fleet init --db "$db"
+	step "ship this machine's ledger (every batch is checked against the chain at ingest)" \
+		ship --to "$db" --host laptop-ana
+	for m in ci-runner-7 laptop-lee; do
+		rm -rf "$out/$m"
+		"$docket" -L "$out/$m" init >/dev/null
+	done
+	python3 "$root/tests/fleet/gen.py" ci 3 2025-06-03 >"$out/ci-runner-7.jsonl"
+	"$docket" -L "$out/ci-runner-7" record "$out/ci-runner-7.jsonl" >/dev/null
+	"$docket" -L "$out/laptop-lee" record fixtures/sessions/open-pending.jsonl >/dev/null
+	"$docket" -L "$out/laptop-lee" record fixtures/replay/sessions.jsonl >/dev/null
+	step "two more machines ship theirs" -L "$out/ci-runner-7" ship --to "$db" --host ci-runner-7
+	"$docket" -L "$out/laptop-lee" ship --to "$db" --host laptop-lee
+	step "re-check every ledger held centrally" fleet verify --db "$db"
+	step "the fleet's sessions" fleet sessions --db "$db"
+	step "calls still pending anywhere" fleet pending --db "$db"
+	step "one machine's session as its own docket log shows it" \
+		fleet log --db "$db" --host laptop-ana --session demo-basic
+	printf '\n== who approved what, on any machine (SQL on the docket_approvals view)\n'
+	pg_sql -c "SELECT host, time, actor, result, args -> 'command' FROM docket_approvals ORDER BY time" \
+		-P format=aligned -P tuples_only=off
+	step "replay the whole fleet against the stricter policy" \
+		replay --from "$db" --policy fixtures/replay/demo-strict.yaml
+	step "the fleet audit report (machines as a dimension)" report --from "$db" -o "$out/fleet-report.html"
+fi
 if [ $live -eq 1 ]; then
 	bash "$root/scripts/demo-live.sh" "$docket" "$out"
 else

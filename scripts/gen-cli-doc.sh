@@ -61,6 +61,12 @@ HEAD
 		"$docket" "$cmd" --help
 		echo '```'
 	done < <(commands)
+	# commands with subcommands of their own (docket fleet SUBCOMMAND)
+	for sub in $("$docket" fleet --help | awk '/^subcommands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
+		printf '\n## docket fleet %s\n\n```\n' "$sub"
+		"$docket" fleet "$sub" --help
+		echo '```'
+	done
 }
 
 # man DIR: docket.1, docket-COMMAND.1 and meson.build into DIR

@@ -94,4 +94,15 @@ DOCKET_EXTERN int docket_git_verify(docket_ledger *ledger, const char *dir, dock
 /* One self-contained HTML page (inline CSS and SVG, no external assets). */
 DOCKET_EXTERN int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
 
+/*
+ * The report over events from another store (the fleet database): `read`
+ * hands every event to `cb` as `docket log --json` shows it, plus "host"
+ * (the machine) and "ledger" (its id), machine after machine; sessions are
+ * told apart per machine, and the report gets a table of the machines.
+ * `title` names the store in the header ("fleet database ...").
+ */
+typedef int (*docket_report_read)(void *rctx, docket_json_cb cb, void *cbctx);
+DOCKET_EXTERN int docket_report_html_from(docket_report_read read, void *rctx, const char *title,
+			    const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
+
 #endif

@@ -163,6 +163,36 @@ DOCKET_EXTERN int docket_replay_run(docket_ledger *ledger, const docket_policy *
 				    const docket_policy *const *policies, size_t n,
 				    const docket_replay_options *opts, docket_replay_cb cb, void *ctx) DOCKET_MUST_USE;
 
+/*
+ * Replay from another store (the fleet database): the caller hands the
+ * events one at a time, in seq order, with what the whole history of each
+ * event's call says (what a local ledger keeps in its invocation records).
+ * Only session.opened/closed, policy.revised, tool.intent and
+ * approval.settled matter; others may be given and are skipped.
+ */
+typedef struct docket_replay_input {
+	uint64_t seq;
+	const uint8_t *payload;      /* the stored docket.v1.Event (what the chain hashes) */
+	size_t len;
+	/* tool.intent and approval.settled: the history of the call */
+	uint32_t requests;           /* approval requests made */
+	const char *implied;         /* the verdict the history implies ("allowed", ...), NULL: none */
+	const char *last_result;     /* the settlement after the last request ("denied", ...), NULL: none */
+	/* approval.settled: the call's tool.intent */
+	const uint8_t *intent;
+	size_t intent_len;
+} docket_replay_input;
+
+/* Fill *in with the next event: 0, 1 when there is none left, <0 on error.
+ * The pointers must stay valid until the next call. */
+typedef int (*docket_replay_next)(void *ctx, docket_replay_input *in);
+
+/* docket_replay_run over the events `next` gives (opts->session is ignored:
+ * the source selects). Same callbacks, same classification. */
+DOCKET_EXTERN int docket_replay_run_input(docket_replay_next next, void *next_ctx, const docket_policy *base,
+			    const docket_policy *const *policies, size_t n,
+			    const docket_replay_options *opts, docket_replay_cb cb, void *ctx) DOCKET_MUST_USE;
+
 /* ---- reports ---- */
 
 typedef enum docket_replay_format {

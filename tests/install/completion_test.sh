@@ -41,7 +41,7 @@ mapfile -t all < <(NO_COLOR=1 docket --help | awk '/^commands:/{f=1;next} f&&/^$
 [ "${#all[@]}" -ge 19 ] || { echo "completion_test: FAIL: docket --help lists ${#all[@]} commands" >&2; fail=1; }
 offers "docket " "${all[@]}"
 offers "docket re" record reindex report redact recover replay
-offers "docket -L /tmp/ledger sh" show
+offers "docket -L /tmp/ledger sh" ship show
 offers "docket --ledger /tmp/ledger ver" verify
 offers "docket -" -L --ledger -h --help --version
 offers "docket log --" --session --since --json --follow --help

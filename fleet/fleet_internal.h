@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fleet_internal.h: what the fleet module's files share.
+ *
+ * conn.c owns the libpq connection and maps its failures to docket errors;
+ * schema.c the central schema and its migrations; ship.c sending a local
+ * ledger; verify.c the central re-check; query.c reading the central store
+ * for the fleet commands and replay.
+ */
+#ifndef DOCKET_FLEET_INTERNAL_H
+#define DOCKET_FLEET_INTERNAL_H
+
+#include <libpq-fe.h>
+#include <stdlib.h>
+
+#include "fleet/fleet.h"
+
+struct docket_fleet {
+	PGconn *conn;
+	char *conninfo;
+};
+
+/* ---- conn.c ---- */
+
+/* Run `sql` with text parameters; *out holds the tuples (PQclear it).
+ * A server error is DOCKET_ESTORAGE (or DOCKET_EINVALID for bad input the
+ * server rejected, SQLSTATE class 22), with the server's message. */
+int fleet_query(PGresult **out, docket_fleet *f, const char *sql, int n, const char *const *params);
+/* The same for a command whose result is not needed. */
+int fleet_command(docket_fleet *f, const char *sql, int n, const char *const *params);
+/* A parameterless statement (BEGIN, COMMIT, a migration script). */
+int fleet_exec(docket_fleet *f, const char *sql);
+/* ROLLBACK, ignoring failures (the connection may be gone). */
+void fleet_rollback(docket_fleet *f);
+/* The docket error for a failed result. */
+int fleet_result_error(const PGresult *res, docket_fleet *f, const char *what);
+
+/* ---- schema.c ---- */
+
+int fleet_schema_latest(void);
+/* 0 when the database has no docket schema. */
+int fleet_schema_version(docket_fleet *f, int *out);
+/* 0 when the schema is exactly the version this docket knows. */
+int fleet_schema_check(docket_fleet *f);
+
+/* ---- query.c ---- */
+
+/* The selected ledgers: ledger_id, host, owner, high_seq, checkpoints, head (hex). */
+int fleet_ledgers_query(PGresult **out, docket_fleet *f, const docket_fleet_filter *filter);
+/* Row `row` of that result (pointers into `res`). */
+void fleet_ledger_row(docket_fleet_ledger *out, const PGresult *res, int row);
+
+#endif

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * query.c: reading the central store for the fleet commands and replay.
+ *
+ * Large reads go through a server-side cursor in one REPEATABLE READ, READ
+ * ONLY transaction (one consistent snapshot, memory of one chunk), with
+ * binary results (payloads come back as the bytes that were shipped).
+ * Events are rebuilt from their stored payloads with the ledger's own
+ * decoder, so `fleet log --json` prints exactly what `docket log --json`
+ * printed on the machine.
+ */
+#include <string.h>
+
+#include "fleet_internal.h"
+#include "ledger/ledger_internal.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#define FETCH_CHUNK "5000"
+
+int fleet_ledgers_query(PGresult **out, docket_fleet *f, const docket_fleet_filter *filter)
+{
+	static const char sql[] =
+		"SELECT ledger_id, host, owner, high_seq, checkpoints, encode(head, 'hex') FROM docket_ledgers"
+		" WHERE ($1::text IS NULL OR ledger_id = $1) AND ($2::text IS NULL OR host = $2)"
+		" ORDER BY ledger_id";
+	const char *params[2] = { filter ? filter->ledger_id : NULL, filter ? filter->host : NULL };
+
+	return fleet_query(out, f, sql, 2, params);
+}
+
+void fleet_ledger_row(docket_fleet_ledger *out, const PGresult *res, int row)
+{
+	out->ledger_id = PQgetvalue(res, row, 0);
+	out->host = PQgetvalue(res, row, 1);
+	out->owner = PQgetvalue(res, row, 2);
+	out->high_seq = strtoull(PQgetvalue(res, row, 3), NULL, 10);
+	out->checkpoints = strtoull(PQgetvalue(res, row, 4), NULL, 10);
+}
+
+int docket_fleet_ledgers(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb cb,
+			 void *ctx)
+{
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
+
+		fleet_ledger_row(&l, res, i);
+		error = cb(ctx, &l);
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
+}
+
+/* ---- cursors ---- */
+
+typedef int (*row_cb)(void *ctx, const PGresult *res, int row);
+
+/* Run `sql` (text parameters) through a cursor, `cb` on every row. */
+static int cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, row_cb cb,
+		       void *ctx)
+{
+	docket_buf decl = DOCKET_BUF_INIT;
+	PGresult *res = NULL;
+	int rows, error;
+
+	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", sql)) < 0)
+		return error;
+	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0)
+		goto cleanup;
+	if ((error = fleet_command(f, decl.ptr, n, params)) < 0)
+		goto cleanup;
+	do {
+		res = PQexecParams(f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL, NULL, 1);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			error = fleet_result_error(res, f, "fleet database");
+			goto cleanup;
+		}
+		rows = PQntuples(res);
+		for (int i = 0; i < rows && error == 0; i++)
+			error = cb(ctx, res, i);
+		PQclear(res);
+		res = NULL;
+	} while (error == 0 && rows > 0);
+	if (error >= 0)
+		error = fleet_exec(f, "COMMIT") < 0 ? docket_error_last()->code : error;
+cleanup:
+	PQclear(res);
+	if (error < 0)
+		fleet_rollback(f);
+	docket_buf_dispose(&decl);
+	return error;
+}
+
+static uint64_t bin_u64(const PGresult *res, int row, int c)
+{
+	return PQgetisnull(res, row, c) || PQgetlength(res, row, c) != 8
+		? 0 : docket_be64_get((const uint8_t *)PQgetvalue(res, row, c));
+}
+
+static const char *bin_text(const PGresult *res, int row, int c)
+{
+	return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
+}
+
+/* ---- events ---- */
+
+typedef struct events_ctx {
+	const docket_fleet_ledger *ledger;
+	docket_fleet_event_cb cb;
+	void *ctx;
+} events_ctx;
+
+static int on_event_row(void *vctx, const PGresult *res, int row)
+{
+	events_ctx *c = vctx;
+	docket_event *ev = NULL;
+	json_t *obj = NULL;
+	uint64_t seq = bin_u64(res, row, 0);
+	int error;
+
+	if (PQgetlength(res, row, 2) != LEDGER_HASH_LEN)
+		return docket_error_set(DOCKET_ECORRUPT, "ledger %s, seq %llu: bad stored hash",
+					c->ledger->ledger_id, (unsigned long long)seq);
+	if ((error = event_unpack(&ev, (const uint8_t *)PQgetvalue(res, row, 1),
+				  (size_t)PQgetlength(res, row, 1))) == 0 &&
+	    (error = ledger_event_to_json(&obj, seq, ev, (const uint8_t *)PQgetvalue(res, row, 2))) == 0)
+		error = c->cb(c->ctx, c->ledger, seq, obj);
+	if (error < 0 && error != DOCKET_ENOMEM)
+		docket_error_prefix("ledger %s, seq %llu: ", c->ledger->ledger_id, (unsigned long long)seq);
+	json_decref(obj);
+	docket_event_free(ev);
+	return error;
+}
+
+int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			docket_fleet_event_cb cb, void *ctx)
+{
+	static const char sql[] =
+		"SELECT seq, payload, hash FROM docket_events WHERE ledger_id = $1"
+		" AND ($2::text IS NULL OR session = $2) ORDER BY seq";
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
+		events_ctx c = { &l, cb, ctx };
+		const char *params[2];
+
+		fleet_ledger_row(&l, res, i);
+		params[0] = l.ledger_id;
+		params[1] = session;
+		error = cursor_each(f, sql, 2, params, on_event_row, &c);
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
+}
+
+/* ---- replay ---- */
+
+/*
+ * The events replay needs, each with what its call's whole history says
+ * (a local ledger's invocation record): how many approval requests, the
+ * verdict the history implies (DESIGN §3: a request means
+ * approval_required; without one, a recovery evaluation's verdict, else a
+ * dispatch means allowed, else a denied or unsupported outcome says so),
+ * the result of a settlement that came after the last request, and for an
+ * approved_for_session settlement the call's intent (its grant).
+ */
+static const char replay_sql[] =
+	"WITH calls AS MATERIALIZED ("
+	" SELECT session, invocation,"
+	"  min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq,"
+	"  count(*) FILTER (WHERE type = 'approval.requested') AS requests,"
+	"  max(seq) FILTER (WHERE type = 'approval.requested') AS last_req,"
+	"  max(seq) FILTER (WHERE type = 'approval.settled') AS last_settle,"
+	"  (array_agg(event ->> 'result' ORDER BY seq DESC) FILTER (WHERE type = 'approval.settled'))[1] AS result,"
+	"  (array_agg(verdict ORDER BY seq) FILTER (WHERE type = 'recovery.action' AND verdict IS NOT NULL))[1]"
+	"    AS evaluated,"
+	"  bool_or(type = 'tool.dispatched') AS dispatched,"
+	"  (array_agg(status) FILTER (WHERE type = 'tool.completed'))[1] AS outcome"
+	" FROM docket_events WHERE ledger_id = $1 AND invocation IS NOT NULL"
+	" GROUP BY session, invocation)"
+	" SELECT e.seq, e.payload, coalesce(c.requests, 0),"
+	"  CASE WHEN c.requests > 0 THEN 'approval_required'"
+	"       ELSE coalesce(c.evaluated, CASE WHEN c.dispatched THEN 'allowed'"
+	"                                       WHEN c.outcome IN ('denied', 'unsupported') THEN c.outcome END) END,"
+	"  CASE WHEN c.last_settle > coalesce(c.last_req, 0) THEN c.result END,"
+	"  i.payload"
+	" FROM docket_events e"
+	" LEFT JOIN calls c ON e.type IN ('tool.intent', 'approval.settled')"
+	"  AND c.session = e.session AND c.invocation = e.invocation"
+	" LEFT JOIN docket_events i ON e.type = 'approval.settled' AND e.event ->> 'result' = 'approved_for_session'"
+	"  AND i.ledger_id = $1 AND i.seq = c.intent_seq"
+	" WHERE e.ledger_id = $1 AND ($2::text IS NULL OR e.session = $2)"
+	"  AND e.type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
+	" ORDER BY e.seq";
+
+/* The cursor pushes rows; replay pulls them: a chunk is kept and handed
+ * out one row at a time. */
+typedef struct feed {
+	docket_fleet *f;
+	PGresult *res;
+	int row, rows, done;
+} feed;
+
+static int feed_next(void *vctx, docket_replay_input *in)
+{
+	feed *fd = vctx;
+	const PGresult *res;
+	int r;
+
+	if (fd->row >= fd->rows) {
+		PQclear(fd->res);
+		fd->res = NULL;
+		fd->row = fd->rows = 0;
+		if (fd->done)
+			return 1;
+		fd->res = PQexecParams(fd->f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL,
+				       NULL, 1);
+		if (PQresultStatus(fd->res) != PGRES_TUPLES_OK)
+			return fleet_result_error(fd->res, fd->f, "fleet replay");
+		fd->rows = PQntuples(fd->res);
+		if (fd->rows == 0) {
+			fd->done = 1;
+			return 1;
+		}
+	}
+	res = fd->res;
+	r = fd->row++;
+	in->seq = bin_u64(res, r, 0);
+	in->payload = (const uint8_t *)PQgetvalue(res, r, 1);
+	in->len = (size_t)PQgetlength(res, r, 1);
+	in->requests = (uint32_t)bin_u64(res, r, 2);
+	in->implied = bin_text(res, r, 3);
+	in->last_result = bin_text(res, r, 4);
+	in->intent = PQgetisnull(res, r, 5) ? NULL : (const uint8_t *)PQgetvalue(res, r, 5);
+	in->intent_len = (size_t)PQgetlength(res, r, 5);
+	return 0;
+}
+
+static int replay_ledger(docket_fleet *f, const docket_fleet_ledger *l, const docket_policy *base,
+			 const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
+			 docket_replay_cb cb, void *ctx)
+{
+	docket_buf decl = DOCKET_BUF_INIT;
+	const char *params[2] = { l->ledger_id, opts ? opts->session : NULL };
+	feed fd = { f, NULL, 0, 0, 0 };
+	int error;
+
+	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", replay_sql)) < 0)
+		return error;
+	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
+	    (error = fleet_command(f, decl.ptr, 2, params)) < 0)
+		goto cleanup;
+	if ((error = docket_replay_run_input(feed_next, &fd, base, policies, n, opts, cb, ctx)) < 0)
+		goto cleanup;
+	error = fleet_exec(f, "COMMIT");
+cleanup:
+	if (error < 0)
+		fleet_rollback(f);
+	PQclear(fd.res);
+	docket_buf_dispose(&decl);
+	return error;
+}
+
+int docket_fleet_replay(docket_fleet *f, const docket_fleet_filter *filter, const docket_policy *base,
+			const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
+			docket_fleet_ledger_cb on_ledger, docket_replay_cb cb, void *ctx)
+{
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
+
+		fleet_ledger_row(&l, res, i);
+		if (on_ledger && (error = on_ledger(ctx, &l)) != 0)
+			break;
+		error = replay_ledger(f, &l, base, policies, n, opts, cb, ctx);
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
+}
+
+/* ---- sessions and pending calls, from the events ---- */
+
+/*
+ * A local ledger keeps these as projections (its sessions and pending
+ * indexes); centrally they are aggregates over the events, per ledger, in
+ * the order the local indexes have (byte order of the keys).
+ */
+static const char sessions_sql[] =
+	"SELECT session,"
+	" coalesce((array_agg(event ->> 'runtime') FILTER (WHERE type = 'session.opened'))[1], ''),"
+	" coalesce((array_agg(event ->> 'parent') FILTER (WHERE type = 'session.opened'))[1], ''),"
+	" (array_agg(event ->> 'time' ORDER BY seq))[1], (array_agg(event ->> 'time' ORDER BY seq DESC))[1],"
+	" coalesce((array_agg(event ->> 'format' ORDER BY seq DESC) FILTER (WHERE type = 'policy.revised'))[1], ''),"
+	" coalesce(min(seq) FILTER (WHERE type = 'session.opened'), 0),"
+	" coalesce(max(seq) FILTER (WHERE type = 'session.closed'), 0),"
+	" count(*), count(*) FILTER (WHERE type = 'tool.intent'),"
+	" count(*) FILTER (WHERE type = 'tool.intent') - count(*) FILTER (WHERE type = 'tool.completed'),"
+	" coalesce(max(policy_revision) FILTER (WHERE type = 'policy.revised'), 0)"
+	" FROM docket_events WHERE ledger_id = $1 AND session IS NOT NULL AND ($2::text IS NULL OR session = $2)"
+	" GROUP BY session ORDER BY session COLLATE \"C\"";
+
+/*
+ * The pending state as the ledger names it (ledger.h): the open request
+ * first, then a dispatch without outcome, then by the verdict the call has
+ * now (the last one an event gave it: the intent's decision, an approval
+ * request, a superseding settlement, a recovery evaluation; a dispatch
+ * with none of these means allowed) and the answer to its last request.
+ */
+static const char pending_sql[] =
+	"WITH c AS ("
+	" SELECT session, invocation,"
+	"  min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq, max(seq) AS last_seq,"
+	"  (array_agg(tool) FILTER (WHERE type = 'tool.intent'))[1] AS tool,"
+	"  (array_agg(event ->> 'recovery') FILTER (WHERE type = 'tool.intent'))[1] AS recovery,"
+	"  (array_agg(CASE WHEN type = 'approval.requested' THEN 'approval_required' ELSE verdict END ORDER BY seq DESC)"
+	"    FILTER (WHERE type = 'approval.requested' OR (verdict IS NOT NULL AND type IN"
+	"      ('tool.intent', 'approval.settled', 'recovery.action'))))[1] AS given,"
+	"  max(seq) FILTER (WHERE type = 'approval.requested') AS last_req,"
+	"  max(seq) FILTER (WHERE type = 'approval.settled') AS last_settle,"
+	"  (array_agg(event ->> 'request' ORDER BY seq DESC) FILTER (WHERE type = 'approval.requested'))[1] AS req,"
+	"  (array_agg(event ->> 'result' ORDER BY seq DESC) FILTER (WHERE type = 'approval.settled'))[1] AS result,"
+	"  count(*) FILTER (WHERE type = 'tool.dispatched') AS attempts,"
+	"  (array_agg(event ->> 'token' ORDER BY seq DESC) FILTER (WHERE type = 'tool.dispatched'))[1] AS token,"
+	"  bool_or(type = 'tool.completed') AS done"
+	" FROM docket_events WHERE ledger_id = $1 AND invocation IS NOT NULL AND ($2::text IS NULL OR session = $2)"
+	" GROUP BY session, invocation),"
+	" v AS (SELECT *, coalesce(given, CASE WHEN attempts > 0 THEN 'allowed' END) AS verdict,"
+	"  CASE WHEN last_settle > coalesce(last_req, 0) THEN result END AS answer,"
+	"  last_req > coalesce(last_settle, 0) AS open FROM c WHERE NOT done AND intent_seq IS NOT NULL)"
+	" SELECT session, invocation, coalesce(tool, ''),"
+	"  CASE WHEN open THEN 'awaiting_approval'"
+	"       WHEN attempts > 0 THEN 'in_doubt'"
+	"       WHEN verdict = 'allowed' THEN 'ready'"
+	"       WHEN verdict IN ('denied', 'unsupported') THEN 'refused'"
+	"       WHEN answer IN ('approved', 'approved_for_session') THEN 'ready'"
+	"       WHEN verdict = 'approval_required' THEN"
+	"         CASE WHEN answer IS NOT NULL AND answer <> 'superseded' THEN 'refused' ELSE 'needs_approval' END"
+	"       WHEN answer IS NOT NULL THEN 'refused' ELSE 'undecided' END,"
+	"  coalesce(verdict, ''), coalesce(recovery, 'never_auto_retry'),"
+	"  CASE WHEN open THEN req ELSE '' END, coalesce(token, ''), attempts, intent_seq, last_seq"
+	" FROM v ORDER BY session COLLATE \"C\", invocation COLLATE \"C\"";
+
+typedef struct rows_ctx {
+	const docket_fleet_ledger *ledger;
+	docket_fleet_session_cb on_session;
+	docket_fleet_pending_cb on_pending;
+	void *ctx;
+} rows_ctx;
+
+static uint64_t text_u64(const PGresult *res, int row, int c)
+{
+	return strtoull(PQgetvalue(res, row, c), NULL, 10);
+}
+
+static int on_session_row(void *vctx, const PGresult *res, int r)
+{
+	rows_ctx *c = vctx;
+	docket_session_info s;
+
+	s.session = PQgetvalue(res, r, 0);
+	s.runtime = PQgetvalue(res, r, 1);
+	s.parent = PQgetvalue(res, r, 2);
+	s.first_time = PQgetvalue(res, r, 3);
+	s.last_time = PQgetvalue(res, r, 4);
+	s.policy_format = PQgetvalue(res, r, 5);
+	s.opened_seq = text_u64(res, r, 6);
+	s.closed_seq = text_u64(res, r, 7);
+	s.events = text_u64(res, r, 8);
+	s.invocations = text_u64(res, r, 9);
+	s.pending = text_u64(res, r, 10);
+	s.policy_revision = (uint32_t)text_u64(res, r, 11);
+	return c->on_session(c->ctx, c->ledger, &s);
+}
+
+static int on_pending_row(void *vctx, const PGresult *res, int r)
+{
+	rows_ctx *c = vctx;
+	docket_pending_info p;
+
+	p.session = PQgetvalue(res, r, 0);
+	p.invocation = PQgetvalue(res, r, 1);
+	p.tool = PQgetvalue(res, r, 2);
+	p.state = PQgetvalue(res, r, 3);
+	p.verdict = PQgetvalue(res, r, 4);
+	p.recovery = PQgetvalue(res, r, 5);
+	p.open_request = PQgetvalue(res, r, 6);
+	p.token = PQgetvalue(res, r, 7);
+	p.attempts = (uint32_t)text_u64(res, r, 8);
+	p.intent_seq = text_u64(res, r, 9);
+	p.last_seq = text_u64(res, r, 10);
+	return c->on_pending(c->ctx, c->ledger, &p);
+}
+
+/* `sql` with ($1 ledger, $2 session) for every selected ledger. */
+static int per_ledger(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+		      const char *sql, row_cb each, rows_ctx *c)
+{
+	PGresult *res = NULL, *rows = NULL;
+	int error;
+
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
+		const char *params[2];
+
+		fleet_ledger_row(&l, res, i);
+		c->ledger = &l;
+		params[0] = l.ledger_id;
+		params[1] = session;
+		if ((error = fleet_query(&rows, f, sql, 2, params)) < 0)
+			break;
+		for (int r = 0; r < PQntuples(rows) && error == 0; r++)
+			error = each(c, rows, r);
+		PQclear(rows);
+		rows = NULL;
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
+}
+
+int docket_fleet_sessions(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			  docket_fleet_session_cb cb, void *ctx)
+{
+	rows_ctx c = { NULL, cb, NULL, ctx };
+
+	return per_ledger(f, filter, session, sessions_sql, on_session_row, &c);
+}
+
+int docket_fleet_pending(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			 docket_fleet_pending_cb cb, void *ctx)
+{
+	rows_ctx c = { NULL, NULL, cb, ctx };
+
+	return per_ledger(f, filter, session, pending_sql, on_pending_row, &c);
+}

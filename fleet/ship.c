@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ship.c: sending a local ledger to the central database.
+ *
+ * One batch is one transaction:
+ *
+ *   BEGIN
+ *   COPY docket_batch FROM STDIN (FORMAT binary)   a temp table OF docket_batch_row
+ *   SELECT * FROM docket_ingest(ledger, host, local head)  reads docket_batch
+ *   COMMIT
+ *
+ * docket_ingest (schema.c) checks the owner and the chain and moves the rows
+ * into docket_events and the high-water mark in the same transaction, so an
+ * interruption anywhere (SIGKILL, network cut) leaves either the whole batch
+ * or nothing, and the next run starts again from the high-water mark: no gap,
+ * no duplicate. Every batch after the first event also carries the event the
+ * server holds last (the anchor): the server compares it with its copy, so a
+ * ledger rewritten without growing is caught too. A refused batch commits
+ * only its incident row.
+ *
+ * Events are read through the ledger's read path (frame, decoded payload,
+ * event JSON); the payload (docket.v1.Event, the bytes the chain hashes) is
+ * what is stored for re-verification.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "fleet_internal.h"
+#include "docket/audit.h"
+#include "ledger/ledger_internal.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define SHIP_BATCH_DEFAULT 2000
+#define SHIP_COLUMNS 13
+
+typedef struct shipper {
+	docket_fleet *f;
+	docket_ledger *l;
+	const char *host;
+	char head_s[24];          /* the local head seq, as text */
+	docket_ship_report *rep;
+	docket_buf copy;          /* one batch in COPY binary format */
+	docket_buf payload;
+	size_t rows;
+} shipper;
+
+/* ---- COPY binary format ---- */
+
+static int put_len(docket_buf *b, int32_t len)
+{
+	uint8_t be[4];
+
+	docket_be32_put(be, (uint32_t)len);
+	return docket_buf_put(b, be, 4);
+}
+
+static int put_bytes(docket_buf *b, const void *p, size_t len)
+{
+	int error;
+
+	if (len > INT32_MAX - 1)
+		return docket_error_set(DOCKET_EINVALID, "field too large for COPY");
+	if ((error = put_len(b, (int32_t)len)) < 0)
+		return error;
+	return docket_buf_put(b, p, len);
+}
+
+static int put_text(docket_buf *b, const char *s)
+{
+	return s ? put_bytes(b, s, strlen(s)) : put_len(b, -1);
+}
+
+static int put_int8(docket_buf *b, uint64_t v)
+{
+	uint8_t be[8];
+	int error;
+
+	docket_be64_put(be, v);
+	if ((error = put_len(b, 8)) < 0)
+		return error;
+	return docket_buf_put(b, be, 8);
+}
+
+static int put_int4(docket_buf *b, const json_t *v)
+{
+	uint8_t be[4];
+	int error;
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+		return put_len(b, -1);
+	docket_be32_put(be, (uint32_t)json_integer_value(v));
+	if ((error = put_len(b, 4)) < 0)
+		return error;
+	return docket_buf_put(b, be, 4);
+}
+
+static int put_jsonb(docket_buf *b, const docket_buf *text)
+{
+	static const uint8_t jsonb_version = 1;
+	int error;
+
+	if ((error = put_len(b, (int32_t)(text->len + 1))) < 0 ||
+	    (error = docket_buf_put(b, &jsonb_version, 1)) < 0)
+		return error;
+	return docket_buf_put(b, text->ptr, text->len);
+}
+
+static int copy_header(docket_buf *b)
+{
+	static const uint8_t sig[] = { 'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0 };
+	static const uint8_t zero[8] = { 0 };
+	int error;
+
+	docket_buf_clear(b);
+	if ((error = docket_buf_put(b, sig, sizeof(sig))) < 0)
+		return error;
+	return docket_buf_put(b, zero, 8);  /* flags, header extension length */
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* One event as a row of docket_batch_row: the decoded columns a query
+ * needs, the event as jsonb, the payload and its chain hash. */
+static int copy_row(shipper *s, uint64_t seq, const json_t *ev, const uint8_t *payload, size_t len,
+		    const uint8_t hash[LEDGER_HASH_LEN])
+{
+	const json_t *decision = json_object_get(ev, "decision");
+	const json_t *rev = json_object_get(ev, "revision");
+	docket_buf text = DOCKET_BUF_INIT;
+	docket_buf *b = &s->copy;
+	uint8_t n[2] = { 0, SHIP_COLUMNS };
+	const char *verdict = jstr(decision, "verdict");
+	int error;
+
+	if (!rev)
+		rev = json_object_get(decision, "policy_revision");
+	if ((error = docket_json_dump(&text, ev)) < 0)
+		goto cleanup;
+	if ((error = docket_buf_put(b, n, 2)) < 0 ||
+	    (error = put_int8(b, seq)) < 0 ||
+	    (error = put_text(b, jstr(ev, "time"))) < 0 ||
+	    (error = put_text(b, jstr(ev, "type"))) < 0 ||
+	    (error = put_text(b, jstr(ev, "session"))) < 0 ||
+	    (error = put_text(b, jstr(ev, "invocation"))) < 0 ||
+	    (error = put_text(b, jstr(ev, "tool"))) < 0 ||
+	    (error = put_text(b, verdict)) < 0 ||
+	    (error = put_text(b, jstr(ev, "status"))) < 0 ||
+	    (error = put_text(b, jstr(ev, "actor"))) < 0 ||
+	    (error = put_int4(b, rev)) < 0 ||
+	    (error = put_jsonb(b, &text)) < 0 ||
+	    (error = put_bytes(b, payload, len)) < 0 ||
+	    (error = put_bytes(b, hash, LEDGER_HASH_LEN)) < 0)
+		goto cleanup;
+	s->rows++;
+cleanup:
+	docket_buf_dispose(&text);
+	return error;
+}
+
+/* ---- reading the ledger ---- */
+
+/* The event at `seq` as `docket log --json` shows it, with its payload. */
+static int read_one(shipper *s, MDB_txn *txn, uint64_t seq)
+{
+	docket_event *ev = NULL;
+	json_t *obj = NULL;
+	frame_header hdr;
+	MDB_val frame;
+	int error;
+
+	if ((error = ledger_frame_get(txn, s->l, seq, &frame)) < 0 ||
+	    (error = frame_decode(&s->payload, &hdr, s->l, txn, frame.mv_data, frame.mv_size)) < 0 ||
+	    (error = event_unpack(&ev, (const uint8_t *)s->payload.ptr, s->payload.len)) < 0 ||
+	    (error = ledger_event_to_json(&obj, seq, ev, hdr.hash)) < 0)
+		goto cleanup;
+	error = copy_row(s, seq, obj, (const uint8_t *)s->payload.ptr, s->payload.len, hdr.hash);
+cleanup:
+	if (error < 0)
+		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
+	json_decref(obj);
+	docket_event_free(ev);
+	return error;
+}
+
+/* Events first..last into the COPY buffer, in one read transaction. */
+static int read_range(shipper *s, uint64_t first, uint64_t last)
+{
+	MDB_txn *txn = NULL;
+	int error;
+
+	s->rows = 0;
+	if ((error = copy_header(&s->copy)) < 0 ||
+	    (error = store_txn_begin(&txn, s->l, MDB_RDONLY)) < 0)
+		return error;
+	for (uint64_t seq = first; seq && seq <= last && error == 0; seq++)
+		error = read_one(s, txn, seq);
+	store_txn_abort(s->l, txn);
+	return error;
+}
+
+/* ---- one batch ---- */
+
+static int send_copy(shipper *s)
+{
+	static const uint8_t trailer[2] = { 0xff, 0xff };
+	PGresult *res;
+	int error = 0;
+
+	if ((error = docket_buf_put(&s->copy, trailer, 2)) < 0)
+		return error;
+	res = PQexec(s->f->conn, "COPY docket_batch FROM STDIN (FORMAT binary)");
+	if (PQresultStatus(res) != PGRES_COPY_IN) {
+		error = fleet_result_error(res, s->f, "ship (COPY)");
+		PQclear(res);
+		return error;
+	}
+	PQclear(res);
+	if (PQputCopyData(s->f->conn, s->copy.ptr, (int)s->copy.len) != 1 ||
+	    PQputCopyEnd(s->f->conn, NULL) != 1)
+		return fleet_result_error(NULL, s->f, "ship (COPY)");
+	while ((res = PQgetResult(s->f->conn))) {
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && error == 0)
+			error = fleet_result_error(res, s->f, "ship (COPY)");
+		PQclear(res);
+	}
+	return error;
+}
+
+static int ingest(shipper *s, uint64_t *high)
+{
+	static const char sql[] =
+		"SELECT status, high_seq, head, detail FROM docket_ingest($1, $2, $3)";
+	const char *params[3] = { s->rep->ledger_id, s->host, s->head_s };
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_query(&res, s->f, sql, 3, params)) < 0)
+		return error;
+	if (PQntuples(res) != 1) {
+		error = docket_error_set(DOCKET_ESTORAGE, "ship: docket_ingest returned %d rows", PQntuples(res));
+		goto cleanup;
+	}
+	*high = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
+	if (strcmp(PQgetvalue(res, 0, 0), "ok") != 0) {
+		s->rep->refused = 1;
+		snprintf(s->rep->incident, sizeof(s->rep->incident), "%s", PQgetvalue(res, 0, 3));
+	}
+cleanup:
+	PQclear(res);
+	return error;
+}
+
+/* Ship first..last (first may be the anchor, an event the server holds). */
+static int ship_batch(shipper *s, uint64_t first, uint64_t last, uint64_t *high)
+{
+	uint64_t before = *high;
+	int error;
+
+	if ((error = read_range(s, first, last)) < 0)
+		return error;
+	if ((error = fleet_exec(s->f, "BEGIN")) < 0)
+		return error;
+	if ((error = send_copy(s)) < 0 || (error = ingest(s, high)) < 0 ||
+	    (error = fleet_exec(s->f, "COMMIT")) < 0) {
+		fleet_rollback(s->f);
+		return error;
+	}
+	if (!s->rep->refused && *high > before)
+		s->rep->shipped += *high - before;
+	return 0;
+}
+
+/* ---- the session ---- */
+
+static int server_state(shipper *s, uint64_t *high, uint64_t *checkpoints)
+{
+	const char *params[1] = { s->rep->ledger_id };
+	PGresult *res = NULL;
+	int error;
+
+	*high = *checkpoints = 0;
+	if ((error = fleet_query(&res, s->f, "SELECT high_seq, checkpoints FROM docket_ledgers WHERE ledger_id = $1",
+				 1, params)) < 0)
+		return error;
+	if (PQntuples(res) == 1) {
+		*high = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+		*checkpoints = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
+	}
+	PQclear(res);
+	return 0;
+}
+
+static int ship_events(shipper *s, uint64_t head, uint64_t batch)
+{
+	uint64_t high, cps, first, last;
+	int error;
+
+	if ((error = server_state(s, &high, &cps)) < 0)
+		return error;
+	if (head == 0 && high == 0)
+		goto done;
+	do {
+		/* the anchor: the last event the server holds (or our last one,
+		 * when the server holds more than we have: it says truncated;
+		 * with no event at all the batch is empty) */
+		first = high < head ? high : head;
+		if (first == 0 && head > 0)
+			first = 1;
+		last = high + batch < head ? high + batch : head;
+		if (last < first)
+			last = first;
+		if ((error = ship_batch(s, first, last, &high)) < 0)
+			return error;
+	} while (!s->rep->refused && high < head);
+done:
+	s->rep->high_seq = high;
+	return 0;
+}
+
+typedef struct cp_ship {
+	shipper *s;
+	uint64_t held;
+	int error;
+} cp_ship;
+
+static int ship_checkpoint(void *ctx, const docket_checkpoint *cp)
+{
+	static const char sql[] =
+		"SELECT status, detail FROM docket_ingest_checkpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+	cp_ship *c = ctx;
+	char index[24], seq[24];
+	char *record = NULL;
+	const char *params[10];
+	PGresult *res = NULL;
+	int error;
+
+	if (cp->index <= c->held)
+		return 0;
+	if ((error = docket_checkpoint_record(&record, c->s->l, cp->index)) < 0)
+		return error;
+	snprintf(index, sizeof(index), "%llu", (unsigned long long)cp->index);
+	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)cp->seq);
+	params[0] = c->s->rep->ledger_id;
+	params[1] = c->s->host;
+	params[2] = index;
+	params[3] = seq;
+	params[4] = cp->head;
+	params[5] = cp->prev;
+	params[6] = cp->digest;
+	params[7] = cp->key_id;
+	params[8] = cp->time;
+	params[9] = record;
+	error = fleet_query(&res, c->s->f, sql, 10, params);
+	docket_free(record);
+	if (error < 0)
+		return error;
+	if (strcmp(PQgetvalue(res, 0, 0), "refused") == 0) {
+		c->s->rep->refused = 1;
+		snprintf(c->s->rep->incident, sizeof(c->s->rep->incident), "%s", PQgetvalue(res, 0, 1));
+		error = 1;  /* stop */
+	} else if (strcmp(PQgetvalue(res, 0, 0), "ok") == 0) {
+		c->s->rep->checkpoints++;
+	}
+	PQclear(res);
+	return error;
+}
+
+static int ship_checkpoints(shipper *s)
+{
+	uint64_t high, held;
+	cp_ship c;
+	int error;
+
+	if ((error = server_state(s, &high, &held)) < 0)
+		return error;
+	c.s = s;
+	c.held = held;
+	c.error = 0;
+	error = docket_checkpoint_list(s->l, ship_checkpoint, &c);
+	return error > 0 ? 0 : error;
+}
+
+/*
+ * The batch table: temporary (this session's), emptied at each commit, and
+ * readable by the owner of docket_ingest, which reads the batch from it
+ * (the shipping role grants it; the grant is to its own temp table).
+ */
+static int prepare(shipper *s)
+{
+	static const char grant[] =
+		"DO $$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',"
+		" (SELECT p.proowner::regrole::text FROM pg_proc p"
+		"  WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END $$";
+	int error;
+
+	if ((error = fleet_exec(s->f, "CREATE TEMP TABLE IF NOT EXISTS docket_batch OF docket_batch_row"
+				" ON COMMIT DELETE ROWS")) < 0)
+		return error;
+	return fleet_exec(s->f, grant);
+}
+
+int docket_fleet_ship(docket_fleet *f, docket_ledger *l, const docket_ship_options *o,
+		      docket_ship_report *rep)
+{
+	docket_ship_options defaults = DOCKET_SHIP_OPTIONS_INIT;
+	docket_ledger_info info;
+	char hostname[256];
+	shipper s;
+	int error;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&s, 0, sizeof(s));
+	if (!o)
+		o = &defaults;
+	if ((error = docket_ledger_info_get(l, &info)) < 0)
+		return error;
+	memcpy(rep->ledger_id, info.ledger_id, sizeof(rep->ledger_id));
+	if (!o->host || !*o->host) {
+		if (gethostname(hostname, sizeof(hostname)) < 0)
+			snprintf(hostname, sizeof(hostname), "unknown");
+		hostname[sizeof(hostname) - 1] = '\0';
+	}
+	s.f = f;
+	s.l = l;
+	s.host = o->host && *o->host ? o->host : hostname;
+	s.rep = rep;
+	snprintf(s.head_s, sizeof(s.head_s), "%llu", (unsigned long long)info.events);
+	if ((error = fleet_schema_check(f)) < 0 || (error = prepare(&s)) < 0)
+		goto cleanup;
+	if ((error = ship_events(&s, info.events, o->batch ? o->batch : SHIP_BATCH_DEFAULT)) < 0)
+		goto cleanup;
+	if (!rep->refused)
+		error = ship_checkpoints(&s);
+cleanup:
+	docket_buf_dispose(&s.copy);
+	docket_buf_dispose(&s.payload);
+	return error;
+}

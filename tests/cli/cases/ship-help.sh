@@ -1,0 +1,1 @@
+docket ship --help

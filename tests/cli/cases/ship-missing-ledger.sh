@@ -1,0 +1,1 @@
+docket ship --to "postgresql:///x"
