@@ -207,6 +207,17 @@ static void test_rules_negative(void **state)
 	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com/x\", protocol=\"https\", decision=\"allow\")", "without scheme");
 	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com\", protocol=\"ftp\", decision=\"allow\")", "protocol");
 	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\\q\"])", "escape");
+	/* Codex types its parameters: None is refused even where optional */
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], decision=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], justification=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], match=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule([\"a\"], None)", "NoneType");
+	/* variables: unknown names, `+` of mixed types, `+=` of an unbound name */
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[GIT])", "variable `GIT` not found");
+	load_err(DOCKET_POLICY_CODEX, "X = [\"a\"] + \"b\"", "`+` not supported");
+	load_err(DOCKET_POLICY_CODEX, "X += [\"a\"]", "variable `X` not found");
+	load_err(DOCKET_POLICY_CODEX, "X = \n[\"a\"]", "expected a string");
+	load_err(DOCKET_POLICY_CODEX, "for p in [\"a\"]:\n    prefix_rule(pattern=[p])", "unknown function `for`");
 	/* 2:3 position */
 	load_err(DOCKET_POLICY_CODEX, "\n  bogus()", "t:2:3:");
 	/* deeply nested lists */
@@ -243,6 +254,29 @@ static void test_rules_semantics(void **state)
 			    "approval_required");
 	assert_string_equal(json_string_value(json_object_get(out, "not_split")), "substitution");
 	json_decref(out);
+	docket_policy_free(p);
+}
+
+/* top-level constants, `+` and `+=`, as Starlark evaluates them */
+static void test_rules_variables(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CODEX,
+		"GIT = \"git\"\n"
+		"REMOTE = [GIT] + [[\"push\", \"fetch\"]]\n"
+		"prefix_rule(pattern=REMOTE, decision=\"prompt\", match=[GIT + \" push\"])\n"
+		"RM = [\"rm\"]; RM += [\"-rf\"]\n"
+		"prefix_rule(pattern=RM +\n  [\"/\"], decision=\"forbidden\")\n"
+		"GIT = \"cat\"\n"
+		"prefix_rule(pattern=[GIT])\n");
+
+	(void)state;
+	assert_int_equal(docket_policy_rule_count(p), 3);
+	assert_string_equal(verdict(p, SH("git fetch origin"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("git status"), CTX, NULL), "allowed");   /* unmatched, sandboxed */
+	assert_string_equal(verdict(p, SH("rm -rf /"), CTX, NULL), "denied");
+	assert_string_not_equal(verdict(p, SH("rm -rf /tmp"), CTX, NULL), "denied");   /* the third token differs */
+	/* the last binding of GIT wins for the rule after it */
+	assert_string_equal(verdict(p, SH("cat x"), "{\"approval_policy\":\"untrusted\"}", NULL), "allowed");
 	docket_policy_free(p);
 }
 
@@ -713,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_rules_negative),
 		cmocka_unit_test(test_rules_semantics),
+		cmocka_unit_test(test_rules_variables),
 		cmocka_unit_test(test_claude_bash),
 		cmocka_unit_test(test_claude_paths),
 		cmocka_unit_test(test_claude_tools),
