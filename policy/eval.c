@@ -38,6 +38,8 @@ typedef struct ev {
 	bool used_complex;
 	bool unsplit;
 	bool network_on;
+	uint32_t claude_version;  /* 0: unknown, the current rules */
+	bool legacy;              /* Claude Code <= POL_CLAUDE_LEGACY_MAX */
 } ev;
 
 static int max_dec(int a, int b)
@@ -310,13 +312,16 @@ static int mode_default(ev *e, bool read_only, const char **why)
 		*why = read_only ? "read_only" : "dont_ask";
 		return read_only ? POL_ALLOW : POL_DENY;
 	case MODE_PLAN:
+		/* plan mode asks (the user may leave plan mode), it does not refuse */
 		*why = read_only ? "read_only" : "plan_mode";
-		return read_only ? POL_ALLOW : POL_DENY;
+		return read_only ? POL_ALLOW : POL_ASK;
 	default:
 		*why = read_only ? "read_only" : "no_rule";
 		return read_only ? POL_ALLOW : POL_ASK;
 	}
 }
+
+static int claude_accept_edits_shell(ev *e, const char *const *argv, size_t argc, const char **why);
 
 static int shell_unmatched(ev *e, const char *const *argv, size_t argc, const char **why)
 {
@@ -324,6 +329,8 @@ static int shell_unmatched(ev *e, const char *const *argv, size_t argc, const ch
 	case HEUR_CLAUDE: {
 		bool safe = !e->unsplit && safety_is_known_safe(argv, argc, e->platform, &e->res->scratch);
 
+		if (!safe && !e->unsplit && e->mode == MODE_ACCEPT_EDITS && claude_file_changing(argv, argc))
+			return claude_accept_edits_shell(e, argv, argc, why);
 		return mode_default(e, safe, why);
 	}
 	case HEUR_ASK:
@@ -378,16 +385,23 @@ static int seg_text(docket_buf *b, const char *const *w, size_t n)
 	return error;
 }
 
-/* Apply Bash tool rules to `text`; returns strictest decision or -1 if none matched. */
-static int bash_rules(ev *e, const char *text, size_t len, size_t seg, bool whole_only, bool *allow_rule)
+enum { RULES_ALL = 0, RULES_WHOLE, RULES_DENY };
+
+/* Apply Bash tool rules to `text` (which: RULES_WHOLE for a whole script,
+ * RULES_DENY for deny rules only); returns the strictest decision or -1 if
+ * none matched. */
+static int bash_rules(ev *e, const char *text, size_t len, size_t seg, int which, bool *allow_rule)
 {
 	const docket_policy *p = e->p;
+	bool whole_only = which == RULES_WHOLE;
 	int dec = -1;
 
 	for (size_t i = 0; i < p->ntools; i++) {
 		const pol_tool_rule *t = &p->tools[i];
 
 		if (!tool_kind_applies(t, TK_BASH, "Bash"))
+			continue;
+		if (which == RULES_DENY && t->decision != POL_DENY)
 			continue;
 		/* a piece-matching allow never allows an unsplit script */
 		if (t->decision == POL_ALLOW && (e->unsplit || whole_only) &&
@@ -403,6 +417,139 @@ static int bash_rules(ev *e, const char *text, size_t len, size_t seg, bool whol
 			*allow_rule = true;
 	}
 	return dec;
+}
+
+/* ---- Claude Code's own rules around Bash (claude_eval.c has the tables) ---- */
+
+static bool in_workspace(const ev *e, const char *path);
+static bool path_rule_matches(ev *e, const pol_tool_rule *t, const char *path);
+
+/* Bash rules on `words` joined, into r->tmp2 (text may live in r->tmp). */
+static int words_rules(ev *e, const char *const *w, size_t n, size_t seg, int which, bool *allow_rule,
+		       int *dec)
+{
+	int error;
+
+	if ((error = seg_text(&e->res->tmp2, w, n)) < 0)
+		return error;
+	*dec = max_dec(*dec, bash_rules(e, e->res->tmp2.ptr, e->res->tmp2.len, seg, which, allow_rule));
+	return 0;
+}
+
+/*
+ * What Claude Code matches besides the segment as written: the command
+ * behind timeout/nohup/time (every rule), behind env and NAME=VALUE (deny
+ * rules only), and, from 2.1.198 on, the commands inside $(...) and `...`
+ * (deny rules only). *out gets the strictest decision, -1 if none.
+ */
+static int claude_bash_rules(ev *e, const char *const *w, size_t n, const char *text, size_t seg,
+			     int *out, bool *allow_rule)
+{
+	size_t skip = claude_wrapper_skip(w, n, false), skip_deny = claude_wrapper_skip(w, n, true);
+	size_t pos = 0, start, len;
+	const char *bare;
+	int error, dec = -1;
+
+	if (skip && (error = words_rules(e, w + skip, n - skip, seg, RULES_ALL, allow_rule, &dec)) < 0)
+		return error;
+	if (skip_deny > skip &&
+	    (error = words_rules(e, w + skip_deny, n - skip_deny, seg, RULES_DENY, NULL, &dec)) < 0)
+		return error;
+	if (e->unsplit && (bare = claude_skip_assignments(text)) != text)
+		dec = max_dec(dec, bash_rules(e, bare, strlen(bare), seg, RULES_DENY, NULL));
+	while (!e->legacy && e->unsplit && claude_next_substitution(text, &pos, &start, &len)) {
+		docket_buf *b = &e->res->tmp2;
+
+		while (len && (text[start] == ' ' || text[start] == '\t'))
+			start++, len--;
+		while (len && (text[start + len - 1] == ' ' || text[start + len - 1] == '\t'))
+			len--;
+		docket_buf_clear(b);
+		if ((error = docket_buf_put(b, text + start, len)) < 0 || (error = docket_buf_putc(b, '\0')) < 0)
+			return error;
+		bare = claude_skip_assignments(b->ptr);
+		dec = max_dec(dec, bash_rules(e, bare, strlen(bare), seg, RULES_DENY, NULL));
+	}
+	*out = dec;
+	return 0;
+}
+
+/* A Read deny rule that matches the normalised path, or what is under it
+ * when it is a directory (`ls secrets` with a Read deny of secrets/ and all below); -1: none. */
+static int read_deny(ev *e, const char *path, size_t seg)
+{
+	docket_buf *child = &e->res->tmp;
+
+	docket_buf_clear(child);
+	if (docket_buf_puts(child, path) < 0 || docket_buf_puts(child, "/-") < 0)
+		return -1;
+	for (size_t k = 0; k < e->p->ntools; k++) {
+		const pol_tool_rule *t = &e->p->tools[k];
+
+		if (t->decision == POL_DENY && tool_kind_applies(t, TK_READ, NULL) && t->kind != TK_ANY &&
+		    (path_rule_matches(e, t, path) || path_rule_matches(e, t, child->ptr))) {
+			add_match(e->res, -2 - (int)k, POL_DENY, seg, 0, false);
+			return POL_DENY;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The files a read-only command reads are checked as Read calls: a Read
+ * deny rule denies the command, and a file outside the working directories
+ * asks (unless a rule allowed the command).
+ */
+static int claude_file_args(ev *e, const char *const *w, size_t n, size_t seg, bool heuristic,
+			    const char **why)
+{
+	docket_buf *b = &e->res->tmp3;
+	int dec = -1;
+
+	for (size_t i = 1; i < n; i++) {
+		if (!claude_file_arg(w, n, i))
+			continue;
+		if (path_normalize(b, w[i], e->cwd, e->home) < 0) {
+			docket_error_clear();
+			continue;
+		}
+		if (read_deny(e, b->ptr, seg) == POL_DENY) {
+			*why = "rule";
+			return POL_DENY;
+		}
+		if (heuristic && !in_workspace(e, b->ptr)) {
+			dec = POL_ASK;
+			*why = "outside_workspace";
+		}
+	}
+	return dec;
+}
+
+/* acceptEdits: touch/mkdir inside the project run, sensitive or outside paths ask. */
+static int claude_accept_edits_shell(ev *e, const char *const *argv, size_t argc, const char **why)
+{
+	docket_buf *b = &e->res->tmp3;
+	const char *root = e->ctx && e->ctx->roots.n ? e->ctx->roots.v[0] : e->cwd;
+
+	for (size_t i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		if (path_normalize(b, argv[i], e->cwd, e->home) < 0) {
+			docket_error_clear();
+			*why = "no_rule";
+			return POL_ASK;
+		}
+		if (!in_workspace(e, b->ptr)) {
+			*why = "outside_workspace";
+			return POL_ASK;
+		}
+		if (root && claude_sensitive_path(b->ptr, root)) {
+			*why = "sensitive_path";
+			return POL_ASK;
+		}
+	}
+	*why = "accept_edits";
+	return POL_ALLOW;
 }
 
 static int eval_segment(ev *e, size_t g)
@@ -430,6 +577,8 @@ static int eval_segment(ev *e, size_t g)
 
 		if (e->unsplit && e->call->argc == 3 && shell_script_of(e->call->argv, 3, NULL)) {
 			text = e->call->argv[2];
+			if (e->p->heuristics == HEUR_CLAUDE)
+				text = claude_skip_time(text);
 			len = strlen(text);
 		} else {
 			if ((error = seg_text(&r->tmp, w, s->nwords)) < 0)
@@ -437,8 +586,13 @@ static int eval_segment(ev *e, size_t g)
 			text = r->tmp.ptr;
 			len = r->tmp.len;
 		}
-		d = bash_rules(e, text, len, g, false, &allow_rule);
+		d = bash_rules(e, text, len, g, RULES_ALL, &allow_rule);
 		dec = max_dec(dec, d);
+		if (e->p->heuristics == HEUR_CLAUDE) {
+			if ((error = claude_bash_rules(e, w, s->nwords, text, g, &d, &allow_rule)) < 0)
+				return error;
+			dec = max_dec(dec, d);
+		}
 	}
 	s->policy_allow = allow_rule && dec == POL_ALLOW;
 	if (dec < 0) {
@@ -448,6 +602,8 @@ static int eval_segment(ev *e, size_t g)
 	} else {
 		s->why = "rule";
 	}
+	if (e->p->heuristics == HEUR_CLAUDE && !e->unsplit && dec < POL_DENY)
+		dec = max_dec(dec, claude_file_args(e, w, s->nwords, g, s->heuristic, &s->why));
 	if (dec == POL_ASK && command_granted(e, w, s->nwords)) {
 		dec = POL_ALLOW;
 		s->granted = true;
@@ -643,8 +799,11 @@ static const char *why_text(const char *why)
 	if (strcmp(why, "session_grant") == 0) return "approved for this session";
 	if (strcmp(why, "bypass_permissions") == 0) return "permission mode bypassPermissions";
 	if (strcmp(why, "dont_ask") == 0) return "permission mode dontAsk denies what is not allowed";
-	if (strcmp(why, "plan_mode") == 0) return "plan mode allows only read-only actions";
+	if (strcmp(why, "plan_mode") == 0) return "plan mode: only read-only actions run without asking";
 	if (strcmp(why, "read_only") == 0) return "read-only action";
+	if (strcmp(why, "accept_edits") == 0) return "permission mode acceptEdits allows edits in the project";
+	if (strcmp(why, "sensitive_path") == 0) return "writes under .git/ or .claude/ always ask";
+	if (strcmp(why, "preapproved_host") == 0) return "a documentation host Claude Code's WebFetch reads without a rule";
 	if (strcmp(why, "outside_writable_roots") == 0) return "writes outside the writable roots";
 	if (strcmp(why, "protected_path") == 0) return "writes a protected path";
 	if (strcmp(why, "outside_workspace") == 0) return "outside the workspace";
@@ -730,6 +889,8 @@ static int eval_shell(ev *e)
 		return add_reason(r, "bad_call", "empty command");
 	}
 	script = shell_script_of(c->argv, c->argc, &flag);
+	if (script && e->p->heuristics == HEUR_CLAUDE)
+		script = claude_skip_time(script);
 	if (script) {
 		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
 			return error;
@@ -767,7 +928,7 @@ static int eval_shell(ev *e)
 	/* deny/ask rules (and exact allows) also see the whole script */
 	if (script && e->p->ntools && r->nsegs > 1) {
 		bool whole_allow = false;
-		int d = bash_rules(e, script, strlen(script), 0xFFFF, true, &whole_allow);
+		int d = bash_rules(e, script, strlen(script), 0xFFFF, RULES_WHOLE, &whole_allow);
 
 		if (d == POL_ALLOW && whole_allow) {
 			for (size_t g = 0; g < r->nsegs; g++)
@@ -989,6 +1150,29 @@ static int ask_or_deny(const ev *e)
 	return e->approval == AP_NEVER ? POL_DENY : POL_ASK;
 }
 
+/*
+ * Tool-name rules Claude Code does not apply to this call: Write(path)
+ * rules (it ignores them, allow and deny alike: Edit(path) covers writes),
+ * and a bare Edit rule for the Write tool. Only for Claude's heuristics:
+ * other docket YAML keeps its own reading of the same grammar.
+ */
+static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
+{
+	if (e->p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
+		return false;
+	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+		return true;
+	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
+	       strcmp(e->call->name, "Write") == 0;
+}
+
+static bool claude_sensitive(const ev *e, const char *path)
+{
+	const char *root = e->ctx && e->ctx->roots.n ? e->ctx->roots.v[0] : e->cwd;
+
+	return (root && claude_sensitive_path(path, root)) || (e->cwd && claude_sensitive_path(path, e->cwd));
+}
+
 static int eval_paths(ev *e, bool write)
 {
 	docket_policy_result *r = e->res;
@@ -1020,7 +1204,7 @@ static int eval_paths(ev *e, bool write)
 		for (size_t k = 0; k < e->p->ntools; k++) {
 			const pol_tool_rule *t = &e->p->tools[k];
 
-			if (!tool_kind_applies(t, kind, NULL))
+			if (!tool_kind_applies(t, kind, NULL) || claude_rule_inert(e, t))
 				continue;
 			if (!path_rule_matches(e, t, path))
 				continue;
@@ -1036,6 +1220,8 @@ static int eval_paths(ev *e, bool write)
 
 				if (!write)
 					d = mode_default(e, inside, &why);
+				else if (e->mode == MODE_ACCEPT_EDITS && inside && claude_sensitive(e, path))
+					d = POL_ASK, why = "sensitive_path";
 				else if (e->mode == MODE_ACCEPT_EDITS && inside)
 					d = POL_ALLOW, why = "accept_edits";
 				else
@@ -1134,7 +1320,10 @@ static int eval_network(ev *e)
 		d = max_dec(d, t->decision);
 	}
 	if (d < 0) {
-		if (e->p->heuristics == HEUR_CLAUDE) {
+		if (e->p->heuristics == HEUR_CLAUDE && claude_preapproved_url(c->host, c->url_path)) {
+			d = POL_ALLOW;
+			why = "preapproved_host";
+		} else if (e->p->heuristics == HEUR_CLAUDE) {
 			d = mode_default(e, false, &why);
 		} else if (e->network_on) {
 			d = POL_ALLOW;
@@ -1403,7 +1592,11 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 	else
 		e.fs_kind = e.sandbox == SB_FULL_ACCESS ? FS_UNRESTRICTED :
 			    e.sandbox == SB_EXTERNAL ? FS_EXTERNAL : FS_RESTRICTED;
-	e.mode = p->mode ? p->mode : MODE_DEFAULT;
+	e.claude_version = ctx ? ctx->claude_version : 0;
+	e.legacy = e.claude_version && e.claude_version <= POL_CLAUDE_LEGACY_MAX;
+	e.mode = p->format == DOCKET_POLICY_CLAUDE ? pol_claude_mode(p, e.legacy) : p->mode;
+	if (!e.mode)
+		e.mode = MODE_DEFAULT;
 	e.platform = ctx ? ctx->platform : PLAT_ANY;
 	e.cwd = call->cwd && call->cwd[0] == '/' ? call->cwd : ctx ? ctx->cwd : NULL;
 	e.home = ctx ? ctx->home : NULL;

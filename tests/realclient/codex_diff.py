@@ -182,7 +182,7 @@ class Gen:
             args.sort(key=lambda a: order.index(a[0]) if a[0] in order else 99)
             names = [a[0] for a in args]
             npos = 0
-            while npos < len(args) and names[npos] == order[npos]:
+            while npos < len(args) and npos < len(order) and names[npos] == order[npos]:
                 npos += 1
             npos = r.randint(0, npos)
             parts = [v for _, v in args[:npos]] + [f"{k}={v}" for k, v in args[npos:]]
