@@ -765,6 +765,10 @@ static void test_claude_substitution(void **state)
 	EXPECT(p, SH("echo $(printf $(rm x))"), CTX, "denied");
 	/* 2.1.197 asks for any substitution */
 	EXPECT(p, SH("echo $(rm x)"), CTX_V("2.1.197"), "approval_required");
+	EXPECT(p, SH("echo $(rm x)"), CTX_V("1.0.3"), "approval_required");
+	/* another runtime's version, or no version at all, is not Claude Code's */
+	EXPECT(p, SH("echo $(rm x)"), "{\"cwd\":\"/home/u/app\",\"runtime\":\"codex/2.1.197\"}", "denied");
+	EXPECT(p, SH("echo $(rm x)"), "{\"cwd\":\"/home/u/app\",\"runtime\":\"claude-code/2.x\"}", "denied");
 	/* an allow rule never allows a substitution; an escaped one is text */
 	EXPECT(p, SH("echo $(printf a)"), CTX, "approval_required");
 	EXPECT(p, SH("echo \\\\$(rm x)"), CTX, "approval_required");
