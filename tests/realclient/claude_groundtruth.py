@@ -18,7 +18,8 @@ did with each call:
                        ("requires approval", "haven't granted it yet" ...)
 
 with the tool result's text as evidence. Paths in the cases are written
-with {P} (the project) and {H} (HOME); the fixture keeps them so. All
+with {P} (the project), {H} (HOME) and {R} (the scratch directory holding
+both); the fixture keeps them so. All
 traffic but the stub's goes to a dead loopback proxy. Exit 77 (skipped)
 when the CLI cannot be had.
 """
@@ -103,6 +104,19 @@ CASES = [
                 "project": {"permissions": {"deny": ["Bash(python3 -c 1)"]}},
                 "local": {"permissions": {"ask": ["Bash(python3 -c 2)"]}}},
      "calls": [bash("python3 -c pass"), bash("python3 -c 1"), bash("python3 -c 2")]},
+    {"id": "bash-glob", "family": "bash",
+     "scopes": {"project": {"permissions": {"allow": ["Bash(python3 -c * z)", "Bash(python3 -W:*)"]}}},
+     "calls": [bash("python3 -c 1 z"), bash("python3 -c 1 2 z"), bash("python3 -c 1 y"),
+               bash("python3 -W ignore -c 1"), bash("python3 -Wx -c 1")]},
+    {"id": "precedence", "family": "precedence",
+     "scopes": {"project": {"permissions": {"allow": ["Bash(python3:*)"], "ask": ["Bash(python3 -c:*)"],
+                                            "deny": ["Bash(python3 -c 3)"]}}},
+     "calls": [bash("python3 -V"), bash("python3 -c 2"), bash("python3 -c 3")]},
+    {"id": "home-and-extra", "family": "paths",
+     "scopes": {"project": {"permissions": {"deny": ["Read(~/secret.txt)"],
+                                            "additionalDirectories": ["{R}/extra"]}}},
+     "calls": [read("{H}/secret.txt"), read("{H}/other.txt"), read("{R}/extra/e.txt"),
+               bash("cat {R}/extra/e.txt")]},
     {"id": "web", "family": "web",
      "scopes": {"project": {"permissions": {"allow": ["WebFetch(domain:allowed.invalid)"],
                                             "deny": ["WebFetch(domain:denied.invalid)"]}}},
@@ -145,7 +159,9 @@ def find_claude():
 
 
 def subst(obj, proj, home):
-    text = json.dumps(obj).replace("{P}", proj).replace("{H}", home)
+    """{P} the project, {H} HOME, {R} the scratch root holding both."""
+    root = os.path.dirname(proj)
+    text = json.dumps(obj).replace("{P}", proj).replace("{H}", home).replace("{R}", root)
     return json.loads(text)
 
 
@@ -154,11 +170,14 @@ def lay_out(root, case):
     for d in ("home/.claude", "proj/.claude", "proj/src", "proj/secrets", "proj/notes", "proj/.git"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     for f, text in (("src/a.txt", "a\n"), ("secrets/k", "k\n"), ("notes/n.txt", "n\n"),
-                    (".git/HEAD", "ref: refs/heads/main\n")):
+                    (".git/HEAD", "ref: refs/heads/main\n"), ("../home/secret.txt", "s\n"),
+                    ("../home/other.txt", "o\n"), ("../extra/e.txt", "e\n")):
+        os.makedirs(os.path.dirname(os.path.join(proj, f)), exist_ok=True)
         with open(os.path.join(proj, f), "w") as fh:
             fh.write(text)
     log = os.path.join(root, "hooks.log")
     hook = [{"matcher": "*", "hooks": [{"type": "command", "command": HOOK.format(log=log)}]}]
+    case = subst(case, proj, home)
     user = dict(case["scopes"].get("user", {}))
     user["hooks"] = {"PostToolUse": hook, "PostToolUseFailure": hook}
     user["skipWebFetchPreflight"] = True
@@ -237,7 +256,7 @@ def run_case(claude, case):
                 outcome = "approval_required"
             # what ran printed its own output (dates, sizes): keep only the refusals' words
             evidence = "ran (its PostToolUse hook fired)" if outcome == "allowed" else \
-                text.replace(proj, "{P}").replace(home, "{H}")[:300]
+                text.replace(proj, "{P}").replace(home, "{H}").replace(root, "{R}")[:300]
             calls.append(dict(c, outcome=outcome, evidence=evidence))
         return dict(case, calls=calls)
     finally:

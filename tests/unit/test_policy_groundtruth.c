@@ -38,15 +38,16 @@ static family *family_of(const char *name)
 	return &families[nfamilies++];
 }
 
-/* text with {P} and {H} replaced (caller frees) */
-static char *subst(const char *text, const char *proj, const char *home)
+/* text with {P} (project), {H} (HOME) and {R} (their directory) replaced (caller frees) */
+static char *subst(const char *text, const char *root, const char *proj, const char *home)
 {
-	size_t cap = strlen(text) * 4 + strlen(proj) + strlen(home) + 1, n = 0;
+	size_t cap = strlen(text) * (strlen(proj) + strlen(home) + strlen(root) + 1) + 1, n = 0;
 	char *out = malloc(cap);
 
 	assert_non_null(out);
 	for (const char *s = text; *s; s++) {
-		const char *with = strncmp(s, "{P}", 3) == 0 ? proj : strncmp(s, "{H}", 3) == 0 ? home : NULL;
+		const char *with = strncmp(s, "{P}", 3) == 0 ? proj : strncmp(s, "{H}", 3) == 0 ? home :
+				   strncmp(s, "{R}", 3) == 0 ? root : NULL;
 
 		if (with) {
 			size_t l = strlen(with);
@@ -72,10 +73,11 @@ static void write_json(const char *dir, const char *rel, const json_t *obj)
 	assert_int_equal(json_dump_file(obj, path, 0), 0);
 }
 
-static void lay_out(const char *root, const json_t *scopes, char *proj, char *home, size_t cap)
+static void lay_out(const char *root, const json_t *raw, char *proj, char *home, size_t cap)
 {
 	static const char *const dirs[] = { "home", "home/.claude", "proj", "proj/.claude", NULL };
-	char path[4096];
+	char path[4096], *text, *sub;
+	json_t *scopes;
 	const json_t *v;
 
 	for (size_t i = 0; dirs[i]; i++) {
@@ -84,12 +86,18 @@ static void lay_out(const char *root, const json_t *scopes, char *proj, char *ho
 	}
 	snprintf(home, cap, "%s/home", root);
 	snprintf(proj, cap, "%s/proj", root);
+	text = json_dumps(raw, 0);
+	sub = subst(text, root, proj, home);
+	scopes = test_json(sub);
+	free(sub);
+	free(text);
 	if ((v = json_object_get(scopes, "user")))
 		write_json(home, ".claude/settings.json", v);
 	if ((v = json_object_get(scopes, "project")))
 		write_json(proj, ".claude/settings.json", v);
 	if ((v = json_object_get(scopes, "local")))
 		write_json(proj, ".claude/settings.local.json", v);
+	json_decref(scopes);
 }
 
 static const char *decide(const docket_policy *p, const json_t *call, const char *ctx_text)
@@ -136,7 +144,7 @@ static int run_case(const json_t *cs, const char *version)
 		 "{\"platform\":\"linux\",\"cwd\":\"%s\",\"workspace_roots\":[\"%s\"],\"env\":{\"HOME\":\"%s\"},"
 		 "\"runtime\":\"claude-code/%s\"}", proj, proj, home, version);
 	json_array_foreach(json_object_get(cs, "calls"), i, call) {
-		char *text = json_dumps(call, 0), *sub = subst(text, proj, home);
+		char *text = json_dumps(call, 0), *sub = subst(text, root, proj, home);
 		json_t *c = test_json(sub);
 		const char *want = json_string_value(json_object_get(call, "outcome"));
 		const char *got = decide(p, c, ctx);
