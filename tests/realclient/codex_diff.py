@@ -29,6 +29,8 @@ import sys
 import tempfile
 
 CACHE = os.path.expanduser("~/.cache/docket-npm")
+REGENERATE = ("python3 tests/realclient/codex_diff.py --driver build/tests/unit/codex_diff_driver "
+              "--cases 3000 --write-fixture fixtures/policy/codex-diff.json --keep 300")
 
 PROGRAMS = ["git", "ls", "rm", "npm", "cargo", "python3", "echo", "sed", "curl", "make"]
 WORDS = ["status", "push", "fetch", "-rf", "-f", "install", "--force", "origin", "main",
@@ -377,8 +379,7 @@ def main():
     if a.write_fixture:
         with open(a.write_fixture, "w", encoding="utf-8") as f:
             json.dump({"engine": version, "seed": a.seed,
-                       "regenerate": "meson test -C build --suite realclient codex_diff_fixture_regen "
-                                     "(tests/realclient/codex_diff.py --write-fixture)",
+                       "regenerate": REGENERATE,
                        "cases": kept}, f, indent=1, ensure_ascii=False)
             f.write("\n")
     return 1 if differ else 0
