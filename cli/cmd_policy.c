@@ -16,9 +16,13 @@
 
 static const char summary[] = "check, evaluate, explain or convert a policy";
 
-static int load(docket_policy **p, const char *src)
+/* claude:FILE's settings scope; claude:DIR merges a project's scopes */
+#define SCOPE_OPT(var) { CLI_OPT_STRING, "scope", 0, (var), "SCOPE", \
+	"settings scope of a claude:FILE: user, project, local, managed or flag (default: from its place)", 0 }
+
+static int load(docket_policy **p, const char *src, const char *scope)
 {
-	int error = docket_policy_load(p, src);
+	int error = docket_policy_load_scoped(p, src, scope);
 
 	if (error < 0) {
 		cli_error("%s", docket_error_last()->message[0] ? docket_error_last()->message : "cannot load policy");
@@ -45,10 +49,11 @@ static int json_arg(json_t **out, const char *what, const char *arg)
 
 static int sub_check(const cli_command *cmd, int argc, char **argv)
 {
-	const char *src = NULL;
+	const char *src = NULL, *scope = NULL;
 	int json = 0, rc;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
+		SCOPE_OPT(&scope),
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -57,7 +62,7 @@ static int sub_check(const cli_command *cmd, int argc, char **argv)
 	if ((rc = cli_parse(cmd, opts, "Loads the policy and reports the first error with file:line:column (exit 2).\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if ((rc = load(&p, src)) != CLI_EXIT_OK)
+	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
 		return rc;
 	if (json) {
 		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "format",
@@ -76,10 +81,11 @@ static int sub_check(const cli_command *cmd, int argc, char **argv)
 
 static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
-	const char *src = NULL, *call_arg = NULL, *ctx_arg = NULL;
+	const char *src = NULL, *call_arg = NULL, *ctx_arg = NULL, *scope = NULL;
 	int json = 0, rc;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
+		SCOPE_OPT(&scope),
 		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the call (required): a tool.intent {\"tool\",\"args\"}; @FILE reads a file", 0 },
 		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy", 0 },
 		CLI_OPT_JSON(&json),
@@ -103,7 +109,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		goto cleanup;
 	if (ctx_arg && (rc = json_arg(&xj, "--context", ctx_arg)) != CLI_EXIT_OK)
 		goto cleanup;
-	if ((rc = load(&p, src)) != CLI_EXIT_OK)
+	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
 		goto cleanup;
 	if ((error = docket_policy_call_from_json(&call, cj)) < 0 ||
 	    (error = docket_policy_context_from_json(&ctx, xj)) < 0) {
@@ -163,10 +169,11 @@ cleanup:
 
 static int sub_explain(const cli_command *cmd, int argc, char **argv, int convert)
 {
-	const char *src = NULL, *to = NULL;
+	const char *src = NULL, *to = NULL, *scope = NULL;
 	int json = 0, rc, error;
 	cli_opt opts[] = {
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
+		SCOPE_OPT(&scope),
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
@@ -174,16 +181,17 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	docket_policy *p = NULL;
 
 	if (convert)
-		opts[1] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format (docket)", 0 };
+		opts[2] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format (docket)", 0 };
 	if ((rc = cli_parse(cmd, opts, convert ? "Writes the policy as docket YAML that evaluates identically.\n" :
-				     "Prints the normalised policy (docket YAML; JSON with --json).\n",
+				     "Prints the normalised policy (docket YAML; JSON with --json), with a note for each\n"
+				     "rule Claude Code does not apply as written.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if (convert && to && strcmp(to, "docket") != 0) {
 		cli_error("policy convert: unknown target format '%s' (only docket)", to);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = load(&p, src)) != CLI_EXIT_OK)
+	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
 		return rc;
 	if (json) {
 		json_t *j = NULL;
@@ -215,7 +223,9 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"       docket policy convert SRC --to docket\n"
 		"\n"
 		"SRC is PATH (docket YAML), codex:PATH (a .rules file or a directory of them)\n"
-		"or claude:PATH (a Claude Code settings.json). See docs/policy.md.\n";
+		"or claude:PATH (a Claude Code settings.json, or a project directory whose\n"
+		"user, project, local and managed settings are merged as Claude Code does;\n"
+		"--scope SCOPE names a settings file's scope). See docs/policy.md.\n";
 	cli_command sub = *cmd;
 	char name[64];
 

@@ -3,6 +3,7 @@
  * call.c: tool calls and session contexts from their JSON forms (DESIGN §4).
  * Both copy what they keep into their own arena, so the JSON may be freed.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "policy.h"
@@ -166,6 +167,17 @@ static int parse_url(docket_policy_call *c, const char *url)
 		return docket_error_set(DOCKET_EINVALID, "network url %s has no host", url);
 	lower(host);
 	c->host = host;
+	/* the path (no query or fragment), for Claude Code's host+path allowances */
+	{
+		size_t pl = strcspn(e, "?#");
+		char *path = pol_arena_alloc(&c->arena, pl + 1);
+
+		if (!path)
+			return nomem();
+		memcpy(path, e, pl);
+		path[pl] = '\0';
+		c->url_path = path;
+	}
 	return 0;
 }
 
@@ -542,6 +554,14 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		if ((error = get_str(&c->arena, v, "HOME", &c->home, false, "env")) < 0 ||
 		    (error = get_str(&c->arena, v, "TMPDIR", &c->tmpdir, false, "env")) < 0)
 			goto done;
+	}
+	if ((v = json_object_get(j, "runtime")) && json_is_string(v)) {
+		unsigned a, b, d;
+
+		/* "claude-code/2.1.197", as importers and hooks record it */
+		if (sscanf(json_string_value(v), "claude-code/%u.%u.%u", &a, &b, &d) == 3 && a < 1000 &&
+		    b < 1000 && d < 1000)
+			c->claude_version = POL_VERSION(a, b, d);
 	}
 	if ((v = json_object_get(j, "approval_policy")) && !json_is_null(v) &&
 	    (error = pol_parse_approval(v, &c->approval, &c->granular_sandbox, &c->granular_rules)) < 0)

@@ -156,8 +156,8 @@ int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_or
 
 static int parse_mode(const char *s, int *out)
 {
-	if (strcmp(s, "default") == 0)
-		*out = MODE_DEFAULT;
+	if (strcmp(s, "default") == 0 || strcmp(s, "manual") == 0)
+		*out = MODE_DEFAULT; /* Claude Code reads "manual" as "default" */
 	else if (strcmp(s, "acceptEdits") == 0)
 		*out = MODE_ACCEPT_EDITS;
 	else if (strcmp(s, "plan") == 0)
@@ -285,7 +285,72 @@ static const char *const perm_keys[] = {
 	"disableBypassPermissionsMode", NULL
 };
 
+const char *pol_claude_rule_note(const docket_policy *p, const pol_tool_rule *t)
+{
+	if (p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
+		return NULL;
+	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+		return "no effect in Claude Code: it ignores Write(path) rules; Edit(path) rules cover the Write tool";
+	if (strcmp(t->name, "Edit") == 0 && t->spec_kind == SPEC_NONE)
+		return "does not cover the Write tool in Claude Code (a bare Write rule does)";
+	return NULL;
+}
+
+const char *pol_claude_mode_note(const docket_policy *p)
+{
+	if (p->scope_mode[SCOPE_PROJECT] == MODE_BYPASS || p->scope_mode[SCOPE_LOCAL] == MODE_BYPASS)
+		return "defaultMode bypassPermissions in project or local settings has no effect in Claude Code after 2.1.197";
+	return NULL;
+}
+
+int pol_claude_mode(const docket_policy *p, bool scoped_bypass)
+{
+	for (int s = SCOPE_COUNT - 1; s >= 0; s--) {
+		int m = p->scope_mode[s];
+
+		if (m == MODE_UNSET)
+			continue;
+		/* a repository cannot put its users in bypass mode */
+		if (m == MODE_BYPASS && !scoped_bypass && (s == SCOPE_PROJECT || s == SCOPE_LOCAL))
+			continue;
+		if (m == MODE_BYPASS && p->bypass_disabled)
+			return MODE_DEFAULT;
+		return m;
+	}
+	return MODE_DEFAULT;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0 && (n == k || s[n - k - 1] == '/');
+}
+
+int pol_claude_scope_of(const char *path, const char *home)
+{
+	size_t hl = home ? strlen(home) : 0;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (strcmp(path, POL_CLAUDE_MANAGED_PATH) == 0)
+		return SCOPE_MANAGED;
+	if (ends_with(path, ".claude/settings.local.json"))
+		return SCOPE_LOCAL;
+	if (ends_with(path, ".claude/settings.json")) {
+		if (hl && strncmp(path, home, hl) == 0 && strcmp(path + hl, "/.claude/settings.json") == 0)
+			return SCOPE_USER;
+		return SCOPE_PROJECT;
+	}
+	return SCOPE_FLAG; /* a file given on its own, as `claude --settings FILE` */
+}
+
 int pol_load_claude_settings(docket_policy *p, const char *name, const char *text, size_t len)
+{
+	return pol_load_claude_scoped(p, name, text, len, SCOPE_FLAG);
+}
+
+int pol_load_claude_scoped(docket_policy *p, const char *name, const char *text, size_t len, int scope)
 {
 	json_t *root = NULL;
 	json_error_t jerr;
@@ -303,7 +368,8 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 					 docket_json_type_name(root));
 		goto cleanup;
 	}
-	p->mode = MODE_DEFAULT;
+	if (!p->mode)
+		p->mode = MODE_DEFAULT;
 	perms = json_object_get(root, "permissions");
 	if (!perms || json_is_null(perms))
 		goto cleanup;
@@ -340,9 +406,9 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 	    (error = rule_list(p, name, perms, "deny", POL_DENY, pos[2].at)) < 0)
 		goto cleanup;
 	if ((v = json_object_get(perms, "defaultMode")) && !json_is_null(v)) {
-		if (!json_is_string(v) || parse_mode(json_string_value(v), &p->mode) < 0) {
+		if (!json_is_string(v) || parse_mode(json_string_value(v), &p->scope_mode[scope]) < 0) {
 			error = docket_error_set(DOCKET_EINVALID,
-				"%s: permissions.defaultMode must be default, acceptEdits, plan, auto, bypassPermissions or dontAsk",
+				"%s: permissions.defaultMode must be default, manual, acceptEdits, plan, auto, bypassPermissions or dontAsk",
 				name);
 			goto cleanup;
 		}
@@ -363,12 +429,17 @@ int pol_load_claude_settings(docket_policy *p, const char *name, const char *tex
 				goto cleanup;
 		}
 	}
-	if ((v = json_object_get(perms, "disableBypassPermissionsMode")) && !json_is_null(v) &&
-	    !json_is_string(v)) {
-		error = docket_error_set(DOCKET_EINVALID, "%s: permissions.disableBypassPermissionsMode must be a string", name);
-		goto cleanup;
+	if ((v = json_object_get(perms, "disableBypassPermissionsMode")) && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "%s: permissions.disableBypassPermissionsMode must be a string", name);
+			goto cleanup;
+		}
+		if (strcmp(json_string_value(v), "disable") == 0)
+			p->bypass_disabled = true;
 	}
 cleanup:
+	if (error == 0)
+		p->mode = pol_claude_mode(p, false);
 	for (size_t k = 0; k < 3; k++)
 		docket_free(pos[k].at);
 	json_decref(root);

@@ -30,12 +30,21 @@ typedef struct val {
 	unsigned line, col;
 } val;
 
+typedef struct binding {
+	const char *name;
+	size_t n;
+	struct val v;
+} binding;
+
 typedef struct lexer {
 	docket_policy *p;
 	const char *name;
 	const char *t;
 	size_t len, i;
 	unsigned line, col;
+	binding *vars;          /* top-level assignments, newest last */
+	size_t nvars, capvars;
+	bool in_call;           /* newlines are blanks inside an argument list */
 } lexer;
 
 typedef struct pending {
@@ -302,15 +311,83 @@ static size_t lex_ident(lexer *lx, const char **start)
 	return lx->i - s;
 }
 
+static const val *lookup(const lexer *lx, const char *id, size_t n)
+{
+	for (size_t i = lx->nvars; i > 0; i--)
+		if (lx->vars[i - 1].n == n && memcmp(lx->vars[i - 1].name, id, n) == 0)
+			return &lx->vars[i - 1].v;
+	return NULL;
+}
+
+/* `a + b` of two strings or two lists, into out (arena). */
+static int concat(lexer *lx, val *out, const val *b, unsigned line, unsigned col)
+{
+	if (out->kind == V_STR && b->kind == V_STR) {
+		size_t la = strlen(out->s), lb = strlen(b->s);
+		char *s = pol_alloc(lx->p, la + lb + 1);
+
+		if (!s)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		memcpy(s, out->s, la);
+		memcpy(s + la, b->s, lb + 1);
+		out->s = s;
+		return 0;
+	}
+	if (out->kind == V_LIST && b->kind == V_LIST) {
+		val *items = pol_alloc(lx->p, (out->n + b->n ? out->n + b->n : 1) * sizeof(*items));
+
+		if (!items)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (out->n)
+			memcpy(items, out->items, out->n * sizeof(*items));
+		if (b->n)
+			memcpy(items + out->n, b->items, b->n * sizeof(*items));
+		out->items = items;
+		out->n += b->n;
+		return 0;
+	}
+	return lex_error(lx, line, col, "operation `+` not supported for these types");
+}
+
+static int parse_primary(lexer *lx, val *out, int depth);
+
+/* An expression: primary { '+' primary } (Starlark's concatenation). */
 static int parse_value(lexer *lx, val *out, int depth)
+{
+	int error = parse_primary(lx, out, depth);
+
+	for (;;) {
+		size_t save_i = lx->i;
+		unsigned save_line = lx->line, save_col = lx->col, line, col;
+		val b = { 0 };
+
+		if (error < 0)
+			return error;
+		skip_ws(lx, depth > 0 || lx->in_call);
+		if (!peek(lx, '+') || (lx->i + 1 < lx->len && lx->t[lx->i + 1] == '=')) {
+			lx->i = save_i;
+			lx->line = save_line;
+			lx->col = save_col;
+			return 0;
+		}
+		line = lx->line;
+		col = lx->col;
+		adv(lx);
+		if ((error = parse_primary(lx, &b, depth)) == 0)
+			error = concat(lx, out, &b, line, col);
+	}
+}
+
+static int parse_primary(lexer *lx, val *out, int depth)
 {
 	const char *id;
 	size_t n;
 	unsigned line = lx->line, col = lx->col;
+	const val *bound;
 
 	if (depth > MAX_DEPTH)
 		return lex_error(lx, line, col, "values nested too deeply");
-	skip_ws(lx, true);
+	skip_ws(lx, depth > 0 || lx->in_call);
 	if (lx->i >= lx->len)
 		return lex_error(lx, lx->line, lx->col, "expected a value, found end of file");
 	if (peek(lx, '"') || peek(lx, '\'') ||
@@ -325,6 +402,15 @@ static int parse_value(lexer *lx, val *out, int depth)
 		out->col = col;
 		return 0;
 	}
+	if (n > 0 && id[0] >= '0' && id[0] <= '9')
+		return lex_error(lx, line, col, "expected a string, a list or None");
+	if (n > 0 && (bound = lookup(lx, id, n))) {
+		*out = *bound;
+		return 0;
+	}
+	if (n > 0)
+		return docket_error_set(DOCKET_EINVALID, "%s:%u:%u: variable `%.*s` not found", lx->name, line,
+					col, (int)(n < 64 ? n : 64), id);
 	return lex_error(lx, line, col, "expected a string, a list or None");
 }
 
@@ -820,9 +906,68 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 
 /* ---- the statement loop ---- */
 
+/* Codex's builtins type their parameters (str, list): None is never
+ * accepted for one, even for the optional ones. */
+static int not_none(const lexer *lx, const val *v, const char *param)
+{
+	if (v->kind != V_NONE)
+		return 0;
+	return rule_error(lx, v, "type of parameter `%s` doesn't match (got NoneType)", param);
+}
+
+/*
+ * `NAME = expr` or `NAME += expr` at the top level (the constants people
+ * factor out of their rules). Returns 1 when the statement is not an
+ * assignment, 0 when it was one, or an error.
+ */
+static int assignment(lexer *lx, const char *id, size_t n)
+{
+	bool append;
+	val v = { 0 };
+	const val *old;
+	unsigned line, col;
+	int error;
+
+	skip_ws(lx, false);
+	line = lx->line;
+	col = lx->col;
+	append = peek(lx, '+') && lx->i + 1 < lx->len && lx->t[lx->i + 1] == '=';
+	if (!append && !(peek(lx, '=') && !(lx->i + 1 < lx->len && lx->t[lx->i + 1] == '=')))
+		return 1;
+	adv(lx);
+	if (append)
+		adv(lx);
+	if ((error = parse_value(lx, &v, 0)) < 0)
+		return error;
+	if (append) {
+		val cur;
+
+		if (!(old = lookup(lx, id, n)))
+			return docket_error_set(DOCKET_EINVALID, "%s:%u:%u: variable `%.*s` not found", lx->name,
+						line, col, (int)(n < 64 ? n : 64), id);
+		cur = *old;
+		if ((error = concat(lx, &cur, &v, line, col)) < 0)
+			return error;
+		v = cur;
+	}
+	if (lx->nvars == lx->capvars) {
+		size_t nc = lx->capvars ? lx->capvars * 2 : 8;
+		binding *nb = docket_realloc(lx->vars, nc * sizeof(*nb));
+
+		if (!nb)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		lx->vars = nb;
+		lx->capvars = nc;
+	}
+	lx->vars[lx->nvars].name = id;
+	lx->vars[lx->nvars].n = n;
+	lx->vars[lx->nvars++].v = v;
+	return 0;
+}
+
 int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, size_t len)
 {
-	lexer lx = { p, name, text, len, 0, 1, 1 };
+	lexer lx = { p, name, text, len, 0, 1, 1, NULL, 0, 0, false };
 	pending *pend = NULL;
 	size_t npend = 0, cappend = 0;
 	int error = 0;
@@ -861,6 +1006,10 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 		} else if (idlen == 15 && memcmp(id, "host_executable", 15) == 0) {
 			params = hostexe_params;
 			which = 2;
+		} else if ((error = assignment(&lx, id, idlen)) <= 0) {
+			if (error < 0)
+				goto cleanup;
+			goto next;
 		} else {
 			docket_buf b = DOCKET_BUF_INIT;
 
@@ -880,6 +1029,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 			goto cleanup;
 		}
 		adv(&lx);
+		lx.in_call = true;
 		for (;;) {
 			size_t nlen, k;
 			const char *nid;
@@ -922,7 +1072,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 						"%s:%u:%u: argument `%s` given twice", name, aline, acol, params[k]);
 					goto cleanup;
 				}
-				if ((error = parse_value(&lx, v, 0)) < 0)
+				if ((error = parse_value(&lx, v, 0)) < 0 || (error = not_none(&lx, v, params[k])) < 0)
 					goto cleanup;
 				args[k] = v;
 			} else {
@@ -937,7 +1087,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 					error = lex_error(&lx, aline, acol, "argument given twice");
 					goto cleanup;
 				}
-				if ((error = parse_value(&lx, v, 0)) < 0)
+				if ((error = parse_value(&lx, v, 0)) < 0 || (error = not_none(&lx, v, params[npos])) < 0)
 					goto cleanup;
 				args[npos++] = v;
 			}
@@ -953,6 +1103,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 			error = lex_error(&lx, lx.line, lx.col, "expected ',' or ')' in the argument list");
 			goto cleanup;
 		}
+		lx.in_call = false;
 		if (which == 0) {
 			if (npend == cappend) {
 				size_t nc = cappend ? cappend * 2 : 16;
@@ -975,6 +1126,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 		} else if ((error = build_host_executable(&lx, args, &call)) < 0) {
 			goto cleanup;
 		}
+next:
 		/* a statement ends at a newline, ';' or the end of the file */
 		skip_ws(&lx, false);
 		if (lx.i < lx.len && !peek(&lx, '\n') && !peek(&lx, ';')) {
@@ -984,6 +1136,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 	}
 	error = validate_examples(&lx, pend, npend);
 cleanup:
+	docket_free(lx.vars);
 	docket_free(pend);
 	return error;
 }

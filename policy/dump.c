@@ -140,8 +140,14 @@ int docket_policy_to_yaml(char **out, const docket_policy *p)
 
 	*out = NULL;
 #define CK(x) do { if ((error = (x)) < 0) goto fail; } while (0)
-	CK(docket_buf_printf(&b, "# converted by docket from %s (%s)\nversion: 1\n", p->source,
+	CK(docket_buf_printf(&b, "# converted by docket from %s (%s)\n", p->source,
 			     docket_policy_format_str((docket_policy_format)p->format)));
+	for (size_t i = 0; i < p->ntools; i++)
+		if (pol_claude_rule_note(p, &p->tools[i]))
+			CK(docket_buf_printf(&b, "# note: %s: %s\n", p->tools[i].text, pol_claude_rule_note(p, &p->tools[i])));
+	if (p->format == DOCKET_POLICY_CLAUDE && pol_claude_mode_note(p))
+		CK(docket_buf_printf(&b, "# note: %s\n", pol_claude_mode_note(p)));
+	CK(docket_buf_puts(&b, "version: 1\n"));
 	if (sandbox_name(p->sandbox))
 		CK(docket_buf_printf(&b, "sandbox: %s\n", sandbox_name(p->sandbox)));
 	if (approval_name(p->approval))
@@ -324,6 +330,16 @@ int docket_policy_to_json(json_t **out, const docket_policy *p)
 						   p->tools[i].origin.file ? p->tools[i].origin.file : "",
 						   "line", (int)p->tools[i].origin.line));
 	json_object_set_new(o, "tools", a);
+	a = json_array();
+	for (size_t i = 0; a && i < p->ntools; i++)
+		if (pol_claude_rule_note(p, &p->tools[i]))
+			json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s}", "rule", p->tools[i].text, "origin",
+							   p->tools[i].origin.file ? p->tools[i].origin.file : "",
+							   "line", (int)p->tools[i].origin.line, "note",
+							   pol_claude_rule_note(p, &p->tools[i])));
+	if (a && p->format == DOCKET_POLICY_CLAUDE && pol_claude_mode_note(p))
+		json_array_append_new(a, json_pack("{s:s,s:s}", "rule", "defaultMode", "note", pol_claude_mode_note(p)));
+	json_object_set_new(o, "findings", a);
 	a = json_array();
 	for (size_t i = 0; a && i < p->nnet; i++)
 		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:i}", "host", p->net[i].host, "protocol",

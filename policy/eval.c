@@ -17,7 +17,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "policy.h"
+#include "eval.h"
 
 #include "util/alloc.h"
 #include "util/error.h"
@@ -26,28 +26,10 @@
 #define REJECT_SANDBOX_REASON "approval required by policy, but AskForApproval::Granular.sandbox_approval is false"
 #define REJECT_RULES_REASON "approval required by policy rule, but AskForApproval::Granular.rules is false"
 
-typedef struct ev {
-	docket_policy_result *res;
-	const docket_policy *p;
-	const docket_policy_call *call;
-	const docket_policy_context *ctx;
-	int approval;
-	bool gsandbox, grules;
-	int sandbox, fs_kind, mode, platform;
-	const char *cwd, *home;
-	bool used_complex;
-	bool unsplit;
-	bool network_on;
-} ev;
-
-static int max_dec(int a, int b)
-{
-	return a > b ? a : b;
-}
 
 /* ---- result building ---- */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
+int ev_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
 	void *nv;
@@ -64,11 +46,11 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int push_words(docket_policy_result *r, const char *const *w, size_t n, size_t *off)
+int ev_push_words(docket_policy_result *r, const char *const *w, size_t n, size_t *off)
 {
 	int error;
 
-	if ((error = grow((void **)&r->wv, &r->capwv, r->nwv + n, sizeof(*r->wv))) < 0)
+	if ((error = ev_grow((void **)&r->wv, &r->capwv, r->nwv + n, sizeof(*r->wv))) < 0)
 		return error;
 	*off = r->nwv;
 	memcpy(r->wv + r->nwv, w, n * sizeof(*w));
@@ -76,23 +58,23 @@ static int push_words(docket_policy_result *r, const char *const *w, size_t n, s
 	return 0;
 }
 
-static int add_segment(docket_policy_result *r, const char *const *w, size_t n)
+int ev_add_segment(docket_policy_result *r, const char *const *w, size_t n)
 {
 	pol_segment *s;
 	int error;
 
-	if ((error = grow((void **)&r->segs, &r->capsegs, r->nsegs + 1, sizeof(*r->segs))) < 0)
+	if ((error = ev_grow((void **)&r->segs, &r->capsegs, r->nsegs + 1, sizeof(*r->segs))) < 0)
 		return error;
 	s = &r->segs[r->nsegs];
 	memset(s, 0, sizeof(*s));
-	if ((error = push_words(r, w, n, &s->word_off)) < 0)
+	if ((error = ev_push_words(r, w, n, &s->word_off)) < 0)
 		return error;
 	s->nwords = n;
 	r->nsegs++;
 	return 0;
 }
 
-static void add_match(docket_policy_result *r, int rule, int decision, size_t seg, size_t plen,
+void ev_add_match(docket_policy_result *r, int rule, int decision, size_t seg, size_t plen,
 		      bool resolved)
 {
 	pol_match *m;
@@ -107,9 +89,7 @@ static void add_match(docket_policy_result *r, int rule, int decision, size_t se
 	m->resolved = resolved;
 }
 
-static int add_reason(docket_policy_result *r, const char *code, const char *fmt, ...) DOCKET_PRINTF(3, 4);
-
-static int add_reason(docket_policy_result *r, const char *code, const char *fmt, ...)
+int ev_add_reason(docket_policy_result *r, const char *code, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -128,123 +108,9 @@ static int add_reason(docket_policy_result *r, const char *code, const char *fmt
 	return 0;
 }
 
-/* ---- Codex prefix rules ---- */
+/* ---- the common end of every evaluator ---- */
 
-static void prefix_range(const docket_policy *p, const char *prog, size_t *lo_out, size_t *hi_out)
-{
-	size_t lo = 0, hi = p->nprefix;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(p->prefix[p->prefix_index[mid]].program, prog) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*lo_out = lo;
-	while (lo < p->nprefix && strcmp(p->prefix[p->prefix_index[lo]].program, prog) == 0)
-		lo++;
-	*hi_out = lo;
-}
-
-static bool rule_rest_matches(const pol_prefix_rule *r, const char *const *argv, size_t argc)
-{
-	if (argc < r->nrest + 1)
-		return false;
-	for (size_t i = 0; i < r->nrest; i++) {
-		bool ok = false;
-
-		for (size_t k = 0; k < r->rest[i].n && !ok; k++)
-			ok = strcmp(r->rest[i].alts[k], argv[i + 1]) == 0;
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-static size_t match_program(const docket_policy *p, const char *prog, const char *const *argv,
-			    size_t argc, bool resolved, pol_match *m, size_t cap, uint16_t seg)
-{
-	size_t lo, hi, n = 0;
-
-	if (!p->prefix_index)
-		return 0;
-	prefix_range(p, prog, &lo, &hi);
-	for (size_t i = lo; i < hi && n < cap; i++) {
-		uint32_t ri = p->prefix_index[i];
-		const pol_prefix_rule *r = &p->prefix[ri];
-
-		if (!rule_rest_matches(r, argv, argc))
-			continue;
-		m[n].rule = (int)ri;
-		m[n].decision = r->decision;
-		m[n].segment = seg;
-		m[n].prefix_len = (uint16_t)(r->nrest + 1);
-		m[n].resolved = resolved;
-		n++;
-	}
-	return n;
-}
-
-size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
-			 pol_match *m, size_t cap, uint16_t seg)
-{
-	size_t n;
-	const char *base;
-	const pol_host_exe *he;
-
-	if (argc == 0)
-		return 0;
-	n = match_program(p, argv[0], argv, argc, false, m, cap, seg);
-	if (n > 0 || !resolve || argv[0][0] != '/')
-		return n;
-	base = shell_basename(argv[0]);
-	if (!*base)
-		return 0;
-	if ((he = pol_find_hostexe(p, base))) {
-		bool listed = false;
-
-		for (size_t i = 0; i < he->n && !listed; i++)
-			listed = strcmp(he->paths[i], argv[0]) == 0;
-		if (!listed)
-			return 0;
-	}
-	return match_program(p, base, argv, argc, true, m, cap, seg);
-}
-
-/* ---- tool rules (Claude grammar) ---- */
-
-static bool bash_spec_matches(const pol_tool_rule *t, const char *text, size_t len)
-{
-	switch (t->spec_kind) {
-	case SPEC_NONE:
-		return true;
-	case SPEC_EXACT:
-		return len == t->spec_len && memcmp(text, t->spec, len) == 0;
-	case SPEC_PREFIX:
-		if (len < t->spec_len || memcmp(text, t->spec, t->spec_len) != 0)
-			return false;
-		return len == t->spec_len || text[t->spec_len] == ' ' || t->spec_len == 0;
-	case SPEC_GLOB:
-		/* the literal text before the first '*' must match first */
-		if (len < t->lit_len && !(t->lit_len >= 2 && len == t->lit_len - 1 &&
-					   t->spec[t->lit_len - 1] == ' '))
-			return false;
-		if (memcmp(text, t->spec, t->lit_len < len ? t->lit_len : len) != 0)
-			return false;
-		if (str_glob_match(t->spec, t->spec_len, text, len))
-			return true;
-		/* "cmd *" also matches the bare "cmd" (as "cmd:*" does) */
-		if (t->spec_len >= 2 && t->spec[t->spec_len - 1] == '*' && t->spec[t->spec_len - 2] == ' ')
-			return str_glob_match(t->spec, t->spec_len - 2, text, len);
-		return false;
-	default:
-		return false;
-	}
-}
-
-static bool tool_kind_applies(const pol_tool_rule *t, int kind, const char *name)
+bool ev_tool_kind_applies(const pol_tool_rule *t, int kind, const char *name)
 {
 	if (t->kind == TK_ANY)
 		return true;
@@ -264,43 +130,7 @@ static bool tool_kind_applies(const pol_tool_rule *t, int kind, const char *name
 	return true;
 }
 
-/* ---- heuristics for unmatched shell segments ---- */
-
-static int codex_unmatched(ev *e, const char *const *argv, size_t argc, const char **why)
-{
-	docket_policy_result *r = e->res;
-	bool safe = safety_is_known_safe(argv, argc, e->platform, &r->scratch);
-
-	if (safe && !e->used_complex && e->approval == AP_UNTRUSTED) {
-		*why = "known_safe";
-		return POL_ALLOW;
-	}
-	if (safety_is_dangerous(argv, argc, &r->scratch) && e->fs_kind != FS_EXTERNAL) {
-		*why = "dangerous";
-		return e->approval == AP_NEVER ? POL_DENY : POL_ASK;
-	}
-	switch (e->approval) {
-	case AP_NEVER:
-		*why = "sandboxed";
-		return POL_ALLOW;
-	case AP_UNTRUSTED:
-		*why = "not_known_safe";
-		return POL_ASK;
-	default:
-		if (e->fs_kind != FS_RESTRICTED) {
-			*why = safe ? "known_safe" : "unrestricted";
-			return POL_ALLOW;
-		}
-		if (e->call->sbperm != SBP_DEFAULT) {
-			*why = "escalation_requested";
-			return POL_ASK;
-		}
-		*why = safe ? "known_safe" : "sandboxed";
-		return POL_ALLOW;
-	}
-}
-
-static int mode_default(ev *e, bool read_only, const char **why)
+int ev_mode_default(ev *e, bool read_only, const char **why)
 {
 	switch (e->mode) {
 	case MODE_BYPASS:
@@ -310,189 +140,16 @@ static int mode_default(ev *e, bool read_only, const char **why)
 		*why = read_only ? "read_only" : "dont_ask";
 		return read_only ? POL_ALLOW : POL_DENY;
 	case MODE_PLAN:
+		/* plan mode asks (the user may leave plan mode), it does not refuse */
 		*why = read_only ? "read_only" : "plan_mode";
-		return read_only ? POL_ALLOW : POL_DENY;
+		return read_only ? POL_ALLOW : POL_ASK;
 	default:
 		*why = read_only ? "read_only" : "no_rule";
 		return read_only ? POL_ALLOW : POL_ASK;
 	}
 }
 
-static int shell_unmatched(ev *e, const char *const *argv, size_t argc, const char **why)
-{
-	switch (e->p->heuristics) {
-	case HEUR_CLAUDE: {
-		bool safe = !e->unsplit && safety_is_known_safe(argv, argc, e->platform, &e->res->scratch);
-
-		return mode_default(e, safe, why);
-	}
-	case HEUR_ASK:
-		*why = "no_rule";
-		return POL_ASK;
-	case HEUR_ALLOW:
-		*why = "no_rule";
-		return POL_ALLOW;
-	case HEUR_DENY:
-		*why = "no_rule";
-		return POL_DENY;
-	default:
-		return codex_unmatched(e, argv, argc, why);
-	}
-}
-
-static bool argv_eq(const char *const *a, size_t an, const char *const *b, size_t bn)
-{
-	if (an != bn)
-		return false;
-	for (size_t i = 0; i < an; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return false;
-	return true;
-}
-
-static bool command_granted(const ev *e, const char *const *argv, size_t argc)
-{
-	if (!e->ctx)
-		return false;
-	for (size_t i = 0; i < e->ctx->ngrants; i++)
-		if (e->ctx->grants[i].argv &&
-		    argv_eq(e->ctx->grants[i].argv, e->ctx->grants[i].argc, argv, argc))
-			return true;
-	return false;
-}
-
-/* Segment text for Claude's string rules: the words joined by spaces. */
-static int seg_text(docket_buf *b, const char *const *w, size_t n)
-{
-	int error = 0;
-
-	docket_buf_clear(b);
-	for (size_t i = 0; i < n && error == 0; i++) {
-		if (i)
-			error = docket_buf_putc(b, ' ');
-		if (error == 0)
-			error = docket_buf_puts(b, w[i]);
-	}
-	if (error == 0 && !b->ptr)
-		error = docket_buf_reserve(b, 1);
-	return error;
-}
-
-/* Apply Bash tool rules to `text`; returns strictest decision or -1 if none matched. */
-static int bash_rules(ev *e, const char *text, size_t len, size_t seg, bool whole_only, bool *allow_rule)
-{
-	const docket_policy *p = e->p;
-	int dec = -1;
-
-	for (size_t i = 0; i < p->ntools; i++) {
-		const pol_tool_rule *t = &p->tools[i];
-
-		if (!tool_kind_applies(t, TK_BASH, "Bash"))
-			continue;
-		/* a piece-matching allow never allows an unsplit script */
-		if (t->decision == POL_ALLOW && (e->unsplit || whole_only) &&
-		    (t->spec_kind == SPEC_PREFIX || t->spec_kind == SPEC_GLOB))
-			continue;
-		if (whole_only && t->decision == POL_ALLOW && t->spec_kind != SPEC_EXACT)
-			continue;
-		if (!bash_spec_matches(t, text, len))
-			continue;
-		add_match(e->res, -2 - (int)i, t->decision, seg, 0, false);
-		dec = max_dec(dec, t->decision);
-		if (t->decision == POL_ALLOW && allow_rule)
-			*allow_rule = true;
-	}
-	return dec;
-}
-
-static int eval_segment(ev *e, size_t g)
-{
-	docket_policy_result *r = e->res;
-	pol_segment *s = &r->segs[g];
-	const char *const *w = r->wv + s->word_off;
-	size_t first = r->nmatches, n;
-	int dec = -1;
-	bool allow_rule = false;
-	int error;
-
-	n = pol_codex_matches(e->p, w, s->nwords, true, r->matches + r->nmatches,
-			      POL_MAX_MATCHES - r->nmatches, (uint16_t)g);
-	r->nmatches += n;
-	for (size_t i = first; i < r->nmatches; i++) {
-		dec = max_dec(dec, r->matches[i].decision);
-		if (r->matches[i].decision == POL_ALLOW)
-			allow_rule = true;
-	}
-	if (e->p->ntools) {
-		const char *text;
-		size_t len;
-		int d;
-
-		if (e->unsplit && e->call->argc == 3 && shell_script_of(e->call->argv, 3, NULL)) {
-			text = e->call->argv[2];
-			len = strlen(text);
-		} else {
-			if ((error = seg_text(&r->tmp, w, s->nwords)) < 0)
-				return error;
-			text = r->tmp.ptr;
-			len = r->tmp.len;
-		}
-		d = bash_rules(e, text, len, g, false, &allow_rule);
-		dec = max_dec(dec, d);
-	}
-	s->policy_allow = allow_rule && dec == POL_ALLOW;
-	if (dec < 0) {
-		dec = shell_unmatched(e, w, s->nwords, &s->why);
-		s->heuristic = true;
-		add_match(r, -1, dec, g, 0, false);
-	} else {
-		s->why = "rule";
-	}
-	if (dec == POL_ASK && command_granted(e, w, s->nwords)) {
-		dec = POL_ALLOW;
-		s->granted = true;
-		s->why = "session_grant";
-	}
-	s->decision = dec;
-	return 0;
-}
-
-/* Would adding allow-prefix `pr` make every segment allowed? (Codex) */
-static bool prefix_would_allow_all(ev *e, const char *const *pr, size_t pn)
-{
-	docket_policy_result *r = e->res;
-
-	for (size_t g = 0; g < r->nsegs; g++) {
-		const pol_segment *s = &r->segs[g];
-		const char *const *w = r->wv + s->word_off;
-		bool hit = false;
-
-		if (s->nwords >= pn) {
-			const char *prog = w[0];
-
-			hit = true;
-			if (strcmp(prog, pr[0]) != 0) {
-				const pol_host_exe *he;
-
-				hit = prog[0] == '/' && strcmp(shell_basename(prog), pr[0]) == 0;
-				if (hit && (he = pol_find_hostexe(e->p, pr[0]))) {
-					bool listed = false;
-
-					for (size_t i = 0; i < he->n; i++)
-						listed = listed || strcmp(he->paths[i], prog) == 0;
-					hit = listed;
-				}
-			}
-			for (size_t i = 1; hit && i < pn; i++)
-				hit = strcmp(w[i], pr[i]) == 0;
-		}
-		if (!hit && s->decision != POL_ALLOW)
-			return false;
-	}
-	return true;
-}
-
-static bool any_policy_match(const docket_policy_result *r, int decision)
+bool ev_any_policy_match(const docket_policy_result *r, int decision)
 {
 	for (size_t i = 0; i < r->nmatches; i++)
 		if (r->matches[i].rule != -1 && (decision < 0 || r->matches[i].decision == decision))
@@ -500,119 +157,7 @@ static bool any_policy_match(const docket_policy_result *r, int decision)
 	return false;
 }
 
-static int set_amendment_words(docket_policy_result *r, const char *const *w, size_t n)
-{
-	int error;
-
-	if ((error = push_words(r, w, n, &r->amend_off)) < 0)
-		return error;
-	r->amend_n = n;
-	r->has_amendment = true;
-	return 0;
-}
-
-static int first_heuristic(docket_policy_result *r, int decision)
-{
-	for (size_t i = 0; i < r->nmatches; i++)
-		if (r->matches[i].rule == -1 && r->matches[i].decision == decision) {
-			const pol_segment *s = &r->segs[r->matches[i].segment];
-
-			/* the words are already in wv: refer to them (push_words may move wv) */
-			r->amend_off = s->word_off;
-			r->amend_n = s->nwords;
-			r->has_amendment = true;
-			return 0;
-		}
-	return 0;
-}
-
-static int codex_amendment(ev *e, int decision)
-{
-	docket_policy_result *r = e->res;
-	const docket_policy_call *c = e->call;
-	bool auto_ok = !e->used_complex;
-
-	if (decision == POL_DENY)
-		return 0;
-	if (auto_ok && c->prefix_rule && c->nprefix_rule > 0 &&
-	    !safety_prefix_suggestion_banned(c->prefix_rule, c->nprefix_rule) &&
-	    !any_policy_match(r, -1) && prefix_would_allow_all(e, c->prefix_rule, c->nprefix_rule)) {
-		if (decision == POL_ASK)
-			return set_amendment_words(r, c->prefix_rule, c->nprefix_rule);
-	}
-	if (!auto_ok)
-		return 0;
-	if (decision == POL_ASK) {
-		if (any_policy_match(r, POL_ASK))
-			return 0;
-		return first_heuristic(r, POL_ASK);
-	}
-	if (any_policy_match(r, -1))
-		return 0;
-	return first_heuristic(r, POL_ALLOW);
-}
-
-/* Codex's derive_forbidden_reason / derive_prompt_reason. */
-static int codex_reasons(ev *e, int decision)
-{
-	docket_policy_result *r = e->res;
-	const pol_match *best = NULL;
-	int error;
-
-	for (size_t i = 0; i < r->nmatches; i++) {
-		const pol_match *m = &r->matches[i];
-
-		if (m->rule < 0 || m->decision != decision)
-			continue;
-		if (!best || m->prefix_len > best->prefix_len)
-			best = m;
-	}
-	docket_buf_clear(&r->tmp);
-	if ((error = shell_join(&r->tmp, e->call->argv, e->call->argc)) < 0)
-		return error;
-	if (!r->tmp.ptr && (error = docket_buf_reserve(&r->tmp, 1)) < 0)
-		return error;
-	if (decision == POL_DENY) {
-		if (best && e->p->prefix[best->rule].justification)
-			return add_reason(r, "rule", "`%s` rejected: %s", r->tmp.ptr,
-					  e->p->prefix[best->rule].justification);
-		if (best) {
-			const pol_segment *s = &r->segs[best->segment];
-
-			docket_buf_clear(&r->tmp2);
-			if ((error = shell_join(&r->tmp2, r->wv + s->word_off, best->prefix_len)) < 0)
-				return error;
-			if (best->resolved) {
-				/* the rule's own program, not the resolved path */
-				docket_buf_clear(&r->tmp2);
-				if ((error = docket_buf_puts(&r->tmp2, e->p->prefix[best->rule].program)) < 0)
-					return error;
-				if (best->prefix_len > 1) {
-					if ((error = docket_buf_putc(&r->tmp2, ' ')) < 0 ||
-					    (error = shell_join(&r->tmp2, r->wv + s->word_off + 1, best->prefix_len - 1u)) < 0)
-						return error;
-				}
-			}
-			return add_reason(r, "rule", "`%s` rejected: policy forbids commands starting with `%s`",
-					  r->tmp.ptr, r->tmp2.ptr ? r->tmp2.ptr : "");
-		}
-		/* a tool rule (Claude grammar) denied it: tool_rule_reason says which */
-		for (size_t i = 0; i < r->nmatches; i++)
-			if (r->matches[i].rule <= -2 && r->matches[i].rule > -100000 &&
-			    r->matches[i].decision == POL_DENY)
-				return 0;
-		return add_reason(r, "heuristics", "`%s` rejected: blocked by policy", r->tmp.ptr);
-	}
-	if (decision == POL_ASK && best) {
-		if (e->p->prefix[best->rule].justification)
-			return add_reason(r, "rule", "`%s` requires approval: %s", r->tmp.ptr,
-					  e->p->prefix[best->rule].justification);
-		return add_reason(r, "rule", "`%s` requires approval by policy", r->tmp.ptr);
-	}
-	return 0;
-}
-
-static int tool_rule_reason(ev *e, int decision)
+int ev_tool_rule_reason(ev *e, int decision)
 {
 	docket_policy_result *r = e->res;
 
@@ -622,7 +167,7 @@ static int tool_rule_reason(ev *e, int decision)
 		if (m->rule <= -2 && m->rule > -100000 && m->decision == decision) {
 			const pol_tool_rule *t = &e->p->tools[-2 - m->rule];
 
-			return add_reason(r, "rule", "%s by rule %s",
+			return ev_add_reason(r, "rule", "%s by rule %s",
 					  decision == POL_DENY ? "denied" : decision == POL_ASK ? "approval required" : "allowed",
 					  t->text);
 		}
@@ -630,7 +175,7 @@ static int tool_rule_reason(ev *e, int decision)
 	return 0;
 }
 
-static const char *why_text(const char *why)
+const char *ev_why_text(const char *why)
 {
 	if (!why)
 		return "no rule matched";
@@ -643,8 +188,11 @@ static const char *why_text(const char *why)
 	if (strcmp(why, "session_grant") == 0) return "approved for this session";
 	if (strcmp(why, "bypass_permissions") == 0) return "permission mode bypassPermissions";
 	if (strcmp(why, "dont_ask") == 0) return "permission mode dontAsk denies what is not allowed";
-	if (strcmp(why, "plan_mode") == 0) return "plan mode allows only read-only actions";
+	if (strcmp(why, "plan_mode") == 0) return "plan mode: only read-only actions run without asking";
 	if (strcmp(why, "read_only") == 0) return "read-only action";
+	if (strcmp(why, "accept_edits") == 0) return "permission mode acceptEdits allows edits in the project";
+	if (strcmp(why, "sensitive_path") == 0) return "writes under .git/ or .claude/ always ask";
+	if (strcmp(why, "preapproved_host") == 0) return "a documentation host Claude Code's WebFetch reads without a rule";
 	if (strcmp(why, "outside_writable_roots") == 0) return "writes outside the writable roots";
 	if (strcmp(why, "protected_path") == 0) return "writes a protected path";
 	if (strcmp(why, "outside_workspace") == 0) return "outside the workspace";
@@ -656,7 +204,7 @@ static const char *why_text(const char *why)
 }
 
 /* Approval post-processing (Codex prompt_is_rejected_by_policy). */
-static int approval_gate(ev *e, int *dec)
+int ev_approval_gate(ev *e, int *dec)
 {
 	bool prompt_is_rule;
 
@@ -664,21 +212,21 @@ static int approval_gate(ev *e, int *dec)
 		return 0;
 	if (e->mode == MODE_DONT_ASK) {
 		*dec = POL_DENY;
-		return add_reason(e->res, "approval_mode", "approval required, but the permission mode is dontAsk");
+		return ev_add_reason(e->res, "approval_mode", "approval required, but the permission mode is dontAsk");
 	}
-	prompt_is_rule = any_policy_match(e->res, POL_ASK);
+	prompt_is_rule = ev_any_policy_match(e->res, POL_ASK);
 	if (e->approval == AP_NEVER) {
 		*dec = POL_DENY;
-		return add_reason(e->res, "approval_mode", PROMPT_CONFLICT_REASON);
+		return ev_add_reason(e->res, "approval_mode", PROMPT_CONFLICT_REASON);
 	}
 	if (e->approval == AP_GRANULAR) {
 		if (prompt_is_rule && !e->grules) {
 			*dec = POL_DENY;
-			return add_reason(e->res, "approval_mode", REJECT_RULES_REASON);
+			return ev_add_reason(e->res, "approval_mode", REJECT_RULES_REASON);
 		}
 		if (!prompt_is_rule && !e->gsandbox) {
 			*dec = POL_DENY;
-			return add_reason(e->res, "approval_mode", REJECT_SANDBOX_REASON);
+			return ev_add_reason(e->res, "approval_mode", REJECT_SANDBOX_REASON);
 		}
 	}
 	return 0;
@@ -686,15 +234,15 @@ static int approval_gate(ev *e, int *dec)
 
 /* The common end of the tool evaluators: the tool rule's reason, the
  * fallback reason `why` (may be NULL), the approval gate, the verdict. */
-static int conclude(ev *e, int dec, const char *why)
+int ev_conclude(ev *e, int dec, const char *why)
 {
 	int error;
 
-	if ((error = tool_rule_reason(e, dec)) < 0)
+	if ((error = ev_tool_rule_reason(e, dec)) < 0)
 		return error;
-	if (why && (error = add_reason(e->res, why, "%s", why_text(why))) < 0)
+	if (why && (error = ev_add_reason(e->res, why, "%s", ev_why_text(why))) < 0)
 		return error;
-	if ((error = approval_gate(e, &dec)) < 0)
+	if ((error = ev_approval_gate(e, &dec)) < 0)
 		return error;
 	e->res->verdict = dec;
 	return 0;
@@ -706,7 +254,7 @@ static bool sandbox_unenforceable(const ev *e)
 	       (e->p->unsupported[e->platform] & CAP_SANDBOX);
 }
 
-static int unsupported_gate(ev *e, int *dec, bool escalated)
+int ev_unsupported_gate(ev *e, int *dec, bool escalated)
 {
 	if (*dec >= POL_DENY || e->res->sandbox != 1 || escalated || !sandbox_unenforceable(e))
 		return 0;
@@ -714,125 +262,19 @@ static int unsupported_gate(ev *e, int *dec, bool escalated)
 	/* nothing to approve, so no rule to propose: an allow rule would run it unsandboxed */
 	e->res->has_amendment = false;
 	e->res->amend_off = e->res->amend_n = 0;
-	return add_reason(e->res, "unsupported", "the sandbox this call relies on cannot be enforced on this platform");
-}
-
-static int eval_shell(ev *e)
-{
-	docket_policy_result *r = e->res;
-	const docket_policy_call *c = e->call;
-	const char *flag, *script;
-	int dec = POL_ALLOW, error;
-	bool all_allow = true;
-
-	if (c->argc == 0) {
-		r->verdict = POL_DENY;
-		return add_reason(r, "bad_call", "empty command");
-	}
-	script = shell_script_of(c->argv, c->argc, &flag);
-	if (script) {
-		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
-			return error;
-		if (r->split.status == SHELL_PLAIN ||
-		    (r->split.status == SHELL_HEREDOC && e->p->heredoc_prefix)) {
-			e->used_complex = r->split.status == SHELL_HEREDOC;
-			for (size_t g = 0; g < r->split.nsegs; g++) {
-				size_t a = r->split.seg_start[g], b = r->split.seg_start[g + 1];
-				pol_segment *s;
-
-				if ((error = grow((void **)&r->segs, &r->capsegs, r->nsegs + 1, sizeof(*r->segs))) < 0 ||
-				    (error = grow((void **)&r->wv, &r->capwv, r->nwv + (b - a), sizeof(*r->wv))) < 0)
-					return error;
-				s = &r->segs[r->nsegs++];
-				memset(s, 0, sizeof(*s));
-				s->word_off = r->nwv;
-				s->nwords = b - a;
-				for (size_t k = a; k < b; k++)
-					r->wv[r->nwv++] = r->split.text.ptr + r->split.word_off[k];
-			}
-		} else if (r->split.status == SHELL_COMPLEX || r->split.status == SHELL_HEREDOC) {
-			e->unsplit = true;
-			r->unsplit_reason = r->split.status == SHELL_HEREDOC ? "heredoc" : r->split.reason;
-		}
-	}
-	if (r->nsegs == 0 && (error = add_segment(r, c->argv, c->argc)) < 0)
-		return error;
-
-	for (size_t g = 0; g < r->nsegs; g++) {
-		if ((error = eval_segment(e, g)) < 0)
-			return error;
-		dec = max_dec(dec, r->segs[g].decision);
-		all_allow = all_allow && r->segs[g].policy_allow;
-	}
-	/* deny/ask rules (and exact allows) also see the whole script */
-	if (script && e->p->ntools && r->nsegs > 1) {
-		bool whole_allow = false;
-		int d = bash_rules(e, script, strlen(script), 0xFFFF, true, &whole_allow);
-
-		if (d == POL_ALLOW && whole_allow) {
-			for (size_t g = 0; g < r->nsegs; g++)
-				if (r->segs[g].decision == POL_ASK && r->segs[g].heuristic)
-					r->segs[g].decision = POL_ALLOW;
-			dec = POL_ALLOW;
-			for (size_t g = 0; g < r->nsegs; g++)
-				dec = max_dec(dec, r->segs[g].decision);
-			all_allow = true;
-		} else if (d > POL_ALLOW) {
-			dec = max_dec(dec, d);
-		}
-	}
-	if (dec == POL_ASK && command_granted(e, c->argv, c->argc)) {
-		bool only_asks = true;
-
-		for (size_t g = 0; g < r->nsegs; g++)
-			only_asks = only_asks && r->segs[g].decision <= POL_ASK;
-		if (only_asks) {
-			dec = POL_ALLOW;
-			if ((error = add_reason(r, "session_grant", "approved for this session")) < 0)
-				return error;
-		}
-	}
-	r->sandbox = all_allow ? 2 : (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
-	if (dec == POL_ASK || dec == POL_DENY) {
-		if ((error = codex_reasons(e, dec)) < 0 || (error = tool_rule_reason(e, dec)) < 0)
-			return error;
-	}
-	if (r->unsplit_reason &&
-	    (error = add_reason(r, "not_split", "script not split into segments (%s)", r->unsplit_reason)) < 0)
-		return error;
-	/* one summary reason per distinct heuristic */
-	for (size_t g = 0; g < r->nsegs; g++) {
-		const pol_segment *s = &r->segs[g];
-		bool seen = false;
-
-		if (!s->heuristic && !s->granted)
-			continue;
-		for (size_t k = 0; k < g; k++)
-			seen = seen || (r->segs[k].why && s->why && strcmp(r->segs[k].why, s->why) == 0);
-		if (!seen && (error = add_reason(r, s->why, "%s", why_text(s->why))) < 0)
-			return error;
-	}
-	if (e->p->format == DOCKET_POLICY_CODEX || e->p->heuristics == HEUR_CODEX)
-		if ((error = codex_amendment(e, dec)) < 0)
-			return error;
-	if ((error = approval_gate(e, &dec)) < 0)
-		return error;
-	if ((error = unsupported_gate(e, &dec, c->sbperm != SBP_DEFAULT)) < 0)
-		return error;
-	r->verdict = dec;
-	return 0;
+	return ev_add_reason(e->res, "unsupported", "the sandbox this call relies on cannot be enforced on this platform");
 }
 
 /* ---- paths ---- */
 
-static const char *project_root(const ev *e)
+const char *ev_project_root(const ev *e)
 {
 	if (e->ctx && e->ctx->roots.n)
 		return e->ctx->roots.v[0];
 	return e->cwd;
 }
 
-static bool path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
+bool ev_path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 {
 	docket_buf *b = &e->res->tmp2;
 	const char *base = NULL;
@@ -845,7 +287,7 @@ static bool path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 	switch (t->anchor) {
 	case ANCHOR_ROOT: base = ""; break;
 	case ANCHOR_HOME: base = e->home; break;
-	case ANCHOR_PROJECT: base = project_root(e); break;
+	case ANCHOR_PROJECT: base = ev_project_root(e); break;
 	default: base = e->cwd; break;
 	}
 	if (!base)
@@ -874,7 +316,7 @@ static bool path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 	return path_glob_match(b->ptr, b->len, path);
 }
 
-static bool in_workspace(const ev *e, const char *path)
+bool ev_in_workspace(const ev *e, const char *path)
 {
 	if (e->cwd && path_is_under(path, e->cwd))
 		return true;
@@ -984,9 +426,32 @@ static bool path_granted(const ev *e, const char *path)
 	return false;
 }
 
-static int ask_or_deny(const ev *e)
+int ev_ask_or_deny(const ev *e)
 {
 	return e->approval == AP_NEVER ? POL_DENY : POL_ASK;
+}
+
+/*
+ * Tool-name rules Claude Code does not apply to this call: Write(path)
+ * rules (it ignores them, allow and deny alike: Edit(path) covers writes),
+ * and a bare Edit rule for the Write tool. Only for Claude's heuristics:
+ * other docket YAML keeps its own reading of the same grammar.
+ */
+static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
+{
+	if (e->p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
+		return false;
+	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+		return true;
+	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
+	       strcmp(e->call->name, "Write") == 0;
+}
+
+static bool claude_sensitive(const ev *e, const char *path)
+{
+	const char *root = e->ctx && e->ctx->roots.n ? e->ctx->roots.v[0] : e->cwd;
+
+	return (root && claude_sensitive_path(path, root)) || (e->cwd && claude_sensitive_path(path, e->cwd));
 }
 
 static int eval_paths(ev *e, bool write)
@@ -1000,7 +465,7 @@ static int eval_paths(ev *e, bool write)
 
 	if (c->npaths == 0) {
 		r->verdict = POL_DENY;
-		return add_reason(r, "bad_call", "no path");
+		return ev_add_reason(r, "bad_call", "no path");
 	}
 	for (size_t i = 0; i < c->npaths; i++) {
 		const char *path;
@@ -1011,7 +476,7 @@ static int eval_paths(ev *e, bool write)
 		if (path_normalize(&r->tmp, c->paths[i], e->cwd, e->home) < 0) {
 			docket_error_clear();
 			r->verdict = POL_DENY;
-			return add_reason(r, "bad_path", "cannot resolve path %s (relative, with no cwd)", c->paths[i]);
+			return ev_add_reason(r, "bad_path", "cannot resolve path %s (relative, with no cwd)", c->paths[i]);
 		}
 		/* keep the normalised path for the rest of this loop */
 		if ((error = docket_buf_puts(&r->text, r->tmp.ptr)) < 0 || (error = docket_buf_putc(&r->text, '\0')) < 0)
@@ -1020,50 +485,52 @@ static int eval_paths(ev *e, bool write)
 		for (size_t k = 0; k < e->p->ntools; k++) {
 			const pol_tool_rule *t = &e->p->tools[k];
 
-			if (!tool_kind_applies(t, kind, NULL))
+			if (!ev_tool_kind_applies(t, kind, NULL) || claude_rule_inert(e, t))
 				continue;
-			if (!path_rule_matches(e, t, path))
+			if (!ev_path_rule_matches(e, t, path))
 				continue;
-			add_match(r, -2 - (int)k, t->decision, i, 0, false);
-			d = max_dec(d, t->decision);
+			ev_add_match(r, -2 - (int)k, t->decision, i, 0, false);
+			d = ev_max(d, t->decision);
 			if (t->decision == POL_ALLOW)
 				rule_allow = true;
 		}
 		if (d < 0) {
 			rule_allow = false;
 			if (e->p->heuristics == HEUR_CLAUDE) {
-				bool inside = in_workspace(e, path);
+				bool inside = ev_in_workspace(e, path);
 
 				if (!write)
-					d = mode_default(e, inside, &why);
+					d = ev_mode_default(e, inside, &why);
+				else if (e->mode == MODE_ACCEPT_EDITS && inside && claude_sensitive(e, path))
+					d = POL_ASK, why = "sensitive_path";
 				else if (e->mode == MODE_ACCEPT_EDITS && inside)
 					d = POL_ALLOW, why = "accept_edits";
 				else
-					d = mode_default(e, false, &why);
+					d = ev_mode_default(e, false, &why);
 				if (!inside && d == POL_ASK && !write)
 					why = "outside_workspace";
 			} else if (write) {
 				if (sandbox_writable(e, path, &why))
 					d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : "sandboxed";
 				else
-					d = ask_or_deny(e);
+					d = ev_ask_or_deny(e);
 			} else if (e->p->readable.n) {
 				bool ok = false;
 
 				for (size_t k = 0; k < e->p->readable.n && !ok; k++)
 					ok = path_is_under(path, e->p->readable.v[k]);
-				d = ok ? POL_ALLOW : ask_or_deny(e);
+				d = ok ? POL_ALLOW : ev_ask_or_deny(e);
 				why = ok ? "read_only" : "outside_workspace";
 			} else {
 				d = POL_ALLOW;
 				why = "read_only";
 			}
-			add_match(r, -1, d, i, 0, false);
+			ev_add_match(r, -1, d, i, 0, false);
 		} else if (write && d == POL_ALLOW && e->p->heuristics != HEUR_CLAUDE &&
 			   !sandbox_writable(e, path, &why)) {
 			/* an allow rule does not widen the sandbox's protected paths */
 			if (strcmp(why, "protected_path") == 0)
-				d = ask_or_deny(e);
+				d = ev_ask_or_deny(e);
 		}
 		if (d == POL_ASK && path_granted(e, path)) {
 			d = POL_ALLOW;
@@ -1074,10 +541,10 @@ static int eval_paths(ev *e, bool write)
 		if (d > dec && why)
 			why_all = why;
 		all_rule_allow = all_rule_allow && rule_allow;
-		dec = max_dec(dec, d);
+		dec = ev_max(dec, d);
 	}
 	r->sandbox = all_rule_allow ? 2 : (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
-	return conclude(e, dec, why_all);
+	return ev_conclude(e, dec, why_all);
 }
 
 /* ---- network ---- */
@@ -1109,14 +576,14 @@ static int eval_network(ev *e)
 			continue;
 		if (n->port && c->port && n->port != c->port)
 			continue;
-		add_match(r, -100000 - (int)i, n->decision, 0, 0, false);
-		d = max_dec(d, n->decision);
+		ev_add_match(r, -100000 - (int)i, n->decision, 0, 0, false);
+		d = ev_max(d, n->decision);
 		host_rule = true;
 	}
 	for (size_t k = 0; k < e->p->ntools; k++) {
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (!tool_kind_applies(t, TK_WEBFETCH, NULL))
+		if (!ev_tool_kind_applies(t, TK_WEBFETCH, NULL))
 			continue;
 		if (t->spec_kind == SPEC_DOMAIN) {
 			char lowered[256];
@@ -1130,28 +597,31 @@ static int eval_network(ev *e)
 		} else if (t->spec_kind != SPEC_NONE) {
 			continue;
 		}
-		add_match(r, -2 - (int)k, t->decision, 0, 0, false);
-		d = max_dec(d, t->decision);
+		ev_add_match(r, -2 - (int)k, t->decision, 0, 0, false);
+		d = ev_max(d, t->decision);
 	}
 	if (d < 0) {
-		if (e->p->heuristics == HEUR_CLAUDE) {
-			d = mode_default(e, false, &why);
+		if (e->p->heuristics == HEUR_CLAUDE && claude_preapproved_url(c->host, c->url_path)) {
+			d = POL_ALLOW;
+			why = "preapproved_host";
+		} else if (e->p->heuristics == HEUR_CLAUDE) {
+			d = ev_mode_default(e, false, &why);
 		} else if (e->network_on) {
 			d = POL_ALLOW;
 			why = "network_enabled";
 		} else {
-			d = ask_or_deny(e);
+			d = ev_ask_or_deny(e);
 			why = "network_disabled";
 		}
-		add_match(r, -1, d, 0, 0, false);
+		ev_add_match(r, -1, d, 0, 0, false);
 	}
-	if ((error = tool_rule_reason(e, d)) < 0)
+	if ((error = ev_tool_rule_reason(e, d)) < 0)
 		return error;
 	for (size_t i = 0; i < r->nmatches; i++)
 		if (r->matches[i].rule <= -100000 && r->matches[i].decision == d) {
 			const pol_net_rule *n = &e->p->net[-100000 - r->matches[i].rule];
 
-			if ((error = add_reason(r, "rule", "%s by rule %s%s%s",
+			if ((error = ev_add_reason(r, "rule", "%s by rule %s%s%s",
 						d == POL_DENY ? "denied" : d == POL_ASK ? "approval required" : "allowed",
 						n->text,
 						n->justification ? ": " : "",
@@ -1159,13 +629,13 @@ static int eval_network(ev *e)
 				return error;
 			break;
 		}
-	if (why && (error = add_reason(r, why, "%s", why_text(why))) < 0)
+	if (why && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
 		return error;
-	if ((error = approval_gate(e, &d)) < 0)
+	if ((error = ev_approval_gate(e, &d)) < 0)
 		return error;
 	if (host_rule && d == POL_ALLOW && (e->p->unsupported[e->platform] & CAP_NETWORK_FILTER)) {
 		d = POL_UNSUPPORTED;
-		if ((error = add_reason(r, "unsupported", "host filtering cannot be enforced on this platform")) < 0)
+		if ((error = ev_add_reason(r, "unsupported", "host filtering cannot be enforced on this platform")) < 0)
 			return error;
 	}
 	r->verdict = d;
@@ -1182,12 +652,12 @@ static int name_rules(ev *e, int kind, const char *name, bool *matched)
 	for (size_t k = 0; k < e->p->ntools; k++) {
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (!tool_kind_applies(t, kind, name))
+		if (!ev_tool_kind_applies(t, kind, name))
 			continue;
 		if (t->spec_kind != SPEC_NONE)
 			continue;
-		add_match(e->res, -2 - (int)k, t->decision, 0, 0, false);
-		d = max_dec(d, t->decision);
+		ev_add_match(e->res, -2 - (int)k, t->decision, 0, 0, false);
+		d = ev_max(d, t->decision);
 		*matched = true;
 	}
 	return d;
@@ -1206,7 +676,7 @@ static int eval_run_code(ev *e)
 		for (size_t i = 0; i < e->p->languages.n && !ok; i++)
 			ok = strcmp(e->p->languages.v[i], e->call->language) == 0;
 		if (!ok) {
-			d = max_dec(d, ask_or_deny(e));
+			d = ev_max(d, ev_ask_or_deny(e));
 			why = "language_not_allowed";
 		} else if (d < 0) {
 			d = POL_ALLOW;
@@ -1215,16 +685,16 @@ static int eval_run_code(ev *e)
 	}
 	if (d < 0) {
 		if (e->p->heuristics == HEUR_CLAUDE)
-			d = mode_default(e, false, &why);
+			d = ev_mode_default(e, false, &why);
 		else
 			d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : "sandboxed";
 	}
 	r->sandbox = (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
-	if ((error = tool_rule_reason(e, d)) < 0)
+	if ((error = ev_tool_rule_reason(e, d)) < 0)
 		return error;
-	if (why && (error = add_reason(r, why, "%s", why_text(why))) < 0)
+	if (why && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
 		return error;
-	if ((error = approval_gate(e, &d)) < 0 || (error = unsupported_gate(e, &d, false)) < 0)
+	if ((error = ev_approval_gate(e, &d)) < 0 || (error = ev_unsupported_gate(e, &d, false)) < 0)
 		return error;
 	r->verdict = d;
 	return 0;
@@ -1286,7 +756,7 @@ static int eval_install(ev *e)
 
 	if (c->npackages == 0) {
 		r->verdict = POL_DENY;
-		return add_reason(r, "bad_call", "no packages");
+		return ev_add_reason(r, "bad_call", "no packages");
 	}
 	for (size_t i = 0; i < e->p->npkgs; i++)
 		if (strcmp(e->p->pkgs[i].ecosystem, c->ecosystem) == 0)
@@ -1298,7 +768,7 @@ static int eval_install(ev *e)
 
 		if (!package_spec_ok(c->ecosystem, spec)) {
 			d = POL_DENY;
-			if ((error = add_reason(r, "invalid_package_spec", "package spec %s rejected (options, URLs, paths, VCS specs and shell metacharacters are not allowed)", spec)) < 0)
+			if ((error = ev_add_reason(r, "invalid_package_spec", "package spec %s rejected (options, URLs, paths, VCS specs and shell metacharacters are not allowed)", spec)) < 0)
 				return error;
 			continue;
 		}
@@ -1308,21 +778,21 @@ static int eval_install(ev *e)
 				ok = strcmp(eco->allow[k], "*") == 0 ||
 				     (strlen(eco->allow[k]) == nl && strncmp(eco->allow[k], spec, nl) == 0);
 			if (ok) {
-				d = max_dec(d, POL_ALLOW);
+				d = ev_max(d, POL_ALLOW);
 			} else {
-				d = max_dec(d, eco->decision);
+				d = ev_max(d, eco->decision);
 				why = "not_in_allowlist";
 			}
 		} else if (!matched) {
 			if (e->p->heuristics == HEUR_CLAUDE)
-				d = max_dec(d, mode_default(e, false, &why));
+				d = ev_max(d, ev_mode_default(e, false, &why));
 			else
-				d = max_dec(d, ask_or_deny(e)), why = "not_in_allowlist";
+				d = ev_max(d, ev_ask_or_deny(e)), why = "not_in_allowlist";
 		}
 	}
 	if (d < 0)
 		d = POL_ALLOW;
-	return conclude(e, d, why);
+	return ev_conclude(e, d, why);
 }
 
 static bool claude_read_only_tool(const char *name)
@@ -1350,14 +820,14 @@ static int eval_other(ev *e)
 
 	if (d < 0) {
 		if (e->p->heuristics == HEUR_CLAUDE)
-			d = mode_default(e, kind == TK_NAME && claude_read_only_tool(c->name), &why);
+			d = ev_mode_default(e, kind == TK_NAME && claude_read_only_tool(c->name), &why);
 		else if (e->approval == AP_UNTRUSTED && kind == TK_MCP)
 			d = POL_ASK, why = "not_known_safe";
 		else
 			d = POL_ALLOW, why = "no_rule";
-		add_match(r, -1, d, 0, 0, false);
+		ev_add_match(r, -1, d, 0, 0, false);
 	}
-	return conclude(e, d, why);
+	return ev_conclude(e, d, why);
 }
 
 /* ---- entry ---- */
@@ -1403,7 +873,11 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 	else
 		e.fs_kind = e.sandbox == SB_FULL_ACCESS ? FS_UNRESTRICTED :
 			    e.sandbox == SB_EXTERNAL ? FS_EXTERNAL : FS_RESTRICTED;
-	e.mode = p->mode ? p->mode : MODE_DEFAULT;
+	e.claude_version = ctx ? ctx->claude_version : 0;
+	e.legacy = e.claude_version && e.claude_version <= POL_CLAUDE_LEGACY_MAX;
+	e.mode = p->format == DOCKET_POLICY_CLAUDE ? pol_claude_mode(p, e.legacy) : p->mode;
+	if (!e.mode)
+		e.mode = MODE_DEFAULT;
 	e.platform = ctx ? ctx->platform : PLAT_ANY;
 	e.cwd = call->cwd && call->cwd[0] == '/' ? call->cwd : ctx ? ctx->cwd : NULL;
 	e.home = ctx ? ctx->home : NULL;
@@ -1414,7 +888,7 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 		e.network_on = false;
 
 	switch (call->tool) {
-	case CT_SHELL: error = eval_shell(&e); break;
+	case CT_SHELL: error = ev_eval_shell(&e); break;
 	case CT_READ: error = eval_paths(&e, false); break;
 	case CT_WRITE:
 	case CT_APPLY_PATCH: error = eval_paths(&e, true); break;

@@ -333,7 +333,8 @@ static int load_text(docket_policy *p, int format, const char *name, const char 
 	}
 }
 
-static int load_path(docket_policy *p, int format, const char *path)
+/* scope: enum pol_scope for a Claude settings file, else ignored */
+static int load_path(docket_policy *p, int format, const char *path, int scope)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -344,9 +345,62 @@ static int load_path(docket_policy *p, int format, const char *path)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	if ((error = read_file(&text, &len, path)) < 0)
 		return error;
-	error = load_text(p, format, name, text, len);
+	if (format == DOCKET_POLICY_CLAUDE)
+		error = pol_load_claude_scoped(p, name, text, len, scope);
+	else
+		error = load_text(p, format, name, text, len);
 	docket_free(text);
 	return error;
+}
+
+/*
+ * A project directory, as Claude Code resolves it: the user's
+ * ~/.claude/settings.json, the project's .claude/settings.json and
+ * .claude/settings.local.json, and the managed settings (lowest precedence
+ * first; absent files are skipped). $DOCKET_CLAUDE_MANAGED_SETTINGS names
+ * another managed file (tests).
+ */
+static int load_claude_dir(docket_policy *p, const char *dir)
+{
+	const char *home = getenv("HOME");
+	const char *managed = getenv("DOCKET_CLAUDE_MANAGED_SETTINGS");
+	docket_buf path[4] = { DOCKET_BUF_INIT, DOCKET_BUF_INIT, DOCKET_BUF_INIT, DOCKET_BUF_INIT };
+	static const int scopes[4] = { SCOPE_USER, SCOPE_PROJECT, SCOPE_LOCAL, SCOPE_MANAGED };
+	int error = 0;
+
+	if (home && *home)
+		error = docket_buf_printf(&path[0], "%s/.claude/settings.json", home);
+	if (error == 0)
+		error = docket_buf_printf(&path[1], "%s/.claude/settings.json", dir);
+	if (error == 0)
+		error = docket_buf_printf(&path[2], "%s/.claude/settings.local.json", dir);
+	if (error == 0)
+		error = docket_buf_puts(&path[3], managed && *managed ? managed : POL_CLAUDE_MANAGED_PATH);
+	for (size_t i = 0; i < 4 && error == 0; i++) {
+		struct stat st;
+
+		if (!path[i].ptr || (i == 1 && path[0].ptr && strcmp(path[0].ptr, path[1].ptr) == 0))
+			continue;
+		if (stat(path[i].ptr, &st) != 0 && errno == ENOENT)
+			continue;
+		error = load_path(p, DOCKET_POLICY_CLAUDE, path[i].ptr, scopes[i]);
+	}
+	for (size_t i = 0; i < 4; i++)
+		docket_buf_dispose(&path[i]);
+	return error;
+}
+
+static int scope_named(const char *name, int *out)
+{
+	static const char *const names[SCOPE_COUNT] = { "user", "project", "local", "flag", "managed" };
+
+	for (int i = 0; i < SCOPE_COUNT; i++)
+		if (strcmp(names[i], name) == 0) {
+			*out = i;
+			return 0;
+		}
+	return docket_error_set(DOCKET_EINVALID, "unknown settings scope '%s' (expected user, project, local, managed or flag)",
+				name);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -401,7 +455,7 @@ static int load_rules_dir(docket_policy *p, const char *dir)
 	}
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n && error == 0; i++)
-		error = load_path(p, DOCKET_POLICY_CODEX, names[i]);
+		error = load_path(p, DOCKET_POLICY_CODEX, names[i], 0);
 cleanup:
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
@@ -412,13 +466,20 @@ cleanup:
 
 int docket_policy_load(docket_policy **out, const char *source)
 {
+	return docket_policy_load_scoped(out, source, NULL);
+}
+
+int docket_policy_load_scoped(docket_policy **out, const char *source, const char *scope)
+{
 	docket_policy *p = NULL;
-	int format = DOCKET_POLICY_DOCKET;
+	int format = DOCKET_POLICY_DOCKET, sc = -1;
 	const char *path = source;
 	struct stat st;
 	int error;
 
 	*out = NULL;
+	if (scope && (error = scope_named(scope, &sc)) < 0)
+		return error;
 	if (!source || !*source)
 		return docket_error_set(DOCKET_EINVALID, "empty policy source");
 	if (strncmp(source, "codex:", 6) == 0) {
@@ -441,12 +502,17 @@ int docket_policy_load(docket_policy **out, const char *source)
 	}
 	if (!*path)
 		return docket_error_set(DOCKET_EINVALID, "policy source %s names no file", source);
+	if (scope && format != DOCKET_POLICY_CLAUDE)
+		return docket_error_set(DOCKET_EINVALID, "a settings scope applies only to claude: sources");
 	if ((error = pol_new(&p, format, source)) < 0)
 		return error;
 	if (format == DOCKET_POLICY_CODEX && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		error = load_rules_dir(p, path);
+	else if (format == DOCKET_POLICY_CLAUDE && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		error = scope ? docket_error_set(DOCKET_EINVALID, "%s: a scope names one settings file, not a directory", path)
+			      : load_claude_dir(p, path);
 	else
-		error = load_path(p, format, path);
+		error = load_path(p, format, path, sc >= 0 ? sc : pol_claude_scope_of(path, getenv("HOME")));
 	if (error == 0)
 		error = pol_finalize(p);
 	if (error < 0) {

@@ -34,6 +34,11 @@ enum pol_fs_kind { FS_RESTRICTED = 0, FS_UNRESTRICTED, FS_EXTERNAL };
 /* Capabilities a platform may be unable to enforce. */
 enum { CAP_SANDBOX = 1u << 0, CAP_NETWORK_FILTER = 1u << 1 };
 
+/* Where a Claude Code settings file sits, lowest precedence first: a
+ * higher scope's defaultMode overrides a lower one's, rules accumulate. */
+#define POL_CLAUDE_MANAGED_PATH "/etc/claude-code/managed-settings.json"
+enum pol_scope { SCOPE_USER = 0, SCOPE_PROJECT, SCOPE_LOCAL, SCOPE_FLAG, SCOPE_MANAGED, SCOPE_COUNT };
+
 /* Unmatched-segment heuristics. */
 enum pol_heuristics { HEUR_CODEX = 0, HEUR_CLAUDE, HEUR_ASK, HEUR_ALLOW, HEUR_DENY };
 
@@ -143,6 +148,8 @@ struct docket_policy {
 	int sandbox;              /* enum pol_sandbox */
 	int approval;             /* enum pol_approval */
 	int mode;                 /* enum pol_mode */
+	int scope_mode[SCOPE_COUNT]; /* Claude: defaultMode per settings scope (MODE_UNSET: none) */
+	bool bypass_disabled;     /* Claude: disableBypassPermissionsMode "disable" */
 	int heuristics;           /* enum pol_heuristics for unmatched shell segments */
 	bool heredoc_prefix;      /* Codex: a one-command heredoc script is that command */
 	bool network_enabled;
@@ -194,6 +201,18 @@ const char *pol_codex_decision_name(int d);
 /* ---- loaders ---- */
 int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, size_t len);
 int pol_load_claude_settings(docket_policy *p, const char *name, const char *text, size_t len);
+/* One settings file of a scope (enum pol_scope); call once per file. */
+int pol_load_claude_scoped(docket_policy *p, const char *name, const char *text, size_t len, int scope);
+/* The scope a settings file's place implies (home: the user's HOME, may be NULL). */
+int pol_claude_scope_of(const char *path, const char *home);
+/* The permission mode Claude Code runs with: the highest scope's defaultMode;
+ * `scoped_bypass` says whether project and local settings may set
+ * bypassPermissions (Claude Code up to 2.1.197 honoured it there). */
+int pol_claude_mode(const docket_policy *p, bool scoped_bypass);
+/* What `docket policy explain` says of a rule or the mode that Claude Code
+ * does not apply as written; NULL when it does. */
+const char *pol_claude_rule_note(const docket_policy *p, const pol_tool_rule *t);
+const char *pol_claude_mode_note(const docket_policy *p);
 int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len);
 /* Parse one Claude Code rule string ("Bash(npm run *)") into a tool rule. */
 int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_origin origin);
@@ -235,6 +254,26 @@ int shell_shlex_split(shell_split *s, const char *str) DOCKET_MUST_USE;
 /* Append the shlex-quoted join of argv to buf. */
 int shell_join(docket_buf *buf, const char *const *argv, size_t argc) DOCKET_MUST_USE;
 const char *shell_basename(const char *path);
+
+/* ---- Claude Code's own rules (claude_eval.c) ---- */
+/* Leading words Claude Code looks through before matching a Bash rule:
+ * timeout/nohup/time (and, for deny rules, env and NAME=VALUE). */
+size_t claude_wrapper_skip(const char *const *argv, size_t argc, bool deny);
+/* A script past a leading `time [-p]` (a shell keyword: the splitter would
+ * not split the script otherwise). */
+const char *claude_skip_time(const char *script);
+/* `text` past its leading NAME=VALUE words. */
+const char *claude_skip_assignments(const char *text);
+/* Is argv[i] a file the read-only command argv reads (checked against Read rules)? */
+bool claude_file_arg(const char *const *argv, size_t argc, size_t i);
+/* Does acceptEdits allow this file-changing command (touch, mkdir, ...)? */
+bool claude_file_changing(const char *const *argv, size_t argc);
+/* A path acceptEdits still asks for: under .git/ or .claude/ of the project. */
+bool claude_sensitive_path(const char *path, const char *root);
+/* WebFetch that needs no rule: Claude Code's documentation hosts. */
+bool claude_preapproved_url(const char *host, const char *path);
+/* The next $(...) or `...` in text from *pos: its body as [*start, *start+*len). */
+bool claude_next_substitution(const char *text, size_t *pos, size_t *start, size_t *len);
 
 /* ---- heuristics (safety.c) ---- */
 bool safety_is_known_safe(const char *const *argv, size_t argc, int platform, shell_split *scratch);
@@ -297,6 +336,7 @@ struct docket_policy_call {
 	const char **paths;       /* read/write/apply_patch */
 	size_t npaths;
 	const char *host;         /* network, lower case */
+	const char *url_path;     /* network: the URL's path ("" when none), or NULL */
 	unsigned port;
 	int protocol;             /* enum pol_proto */
 	const char *language;
@@ -311,9 +351,15 @@ typedef struct pol_grant {
 	const char *path;         /* path grant (absolute), or NULL */
 } pol_grant;
 
+/* A Claude Code version as one comparable number (2.1.197 -> 2001197). */
+#define POL_VERSION(a, b, c) ((uint32_t)(a) * 1000000u + (uint32_t)(b) * 1000u + (uint32_t)(c))
+/* The last Claude Code version measured with the older rules (docs/policy.md). */
+#define POL_CLAUDE_LEGACY_MAX POL_VERSION(2, 1, 197)
+
 struct docket_policy_context {
 	pol_arena_block *arena;
 	int platform;
+	uint32_t claude_version;  /* from "runtime": "claude-code/X.Y.Z"; 0 unknown */
 	const char *cwd, *home, *tmpdir;
 	pol_strv roots;
 	pol_strv writable;        /* sandbox_policy.writable_roots */
@@ -365,7 +411,7 @@ struct docket_policy_result {
 	size_t amend_off, amend_n; /* into wv */
 	const char *unsplit_reason;
 	docket_buf text;
-	docket_buf tmp, tmp2;
+	docket_buf tmp, tmp2, tmp3;
 	shell_split split, scratch;
 };
 

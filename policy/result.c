@@ -29,6 +29,7 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_buf_dispose(&r->text);
 	docket_buf_dispose(&r->tmp);
 	docket_buf_dispose(&r->tmp2);
+	docket_buf_dispose(&r->tmp3);
 	shell_split_dispose(&r->split);
 	shell_split_dispose(&r->scratch);
 	docket_free(r);

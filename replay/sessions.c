@@ -105,6 +105,9 @@ static json_t *context_of(const docket_event *ev)
 		bad = json_object_set_new(c, "platform", json_string(platform)) < 0;
 	if (!bad && *o->cwd)
 		bad = json_object_set_new(c, "cwd", json_string(o->cwd)) < 0;
+	/* "claude-code/2.1.197": the policy engine applies that version's rules */
+	if (!bad && o->runtime && *o->runtime)
+		bad = json_object_set_new(c, "runtime", json_string(o->runtime)) < 0;
 	if (!bad) {
 		/* each set_new takes its value, even when it fails */
 		bad |= json_object_set_new(c, "workspace_roots", roots) < 0;

@@ -58,6 +58,10 @@ DOCKET_EXTERN const char *docket_policy_format_str(docket_policy_format f);
  * (the message gives file:line:column and what was expected), DOCKET_ENOMEM.
  */
 DOCKET_EXTERN int docket_policy_load(docket_policy **out, const char *source) DOCKET_MUST_USE;
+/* As docket_policy_load; `scope` (user, project, local, managed, flag; NULL:
+ * from the file's place) says which Claude Code settings scope a claude:FILE
+ * is. `claude:DIR` (no scope) merges a project's settings as Claude Code does. */
+DOCKET_EXTERN int docket_policy_load_scoped(docket_policy **out, const char *source, const char *scope) DOCKET_MUST_USE;
 
 /* Load from memory; `name` is used in messages and rule origins. */
 DOCKET_EXTERN int docket_policy_load_buffer(docket_policy **out, docket_policy_format format,

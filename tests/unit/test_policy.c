@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "docket/policy.h"
 #include "policy/policy.h"
@@ -207,6 +208,17 @@ static void test_rules_negative(void **state)
 	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com/x\", protocol=\"https\", decision=\"allow\")", "without scheme");
 	load_err(DOCKET_POLICY_CODEX, "network_rule(host=\"a.com\", protocol=\"ftp\", decision=\"allow\")", "protocol");
 	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\\q\"])", "escape");
+	/* Codex types its parameters: None is refused even where optional */
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], decision=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], justification=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[\"a\"], match=None)", "NoneType");
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule([\"a\"], None)", "NoneType");
+	/* variables: unknown names, `+` of mixed types, `+=` of an unbound name */
+	load_err(DOCKET_POLICY_CODEX, "prefix_rule(pattern=[GIT])", "variable `GIT` not found");
+	load_err(DOCKET_POLICY_CODEX, "X = [\"a\"] + \"b\"", "`+` not supported");
+	load_err(DOCKET_POLICY_CODEX, "X += [\"a\"]", "variable `X` not found");
+	load_err(DOCKET_POLICY_CODEX, "X = \n[\"a\"]", "expected a string");
+	load_err(DOCKET_POLICY_CODEX, "for p in [\"a\"]:\n    prefix_rule(pattern=[p])", "unknown function `for`");
 	/* 2:3 position */
 	load_err(DOCKET_POLICY_CODEX, "\n  bogus()", "t:2:3:");
 	/* deeply nested lists */
@@ -243,6 +255,29 @@ static void test_rules_semantics(void **state)
 			    "approval_required");
 	assert_string_equal(json_string_value(json_object_get(out, "not_split")), "substitution");
 	json_decref(out);
+	docket_policy_free(p);
+}
+
+/* top-level constants, `+` and `+=`, as Starlark evaluates them */
+static void test_rules_variables(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CODEX,
+		"GIT = \"git\"\n"
+		"REMOTE = [GIT] + [[\"push\", \"fetch\"]]\n"
+		"prefix_rule(pattern=REMOTE, decision=\"prompt\", match=[GIT + \" push\"])\n"
+		"RM = [\"rm\"]; RM += [\"-rf\"]\n"
+		"prefix_rule(pattern=RM +\n  [\"/\"], decision=\"forbidden\")\n"
+		"GIT = \"cat\"\n"
+		"prefix_rule(pattern=[GIT])\n");
+
+	(void)state;
+	assert_int_equal(docket_policy_rule_count(p), 3);
+	assert_string_equal(verdict(p, SH("git fetch origin"), CTX, NULL), "approval_required");
+	assert_string_equal(verdict(p, SH("git status"), CTX, NULL), "allowed");   /* unmatched, sandboxed */
+	assert_string_equal(verdict(p, SH("rm -rf /"), CTX, NULL), "denied");
+	assert_string_not_equal(verdict(p, SH("rm -rf /tmp"), CTX, NULL), "denied");   /* the third token differs */
+	/* the last binding of GIT wins for the rule after it */
+	assert_string_equal(verdict(p, SH("cat x"), "{\"approval_policy\":\"untrusted\"}", NULL), "allowed");
 	docket_policy_free(p);
 }
 
@@ -311,9 +346,21 @@ static void test_claude_paths(void **state)
 	docket_policy_free(p);
 }
 
+static bool has_reason_code(const json_t *out, const char *code)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(out, "reasons"), i, r)
+		if (strcmp(json_string_value(json_object_get(r, "code")), code) == 0)
+			return true;
+	return false;
+}
+
 static void test_claude_tools(void **state)
 {
 	docket_policy *p = load(DOCKET_POLICY_CLAUDE, claude_settings);
+	json_t *out = NULL;
 
 	(void)state;
 	assert_string_equal(verdict(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://DOCS.example.com/x\"}}", CTX, NULL), "allowed");
@@ -333,7 +380,11 @@ static void test_claude_tools(void **state)
 	docket_policy_free(p);
 	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"plan\"}}");
 	assert_string_equal(verdict(p, SH("ls"), CTX, NULL), "allowed");
-	assert_string_equal(verdict(p, WR("a"), CTX, NULL), "denied");
+	/* plan mode asks, with its reason; it does not refuse */
+	assert_string_equal(verdict(p, WR("a"), CTX, &out), "approval_required");
+	assert_true(has_reason_code(out, "plan_mode"));
+	json_decref(out);
+	assert_string_equal(verdict(p, SH("make"), CTX, NULL), "approval_required");
 	docket_policy_free(p);
 }
 
@@ -665,6 +716,269 @@ static void test_load_sources(void **state)
 	test_rmdir_free(dir);
 }
 
+
+/* ---- Claude Code fidelity (each family measured against the real CLI) ---- */
+
+#define CTX_V(v) "{\"platform\":\"linux\",\"cwd\":\"/home/u/app\",\"workspace_roots\":[\"/home/u/app\"]," \
+	"\"env\":{\"HOME\":\"/home/u\"},\"runtime\":\"claude-code/" v "\"}"
+#define EXPECT(p, call, ctx, want) assert_string_equal(verdict(p, call, ctx, NULL), want)
+
+static void test_claude_wrappers(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+		"{\"permissions\":{\"allow\":[\"Bash(printf:*)\"],\"deny\":[\"Bash(rm:*)\"]}}");
+
+	(void)state;
+	/* timeout, nohup and time are looked through for allow and deny */
+	EXPECT(p, SH("timeout 5 printf a"), CTX, "allowed");
+	EXPECT(p, SH("timeout -s KILL 5 printf a"), CTX, "allowed");
+	EXPECT(p, SH("nohup printf a"), CTX, "allowed");
+	EXPECT(p, SH("time printf a"), CTX, "allowed");
+	EXPECT(p, SH("timeout 5 nohup rm x"), CTX, "denied");
+	EXPECT(p, SH("time rm x"), CTX, "denied");
+	/* env and NAME=VALUE only for deny rules */
+	EXPECT(p, SH("env A=1 rm x"), CTX, "denied");
+	EXPECT(p, SH("A=1 rm x"), CTX, "denied");
+	EXPECT(p, SH("env A=1 printf a"), CTX, "approval_required");
+	EXPECT(p, SH("A=1 printf a"), CTX, "approval_required");
+	/* not wrappers: a look-alike program, a timeout with no command */
+	EXPECT(p, SH("timeouts 5 printf a"), CTX, "approval_required");
+	EXPECT(p, SH("timeout printf"), CTX, "approval_required");
+	EXPECT(p, SH("nohup"), CTX, "approval_required");
+	docket_policy_free(p);
+	/* docket YAML keeps its own reading: no wrapper stripping */
+	p = load(DOCKET_POLICY_DOCKET, "version: 1\nheuristics: ask\ntools:\n  allow: [\"Bash(printf:*)\"]\n");
+	EXPECT(p, SH("timeout 5 printf a"), CTX, "approval_required");
+	docket_policy_free(p);
+}
+
+static void test_claude_substitution(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+		"{\"permissions\":{\"allow\":[\"Bash(echo:*)\"],\"deny\":[\"Bash(rm:*)\"]}}");
+
+	(void)state;
+	/* from 2.1.198 on (and when the version is unknown) deny rules look inside */
+	EXPECT(p, SH("echo $(rm x)"), CTX, "denied");
+	EXPECT(p, SH("echo `rm -f x`"), CTX_V("2.1.328"), "denied");
+	EXPECT(p, SH("echo $(A=1 rm x)"), CTX, "denied");
+	EXPECT(p, SH("echo $(printf $(rm x))"), CTX, "denied");
+	/* 2.1.197 asks for any substitution */
+	EXPECT(p, SH("echo $(rm x)"), CTX_V("2.1.197"), "approval_required");
+	EXPECT(p, SH("echo $(rm x)"), CTX_V("1.0.3"), "approval_required");
+	/* another runtime's version, or no version at all, is not Claude Code's */
+	EXPECT(p, SH("echo $(rm x)"), "{\"cwd\":\"/home/u/app\",\"runtime\":\"codex/2.1.197\"}", "denied");
+	EXPECT(p, SH("echo $(rm x)"), "{\"cwd\":\"/home/u/app\",\"runtime\":\"claude-code/2.x\"}", "denied");
+	/* an allow rule never allows a substitution; an escaped one is text */
+	EXPECT(p, SH("echo $(printf a)"), CTX, "approval_required");
+	EXPECT(p, SH("echo \\\\$(rm x)"), CTX, "approval_required");
+	docket_policy_free(p);
+}
+
+static void test_claude_file_args(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Read(./secrets/**)\"]}}");
+
+	(void)state;
+	EXPECT(p, SH("cat secrets/k"), CTX, "denied");
+	EXPECT(p, SH("head -1 secrets/k"), CTX, "denied");
+	EXPECT(p, SH("ls secrets"), CTX, "denied");
+	EXPECT(p, SH("grep -r x secrets"), CTX, "denied");
+	EXPECT(p, SH("cat src/a.c && cat ../app/secrets/k"), CTX, "denied");
+	/* read-only commands on files outside the working directories ask */
+	EXPECT(p, SH("cat /etc/hostname"), CTX, "approval_required");
+	/* negatives: inside and not denied; a pattern is no file; echo reads nothing */
+	EXPECT(p, SH("cat src/a.c"), CTX, "allowed");
+	EXPECT(p, SH("grep secrets src/a.c"), CTX, "allowed");
+	EXPECT(p, SH("echo secrets/k"), CTX, "allowed");
+	EXPECT(p, SH("head -n 5 src/a.c"), CTX, "allowed");
+	docket_policy_free(p);
+}
+
+static void test_claude_accept_edits(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"acceptEdits\"}}");
+	json_t *out = NULL;
+
+	(void)state;
+	EXPECT(p, SH("touch new.txt"), CTX, "allowed");
+	EXPECT(p, SH("mkdir -p d1/d2"), CTX, "allowed");
+	EXPECT(p, WR("w.txt"), CTX, "allowed");
+	/* sensitive directories and outside paths still ask */
+	assert_string_equal(verdict(p, SH("touch .git/x"), CTX, &out), "approval_required");
+	assert_true(has_reason_code(out, "sensitive_path"));
+	json_decref(out);
+	EXPECT(p, SH("mkdir -p .claude/x"), CTX, "approval_required");
+	EXPECT(p, SH("touch /tmp/outside"), CTX, "approval_required");
+	EXPECT(p, WR(".claude/settings.json"), CTX, "approval_required");
+	EXPECT(p, WR(".git/config"), CTX, "approval_required");
+	EXPECT(p, WR("/tmp/outside"), CTX, "approval_required");
+	/* not file-changing commands: still ask; .gitx is not .git */
+	EXPECT(p, SH("python3 -c pass"), CTX, "approval_required");
+	EXPECT(p, WR(".gitx/a"), CTX, "allowed");
+	docket_policy_free(p);
+	/* default mode asks for the same commands */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{}}");
+	EXPECT(p, SH("touch new.txt"), CTX, "approval_required");
+	docket_policy_free(p);
+}
+
+static void test_claude_web(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"WebFetch(domain:docs.python.org)\"]}}");
+
+#define WF(url) "{\"tool\":\"WebFetch\",\"args\":{\"url\":\"" url "\",\"prompt\":\"x\"}}"
+	(void)state;
+	EXPECT(p, WF("https://code.claude.com/docs/en/settings"), CTX, "allowed");
+	EXPECT(p, WF("https://github.com/anthropics/claude-code"), CTX, "allowed");
+	EXPECT(p, WF("https://github.com/anthropics"), CTX, "allowed");
+	/* a rule still wins; sub-domains, other paths and encoded separators are not covered */
+	EXPECT(p, WF("https://docs.python.org/3/"), CTX, "denied");
+	EXPECT(p, WF("https://evil.code.claude.com/x"), CTX, "approval_required");
+	EXPECT(p, WF("https://github.com/anthropicsx/y"), CTX, "approval_required");
+	EXPECT(p, WF("https://github.com/other/y"), CTX, "approval_required");
+	EXPECT(p, WF("https://github.com/anthropics/..%2f..%2fother"), CTX, "approval_required");
+	docket_policy_free(p);
+#undef WF
+}
+
+static void test_claude_tool_names(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+		"{\"permissions\":{\"allow\":[\"Write(./src/**)\",\"Edit\"],\"deny\":[\"Write(./notes/**)\"]}}");
+#define WRT(path) "{\"tool\":\"Write\",\"args\":{\"file_path\":\"" path "\",\"content\":\"x\"}}"
+#define EDIT(path) "{\"tool\":\"Edit\",\"args\":{\"file_path\":\"" path "\",\"old_string\":\"a\",\"new_string\":\"b\"}}"
+
+	(void)state;
+	/* Write(path) rules have no effect, a bare Edit does not cover the Write tool */
+	EXPECT(p, WRT("src/a.c"), CTX, "approval_required");
+	EXPECT(p, WRT("notes/n"), CTX, "approval_required");
+	EXPECT(p, WRT("other"), CTX, "approval_required");
+	EXPECT(p, EDIT("other"), CTX, "allowed");
+	/* write_file (an imported Edit, Write or MultiEdit) counts as Edit */
+	EXPECT(p, WR("other"), CTX, "allowed");
+	docket_policy_free(p);
+	/* Edit(path) rules do cover writes */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"Edit(./src/**)\"],\"deny\":[\"Edit(./notes/**)\"]}}");
+	EXPECT(p, WRT("src/a.c"), CTX, "allowed");
+	EXPECT(p, WRT("notes/n"), CTX, "denied");
+	EXPECT(p, WRT("other"), CTX, "approval_required");
+	docket_policy_free(p);
+	/* docket YAML: Write(path) keeps working */
+	p = load(DOCKET_POLICY_DOCKET, "version: 1\nheuristics: ask\ntools:\n  allow: [\"Write(./src/**)\"]\n");
+	EXPECT(p, WRT("src/a.c"), CTX, "allowed");
+	docket_policy_free(p);
+#undef EDIT
+#undef WRT
+}
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static docket_policy *load_scoped(const char *src, const char *scope)
+{
+	docket_policy *p = NULL;
+
+	if (docket_policy_load_scoped(&p, src, scope) < 0)
+		fail_msg("load %s: %s", src, docket_error_last()->message);
+	return p;
+}
+
+static void test_claude_scopes(void **state)
+{
+	char *dir = test_mkdtemp(), src[4096], sub[4096];
+	const char *old = getenv("HOME");
+	char *saved = old ? strdup(old) : NULL;
+	docket_policy *p;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/home", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/home/.claude", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/proj", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/proj/.claude", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/home", dir);
+	setenv("HOME", sub, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	put_file(dir, "home/.claude/settings.json", "{\"permissions\":{\"allow\":[\"Bash(make:*)\"],\"defaultMode\":\"acceptEdits\"}}");
+	put_file(dir, "proj/.claude/settings.json", "{\"permissions\":{\"deny\":[\"Bash(make install)\"],\"defaultMode\":\"bypassPermissions\"}}");
+	put_file(dir, "proj/.claude/settings.local.json", "{\"permissions\":{\"ask\":[\"Bash(make test)\"]}}");
+	snprintf(src, sizeof(src), "claude:%s/proj", dir);
+	p = load_scoped(src, NULL);
+	/* the rules of every scope apply */
+	EXPECT(p, SH("make"), CTX, "allowed");
+	EXPECT(p, SH("make install"), CTX, "denied");
+	EXPECT(p, SH("make test"), CTX, "approval_required");
+	/* bypassPermissions from project settings is ignored: the user's acceptEdits holds ... */
+	EXPECT(p, WR("a.txt"), CTX, "allowed");
+	EXPECT(p, SH("python3 -c pass"), CTX, "approval_required");
+	/* ... except for Claude Code up to 2.1.197, which honoured it */
+	EXPECT(p, SH("python3 -c pass"), CTX_V("2.1.197"), "allowed");
+	docket_policy_free(p);
+	/* from user settings it is honoured, unless a scope disables it */
+	put_file(dir, "home/.claude/settings.json", "{\"permissions\":{\"defaultMode\":\"bypassPermissions\"}}");
+	p = load_scoped(src, NULL);
+	EXPECT(p, SH("python3 -c pass"), CTX, "allowed");
+	docket_policy_free(p);
+	put_file(dir, "proj/.claude/settings.local.json", "{\"permissions\":{\"disableBypassPermissionsMode\":\"disable\"}}");
+	p = load_scoped(src, NULL);
+	EXPECT(p, SH("python3 -c pass"), CTX, "approval_required");
+	docket_policy_free(p);
+	/* one file: its place names its scope, or --scope does */
+	snprintf(src, sizeof(src), "claude:%s/proj/.claude/settings.json", dir);
+	p = load_scoped(src, NULL);
+	EXPECT(p, SH("python3 -c pass"), CTX, "approval_required");
+	docket_policy_free(p);
+	p = load_scoped(src, "user");
+	EXPECT(p, SH("python3 -c pass"), CTX, "allowed");
+	docket_policy_free(p);
+	snprintf(src, sizeof(src), "claude:%s/home/.claude/settings.json", dir);
+	p = load_scoped(src, NULL);
+	EXPECT(p, SH("python3 -c pass"), CTX, "allowed");
+	docket_policy_free(p);
+	/* a settings file elsewhere is a --settings file: bypass is honoured */
+	put_file(dir, "flag.json", "{\"permissions\":{\"defaultMode\":\"bypassPermissions\"}}");
+	snprintf(src, sizeof(src), "claude:%s/flag.json", dir);
+	p = load_scoped(src, NULL);
+	EXPECT(p, SH("python3 -c pass"), CTX, "allowed");
+	docket_policy_free(p);
+	/* "manual" is "default" */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"manual\"}}");
+	EXPECT(p, SH("python3 -c pass"), CTX, "approval_required");
+	EXPECT(p, SH("ls"), CTX, "allowed");
+	docket_policy_free(p);
+	/* negatives */
+	p = NULL;
+	assert_int_equal(docket_policy_load_scoped(&p, src, "team"), DOCKET_EINVALID);
+	assert_int_equal(docket_policy_load_scoped(&p, "codex:/x.rules", "user"), DOCKET_EINVALID);
+	snprintf(src, sizeof(src), "claude:%s/proj", dir);
+	assert_int_equal(docket_policy_load_scoped(&p, src, "project"), DOCKET_EINVALID);
+	put_file(dir, "proj/.claude/settings.local.json", "{\"permissions\":{\"defaultMode\":\"yolo\"}}");
+	assert_int_equal(docket_policy_load_scoped(&p, src, NULL), DOCKET_EINVALID);
+	assert_null(p);
+	assert_int_equal(pol_claude_scope_of("/etc/claude-code/managed-settings.json", "/h"), SCOPE_MANAGED);
+	assert_int_equal(pol_claude_scope_of("/h/.claude/settings.json", "/h/"), SCOPE_USER);
+	assert_int_equal(pol_claude_scope_of("/h/x/.claude/settings.json", "/h"), SCOPE_PROJECT);
+	assert_int_equal(pol_claude_scope_of("/h/x/.claude/settings.local.json", "/h"), SCOPE_LOCAL);
+	assert_int_equal(pol_claude_scope_of("/h/x/my.claude/settings.json", "/h"), SCOPE_FLAG);
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
+	unsetenv("DOCKET_CLAUDE_MANAGED_SETTINGS");
+	test_rmdir_free(dir);
+}
+
 /* Every allocation failure is reported as ENOMEM and leaks nothing (run under ASan). */
 static void test_alloc_failures(void **state)
 {
@@ -713,11 +1027,19 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_rules_negative),
 		cmocka_unit_test(test_rules_semantics),
+		cmocka_unit_test(test_rules_variables),
 		cmocka_unit_test(test_claude_bash),
 		cmocka_unit_test(test_claude_paths),
 		cmocka_unit_test(test_claude_tools),
 		cmocka_unit_test(test_claude_negative),
 		cmocka_unit_test(test_claude_origins),
+		cmocka_unit_test(test_claude_wrappers),
+		cmocka_unit_test(test_claude_substitution),
+		cmocka_unit_test(test_claude_file_args),
+		cmocka_unit_test(test_claude_accept_edits),
+		cmocka_unit_test(test_claude_web),
+		cmocka_unit_test(test_claude_tool_names),
+		cmocka_unit_test(test_claude_scopes),
 		cmocka_unit_test(test_claude_corpus),
 		cmocka_unit_test(test_yaml_model),
 		cmocka_unit_test(test_grants),

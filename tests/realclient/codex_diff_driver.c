@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * codex_diff_driver.c: docket's side of the differential test against
+ * `codex execpolicy check` (tests/realclient/codex_diff.py).
+ *
+ *   codex_diff_driver < CASES.jsonl      one result line per case line
+ *   codex_diff_driver --check FIXTURE    compare with the real engine's
+ *                                        recorded outcomes; exit 1 on any
+ *                                        difference
+ *
+ * A case is {"files": [TEXT, ...], "argv": [...], "resolve": BOOL}; the
+ * files are loaded in order as `--rules` files are. The result is what
+ * `codex execpolicy check` prints ({"matchedRules": [...], "decision": D},
+ * "decision" absent when nothing matched), or {"error": true} when the
+ * files do not load (the real engine exits non-zero).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "docket/policy.h"
+#include "policy/policy.h"
+#include "util/error.h"
+
+#define MAX_ARGV 256
+#define MAX_MATCHES 256
+
+static json_t *prefix_match_json(const docket_policy *p, const pol_match *m, const char *const *argv)
+{
+	const pol_prefix_rule *r = &p->prefix[m->rule];
+	json_t *pfx = json_array(), *o;
+
+	json_array_append_new(pfx, json_string(r->program));
+	for (size_t k = 1; k < m->prefix_len; k++)
+		json_array_append_new(pfx, json_string(argv[k]));
+	o = json_pack("{s:o,s:s}", "matchedPrefix", pfx, "decision", pol_codex_decision_name(r->decision));
+	if (m->resolved)
+		json_object_set_new(o, "resolvedProgram", json_string(argv[0]));
+	if (r->justification)
+		json_object_set_new(o, "justification", json_string(r->justification));
+	return json_pack("{s:o}", "prefixRuleMatch", o);
+}
+
+/* Load the case's files into one policy: 0, or -1 when they do not load. */
+static int load_files(docket_policy **out, const json_t *files)
+{
+	docket_policy *p = NULL;
+	size_t i;
+	const json_t *f;
+
+	if (pol_new(&p, DOCKET_POLICY_CODEX, "diff") < 0)
+		return -1;
+	json_array_foreach(files, i, f) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%zu.rules", i);
+		if (!json_is_string(f) ||
+		    pol_load_codex_rules(p, name, json_string_value(f), json_string_length(f)) < 0)
+			goto fail;
+	}
+	if (pol_finalize(p) < 0)
+		goto fail;
+	*out = p;
+	return 0;
+fail:
+	docket_error_clear();
+	docket_policy_free(p);
+	return -1;
+}
+
+/* docket's answer for one case, in the real engine's JSON shape. */
+static json_t *run_case(const json_t *c)
+{
+	const json_t *argvj = json_object_get(c, "argv");
+	const char *argv[MAX_ARGV];
+	pol_match m[MAX_MATCHES];
+	docket_policy *p = NULL;
+	size_t argc = json_array_size(argvj), n;
+	json_t *out, *rules;
+	int dec = -1;
+
+	if (argc == 0 || argc > MAX_ARGV || load_files(&p, json_object_get(c, "files")) < 0)
+		return json_pack("{s:b}", "error", 1);
+	for (size_t i = 0; i < argc; i++)
+		argv[i] = json_string_value(json_array_get(argvj, i));
+	n = pol_codex_matches(p, argv, argc, json_is_true(json_object_get(c, "resolve")), m, MAX_MATCHES, 0);
+	rules = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(rules, prefix_match_json(p, &m[i], argv));
+		dec = m[i].decision > dec ? m[i].decision : dec;
+	}
+	out = json_pack("{s:o}", "matchedRules", rules);
+	if (dec >= 0)
+		json_object_set_new(out, "decision", json_string(pol_codex_decision_name(dec)));
+	docket_policy_free(p);
+	return out;
+}
+
+static int stream(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int error = 0;
+
+	while ((got = getline(&line, &cap, stdin)) > 0) {
+		json_error_t jerr;
+		json_t *c = json_loadb(line, (size_t)got, 0, &jerr), *r;
+
+		if (!c) {
+			fprintf(stderr, "bad case line: %s\n", jerr.text);
+			error = 2;
+			break;
+		}
+		r = run_case(c);
+		json_dumpf(r, stdout, JSON_COMPACT | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		json_decref(r);
+		json_decref(c);
+	}
+	free(line);
+	return error;
+}
+
+static int check(const char *path)
+{
+	json_error_t jerr;
+	json_t *fx = json_load_file(path, 0, &jerr), *c;
+	size_t i, bad = 0, n;
+
+	if (!fx) {
+		fprintf(stderr, "%s: %s\n", path, jerr.text);
+		return 2;
+	}
+	n = json_array_size(json_object_get(fx, "cases"));
+	json_array_foreach(json_object_get(fx, "cases"), i, c) {
+		json_t *got = run_case(c);
+
+		if (!json_equal(got, json_object_get(c, "codex"))) {
+			char *a = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+			char *b = json_dumps(json_object_get(c, "codex"), JSON_COMPACT | JSON_SORT_KEYS);
+
+			fprintf(stderr, "case %zu differs:\n  docket %s\n  codex  %s\n", i, a, b);
+			free(a);
+			free(b);
+			bad++;
+		}
+		json_decref(got);
+	}
+	json_decref(fx);
+	printf("%zu cases, %zu differ from the real engine\n", n, bad);
+	return n == 0 || bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--check") == 0)
+		return check(argv[2]);
+	if (argc == 1)
+		return stream();
+	fprintf(stderr, "usage: codex_diff_driver [--check FIXTURE] < CASES.jsonl\n");
+	return 2;
+}

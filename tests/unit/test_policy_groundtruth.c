@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_policy_groundtruth.c: docket's Claude Code engine against what the
+ * real CLI decided (fixtures/policy/claude-groundtruth.json, written by
+ * tests/realclient/claude_groundtruth.py). Each case's settings files are
+ * laid out in their scopes under a scratch HOME and project, loaded as
+ * `claude:PROJECT` (the merge Claude Code does), and every recorded call is
+ * evaluated with the recorded Claude Code version in the context. Prints
+ * the agreement per family; any disagreement fails.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "docket/policy.h"
+#include "util/error.h"
+
+#define MAX_FAMILIES 16
+
+typedef struct family {
+	const char *name;
+	int agree, total;
+} family;
+
+static family families[MAX_FAMILIES];
+static size_t nfamilies;
+
+static family *family_of(const char *name)
+{
+	for (size_t i = 0; i < nfamilies; i++)
+		if (strcmp(families[i].name, name) == 0)
+			return &families[i];
+	assert_true(nfamilies < MAX_FAMILIES);
+	families[nfamilies].name = name;
+	return &families[nfamilies++];
+}
+
+/* text with {P} (project), {H} (HOME) and {R} (their directory) replaced (caller frees) */
+static char *subst(const char *text, const char *root, const char *proj, const char *home)
+{
+	size_t cap = strlen(text) * (strlen(proj) + strlen(home) + strlen(root) + 1) + 1, n = 0;
+	char *out = malloc(cap);
+
+	assert_non_null(out);
+	for (const char *s = text; *s; s++) {
+		const char *with = strncmp(s, "{P}", 3) == 0 ? proj : strncmp(s, "{H}", 3) == 0 ? home :
+				   strncmp(s, "{R}", 3) == 0 ? root : NULL;
+
+		if (with) {
+			size_t l = strlen(with);
+
+			assert_true(n + l < cap);
+			memcpy(out + n, with, l);
+			n += l;
+			s += 2;
+		} else {
+			assert_true(n + 1 < cap);
+			out[n++] = *s;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void write_json(const char *dir, const char *rel, const json_t *obj)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_int_equal(json_dump_file(obj, path, 0), 0);
+}
+
+static void lay_out(const char *root, const json_t *raw, char *proj, char *home, size_t cap)
+{
+	static const char *const dirs[] = { "home", "home/.claude", "proj", "proj/.claude", NULL };
+	char path[4096], *text, *sub;
+	json_t *scopes;
+	const json_t *v;
+
+	for (size_t i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	snprintf(home, cap, "%s/home", root);
+	snprintf(proj, cap, "%s/proj", root);
+	text = json_dumps(raw, 0);
+	sub = subst(text, root, proj, home);
+	scopes = test_json(sub);
+	free(sub);
+	free(text);
+	if ((v = json_object_get(scopes, "user")))
+		write_json(home, ".claude/settings.json", v);
+	if ((v = json_object_get(scopes, "project")))
+		write_json(proj, ".claude/settings.json", v);
+	if ((v = json_object_get(scopes, "local")))
+		write_json(proj, ".claude/settings.local.json", v);
+	json_decref(scopes);
+}
+
+static const char *decide(const docket_policy *p, const json_t *call, const char *ctx_text)
+{
+	json_t *cj = json_pack("{s:O,s:O}", "tool", json_object_get(call, "tool"), "args",
+			       json_object_get(call, "input"));
+	json_t *xj = test_json(ctx_text);
+	docket_policy_call *c = NULL;
+	docket_policy_context *x = NULL;
+	docket_policy_result *r = NULL;
+	const char *v;
+
+	if (docket_policy_call_from_json(&c, cj) < 0)
+		fail_msg("call: %s", docket_error_last()->message);
+	assert_int_equal(docket_policy_context_from_json(&x, xj), 0);
+	assert_int_equal(docket_policy_result_new(&r), 0);
+	assert_int_equal(docket_policy_eval(r, p, c, x), 0);
+	v = docket_policy_verdict_name(docket_policy_result_verdict(r));
+	docket_policy_result_free(r);
+	docket_policy_context_free(x);
+	docket_policy_call_free(c);
+	json_decref(cj);
+	json_decref(xj);
+	return v;
+}
+
+static int run_case(const json_t *cs, const char *version)
+{
+	char *root = test_mkdtemp(), proj[2048], home[2048], ctx[8192], src[4096];
+	const char *old_home = getenv("HOME");
+	char *saved = old_home ? strdup(old_home) : NULL;
+	docket_policy *p = NULL;
+	const json_t *call;
+	size_t i;
+	int bad = 0;
+
+	lay_out(root, json_object_get(cs, "scopes"), proj, home, sizeof(proj));
+	setenv("HOME", home, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent/managed-settings.json", 1);
+	snprintf(src, sizeof(src), "claude:%s", proj);
+	if (docket_policy_load(&p, src) < 0)
+		fail_msg("%s: %s", json_string_value(json_object_get(cs, "id")), docket_error_last()->message);
+	snprintf(ctx, sizeof(ctx),
+		 "{\"platform\":\"linux\",\"cwd\":\"%s\",\"workspace_roots\":[\"%s\"],\"env\":{\"HOME\":\"%s\"},"
+		 "\"runtime\":\"claude-code/%s\"}", proj, proj, home, version);
+	json_array_foreach(json_object_get(cs, "calls"), i, call) {
+		char *text = json_dumps(call, 0), *sub = subst(text, root, proj, home);
+		json_t *c = test_json(sub);
+		const char *want = json_string_value(json_object_get(call, "outcome"));
+		const char *got = decide(p, c, ctx);
+		family *f = family_of(json_string_value(json_object_get(cs, "family")));
+
+		f->total++;
+		if (strcmp(want, got) == 0) {
+			f->agree++;
+		} else {
+			bad++;
+			fprintf(stderr, "DIFF %s: %s\n  claude %s (%s)\n  docket %s\n",
+				json_string_value(json_object_get(cs, "id")),
+				json_dumps(json_object_get(call, "input"), JSON_COMPACT), want,
+				json_string_value(json_object_get(call, "evidence")), got);
+		}
+		json_decref(c);
+		free(sub);
+		free(text);
+	}
+	docket_policy_free(p);
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
+	unsetenv("DOCKET_CLAUDE_MANAGED_SETTINGS");
+	test_rmdir_free(root);
+	return bad;
+}
+
+static void test_groundtruth(void **state)
+{
+	const char *srcroot = getenv("DOCKET_SOURCE_ROOT");
+	char path[4096];
+	json_error_t err;
+	json_t *fx, *cs;
+	size_t i;
+	int bad = 0, agree = 0, total = 0;
+
+	(void)state;
+	assert_non_null(srcroot);
+	snprintf(path, sizeof(path), "%s/fixtures/policy/claude-groundtruth.json", srcroot);
+	fx = json_load_file(path, 0, &err);
+	if (!fx)
+		fail_msg("%s: %s", path, err.text);
+	json_array_foreach(json_object_get(fx, "cases"), i, cs)
+		bad += run_case(cs, json_string_value(json_object_get(fx, "claude_code")));
+	for (size_t k = 0; k < nfamilies; k++) {
+		fprintf(stderr, "%-12s %d/%d\n", families[k].name, families[k].agree, families[k].total);
+		agree += families[k].agree;
+		total += families[k].total;
+	}
+	fprintf(stderr, "claude-code %s ground truth: docket agrees on %d of %d\n",
+		json_string_value(json_object_get(fx, "claude_code")), agree, total);
+	json_decref(fx);
+	assert_true(total > 0);
+	assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_groundtruth),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
