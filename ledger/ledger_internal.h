@@ -137,7 +137,10 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 
 /* The projection records, as plain structs (encoded as docket.v1 messages). */
 typedef struct inv_state {
-	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq;
+	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq, settle_seq;
+	uint64_t dispatch_epoch;  /* epoch of the last dispatch (a redispatch needs a newer one) */
+	uint32_t request_revision; /* policy revision when the last request was made */
+	int refused;          /* settled denied/aborted/expired/closed */
 	int verdict;          /* Docket__V1__Verdict */
 	int phase;            /* Docket__V1__Phase */
 	int recovery;         /* Docket__V1__RecoveryMode */
@@ -158,6 +161,7 @@ typedef struct inv_state {
 typedef struct sess_state {
 	uint64_t opened_seq, closed_seq, events, invocations, pending;
 	uint64_t grants;      /* approved_for_session settlements */
+	uint64_t policy_seq;  /* seq of the current policy revision */
 	uint32_t policy_revision;
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;

@@ -59,6 +59,7 @@
 #include <time.h>
 
 #include "ledger_internal.h"
+#include "policy_doc.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -154,6 +155,10 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 	digest_field(&m.request_digest, s->request_digest);
 	m.request_seq = s->request_seq;
 	digest_field(&m.outcome_digest, s->outcome_digest);
+	m.settle_seq = s->settle_seq;
+	m.request_revision = s->request_revision;
+	m.dispatch_epoch = s->dispatch_epoch;
+	m.refused = s->refused;
 	n = docket__v1__invocation_state__get_packed_size(&m);
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, n)) < 0)
@@ -193,6 +198,10 @@ int inv_state_decode(inv_state *out, const void *data, size_t len)
 	digest_copy(out->request_digest, &m->request_digest);
 	out->request_seq = m->request_seq;
 	digest_copy(out->outcome_digest, &m->outcome_digest);
+	out->settle_seq = m->settle_seq;
+	out->request_revision = m->request_revision;
+	out->dispatch_epoch = m->dispatch_epoch;
+	out->refused = m->refused;
 	docket__v1__invocation_state__free_unpacked(m, &docket_pb_allocator);
 	return 0;
 }
@@ -218,6 +227,7 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 	digest_field(&m.opened_digest, s->opened_digest);
 	m.parent = (char *)s->parent;
 	m.grants = s->grants;
+	m.policy_seq = s->policy_seq;
 	n = docket__v1__session_state__get_packed_size(&m);
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, n)) < 0)
@@ -251,6 +261,7 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 	digest_copy(out->opened_digest, &m->opened_digest);
 	str_copy(out->parent, sizeof(out->parent), m->parent);
 	out->grants = m->grants;
+	out->policy_seq = m->policy_seq;
 	docket__v1__session_state__free_unpacked(m, &docket_pb_allocator);
 	return 0;
 }
@@ -636,6 +647,7 @@ typedef struct apply_ctx {
 	uint64_t *seq_out;
 	int *duplicate;
 	docket_append_result *res;
+	int closed;            /* the session is closed: only an identical re-send passes */
 } apply_ctx;
 
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(4, 5);
@@ -669,49 +681,17 @@ static int is_granted(int result)
 	return result == AR(APPROVED) || result == AR(APPROVED_FOR_SESSION);
 }
 
+/* DESIGN §3: these settlements end in tool.completed(denied); nothing re-opens them. */
+static int is_refusal(int result)
+{
+	return result == AR(DENIED) || result == AR(ABORTED) || result == AR(EXPIRED) || result == AR(CLOSED);
+}
+
 static const char *verdict_str(int v)
 {
 	const char *s = docket_verdict_name(v);
 
 	return v == 0 || !s ? "undecided" : s;
-}
-
-/* Does the session's policy say it never asks for approval? (DESIGN §3
- * invariant 2: approval mode `never`, Claude's bypassPermissions/dontAsk,
- * full access that never asks.) */
-static int policy_never_asks(int format, const char *policy_json)
-{
-	json_t *doc = json_loads(policy_json, 0, NULL), *perm;
-	const char *mode = NULL, *sandbox = NULL;
-	int never = 0;
-
-	if (!doc || !json_is_object(doc)) {
-		json_decref(doc);
-		return 0;
-	}
-	switch (format) {
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX:
-		mode = json_string_value(json_object_get(doc, "approval_policy"));
-		never = mode && strcmp(mode, "never") == 0;
-		break;
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE:
-		perm = json_object_get(doc, "permissions");
-		mode = json_string_value(json_object_get(perm ? perm : doc, "defaultMode"));
-		if (!mode)
-			mode = json_string_value(json_object_get(doc, "permission_mode"));
-		never = mode && (strcmp(mode, "bypassPermissions") == 0 || strcmp(mode, "dontAsk") == 0);
-		break;
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_DOCKET:
-		mode = json_string_value(json_object_get(doc, "approval"));
-		sandbox = json_string_value(json_object_get(doc, "session_policy"));
-		never = (mode && strcmp(mode, "never") == 0) ||
-			(sandbox && strcmp(sandbox, "full_access") == 0);
-		break;
-	default:
-		break;
-	}
-	json_decref(doc);
-	return never;
 }
 
 static int dispatch_token(char out[48], const char *session, const char *invocation,
@@ -776,8 +756,7 @@ static int require_open_session(apply_ctx *c)
 	if (c->st->sess.closed_seq) {
 		if (c->ev->body_case == DOCKET__V1__EVENT__BODY_SESSION_CLOSED)
 			return mark_duplicate(c, c->st->sess.closed_seq);
-		return refuse(c, DOCKET_ETRANSITION, 8, "session was closed at seq %llu",
-			      (unsigned long long)c->st->sess.closed_seq);
+		c->closed = 1; /* the handler may still find an identical re-send */
 	}
 	return 0;
 }
@@ -806,10 +785,14 @@ static int handle_policy_revised(apply_ctx *c)
 
 	if ((error = sha256(hash, b->policy_json, len)) < 0)
 		return error;
-	if (b->revision == st->sess.policy_revision && b->revision != 0 &&
-	    b->format == (uint32_t)st->sess.policy_format &&
-	    memcmp(hash, st->sess.policy_hash, sizeof(hash)) == 0)
-		return mark_duplicate(c, 0);
+	if (b->revision != 0 && b->revision <= st->sess.policy_revision) {
+		if (b->revision == st->sess.policy_revision &&
+		    b->format == (uint32_t)st->sess.policy_format &&
+		    memcmp(hash, st->sess.policy_hash, sizeof(hash)) == 0)
+			return mark_duplicate(c, st->sess.policy_seq);
+		return refuse(c, DOCKET_ECONFLICT, 6, "revision %u already exists with other content "
+			      "(the session is at revision %u)", b->revision, st->sess.policy_revision);
+	}
 	if (b->revision != st->sess.policy_revision + 1)
 		return refuse(c, DOCKET_ETRANSITION, 6, "revision %u does not follow revision %u",
 			      b->revision, st->sess.policy_revision);
@@ -818,7 +801,10 @@ static int handle_policy_revised(apply_ctx *c)
 	st->sess.policy_revision = b->revision;
 	st->sess.policy_format = b->format;
 	memcpy(st->sess.policy_hash, hash, sizeof(hash));
-	st->sess.never_asks = policy_never_asks(b->format, b->policy_json);
+	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json)) < 0)
+		return error;
+	st->sess.never_asks = error;
+	st->sess.policy_seq = c->seq;
 	st->sess_dirty = 1;
 	return 0;
 }
@@ -873,6 +859,28 @@ static int require_not_completed(apply_ctx *c)
 	return 0;
 }
 
+/*
+ * An approval request may carry docket's re-decision: a call decided
+ * allowed under an earlier revision that the current revision asks about
+ * (revalidation). It only narrows, and it must name the current revision.
+ */
+static int check_redecision(apply_ctx *c)
+{
+	const Docket__V1__Decision *d = c->ev->approval_requested->decision;
+	uint32_t current = c->st->sess.policy_revision;
+
+	if (!d)
+		return 0;
+	if (d->verdict != V(APPROVAL_REQUIRED))
+		return refuse(c, DOCKET_ETRANSITION, 2, "a request's decision must be approval_required, not %s",
+			      verdict_str(d->verdict));
+	if (d->policy_revision != current)
+		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ECONFLICT : DOCKET_ECORRUPT, 2,
+			      "decided under policy revision %u, the session is at revision %u",
+			      d->policy_revision, current);
+	return 0;
+}
+
 static int handle_approval_requested(apply_ctx *c)
 {
 	inv_state *inv = &c->st->inv;
@@ -894,7 +902,12 @@ static int handle_approval_requested(apply_ctx *c)
 		return refuse(c, DOCKET_ETRANSITION, 2, "request \"%s\" is still open", inv->open_request);
 	if (inv->phase == PH(DISPATCHED))
 		return refuse(c, DOCKET_ETRANSITION, 2, "the invocation was already dispatched");
-	if (inv->verdict != V(APPROVAL_REQUIRED) && inv->verdict != V(UNSPECIFIED))
+	if (inv->refused)
+		return refuse(c, DOCKET_ETRANSITION, 3, "request \"%s\" was settled %s: only the outcome denied may follow",
+			      inv->last_request, docket_approval_result_name(inv->last_result));
+	if ((error = check_redecision(c)) < 0)
+		return error;
+	if (inv->verdict != V(APPROVAL_REQUIRED) && inv->verdict != V(UNSPECIFIED) && !c->ev->approval_requested->decision)
 		return refuse(c, DOCKET_ETRANSITION, 2, "verdict is %s, not approval_required",
 			      verdict_str(inv->verdict));
 	if (c->st->sess.never_asks)
@@ -909,8 +922,37 @@ static int handle_approval_requested(apply_ctx *c)
 	str_copy(inv->last_request, sizeof(inv->last_request), req);
 	memcpy(inv->request_digest, digest, sizeof(digest));
 	inv->request_seq = c->seq;
+	inv->request_revision = c->st->sess.policy_revision;
 	inv->last_result = AR(UNSPECIFIED);
 	inv->requests++;
+	return 0;
+}
+
+/*
+ * `superseded` is docket's own settlement: the policy was revised while the
+ * request was open and the new revision decides outright. So its decision
+ * must name the session's current revision, that revision must be newer
+ * than the one the request was made under, and it must decide (allowed,
+ * denied, unsupported), not ask again.
+ */
+static int check_supersede(apply_ctx *c)
+{
+	const Docket__V1__Decision *d = c->ev->approval_settled->decision;
+	uint32_t current = c->st->sess.policy_revision;
+
+	if (!d)
+		return refuse(c, DOCKET_EINVALID, 3, "a superseded settlement needs the new decision");
+	if (current <= c->st->inv.request_revision)
+		return refuse(c, DOCKET_ETRANSITION, 3,
+			      "superseded, but the policy was not revised since the request (revision %u)",
+			      c->st->inv.request_revision);
+	if (d->policy_revision != current)
+		return refuse(c, DOCKET_ETRANSITION, 3,
+			      "superseded by revision %u, but the session is at revision %u",
+			      d->policy_revision, current);
+	if (d->verdict == V(APPROVAL_REQUIRED) || d->verdict == V(UNSPECIFIED))
+		return refuse(c, DOCKET_ETRANSITION, 3, "a superseded settlement must decide, not ask (%s)",
+			      verdict_str(d->verdict));
 	return 0;
 }
 
@@ -926,7 +968,7 @@ static int handle_approval_settled(apply_ctx *c)
 	if (inv->phase != PH(AWAITING_APPROVAL) || strcmp(inv->open_request, b->request) != 0) {
 		if (inv->last_result && strcmp(inv->last_request, b->request) == 0) {
 			if (memcmp(digest, inv->settle_digest, sizeof(digest)) == 0)
-				return mark_duplicate(c, 0);
+				return mark_duplicate(c, inv->settle_seq);
 			return refuse(c, DOCKET_ECONFLICT, 3, "request \"%s\" was already settled as %s",
 				      b->request, docket_approval_result_name(inv->last_result));
 		}
@@ -934,21 +976,20 @@ static int handle_approval_settled(apply_ctx *c)
 			return error;
 		return refuse(c, DOCKET_ETRANSITION, 3, "no open request \"%s\"", b->request);
 	}
+	if (b->result == AR(SUPERSEDED) && (error = check_supersede(c)) < 0)
+		return error;
 	inv->phase = PH(DECIDING);
 	inv->open_request[0] = '\0';
 	inv->last_result = b->result;
+	inv->settle_seq = c->seq;
+	inv->refused = is_refusal(b->result);
 	if (b->result == AR(APPROVED_FOR_SESSION)) {
 		c->st->sess.grants++;
 		c->st->sess_dirty = 1;
 	}
 	memcpy(inv->settle_digest, digest, sizeof(digest));
-	if (b->result == AR(SUPERSEDED)) {
-		/* the policy was revised while the request was open: the new
-		 * revision decides outright */
-		if (!b->decision)
-			return refuse(c, DOCKET_EINVALID, 3, "a superseded settlement needs the new decision");
+	if (b->result == AR(SUPERSEDED))
 		inv->verdict = b->decision->verdict;
-	}
 	return 0;
 }
 
@@ -967,6 +1008,32 @@ static int dispatchable(const inv_state *inv)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * Authority mode: docket revalidated the call under the session's policy
+ * and the dispatch carries that revision and verdict. Both are checked
+ * here, inside the transaction that appends the dispatch: a revision that
+ * is no longer current is a conflict (the runtime asks again and docket
+ * decides under the new one), and the revalidated verdict can only narrow
+ * what the ledger's own state allows.
+ */
+static int check_revalidation(apply_ctx *c)
+{
+	const Docket__V1__ToolDispatched *b = c->ev->tool_dispatched;
+	const inv_state *inv = &c->st->inv;
+
+	if (b->policy_revision && b->policy_revision != c->st->sess.policy_revision)
+		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ECONFLICT : DOCKET_ECORRUPT, 4,
+			      "revalidated under policy revision %u, the session is at revision %u: decide again",
+			      b->policy_revision, c->st->sess.policy_revision);
+	if (b->verdict == V(DENIED) || b->verdict == V(UNSUPPORTED))
+		return refuse(c, DOCKET_ETRANSITION, 4, "revalidation refused the call (%s)", verdict_str(b->verdict));
+	if (b->verdict == V(APPROVAL_REQUIRED) && inv->phase == PH(DECIDING) && !is_granted(inv->last_result))
+		return refuse(c, DOCKET_ETRANSITION, 4,
+			      "the current policy (revision %u) requires an approval; ask for one first",
+			      c->st->sess.policy_revision);
+	return 0;
 }
 
 static int handle_dispatched(apply_ctx *c)
@@ -993,6 +1060,8 @@ static int handle_dispatched(apply_ctx *c)
 		return refuse(c, DOCKET_ETRANSITION, 4, "an unsupported call is never dispatchable");
 	if (inv->phase == PH(AWAITING_APPROVAL))
 		return refuse(c, DOCKET_ETRANSITION, 4, "approval request \"%s\" is still open", inv->open_request);
+	if ((error = check_revalidation(c)) < 0)
+		return error;
 	if (inv->phase == PH(DISPATCHED)) {
 		if (!inv->redispatch_granted)
 			return refuse(c, DOCKET_ETRANSITION, 4,
@@ -1032,6 +1101,7 @@ static int handle_dispatched(apply_ctx *c)
 	inv->redispatch_granted = 0;
 	inv->phase = PH(DISPATCHED);
 	inv->dispatch_seq = c->seq;
+	inv->dispatch_epoch = c->ev->epoch;
 	str_copy(inv->token, sizeof(inv->token), token);
 	c->res->attempt = attempt;
 	str_copy(c->res->token, sizeof(c->res->token), token);
@@ -1112,6 +1182,10 @@ static int handle_recovery_action(apply_ctx *c)
 				      "recovery mode %s never re-dispatches",
 				      inv->recovery ? docket_recovery_mode_name(inv->recovery) : "never_auto_retry");
 		ok = inv->phase == PH(DISPATCHED);
+		if (ok && c->ev->epoch <= inv->dispatch_epoch)
+			return refuse(c, DOCKET_ETRANSITION, 4,
+				      "attempt %u was dispatched at epoch %llu: a redispatch needs a newer runtime (runtime.started)",
+				      inv->attempts, (unsigned long long)inv->dispatch_epoch);
 		break;
 	case RA(RECONCILE):
 	case RA(PARK):
@@ -1193,6 +1267,8 @@ static int check_epoch(apply_ctx *c)
 	return 0;
 }
 
+static int session_event_handler(apply_ctx *c);
+
 static int dispatch_handler(apply_ctx *c)
 {
 	int error;
@@ -1207,6 +1283,17 @@ static int dispatch_handler(apply_ctx *c)
 	}
 	if ((error = require_open_session(c)) < 0 || *c->duplicate)
 		return error;
+	if ((error = session_event_handler(c)) < 0 || !c->closed || *c->duplicate)
+		return error;
+	/* whatever the handler did is discarded with the refused append */
+	return refuse(c, DOCKET_ETRANSITION, 8, "session was closed at seq %llu",
+		      (unsigned long long)c->st->sess.closed_seq);
+}
+
+static int session_event_handler(apply_ctx *c)
+{
+	int error;
+
 	switch (c->ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
 		return handle_session_closed(c);
@@ -1270,6 +1357,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	c.seq_out = seq_out;
 	c.duplicate = duplicate;
 	c.res = res ? res : &scratch;
+	c.closed = 0;
 	*duplicate = 0;
 	*seq_out = c.seq;
 	if (mode == STATE_REBUILD && seq != c.seq)

@@ -279,17 +279,36 @@ static void test_inv4_dispatchable(void **state)
 static void test_inv4_superseded(void **state)
 {
 	fixture *f = *state;
+	const char *rev = "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":%d,\"format\":\"opaque\","
+			  "\"policy\":{\"r\":%d}}";
+	char buf[256];
 
 	open_session(f, "s1");
 	intent(f, "c1", "approval_required", NULL);
 	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	/* only docket supersedes, when a revision changed the verdict: not
+	 * while the policy is the one the request was made under */
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":1}"),
+		DOCKET_ETRANSITION, 3);
+	snprintf(buf, sizeof(buf), rev, 1, 1);
+	ok(f, buf);
+	/* the decision must name the revision in force, and decide */
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":2}"),
+		DOCKET_ETRANSITION, 3);
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"approval_required\",\"source\":\"docket\",\"policy_revision\":1}"),
+		DOCKET_ETRANSITION, 3);
 	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
-		 "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\"}"));
+		 "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":1}"));
 	ok(f, EV("tool.dispatched", "c1", ""));
 	intent(f, "c2", "approval_required", NULL);
 	ok(f, EV("approval.requested", "c2", ",\"request\":\"r2\""));
+	snprintf(buf, sizeof(buf), rev, 2, 2);
+	ok(f, buf);
 	ok(f, EV("approval.settled", "c2", ",\"request\":\"r2\",\"result\":\"superseded\","
-		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\"}"));
+		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\",\"policy_revision\":2}"));
 	refused(f, EV("tool.dispatched", "c2", ""), DOCKET_ETRANSITION, 4);
 	assert_true(verify_ok(f));
 }
@@ -319,9 +338,11 @@ static void test_inv4_redispatch_only_through_recovery(void **state)
 	assert_string_not_equal(r2.token, r1.token);
 	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
 
-	/* idempotent: same token */
+	/* idempotent: same token; a redispatch needs a restart (issue 10) */
 	intent(f, "c2", "allowed", "idempotent");
 	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r1), 0);
+	refused(f, EV("recovery.action", "c2", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
+	ok(f, "{\"type\":\"runtime.started\",\"runtime\":\"t/3\"}");
 	ok(f, EV("recovery.action", "c2", ",\"action\":\"redispatch\""));
 	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r2), 0);
 	assert_int_equal(r2.attempt, 2);
@@ -381,8 +402,9 @@ static void test_inv6_revisions(void **state)
 	snprintf(buf, sizeof(buf), p, 1, 1);
 	ok(f, buf);
 	ok(f, buf); /* identical re-send */
+	/* another document at an existing revision is a conflict (issue 10) */
 	snprintf(buf, sizeof(buf), p, 1, 5);
-	refused(f, buf, DOCKET_ETRANSITION, 6);
+	refused(f, buf, DOCKET_ECONFLICT, 6);
 	snprintf(buf, sizeof(buf), p, 3, 3);
 	refused(f, buf, DOCKET_ETRANSITION, 6);
 	snprintf(buf, sizeof(buf), p, 2, 2);
@@ -598,6 +620,7 @@ static void test_round_trip_every_type(void **state)
 		"{\"type\":\"approval.settled\",\"time\":\"2025-01-02T03:04:19Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
 		"\"request\":\"r1\",\"result\":\"approved_for_session\",\"actor\":\"user:ana\"}",
 		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:20Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
+		"{\"type\":\"runtime.started\",\"time\":\"2025-01-02T03:04:20.5Z\",\"runtime\":\"maka/0.9\"}",
 		"{\"type\":\"recovery.action\",\"time\":\"2025-01-02T03:04:21Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
 		"\"action\":\"redispatch\",\"detail\":\"restart\"}",
 		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:22Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
@@ -618,7 +641,7 @@ static void test_round_trip_every_type(void **state)
 
 		assert_int_equal(json_integer_value(json_object_get(got, "seq")), i + 1);
 		assert_int_equal(strlen(json_string_value(json_object_get(got, "hash"))), 64);
-		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), 1);
+		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), i < 7 ? 1 : 2);
 		/* drop what the ledger added; what remains is what went in */
 		json_object_del(got, "seq");
 		json_object_del(got, "hash");
@@ -641,7 +664,7 @@ static void test_round_trip_every_type(void **state)
 	ro.session = "s1";
 	ro.since = 5;
 	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
-	assert_int_equal(json_array_size(out), n - 4);
+	assert_int_equal(json_array_size(out), n - 5); /* not the second runtime.started */
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(out, 0), "seq")), 5);
 	json_decref(out);
 	assert_true(verify_ok(f));
