@@ -39,8 +39,10 @@ void proto_set_reconcile_cb(proto_ctx *ctx,
 
 /* Per connection (or per C API handle). */
 typedef struct proto_conn {
-	uint64_t epoch;    /* from this connection's runtime.start; 0: none yet */
+	uint64_t epoch;    /* from this connection's runtime.start (or attach); 0: none yet */
 	int trusted;       /* 1: may replace policies (in-process API) */
+	long long peer_pid; /* the peer's pid from SO_PEERCRED; 0: unknown (stdio, in-process) */
+	long long peer_uid; /* the peer's uid from SO_PEERCRED; -1: unknown */
 } proto_conn;
 
 /* One call of a batch. Fill id/method/params; the rest is the protocol's. */

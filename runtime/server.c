@@ -478,15 +478,31 @@ static int listen_on(server *s, const char *path)
 	return 0;
 }
 
+/* Who is on the other end: the kernel's word (SO_PEERCRED), not the client's. */
+static void peer_identity(conn *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	c->proto.peer_uid = -1;
+	if (getsockopt(c->in_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred)) {
+		c->proto.peer_pid = cred.pid;
+		c->proto.peer_uid = cred.uid;
+	}
+}
+
 static void accept_all(server *s)
 {
 	for (;;) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		conn *c;
 
 		if (fd < 0)
 			return;
-		if (!conn_new(s, fd, fd))
+		if (!(c = conn_new(s, fd, fd)))
 			close(fd);
+		else
+			peer_identity(c);
 	}
 }
 

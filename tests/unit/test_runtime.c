@@ -234,7 +234,7 @@ static void test_untrusted_policy_set_narrows(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0 };
+	proto_conn conn = { 1, 0, 0, -1 };
 	proto_call call;
 	json_t *op = test_json(DEMO_POLICY);
 
@@ -298,7 +298,7 @@ static void test_batch_isolates_calls(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0 };
+	proto_conn conn = { 1, 0, 0, -1 };
 	proto_call calls[3];
 	const char *params[3] = {
 		"{\"session\":\"s1\",\"invocation\":\"a\",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}",
