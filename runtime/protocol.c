@@ -544,6 +544,23 @@ static int prepare_request(proto_ctx *ctx, proto_call *call)
 }
 
 /*
+ * A dispatch whose intent is not committed yet (it is earlier in the same
+ * batch, or missing): in authority mode the intent is decided under the
+ * revision current now, so the dispatch names that revision and the append
+ * refuses it if another revision landed in between.
+ */
+static int dispatch_before_intent(proto_ctx *ctx, proto_call *call, const char *session)
+{
+	json_t *ev = params_event(call->params, NULL);
+	sess_state ss;
+	int active = authority_is_active(ctx->auth, session);
+
+	if (ev && active > 0 && ledger_session_get(ctx->ledger, session, &ss, NULL) == 0)
+		json_object_set_new(ev, "policy_revision", json_integer(ss.policy_revision));
+	return add_event(call, "tool.dispatched", ev);
+}
+
+/*
  * tool.dispatch in authority mode revalidates the call under the current
  * policy, whatever phase the committed state shows (earlier requests of the
  * same batch may move it): a call the policy now refuses gets its outcome
@@ -560,8 +577,10 @@ static int prepare_dispatch(proto_ctx *ctx, proto_call *call)
 	inv_state st;
 	int error;
 
-	if (!session || !inv || ledger_invocation_get(ctx->ledger, session, inv, &st) < 0)
+	if (!session || !inv)
 		return add_event(call, "tool.dispatched", params_event(call->params, NULL));
+	if (ledger_invocation_get(ctx->ledger, session, inv, &st) < 0)
+		return dispatch_before_intent(ctx, call, session);
 	if ((error = ledger_event_json(ctx->ledger, st.intent_seq, &intent)) < 0 ||
 	    (error = authority_decide(ctx->auth, session, intent, &decision)) < 0) {
 		json_decref(intent);

@@ -363,6 +363,172 @@ static void test_inv4_redispatch_only_through_recovery(void **state)
 	assert_true(verify_ok(f));
 }
 
+
+/* ---- issue 10: authority inside the transaction ---- */
+
+static void policy_rev(fixture *f, int revision, const char *format, const char *policy)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":%d,"
+		 "\"format\":\"%s\",\"policy\":%s}", revision, format, policy);
+	ok(f, buf);
+}
+
+/* Invariant 2 from the parsed model: YAML text, all_of layers, Claude dontAsk. */
+static void test_inv2_never_asks_every_format(void **state)
+{
+	fixture *f = *state;
+	static const struct { const char *format, *policy; int never; } cases[] = {
+		{ "docket", "\"version: 1\\napproval: never\\n\"", 1 },
+		{ "docket", "\"version: 1\\napproval: on_request\\n\"", 0 },
+		{ "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{\"version\":1}},"
+			    "{\"format\":\"docket\",\"policy\":{\"version\":1,\"approval\":\"never\"}}]}", 1 },
+		{ "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{\"version\":1}},"
+			    "{\"format\":\"claude\",\"policy\":{\"permissions\":{\"defaultMode\":\"dontAsk\"}}}]}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"dontAsk\"}}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"bypassPermissions\"}}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"acceptEdits\"}}", 0 },
+		{ "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "codex", "{\"approval_policy\":\"on-request\"}", 0 },
+		{ "docket", "{\"version\":1,\"approval\":\"never\"}", 1 },
+	};
+	char inv[32], buf[512];
+
+	open_session(f, "s1");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		policy_rev(f, (int)i + 1, cases[i].format, cases[i].policy);
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		intent(f, inv, "approval_required", NULL);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\","
+			 "\"request\":\"r\"}", inv);
+		if (cases[i].never) {
+			refused(f, buf, DOCKET_ETRANSITION, 2);
+		} else {
+			ok(f, buf);
+			snprintf(buf, sizeof(buf), "{\"type\":\"approval.settled\",\"session\":\"s1\",\"invocation\":\"%s\","
+				 "\"request\":\"r\",\"result\":\"denied\"}", inv);
+			ok(f, buf);
+		}
+	}
+	assert_true(verify_ok(f));
+}
+
+/* A refusing settlement is final (DESIGN §3): no new request, no dispatch. */
+static void test_inv3_refusal_is_final(void **state)
+{
+	fixture *f = *state;
+	static const char *const results[] = { "denied", "aborted", "expired", "closed" };
+	char inv[16], buf[512];
+
+	open_session(f, "s1");
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		intent(f, inv, "approval_required", NULL);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\",\"request\":\"r1\"}", inv);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.settled\",\"session\":\"s1\",\"invocation\":\"%s\","
+			 "\"request\":\"r1\",\"result\":\"%s\"}", inv, results[i]);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\",\"request\":\"r2\"}", inv);
+		refused(f, buf, DOCKET_ETRANSITION, 3);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.dispatched\",\"session\":\"s1\",\"invocation\":\"%s\"}", inv);
+		refused(f, buf, DOCKET_ETRANSITION, 4);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.completed\",\"session\":\"s1\",\"invocation\":\"%s\",\"status\":\"denied\"}", inv);
+		ok(f, buf);
+	}
+	/* granted or superseded results may ask again (a re-decision) */
+	intent(f, "c9", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c9", ",\"request\":\"r1\""));
+	ok(f, EV("approval.settled", "c9", ",\"request\":\"r1\",\"result\":\"approved\""));
+	ok(f, EV("tool.dispatched", "c9", ""));
+	assert_true(verify_ok(f));
+}
+
+/* Duplicates answer with the original seq (settlement, policy revision). */
+static void test_duplicates_answer_original_seq(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r;
+	const char *pol = "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":1,\"format\":\"opaque\",\"policy\":{\"a\":1}}";
+	const char *settle = EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\"");
+
+	open_session(f, "s1");
+	uint64_t pseq = ok(f, pol);
+	intent(f, "c1", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	uint64_t sseq = ok(f, settle);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	assert_int_equal(put(f, settle, &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, sseq);
+	assert_int_equal(put(f, pol, &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, pseq);
+	/* after session.close: identical re-sends pass, anything new is refused */
+	uint64_t cseq = ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"));
+	ok(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}");
+	assert_int_equal(put(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"), &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, cseq);
+	assert_int_equal(put(f, settle, &r), 0);
+	assert_int_equal(r.seq, sseq);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"error\",\"exit_code\":1"), DOCKET_ECONFLICT, 5);
+	refused(f, EV("tool.intent", "c2", ",\"tool\":\"t\""), DOCKET_ETRANSITION, 8);
+	refused(f, "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":2,\"format\":\"opaque\",\"policy\":{}}",
+		DOCKET_ETRANSITION, 8);
+	assert_true(verify_ok(f));
+}
+
+/* A revalidated dispatch names its revision and verdict; the append checks both. */
+static void test_inv4_revalidation_in_txn(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	policy_rev(f, 1, "opaque", "{\"a\":1}");
+	intent(f, "c1", "allowed", NULL);
+	policy_rev(f, 2, "opaque", "{\"a\":2}");
+	/* decided under revision 1, the session moved on: conflict, ask again */
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":1,\"verdict\":\"allowed\""), DOCKET_ECONFLICT, 4);
+	/* the current revision asks: an approval first */
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"approval_required\""),
+		DOCKET_ETRANSITION, 4);
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"denied\""), DOCKET_ETRANSITION, 4);
+	/* a re-decision on the request names the current revision */
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"approval_required\","
+		      "\"source\":\"docket\",\"policy_revision\":1}"), DOCKET_ECONFLICT, 2);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"allowed\","
+		      "\"source\":\"docket\",\"policy_revision\":2}"), DOCKET_ETRANSITION, 2);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"approval_required\","
+		 "\"source\":\"docket\",\"policy_revision\":2}"));
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\""));
+	ok(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"approval_required\""));
+	assert_true(verify_ok(f));
+}
+
+/* An explicit attempt that is not the next one, or a token that is not the ledger's, is refused. */
+static void test_inv4_attempt_and_token_checked(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r1, r2;
+	char buf[512];
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", "replay_safe");
+	refused(f, EV("tool.dispatched", "c1", ",\"attempt\":2"), DOCKET_ECONFLICT, 4);
+	refused(f, EV("tool.dispatched", "c1", ",\"token\":\"dt-00000000000000000000000000000000\""), DOCKET_ECONFLICT, 4);
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ",\"attempt\":1"), &r1), 0);
+	/* the duplicate path compares the token too */
+	refused(f, EV("tool.dispatched", "c1", ",\"attempt\":1,\"token\":\"dt-00000000000000000000000000000000\""),
+		DOCKET_ETRANSITION, 4);
+	snprintf(buf, sizeof(buf), EV("tool.dispatched", "c1", ",\"attempt\":1,\"token\":\"%s\""), r1.token);
+	assert_int_equal(put(f, buf, &r2), 0);
+	assert_int_equal(r2.duplicate, 1);
+	assert_true(verify_ok(f));
+}
+
 /* ---- invariant 5 ---- */
 
 static void test_inv5_one_outcome(void **state)
@@ -1092,6 +1258,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv4_redispatch_only_through_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv5_one_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv6_revisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_never_asks_every_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv3_refusal_is_final, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicates_answer_original_seq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_revalidation_in_txn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_attempt_and_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv7_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv8_session_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
