@@ -836,6 +836,97 @@ static void test_round_trip_every_type(void **state)
 	assert_true(verify_ok(f));
 }
 
+
+/* ---- the chain formula, checked by a separate implementation ---- */
+
+/*
+ * Python's hashlib recomputes h[n] = SHA-256(h[n-1] || be64(n) || payload)
+ * from h[0] = 32 zero bytes over every stored payload, and must arrive at
+ * every hash the frames store; two fixed vectors check chain_next() itself
+ * (the expected digests come from Python, never from docket).
+ */
+static const char *CHAIN_PY =
+	"import hashlib, struct, sys\n"
+	"prev = bytes(32)\n"
+	"def unhex(x):\n"
+	"    return b'' if x == '-' else bytes.fromhex(x)\n"
+	"for line in open(sys.argv[1]):\n"
+	"    kind, a, b, c, d = (line.split() + [''] * 5)[:5]\n"
+	"    if kind == 'v':\n"
+	"        h = hashlib.sha256(unhex(a) + struct.pack('>Q', int(b)) + unhex(c)).hexdigest()\n"
+	"    else:\n"
+	"        h = hashlib.sha256(prev + struct.pack('>Q', int(a)) + unhex(b)).hexdigest()\n"
+	"        prev = bytes.fromhex(h)\n"
+	"        d = c\n"
+	"    if h != d:\n"
+	"        sys.exit('mismatch: ' + line.strip() + ' python ' + h)\n"
+	"print('ok')\n";
+
+static void hex_line(FILE *fp, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%02x", p[i]);
+	if (n == 0)
+		fputs("-", fp);
+}
+
+static void test_chain_vectors_python(void **state)
+{
+	fixture *f = *state;
+	static const uint8_t payload2[] = "docket";
+	uint8_t prev[LEDGER_HASH_LEN], h[LEDGER_HASH_LEN];
+	char list[4096], script[4096], cmd[9000], out[256] = "";
+	docket_buf payload = DOCKET_BUF_INIT;
+	frame_header hdr;
+	MDB_txn *txn = NULL;
+	FILE *fp, *py;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"hello\""));
+	snprintf(list, sizeof(list), "%s/chain.txt", f->dir);
+	snprintf(script, sizeof(script), "%s/chain.py", f->dir);
+	assert_non_null(fp = fopen(script, "w"));
+	fputs(CHAIN_PY, fp);
+	fclose(fp);
+	assert_non_null(fp = fopen(list, "w"));
+	/* the fixed vectors: python's digest must equal chain_next's */
+	memset(prev, 0, sizeof(prev));
+	assert_int_equal(chain_next(h, prev, 1, NULL, 0), 0);
+	fputs("v ", fp); hex_line(fp, prev, sizeof(prev)); fputs(" 1 - ", fp); hex_line(fp, h, sizeof(h)); fputc('\n', fp);
+	for (size_t i = 0; i < sizeof(prev); i++)
+		prev[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(chain_next(h, prev, ((uint64_t)1 << 40) + 5, payload2, 6), 0);
+	fprintf(fp, "v "); hex_line(fp, prev, sizeof(prev));
+	fprintf(fp, " %llu ", (unsigned long long)(((uint64_t)1 << 40) + 5));
+	hex_line(fp, payload2, 6); fputc(' ', fp); hex_line(fp, h, sizeof(h)); fputc('\n', fp);
+	/* every stored frame: its payload and the hash it carries */
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	for (uint64_t seq = 1; seq <= head(f); seq++) {
+		uint8_t key[8];
+		MDB_val k = { sizeof(key), key }, v;
+
+		docket_be64_put(key, seq);
+		assert_int_equal(mdb_get(txn, f->l->dbi.events, &k, &v), 0);
+		assert_int_equal(frame_decode(&payload, &hdr, f->l, txn, v.mv_data, v.mv_size), 0);
+		fprintf(fp, "e %llu ", (unsigned long long)seq);
+		hex_line(fp, (const uint8_t *)payload.ptr, payload.len);
+		fputc(' ', fp);
+		hex_line(fp, hdr.hash, sizeof(hdr.hash));
+		fputc('\n', fp);
+	}
+	store_txn_abort(f->l, txn);
+	fclose(fp);
+	docket_buf_dispose(&payload);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' 2>&1", script, list);
+	assert_non_null(py = popen(cmd, "r"));
+	if (!fgets(out, sizeof(out), py))
+		out[0] = '\0';
+	if (pclose(py) != 0 || strcmp(out, "ok\n") != 0)
+		fail_msg("python disagrees with the chain: %s", out);
+}
+
 /* ---- verify: corruption is found and named ---- */
 
 /*
@@ -1270,6 +1361,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
