@@ -497,30 +497,33 @@ typedef struct step {
 /* Run `steps` through the protocol on `conn`: one batch each (split) or all
  * in one batch (merged); check each outcome and that the log holds
  * `events` events and verifies. */
-static void run_steps(fixture *f, proto_conn *conn, const step *steps, size_t n, int merged, uint64_t events)
+static void run_steps_in(fixture *f, proto_ctx *ctx, proto_conn *conn, const step *steps, size_t n, int merged,
+			 uint64_t events)
 {
-	proto_options po;
-	proto_ctx *ctx = NULL;
 	proto_call *calls = calloc(n, sizeof(*calls));
+	json_t **replies = calloc(n, sizeof(*replies));
 	docket_ledger_info info;
 	docket_verify_report rep;
 
-	memset(&po, 0, sizeof(po));
-	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
 	for (size_t i = 0; i < n; i++) {
 		calls[i].method = steps[i].method;
 		calls[i].params = test_json(steps[i].params);
 		calls[i].conn = conn;
 		calls[i].id = json_integer((json_int_t)i);
 	}
+	/* as the server does: the replies of a batch after its commit */
 	if (merged) {
 		assert_int_equal(proto_execute(ctx, calls, n), 0);
-	} else {
 		for (size_t i = 0; i < n; i++)
+			replies[i] = proto_reply(ctx, &calls[i]);
+	} else {
+		for (size_t i = 0; i < n; i++) {
 			assert_int_equal(proto_execute(ctx, &calls[i], 1), 0);
+			replies[i] = proto_reply(ctx, &calls[i]);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_t *reply = proto_reply(ctx, &calls[i]);
+		json_t *reply = replies[i];
 		const char *kind = json_string_value(json_object_get(json_object_get(json_object_get(reply, "error"), "data"), "kind"));
 
 		if ((steps[i].kind == NULL) != (kind == NULL) || (kind && strcmp(kind, steps[i].kind) != 0))
@@ -531,12 +534,23 @@ static void run_steps(fixture *f, proto_conn *conn, const step *steps, size_t n,
 		json_decref(calls[i].id);
 		proto_call_dispose(&calls[i]);
 	}
+	free(replies);
 	free(calls);
-	proto_ctx_free(ctx);
 	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
 	assert_int_equal(info.events, events);
 	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
 	assert_true(rep.ok);
+}
+
+static void run_steps(fixture *f, proto_conn *conn, const step *steps, size_t n, int merged, uint64_t events)
+{
+	proto_options po;
+	proto_ctx *ctx = NULL;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, conn, steps, n, merged, events);
+	proto_ctx_free(ctx);
 }
 
 /* Prepare a session under DEMO_POLICY (`rm` asks): 3 events with runtime.started. */
@@ -676,6 +690,32 @@ static void test_recover_apply_fences(void **state)
 	assert_int_equal(docket_tool_complete(f->rt, "s1", "c1", "ok", 0, NULL), DOCKET_ESTALE);
 }
 
+
+/* runtime.attach binds another connection of the process that started the epoch, no other */
+static void test_attach_same_peer_only(void **state)
+{
+	fixture *f = *state;
+	proto_conn starter = { 0, 0, 4242, 1000 }, sibling = { 0, 0, 4242, 1000 }, other = { 0, 0, 777, 1000 };
+	const step start[] = { { "runtime.start", "{\"runtime\":\"agent/1\"}", NULL } };
+	const step attach_ok[] = { { "runtime.attach", "{\"epoch\":2}", NULL },
+				   { "session.open", "{\"session\":\"s9\"}", NULL } };
+	const step attach_bad[] = { { "runtime.attach", "{\"epoch\":2}", "stale_epoch" },
+				    { "runtime.attach", "{\"epoch\":1}", "stale_epoch" },
+				    { "session.open", "{\"session\":\"s8\"}", "stale_epoch" } };
+
+	proto_options po;
+	proto_ctx *ctx = NULL;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &starter, start, 1, 0, 2);
+	run_steps_in(f, ctx, &other, attach_bad, 3, 0, 2);
+	run_steps_in(f, ctx, &sibling, attach_ok, 2, 0, 3);
+	assert_int_equal(sibling.epoch, 2);
+	assert_int_equal(other.epoch, 0);
+	proto_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,6 +738,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resends_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_call_can_ask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_apply_fences, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_same_peer_only, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
