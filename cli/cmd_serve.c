@@ -67,6 +67,7 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"the requests in flight and stops. See docs/protocol.md.\n";
 	int use_stdio = 0, allow_client = 0;
 	const char *socket_path = NULL, *policy_src = NULL, *mode_s = NULL, *group_s = NULL;
+	const char *workspaces = NULL, *approvers = NULL, *runtimes = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_SWITCH, "stdio", 0, &use_stdio, NULL, "serve one client on stdin/stdout", 0 },
 		{ CLI_OPT_STRING, "socket", 0, &socket_path, "PATH", "serve clients on a Unix socket (created 0600)", 0 },
@@ -74,6 +75,9 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_SWITCH, "allow-client-policy", 0, &allow_client, NULL, "let clients replace (widen) policies", 0 },
 		{ CLI_OPT_STRING, "socket-mode", 0, &mode_s, "MODE", "socket permissions, octal (default 600; never world)", 0 },
 		{ CLI_OPT_STRING, "socket-group", 0, &group_s, "GROUP", "group owning the socket", 0 },
+		{ CLI_OPT_STRING, "workspace", 0, &workspaces, "DIRS", "with --policy: where clients may put cwd, workspace_roots, TMPDIR (A:B)", 0 },
+		{ CLI_OPT_STRING, "approvers", 0, &approvers, "UIDS", "socket peers (uids, comma-separated) that may settle approvals", 0 },
+		{ CLI_OPT_STRING, "runtimes", 0, &runtimes, "UIDS", "socket peers (uids) that are runtimes only, even the server's own", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	server_options so;
@@ -111,6 +115,9 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		so.proto.operator_policy = policy;
 	}
 	so.proto.allow_client_policy = allow_client;
+	so.proto.workspaces = workspaces;
+	so.approver_uids = approvers;
+	so.runtime_uids = runtimes;
 	so.ready = announce;
 	so.ready_ctx = (void *)socket_path;
 	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)

@@ -51,6 +51,7 @@ struct proto_ctx {
 	 * (runtime.attach binds more connections of that same process) */
 	uint64_t started_epoch;
 	long long started_pid;
+	char started_runtime[257];
 };
 
 enum method_kind {
@@ -650,6 +651,88 @@ static int prepare_recover(proto_ctx *ctx, proto_call *call, int apply)
  * connection was bound to by runtime.start. A connection that never called
  * runtime.start may not change anything: fencing is not opt-in.
  */
+/* Is `path` (absolute, no `..`) inside one of the ':'-separated `roots`? */
+static int path_inside(const char *path, const char *roots)
+{
+	size_t plen = strlen(path);
+
+	if (path[0] != '/' || strstr(path, "/../") || (plen >= 3 && strcmp(path + plen - 3, "/..") == 0))
+		return 0;
+	for (const char *r = roots; r && *r;) {
+		const char *end = strchr(r, ':');
+		size_t len = end ? (size_t)(end - r) : strlen(r), n = len;
+
+		while (n > 1 && r[n - 1] == '/')
+			n--;
+		if (n && strncmp(path, r, n) == 0 && (path[n] == '\0' || path[n] == '/' || (n == 1 && r[0] == '/')))
+			return 1;
+		r += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+/*
+ * Under an operator policy, what a session's policy treats as writable
+ * (cwd, workspace_roots, env TMPDIR) comes from the operator: a client may
+ * name such paths only inside the operator's --workspace directories.
+ */
+static int check_context(proto_ctx *ctx, proto_call *call)
+{
+	const json_t *p = call->params, *roots = json_object_get(p, "workspace_roots"), *v;
+	const char *cwd = json_string_value(json_object_get(p, "cwd"));
+	const char *tmp = json_string_value(json_object_get(json_object_get(p, "env"), "TMPDIR"));
+	size_t i;
+
+	if (!ctx->operator_policy || call->conn->trusted)
+		return 0;
+	if (cwd && !path_inside(cwd, ctx->opts.workspaces))
+		return refuse(call, DOCKET_EINVALID, "session.open: cwd %s is outside the operator's workspaces "
+			      "(serve --workspace)", cwd);
+	if (tmp && !path_inside(tmp, ctx->opts.workspaces))
+		return refuse(call, DOCKET_EINVALID, "session.open: env TMPDIR %s is outside the operator's workspaces", tmp);
+	json_array_foreach(roots, i, v) {
+		if (!json_is_string(v) || !path_inside(json_string_value(v), ctx->opts.workspaces))
+			return refuse(call, DOCKET_EINVALID, "session.open: workspace root %s is outside the operator's "
+				      "workspaces (serve --workspace)", json_string_value(v) ? json_string_value(v) : "?");
+	}
+	return 0;
+}
+
+/*
+ * Roles and sessions: settling approvals and recover.apply need the
+ * approver or operator role; a runtime acts only on the sessions opened
+ * under its runtime name; under an operator policy no client drives a
+ * session that has no trusted policy (opened by `record` or `import`).
+ */
+static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m)
+{
+	const char *session = json_string_value(json_object_get(call->params, "session"));
+	const char *named = json_string_value(json_object_get(call->params, "runtime"));
+	proto_conn *conn = call->conn;
+	sess_state ss;
+
+	if ((m->kind == M_APPROVAL_SETTLE || m->kind == M_RECOVER_APPLY) && conn->role == PROTO_ROLE_RUNTIME)
+		return refuse(call, DOCKET_EINVALID, "%s needs the approver or operator role; this connection "
+			      "(uid %lld) is a runtime", m->name, conn->peer_uid);
+	if (!session)
+		return 0;
+	if (m->kind == M_SESSION_OPEN) {
+		if (conn->role == PROTO_ROLE_RUNTIME && named && strcmp(named, conn->runtime) != 0)
+			return refuse(call, DOCKET_EINVALID, "session.open: runtime \"%s\" is not this connection's (\"%s\")",
+				      named, conn->runtime);
+		return check_context(ctx, call);
+	}
+	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
+		return 0; /* the state machine names what is missing */
+	if (conn->role == PROTO_ROLE_RUNTIME && strcmp(ss.runtime, conn->runtime) != 0)
+		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" belongs to runtime \"%s\", not \"%s\"",
+			      m->name, session, ss.runtime, conn->runtime);
+	if (ctx->operator_policy && !conn->trusted && ss.policy_revision == 0)
+		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" has no trusted policy (it was not opened "
+			      "under serve --policy); serve does not drive it", m->name, session);
+	return 0;
+}
+
 static int check_client(proto_call *call, const struct method *m)
 {
 	const json_t *p = call->params, *epoch = json_object_get(p, "epoch");
@@ -707,6 +790,28 @@ static int prepare_attach(proto_ctx *ctx, proto_call *call)
 	return call->result ? 0 : refuse(call, DOCKET_ENOMEM, "out of memory");
 }
 
+/*
+ * What the kernel says about the peer goes into the record: a runtime's
+ * sessions name its runtime, and a settlement's actor carries the uid of
+ * the connection that settled it (SO_PEERCRED), whatever the client says.
+ */
+static void identify(proto_call *call, const struct method *m)
+{
+	proto_conn *conn = call->conn;
+	const char *actor = json_string_value(json_object_get(call->params, "actor"));
+	char who[600];
+
+	if (m->kind == M_SESSION_OPEN && conn->role == PROTO_ROLE_RUNTIME && !json_object_get(call->params, "runtime"))
+		json_object_set_new(call->params, "runtime", json_string(conn->runtime));
+	if (m->kind != M_APPROVAL_SETTLE || conn->peer_uid < 0)
+		return;
+	if (actor)
+		snprintf(who, sizeof(who), "%s (uid %lld)", actor, conn->peer_uid);
+	else
+		snprintf(who, sizeof(who), "uid %lld", conn->peer_uid);
+	json_object_set_new(call->params, "actor", json_string(who));
+}
+
 static int prepare(proto_ctx *ctx, proto_call *call)
 {
 	const struct method *m = method_find(call->method);
@@ -717,8 +822,9 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 		return refuse(call, DOCKET_ENOTFOUND, "method not found: %s", call->method ? call->method : "");
 	if (!json_is_object(call->params))
 		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
-	if (check_client(call, m) < 0)
+	if (check_client(call, m) < 0 || check_role(ctx, call, m) < 0)
 		return call->error;
+	identify(call, m);
 	switch (m->kind) {
 	case M_SESSION_OPEN:
 		return prepare_session_open(ctx, call);
@@ -959,12 +1065,18 @@ json_t *proto_reply(proto_ctx *ctx, proto_call *call)
 	json_t *result;
 
 	if (!call->error && call->kind == M_RUNTIME_START && call->conn) {
+		const char *name = call->events[0]->runtime_started->runtime;
+
 		call->conn->epoch = call->results[0].epoch;
 		ctx->started_epoch = call->conn->epoch;
 		ctx->started_pid = call->conn->peer_pid;
+		snprintf(call->conn->runtime, sizeof(call->conn->runtime), "%s", name ? name : "");
+		snprintf(ctx->started_runtime, sizeof(ctx->started_runtime), "%s", call->conn->runtime);
 	}
-	if (!call->error && call->kind == M_RUNTIME_ATTACH && call->conn)
+	if (!call->error && call->kind == M_RUNTIME_ATTACH && call->conn) {
 		call->conn->epoch = (uint64_t)json_integer_value(json_object_get(call->result, "epoch"));
+		snprintf(call->conn->runtime, sizeof(call->conn->runtime), "%s", ctx->started_runtime);
+	}
 	if (!call->id)
 		return NULL;
 	if (call->error) {

@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -530,17 +531,44 @@ static int listen_on(server *s, const char *path)
 	return 0;
 }
 
-/* Who is on the other end: the kernel's word (SO_PEERCRED), not the client's. */
-static void peer_identity(conn *c)
+/* Is `uid` in the comma-separated list? */
+static int uid_listed(const char *list, long long uid)
+{
+	char *end;
+
+	for (const char *p = list; p && *p; p = *end ? end + 1 : end) {
+		long long v = strtoll(p, &end, 10);
+
+		if (end != p && v == uid && (*end == ',' || *end == '\0'))
+			return 1;
+		if (*end != ',' && *end != '\0')
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Who is on the other end: the kernel's word (SO_PEERCRED), not the
+ * client's. Its role: listed runtimes and approvers as configured, the
+ * server's own uid the operator, anyone else (the socket's group) a runtime.
+ */
+static void peer_identity(const server *s, conn *c)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	c->proto.peer_uid = -1;
-	if (getsockopt(c->in_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred)) {
-		c->proto.peer_pid = cred.pid;
-		c->proto.peer_uid = cred.uid;
-	}
+	c->proto.role = PROTO_ROLE_RUNTIME;
+	if (getsockopt(c->in_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+		return;
+	c->proto.peer_pid = cred.pid;
+	c->proto.peer_uid = cred.uid;
+	if (uid_listed(s->opts->runtime_uids, cred.uid))
+		c->proto.role = PROTO_ROLE_RUNTIME;
+	else if (uid_listed(s->opts->approver_uids, cred.uid))
+		c->proto.role = PROTO_ROLE_APPROVER;
+	else if (cred.uid == geteuid())
+		c->proto.role = PROTO_ROLE_OPERATOR;
 }
 
 static void accept_all(server *s)
@@ -554,7 +582,7 @@ static void accept_all(server *s)
 		if (!(c = conn_new(s, fd, fd)))
 			close(fd);
 		else
-			peer_identity(c);
+			peer_identity(s, c);
 	}
 }
 

@@ -13,6 +13,8 @@ typedef struct server_options {
 	gid_t socket_gid;
 	int socket_gid_set;
 	proto_options proto;
+	const char *approver_uids; /* "1001,1002": socket peers with the approver role */
+	const char *runtime_uids;  /* socket peers with the runtime role (even the server's own uid) */
 	void (*ready)(void *ctx);  /* called once listening (tests, readiness) */
 	void *ready_ctx;
 } server_options;

@@ -25,7 +25,7 @@ mkdir -p "$src"
 (cd "$root" && git archive HEAD) | tar -x -C "$src" || { echo "mutants: cannot copy the tree"; exit 2; }
 [ -d "$root/../shared" ] && ln -s "$root/../shared" "$work/shared"
 build="$src/build"
-meson setup "$build" --werror >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 2; }
+meson setup "$build" "$src" --werror >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 2; }
 ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 2; }
 tests=(test_ledger test_runtime test_event --suite cli)
 

@@ -234,13 +234,14 @@ static void test_untrusted_policy_set_narrows(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0, 0, -1 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	proto_call call;
 	json_t *op = test_json(DEMO_POLICY);
 
 	memset(&po, 0, sizeof(po));
 	po.operator_format = "docket";
 	po.operator_policy = op;
+	po.workspaces = "/w";
 	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
 
 	/* session.open over serve gets the operator's policy as revision 1 */
@@ -298,7 +299,7 @@ static void test_batch_isolates_calls(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0, 0, -1 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	proto_call calls[3];
 	const char *params[3] = {
 		"{\"session\":\"s1\",\"invocation\":\"a\",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}",
@@ -566,7 +567,7 @@ static void demo_session(fixture *f)
 static void forged_supersede(void **state, int merged)
 {
 	fixture *f = *state;
-	proto_conn conn = { 1, 0, 0, -1 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	const step steps[] = {
 		{ "tool.intent", ASK_INTENT, NULL },
 		{ "approval.request", "{\"session\":\"s1\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
@@ -587,7 +588,7 @@ static void test_forged_supersede_merged(void **state) { forged_supersede(state,
 static void revision_race(void **state, int merged)
 {
 	fixture *f = *state;
-	proto_conn conn = { 1, 1, 0, -1 };
+	proto_conn conn = { .epoch = 1, .trusted = 1, .peer_pid = 0, .peer_uid = -1 };
 	const step steps[] = {
 		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"git\",\"status\"]}}", NULL },
 		{ "policy.set", "{\"session\":\"s1\",\"format\":\"docket\",\"policy\":{\"version\":1,\"commands\":[{\"pattern\":[\"git\"],\"decision\":\"ask\"}]}}", NULL },
@@ -605,7 +606,7 @@ static void test_revision_race_merged(void **state) { revision_race(state, 1); }
 static void unbound_connection(void **state, int merged)
 {
 	fixture *f = *state;
-	proto_conn none = { 0, 0, 0, -1 };
+	proto_conn none = { .epoch = 0, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	const step steps[] = {
 		{ "tool.intent", ASK_INTENT, "stale_epoch" },
 		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"t\",\"epoch\":1}", "stale_epoch" },
@@ -624,7 +625,7 @@ static void test_unbound_connection_merged(void **state) { unbound_connection(st
 static void resends(void **state, int merged)
 {
 	fixture *f = *state;
-	proto_conn conn = { 1, 0, 0, -1 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	const char *git = "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"git\",\"status\"]},"
 			  "\"dispatch_if_allowed\":true}";
 	const char *done = "{\"session\":\"s1\",\"invocation\":\"c1\",\"status\":\"ok\",\"exit_code\":0}";
@@ -695,7 +696,9 @@ static void test_recover_apply_fences(void **state)
 static void test_attach_same_peer_only(void **state)
 {
 	fixture *f = *state;
-	proto_conn starter = { 0, 0, 4242, 1000 }, sibling = { 0, 0, 4242, 1000 }, other = { 0, 0, 777, 1000 };
+	proto_conn starter = { .peer_pid = 4242, .peer_uid = 1000 };
+	proto_conn sibling = { .peer_pid = 4242, .peer_uid = 1000 };
+	proto_conn other = { .peer_pid = 777, .peer_uid = 1000 };
 	const step start[] = { { "runtime.start", "{\"runtime\":\"agent/1\"}", NULL } };
 	const step attach_ok[] = { { "runtime.attach", "{\"epoch\":2}", NULL },
 				   { "session.open", "{\"session\":\"s9\"}", NULL } };
@@ -715,6 +718,96 @@ static void test_attach_same_peer_only(void **state)
 	assert_int_equal(other.epoch, 0);
 	proto_ctx_free(ctx);
 }
+
+
+/* Roles: a runtime settles no approvals, applies no recovery, touches only its
+ * own sessions; a settlement's actor carries the peer's uid. */
+static void roles(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	proto_conn rt_a = { .peer_pid = 11, .peer_uid = 2001, .role = PROTO_ROLE_RUNTIME };
+	proto_conn rt_b = { .peer_pid = 12, .peer_uid = 2002, .role = PROTO_ROLE_RUNTIME };
+	proto_conn approver = { .peer_pid = 13, .peer_uid = 3001, .role = PROTO_ROLE_APPROVER };
+	const step start_a[] = { { "runtime.start", "{\"runtime\":\"agent-a\"}", NULL } };
+	const step a[] = {
+		{ "session.open", "{\"session\":\"sa\"}", NULL },
+		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "bad_request" },
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\",\"decision\":{\"verdict\":\"approval_required\"}}", NULL },
+		{ "approval.request", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "bad_request" },
+		{ "recover.apply", "{}", "bad_request" },
+	};
+	const step start_b[] = { { "runtime.start", "{\"runtime\":\"agent-b\"}", NULL } };
+	const step b[] = {
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "bad_request" },
+		{ "session.close", "{\"session\":\"sa\"}", "bad_request" },
+	};
+	const step settle[] = {
+		{ "runtime.attach", "{\"epoch\":3}", "stale_epoch" },
+	};
+	json_t *ev = NULL;
+	docket_ledger_info info;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &rt_a, start_a, 1, 0, 2);
+	run_steps_in(f, ctx, &rt_a, a, 6, merged, 5);
+	run_steps_in(f, ctx, &rt_b, start_b, 1, 0, 6);
+	run_steps_in(f, ctx, &rt_b, b, 2, merged, 6);
+	run_steps_in(f, ctx, &approver, settle, 1, 0, 6);
+	/* the approver (bound through the C API's epoch, as an operator tool would) settles */
+	approver.epoch = 3;
+	const step ok_settle[] = {
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", NULL },
+	};
+	run_steps_in(f, ctx, &approver, ok_settle, 1, merged, 7);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(ledger_event_json(f->l, info.events, &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "actor")), "user:ana (uid 3001)");
+	json_decref(ev);
+	proto_ctx_free(ctx);
+}
+
+static void test_roles_split(void **state) { roles(state, 0); }
+static void test_roles_merged(void **state) { roles(state, 1); }
+
+/* Under an operator policy: a client's context cannot widen it, and a
+ * session without a trusted policy is not driven through serve. */
+static void operator_context(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	json_t *op = test_json(DEMO_POLICY);
+	proto_conn conn = { .epoch = 1 };
+	const step steps[] = {
+		{ "session.open", "{\"session\":\"w1\",\"cwd\":\"/\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w2\",\"cwd\":\"/w/app\",\"workspace_roots\":[\"/\"]}", "bad_request" },
+		{ "session.open", "{\"session\":\"w3\",\"cwd\":\"/w/app\",\"env\":{\"TMPDIR\":\"/etc\"}}", "bad_request" },
+		{ "session.open", "{\"session\":\"w4\",\"cwd\":\"/w/../etc\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w5\",\"cwd\":\"/wx\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w6\",\"cwd\":\"/w/app\",\"workspace_roots\":[\"/w/app\"],\"env\":{\"TMPDIR\":\"/w/tmp\"}}", NULL },
+		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"rm\",\"-rf\",\"/\"]},"
+		  "\"decision\":{\"verdict\":\"allowed\"}}", "bad_request" },
+		{ "policy.set", "{\"session\":\"s1\",\"format\":\"docket\",\"policy\":{\"version\":1}}", "bad_request" },
+	};
+
+	/* s1: opened by the C API (as record or import would), no policy */
+	assert_int_equal(docket_session_open(f->rt, "s1", "/"), 0);
+	memset(&po, 0, sizeof(po));
+	po.operator_policy = op;
+	po.operator_format = "docket";
+	po.workspaces = "/srv:/w/";
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &conn, steps, 8, merged, 4);
+	proto_ctx_free(ctx);
+	json_decref(op);
+}
+
+static void test_operator_context_split(void **state) { operator_context(state, 0); }
+static void test_operator_context_merged(void **state) { operator_context(state, 1); }
 
 int main(void)
 {
@@ -739,6 +832,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stuck_call_can_ask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_apply_fences, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_same_peer_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_context_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_context_merged, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

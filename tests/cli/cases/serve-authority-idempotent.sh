@@ -19,4 +19,4 @@ cat >req <<'REQ'
 {"jsonrpc":"2.0","id":15,"method":"tool.complete","params":{"session":"s","invocation":"a","status":"ok","exit_code":0}}
 {"jsonrpc":"2.0","id":16,"method":"tool.complete","params":{"session":"s","invocation":"a","status":"error","exit_code":1}}
 REQ
-both_ways req --policy "$FIXTURES/policies/team.yaml"
+both_ways req --policy "$FIXTURES/policies/team.yaml" --workspace /home

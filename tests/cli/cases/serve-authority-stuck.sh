@@ -11,7 +11,7 @@ cat >req <<'REQ'
 {"jsonrpc":"2.0","id":7,"method":"approval.settle","params":{"session":"s","invocation":"a","request":"r1","result":"approved","actor":"user:ana"}}
 {"jsonrpc":"2.0","id":8,"method":"tool.dispatch","params":{"session":"s","invocation":"a"}}
 REQ
-both_ways req --policy "$FIXTURES/policies/team.yaml"
+both_ways req --policy "$FIXTURES/policies/team.yaml" --workspace /home
 echo "--- approval: never, recorded as YAML text"
 sed 's/^approval: on_request/approval: never/' "$FIXTURES/policies/team.yaml" >never.yaml
 cat >req2 <<'REQ'
@@ -20,4 +20,4 @@ cat >req2 <<'REQ'
 {"jsonrpc":"2.0","id":3,"method":"tool.intent","params":{"session":"s","invocation":"a","tool":"shell","args":{"command":["git","push"]},"decision":{"verdict":"approval_required"}}}
 {"jsonrpc":"2.0","id":4,"method":"approval.request","params":{"session":"s","invocation":"a","request":"r1"}}
 REQ
-both_ways req2 --policy never.yaml
+both_ways req2 --policy never.yaml --workspace /home

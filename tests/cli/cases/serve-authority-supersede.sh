@@ -11,4 +11,4 @@ cat >req <<'REQ'
 {"jsonrpc":"2.0","id":8,"method":"approval.settle","params":{"session":"s","invocation":"a","request":"r1","result":"approved","actor":"user:ana"}}
 {"jsonrpc":"2.0","id":9,"method":"tool.dispatch","params":{"session":"s","invocation":"a"}}
 REQ
-both_ways req --policy "$FIXTURES/policies/team.yaml"
+both_ways req --policy "$FIXTURES/policies/team.yaml" --workspace /home
