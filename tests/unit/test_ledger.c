@@ -927,6 +927,33 @@ static void test_chain_vectors_python(void **state)
 		fail_msg("python disagrees with the chain: %s", out);
 }
 
+
+/* docket's clock on appends without a time is monotonic per ledger: a clock
+ * that is behind the last stamp (stepped back, another writer) does not
+ * stamp an event before it. */
+static void test_stamp_monotonic(void **state)
+{
+	fixture *f = *state;
+	MDB_txn *txn = NULL;
+	json_t *ev = NULL;
+	uint64_t later = (uint64_t)4102444800u * 1000000u; /* 2100-01-01T00:00:00Z */
+
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	assert_int_equal(store_meta_put_u64(txn, f->l, "clock_us", later), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	open_session(f, "s1");
+	open_session(f, "s2");
+	assert_int_equal(ledger_event_json(f->l, head(f) - 1, &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "time")), "2100-01-01T00:00:00.000001Z");
+	json_decref(ev);
+	assert_int_equal(ledger_event_json(f->l, head(f), &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "time")), "2100-01-01T00:00:00.000002Z");
+	json_decref(ev);
+	/* a time the input gives is kept as given (imports, record) */
+	ok(f, "{\"type\":\"session.opened\",\"session\":\"s3\",\"time\":\"2025-01-01T00:00:00Z\"}");
+	assert_true(verify_ok(f));
+}
+
 /* ---- verify: corruption is found and named ---- */
 
 /*
@@ -1362,6 +1389,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamp_monotonic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
