@@ -310,6 +310,12 @@ static void test_inv4_superseded(void **state)
 	ok(f, EV("approval.settled", "c2", ",\"request\":\"r2\",\"result\":\"superseded\","
 		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\",\"policy_revision\":2}"));
 	refused(f, EV("tool.dispatched", "c2", ""), DOCKET_ETRANSITION, 4);
+	/* a request made under the current revision cannot be superseded by it */
+	intent(f, "c3", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c3", ",\"request\":\"r3\""));
+	refused(f, EV("approval.settled", "c3", ",\"request\":\"r3\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":2}"),
+		DOCKET_ETRANSITION, 3);
 	assert_true(verify_ok(f));
 }
 
