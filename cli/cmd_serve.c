@@ -76,6 +76,7 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	int use_stdio = 0, allow_client = 0;
 	uint64_t max_request = 0, max_queued = 0, max_clients = 0, timeout_s = 0;
 	const char *socket_path = NULL, *policy_src = NULL, *mode_s = NULL, *group_s = NULL;
+	const char *workspaces = NULL, *approvers = NULL, *runtimes = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_SWITCH, "stdio", 0, &use_stdio, NULL, "serve one client on stdin/stdout", 0 },
 		{ CLI_OPT_STRING, "socket", 0, &socket_path, "PATH", "serve clients on a Unix socket (created 0600)", 0 },
@@ -87,6 +88,9 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_U64, "max-queued", 0, &max_queued, "BYTES", "unread reply bytes before a client is paused (default 4194304)", 0 },
 		{ CLI_OPT_U64, "max-clients", 0, &max_clients, "N", "connections at once (default 256)", 0 },
 		{ CLI_OPT_U64, "client-timeout", 0, &timeout_s, "SECONDS", "drop a client that reads no reply for this long (default 10)", 0 },
+		{ CLI_OPT_STRING, "workspace", 0, &workspaces, "DIRS", "with --policy: where clients may put cwd, workspace_roots, TMPDIR (A:B)", 0 },
+		{ CLI_OPT_STRING, "approvers", 0, &approvers, "UIDS", "socket peers (uids, comma-separated) that may settle approvals", 0 },
+		{ CLI_OPT_STRING, "runtimes", 0, &runtimes, "UIDS", "socket peers (uids) that are runtimes only, even the server's own", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	server_options so;
@@ -134,6 +138,9 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		so.proto.operator_policy = policy;
 	}
 	so.proto.allow_client_policy = allow_client;
+	so.proto.workspaces = workspaces;
+	so.approver_uids = approvers;
+	so.runtime_uids = runtimes;
 	so.ready = announce;
 	so.ready_ctx = (void *)socket_path;
 	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)

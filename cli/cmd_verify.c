@@ -25,9 +25,11 @@ static void print_chain(const docket_verify_report *report, const cli_global *g)
 {
 	if (report->ok) {
 		cli_put_color(stdout, g->color_out, CLI_GREEN, "ok");
-		printf(": %llu event%s verified (hash chain, frames, indexes)\n",
+		printf(": %llu event%s verified (hash chain, frames, %s)\n",
 		       (unsigned long long)report->events_checked,
-		       report->events_checked == 1 ? "" : "s");
+		       report->events_checked == 1 ? "" : "s",
+		       report->old_indexes ? "not the indexes: an older docket wrote them; "
+					     "`docket reindex` rebuilds them" : "indexes");
 		return;
 	}
 	cli_put_color(stdout, g->color_out, CLI_RED, "FAILED");
@@ -71,9 +73,10 @@ static void print_git(const docket_git_report *r, const cli_global *g)
 
 static json_t *chain_json(const docket_verify_report *report)
 {
-	return json_pack("{s:b, s:I, s:o, s:o}",
+	return json_pack("{s:b, s:I, s:b, s:o, s:o}",
 			 "ok", report->ok,
 			 "events_checked", (json_int_t)report->events_checked,
+			 "indexes_checked", !report->old_indexes,
 			 "first_bad_seq", report->first_bad_seq
 				 ? json_integer((json_int_t)report->first_bad_seq) : json_null(),
 			 "problem", report->ok ? json_null() : json_string(report->problem));

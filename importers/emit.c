@@ -104,21 +104,13 @@ void imp_problem(imp_ctx *c, int unknown, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The ledger's own rule (ledger/event.c): no control, line-separator or
+ * bidi character, so an imported id cannot spoof `docket log`. */
 int imp_id_ok(const char *s)
 {
-	size_t i, len = s ? strlen(s) : 0;
+	size_t len = s ? strlen(s) : 0;
 
-	if (len == 0 || len > IMP_ID_MAX)
-		return 0;
-	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch < 0x20 || ch == 0x7f ||
-		    (ch == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
-		     (unsigned char)s[i + 1] <= 0x9f))
-			return 0;
-	}
-	return 1;
+	return len > 0 && len <= IMP_ID_MAX && docket_id_unsafe_char(s, len) == (size_t)-1;
 }
 
 /*
@@ -219,7 +211,7 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 	}
 	if (!imp_id_ok(id)) {
 		json_decref(fields);
-		imp_problem(c, 0, "session id is not a valid id (1..%d bytes, no control characters)",
+		imp_problem(c, 0, "session id is not a valid id (1..%d bytes, no control, line-separator or bidi characters)",
 			    IMP_ID_MAX);
 		return 1;
 	}

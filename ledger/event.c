@@ -167,12 +167,12 @@ static const char *const tool_intent_keys[] = {
 	"tool", "args", "recovery", "decision", NULL,
 };
 static const char *const approval_requested_keys[] = {
-	"request", "reviewer", "prompt", "risk", "scope", NULL,
+	"request", "reviewer", "prompt", "risk", "scope", "decision", NULL,
 };
 static const char *const approval_settled_keys[] = {
 	"request", "result", "actor", "reason", "decision", NULL,
 };
-static const char *const tool_dispatched_keys[] = { "attempt", "token", NULL };
+static const char *const tool_dispatched_keys[] = { "attempt", "token", "policy_revision", "verdict", NULL };
 static const char *const tool_completed_keys[] = {
 	"status", "exit_code", "output", "duration_ms", "error", NULL,
 };
@@ -383,6 +383,38 @@ enum string_kind {
 	ID,       /* 1 .. 256 bytes, no control characters */
 };
 
+/*
+ * Where an id holds a character that would spoof a terminal or log line:
+ * C0, DEL, C1 (U+0080..U+009F), the line and paragraph separators
+ * U+2028/U+2029, and the bidi controls U+061C, U+200E/F, U+202A..U+202E,
+ * U+2066..U+2069. Returns the byte offset, or (size_t)-1 when it has none.
+ * `s` is valid UTF-8 (jansson checked it).
+ */
+size_t docket_id_unsafe_char(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = u[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			return i;
+		if (ch == 0xc2 && i + 1 < len && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+			return i;
+		if (ch == 0xd8 && i + 1 < len && u[i + 1] == 0x9c)
+			return i; /* U+061C arabic letter mark */
+		if (ch == 0xe2 && i + 2 < len) {
+			unsigned cp = 0x2000u | ((u[i + 1] & 0x3fu) << 6) | (u[i + 2] & 0x3fu);
+
+			if (u[i + 1] >= 0x80 && u[i + 1] <= 0x81 &&
+			    (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+			     (cp >= 0x2066 && cp <= 0x2069)))
+				return i;
+		}
+	}
+	return (size_t)-1;
+}
+
 /* Check one JSON string value; `what` is "" or " item N" for messages. */
 static int check_string(const parse_ctx *c, const char *prefix, const char *key,
 			const char *what, const json_t *v, enum string_kind kind)
@@ -401,17 +433,13 @@ static int check_string(const parse_ctx *c, const char *prefix, const char *key,
 		if (len == 0 || len > ID_MAX_LEN)
 			return field_error(c, prefix, key, "%sid must be 1..%d bytes, got %zu",
 					   what, ID_MAX_LEN, len);
-		for (size_t i = 0; i < len; i++) {
-			unsigned char ch = (unsigned char)s[i];
+		size_t at = docket_id_unsafe_char(s, len);
 
-			/* C0, DEL, and C1 (U+0080..U+009F is C2 80..C2 9F in UTF-8) */
-			if (ch < 0x20 || ch == 0x7f ||
-			    (ch == 0xc2 && i + 1 < len &&
-			     (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f))
-				return field_error(c, prefix, key,
-						   "%sid contains a control character at byte %zu",
-						   what, i);
-		}
+		if (at != (size_t)-1)
+			return field_error(c, prefix, key,
+					   "%sid contains a control, line-separator or bidi character at byte %zu "
+					   "(ids are shown by `docket log`; they must not reorder or break lines)",
+					   what, at);
 	} else {
 		if (kind == NONEMPTY && len == 0)
 			return field_error(c, prefix, key, "%smust not be empty", what);
@@ -775,7 +803,11 @@ static int parse_approval_requested(const parse_ctx *c, const json_t *obj, docke
 		    (error = get_string(c, risk, "risk", "summary", TEXT, false, &r->summary)) < 0)
 			return error;
 	}
-	return get_string_array(c, obj, NULL, "scope", &b->scope, &b->n_scope);
+	if ((error = get_string_array(c, obj, NULL, "scope", &b->scope, &b->n_scope)) < 0)
+		return error;
+	if ((risk = json_object_get(obj, "decision")))
+		return parse_decision(c, risk, "decision", &b->decision);
+	return 0;
 }
 
 static int parse_approval_settled(const parse_ctx *c, const json_t *obj, docket_event *ev)
@@ -816,8 +848,9 @@ static int parse_approval_settled(const parse_ctx *c, const json_t *obj, docket_
 static int parse_tool_dispatched(const parse_ctx *c, const json_t *obj, docket_event *ev)
 {
 	Docket__V1__ToolDispatched *b = docket_malloc(sizeof(*b));
-	json_int_t attempt = 0;
+	json_int_t attempt = 0, revision = 0;
 	bool present;
+	int verdict;
 	int error;
 
 	if (!b)
@@ -825,9 +858,13 @@ static int parse_tool_dispatched(const parse_ctx *c, const json_t *obj, docket_e
 	docket__v1__tool_dispatched__init(b);
 	ev->tool_dispatched = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED;
-	if ((error = get_int(c, obj, NULL, "attempt", 1, UINT32_MAX, false, &present, &attempt)) < 0)
+	if ((error = get_int(c, obj, NULL, "attempt", 1, UINT32_MAX, false, &present, &attempt)) < 0 ||
+	    (error = get_int(c, obj, NULL, "policy_revision", 1, UINT32_MAX, false, &present, &revision)) < 0 ||
+	    (error = get_enum(c, obj, NULL, "verdict", &verdict_table, false, &verdict)) < 0)
 		return error;
 	b->attempt = (uint32_t)attempt;
+	b->policy_revision = (uint32_t)revision;
+	b->verdict = (Docket__V1__Verdict)verdict;
 	return get_string(c, obj, NULL, "token", TEXT, false, &b->token);
 }
 
@@ -1294,7 +1331,8 @@ static int body_to_json(json_t *obj, const emit_ctx *c, const docket_event *ev)
 		    (error = put_string(obj, c, "reviewer", b->reviewer, false)) < 0 ||
 		    (error = put_string(obj, c, "prompt", b->prompt, false)) < 0 ||
 		    (error = put_risk(obj, c, "risk", b->risk)) < 0 ||
-		    (error = put_string_array(obj, c, "scope", b->scope, b->n_scope)) < 0)
+		    (error = put_string_array(obj, c, "scope", b->scope, b->n_scope)) < 0 ||
+		    (error = put_decision(obj, c, "decision", b->decision)) < 0)
 			return error;
 		return 0;
 	}
@@ -1313,7 +1351,9 @@ static int body_to_json(json_t *obj, const emit_ctx *c, const docket_event *ev)
 		const Docket__V1__ToolDispatched *b = ev->tool_dispatched;
 
 		if ((b->attempt && (error = put_uint(obj, c, "attempt", b->attempt)) < 0) ||
-		    (error = put_string(obj, c, "token", b->token, false)) < 0)
+		    (error = put_string(obj, c, "token", b->token, false)) < 0 ||
+		    (b->policy_revision && (error = put_uint(obj, c, "policy_revision", b->policy_revision)) < 0) ||
+		    (b->verdict && (error = put_enum(obj, c, "verdict", &verdict_table, (int)b->verdict)) < 0))
 			return error;
 		return 0;
 	}

@@ -50,6 +50,10 @@ const char *docket_approval_result_name(Docket__V1__ApprovalResult v);
 const char *docket_outcome_status_name(Docket__V1__OutcomeStatus v);
 const char *docket_recovery_mode_name(Docket__V1__RecoveryMode v);
 const char *docket_policy_format_name(Docket__V1__PolicyFormat v);
+
+/* Byte offset of the first character an id must not hold (control, line
+ * separator, bidi control), or (size_t)-1 when it has none. */
+size_t docket_id_unsafe_char(const char *s, size_t len);
 const char *docket_platform_name(Docket__V1__Platform v);
 const char *docket_recovery_action_name(Docket__V1__RecoveryActionKind v);
 

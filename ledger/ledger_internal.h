@@ -53,6 +53,16 @@ typedef struct ledger_codec {
 	pthread_mutex_t lock;
 } ledger_codec;
 
+/*
+ * The layout of the projection records (InvocationState, SessionState …).
+ * It rises when a projection gains a field the transitions rely on, so a
+ * ledger whose projections were written by an older docket has them rebuilt
+ * (reindex) before anything is appended: version 2 added the authority
+ * fields of issue 10 (refused, settle_seq, request_revision, dispatch_epoch,
+ * policy_seq). The events, and so the format version, are unchanged.
+ */
+#define DOCKET_PROJECTION_VERSION 2u
+
 struct docket_ledger {
 	MDB_env *env;
 	ledger_dbis dbi;
@@ -65,6 +75,9 @@ struct docket_ledger {
 	uint64_t reader_check_ms;
 	uint64_t reader_checked_ms;
 	char ledger_id[33];
+	/* meta.projection_version as opened (absent: 1); below
+	 * DOCKET_PROJECTION_VERSION a writable open rebuilds the projections */
+	unsigned projection_version;
 	/* Held shared by every transaction, exclusive to resize the map
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */
 	pthread_rwlock_t resize_lock;
@@ -145,7 +158,10 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 
 /* The projection records, as plain structs (encoded as docket.v1 messages). */
 typedef struct inv_state {
-	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq;
+	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq, settle_seq;
+	uint64_t dispatch_epoch;  /* epoch of the last dispatch (a redispatch needs a newer one) */
+	uint32_t request_revision; /* policy revision when the last request was made */
+	int refused;          /* settled denied/aborted/expired/closed */
 	int verdict;          /* Docket__V1__Verdict */
 	int phase;            /* Docket__V1__Phase */
 	int recovery;         /* Docket__V1__RecoveryMode */
@@ -166,6 +182,7 @@ typedef struct inv_state {
 typedef struct sess_state {
 	uint64_t opened_seq, closed_seq, events, invocations, pending;
 	uint64_t grants;      /* approved_for_session settlements */
+	uint64_t policy_seq;  /* seq of the current policy revision */
 	uint32_t policy_revision;
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;

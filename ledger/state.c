@@ -58,565 +58,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ledger_internal.h"
+#include "state_internal.h"
+#include "policy_doc.h"
 #include "util/alloc.h"
 #include "util/error.h"
-
-struct state_txn {
-	docket_ledger *l;
-	MDB_txn *txn;
-	uint64_t head_seq;
-	uint8_t head_hash[LEDGER_HASH_LEN];
-	uint64_t epoch;
-	uint64_t start_seq;
-	uint64_t start_epoch;
-	uint64_t payload_bytes;   /* added by this transaction */
-	uint64_t frame_bytes;
-
-	/* one-entry caches, written back on switch and at finish */
-	char sess_id[STATE_ID_MAX + 1];
-	int sess_loaded, sess_dirty;
-	sess_state sess;
-	docket_buf inv_key;
-	int inv_loaded, inv_dirty;
-	inv_state inv;
-
-	docket_buf scratch;
-	/* The event of the current state_apply() packed as it will be stored,
-	 * when event_digest() needed it (valid while payload_ok). */
-	docket_buf payload;
-	int payload_ok;
-};
-
-/* ---- projection records <-> protobuf ---- */
-
-/* protobuf-c returns NULL for bad bytes and for a failed allocation alike. */
-static int unpack_error(const char *what)
-{
-	if (docket_alloc_take_failure())
-		return docket_error_set(DOCKET_ENOMEM, "out of memory decoding %s", what);
-	return docket_error_set(DOCKET_ECORRUPT, "%s does not decode", what);
-}
-
-static void digest_field(ProtobufCBinaryData *out, const uint8_t *d)
-{
-	static const uint8_t zero[LEDGER_HASH_LEN];
-
-	if (memcmp(d, zero, LEDGER_HASH_LEN) == 0) {
-		out->data = NULL;
-		out->len = 0;
-	} else {
-		out->data = (uint8_t *)d;
-		out->len = LEDGER_HASH_LEN;
-	}
-}
-
-static void digest_copy(uint8_t *out, const ProtobufCBinaryData *in)
-{
-	memset(out, 0, LEDGER_HASH_LEN);
-	if (in->len == LEDGER_HASH_LEN)
-		memcpy(out, in->data, LEDGER_HASH_LEN);
-}
-
-static void str_copy(char *out, size_t cap, const char *in)
-{
-	size_t n = in ? strnlen(in, cap - 1) : 0;
-
-	if (n)
-		memcpy(out, in, n);
-	out[n] = '\0';
-}
-
-static int inv_state_encode(docket_buf *out, const inv_state *s)
-{
-	Docket__V1__InvocationState m = DOCKET__V1__INVOCATION_STATE__INIT;
-	size_t n;
-	int error;
-
-	m.intent_seq = s->intent_seq;
-	m.verdict = s->verdict;
-	m.phase = s->phase;
-	m.recovery = s->recovery;
-	m.open_request = (char *)s->open_request;
-	m.last_result = s->last_result;
-	m.last_request = (char *)s->last_request;
-	m.attempts = s->attempts;
-	m.token = (char *)s->token;
-	digest_field(&m.intent_digest, s->intent_digest);
-	m.last_seq = s->last_seq;
-	m.redispatch_granted = s->redispatch_granted;
-	m.tool = (char *)s->tool;
-	m.dispatch_seq = s->dispatch_seq;
-	m.outcome_seq = s->outcome_seq;
-	m.status = s->status;
-	m.requests = s->requests;
-	digest_field(&m.settle_digest, s->settle_digest);
-	digest_field(&m.request_digest, s->request_digest);
-	m.request_seq = s->request_seq;
-	digest_field(&m.outcome_digest, s->outcome_digest);
-	n = docket__v1__invocation_state__get_packed_size(&m);
-	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, n)) < 0)
-		return error;
-	out->len = docket__v1__invocation_state__pack(&m, (uint8_t *)out->ptr);
-	return 0;
-}
-
-int inv_state_decode(inv_state *out, const void *data, size_t len)
-{
-	Docket__V1__InvocationState *m;
-
-	docket_alloc_take_failure();
-	m = docket__v1__invocation_state__unpack(&docket_pb_allocator, len, data);
-
-	memset(out, 0, sizeof(*out));
-	if (!m)
-		return unpack_error("invocation record");
-	out->intent_seq = m->intent_seq;
-	out->verdict = m->verdict;
-	out->phase = m->phase;
-	out->recovery = m->recovery;
-	str_copy(out->open_request, sizeof(out->open_request), m->open_request);
-	out->last_result = m->last_result;
-	str_copy(out->last_request, sizeof(out->last_request), m->last_request);
-	out->attempts = m->attempts;
-	str_copy(out->token, sizeof(out->token), m->token);
-	digest_copy(out->intent_digest, &m->intent_digest);
-	out->last_seq = m->last_seq;
-	out->redispatch_granted = m->redispatch_granted;
-	str_copy(out->tool, sizeof(out->tool), m->tool);
-	out->dispatch_seq = m->dispatch_seq;
-	out->outcome_seq = m->outcome_seq;
-	out->status = m->status;
-	out->requests = m->requests;
-	digest_copy(out->settle_digest, &m->settle_digest);
-	digest_copy(out->request_digest, &m->request_digest);
-	out->request_seq = m->request_seq;
-	digest_copy(out->outcome_digest, &m->outcome_digest);
-	docket__v1__invocation_state__free_unpacked(m, &docket_pb_allocator);
-	return 0;
-}
-
-static int sess_state_encode(docket_buf *out, const sess_state *s)
-{
-	Docket__V1__SessionState m = DOCKET__V1__SESSION_STATE__INIT;
-	size_t n;
-	int error;
-
-	m.opened_seq = s->opened_seq;
-	m.closed_seq = s->closed_seq;
-	m.policy_revision = s->policy_revision;
-	m.policy_format = s->policy_format;
-	digest_field(&m.policy_hash, s->policy_hash);
-	m.never_asks = s->never_asks;
-	m.events = s->events;
-	m.invocations = s->invocations;
-	m.pending = s->pending;
-	m.first_time = (char *)s->first_time;
-	m.last_time = (char *)s->last_time;
-	m.runtime = (char *)s->runtime;
-	digest_field(&m.opened_digest, s->opened_digest);
-	m.parent = (char *)s->parent;
-	m.grants = s->grants;
-	n = docket__v1__session_state__get_packed_size(&m);
-	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, n)) < 0)
-		return error;
-	out->len = docket__v1__session_state__pack(&m, (uint8_t *)out->ptr);
-	return 0;
-}
-
-int sess_state_decode(sess_state *out, const void *data, size_t len)
-{
-	Docket__V1__SessionState *m;
-
-	docket_alloc_take_failure();
-	m = docket__v1__session_state__unpack(&docket_pb_allocator, len, data);
-
-	memset(out, 0, sizeof(*out));
-	if (!m)
-		return unpack_error("session record");
-	out->opened_seq = m->opened_seq;
-	out->closed_seq = m->closed_seq;
-	out->policy_revision = m->policy_revision;
-	out->policy_format = m->policy_format;
-	digest_copy(out->policy_hash, &m->policy_hash);
-	out->never_asks = m->never_asks;
-	out->events = m->events;
-	out->invocations = m->invocations;
-	out->pending = m->pending;
-	str_copy(out->first_time, sizeof(out->first_time), m->first_time);
-	str_copy(out->last_time, sizeof(out->last_time), m->last_time);
-	str_copy(out->runtime, sizeof(out->runtime), m->runtime);
-	digest_copy(out->opened_digest, &m->opened_digest);
-	str_copy(out->parent, sizeof(out->parent), m->parent);
-	out->grants = m->grants;
-	docket__v1__session_state__free_unpacked(m, &docket_pb_allocator);
-	return 0;
-}
-
-const char *inv_pending_state(const inv_state *inv)
-{
-	int granted = inv->last_result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED ||
-		      inv->last_result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION;
-
-	switch (inv->phase) {
-	case DOCKET__V1__PHASE__PHASE_AWAITING_APPROVAL:
-		return "awaiting_approval";
-	case DOCKET__V1__PHASE__PHASE_DISPATCHED:
-		return "in_doubt";
-	case DOCKET__V1__PHASE__PHASE_COMPLETED:
-		return "completed";
-	default:
-		break;
-	}
-	switch (inv->verdict) {
-	case DOCKET__V1__VERDICT__VERDICT_ALLOWED:
-		return "ready";
-	case DOCKET__V1__VERDICT__VERDICT_DENIED:
-	case DOCKET__V1__VERDICT__VERDICT_UNSUPPORTED:
-		return "refused";
-	case DOCKET__V1__VERDICT__VERDICT_APPROVAL_REQUIRED:
-		if (granted)
-			return "ready";
-		return inv->last_result && inv->last_result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_SUPERSEDED
-			? "refused" : "needs_approval";
-	default:
-		if (granted)
-			return "ready";
-		return inv->last_result ? "refused" : "undecided";
-	}
-}
-
-/* ---- packing and digests ---- */
-
-int event_pack(docket_buf *out, const docket_event *ev)
-{
-	size_t n = docket__v1__event__get_packed_size(ev);
-	int error;
-
-	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, n)) < 0)
-		return error;
-	out->len = docket__v1__event__pack(ev, (uint8_t *)out->ptr);
-	return 0;
-}
-
-int event_unpack(docket_event **out, const uint8_t *data, size_t len)
-{
-	docket_alloc_take_failure();
-	*out = docket__v1__event__unpack(&docket_pb_allocator, len, data);
-	if (!*out)
-		return unpack_error("event payload");
-	if ((*out)->body_case == DOCKET__V1__EVENT__BODY__NOT_SET) {
-		docket_event_free(*out);
-		*out = NULL;
-		return docket_error_set(DOCKET_ECORRUPT, "event has no body");
-	}
-	return 0;
-}
-
-static int sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
-{
-	return ledger_sha256(out, data, len);
-}
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Length of the packing of `time` (field 1) and `epoch` (field 2) at the
- * start of the packed event, or (size_t)-1 if the bytes are not what is
- * expected. protobuf-c packs fields in field-number order and leaves out
- * proto3 fields holding their default, so the packing of the event with
- * time and epoch cleared is exactly the rest of the payload.
- */
-static size_t time_epoch_prefix(const docket_event *ev, const uint8_t *p, size_t len)
-{
-	size_t n = 0, tlen = ev->time ? strlen(ev->time) : 0;
-
-	if (tlen) {
-		if (len < 1 || p[0] != (1 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED))
-			return (size_t)-1;
-		n = 1 + varint_len(tlen) + tlen;
-	}
-	if (ev->epoch) {
-		if (n >= len || p[n] != (2 << 3 | PROTOBUF_C_WIRE_TYPE_VARINT))
-			return (size_t)-1;
-		n += 1 + varint_len(ev->epoch);
-	}
-	return n <= len ? n : (size_t)-1;
-}
-
-/*
- * Digest of an event as the sender gave it: time and epoch excluded, so a
- * re-send that was stamped differently is still recognised. That is the
- * SHA-256 of the packing of the event with time and epoch cleared, which is
- * the packed event (kept in st->payload for append.c, see state_payload())
- * without its time/epoch prefix. Handlers call this only once the event is
- * final: time and epoch are assigned before the handlers run, and no
- * handler that digests changes the event.
- */
-static int event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event *ev)
-{
-	char *time = ev->time;
-	uint64_t epoch = ev->epoch;
-	size_t prefix;
-	int error;
-
-	if (!st->payload_ok) {
-		if ((error = event_pack(&st->payload, ev)) < 0)
-			return error;
-		st->payload_ok = 1;
-	}
-	prefix = time_epoch_prefix(ev, (const uint8_t *)st->payload.ptr, st->payload.len);
-	if (prefix != (size_t)-1)
-		return sha256(out, st->payload.ptr + prefix, st->payload.len - prefix);
-	/* not reached with protobuf-c's packing; pack the cleared event */
-	ev->time = (char *)protobuf_c_empty_string;
-	ev->epoch = 0;
-	error = event_pack(&st->scratch, ev);
-	ev->time = time;
-	ev->epoch = epoch;
-	return error < 0 ? error : sha256(out, st->scratch.ptr, st->scratch.len);
-}
-
-/* ---- cache: session and invocation records ---- */
-
-static int sess_flush(state_txn *st)
-{
-	MDB_val k, v;
-	int rc, error;
-
-	if (!st->sess_dirty)
-		return 0;
-	if ((error = sess_state_encode(&st->scratch, &st->sess)) < 0)
-		return error;
-	k.mv_data = st->sess_id;
-	k.mv_size = strlen(st->sess_id);
-	v.mv_data = st->scratch.ptr;
-	v.mv_size = st->scratch.len;
-	if ((rc = mdb_put(st->txn, st->l->dbi.sessions, &k, &v, 0)) != 0)
-		return store_error(rc, "write session");
-	st->sess_dirty = 0;
-	return 0;
-}
-
-/* Load the session record into the cache; 0 if found, DOCKET_ENOTFOUND if not. */
-static int sess_load(state_txn *st, const char *session)
-{
-	MDB_val k, v;
-	size_t len = strlen(session);
-	int rc, error;
-
-	if (st->sess_loaded && strcmp(st->sess_id, session) == 0)
-		return st->sess.opened_seq ? 0 : DOCKET_ENOTFOUND;
-	if ((error = sess_flush(st)) < 0)
-		return error;
-	if (len == 0 || len > STATE_ID_MAX)
-		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
-	memcpy(st->sess_id, session, len + 1);
-	st->sess_loaded = 1;
-	memset(&st->sess, 0, sizeof(st->sess));
-	k.mv_data = (void *)session;
-	k.mv_size = len;
-	rc = mdb_get(st->txn, st->l->dbi.sessions, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return DOCKET_ENOTFOUND;
-	if (rc != 0)
-		return store_error(rc, "read session");
-	return sess_state_decode(&st->sess, v.mv_data, v.mv_size);
-}
-
-static int inv_flush(state_txn *st)
-{
-	MDB_val k, v;
-	int rc, error;
-
-	if (!st->inv_dirty)
-		return 0;
-	if ((error = inv_state_encode(&st->scratch, &st->inv)) < 0)
-		return error;
-	k.mv_data = st->inv_key.ptr;
-	k.mv_size = st->inv_key.len;
-	v.mv_data = st->scratch.ptr;
-	v.mv_size = st->scratch.len;
-	if ((rc = mdb_put(st->txn, st->l->dbi.invocations, &k, &v, 0)) != 0)
-		return store_error(rc, "write invocation");
-	st->inv_dirty = 0;
-	return 0;
-}
-
-static int inv_load(state_txn *st, const char *session, const char *invocation)
-{
-	size_t slen = strlen(session), ilen = strlen(invocation);
-	MDB_val k, v;
-	int rc, error;
-
-	if (slen + 1 + ilen > 511)
-		return docket_error_set(DOCKET_EINVALID,
-			"session and invocation ids together must not exceed 510 bytes");
-	if (st->inv_loaded && st->inv_key.len == slen + 1 + ilen &&
-	    memcmp(st->inv_key.ptr, session, slen + 1) == 0 &&
-	    memcmp(st->inv_key.ptr + slen + 1, invocation, ilen) == 0)
-		return st->inv.intent_seq ? 0 : DOCKET_ENOTFOUND;
-	if ((error = inv_flush(st)) < 0)
-		return error;
-	docket_buf_clear(&st->inv_key);
-	if ((error = docket_buf_put(&st->inv_key, session, slen + 1)) < 0 ||
-	    (error = docket_buf_put(&st->inv_key, invocation, ilen)) < 0) {
-		st->inv_loaded = 0;
-		return error;
-	}
-	st->inv_loaded = 1;
-	memset(&st->inv, 0, sizeof(st->inv));
-	k.mv_data = st->inv_key.ptr;
-	k.mv_size = st->inv_key.len;
-	rc = mdb_get(st->txn, st->l->dbi.invocations, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return DOCKET_ENOTFOUND;
-	if (rc != 0)
-		return store_error(rc, "read invocation");
-	return inv_state_decode(&st->inv, v.mv_data, v.mv_size);
-}
-
-static int pending_set(state_txn *st, int present)
-{
-	MDB_val k = { st->inv_key.len, st->inv_key.ptr }, v = { 0, NULL };
-	int rc = present ? mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0)
-			 : mdb_del(st->txn, st->l->dbi.pending, &k, NULL);
-
-	if (rc != 0 && !(rc == MDB_NOTFOUND && !present))
-		return store_error(rc, "update pending index");
-	return 0;
-}
-
-/* ---- transaction ---- */
-
-int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn)
-{
-	state_txn *st;
-	MDB_val head;
-	int error;
-
-	*out = NULL;
-	if (!(st = docket_calloc(1, sizeof(*st))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	st->l = l;
-	st->txn = txn;
-	if ((error = store_meta_get_u64(txn, l, "head_seq", &st->head_seq)) < 0 ||
-	    (error = store_meta_get_u64(txn, l, "epoch", &st->epoch)) < 0)
-		goto fail;
-	error = store_meta_get(txn, l, "head_hash", &head);
-	if (error == 0 && head.mv_size == LEDGER_HASH_LEN)
-		memcpy(st->head_hash, head.mv_data, LEDGER_HASH_LEN);
-	else if (error != DOCKET_ENOTFOUND && error < 0)
-		goto fail;
-	else if (error == 0) {
-		error = docket_error_set(DOCKET_ECORRUPT, "bad chain head in meta");
-		goto fail;
-	}
-	st->start_seq = st->head_seq;
-	st->start_epoch = st->epoch;
-	*out = st;
-	return 0;
-fail:
-	state_txn_free(st);
-	return error;
-}
-
-int state_txn_finish(state_txn *st)
-{
-	int error;
-
-	if ((error = sess_flush(st)) < 0 || (error = inv_flush(st)) < 0)
-		return error;
-	if (st->head_seq != st->start_seq) {
-		if ((error = store_meta_put_u64(st->txn, st->l, "head_seq", st->head_seq)) < 0 ||
-		    (error = store_meta_put(st->txn, st->l, "head_hash", st->head_hash, LEDGER_HASH_LEN)) < 0)
-			return error;
-	}
-	if (st->epoch != st->start_epoch &&
-	    (error = store_meta_put_u64(st->txn, st->l, "epoch", st->epoch)) < 0)
-		return error;
-	if (st->payload_bytes || st->frame_bytes) {
-		uint64_t payload, frame;
-
-		if ((error = store_meta_get_u64(st->txn, st->l, "payload_bytes", &payload)) < 0 ||
-		    (error = store_meta_get_u64(st->txn, st->l, "frame_bytes", &frame)) < 0 ||
-		    (error = store_meta_put_u64(st->txn, st->l, "payload_bytes", payload + st->payload_bytes)) < 0 ||
-		    (error = store_meta_put_u64(st->txn, st->l, "frame_bytes", frame + st->frame_bytes)) < 0)
-			return error;
-	}
-	return 0;
-}
-
-void state_count_bytes(state_txn *st, size_t payload, size_t frame)
-{
-	st->payload_bytes += payload;
-	st->frame_bytes += frame;
-}
-
-void state_txn_free(state_txn *st)
-{
-	if (!st)
-		return;
-	docket_buf_dispose(&st->inv_key);
-	docket_buf_dispose(&st->scratch);
-	docket_buf_dispose(&st->payload);
-	docket_free(st);
-}
-
-const docket_buf *state_payload(const state_txn *st)
-{
-	return st->payload_ok ? &st->payload : NULL;
-}
-
-uint64_t state_head_seq(const state_txn *st)
-{
-	return st->head_seq;
-}
-
-const uint8_t *state_head_hash(const state_txn *st)
-{
-	return st->head_hash;
-}
-
-void state_set_head(state_txn *st, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN])
-{
-	st->head_seq = seq;
-	memcpy(st->head_hash, hash, LEDGER_HASH_LEN);
-}
-
-int state_clear_projections(docket_ledger *l, MDB_txn *txn)
-{
-	MDB_dbi dbis[] = { l->dbi.sessions, l->dbi.session_events, l->dbi.invocations,
-			   l->dbi.pending, l->dbi.policies };
-	static const char *const meta[] = { "head_seq", "head_hash", "epoch", "payload_bytes", "frame_bytes" };
-
-	for (size_t i = 0; i < sizeof(dbis) / sizeof(dbis[0]); i++) {
-		int rc = mdb_drop(txn, dbis[i], 0);
-
-		if (rc != 0)
-			return store_error(rc, "clear projection");
-	}
-	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
-		MDB_val k = { strlen(meta[i]), (void *)meta[i] };
-		int rc = mdb_del(txn, l->dbi.meta, &k, NULL);
-
-		if (rc != 0 && rc != MDB_NOTFOUND)
-			return store_error(rc, "clear meta");
-	}
-	return 0;
-}
 
 /* ---- helpers for the handlers ---- */
 
@@ -636,6 +81,7 @@ typedef struct apply_ctx {
 	uint64_t *seq_out;
 	int *duplicate;
 	docket_append_result *res;
+	int closed;            /* the session is closed: only an identical re-send passes */
 } apply_ctx;
 
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(4, 5);
@@ -669,49 +115,17 @@ static int is_granted(int result)
 	return result == AR(APPROVED) || result == AR(APPROVED_FOR_SESSION);
 }
 
+/* DESIGN §3: these settlements end in tool.completed(denied); nothing re-opens them. */
+static int is_refusal(int result)
+{
+	return result == AR(DENIED) || result == AR(ABORTED) || result == AR(EXPIRED) || result == AR(CLOSED);
+}
+
 static const char *verdict_str(int v)
 {
 	const char *s = docket_verdict_name(v);
 
 	return v == 0 || !s ? "undecided" : s;
-}
-
-/* Does the session's policy say it never asks for approval? (DESIGN §3
- * invariant 2: approval mode `never`, Claude's bypassPermissions/dontAsk,
- * full access that never asks.) */
-static int policy_never_asks(int format, const char *policy_json)
-{
-	json_t *doc = json_loads(policy_json, 0, NULL), *perm;
-	const char *mode = NULL, *sandbox = NULL;
-	int never = 0;
-
-	if (!doc || !json_is_object(doc)) {
-		json_decref(doc);
-		return 0;
-	}
-	switch (format) {
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX:
-		mode = json_string_value(json_object_get(doc, "approval_policy"));
-		never = mode && strcmp(mode, "never") == 0;
-		break;
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE:
-		perm = json_object_get(doc, "permissions");
-		mode = json_string_value(json_object_get(perm ? perm : doc, "defaultMode"));
-		if (!mode)
-			mode = json_string_value(json_object_get(doc, "permission_mode"));
-		never = mode && (strcmp(mode, "bypassPermissions") == 0 || strcmp(mode, "dontAsk") == 0);
-		break;
-	case DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_DOCKET:
-		mode = json_string_value(json_object_get(doc, "approval"));
-		sandbox = json_string_value(json_object_get(doc, "session_policy"));
-		never = (mode && strcmp(mode, "never") == 0) ||
-			(sandbox && strcmp(sandbox, "full_access") == 0);
-		break;
-	default:
-		break;
-	}
-	json_decref(doc);
-	return never;
 }
 
 static int dispatch_token(char out[48], const char *session, const char *invocation,
@@ -726,7 +140,7 @@ static int dispatch_token(char out[48], const char *session, const char *invocat
 	if ((error = docket_buf_put(&in, session, strlen(session) + 1)) < 0 ||
 	    (error = docket_buf_put(&in, invocation, strlen(invocation) + 1)) < 0 ||
 	    (error = docket_buf_put(&in, be, sizeof(be))) < 0 ||
-	    (error = sha256(digest, in.ptr, in.len)) < 0) {
+	    (error = state_sha256(digest, in.ptr, in.len)) < 0) {
 		docket_buf_dispose(&in);
 		return error;
 	}
@@ -743,23 +157,23 @@ static int handle_session_opened(apply_ctx *c)
 	state_txn *st = c->st;
 	Docket__V1__SessionOpened *b = c->ev->session_opened;
 	uint8_t digest[LEDGER_HASH_LEN];
-	int error = sess_load(st, c->ev->session);
+	int error = state_sess_load(st, c->ev->session);
 
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
 	if (error == 0) {
-		if ((error = event_digest(digest, st, c->ev)) < 0)
+		if ((error = state_event_digest(digest, st, c->ev)) < 0)
 			return error;
 		if (memcmp(digest, st->sess.opened_digest, LEDGER_HASH_LEN) == 0)
 			return mark_duplicate(c, st->sess.opened_seq);
 		return refuse(c, DOCKET_ECONFLICT, 8, "session was already opened at seq %llu with other content",
 			      (unsigned long long)st->sess.opened_seq);
 	}
-	if ((error = event_digest(st->sess.opened_digest, st, c->ev)) < 0)
+	if ((error = state_event_digest(st->sess.opened_digest, st, c->ev)) < 0)
 		return error;
 	st->sess.opened_seq = c->seq;
-	str_copy(st->sess.runtime, sizeof(st->sess.runtime), b->runtime);
-	str_copy(st->sess.parent, sizeof(st->sess.parent), b->parent);
+	state_str_copy(st->sess.runtime, sizeof(st->sess.runtime), b->runtime);
+	state_str_copy(st->sess.parent, sizeof(st->sess.parent), b->parent);
 	st->sess_dirty = 1;
 	return 0;
 }
@@ -767,7 +181,7 @@ static int handle_session_opened(apply_ctx *c)
 /* Every event of a session other than session.opened: invariant 8. */
 static int require_open_session(apply_ctx *c)
 {
-	int error = sess_load(c->st, c->ev->session);
+	int error = state_sess_load(c->st, c->ev->session);
 
 	if (error == DOCKET_ENOTFOUND)
 		return refuse(c, DOCKET_ETRANSITION, 8, "session was never opened");
@@ -776,8 +190,7 @@ static int require_open_session(apply_ctx *c)
 	if (c->st->sess.closed_seq) {
 		if (c->ev->body_case == DOCKET__V1__EVENT__BODY_SESSION_CLOSED)
 			return mark_duplicate(c, c->st->sess.closed_seq);
-		return refuse(c, DOCKET_ETRANSITION, 8, "session was closed at seq %llu",
-			      (unsigned long long)c->st->sess.closed_seq);
+		c->closed = 1; /* the handler may still find an identical re-send */
 	}
 	return 0;
 }
@@ -804,12 +217,16 @@ static int handle_policy_revised(apply_ctx *c)
 	MDB_val k = { sizeof(hash), hash }, v = { len, b->policy_json };
 	int rc, error;
 
-	if ((error = sha256(hash, b->policy_json, len)) < 0)
+	if ((error = state_sha256(hash, b->policy_json, len)) < 0)
 		return error;
-	if (b->revision == st->sess.policy_revision && b->revision != 0 &&
-	    b->format == (uint32_t)st->sess.policy_format &&
-	    memcmp(hash, st->sess.policy_hash, sizeof(hash)) == 0)
-		return mark_duplicate(c, 0);
+	if (b->revision != 0 && b->revision <= st->sess.policy_revision) {
+		if (b->revision == st->sess.policy_revision &&
+		    b->format == (uint32_t)st->sess.policy_format &&
+		    memcmp(hash, st->sess.policy_hash, sizeof(hash)) == 0)
+			return mark_duplicate(c, st->sess.policy_seq);
+		return refuse(c, DOCKET_ECONFLICT, 6, "revision %u already exists with other content "
+			      "(the session is at revision %u)", b->revision, st->sess.policy_revision);
+	}
 	if (b->revision != st->sess.policy_revision + 1)
 		return refuse(c, DOCKET_ETRANSITION, 6, "revision %u does not follow revision %u",
 			      b->revision, st->sess.policy_revision);
@@ -818,7 +235,10 @@ static int handle_policy_revised(apply_ctx *c)
 	st->sess.policy_revision = b->revision;
 	st->sess.policy_format = b->format;
 	memcpy(st->sess.policy_hash, hash, sizeof(hash));
-	st->sess.never_asks = policy_never_asks(b->format, b->policy_json);
+	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json)) < 0)
+		return error;
+	st->sess.never_asks = error;
+	st->sess.policy_seq = c->seq;
 	st->sess_dirty = 1;
 	return 0;
 }
@@ -828,11 +248,11 @@ static int handle_intent(apply_ctx *c)
 	state_txn *st = c->st;
 	Docket__V1__ToolIntent *b = c->ev->tool_intent;
 	uint8_t digest[LEDGER_HASH_LEN];
-	int error = inv_load(st, c->ev->session, c->ev->invocation);
+	int error = state_inv_load(st, c->ev->session, c->ev->invocation);
 
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
-	if ((error = event_digest(digest, st, c->ev)) < 0)
+	if ((error = state_event_digest(digest, st, c->ev)) < 0)
 		return error;
 	if (st->inv.intent_seq) {
 		if (memcmp(digest, st->inv.intent_digest, sizeof(digest)) == 0)
@@ -847,18 +267,18 @@ static int handle_intent(apply_ctx *c)
 	st->inv.verdict = b->decision ? (int)b->decision->verdict : V(UNSPECIFIED);
 	st->inv.phase = PH(DECIDING);
 	st->inv.recovery = b->recovery;
-	str_copy(st->inv.tool, sizeof(st->inv.tool), b->tool);
+	state_str_copy(st->inv.tool, sizeof(st->inv.tool), b->tool);
 	st->inv_dirty = 1;
 	st->sess.invocations++;
 	st->sess.pending++;
 	st->sess_dirty = 1;
-	return pending_set(st, 1);
+	return state_pending_set(st, 1);
 }
 
 /* Every invocation event but the intent: invariants 1 and 5. */
 static int require_invocation(apply_ctx *c)
 {
-	int error = inv_load(c->st, c->ev->session, c->ev->invocation);
+	int error = state_inv_load(c->st, c->ev->session, c->ev->invocation);
 
 	if (error == DOCKET_ENOTFOUND)
 		return refuse(c, DOCKET_ETRANSITION, 1, "no tool.intent for this invocation");
@@ -873,6 +293,28 @@ static int require_not_completed(apply_ctx *c)
 	return 0;
 }
 
+/*
+ * An approval request may carry docket's re-decision: a call decided
+ * allowed under an earlier revision that the current revision asks about
+ * (revalidation). It only narrows, and it must name the current revision.
+ */
+static int check_redecision(apply_ctx *c)
+{
+	const Docket__V1__Decision *d = c->ev->approval_requested->decision;
+	uint32_t current = c->st->sess.policy_revision;
+
+	if (!d)
+		return 0;
+	if (d->verdict != V(APPROVAL_REQUIRED))
+		return refuse(c, DOCKET_ETRANSITION, 2, "a request's decision must be approval_required, not %s",
+			      verdict_str(d->verdict));
+	if (d->policy_revision != current)
+		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ECONFLICT : DOCKET_ECORRUPT, 2,
+			      "decided under policy revision %u, the session is at revision %u",
+			      d->policy_revision, current);
+	return 0;
+}
+
 static int handle_approval_requested(apply_ctx *c)
 {
 	inv_state *inv = &c->st->inv;
@@ -880,7 +322,7 @@ static int handle_approval_requested(apply_ctx *c)
 	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = event_digest(digest, c->st, c->ev)) < 0)
+	if ((error = state_event_digest(digest, c->st, c->ev)) < 0)
 		return error;
 	if ((inv->phase == PH(AWAITING_APPROVAL) && strcmp(inv->open_request, req) == 0) ||
 	    (inv->request_seq && strcmp(inv->last_request, req) == 0)) {
@@ -894,7 +336,12 @@ static int handle_approval_requested(apply_ctx *c)
 		return refuse(c, DOCKET_ETRANSITION, 2, "request \"%s\" is still open", inv->open_request);
 	if (inv->phase == PH(DISPATCHED))
 		return refuse(c, DOCKET_ETRANSITION, 2, "the invocation was already dispatched");
-	if (inv->verdict != V(APPROVAL_REQUIRED) && inv->verdict != V(UNSPECIFIED))
+	if (inv->refused)
+		return refuse(c, DOCKET_ETRANSITION, 3, "request \"%s\" was settled %s: only the outcome denied may follow",
+			      inv->last_request, docket_approval_result_name(inv->last_result));
+	if ((error = check_redecision(c)) < 0)
+		return error;
+	if (inv->verdict != V(APPROVAL_REQUIRED) && inv->verdict != V(UNSPECIFIED) && !c->ev->approval_requested->decision)
 		return refuse(c, DOCKET_ETRANSITION, 2, "verdict is %s, not approval_required",
 			      verdict_str(inv->verdict));
 	if (c->st->sess.never_asks)
@@ -905,12 +352,41 @@ static int handle_approval_requested(apply_ctx *c)
 		return refuse(c, DOCKET_EINVALID, 0, "request id longer than %d bytes", STATE_ID_MAX);
 	inv->verdict = V(APPROVAL_REQUIRED);
 	inv->phase = PH(AWAITING_APPROVAL);
-	str_copy(inv->open_request, sizeof(inv->open_request), req);
-	str_copy(inv->last_request, sizeof(inv->last_request), req);
+	state_str_copy(inv->open_request, sizeof(inv->open_request), req);
+	state_str_copy(inv->last_request, sizeof(inv->last_request), req);
 	memcpy(inv->request_digest, digest, sizeof(digest));
 	inv->request_seq = c->seq;
+	inv->request_revision = c->st->sess.policy_revision;
 	inv->last_result = AR(UNSPECIFIED);
 	inv->requests++;
+	return 0;
+}
+
+/*
+ * `superseded` is docket's own settlement: the policy was revised while the
+ * request was open and the new revision decides outright. So its decision
+ * must name the session's current revision, that revision must be newer
+ * than the one the request was made under, and it must decide (allowed,
+ * denied, unsupported), not ask again.
+ */
+static int check_supersede(apply_ctx *c)
+{
+	const Docket__V1__Decision *d = c->ev->approval_settled->decision;
+	uint32_t current = c->st->sess.policy_revision;
+
+	if (!d)
+		return refuse(c, DOCKET_EINVALID, 3, "a superseded settlement needs the new decision");
+	if (current <= c->st->inv.request_revision)
+		return refuse(c, DOCKET_ETRANSITION, 3,
+			      "superseded, but the policy was not revised since the request (revision %u)",
+			      c->st->inv.request_revision);
+	if (d->policy_revision != current)
+		return refuse(c, DOCKET_ETRANSITION, 3,
+			      "superseded by revision %u, but the session is at revision %u",
+			      d->policy_revision, current);
+	if (d->verdict == V(APPROVAL_REQUIRED) || d->verdict == V(UNSPECIFIED))
+		return refuse(c, DOCKET_ETRANSITION, 3, "a superseded settlement must decide, not ask (%s)",
+			      verdict_str(d->verdict));
 	return 0;
 }
 
@@ -921,12 +397,12 @@ static int handle_approval_settled(apply_ctx *c)
 	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = event_digest(digest, c->st, c->ev)) < 0)
+	if ((error = state_event_digest(digest, c->st, c->ev)) < 0)
 		return error;
 	if (inv->phase != PH(AWAITING_APPROVAL) || strcmp(inv->open_request, b->request) != 0) {
 		if (inv->last_result && strcmp(inv->last_request, b->request) == 0) {
 			if (memcmp(digest, inv->settle_digest, sizeof(digest)) == 0)
-				return mark_duplicate(c, 0);
+				return mark_duplicate(c, inv->settle_seq);
 			return refuse(c, DOCKET_ECONFLICT, 3, "request \"%s\" was already settled as %s",
 				      b->request, docket_approval_result_name(inv->last_result));
 		}
@@ -934,21 +410,20 @@ static int handle_approval_settled(apply_ctx *c)
 			return error;
 		return refuse(c, DOCKET_ETRANSITION, 3, "no open request \"%s\"", b->request);
 	}
+	if (b->result == AR(SUPERSEDED) && (error = check_supersede(c)) < 0)
+		return error;
 	inv->phase = PH(DECIDING);
 	inv->open_request[0] = '\0';
 	inv->last_result = b->result;
+	inv->settle_seq = c->seq;
+	inv->refused = is_refusal(b->result);
 	if (b->result == AR(APPROVED_FOR_SESSION)) {
 		c->st->sess.grants++;
 		c->st->sess_dirty = 1;
 	}
 	memcpy(inv->settle_digest, digest, sizeof(digest));
-	if (b->result == AR(SUPERSEDED)) {
-		/* the policy was revised while the request was open: the new
-		 * revision decides outright */
-		if (!b->decision)
-			return refuse(c, DOCKET_EINVALID, 3, "a superseded settlement needs the new decision");
+	if (b->result == AR(SUPERSEDED))
 		inv->verdict = b->decision->verdict;
-	}
 	return 0;
 }
 
@@ -969,6 +444,32 @@ static int dispatchable(const inv_state *inv)
 	}
 }
 
+/*
+ * Authority mode: docket revalidated the call under the session's policy
+ * and the dispatch carries that revision and verdict. Both are checked
+ * here, inside the transaction that appends the dispatch: a revision that
+ * is no longer current is a conflict (the runtime asks again and docket
+ * decides under the new one), and the revalidated verdict can only narrow
+ * what the ledger's own state allows.
+ */
+static int check_revalidation(apply_ctx *c)
+{
+	const Docket__V1__ToolDispatched *b = c->ev->tool_dispatched;
+	const inv_state *inv = &c->st->inv;
+
+	if (b->policy_revision && b->policy_revision != c->st->sess.policy_revision)
+		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ECONFLICT : DOCKET_ECORRUPT, 4,
+			      "revalidated under policy revision %u, the session is at revision %u: decide again",
+			      b->policy_revision, c->st->sess.policy_revision);
+	if (b->verdict == V(DENIED) || b->verdict == V(UNSUPPORTED))
+		return refuse(c, DOCKET_ETRANSITION, 4, "revalidation refused the call (%s)", verdict_str(b->verdict));
+	if (b->verdict == V(APPROVAL_REQUIRED) && inv->phase == PH(DECIDING) && !is_granted(inv->last_result))
+		return refuse(c, DOCKET_ETRANSITION, 4,
+			      "the current policy (revision %u) requires an approval; ask for one first",
+			      c->st->sess.policy_revision);
+	return 0;
+}
+
 static int handle_dispatched(apply_ctx *c)
 {
 	state_txn *st = c->st;
@@ -984,7 +485,7 @@ static int handle_dispatched(apply_ctx *c)
 	    b->attempt == inv->attempts &&
 	    (!*b->token || strcmp(b->token, inv->token) == 0) && c->mode == STATE_APPEND) {
 		c->res->attempt = inv->attempts;
-		str_copy(c->res->token, sizeof(c->res->token), inv->token);
+		state_str_copy(c->res->token, sizeof(c->res->token), inv->token);
 		return mark_duplicate(c, inv->dispatch_seq);
 	}
 	if ((error = require_not_completed(c)) < 0)
@@ -993,6 +494,8 @@ static int handle_dispatched(apply_ctx *c)
 		return refuse(c, DOCKET_ETRANSITION, 4, "an unsupported call is never dispatchable");
 	if (inv->phase == PH(AWAITING_APPROVAL))
 		return refuse(c, DOCKET_ETRANSITION, 4, "approval request \"%s\" is still open", inv->open_request);
+	if ((error = check_revalidation(c)) < 0)
+		return error;
 	if (inv->phase == PH(DISPATCHED)) {
 		if (!inv->redispatch_granted)
 			return refuse(c, DOCKET_ETRANSITION, 4,
@@ -1032,9 +535,10 @@ static int handle_dispatched(apply_ctx *c)
 	inv->redispatch_granted = 0;
 	inv->phase = PH(DISPATCHED);
 	inv->dispatch_seq = c->seq;
-	str_copy(inv->token, sizeof(inv->token), token);
+	inv->dispatch_epoch = c->ev->epoch;
+	state_str_copy(inv->token, sizeof(inv->token), token);
 	c->res->attempt = attempt;
-	str_copy(c->res->token, sizeof(c->res->token), token);
+	state_str_copy(c->res->token, sizeof(c->res->token), token);
 	return 0;
 }
 
@@ -1046,7 +550,7 @@ static int handle_completed(apply_ctx *c)
 	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = event_digest(digest, st, c->ev)) < 0)
+	if ((error = state_event_digest(digest, st, c->ev)) < 0)
 		return error;
 	if (inv->phase == PH(COMPLETED)) {
 		if (memcmp(digest, inv->outcome_digest, sizeof(digest)) == 0)
@@ -1092,7 +596,7 @@ static int handle_completed(apply_ctx *c)
 	inv->redispatch_granted = 0;
 	st->sess.pending--;
 	st->sess_dirty = 1;
-	return pending_set(st, 0);
+	return state_pending_set(st, 0);
 }
 
 static int handle_recovery_action(apply_ctx *c)
@@ -1112,6 +616,10 @@ static int handle_recovery_action(apply_ctx *c)
 				      "recovery mode %s never re-dispatches",
 				      inv->recovery ? docket_recovery_mode_name(inv->recovery) : "never_auto_retry");
 		ok = inv->phase == PH(DISPATCHED);
+		if (ok && c->ev->epoch <= inv->dispatch_epoch)
+			return refuse(c, DOCKET_ETRANSITION, 4,
+				      "attempt %u was dispatched at epoch %llu: a redispatch needs a newer runtime (runtime.started)",
+				      inv->attempts, (unsigned long long)inv->dispatch_epoch);
 		break;
 	case RA(RECONCILE):
 	case RA(PARK):
@@ -1143,18 +651,30 @@ static int handle_recovery_action(apply_ctx *c)
 
 /* ---- the entry point ---- */
 
-static int stamp_time(docket_event *ev)
+/*
+ * docket's clock for an event that came without a time (every live append):
+ * monotonic per ledger, so a clock stepped back (or another writer's clock
+ * behind ours) never stamps an event before the last one docket stamped.
+ */
+static int stamp_time(state_txn *st, docket_event *ev)
 {
 	struct timespec ts;
 	struct tm tm;
+	time_t secs;
+	uint64_t us;
 	char buf[96];
 	char *dup;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ",
+	us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (us <= st->clock_us)
+		us = st->clock_us + 1;
+	st->clock_us = us;
+	secs = (time_t)(us / 1000000u);
+	gmtime_r(&secs, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06luZ",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 ts.tv_nsec / 1000);
+		 (unsigned long)(us % 1000000u));
 	if (!(dup = docket_strdup(buf)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	ev->time = dup;
@@ -1193,6 +713,8 @@ static int check_epoch(apply_ctx *c)
 	return 0;
 }
 
+static int session_event_handler(apply_ctx *c);
+
 static int dispatch_handler(apply_ctx *c)
 {
 	int error;
@@ -1207,6 +729,17 @@ static int dispatch_handler(apply_ctx *c)
 	}
 	if ((error = require_open_session(c)) < 0 || *c->duplicate)
 		return error;
+	if ((error = session_event_handler(c)) < 0 || !c->closed || *c->duplicate)
+		return error;
+	/* whatever the handler did is discarded with the refused append */
+	return refuse(c, DOCKET_ETRANSITION, 8, "session was closed at seq %llu",
+		      (unsigned long long)c->st->sess.closed_seq);
+}
+
+static int session_event_handler(apply_ctx *c)
+{
+	int error;
+
 	switch (c->ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
 		return handle_session_closed(c);
@@ -1248,8 +781,8 @@ static int record_session_event(state_txn *st, const docket_event *ev, uint64_t 
 		return store_error(rc, "write session index");
 	st->sess.events++;
 	if (!st->sess.first_time[0])
-		str_copy(st->sess.first_time, sizeof(st->sess.first_time), ev->time);
-	str_copy(st->sess.last_time, sizeof(st->sess.last_time), ev->time);
+		state_str_copy(st->sess.first_time, sizeof(st->sess.first_time), ev->time);
+	state_str_copy(st->sess.last_time, sizeof(st->sess.last_time), ev->time);
 	st->sess_dirty = 1;
 	return 0;
 }
@@ -1270,6 +803,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	c.seq_out = seq_out;
 	c.duplicate = duplicate;
 	c.res = res ? res : &scratch;
+	c.closed = 0;
 	*duplicate = 0;
 	*seq_out = c.seq;
 	if (mode == STATE_REBUILD && seq != c.seq)
@@ -1278,7 +812,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	if (!*ev->time) {
 		if (mode == STATE_REBUILD)
 			return refuse(&c, DOCKET_ECORRUPT, 0, "stored event has no time");
-		if ((error = stamp_time(ev)) < 0)
+		if ((error = stamp_time(st, ev)) < 0)
 			return error;
 	}
 	if ((error = check_epoch(&c)) < 0)

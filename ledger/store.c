@@ -265,8 +265,10 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 			return docket_error_set(DOCKET_ESTORAGE, "cannot draw a random ledger id");
 		docket_hex(l->ledger_id, id, sizeof(id));
 		if ((error = store_meta_put_u64(txn, l, "format_version", DOCKET_FORMAT_VERSION)) < 0 ||
+		    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0 ||
 		    (error = store_meta_put(txn, l, "ledger_id", l->ledger_id, 32)) < 0)
 			return error;
+		l->projection_version = DOCKET_PROJECTION_VERSION;
 		return 1;
 	}
 	if (error < 0)
@@ -281,6 +283,11 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 		return error < 0 ? error : docket_error_set(DOCKET_ECORRUPT, "bad ledger id");
 	memcpy(l->ledger_id, val.mv_data, 32);
 	l->ledger_id[32] = '\0';
+	if ((error = store_meta_get_u64(txn, l, "projection_version", &version)) == DOCKET_ENOTFOUND)
+		version = 1;
+	else if (error < 0)
+		return error;
+	l->projection_version = (unsigned)(version < UINT32_MAX ? version : UINT32_MAX);
 	return 0;
 }
 
@@ -622,6 +629,11 @@ int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_
 		goto fail;
 	}
 	if ((error = codec_init(&l->codec)) < 0 || (error = ledger_setup(l, opts)) < 0)
+		goto fail;
+	/* projections of an older docket lack fields the transitions read:
+	 * rebuild them before anything is appended */
+	if (!(opts->flags & DOCKET_OPEN_READONLY) && l->projection_version < DOCKET_PROJECTION_VERSION &&
+	    (error = docket_ledger_reindex(l)) < 0)
 		goto fail;
 	*out = l;
 	return 0;

@@ -137,10 +137,13 @@ static int reindex_txn(docket_ledger *l)
 	if ((error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
 	    (error = rebuild_range(st, l, txn, 1, head, &bad)) < 0 ||
-	    (error = state_txn_finish(st)) < 0)
+	    (error = state_txn_finish(st)) < 0 ||
+	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
 	error = store_txn_commit(l, txn);
 	txn = NULL;
+	if (error == 0)
+		l->projection_version = DOCKET_PROJECTION_VERSION;
 cleanup:
 	state_txn_free(st);
 	if (txn)
@@ -300,7 +303,10 @@ static int verify_compare(docket_ledger *scratch, docket_ledger *l, MDB_txn *src
 	if ((error = store_txn_begin(&dst, scratch, MDB_RDONLY)) < 0)
 		return error;
 	error = compare_meta(src, l, dst, scratch, rep);
-	for (size_t i = 0; error == 0 && i < sizeof(tables) / sizeof(tables[0]); i++) {
+	/* projections written by an older docket (a read-only open does not
+	 * upgrade them) have another layout: derived data, not compared */
+	for (size_t i = 0; error == 0 && l->projection_version == DOCKET_PROJECTION_VERSION &&
+			   i < sizeof(tables) / sizeof(tables[0]); i++) {
 		MDB_dbi a = *(MDB_dbi *)((char *)&l->dbi + tables[i].offset);
 		MDB_dbi b = *(MDB_dbi *)((char *)&scratch->dbi + tables[i].offset);
 
@@ -378,5 +384,6 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	if (error < 0)
 		return error;
 	rep->ok = error == 0;
+	rep->old_indexes = l->projection_version < DOCKET_PROJECTION_VERSION;
 	return 0;
 }

@@ -544,3 +544,16 @@ int docket_policy_load_buffer(docket_policy **out, docket_policy_format format, 
 	*out = p;
 	return 0;
 }
+
+int docket_policy_never_asks(const docket_policy *policy, const json_t *settings)
+{
+	const json_t *v = settings ? json_object_get(settings, "approval_policy") : NULL;
+	int approval = policy ? policy->approval : AP_UNSET;
+	bool gsandbox, grules;
+
+	if (v && !json_is_null(v) && pol_parse_approval(v, &approval, &gsandbox, &grules) < 0)
+		approval = AP_UNSET;
+	if (approval == AP_NEVER)
+		return 1;
+	return policy && (policy->mode == MODE_BYPASS || policy->mode == MODE_DONT_ASK);
+}

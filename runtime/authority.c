@@ -81,106 +81,16 @@ void authority_free(authority *a)
 	docket_free(a);
 }
 
-/* ---- policies: one format, or an all_of composition ---- */
-
-static int format_of(const char *name, docket_policy_format *out)
-{
-	if (!name)
-		return -1;
-	if (strcmp(name, "docket") == 0)
-		*out = DOCKET_POLICY_DOCKET;
-	else if (strcmp(name, "claude") == 0)
-		*out = DOCKET_POLICY_CLAUDE;
-	else if (strcmp(name, "codex") == 0)
-		*out = DOCKET_POLICY_CODEX;
-	else
-		return -1;
-	return 0;
-}
-
-/* Load one layer; 1 when the document is not evaluable (opaque, Codex
- * settings without rules), 0 when loaded. */
-static int layer_load(layer *out, const char *format, const json_t *doc)
-{
-	docket_policy_format f;
-	docket_buf text = DOCKET_BUF_INIT;
-	const char *rules;
-	int error;
-
-	memset(out, 0, sizeof(*out));
-	if (format_of(format, &f) < 0)
-		return 1;
-	if (f == DOCKET_POLICY_CODEX) {
-		rules = json_string_value(json_object_get(doc, "rules"));
-		if (!rules)
-			return 1;
-		error = docket_policy_load_buffer(&out->policy, f, "codex", rules, strlen(rules));
-		if (error == 0) {
-			out->codex_settings = json_pack("{s:O?, s:O?}",
-				"approval_policy", json_object_get(doc, "approval_policy"),
-				"sandbox_policy", json_object_get(doc, "sandbox_policy"));
-			if (!out->codex_settings)
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-		}
-		return error;
-	}
-	if (f == DOCKET_POLICY_DOCKET && json_is_string(doc)) {
-		/* a docket policy may be recorded as its YAML text */
-		return docket_policy_load_buffer(&out->policy, f, format, json_string_value(doc),
-						 json_string_length(doc));
-	}
-	if ((error = docket_json_dump(&text, doc)) == 0)
-		error = docket_policy_load_buffer(&out->policy, f, format, text.ptr, text.len);
-	docket_buf_dispose(&text);
-	return error;
-}
+/* ---- policies: one format, or an all_of composition (ledger/policy_doc.c) ---- */
 
 int authority_load_layers(authority_layers *out, const char *format, const char *policy_json)
 {
-	json_t *doc = NULL, *all;
-	int error;
-
-	memset(out, 0, sizeof(*out));
-	if ((error = docket_json_parse(&doc, policy_json, strlen(policy_json))) < 0)
-		return error;
-	all = json_object_get(doc, "all_of");
-	if (all && json_is_array(all) && json_object_size(doc) == 1) {
-		size_t i;
-		json_t *item;
-
-		json_array_foreach(all, i, item) {
-			if (out->n == MAX_LAYERS) {
-				error = docket_error_set(DOCKET_EINVALID, "all_of has more than %d layers", MAX_LAYERS);
-				break;
-			}
-			error = layer_load(&out->layers[out->n],
-					   json_string_value(json_object_get(item, "format")),
-					   json_object_get(item, "policy"));
-			if (error < 0)
-				break;
-			if (error == 0)
-				out->n++;
-			error = 0;
-		}
-	} else {
-		error = layer_load(&out->layers[0], format, doc);
-		if (error == 0)
-			out->n = 1;
-		error = error < 0 ? error : 0;
-	}
-	json_decref(doc);
-	if (error < 0)
-		authority_layers_dispose(out);
-	return error;
+	return policy_doc_load(out, format, policy_json);
 }
 
 void authority_layers_dispose(authority_layers *ls)
 {
-	for (size_t i = 0; i < ls->n; i++) {
-		docket_policy_free(ls->layers[i].policy);
-		json_decref(ls->layers[i].codex_settings);
-	}
-	memset(ls, 0, sizeof(*ls));
+	policy_doc_dispose(ls);
 }
 
 /* ---- session context and grants ---- */

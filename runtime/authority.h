@@ -8,18 +8,13 @@
 #include "docket/ledger.h"
 #include "docket/policy.h"
 
-#define AUTHORITY_MAX_LAYERS 8
+#include "ledger/policy_doc.h"
 
-typedef struct authority_layer {
-	docket_policy *policy;
-	json_t *codex_settings;   /* approval_policy / sandbox_policy (Codex only) */
-} authority_layer;
+#define AUTHORITY_MAX_LAYERS POLICY_DOC_MAX_LAYERS
 
 /* A policy document as evaluable layers (one, or an all_of composition). */
-typedef struct authority_layers {
-	size_t n;                 /* 0: nothing evaluable (opaque, Codex without rules) */
-	authority_layer layers[AUTHORITY_MAX_LAYERS];
-} authority_layers;
+typedef policy_layer authority_layer;
+typedef policy_layers authority_layers;
 
 int authority_load_layers(authority_layers *out, const char *format, const char *policy_json);
 void authority_layers_dispose(authority_layers *ls);

@@ -47,11 +47,17 @@ struct proto_ctx {
 	char *operator_format;
 	docket_reconcile_cb reconcile_cb;
 	void *reconcile_ctx;
+	/* the last epoch this context issued, and the peer that asked for it
+	 * (runtime.attach binds more connections of that same process) */
+	uint64_t started_epoch;
+	long long started_pid;
+	char started_runtime[257];
 };
 
 enum method_kind {
 	M_UNKNOWN = 0,
 	M_RUNTIME_START,
+	M_RUNTIME_ATTACH,
 	M_SESSION_OPEN,
 	M_POLICY_SET,
 	M_TOOL_INTENT,
@@ -71,6 +77,7 @@ static const struct method {
 	int barrier;
 } methods[] = {
 	{ "runtime.start", M_RUNTIME_START, "runtime.started", 1 },
+	{ "runtime.attach", M_RUNTIME_ATTACH, NULL, 0 },
 	{ "session.open", M_SESSION_OPEN, "session.opened", 0 },
 	{ "policy.set", M_POLICY_SET, "policy.revised", 1 },
 	{ "tool.intent", M_TOOL_INTENT, "tool.intent", 0 },
@@ -348,6 +355,40 @@ done:
 	return error < 0 && !call->error ? refuse_current(call, error) : error;
 }
 
+/*
+ * Is this policy.set a re-send of the one that made the current revision?
+ * Then `ev` becomes that revision's event as recorded (the ledger finds it
+ * identical and answers with its seq). The client's part of a layered
+ * revision is its last all_of layer.
+ */
+static int resent_policy(proto_ctx *ctx, const sess_state *ss, json_t *ev)
+{
+	json_t *stored = NULL, *client, *layers;
+	int same;
+
+	if (!ss->policy_seq || ledger_event_json(ctx->ledger, ss->policy_seq, &stored) < 0)
+		return 0;
+	layers = json_object_get(json_object_get(stored, "policy"), "all_of");
+	client = json_is_array(layers) && json_string_value(json_object_get(ev, "format")) &&
+		 strcmp(json_string_value(json_object_get(stored, "format")), "docket") == 0 &&
+		 !json_equal(json_object_get(stored, "policy"), json_object_get(ev, "policy"))
+		? json_array_get(layers, json_array_size(layers) - 1) : stored;
+	same = json_equal(json_object_get(client, "format"), json_object_get(ev, "format")) &&
+	       json_equal(json_object_get(client, "policy"), json_object_get(ev, "policy"));
+	for (const char *const *k = (const char *const[]){ "actor", "reason", NULL }; same && *k; k++) {
+		json_t *a = json_object_get(stored, *k), *b = json_object_get(ev, *k);
+
+		same = (!a && !b) || (a && b && json_equal(a, b));
+	}
+	if (same) {
+		json_object_set(ev, "format", json_object_get(stored, "format"));
+		json_object_set(ev, "policy", json_object_get(stored, "policy"));
+		json_object_set_new(ev, "revision", json_integer(ss->policy_revision));
+	}
+	json_decref(stored);
+	return same;
+}
+
 static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 {
 	static const char *const options[] = { "revision", NULL };
@@ -362,6 +403,10 @@ static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 		return refuse_current(call, error);
 	if (!(ev = params_event(call->params, options)))
 		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	if (resent_policy(ctx, &ss, ev)) {
+		error = add_event(call, "policy.revised", ev);
+		return error;
+	}
 	json_object_set_new(ev, "revision", json_integer(ss.policy_revision + 1));
 	if (!call->conn->trusted && !ctx->opts.allow_client_policy && ss.policy_revision) {
 		/* narrow only: the client's policy is a layer on the current one */
@@ -407,16 +452,44 @@ static int decide_intent(proto_ctx *ctx, proto_call *call, json_t *ev)
 	return 0;
 }
 
+/*
+ * A re-sent intent keeps the decision docket recorded the first time (the
+ * policy may have been revised since), so the ledger recognises it as the
+ * same intent and the reply is the original one. 1: `ev` now carries it.
+ */
+static int recorded_decision(proto_ctx *ctx, json_t *ev)
+{
+	const char *session = json_string_value(json_object_get(ev, "session"));
+	const char *inv = json_string_value(json_object_get(ev, "invocation"));
+	const char *source;
+	json_t *stored = NULL, *d;
+	inv_state st;
+	int error;
+
+	if (!session || !inv || json_object_get(ev, "decision") ||
+	    ledger_invocation_get(ctx->ledger, session, inv, &st) < 0)
+		return 0;
+	if ((error = ledger_event_json(ctx->ledger, st.intent_seq, &stored)) < 0)
+		return error;
+	d = json_object_get(stored, "decision");
+	source = json_string_value(json_object_get(d, "source"));
+	error = d && source && strcmp(source, "docket") == 0 ? 1 : 0;
+	if (error)
+		json_object_set(ev, "decision", d);
+	json_decref(stored);
+	return error;
+}
+
 static int prepare_intent(proto_ctx *ctx, proto_call *call)
 {
 	static const char *const options[] = { "dispatch_if_allowed", NULL };
-	json_t *ev = params_event(call->params, options);
+	json_t *ev = params_event(call->params, options), *dispatch;
 	const json_t *d;
 	int error;
 
 	if (!ev)
 		return refuse(call, DOCKET_ENOMEM, "out of memory");
-	if ((error = decide_intent(ctx, call, ev)) < 0) {
+	if ((error = recorded_decision(ctx, ev)) < 0 || (error == 0 && (error = decide_intent(ctx, call, ev)) < 0)) {
 		json_decref(ev);
 		return refuse_current(call, error);
 	}
@@ -424,53 +497,114 @@ static int prepare_intent(proto_ctx *ctx, proto_call *call)
 		call->decision = json_deep_copy(d);
 	if ((error = add_event(call, "tool.intent", ev)) < 0)
 		return error;
-	if (json_is_true(json_object_get(call->params, "dispatch_if_allowed")) && call->decision &&
-	    strcmp(json_string_value(json_object_get(call->decision, "verdict")), "allowed") == 0)
-		return add_event(call, "tool.dispatched",
-				 json_pack("{s:O?, s:O?}", "session", json_object_get(call->params, "session"),
-					   "invocation", json_object_get(call->params, "invocation")));
-	return 0;
+	if (!json_is_true(json_object_get(call->params, "dispatch_if_allowed")) || !call->decision ||
+	    strcmp(json_string_value(json_object_get(call->decision, "verdict")), "allowed") != 0)
+		return 0;
+	/* attempt 1 named: a re-sent intent gets its original dispatch back
+	 * (attempt and token); docket's decision names its revision */
+	dispatch = json_pack("{s:O?, s:O?, s:i}", "session", json_object_get(call->params, "session"),
+			     "invocation", json_object_get(call->params, "invocation"), "attempt", 1);
+	if (dispatch && json_integer_value(json_object_get(call->decision, "policy_revision")) > 0) {
+		json_object_set(dispatch, "policy_revision", json_object_get(call->decision, "policy_revision"));
+		json_object_set_new(dispatch, "verdict", json_string("allowed"));
+	}
+	return add_event(call, "tool.dispatched", dispatch);
+}
+
+/*
+ * approval.request in authority mode: a call decided allowed under an
+ * earlier revision that the current revision asks about (revalidation
+ * refused its dispatch for want of an approval) may ask; the request
+ * carries docket's re-decision, which the ledger checks names the
+ * current revision (invariant 2).
+ */
+static int prepare_request(proto_ctx *ctx, proto_call *call)
+{
+	const char *session = param_str(call, "session"), *inv = param_str(call, "invocation");
+	json_t *ev = params_event(call->params, NULL), *intent = NULL, *decision = NULL;
+	const char *v;
+	inv_state st;
+	int error = 0;
+
+	if (ev && session && inv && ledger_invocation_get(ctx->ledger, session, inv, &st) == 0 &&
+	    st.verdict == DOCKET__V1__VERDICT__VERDICT_ALLOWED &&
+	    st.phase == DOCKET__V1__PHASE__PHASE_DECIDING &&
+	    (error = ledger_event_json(ctx->ledger, st.intent_seq, &intent)) == 0 &&
+	    (error = authority_decide(ctx->auth, session, intent, &decision)) == 0) {
+		v = decision ? json_string_value(json_object_get(decision, "verdict")) : NULL;
+		if (v && strcmp(v, "approval_required") == 0)
+			json_object_set(ev, "decision", decision);
+	}
+	json_decref(intent);
+	json_decref(decision);
+	if (error < 0) {
+		json_decref(ev);
+		return refuse_current(call, error);
+	}
+	return add_event(call, "approval.requested", ev);
+}
+
+/*
+ * A dispatch whose intent is not committed yet (it is earlier in the same
+ * batch, or missing): in authority mode the intent is decided under the
+ * revision current now, so the dispatch names that revision and the append
+ * refuses it if another revision landed in between.
+ */
+static int dispatch_before_intent(proto_ctx *ctx, proto_call *call, const char *session)
+{
+	json_t *ev = params_event(call->params, NULL);
+	sess_state ss;
+	int active = authority_is_active(ctx->auth, session);
+
+	if (ev && active > 0 && ledger_session_get(ctx->ledger, session, &ss, NULL) == 0)
+		json_object_set_new(ev, "policy_revision", json_integer(ss.policy_revision));
+	return add_event(call, "tool.dispatched", ev);
 }
 
 /*
  * tool.dispatch in authority mode revalidates the call under the current
- * policy: a call the policy now refuses gets its outcome instead, a call
- * that now needs an approval it does not have is refused.
+ * policy, whatever phase the committed state shows (earlier requests of the
+ * same batch may move it): a call the policy now refuses gets its outcome
+ * instead; otherwise the dispatch carries the revision and verdict of the
+ * revalidation, and the ledger checks them inside the transaction that
+ * appends it (a revision no longer current is a conflict, a verdict that
+ * asks needs a granted approval: invariant 4).
  */
 static int prepare_dispatch(proto_ctx *ctx, proto_call *call)
 {
 	const char *session = param_str(call, "session"), *inv = param_str(call, "invocation");
-	json_t *intent = NULL, *decision = NULL;
+	json_t *intent = NULL, *decision = NULL, *ev;
 	const char *v;
 	inv_state st;
 	int error;
 
-	if (session && inv && ledger_invocation_get(ctx->ledger, session, inv, &st) == 0 &&
-	    st.phase == DOCKET__V1__PHASE__PHASE_DECIDING &&
-	    (error = ledger_event_json(ctx->ledger, st.intent_seq, &intent)) == 0) {
-		error = authority_decide(ctx->auth, session, intent, &decision);
+	if (!session || !inv)
+		return add_event(call, "tool.dispatched", params_event(call->params, NULL));
+	if (ledger_invocation_get(ctx->ledger, session, inv, &st) < 0)
+		return dispatch_before_intent(ctx, call, session);
+	if ((error = ledger_event_json(ctx->ledger, st.intent_seq, &intent)) < 0 ||
+	    (error = authority_decide(ctx->auth, session, intent, &decision)) < 0) {
 		json_decref(intent);
-		if (error < 0)
-			return refuse_current(call, error);
-		v = decision ? json_string_value(json_object_get(decision, "verdict")) : NULL;
-		if (v && (strcmp(v, "denied") == 0 || strcmp(v, "unsupported") == 0)) {
-			call->refused_outcome = 1;
-			call->decision = decision;
-			return add_event(call, "tool.completed",
-					 json_pack("{s:s, s:s, s:s, s:s}", "session", session, "invocation", inv,
-						   "status", strcmp(v, "denied") == 0 ? "denied" : "unsupported",
-						   "error", "revalidation under the current policy refused the call"));
-		}
-		if (v && strcmp(v, "approval_required") == 0 &&
-		    st.last_result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED &&
-		    st.last_result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION) {
-			json_decref(decision);
-			return refuse(call, DOCKET_ETRANSITION,
-				      "revalidation: the current policy requires an approval for \"%s\"", inv);
-		}
-		json_decref(decision);
+		return refuse_current(call, error);
 	}
-	return add_event(call, "tool.dispatched", params_event(call->params, NULL));
+	json_decref(intent);
+	v = decision ? json_string_value(json_object_get(decision, "verdict")) : NULL;
+	if (v && (strcmp(v, "denied") == 0 || strcmp(v, "unsupported") == 0) &&
+	    st.phase != DOCKET__V1__PHASE__PHASE_COMPLETED) {
+		call->refused_outcome = 1;
+		call->decision = decision;
+		return add_event(call, "tool.completed",
+				 json_pack("{s:s, s:s, s:s, s:s}", "session", session, "invocation", inv,
+					   "status", strcmp(v, "denied") == 0 ? "denied" : "unsupported",
+					   "error", "revalidation under the current policy refused the call"));
+	}
+	ev = params_event(call->params, NULL);
+	if (ev && v) {
+		json_object_set(ev, "policy_revision", json_object_get(decision, "policy_revision"));
+		json_object_set_new(ev, "verdict", json_string(v));
+	}
+	json_decref(decision);
+	return add_event(call, "tool.dispatched", ev);
 }
 
 static int recover_options(proto_ctx *ctx, proto_call *call, docket_recover_options *o)
@@ -509,6 +643,175 @@ static int prepare_recover(proto_ctx *ctx, proto_call *call, int apply)
 	return 0;
 }
 
+/*
+ * What a client may not say (the authorization model, docs/protocol.md):
+ * docket's own fields (the time of a live append, the revalidation of a
+ * dispatch, a re-decision on a request, a `superseded` settlement, a
+ * decision labelled source "docket"), and an epoch other than the one its
+ * connection was bound to by runtime.start. A connection that never called
+ * runtime.start may not change anything: fencing is not opt-in.
+ */
+/* Is `path` (absolute, no `..`) inside one of the ':'-separated `roots`? */
+static int path_inside(const char *path, const char *roots)
+{
+	size_t plen = strlen(path);
+
+	if (path[0] != '/' || strstr(path, "/../") || (plen >= 3 && strcmp(path + plen - 3, "/..") == 0))
+		return 0;
+	for (const char *r = roots; r && *r;) {
+		const char *end = strchr(r, ':');
+		size_t len = end ? (size_t)(end - r) : strlen(r), n = len;
+
+		while (n > 1 && r[n - 1] == '/')
+			n--;
+		if (n && strncmp(path, r, n) == 0 && (path[n] == '\0' || path[n] == '/' || (n == 1 && r[0] == '/')))
+			return 1;
+		r += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+/*
+ * Under an operator policy, what a session's policy treats as writable
+ * (cwd, workspace_roots, env TMPDIR) comes from the operator: a client may
+ * name such paths only inside the operator's --workspace directories.
+ */
+static int check_context(proto_ctx *ctx, proto_call *call)
+{
+	const json_t *p = call->params, *roots = json_object_get(p, "workspace_roots"), *v;
+	const char *cwd = json_string_value(json_object_get(p, "cwd"));
+	const char *tmp = json_string_value(json_object_get(json_object_get(p, "env"), "TMPDIR"));
+	size_t i;
+
+	if (!ctx->operator_policy || call->conn->trusted)
+		return 0;
+	if (cwd && !path_inside(cwd, ctx->opts.workspaces))
+		return refuse(call, DOCKET_EINVALID, "session.open: cwd %s is outside the operator's workspaces "
+			      "(serve --workspace)", cwd);
+	if (tmp && !path_inside(tmp, ctx->opts.workspaces))
+		return refuse(call, DOCKET_EINVALID, "session.open: env TMPDIR %s is outside the operator's workspaces", tmp);
+	json_array_foreach(roots, i, v) {
+		if (!json_is_string(v) || !path_inside(json_string_value(v), ctx->opts.workspaces))
+			return refuse(call, DOCKET_EINVALID, "session.open: workspace root %s is outside the operator's "
+				      "workspaces (serve --workspace)", json_string_value(v) ? json_string_value(v) : "?");
+	}
+	return 0;
+}
+
+/*
+ * Roles and sessions: settling approvals and recover.apply need the
+ * approver or operator role; a runtime acts only on the sessions opened
+ * under its runtime name; under an operator policy no client drives a
+ * session that has no trusted policy (opened by `record` or `import`).
+ */
+static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m)
+{
+	const char *session = json_string_value(json_object_get(call->params, "session"));
+	const char *named = json_string_value(json_object_get(call->params, "runtime"));
+	proto_conn *conn = call->conn;
+	sess_state ss;
+
+	if ((m->kind == M_APPROVAL_SETTLE || m->kind == M_RECOVER_APPLY) && conn->role == PROTO_ROLE_RUNTIME)
+		return refuse(call, DOCKET_EINVALID, "%s needs the approver or operator role; this connection "
+			      "(uid %lld) is a runtime", m->name, conn->peer_uid);
+	if (!session)
+		return 0;
+	if (m->kind == M_SESSION_OPEN) {
+		if (conn->role == PROTO_ROLE_RUNTIME && named && strcmp(named, conn->runtime) != 0)
+			return refuse(call, DOCKET_EINVALID, "session.open: runtime \"%s\" is not this connection's (\"%s\")",
+				      named, conn->runtime);
+		return check_context(ctx, call);
+	}
+	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
+		return 0; /* the state machine names what is missing */
+	if (conn->role == PROTO_ROLE_RUNTIME && strcmp(ss.runtime, conn->runtime) != 0)
+		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" belongs to runtime \"%s\", not \"%s\"",
+			      m->name, session, ss.runtime, conn->runtime);
+	if (ctx->operator_policy && !conn->trusted && ss.policy_revision == 0)
+		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" has no trusted policy (it was not opened "
+			      "under serve --policy); serve does not drive it", m->name, session);
+	return 0;
+}
+
+static int check_client(proto_call *call, const struct method *m)
+{
+	const json_t *p = call->params, *epoch = json_object_get(p, "epoch");
+	const char *source = json_string_value(json_object_get(json_object_get(p, "decision"), "source"));
+	const char *result = json_string_value(json_object_get(p, "result"));
+	uint64_t bound = call->conn ? call->conn->epoch : 0;
+
+	if (m->kind == M_RUNTIME_START || m->kind == M_RUNTIME_ATTACH || m->kind == M_RECOVER_PLAN)
+		return 0;
+	if (!bound)
+		return refuse(call, DOCKET_ESTALE, "%s: this connection has no epoch; call runtime.start first "
+			      "(every mutating connection is fenced)", m->name);
+	if (epoch && (!json_is_integer(epoch) || (uint64_t)json_integer_value(epoch) != bound))
+		return refuse(call, DOCKET_ESTALE, "%s: epoch is the connection's (%llu), not the client's",
+			      m->name, (unsigned long long)bound);
+	if (json_object_get(p, "time"))
+		return refuse(call, DOCKET_EINVALID, "%s: \"time\" is docket's clock on live appends", m->name);
+	if (m->kind == M_TOOL_DISPATCH &&
+	    (json_object_get(p, "policy_revision") || json_object_get(p, "verdict")))
+		return refuse(call, DOCKET_EINVALID, "tool.dispatch: docket revalidates the call itself "
+			      "(policy_revision and verdict are not a client's to give)");
+	if (m->kind == M_APPROVAL_REQUEST && json_object_get(p, "decision"))
+		return refuse(call, DOCKET_EINVALID, "approval.request: the decision is docket's");
+	if (m->kind == M_APPROVAL_SETTLE && result && strcmp(result, "superseded") == 0)
+		return refuse(call, DOCKET_EINVALID, "approval.settle: only docket settles superseded "
+			      "(when a policy revision changes the verdict)");
+	if (source && strcmp(source, "docket") == 0)
+		return refuse(call, DOCKET_EINVALID, "%s: decisions with source \"docket\" are written by docket only",
+			      m->name);
+	return 0;
+}
+
+/*
+ * runtime.attach {epoch}: bind another connection of the runtime process
+ * that started `epoch` (same peer pid, from SO_PEERCRED) to it, while it is
+ * the ledger's current epoch. Nothing else can name an epoch: a zombie that
+ * says "epoch": 2 is refused (stale_epoch).
+ */
+static int prepare_attach(proto_ctx *ctx, proto_call *call)
+{
+	const json_t *e = json_object_get(call->params, "epoch");
+	docket_ledger_info info;
+	int error;
+
+	if (!json_is_integer(e) || json_object_size(call->params) != 1)
+		return refuse(call, DOCKET_EINVALID, "runtime.attach: params are {\"epoch\": N}");
+	if ((error = docket_ledger_info_get(ctx->ledger, &info)) < 0)
+		return refuse_current(call, error);
+	if ((uint64_t)json_integer_value(e) != info.epoch || info.epoch != ctx->started_epoch ||
+	    !call->conn || !call->conn->peer_pid || call->conn->peer_pid != ctx->started_pid)
+		return refuse(call, DOCKET_ESTALE, "runtime.attach: epoch %lld is not the current epoch of this "
+			      "peer's runtime (the ledger is at epoch %llu); call runtime.start",
+			      (long long)json_integer_value(e), (unsigned long long)info.epoch);
+	call->result = json_pack("{s:I}", "epoch", (json_int_t)info.epoch);
+	return call->result ? 0 : refuse(call, DOCKET_ENOMEM, "out of memory");
+}
+
+/*
+ * What the kernel says about the peer goes into the record: a runtime's
+ * sessions name its runtime, and a settlement's actor carries the uid of
+ * the connection that settled it (SO_PEERCRED), whatever the client says.
+ */
+static void identify(proto_call *call, const struct method *m)
+{
+	proto_conn *conn = call->conn;
+	const char *actor = json_string_value(json_object_get(call->params, "actor"));
+	char who[600];
+
+	if (m->kind == M_SESSION_OPEN && conn->role == PROTO_ROLE_RUNTIME && !json_object_get(call->params, "runtime"))
+		json_object_set_new(call->params, "runtime", json_string(conn->runtime));
+	if (m->kind != M_APPROVAL_SETTLE || conn->peer_uid < 0)
+		return;
+	if (actor)
+		snprintf(who, sizeof(who), "%s (uid %lld)", actor, conn->peer_uid);
+	else
+		snprintf(who, sizeof(who), "uid %lld", conn->peer_uid);
+	json_object_set_new(call->params, "actor", json_string(who));
+}
+
 static int prepare(proto_ctx *ctx, proto_call *call)
 {
 	const struct method *m = method_find(call->method);
@@ -519,6 +822,9 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 		return refuse(call, DOCKET_ENOTFOUND, "method not found: %s", call->method ? call->method : "");
 	if (!json_is_object(call->params))
 		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
+	if (check_client(call, m) < 0 || check_role(ctx, call, m) < 0)
+		return call->error;
+	identify(call, m);
 	switch (m->kind) {
 	case M_SESSION_OPEN:
 		return prepare_session_open(ctx, call);
@@ -528,6 +834,10 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 		return prepare_intent(ctx, call);
 	case M_TOOL_DISPATCH:
 		return prepare_dispatch(ctx, call);
+	case M_APPROVAL_REQUEST:
+		return prepare_request(ctx, call);
+	case M_RUNTIME_ATTACH:
+		return prepare_attach(ctx, call);
 	case M_RECOVER_PLAN:
 		return prepare_recover(ctx, call, 0);
 	case M_RECOVER_APPLY:
@@ -754,9 +1064,19 @@ json_t *proto_reply(proto_ctx *ctx, proto_call *call)
 {
 	json_t *result;
 
-	(void)ctx;
-	if (!call->error && call->kind == M_RUNTIME_START && call->conn)
+	if (!call->error && call->kind == M_RUNTIME_START && call->conn) {
+		const char *name = call->events[0]->runtime_started->runtime;
+
 		call->conn->epoch = call->results[0].epoch;
+		ctx->started_epoch = call->conn->epoch;
+		ctx->started_pid = call->conn->peer_pid;
+		snprintf(call->conn->runtime, sizeof(call->conn->runtime), "%s", name ? name : "");
+		snprintf(ctx->started_runtime, sizeof(ctx->started_runtime), "%s", call->conn->runtime);
+	}
+	if (!call->error && call->kind == M_RUNTIME_ATTACH && call->conn) {
+		call->conn->epoch = (uint64_t)json_integer_value(json_object_get(call->result, "epoch"));
+		snprintf(call->conn->runtime, sizeof(call->conn->runtime), "%s", ctx->started_runtime);
+	}
 	if (!call->id)
 		return NULL;
 	if (call->error) {

@@ -24,7 +24,17 @@ typedef struct proto_options {
 	const json_t *operator_policy;
 	/* Clients may replace (widen) a session's policy. */
 	int allow_client_policy;
+	/* Under an operator policy: the directories a client's session may
+	 * name as cwd, workspace_roots and env TMPDIR ("A:B", NULL: none). */
+	const char *workspaces;
 } proto_options;
+
+/* Roles (docs/protocol.md): what a connection may do. */
+enum proto_role {
+	PROTO_ROLE_OPERATOR = 0,  /* everything (stdio, the C API, the server's own uid) */
+	PROTO_ROLE_APPROVER,      /* a runtime's rights, plus settling approvals and recover.apply */
+	PROTO_ROLE_RUNTIME        /* its own sessions only; no approvals, no recover.apply */
+};
 
 typedef struct proto_ctx proto_ctx;
 
@@ -39,8 +49,12 @@ void proto_set_reconcile_cb(proto_ctx *ctx,
 
 /* Per connection (or per C API handle). */
 typedef struct proto_conn {
-	uint64_t epoch;    /* from this connection's runtime.start; 0: none yet */
+	uint64_t epoch;    /* from this connection's runtime.start (or attach); 0: none yet */
 	int trusted;       /* 1: may replace policies (in-process API) */
+	long long peer_pid; /* the peer's pid from SO_PEERCRED; 0: unknown (stdio, in-process) */
+	long long peer_uid; /* the peer's uid from SO_PEERCRED; -1: unknown */
+	int role;          /* enum proto_role */
+	char runtime[257]; /* the runtime name of its runtime.start (runtime role: its sessions) */
 } proto_conn;
 
 /* One call of a batch. Fill id/method/params; the rest is the protocol's. */

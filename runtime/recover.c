@@ -16,6 +16,8 @@
  */
 #include "recover.h"
 
+#include "docket/runtime.h"
+
 #include <string.h>
 
 #include "ledger/ledger_internal.h"
@@ -343,46 +345,20 @@ int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, js
 	return error;
 }
 
+/*
+ * Applying a plan fences first: a runtime.started raises the epoch, so the
+ * runtime that dispatched a call in doubt (a zombie, perhaps) can no longer
+ * write anything about it, and a second apply needs yet another epoch
+ * before it can grant another redispatch (invariants 4 and 7).
+ */
 int docket_recover_apply(docket_ledger *l, const docket_recover_options *opts, json_t **report)
 {
-	proto_options po;
-	proto_ctx *ctx = NULL;
-	proto_conn conn = { 0, 1 };
-	proto_call call;
-	json_t *params = NULL, *reply = NULL;
+	docket_runtime *rt = NULL;
 	int error;
 
 	*report = NULL;
-	memset(&po, 0, sizeof(po));
-	memset(&call, 0, sizeof(call));
-	if ((error = proto_ctx_new(&ctx, l, &po)) < 0)
-		return error;
-	params = json_pack("{s:s}", "approvals", opts && opts->close_approvals ? "close" : "reprompt");
-	if (params && opts && opts->reconcile)
-		json_object_set(params, "reconcile", (json_t *)opts->reconcile);
-	call.method = "recover.apply";
-	call.params = params;
-	call.conn = &conn;
-	call.id = json_integer(1);
-	if (!params || !call.id) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-		goto cleanup;
-	}
-	proto_set_reconcile_cb(ctx, opts ? opts->reconcile_cb : NULL, opts ? opts->reconcile_ctx : NULL);
-	if ((error = proto_execute(ctx, &call, 1)) < 0)
-		goto cleanup;
-	if (call.error) {
-		docket_error_restore(&call.err);
-		error = call.error;
-		goto cleanup;
-	}
-	reply = proto_reply(ctx, &call);
-	*report = json_incref(json_object_get(reply, "result"));
-cleanup:
-	json_decref(reply);
-	json_decref(call.id);
-	proto_call_dispose(&call);
-	json_decref(params);
-	proto_ctx_free(ctx);
+	if ((error = docket_runtime_start(&rt, l, "docket recover")) == 0)
+		error = docket_runtime_recover(rt, opts, 1, report);
+	docket_runtime_free(rt);
 	return error;
 }

@@ -45,6 +45,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -420,8 +421,13 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 		return 0;
 	}
 	id = json_object_get(req, "id");
-	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
-		id = NULL;
+	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id)) {
+		/* JSON-RPC 2.0: an id is a string, an integer or null; an object
+		 * or a float is an invalid request, not a notification to run */
+		call->reply = invalid(NULL, RPC_INVALID_REQUEST, "invalid request: id must be a string, an integer or null");
+		*holder = req;
+		return 0;
+	}
 	version = json_object_get(req, "jsonrpc");
 	method = json_string_value(json_object_get(req, "method"));
 	params = json_object_get(req, "params");
@@ -607,20 +613,67 @@ static void drain(server *s)
 
 /* ---- the socket ---- */
 
+/* The directory holding `path` must not let others replace the socket. */
+static int check_socket_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) < 0)
+		return docket_error_set(DOCKET_EINVALID, "socket directory %s: %s", dir, strerror(errno));
+	/* others may write (and so swap the socket) unless the sticky bit keeps
+	 * them to their own files, as in /tmp */
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return docket_error_set(DOCKET_EINVALID,
+			"socket directory %s is writable by others: anyone could replace the socket", dir);
+	return 0;
+}
+
+/*
+ * What is at `path` before binding: nothing (fine), a stale socket nobody
+ * listens on (removed), a live server (refused: connecting succeeded), or
+ * something that is not a socket (refused: never deleted).
+ */
+static int clear_socket_path(const struct sockaddr_un *addr, const char *path)
+{
+	struct stat st;
+	int fd, live;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : docket_error_set(DOCKET_EINVALID, "%s: %s", path, strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		return docket_error_set(DOCKET_EINVALID, "%s exists and is not a socket; not replacing it", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "socket: %s", strerror(errno));
+	live = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0;
+	close(fd);
+	if (live)
+		return docket_error_set(DOCKET_EINVALID, "%s: another server is listening on it", path);
+	if (unlink(path) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "remove stale socket %s: %s", path, strerror(errno));
+	return 0;
+}
+
 static int listen_on(server *s, const char *path)
 {
 	struct sockaddr_un addr;
 	mode_t old;
-	int fd;
+	int fd, error;
 
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(addr.sun_path))
 		return docket_error_set(DOCKET_EINVALID, "socket path too long: %s", path);
 	memcpy(addr.sun_path, path, strlen(path) + 1);
+	if ((error = check_socket_dir(path)) < 0 || (error = clear_socket_path(&addr, path)) < 0)
+		return error;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return docket_error_set(DOCKET_ESTORAGE, "socket: %s", strerror(errno));
-	unlink(path);
 	old = umask(0177); /* created 0600, never wider even for an instant */
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		umask(old);
@@ -679,11 +732,52 @@ static void accept_back_off(server *s, int err)
 	}
 }
 
+/* Is `uid` in the comma-separated list? */
+static int uid_listed(const char *list, long long uid)
+{
+	char *end;
+
+	for (const char *p = list; p && *p; p = *end ? end + 1 : end) {
+		long long v = strtoll(p, &end, 10);
+
+		if (end != p && v == uid && (*end == ',' || *end == '\0'))
+			return 1;
+		if (*end != ',' && *end != '\0')
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Who is on the other end: the kernel's word (SO_PEERCRED), not the
+ * client's. Its role: listed runtimes and approvers as configured, the
+ * server's own uid the operator, anyone else (the socket's group) a runtime.
+ */
+static void peer_identity(const server *s, conn *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	c->proto.peer_uid = -1;
+	c->proto.role = PROTO_ROLE_RUNTIME;
+	if (getsockopt(c->in_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+		return;
+	c->proto.peer_pid = cred.pid;
+	c->proto.peer_uid = cred.uid;
+	if (uid_listed(s->opts->runtime_uids, cred.uid))
+		c->proto.role = PROTO_ROLE_RUNTIME;
+	else if (uid_listed(s->opts->approver_uids, cred.uid))
+		c->proto.role = PROTO_ROLE_APPROVER;
+	else if (cred.uid == geteuid())
+		c->proto.role = PROTO_ROLE_OPERATOR;
+}
+
 static void accept_all(server *s)
 {
 	for (;;) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		char why[96];
+		conn *c;
 
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -695,8 +789,10 @@ static void accept_all(server *s)
 			snprintf(why, sizeof(why), "server busy: %u clients connected (serve --max-clients)",
 				 s->max_clients);
 			refuse(s, fd, why);
-		} else if (!conn_new(s, fd, fd)) {
+		} else if (!(c = conn_new(s, fd, fd))) {
 			refuse(s, fd, "server busy: out of memory");
+		} else {
+			peer_identity(s, c);
 		}
 	}
 }

@@ -20,6 +20,8 @@ typedef struct server_options {
 	unsigned max_clients;       /* connections at once (256; fewer if RLIMIT_NOFILE is low) */
 	unsigned client_timeout_ms; /* a client that takes none of its pending replies for this
 				       long is dropped; also bounds the flush at shutdown (10 s) */
+	const char *approver_uids; /* "1001,1002": socket peers with the approver role */
+	const char *runtime_uids;  /* socket peers with the runtime role (even the server's own uid) */
 	void (*ready)(void *ctx);  /* called once listening (tests, readiness) */
 	void *ready_ctx;
 } server_options;

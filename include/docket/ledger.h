@@ -158,6 +158,8 @@ typedef struct docket_verify_report {
 	uint64_t events_checked;
 	uint64_t first_bad_seq;   /* 0: none */
 	int ok;                   /* 1: everything checked out */
+	int old_indexes;          /* 1: the indexes were written by an older docket and
+				     not compared (a write open or reindex rebuilds them) */
 	char problem[1024];       /* what was wrong, if !ok */
 } docket_verify_report;
 

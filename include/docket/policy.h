@@ -150,6 +150,15 @@ DOCKET_EXTERN int docket_policy_to_yaml(char **out, const docket_policy *policy)
 DOCKET_EXTERN int docket_policy_canonical_command(json_t **out, const json_t *argv) DOCKET_MUST_USE;
 
 /*
+ * 1 when `policy` never asks for approval: approval mode `never`, or the
+ * Claude Code permission modes bypassPermissions and dontAsk. `settings`
+ * (NULL or Codex's {"approval_policy":...}) overrides the policy's approval
+ * mode as it does in evaluation. Decided from the parsed model, for every
+ * format (invariant 2 of the ledger).
+ */
+DOCKET_EXTERN int docket_policy_never_asks(const docket_policy *policy, const json_t *settings);
+
+/*
  * Append to `grants` (a JSON array) what an `approved_for_session` answer to
  * `intent` (a DESIGN §4 tool.intent object) grants for the rest of the
  * session: {"command":[argv]} for a shell call, {"path":"..."} for a call on

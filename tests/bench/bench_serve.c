@@ -628,6 +628,9 @@ static void *client_main(void *arg)
 	c->fd = connect_to(sh->sock);
 	if (c->fd < 0)
 		client_fail(c, "cannot connect", strerror(errno));
+	/* every connection of the runtime is bound to its epoch */
+	if (!c->failed)
+		rpc(c, "runtime.attach", "{\"epoch\":1}");
 	snprintf(params, sizeof(params), "{\"session\":\"%s\",\"cwd\":\"/bench\"}", c->session);
 	if (!c->failed)
 		rpc(c, "session.open", params);

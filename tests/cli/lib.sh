@@ -68,3 +68,26 @@ trail() {
 	docket log --json | jq -c '[.seq, .type, .invocation, .status, .result, .decision.verdict, .error]
 		| map(select(. != null))'
 }
+
+# rpc split|merged ARGS...: run `docket serve --stdio ARGS...` on the
+# JSON-RPC requests of stdin, one per batch (split) or all at once
+# (merged), and print one summary line per reply (tests/cli/rpc.py).
+rpc() {
+	local mode=$1
+	shift
+	python3 "$(dirname "${BASH_SOURCE[0]}")/rpc.py" "$mode" docket serve --stdio "$@"
+}
+
+# both_ways FILE ARGS...: the requests of FILE split and merged on fresh
+# ledgers; prints each run and whether the ledger verifies.
+both_ways() {
+	local file=$1 mode
+	shift
+	for mode in split merged; do
+		echo "--- $mode"
+		rm -rf "ledger-$mode"
+		DOCKET_LEDGER="ledger-$mode" docket init >/dev/null
+		DOCKET_LEDGER="ledger-$mode" rpc "$mode" "$@" <"$file"
+		DOCKET_LEDGER="ledger-$mode" docket verify >/dev/null && echo "verify ok"
+	done
+}

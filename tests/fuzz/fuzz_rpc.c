@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static docket_ledger *ledger;
 static proto_ctx *ctx;
-static proto_conn conn = { 0, 0 };
+static proto_conn conn = { .epoch = 0, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 static char dir[256];
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

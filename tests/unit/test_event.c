@@ -630,12 +630,25 @@ static void test_reject_strings(void **state)
 	assert_rejects("{" INTENT ",\"turn\":\"\"}", "field \"turn\": id must be 1..256 bytes");
 	assert_rejects("{" OPEN ",\"parent\":\"\"}", "field \"parent\": id must be 1..256 bytes");
 	assert_rejects("{\"type\":\"session.opened\",\"session\":\"a\\nb\"}",
-		       "field \"session\": id contains a control character at byte 1");
+		       "field \"session\": id contains a control, line-separator or bidi character at byte 1");
 	assert_rejects("{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"\\u007f\",\"tool\":\"t\"}",
-		       "field \"invocation\": id contains a control character");
-	assert_rejects("{" ASK ",\"turn\":\"x\\u0085\"}", "field \"turn\": id contains a control character");
+		       "field \"invocation\": id contains a control, line-separator or bidi character");
+	assert_rejects("{" ASK ",\"turn\":\"x\\u0085\"}", "field \"turn\": id contains a control, line-separator or bidi character");
 	assert_rejects("{\"type\":\"approval.settled\",\"session\":\"s\",\"invocation\":\"i\",\"request\":\"\\t\",\"result\":\"approved\"}",
-		       "field \"request\": id contains a control character");
+		       "field \"request\": id contains a control, line-separator or bidi character");
+	/* line separators and bidi controls spoof `docket log` (issue 10) */
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"ab\u2028c\"}",
+		       "field \"session\": id contains a control, line-separator or bidi character at byte 2");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"x\u2029\"}", "line-separator or bidi");
+	assert_rejects("{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"a\u202eb\",\"tool\":\"t\"}",
+		       "field \"invocation\": id contains a control, line-separator or bidi character at byte 1");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"\u202a\"}", "bidi");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"\u200f\"}", "bidi");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"a\u2066\"}", "bidi");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"a\u2069\"}", "bidi");
+	assert_rejects("{\"type\":\"session.opened\",\"session\":\"a\u061c\"}", "bidi");
+	/* their neighbours are ordinary characters */
+	assert_roundtrip("{\"type\":\"session.opened\",\"session\":\"a\u2027\u2030\u2065\u206a\u200d\u061b\"}");
 
 	memset(id, 'x', sizeof(id));
 	id[256] = '\0';

@@ -10,7 +10,8 @@
  * call with a result must have its outcome in the ledger (none of them is
  * pending), and a call is pending only if the file has no result for it.
  * Then the ledger verifies, and importing everything again adds nothing.
- * Skipped when ../shared is absent.
+ * Skipped when ../shared is absent; a failure when ../shared is there but
+ * the corpus directory is missing or holds no transcript.
  */
 #include "testutil.h"
 
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "docket/import.h"
 #include "docket/ledger.h"
@@ -192,6 +194,17 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Is ../shared there at all? (Then its corpus must be too.) */
+static int shared_present(void)
+{
+	const char *src = getenv("DOCKET_SOURCE_ROOT");
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/../shared", src ? src : ".");
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void run_corpus(const char *sub, docket_import_format fmt)
 {
 	char *root = test_shared_path(sub), *dir, *names[64], path[4096];
@@ -207,6 +220,8 @@ static void run_corpus(const char *sub, docket_import_format fmt)
 
 	if (!root) {
 		json_decref(paired_ids);
+		if (shared_present())
+			fail_msg("../shared is present but has no corpus/%s: the corpus test would prove nothing", sub);
 		skip();
 	}
 	dir = test_mkdtemp();
@@ -215,6 +230,8 @@ static void run_corpus(const char *sub, docket_import_format fmt)
 		if (strstr(e->d_name, ".jsonl"))
 			names[nnames++] = strdup(e->d_name);
 	closedir(d);
+	if (nnames == 0)
+		fail_msg("%s holds no .jsonl transcript: the corpus test would prove nothing", root);
 	qsort(names, nnames, sizeof(names[0]), by_name);
 	oo.flags = DOCKET_OPEN_CREATE;
 	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);

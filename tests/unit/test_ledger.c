@@ -281,18 +281,43 @@ static void test_inv4_dispatchable(void **state)
 static void test_inv4_superseded(void **state)
 {
 	fixture *f = *state;
+	const char *rev = "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":%d,\"format\":\"opaque\","
+			  "\"policy\":{\"r\":%d}}";
+	char buf[256];
 
 	open_session(f, "s1");
 	intent(f, "c1", "approval_required", NULL);
 	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	/* only docket supersedes, when a revision changed the verdict: not
+	 * while the policy is the one the request was made under */
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":1}"),
+		DOCKET_ETRANSITION, 3);
+	snprintf(buf, sizeof(buf), rev, 1, 1);
+	ok(f, buf);
+	/* the decision must name the revision in force, and decide */
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":2}"),
+		DOCKET_ETRANSITION, 3);
+	refused(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"approval_required\",\"source\":\"docket\",\"policy_revision\":1}"),
+		DOCKET_ETRANSITION, 3);
 	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"superseded\","
-		 "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\"}"));
+		 "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":1}"));
 	ok(f, EV("tool.dispatched", "c1", ""));
 	intent(f, "c2", "approval_required", NULL);
 	ok(f, EV("approval.requested", "c2", ",\"request\":\"r2\""));
+	snprintf(buf, sizeof(buf), rev, 2, 2);
+	ok(f, buf);
 	ok(f, EV("approval.settled", "c2", ",\"request\":\"r2\",\"result\":\"superseded\","
-		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\"}"));
+		 "\"decision\":{\"verdict\":\"denied\",\"source\":\"docket\",\"policy_revision\":2}"));
 	refused(f, EV("tool.dispatched", "c2", ""), DOCKET_ETRANSITION, 4);
+	/* a request made under the current revision cannot be superseded by it */
+	intent(f, "c3", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c3", ",\"request\":\"r3\""));
+	refused(f, EV("approval.settled", "c3", ",\"request\":\"r3\",\"result\":\"superseded\","
+		      "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":2}"),
+		DOCKET_ETRANSITION, 3);
 	assert_true(verify_ok(f));
 }
 
@@ -321,9 +346,11 @@ static void test_inv4_redispatch_only_through_recovery(void **state)
 	assert_string_not_equal(r2.token, r1.token);
 	refused(f, EV("tool.dispatched", "c1", ""), DOCKET_ETRANSITION, 4);
 
-	/* idempotent: same token */
+	/* idempotent: same token; a redispatch needs a restart (issue 10) */
 	intent(f, "c2", "allowed", "idempotent");
 	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r1), 0);
+	refused(f, EV("recovery.action", "c2", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
+	ok(f, "{\"type\":\"runtime.started\",\"runtime\":\"t/3\"}");
 	ok(f, EV("recovery.action", "c2", ",\"action\":\"redispatch\""));
 	assert_int_equal(put(f, EV("tool.dispatched", "c2", ""), &r2), 0);
 	assert_int_equal(r2.attempt, 2);
@@ -341,6 +368,172 @@ static void test_inv4_redispatch_only_through_recovery(void **state)
 	refused(f, EV("recovery.action", "c5", ",\"action\":\"redispatch\""), DOCKET_ETRANSITION, 4);
 	ok(f, EV("recovery.action", "c5", ",\"action\":\"reconcile\""));
 	ok(f, EV("tool.completed", "c5", ",\"status\":\"ok\",\"exit_code\":0"));
+	assert_true(verify_ok(f));
+}
+
+
+/* ---- issue 10: authority inside the transaction ---- */
+
+static void policy_rev(fixture *f, int revision, const char *format, const char *policy)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":%d,"
+		 "\"format\":\"%s\",\"policy\":%s}", revision, format, policy);
+	ok(f, buf);
+}
+
+/* Invariant 2 from the parsed model: YAML text, all_of layers, Claude dontAsk. */
+static void test_inv2_never_asks_every_format(void **state)
+{
+	fixture *f = *state;
+	static const struct { const char *format, *policy; int never; } cases[] = {
+		{ "docket", "\"version: 1\\napproval: never\\n\"", 1 },
+		{ "docket", "\"version: 1\\napproval: on_request\\n\"", 0 },
+		{ "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{\"version\":1}},"
+			    "{\"format\":\"docket\",\"policy\":{\"version\":1,\"approval\":\"never\"}}]}", 1 },
+		{ "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{\"version\":1}},"
+			    "{\"format\":\"claude\",\"policy\":{\"permissions\":{\"defaultMode\":\"dontAsk\"}}}]}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"dontAsk\"}}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"bypassPermissions\"}}", 1 },
+		{ "claude", "{\"permissions\":{\"defaultMode\":\"acceptEdits\"}}", 0 },
+		{ "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "codex", "{\"approval_policy\":\"on-request\"}", 0 },
+		{ "docket", "{\"version\":1,\"approval\":\"never\"}", 1 },
+	};
+	char inv[32], buf[512];
+
+	open_session(f, "s1");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		policy_rev(f, (int)i + 1, cases[i].format, cases[i].policy);
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		intent(f, inv, "approval_required", NULL);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\","
+			 "\"request\":\"r\"}", inv);
+		if (cases[i].never) {
+			refused(f, buf, DOCKET_ETRANSITION, 2);
+		} else {
+			ok(f, buf);
+			snprintf(buf, sizeof(buf), "{\"type\":\"approval.settled\",\"session\":\"s1\",\"invocation\":\"%s\","
+				 "\"request\":\"r\",\"result\":\"denied\"}", inv);
+			ok(f, buf);
+		}
+	}
+	assert_true(verify_ok(f));
+}
+
+/* A refusing settlement is final (DESIGN §3): no new request, no dispatch. */
+static void test_inv3_refusal_is_final(void **state)
+{
+	fixture *f = *state;
+	static const char *const results[] = { "denied", "aborted", "expired", "closed" };
+	char inv[16], buf[512];
+
+	open_session(f, "s1");
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		intent(f, inv, "approval_required", NULL);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\",\"request\":\"r1\"}", inv);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.settled\",\"session\":\"s1\",\"invocation\":\"%s\","
+			 "\"request\":\"r1\",\"result\":\"%s\"}", inv, results[i]);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"s1\",\"invocation\":\"%s\",\"request\":\"r2\"}", inv);
+		refused(f, buf, DOCKET_ETRANSITION, 3);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.dispatched\",\"session\":\"s1\",\"invocation\":\"%s\"}", inv);
+		refused(f, buf, DOCKET_ETRANSITION, 4);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.completed\",\"session\":\"s1\",\"invocation\":\"%s\",\"status\":\"denied\"}", inv);
+		ok(f, buf);
+	}
+	/* granted or superseded results may ask again (a re-decision) */
+	intent(f, "c9", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c9", ",\"request\":\"r1\""));
+	ok(f, EV("approval.settled", "c9", ",\"request\":\"r1\",\"result\":\"approved\""));
+	ok(f, EV("tool.dispatched", "c9", ""));
+	assert_true(verify_ok(f));
+}
+
+/* Duplicates answer with the original seq (settlement, policy revision). */
+static void test_duplicates_answer_original_seq(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r;
+	const char *pol = "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":1,\"format\":\"opaque\",\"policy\":{\"a\":1}}";
+	const char *settle = EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\"");
+
+	open_session(f, "s1");
+	uint64_t pseq = ok(f, pol);
+	intent(f, "c1", "approval_required", NULL);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\""));
+	uint64_t sseq = ok(f, settle);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	assert_int_equal(put(f, settle, &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, sseq);
+	assert_int_equal(put(f, pol, &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, pseq);
+	/* after session.close: identical re-sends pass, anything new is refused */
+	uint64_t cseq = ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"));
+	ok(f, "{\"type\":\"session.closed\",\"session\":\"s1\"}");
+	assert_int_equal(put(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0"), &r), 0);
+	assert_int_equal(r.duplicate, 1);
+	assert_int_equal(r.seq, cseq);
+	assert_int_equal(put(f, settle, &r), 0);
+	assert_int_equal(r.seq, sseq);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"error\",\"exit_code\":1"), DOCKET_ECONFLICT, 5);
+	refused(f, EV("tool.intent", "c2", ",\"tool\":\"t\""), DOCKET_ETRANSITION, 8);
+	refused(f, "{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":2,\"format\":\"opaque\",\"policy\":{}}",
+		DOCKET_ETRANSITION, 8);
+	assert_true(verify_ok(f));
+}
+
+/* A revalidated dispatch names its revision and verdict; the append checks both. */
+static void test_inv4_revalidation_in_txn(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");
+	policy_rev(f, 1, "opaque", "{\"a\":1}");
+	intent(f, "c1", "allowed", NULL);
+	policy_rev(f, 2, "opaque", "{\"a\":2}");
+	/* decided under revision 1, the session moved on: conflict, ask again */
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":1,\"verdict\":\"allowed\""), DOCKET_ECONFLICT, 4);
+	/* the current revision asks: an approval first */
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"approval_required\""),
+		DOCKET_ETRANSITION, 4);
+	refused(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"denied\""), DOCKET_ETRANSITION, 4);
+	/* a re-decision on the request names the current revision */
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"approval_required\","
+		      "\"source\":\"docket\",\"policy_revision\":1}"), DOCKET_ECONFLICT, 2);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"allowed\","
+		      "\"source\":\"docket\",\"policy_revision\":2}"), DOCKET_ETRANSITION, 2);
+	refused(f, EV("approval.requested", "c1", ",\"request\":\"r1\""), DOCKET_ETRANSITION, 2);
+	ok(f, EV("approval.requested", "c1", ",\"request\":\"r1\",\"decision\":{\"verdict\":\"approval_required\","
+		 "\"source\":\"docket\",\"policy_revision\":2}"));
+	ok(f, EV("approval.settled", "c1", ",\"request\":\"r1\",\"result\":\"approved\""));
+	ok(f, EV("tool.dispatched", "c1", ",\"policy_revision\":2,\"verdict\":\"approval_required\""));
+	assert_true(verify_ok(f));
+}
+
+/* An explicit attempt that is not the next one, or a token that is not the ledger's, is refused. */
+static void test_inv4_attempt_and_token_checked(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r1, r2;
+	char buf[512];
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", "replay_safe");
+	refused(f, EV("tool.dispatched", "c1", ",\"attempt\":2"), DOCKET_ECONFLICT, 4);
+	refused(f, EV("tool.dispatched", "c1", ",\"token\":\"dt-00000000000000000000000000000000\""), DOCKET_ECONFLICT, 4);
+	assert_int_equal(put(f, EV("tool.dispatched", "c1", ",\"attempt\":1"), &r1), 0);
+	/* the duplicate path compares the token too */
+	refused(f, EV("tool.dispatched", "c1", ",\"attempt\":1,\"token\":\"dt-00000000000000000000000000000000\""),
+		DOCKET_ETRANSITION, 4);
+	snprintf(buf, sizeof(buf), EV("tool.dispatched", "c1", ",\"attempt\":1,\"token\":\"%s\""), r1.token);
+	assert_int_equal(put(f, buf, &r2), 0);
+	assert_int_equal(r2.duplicate, 1);
 	assert_true(verify_ok(f));
 }
 
@@ -383,8 +576,9 @@ static void test_inv6_revisions(void **state)
 	snprintf(buf, sizeof(buf), p, 1, 1);
 	ok(f, buf);
 	ok(f, buf); /* identical re-send */
+	/* another document at an existing revision is a conflict (issue 10) */
 	snprintf(buf, sizeof(buf), p, 1, 5);
-	refused(f, buf, DOCKET_ETRANSITION, 6);
+	refused(f, buf, DOCKET_ECONFLICT, 6);
 	snprintf(buf, sizeof(buf), p, 3, 3);
 	refused(f, buf, DOCKET_ETRANSITION, 6);
 	snprintf(buf, sizeof(buf), p, 2, 2);
@@ -600,6 +794,7 @@ static void test_round_trip_every_type(void **state)
 		"{\"type\":\"approval.settled\",\"time\":\"2025-01-02T03:04:19Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
 		"\"request\":\"r1\",\"result\":\"approved_for_session\",\"actor\":\"user:ana\"}",
 		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:20Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
+		"{\"type\":\"runtime.started\",\"time\":\"2025-01-02T03:04:20.5Z\",\"runtime\":\"maka/0.9\"}",
 		"{\"type\":\"recovery.action\",\"time\":\"2025-01-02T03:04:21Z\",\"session\":\"s1\",\"invocation\":\"call_1\","
 		"\"action\":\"redispatch\",\"detail\":\"restart\"}",
 		"{\"type\":\"tool.dispatched\",\"time\":\"2025-01-02T03:04:22Z\",\"session\":\"s1\",\"invocation\":\"call_1\"}",
@@ -620,7 +815,7 @@ static void test_round_trip_every_type(void **state)
 
 		assert_int_equal(json_integer_value(json_object_get(got, "seq")), i + 1);
 		assert_int_equal(strlen(json_string_value(json_object_get(got, "hash"))), 64);
-		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), 1);
+		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), i < 7 ? 1 : 2);
 		/* drop what the ledger added; what remains is what went in */
 		json_object_del(got, "seq");
 		json_object_del(got, "hash");
@@ -643,9 +838,127 @@ static void test_round_trip_every_type(void **state)
 	ro.session = "s1";
 	ro.since = 5;
 	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
-	assert_int_equal(json_array_size(out), n - 4);
+	assert_int_equal(json_array_size(out), n - 5); /* not the second runtime.started */
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(out, 0), "seq")), 5);
 	json_decref(out);
+	assert_true(verify_ok(f));
+}
+
+
+/* ---- the chain formula, checked by a separate implementation ---- */
+
+/*
+ * Python's hashlib recomputes h[n] = SHA-256(h[n-1] || be64(n) || payload)
+ * from h[0] = 32 zero bytes over every stored payload, and must arrive at
+ * every hash the frames store; two fixed vectors check chain_next() itself
+ * (the expected digests come from Python, never from docket).
+ */
+static const char *CHAIN_PY =
+	"import hashlib, struct, sys\n"
+	"prev = bytes(32)\n"
+	"def unhex(x):\n"
+	"    return b'' if x == '-' else bytes.fromhex(x)\n"
+	"for line in open(sys.argv[1]):\n"
+	"    kind, a, b, c, d = (line.split() + [''] * 5)[:5]\n"
+	"    if kind == 'v':\n"
+	"        h = hashlib.sha256(unhex(a) + struct.pack('>Q', int(b)) + unhex(c)).hexdigest()\n"
+	"    else:\n"
+	"        h = hashlib.sha256(prev + struct.pack('>Q', int(a)) + unhex(b)).hexdigest()\n"
+	"        prev = bytes.fromhex(h)\n"
+	"        d = c\n"
+	"    if h != d:\n"
+	"        sys.exit('mismatch: ' + line.strip() + ' python ' + h)\n"
+	"print('ok')\n";
+
+static void hex_line(FILE *fp, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%02x", p[i]);
+	if (n == 0)
+		fputs("-", fp);
+}
+
+static void test_chain_vectors_python(void **state)
+{
+	fixture *f = *state;
+	static const uint8_t payload2[] = "docket";
+	uint8_t prev[LEDGER_HASH_LEN], h[LEDGER_HASH_LEN];
+	char list[4096], script[4096], cmd[9000], out[256] = "";
+	docket_buf payload = DOCKET_BUF_INIT;
+	frame_header hdr;
+	MDB_txn *txn = NULL;
+	FILE *fp, *py;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"hello\""));
+	snprintf(list, sizeof(list), "%s/chain.txt", f->dir);
+	snprintf(script, sizeof(script), "%s/chain.py", f->dir);
+	assert_non_null(fp = fopen(script, "w"));
+	fputs(CHAIN_PY, fp);
+	fclose(fp);
+	assert_non_null(fp = fopen(list, "w"));
+	/* the fixed vectors: python's digest must equal chain_next's */
+	memset(prev, 0, sizeof(prev));
+	assert_int_equal(chain_next(h, prev, 1, NULL, 0), 0);
+	fputs("v ", fp); hex_line(fp, prev, sizeof(prev)); fputs(" 1 - ", fp); hex_line(fp, h, sizeof(h)); fputc('\n', fp);
+	for (size_t i = 0; i < sizeof(prev); i++)
+		prev[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(chain_next(h, prev, ((uint64_t)1 << 40) + 5, payload2, 6), 0);
+	fprintf(fp, "v "); hex_line(fp, prev, sizeof(prev));
+	fprintf(fp, " %llu ", (unsigned long long)(((uint64_t)1 << 40) + 5));
+	hex_line(fp, payload2, 6); fputc(' ', fp); hex_line(fp, h, sizeof(h)); fputc('\n', fp);
+	/* every stored frame: its payload and the hash it carries */
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	for (uint64_t seq = 1; seq <= head(f); seq++) {
+		uint8_t key[8];
+		MDB_val k = { sizeof(key), key }, v;
+
+		docket_be64_put(key, seq);
+		assert_int_equal(mdb_get(txn, f->l->dbi.events, &k, &v), 0);
+		assert_int_equal(frame_decode(&payload, &hdr, f->l, txn, v.mv_data, v.mv_size), 0);
+		fprintf(fp, "e %llu ", (unsigned long long)seq);
+		hex_line(fp, (const uint8_t *)payload.ptr, payload.len);
+		fputc(' ', fp);
+		hex_line(fp, hdr.hash, sizeof(hdr.hash));
+		fputc('\n', fp);
+	}
+	store_txn_abort(f->l, txn);
+	fclose(fp);
+	docket_buf_dispose(&payload);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' 2>&1", script, list);
+	assert_non_null(py = popen(cmd, "r"));
+	if (!fgets(out, sizeof(out), py))
+		out[0] = '\0';
+	if (pclose(py) != 0 || strcmp(out, "ok\n") != 0)
+		fail_msg("python disagrees with the chain: %s", out);
+}
+
+
+/* docket's clock on appends without a time is monotonic per ledger: a clock
+ * that is behind the last stamp (stepped back, another writer) does not
+ * stamp an event before it. */
+static void test_stamp_monotonic(void **state)
+{
+	fixture *f = *state;
+	MDB_txn *txn = NULL;
+	json_t *ev = NULL;
+	uint64_t later = (uint64_t)4102444800u * 1000000u; /* 2100-01-01T00:00:00Z */
+
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	assert_int_equal(store_meta_put_u64(txn, f->l, "clock_us", later), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	open_session(f, "s1");
+	open_session(f, "s2");
+	assert_int_equal(ledger_event_json(f->l, head(f) - 1, &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "time")), "2100-01-01T00:00:00.000001Z");
+	json_decref(ev);
+	assert_int_equal(ledger_event_json(f->l, head(f), &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "time")), "2100-01-01T00:00:00.000002Z");
+	json_decref(ev);
+	/* a time the input gives is kept as given (imports, record) */
+	ok(f, "{\"type\":\"session.opened\",\"session\":\"s3\",\"time\":\"2025-01-01T00:00:00Z\"}");
 	assert_true(verify_ok(f));
 }
 
@@ -1276,6 +1589,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv4_redispatch_only_through_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv5_one_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv6_revisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_never_asks_every_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv3_refusal_is_final, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicates_answer_original_seq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_revalidation_in_txn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv4_attempt_and_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv7_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv8_session_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
@@ -1283,6 +1601,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamp_monotonic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),

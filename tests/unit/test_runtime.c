@@ -234,13 +234,14 @@ static void test_untrusted_policy_set_narrows(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	proto_call call;
 	json_t *op = test_json(DEMO_POLICY);
 
 	memset(&po, 0, sizeof(po));
 	po.operator_format = "docket";
 	po.operator_policy = op;
+	po.workspaces = "/w";
 	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
 
 	/* session.open over serve gets the operator's policy as revision 1 */
@@ -298,7 +299,7 @@ static void test_batch_isolates_calls(void **state)
 	fixture *f = *state;
 	proto_options po;
 	proto_ctx *ctx = NULL;
-	proto_conn conn = { 1, 0 };
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
 	proto_call calls[3];
 	const char *params[3] = {
 		"{\"session\":\"s1\",\"invocation\":\"a\",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}",
@@ -486,6 +487,328 @@ static void test_recovery_authority_evaluates(void **state)
 	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "u-curl", &attempt, token), DOCKET_ETRANSITION);
 }
 
+
+/* ---- issue 10: every request split across batches, and merged into one ---- */
+
+typedef struct step {
+	const char *method, *params;
+	const char *kind;      /* the data.kind expected, or NULL for success */
+} step;
+
+/* Run `steps` through the protocol on `conn`: one batch each (split) or all
+ * in one batch (merged); check each outcome and that the log holds
+ * `events` events and verifies. */
+static void run_steps_in(fixture *f, proto_ctx *ctx, proto_conn *conn, const step *steps, size_t n, int merged,
+			 uint64_t events)
+{
+	proto_call *calls = calloc(n, sizeof(*calls));
+	json_t **replies = calloc(n, sizeof(*replies));
+	docket_ledger_info info;
+	docket_verify_report rep;
+
+	for (size_t i = 0; i < n; i++) {
+		calls[i].method = steps[i].method;
+		calls[i].params = test_json(steps[i].params);
+		calls[i].conn = conn;
+		calls[i].id = json_integer((json_int_t)i);
+	}
+	/* as the server does: the replies of a batch after its commit */
+	if (merged) {
+		assert_int_equal(proto_execute(ctx, calls, n), 0);
+		for (size_t i = 0; i < n; i++)
+			replies[i] = proto_reply(ctx, &calls[i]);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(proto_execute(ctx, &calls[i], 1), 0);
+			replies[i] = proto_reply(ctx, &calls[i]);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *reply = replies[i];
+		const char *kind = json_string_value(json_object_get(json_object_get(json_object_get(reply, "error"), "data"), "kind"));
+
+		if ((steps[i].kind == NULL) != (kind == NULL) || (kind && strcmp(kind, steps[i].kind) != 0))
+			fail_msg("%s step %zu (%s): want %s, got %s (%s)", merged ? "merged" : "split", i, steps[i].method,
+				 steps[i].kind ? steps[i].kind : "success", kind ? kind : "success", calls[i].err.message);
+		json_decref(reply);
+		json_decref(calls[i].params);
+		json_decref(calls[i].id);
+		proto_call_dispose(&calls[i]);
+	}
+	free(replies);
+	free(calls);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.events, events);
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_true(rep.ok);
+}
+
+static void run_steps(fixture *f, proto_conn *conn, const step *steps, size_t n, int merged, uint64_t events)
+{
+	proto_options po;
+	proto_ctx *ctx = NULL;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, conn, steps, n, merged, events);
+	proto_ctx_free(ctx);
+}
+
+/* Prepare a session under DEMO_POLICY (`rm` asks): 3 events with runtime.started. */
+static void demo_session(fixture *f)
+{
+	assert_int_equal(docket_session_open(f->rt, "s1", "/w"), 0);
+	set_policy(f, DEMO_POLICY);
+}
+
+#define ASK_INTENT "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"rm\",\"x\"]}}"
+
+/* Defect 1: a forged superseded settlement and a dispatch behind it, in one batch or not. */
+static void forged_supersede(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	const step steps[] = {
+		{ "tool.intent", ASK_INTENT, NULL },
+		{ "approval.request", "{\"session\":\"s1\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
+		{ "approval.settle", "{\"session\":\"s1\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"superseded\","
+		  "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\",\"policy_revision\":1}}", "bad_request" },
+		{ "tool.dispatch", "{\"session\":\"s1\",\"invocation\":\"c1\"}", "invalid_transition" },
+	};
+
+	demo_session(f);
+	run_steps(f, &conn, steps, 4, merged, 5);
+}
+
+static void test_forged_supersede_split(void **state) { forged_supersede(state, 0); }
+static void test_forged_supersede_merged(void **state) { forged_supersede(state, 1); }
+
+/* Defect 2: a policy revision that lands between the authority's check
+ * and the append (here: earlier in the same transaction) is caught. */
+static void revision_race(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_conn conn = { .epoch = 1, .trusted = 1, .peer_pid = 0, .peer_uid = -1 };
+	const step steps[] = {
+		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"git\",\"status\"]}}", NULL },
+		{ "policy.set", "{\"session\":\"s1\",\"format\":\"docket\",\"policy\":{\"version\":1,\"commands\":[{\"pattern\":[\"git\"],\"decision\":\"ask\"}]}}", NULL },
+		{ "tool.dispatch", "{\"session\":\"s1\",\"invocation\":\"c1\"}", merged ? "conflict" : "invalid_transition" },
+	};
+
+	demo_session(f);
+	run_steps(f, &conn, steps, 3, merged, 5);
+}
+
+static void test_revision_race_split(void **state) { revision_race(state, 0); }
+static void test_revision_race_merged(void **state) { revision_race(state, 1); }
+
+/* Defect 4: a connection without runtime.start, or naming an epoch, is fenced. */
+static void unbound_connection(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_conn none = { .epoch = 0, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	const step steps[] = {
+		{ "tool.intent", ASK_INTENT, "stale_epoch" },
+		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"t\",\"epoch\":1}", "stale_epoch" },
+		{ "runtime.attach", "{\"epoch\":1}", "stale_epoch" },
+		{ "recover.apply", "{}", "stale_epoch" },
+	};
+
+	demo_session(f);
+	run_steps(f, &none, steps, 4, merged, 3);
+}
+
+static void test_unbound_connection_split(void **state) { unbound_connection(state, 0); }
+static void test_unbound_connection_merged(void **state) { unbound_connection(state, 1); }
+
+/* Defect 7: re-sent intent with its fused dispatch, settlement, outcome after close. */
+static void resends(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	const char *git = "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"git\",\"status\"]},"
+			  "\"dispatch_if_allowed\":true}";
+	const char *done = "{\"session\":\"s1\",\"invocation\":\"c1\",\"status\":\"ok\",\"exit_code\":0}";
+	const step steps[] = {
+		{ "tool.intent", git, NULL }, { "tool.intent", git, NULL },
+		{ "tool.complete", done, NULL }, { "session.close", "{\"session\":\"s1\"}", NULL },
+		{ "tool.complete", done, NULL }, { "tool.intent", git, NULL },
+	};
+
+	demo_session(f);
+	run_steps(f, &conn, steps, 6, merged, 7);
+}
+
+static void test_resends_split(void **state) { resends(state, 0); }
+static void test_resends_merged(void **state) { resends(state, 1); }
+
+/* Defect 5 through the C API: allowed under revision 1, revision 2 asks. */
+static void test_stuck_call_can_ask(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+	json_t *plan = NULL;
+
+	demo_session(f);
+	intent_ok(f, "c1", "git", "status", NULL, NULL, 0, &r);
+	assert_string_equal(r.verdict, "allowed");
+	set_policy(f, "{\"version\":1,\"commands\":[{\"pattern\":[\"git\"],\"decision\":\"ask\"}]}");
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ETRANSITION);
+	assert_int_equal(docket_error_last()->invariant, 4);
+	assert_int_equal(docket_runtime_recover(f->rt, NULL, 0, &plan), 0);
+	assert_string_equal(item_str(plan, "c1", "runtime"), "ask_approval");
+	json_decref(plan);
+	assert_int_equal(docket_approval_request(f->rt, "s1", "c1", "r1"), 0);
+	assert_int_equal(docket_approval_settle(f->rt, "s1", "c1", "r1", "approved", "user:ana"), 0);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), 0);
+	assert_int_equal(attempt, 1);
+}
+
+/* Defect 4: recover --apply fences; a second apply grants no redispatch to the old runtime. */
+static void test_recover_apply_fences(void **state)
+{
+	fixture *f = *state;
+	docket_intent_result r;
+	uint32_t attempt;
+	char token[48];
+	json_t *report = NULL;
+	docket_ledger_info info;
+
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	intent_ok(f, "c1", "ls", NULL, "replay_safe", "allowed", 1, &r);
+	assert_int_equal(docket_recover_apply(f->l, NULL, &report), 0);
+	json_decref(report);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.epoch, 2);
+	/* the runtime that dispatched attempt 1 is fenced */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ESTALE);
+	assert_int_equal(docket_recover_apply(f->l, NULL, &report), 0);
+	json_decref(report);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.epoch, 3);
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "c1", "ok", 0, NULL), DOCKET_ESTALE);
+}
+
+
+/* runtime.attach binds another connection of the process that started the epoch, no other */
+static void test_attach_same_peer_only(void **state)
+{
+	fixture *f = *state;
+	proto_conn starter = { .peer_pid = 4242, .peer_uid = 1000 };
+	proto_conn sibling = { .peer_pid = 4242, .peer_uid = 1000 };
+	proto_conn other = { .peer_pid = 777, .peer_uid = 1000 };
+	const step start[] = { { "runtime.start", "{\"runtime\":\"agent/1\"}", NULL } };
+	const step attach_ok[] = { { "runtime.attach", "{\"epoch\":2}", NULL },
+				   { "session.open", "{\"session\":\"s9\"}", NULL } };
+	const step attach_bad[] = { { "runtime.attach", "{\"epoch\":2}", "stale_epoch" },
+				    { "runtime.attach", "{\"epoch\":1}", "stale_epoch" },
+				    { "session.open", "{\"session\":\"s8\"}", "stale_epoch" } };
+
+	proto_options po;
+	proto_ctx *ctx = NULL;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &starter, start, 1, 0, 2);
+	run_steps_in(f, ctx, &other, attach_bad, 3, 0, 2);
+	run_steps_in(f, ctx, &sibling, attach_ok, 2, 0, 3);
+	assert_int_equal(sibling.epoch, 2);
+	assert_int_equal(other.epoch, 0);
+	proto_ctx_free(ctx);
+}
+
+
+/* Roles: a runtime settles no approvals, applies no recovery, touches only its
+ * own sessions; a settlement's actor carries the peer's uid. */
+static void roles(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	proto_conn rt_a = { .peer_pid = 11, .peer_uid = 2001, .role = PROTO_ROLE_RUNTIME };
+	proto_conn rt_b = { .peer_pid = 12, .peer_uid = 2002, .role = PROTO_ROLE_RUNTIME };
+	proto_conn approver = { .peer_pid = 13, .peer_uid = 3001, .role = PROTO_ROLE_APPROVER };
+	const step start_a[] = { { "runtime.start", "{\"runtime\":\"agent-a\"}", NULL } };
+	const step a[] = {
+		{ "session.open", "{\"session\":\"sa\"}", NULL },
+		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "bad_request" },
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\",\"decision\":{\"verdict\":\"approval_required\"}}", NULL },
+		{ "approval.request", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "bad_request" },
+		{ "recover.apply", "{}", "bad_request" },
+	};
+	const step start_b[] = { { "runtime.start", "{\"runtime\":\"agent-b\"}", NULL } };
+	const step b[] = {
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "bad_request" },
+		{ "session.close", "{\"session\":\"sa\"}", "bad_request" },
+	};
+	const step settle[] = {
+		{ "runtime.attach", "{\"epoch\":3}", "stale_epoch" },
+	};
+	json_t *ev = NULL;
+	docket_ledger_info info;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &rt_a, start_a, 1, 0, 2);
+	run_steps_in(f, ctx, &rt_a, a, 6, merged, 5);
+	run_steps_in(f, ctx, &rt_b, start_b, 1, 0, 6);
+	run_steps_in(f, ctx, &rt_b, b, 2, merged, 6);
+	run_steps_in(f, ctx, &approver, settle, 1, 0, 6);
+	/* the approver (bound through the C API's epoch, as an operator tool would) settles */
+	approver.epoch = 3;
+	const step ok_settle[] = {
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", NULL },
+	};
+	run_steps_in(f, ctx, &approver, ok_settle, 1, merged, 7);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(ledger_event_json(f->l, info.events, &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "actor")), "user:ana (uid 3001)");
+	json_decref(ev);
+	proto_ctx_free(ctx);
+}
+
+static void test_roles_split(void **state) { roles(state, 0); }
+static void test_roles_merged(void **state) { roles(state, 1); }
+
+/* Under an operator policy: a client's context cannot widen it, and a
+ * session without a trusted policy is not driven through serve. */
+static void operator_context(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_options po;
+	proto_ctx *ctx = NULL;
+	json_t *op = test_json(DEMO_POLICY);
+	proto_conn conn = { .epoch = 1 };
+	const step steps[] = {
+		{ "session.open", "{\"session\":\"w1\",\"cwd\":\"/\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w2\",\"cwd\":\"/w/app\",\"workspace_roots\":[\"/\"]}", "bad_request" },
+		{ "session.open", "{\"session\":\"w3\",\"cwd\":\"/w/app\",\"env\":{\"TMPDIR\":\"/etc\"}}", "bad_request" },
+		{ "session.open", "{\"session\":\"w4\",\"cwd\":\"/w/../etc\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w5\",\"cwd\":\"/wx\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"w6\",\"cwd\":\"/w/app\",\"workspace_roots\":[\"/w/app\"],\"env\":{\"TMPDIR\":\"/w/tmp\"}}", NULL },
+		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\",\"args\":{\"command\":[\"rm\",\"-rf\",\"/\"]},"
+		  "\"decision\":{\"verdict\":\"allowed\"}}", "bad_request" },
+		{ "policy.set", "{\"session\":\"s1\",\"format\":\"docket\",\"policy\":{\"version\":1}}", "bad_request" },
+	};
+
+	/* s1: opened by the C API (as record or import would), no policy */
+	assert_int_equal(docket_session_open(f->rt, "s1", "/"), 0);
+	memset(&po, 0, sizeof(po));
+	po.operator_policy = op;
+	po.operator_format = "docket";
+	po.workspaces = "/srv:/w/";
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	run_steps_in(f, ctx, &conn, steps, 8, merged, 4);
+	proto_ctx_free(ctx);
+	json_decref(op);
+}
+
+static void test_operator_context_split(void **state) { operator_context(state, 0); }
+static void test_operator_context_merged(void **state) { operator_context(state, 1); }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +821,21 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_isolates_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_every_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_authority_evaluates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_supersede_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_supersede_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revision_race_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revision_race_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unbound_connection_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unbound_connection_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resends_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resends_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_call_can_ask, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_apply_fences, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_same_peer_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_context_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_context_merged, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy_doc.h: a recorded policy document (the JSON of a policy.revised) as
+ * the policy model sees it: one evaluable layer, or an all_of composition.
+ * The state machine uses it to decide "never asks" (invariant 2) from the
+ * parsed model; the authority (runtime/authority.c) evaluates the layers.
+ */
+#ifndef DOCKET_LEDGER_POLICY_DOC_H
+#define DOCKET_LEDGER_POLICY_DOC_H
+
+#include <jansson.h>
+
+#include "docket/policy.h"
+
+#define POLICY_DOC_MAX_LAYERS 8
+
+typedef struct policy_layer {
+	docket_policy *policy;    /* NULL: not evaluable (Codex settings without rules) */
+	json_t *codex_settings;   /* approval_policy / sandbox_policy (Codex only) */
+} policy_layer;
+
+typedef struct policy_layers {
+	size_t n;                 /* 0: nothing evaluable (opaque, Codex without rules) */
+	policy_layer layers[POLICY_DOC_MAX_LAYERS];
+	int never_asks;           /* some layer never asks for approval */
+} policy_layers;
+
+/* Load `policy_json` recorded with `format` ("docket", "codex", "claude", "opaque"). */
+int policy_doc_load(policy_layers *out, const char *format, const char *policy_json);
+void policy_doc_dispose(policy_layers *ls);
+
+/*
+ * 1 when the document never asks for approval (for every format and every
+ * layer: docket `approval: never`, Claude Code bypassPermissions/dontAsk,
+ * Codex approval_policy never), 0 when it may ask or does not parse,
+ * DOCKET_ENOMEM when it could not be read for want of memory.
+ */
+int policy_doc_never_asks(const char *format, const char *policy_json);
+
+#endif

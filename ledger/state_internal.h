@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * state_internal.h: what the state machine (state.c, the transitions and
+ * their invariants) shares with its storage (state_store.c, the projection
+ * records, their cache and the transaction).
+ */
+#ifndef DOCKET_LEDGER_STATE_INTERNAL_H
+#define DOCKET_LEDGER_STATE_INTERNAL_H
+
+#include "ledger_internal.h"
+
+struct state_txn {
+	docket_ledger *l;
+	MDB_txn *txn;
+	uint64_t head_seq;
+	uint8_t head_hash[LEDGER_HASH_LEN];
+	uint64_t epoch;
+	uint64_t start_seq;
+	uint64_t start_epoch;
+	uint64_t clock_us, start_clock_us; /* the last time docket stamped (meta "clock_us") */
+	uint64_t payload_bytes;   /* added by this transaction */
+	uint64_t frame_bytes;
+
+	/* one-entry caches, written back on switch and at finish */
+	char sess_id[STATE_ID_MAX + 1];
+	int sess_loaded, sess_dirty;
+	sess_state sess;
+	docket_buf inv_key;
+	int inv_loaded, inv_dirty;
+	inv_state inv;
+
+	docket_buf scratch;
+	/* The event of the current state_apply() packed as it will be stored,
+	 * when event_digest() needed it (valid while payload_ok). */
+	docket_buf payload;
+	int payload_ok;
+};
+
+void state_str_copy(char *out, size_t cap, const char *in);
+int state_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
+/* Digest of an event as the sender gave it: time and epoch excluded. */
+int state_event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event *ev);
+/* Load a record into the one-entry cache: 0 found, DOCKET_ENOTFOUND not. */
+int state_sess_load(state_txn *st, const char *session);
+int state_inv_load(state_txn *st, const char *session, const char *invocation);
+/* Add (present) or remove the cached invocation from the pending index. */
+int state_pending_set(state_txn *st, int present);
+
+#endif
