@@ -34,7 +34,10 @@ fds = len(os.listdir('/proc/%s/fd' % pid))
 subprocess.run(['prlimit', '--pid', pid, '--nofile=%d' % (fds + 1)], check=True)
 more = [connect() for _ in range(8)]
 for s in more:
-    s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"runtime.start","params":{"runtime":"m"}}\n')
+    try:  # a refused client may be closed before it sends: its answer is still readable
+        s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"runtime.start","params":{"runtime":"m"}}\n')
+    except (BrokenPipeError, ConnectionResetError):
+        pass
 c0 = cpu()
 time.sleep(2)
 print('CPU over 2 s under 0.5 s:', cpu() - c0 < 50)
