@@ -1091,38 +1091,3 @@ int cli_call_summary(char **out, const char *tool, const json_t *args, size_t ma
 	return 0;
 }
 
-int cli_read_stream(docket_buf *out, FILE *f)
-{
-	int error;
-
-	for (;;) {
-		size_t got;
-
-		if ((error = docket_buf_reserve(out, 65536)) < 0)
-			return error;
-		got = fread(out->ptr + out->len, 1, out->cap - out->len - 1, f);
-		out->len += got;
-		out->ptr[out->len] = '\0';
-		if (got == 0) {
-			if (ferror(f))
-				return docket_error_set(DOCKET_ESTORAGE, "read error: %s",
-							strerror(errno));
-			return 0;
-		}
-	}
-}
-
-int cli_read_path(docket_buf *out, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	int error;
-
-	if (!f)
-		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
-					strerror(errno));
-	error = cli_read_stream(out, f);
-	fclose(f);
-	if (error < 0)
-		docket_error_prefix("%s: ", path);
-	return error;
-}

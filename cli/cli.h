@@ -254,12 +254,6 @@ int cli_listing_begin(cli_listing *l, int json, const char *const *header, size_
 void cli_listing_end(const cli_listing *l, int color, const char *none);
 void cli_listing_dispose(cli_listing *l);
 
-/* ---- input ------------------------------------------------------------- */
-
-/* Append everything `f` holds (NUL-terminated); DOCKET_ESTORAGE on a read error. */
-int cli_read_stream(docket_buf *out, FILE *f) DOCKET_MUST_USE;
-/* The same for a file; DOCKET_ENOTFOUND when it does not exist. */
-int cli_read_path(docket_buf *out, const char *path) DOCKET_MUST_USE;
 /* ---- sessions and pending calls (cmd_sessions.c, cmd_pending.c) ----------- */
 
 /*

@@ -28,7 +28,7 @@
 
 static int read_stdin(docket_buf *out)
 {
-	int error = cli_read_stream(out, stdin);
+	int error = docket_buf_read_stream(out, stdin);
 
 	if (error == 0 && out->len > INPUT_MAX)
 		error = docket_error_set(DOCKET_EINVALID, "hook input larger than %zu bytes", INPUT_MAX);

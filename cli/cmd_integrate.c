@@ -232,7 +232,7 @@ static int update_json(const char *path, const docket_integrate_options *io, int
 {
 	docket_buf before = DOCKET_BUF_INIT, after = DOCKET_BUF_INIT;
 	json_t *doc = NULL, *out = NULL, *orig = NULL;
-	int error = cli_read_path(&before, path), rc = CLI_EXIT_OK;
+	int error = docket_buf_read_path(&before, path), rc = CLI_EXIT_OK;
 
 	if (error == DOCKET_ENOTFOUND) {
 		docket_error_clear();
@@ -287,7 +287,7 @@ static int update_trust(const char *config, const char *hooks_path, const json_t
 {
 	docket_buf before = DOCKET_BUF_INIT, check = DOCKET_BUF_INIT;
 	char *block = NULL, *after = NULL;
-	int error = cli_read_path(&before, config), rc = CLI_EXIT_OK;
+	int error = docket_buf_read_path(&before, config), rc = CLI_EXIT_OK;
 
 	if (error == DOCKET_ENOTFOUND) {
 		docket_error_clear();
@@ -306,7 +306,7 @@ static int update_trust(const char *config, const char *hooks_path, const json_t
 			rc = cli_fail(error, "cannot show the change");
 	} else if ((error = write_file_atomic(config, after, strlen(after))) < 0) {
 		rc = cli_fail(error, "cannot write config.toml");
-	} else if ((error = cli_read_path(&check, config)) < 0 || !strstr(check.ptr, block)) {
+	} else if ((error = docket_buf_read_path(&check, config)) < 0 || !strstr(check.ptr, block)) {
 		cli_error("%s: the trust entries did not read back as written", config);
 		rc = CLI_EXIT_SYSTEM;
 	} else {

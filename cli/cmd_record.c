@@ -228,7 +228,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 			goto cleanup;
 		}
 		docket_buf_clear(&text);
-		error = cli_read_stream(&text, f);
+		error = docket_buf_read_stream(&text, f);
 		if (f != stdin)
 			fclose(f);
 		if (error < 0) {

@@ -39,28 +39,6 @@ static int nomem(void)
 	return docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
-int hook_read_file(docket_buf *out, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char chunk[8192];
-	size_t got;
-	int error = 0;
-
-	if (!f)
-		return docket_error_set(errno == ENOENT || errno == ENOTDIR ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE,
-					"%s: %s", path, strerror(errno));
-	while (error == 0 && (got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		error = docket_buf_put(out, chunk, got);
-	if (error == 0 && ferror(f))
-		error = docket_error_set(DOCKET_ESTORAGE, "%s: read error", path);
-	if (error == 0)
-		error = docket_buf_reserve(out, 1);
-	if (error == 0)
-		out->ptr[out->len] = '\0';
-	fclose(f);
-	return error;
-}
-
 int hook_shell_quote(docket_buf *out, const char *s)
 {
 	int error = docket_buf_putc(out, '\'');
@@ -98,7 +76,7 @@ static int merge_file(json_t *perm, const char *path, json_t *files, int skip_al
 	json_t *doc = NULL;
 	const json_t *p;
 	size_t i;
-	int error = hook_read_file(&text, path);
+	int error = docket_buf_read_path(&text, path);
 
 	if (error == DOCKET_ENOTFOUND) {
 		docket_error_clear();
@@ -145,7 +123,7 @@ static int workspace_trusted(const char *home, const char *project)
 	int trusted = 0;
 
 	if (home && project && docket_buf_printf(&path, "%s/.claude.json", home) == 0 &&
-	    hook_read_file(&text, path.ptr) == 0 && docket_json_parse(&doc, text.ptr, text.len) == 0)
+	    docket_buf_read_path(&text, path.ptr) == 0 && docket_json_parse(&doc, text.ptr, text.len) == 0)
 		trusted = json_is_true(json_object_get(json_object_get(json_object_get(doc, "projects"), project),
 						       "hasTrustDialogAccepted"));
 	docket_error_clear();

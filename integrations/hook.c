@@ -107,10 +107,10 @@ void docket_hook_answer_dispose(docket_hook_answer *a)
 /* ---- appending ---- */
 
 /* An event skeleton: type, session, invocation, provenance. */
-static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocation)
+json_t *hook_event_new(const char *type, const char *session, const char *prov, const char *invocation)
 {
-	json_t *ev = json_pack("{ss ss s{ss si}}", "type", type, "session", h->session,
-			       "provenance", "file", h->prov, "line", 0);
+	json_t *ev = json_pack("{ss ss s{ss si}}", "type", type, "session", session,
+			       "provenance", "file", prov, "line", 0);
 
 	if (ev && invocation && set_str(ev, "invocation", invocation) < 0) {
 		json_decref(ev);
@@ -119,8 +119,12 @@ static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocatio
 	return ev;
 }
 
-/* Append the events (stolen) in one transaction. */
-static int append(hook_ctx *h, json_t **evs, size_t n)
+static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocation)
+{
+	return hook_event_new(type, h->session, h->prov, invocation);
+}
+
+int hook_append(docket_ledger *ledger, json_t **evs, size_t n)
 {
 	size_t i;
 	int error = 0;
@@ -129,10 +133,15 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 		if (!evs[i])
 			error = nomem();
 	if (error == 0)
-		error = docket_ledger_append_json(h->ledger, evs, n, NULL);
+		error = docket_ledger_append_json(ledger, evs, n, NULL);
 	for (i = 0; i < n; i++)
 		json_decref(evs[i]);
 	return error;
+}
+
+static int append(hook_ctx *h, json_t **evs, size_t n)
+{
+	return hook_append(h->ledger, evs, n);
 }
 
 /* Conflicts and transitions mean the ledger already has this (a re-delivery). */

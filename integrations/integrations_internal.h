@@ -41,10 +41,13 @@ typedef struct hook_verdict {
 int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd,
 		  hook_verdict *vi) DOCKET_MUST_USE;
 
+/* A new event of `type` in `session` with provenance {file: prov, line: 0}
+ * and `invocation` unless NULL; NULL when out of memory. */
+json_t *hook_event_new(const char *type, const char *session, const char *prov, const char *invocation);
+/* Append the events (stolen; a NULL entry is out of memory) in one transaction. */
+int hook_append(docket_ledger *ledger, json_t **evs, size_t n) DOCKET_MUST_USE;
+
 /* Append `s` single-quoted for a POSIX shell. */
 int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;
-
-/* Read a whole file (NUL-terminated); DOCKET_ENOTFOUND when absent. */
-int hook_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
 
 #endif

@@ -102,29 +102,12 @@ static int write_json_line(int fd, const json_t *msg)
 
 static json_t *ev_new(const proxy *p, const char *type, const char *invocation)
 {
-	json_t *ev = json_pack("{ss ss s{ss si}}", "type", type, "session", p->opts->session,
-			       "provenance", "file", "mcp-proxy", "line", 0);
-
-	if (ev && invocation && json_object_set_new(ev, "invocation", json_string(invocation)) < 0) {
-		json_decref(ev);
-		return NULL;
-	}
-	return ev;
+	return hook_event_new(type, p->opts->session, "mcp-proxy", invocation);
 }
 
 static int append(proxy *p, json_t **evs, size_t n)
 {
-	size_t i;
-	int error = 0;
-
-	for (i = 0; i < n; i++)
-		if (!evs[i])
-			error = nomem();
-	if (error == 0)
-		error = docket_ledger_append_json(p->ledger, evs, n, NULL);
-	for (i = 0; i < n; i++)
-		json_decref(evs[i]);
-	return error;
+	return hook_append(p->ledger, evs, n);
 }
 
 static int append1(proxy *p, json_t *ev)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "buf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,4 +153,40 @@ int docket_unhex(uint8_t *out, size_t len, const char *hex)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return hex[2 * len] == '\0' ? 0 : -1;
+}
+
+int docket_buf_read_stream(docket_buf *out, FILE *f)
+{
+	int error;
+
+	for (;;) {
+		size_t got;
+
+		if ((error = docket_buf_reserve(out, 65536)) < 0)
+			return error;
+		got = fread(out->ptr + out->len, 1, out->cap - out->len - 1, f);
+		out->len += got;
+		out->ptr[out->len] = '\0';
+		if (got == 0) {
+			if (ferror(f))
+				return docket_error_set(DOCKET_ESTORAGE, "read error: %s",
+							strerror(errno));
+			return 0;
+		}
+	}
+}
+
+int docket_buf_read_path(docket_buf *out, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int error;
+
+	if (!f)
+		return docket_error_set(errno == ENOENT || errno == ENOTDIR ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
+					strerror(errno));
+	error = docket_buf_read_stream(out, f);
+	fclose(f);
+	if (error < 0)
+		docket_error_prefix("%s: ", path);
+	return error;
 }

@@ -9,6 +9,7 @@
 #define DOCKET_UTIL_BUF_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "docket/common.h"
@@ -32,6 +33,12 @@ int docket_buf_put(docket_buf *buf, const void *data, size_t len) DOCKET_MUST_US
 int docket_buf_puts(docket_buf *buf, const char *s) DOCKET_MUST_USE;
 int docket_buf_putc(docket_buf *buf, char c) DOCKET_MUST_USE;
 int docket_buf_printf(docket_buf *buf, const char *fmt, ...) DOCKET_PRINTF(2, 3) DOCKET_MUST_USE;
+/* Append everything `f` holds (the buffer stays NUL-terminated);
+ * DOCKET_ESTORAGE on a read error. */
+int docket_buf_read_stream(docket_buf *out, FILE *f) DOCKET_MUST_USE;
+/* The same for a file; DOCKET_ENOTFOUND when it (or a directory on its path)
+ * does not exist. */
+int docket_buf_read_path(docket_buf *out, const char *path) DOCKET_MUST_USE;
 void docket_buf_clear(docket_buf *buf);
 void docket_buf_dispose(docket_buf *buf);
 
