@@ -164,6 +164,14 @@ static pid_t spawn(torture *t, char *const argv[], const char *crash_env, unsign
 	return pid;
 }
 
+/* `docket -L LEDGER serve --socket SOCK` under spawn(). */
+static pid_t spawn_serve(torture *t, const char *crash_env, unsigned long power_at)
+{
+	char *argv[] = { (char *)t->docket, "-L", t->ledger, "serve", "--socket", t->sock, NULL };
+
+	return spawn(t, argv, crash_env, power_at);
+}
+
 /* Wait up to 10 s for serve's socket; -1 if serve ended first (its status
  * in *status) or never made it. */
 static int wait_socket_status(const char *path, pid_t serve, int *status, int *ended)
@@ -458,7 +466,7 @@ static void trial(torture *t, int n)
 {
 	static const char *const docket_points[] = { "append.before_commit", "append.after_commit", "append.mid_batch" };
 	static const char *const runtime_points[] = { "after_t1", "after_exec", "mid_recovery" };
-	char seed[32], crash[64], *serve_argv[8], *sim_argv[10];
+	char seed[32], crash[64], *sim_argv[10];
 	const char *docket_crash = NULL, *runtime_crash = NULL;
 	unsigned mode = rnd(t, 5);
 	int sst, rst, docket_killed = 0, runtime_killed;
@@ -474,14 +482,7 @@ static void trial(torture *t, int n)
 		snprintf(crash, sizeof(crash), "%s@%u", runtime_points[p], p == 2 ? 1 : 1 + rnd(t, 8));
 		runtime_crash = crash;
 	}
-	serve_argv[0] = (char *)t->docket;
-	serve_argv[1] = "-L";
-	serve_argv[2] = t->ledger;
-	serve_argv[3] = "serve";
-	serve_argv[4] = "--socket";
-	serve_argv[5] = t->sock;
-	serve_argv[6] = NULL;
-	serve = spawn(t, serve_argv, docket_crash, 0);
+	serve = spawn_serve(t, docket_crash, 0);
 	if (wait_socket(t->sock, serve) < 0)
 		broken("docket serve did not start on", t->sock);
 	sim_argv[0] = (char *)t->sim;
@@ -678,7 +679,7 @@ static void power_reconstruct(torture *t, const uint8_t *base, size_t base_len)
 /* One trial under the shim: serve and runtime until the power cut. */
 static void power_trial(torture *t, int n)
 {
-	char seed[32], path[700], *serve_argv[8], *sim_argv[9];
+	char seed[32], path[700], *sim_argv[9];
 	unsigned long cut = 1 + rnd(t, 240);
 	uint8_t *base;
 	size_t base_len;
@@ -690,14 +691,7 @@ static void power_trial(torture *t, int n)
 		broken("no data file at", path);
 	unlink(t->plog);
 	snprintf(seed, sizeof(seed), "%u", t->seed ^ (unsigned)n);
-	serve_argv[0] = (char *)t->docket;
-	serve_argv[1] = "-L";
-	serve_argv[2] = t->ledger;
-	serve_argv[3] = "serve";
-	serve_argv[4] = "--socket";
-	serve_argv[5] = t->sock;
-	serve_argv[6] = NULL;
-	serve = spawn(t, serve_argv, NULL, cut);
+	serve = spawn_serve(t, NULL, cut);
 	if (wait_socket_status(t->sock, serve, &sst, &ended) < 0) {
 		/* the cut can come while serve is still opening the ledger */
 		if (!ended)
@@ -748,9 +742,8 @@ static void power_trial(torture *t, int n)
 /* A run with no kill: recover everything, start nothing new. */
 static void final_run(torture *t)
 {
-	char *serve_argv[] = { (char *)t->docket, "-L", t->ledger, "serve", "--socket", t->sock, NULL };
 	char *sim_argv[] = { (char *)t->sim, t->sock, t->receipts, t->acks, "1", "0", "0", NULL };
-	pid_t serve = spawn(t, serve_argv, NULL, 0), rt;
+	pid_t serve = spawn_serve(t, NULL, 0), rt;
 	int st;
 
 	if (wait_socket(t->sock, serve) < 0)
