@@ -60,6 +60,8 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_reindex(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_migrate(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_compact(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_keygen(const cli_command *cmd, const cli_global *g, int argc, char **argv);

@@ -18,7 +18,7 @@
  * ledger rewritten without growing is caught too. A refused batch commits
  * only its incident row.
  *
- * Events are read through the ledger's read path (frame, decoded payload,
+ * Events are read through the ledger's segment reader (decoded payload,
  * event JSON); the payload (docket.v1.Event, the bytes the chain hashes) is
  * what is stored for re-verification.
  */
@@ -43,7 +43,7 @@ typedef struct shipper {
 	char head_s[24];          /* the local head seq, as text */
 	docket_ship_report *rep;
 	docket_buf copy;          /* one batch in COPY binary format */
-	docket_buf payload;
+	ledger_reader reader;       /* the stored events, a segment at a time */
 	size_t rows;
 } shipper;
 
@@ -168,18 +168,20 @@ cleanup:
 /* The event at `seq` as `docket log --json` shows it, with its payload. */
 static int read_one(shipper *s, MDB_txn *txn, uint64_t seq)
 {
+	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
 	json_t *obj = NULL;
-	frame_header hdr;
-	MDB_val frame;
+	const uint8_t *payload;
+	size_t len;
 	int error;
 
-	if ((error = ledger_frame_get(txn, s->l, seq, &frame)) < 0 ||
-	    (error = frame_decode(&s->payload, &hdr, s->l, txn, frame.mv_data, frame.mv_size)) < 0 ||
-	    (error = event_unpack(&ev, (const uint8_t *)s->payload.ptr, s->payload.len)) < 0 ||
-	    (error = ledger_event_to_json(&obj, seq, ev, hdr.hash)) < 0)
+	reader_set_txn(&s->reader, txn);
+	if ((error = reader_payload(&s->reader, seq, &payload, &len)) < 0 ||
+	    (error = reader_hash(&s->reader, seq, hash)) < 0 ||
+	    (error = event_unpack(&ev, payload, len)) < 0 ||
+	    (error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
 		goto cleanup;
-	error = copy_row(s, seq, obj, (const uint8_t *)s->payload.ptr, s->payload.len, hdr.hash);
+	error = copy_row(s, seq, obj, payload, len, hash);
 cleanup:
 	if (error < 0)
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
@@ -428,6 +430,8 @@ int docket_fleet_ship(docket_fleet *f, docket_ledger *l, const docket_ship_optio
 	}
 	s.f = f;
 	s.l = l;
+	reader_init(&s.reader, l, NULL);
+	s.reader.scan = 1;
 	s.host = o->host && *o->host ? o->host : hostname;
 	s.rep = rep;
 	snprintf(s.head_s, sizeof(s.head_s), "%llu", (unsigned long long)info.events);
@@ -439,6 +443,6 @@ int docket_fleet_ship(docket_fleet *f, docket_ledger *l, const docket_ship_optio
 		error = ship_checkpoints(&s);
 cleanup:
 	docket_buf_dispose(&s.copy);
-	docket_buf_dispose(&s.payload);
+	reader_dispose(&s.reader);
 	return error;
 }

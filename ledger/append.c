@@ -4,15 +4,18 @@
  *
  * For a batch of events, in one LMDB write transaction:
  *   validate against the state machine (state_apply, which also fills the
- *   fields the ledger assigns), encode (protobuf), chain (SHA-256), frame
- *   (zstd, with the ledger's dictionary when it has one), put the frame and
- *   every projection, then commit durably. Any failure aborts the whole
- *   transaction: the batch is written completely or not at all.
+ *   fields the ledger assigns), encode (protobuf), chain (SHA-256), buffer
+ *   in a segment writer (segment.c: a segment of up to SEG_TARGET_EVENTS is
+ *   compressed and put with MDB_APPEND), write every projection, then commit
+ *   durably. Any failure aborts the whole transaction: the batch is written
+ *   completely or not at all.
  *
- * MDB_MAP_FULL can come from any put or from the commit; the transaction is
- * then aborted, the map grown and the whole batch replayed from the
- * caller's original events (the fields assigned by the failed attempt are
- * reset first), up to the configured cap.
+ * The map is grown before the first attempt to fit the batch with room to
+ * spare (store_reserve), so a bulk append does not run out of map halfway.
+ * MDB_MAP_FULL can still come from any put or from the commit; the
+ * transaction is then aborted, the map grown and the whole batch replayed
+ * from the caller's original events (the fields assigned by the failed
+ * attempt are reset first), up to the configured cap.
  */
 #include <string.h>
 
@@ -64,20 +67,8 @@ static void reset_assigned_all(const ledger_group *g, const assigned *a)
 		reset_assigned(&a[i], g->events[i]);
 }
 
-static int put_frame(docket_ledger *l, MDB_txn *txn, uint64_t seq, const docket_buf *frame)
-{
-	uint8_t key[8];
-	MDB_val k = { sizeof(key), key }, v = { frame->len, frame->ptr };
-	int rc;
-
-	docket_be64_put(key, seq);
-	if ((rc = mdb_put(txn, l->dbi.events, &k, &v, MDB_APPEND)) != 0)
-		return store_error(rc, "write event");
-	return 0;
-}
-
 static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_event *ev,
-		      docket_append_result *res, docket_buf *payload, docket_buf *frame)
+		      docket_append_result *res, docket_buf *payload, seg_writer *w)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	const docket_buf *packed;
@@ -97,20 +88,17 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 			return error;
 		packed = payload;
 	}
-	if ((error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)packed->ptr, packed->len)) < 0)
-		return error;
-	docket_buf_clear(frame);
-	if ((error = frame_encode(frame, l, txn, (const uint8_t *)packed->ptr, packed->len, hash)) < 0 ||
-	    (error = put_frame(l, txn, seq, frame)) < 0)
+	if ((error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)packed->ptr, packed->len)) < 0 ||
+	    (error = seg_add(w, seq, (unsigned)ev->body_case, (const uint8_t *)packed->ptr, packed->len, hash)) < 0)
 		return error;
 	state_set_head(st, seq, hash);
-	state_count_bytes(st, packed->len, frame->len);
+	state_count_bytes(st, packed->len, 0);
 	return 0;
 }
 
 /* Append the events of one group to `txn`; prefixes errors with the index. */
 static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
-			 docket_buf *payload, docket_buf *frame)
+			 docket_buf *payload, seg_writer *w, int flush)
 {
 	int error;
 
@@ -118,7 +106,10 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
 		memset(&g->results[i], 0, sizeof(g->results[i]));
 		if (i == g->n / 2 && i > 0)
 			docket_crash_point("append.mid_batch");
-		if ((error = append_one(st, l, txn, g->events[i], &g->results[i], payload, frame)) < 0) {
+		if ((error = append_one(st, l, txn, g->events[i], &g->results[i], payload, w)) == 0 &&
+		    flush && seg_full(w))
+			error = seg_flush(w, txn);
+		if (error < 0) {
 			if (g->n > 1 && error != DOCKET_EMAPFULL)
 				docket_error_prefix("event %zu of %zu: ", i + 1, g->n);
 			docket_error_set_index(i + 1);
@@ -131,25 +122,30 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
 /* One group inside its own nested transaction: on failure only the group is
  * rolled back and its error kept; MDB_MAP_FULL and storage errors fail all. */
 static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
-			   docket_buf *payload, docket_buf *frame)
+			   docket_buf *payload, seg_writer *w)
 {
 	state_txn *st = NULL;
 	MDB_txn *child = NULL;
+	seg_mark mark;
 	int rc, error;
 
 	if ((rc = mdb_txn_begin(l->env, parent, 0, &child)) != 0)
 		return store_error(rc, "begin nested transaction");
+	/* segments are written by the parent only, between groups: a refused
+	 * group takes back just its own buffered events */
+	seg_mark_get(w, &mark);
 	if ((error = state_txn_begin(&st, l, child)) == 0 &&
-	    (error = append_events(st, l, child, g, payload, frame)) == 0)
+	    (error = append_events(st, l, child, g, payload, w, 0)) == 0)
 		error = state_txn_finish(st);
 	state_txn_free(st);
 	if (error == 0) {
 		if ((rc = mdb_txn_commit(child)) != 0)
 			return store_error(rc, "commit nested transaction");
 		g->error = 0;
-		return 0;
+		return seg_full(w) ? seg_flush(w, parent) : 0;
 	}
 	mdb_txn_abort(child);
+	seg_rollback(w, &mark);
 	if (error == DOCKET_EMAPFULL || error == DOCKET_ESTORAGE || error == DOCKET_ECORRUPT)
 		return error;
 	/* the group is refused; the others go on */
@@ -165,26 +161,29 @@ static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
  */
 static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
 {
-	docket_buf payload = DOCKET_BUF_INIT, frame = DOCKET_BUF_INIT;
+	docket_buf payload = DOCKET_BUF_INIT;
 	state_txn *st = NULL;
 	MDB_txn *txn = NULL;
+	seg_writer w;
 	uint64_t head;
 	int error;
 
+	seg_writer_init(&w, l);
 	if ((error = store_txn_begin(&txn, l, 0)) < 0)
 		return error;
 	if (isolate) {
 		for (size_t i = 0; i < ngroups && error == 0; i++)
-			error = append_isolated(l, txn, &groups[i], &payload, &frame);
+			error = append_isolated(l, txn, &groups[i], &payload, &w);
 		if (error == 0)
 			error = store_meta_get_u64(txn, l, "head_seq", &head);
 	} else {
 		if ((error = state_txn_begin(&st, l, txn)) == 0 &&
-		    (error = append_events(st, l, txn, &groups[0], &payload, &frame)) == 0)
+		    (error = append_events(st, l, txn, &groups[0], &payload, &w, 1)) == 0)
 			error = state_txn_finish(st);
 		head = st ? state_head_seq(st) : 0;
 	}
-	if (error < 0 || (error = frame_maybe_train(l, txn, head)) < 0)
+	if (error < 0 || (error = seg_flush(&w, txn)) < 0 ||
+	    (error = frame_maybe_train(l, txn, head)) < 0)
 		goto cleanup;
 	docket_crash_point("append.before_commit");
 	error = store_txn_commit(l, txn);
@@ -195,9 +194,20 @@ cleanup:
 	if (txn)
 		store_txn_abort(l, txn);
 	state_txn_free(st);
+	seg_writer_dispose(&w);
 	docket_buf_dispose(&payload);
-	docket_buf_dispose(&frame);
 	return error;
+}
+
+/* Map room a batch may need: its events and their projections, generously
+ * (the map is address space; only the pages used reach the file). */
+static size_t reserve_bytes(const ledger_group *groups, size_t ngroups)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < ngroups; g++)
+		n += groups[g].n;
+	return n * 2048;
 }
 
 static void reset_groups(ledger_group *groups, size_t ngroups, assigned *const *inputs)
@@ -222,6 +232,8 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 		for (size_t i = 0; error == 0 && i < groups[g].n; i++)
 			remember_input(&inputs[g][i], groups[g].events[i]);
 	}
+	if (error == 0)
+		error = store_reserve(l, reserve_bytes(groups, ngroups));
 	while (error == 0) {
 		error = append_txn(l, groups, ngroups, isolate);
 		if (error != DOCKET_EMAPFULL)

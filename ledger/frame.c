@@ -217,33 +217,6 @@ static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t 
 	return 0;
 }
 
-/* Write a frame header at p (FRAME_HEADER_MAX bytes available); its length. */
-static size_t header_write(uint8_t *p, uint8_t codec, uint32_t dict_id, uint32_t raw_len,
-			   const uint8_t hash[LEDGER_HASH_LEN])
-{
-	size_t n = 2;
-
-	p[0] = (uint8_t)(FRAME_VERSION << 4 | codec);
-	p[1] = (uint8_t)dict_id;
-	do {
-		p[n++] = (uint8_t)((raw_len & 0x7f) | (raw_len > 0x7f ? 0x80 : 0));
-		raw_len >>= 7;
-	} while (raw_len);
-	memcpy(p + n, hash, LEDGER_HASH_LEN);
-	return n + LEDGER_HASH_LEN;
-}
-
-static size_t header_len(uint32_t raw_len)
-{
-	size_t n = 3;
-
-	while (raw_len > 0x7f) {
-		raw_len >>= 7;
-		n++;
-	}
-	return n + LEDGER_HASH_LEN;
-}
-
 /*
  * zstd with the frame parameters above, with or without a dictionary. The
  * context is configured only when what it is configured for changes:
@@ -251,9 +224,9 @@ static size_t header_len(uint32_t raw_len)
  * referenced CDict for the next frame. Lock held.
  */
 static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
-			    const ZSTD_CDict *cdict)
+			    const ZSTD_CDict *cdict, int level)
 {
-	int mode = cdict ? 2 : 1;
+	int mode = cdict ? -1 : level;
 	size_t rc;
 
 	if (c->cctx_mode != mode || c->cctx_cdict != cdict) {
@@ -265,7 +238,7 @@ static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uin
 			rc = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_dictIDFlag, 0);
 		if (!ZSTD_isError(rc))
 			rc = cdict ? ZSTD_CCtx_refCDict(c->cctx, cdict)
-				   : ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, COMPRESS_LEVEL);
+				   : ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level);
 		if (ZSTD_isError(rc)) {
 			ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_and_parameters);
 			return rc;
@@ -276,42 +249,53 @@ static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uin
 	return ZSTD_compress2(c->cctx, dst, cap, src, len);
 }
 
-int frame_encode(docket_buf *out, docket_ledger *l, MDB_txn *txn,
-		 const uint8_t *payload, size_t len, const uint8_t hash[LEDGER_HASH_LEN])
+int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, const uint8_t *src,
+		   size_t len, int use_dict, int level, uint32_t *dict_id)
 {
 	ledger_codec *c = &l->codec;
-	size_t bound = ZSTD_compressBound(len), start = out->len, hlen, n = 0;
 	ZSTD_CDict *cdict = NULL;
-	uint32_t dict_id = 0;
-	uint8_t codec = FRAME_RAW;
-	uint8_t *dst;
+	uint32_t id = 0;
+	size_t n = 0;
+	int error = 0;
+
+	*dict_id = 0;
+	if (len < COMPRESS_MIN)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	if (use_dict)
+		error = active_cdict(&cdict, &id, l, txn);
+	if (error == 0)
+		n = compress_body(c, dst, cap, src, len, cdict, level);
+	pthread_mutex_unlock(&c->lock);
+	if (error < 0)
+		return error;
+	if (ZSTD_isError(n) || n >= len)
+		return 0;
+	*dict_id = cdict ? id : 0;
+	return (int)n;
+}
+
+int codec_decompress(docket_ledger *l, MDB_txn *txn, uint32_t dict_id, uint8_t *dst, size_t raw_len,
+		     const uint8_t *src, size_t len)
+{
+	ledger_codec *c = &l->codec;
+	ZSTD_DDict *ddict = NULL;
+	size_t n = 0;
 	int error;
 
-	if (len > MAX_PAYLOAD)
-		return docket_error_set(DOCKET_EINVALID, "event too large: %zu bytes (limit %u)", len, MAX_PAYLOAD);
-	hlen = header_len((uint32_t)len);
-	if ((error = docket_buf_reserve(out, hlen + (bound > len ? bound : len))) < 0)
+	pthread_mutex_lock(&c->lock);
+	error = dict_id ? ddict_get(&ddict, l, txn, dict_id) : 0;
+	if (error == 0)
+		n = ddict ? ZSTD_decompress_usingDDict(c->dctx, dst, raw_len, src, len, ddict)
+			  : ZSTD_decompressDCtx(c->dctx, dst, raw_len, src, len);
+	pthread_mutex_unlock(&c->lock);
+	if (error < 0)
 		return error;
-	dst = (uint8_t *)out->ptr + start + hlen;
-	if (len >= COMPRESS_MIN) {
-		pthread_mutex_lock(&c->lock);
-		error = active_cdict(&cdict, &dict_id, l, txn);
-		if (error == 0)
-			n = compress_body(c, dst, bound, payload, len, cdict);
-		pthread_mutex_unlock(&c->lock);
-		if (error < 0)
-			return error;
-		if (!ZSTD_isError(n) && n < len)
-			codec = cdict ? FRAME_ZSTD_DICT : FRAME_ZSTD;
-	}
-	if (codec != FRAME_ZSTD_DICT)
-		dict_id = 0;
-	if (codec == FRAME_RAW) {
-		memcpy(dst, payload, len);
-		n = len;
-	}
-	header_write((uint8_t *)out->ptr + start, codec, dict_id, (uint32_t)len, hash);
-	out->len = start + hlen + n;
+	if (ZSTD_isError(n))
+		return docket_error_set(DOCKET_ECORRUPT, "does not decompress: %s", ZSTD_getErrorName(n));
+	if (n != raw_len)
+		return docket_error_set(DOCKET_ECORRUPT, "decompressed to %zu bytes, its header says %zu",
+					n, raw_len);
 	return 0;
 }
 
@@ -357,10 +341,8 @@ int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len)
 int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
 		 const uint8_t *frame, size_t len)
 {
-	ledger_codec *c = &l->codec;
 	const uint8_t *body;
-	size_t body_len, n = 0;
-	ZSTD_DDict *ddict = NULL;
+	size_t body_len;
 	int error;
 
 	if ((error = frame_header_parse(hdr, frame, len)) < 0)
@@ -375,50 +357,36 @@ int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *
 		out->len = body_len;
 		return 0;
 	}
-	pthread_mutex_lock(&c->lock);
-	error = hdr->codec == FRAME_ZSTD_DICT ? ddict_get(&ddict, l, txn, hdr->dict_id) : 0;
-	if (error == 0)
-		n = ddict ? ZSTD_decompress_usingDDict(c->dctx, out->ptr, hdr->raw_len, body, body_len, ddict)
-			  : ZSTD_decompressDCtx(c->dctx, out->ptr, hdr->raw_len, body, body_len);
-	pthread_mutex_unlock(&c->lock);
-	if (error < 0)
+	if ((error = codec_decompress(l, txn, hdr->codec == FRAME_ZSTD_DICT ? hdr->dict_id : 0,
+				      (uint8_t *)out->ptr, hdr->raw_len, body, body_len)) < 0) {
+		docket_error_prefix("frame ");
 		return error;
-	if (ZSTD_isError(n))
-		return docket_error_set(DOCKET_ECORRUPT, "frame does not decompress: %s", ZSTD_getErrorName(n));
-	if (n != hdr->raw_len)
-		return docket_error_set(DOCKET_ECORRUPT, "frame decompressed to %zu bytes, header says %u",
-					n, hdr->raw_len);
-	out->len = n;
-	out->ptr[n] = '\0';
+	}
+	out->len = hdr->raw_len;
+	out->ptr[out->len] = '\0';
 	return 0;
 }
 
-/* Collect up to DICT_SAMPLES recent payloads into one buffer + sizes. */
+/* Collect up to DICT_SAMPLES recent payloads (events `events` and before)
+ * into one buffer + sizes. */
 static int collect_samples(docket_buf *samples, size_t *sizes, unsigned *count,
-			   docket_ledger *l, MDB_txn *txn)
+			   docket_ledger *l, MDB_txn *txn, uint64_t events)
 {
-	MDB_cursor *cur = NULL;
-	MDB_val k, v;
-	docket_buf payload = DOCKET_BUF_INIT;
-	frame_header hdr;
-	int rc, error = 0;
+	ledger_reader r;
+	int error = 0;
 
 	*count = 0;
-	if ((rc = mdb_cursor_open(txn, l->dbi.events, &cur)) != 0)
-		return store_error(rc, "open cursor");
-	rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-	while (rc == 0 && *count < DICT_SAMPLES) {
-		if ((error = frame_decode(&payload, &hdr, l, txn, v.mv_data, v.mv_size)) < 0)
+	reader_init(&r, l, txn);
+	for (uint64_t seq = events; seq >= 1 && *count < DICT_SAMPLES; seq--) {
+		const uint8_t *p;
+		size_t n;
+
+		if ((error = reader_payload(&r, seq, &p, &n)) < 0 ||
+		    (error = docket_buf_put(samples, p, n)) < 0)
 			break;
-		if ((error = docket_buf_put(samples, payload.ptr, payload.len)) < 0)
-			break;
-		sizes[(*count)++] = payload.len;
-		rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+		sizes[(*count)++] = n;
 	}
-	mdb_cursor_close(cur);
-	docket_buf_dispose(&payload);
-	if (error == 0 && rc != 0 && rc != MDB_NOTFOUND)
-		error = store_error(rc, "read events");
+	reader_dispose(&r);
 	return error;
 }
 
@@ -434,7 +402,8 @@ static size_t sample_cost(ledger_codec *c, const docket_buf *samples, const size
 
 		if (sizes[i] >= COMPRESS_MIN && ZSTD_compressBound(sizes[i]) <= sizeof(dst)) {
 			size_t z = compress_body(c, dst, sizeof(dst),
-						 (const uint8_t *)samples->ptr + off, sizes[i], cdict);
+						 (const uint8_t *)samples->ptr + off, sizes[i], cdict,
+						 COMPRESS_LEVEL);
 			if (!ZSTD_isError(z) && z < sizes[i])
 				n = z;
 		}
@@ -469,7 +438,7 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events)
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory (dictionary)");
 		goto cleanup;
 	}
-	if ((error = collect_samples(&samples, sizes, &count, l, txn)) < 0 || count < 64)
+	if ((error = collect_samples(&samples, sizes, &count, l, txn, events)) < 0 || count < 64)
 		goto cleanup;
 	memset(&params, 0, sizeof(params));
 	params.k = DICT_TRAIN_K;

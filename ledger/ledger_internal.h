@@ -3,7 +3,10 @@
  * ledger_internal.h: what the ledger's own files share.
  *
  * store.c owns the LMDB environment (open, DBIs, map growth, transactions);
- * frame.c owns frames (header, zstd, dictionaries) and the hash chain;
+ * segment.c owns format 2's segments (writer and reader) and `docket compact`
+ * / `docket migrate` (rewrite.c);
+ * frame.c owns compression, dictionaries, the hash chain and format 1's
+ * frames (read only: `docket migrate` reads them);
  * state.c owns the invocation state machine and every projection;
  * append.c, read.c and verify.c are the three ways in and out.
  */
@@ -24,7 +27,7 @@
 /* Named databases. `events` and `dicts` are primary data; the rest are
  * projections that reindex rebuilds from `events`. */
 typedef struct ledger_dbis {
-	MDB_dbi events;          /* be64 seq -> frame */
+	MDB_dbi events;          /* be64 first seq -> segment (format 2) */
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
 	MDB_dbi meta;            /* name -> value */
 	MDB_dbi sessions;        /* session -> SessionState */
@@ -43,8 +46,9 @@ typedef struct ledger_codec {
 	uint32_t cdict_id;       /* id of `cdict`, 0 if none */
 	ZSTD_CDict *cdict;
 	/* What `cctx` is configured for (frame parameters set once, then kept
-	 * by ZSTD_compress2 across frames): 0 not configured, 1 plain zstd,
-	 * 2 with the dictionary `cctx_cdict`. Reset before that CDict is freed. */
+	 * by ZSTD_compress2 across frames): 0 not configured, a compression
+	 * level (plain zstd), or -1 with the dictionary `cctx_cdict`. Reset
+	 * before that CDict is freed. */
 	int cctx_mode;
 	const ZSTD_CDict *cctx_cdict;
 	uint32_t ddict_count;
@@ -75,6 +79,11 @@ struct docket_ledger {
 	uint64_t reader_check_ms;
 	uint64_t reader_checked_ms;
 	char ledger_id[33];
+	/* meta.format_version as opened: DOCKET_FORMAT_VERSION, or 1 when
+	 * opened by rewrite.c to migrate it (ledger_open_legacy) */
+	unsigned format;
+	int legacy_ok;           /* set before open: accept format 1 (rewrite.c reads it) */
+	int ready;               /* opened: write transactions check meta "moved" */
 	/* meta.projection_version as opened (absent: 1); below
 	 * DOCKET_PROJECTION_VERSION a writable open rebuilds the projections */
 	unsigned projection_version;
@@ -99,6 +108,13 @@ int store_error(int rc, const char *what);
 int store_check_file(const char *datafile);
 /* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
 int store_grow(docket_ledger *l);
+/* Before a batch: grow the map (doubling, up to the cap) until `bytes`
+ * more than the file uses fit. */
+int store_reserve(docket_ledger *l, size_t bytes);
+
+/* docket_ledger_open; `legacy_ok` also accepts a format-1 ledger (l->format
+ * says which it is; only rewrite.c reads format 1). */
+int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_options *opts, int legacy_ok);
 
 int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out);
 int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v);
@@ -136,10 +152,17 @@ int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
 int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
 	       uint64_t seq, const uint8_t *payload, size_t len);
 
-/* Encode `payload` into a frame (appended to `out`) with the dictionary
- * active in `txn`, if any. */
-int frame_encode(docket_buf *out, docket_ledger *l, MDB_txn *txn,
-		 const uint8_t *payload, size_t len, const uint8_t hash[LEDGER_HASH_LEN]);
+/*
+ * zstd `src` into `dst` (capacity `cap`): with the dictionary active in
+ * `txn` when `use_dict` and there is one (*dict_id its id, else 0), else
+ * plain at `level`. Returns the compressed size, or 0 when it does not
+ * shrink (store raw); <0 on error.
+ */
+int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, const uint8_t *src,
+		   size_t len, int use_dict, int level, uint32_t *dict_id);
+/* Decompress exactly `raw_len` bytes (dictionary `dict_id`, 0: none). */
+int codec_decompress(docket_ledger *l, MDB_txn *txn, uint32_t dict_id, uint8_t *dst, size_t raw_len,
+		     const uint8_t *src, size_t len);
 
 /* Parse a frame header, bounds-checked. */
 int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len);
@@ -148,8 +171,105 @@ int frame_header_parse(frame_header *out, const uint8_t *frame, size_t len);
 int frame_decode(docket_buf *out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
 		 const uint8_t *frame, size_t len);
 
-/* Train a dictionary from recent payloads when it pays; called by append. */
+/* Train a dictionary from recent payloads when it pays; called by append
+ * (the events up to `events` must be in `txn`'s segments). */
 int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
+
+/* ---- segment.c ---- */
+
+#define SEG_VERSION 2
+#define SEG_TARGET_EVENTS 1024     /* a writer closes a segment at this many events */
+#define SEG_TARGET_BYTES (1u << 20) /* ... or at this many payload bytes */
+#define SEG_MAX_EVENTS 65535u      /* what a reader accepts */
+#define SEG_FLAG_MERKLE 0x01       /* reserved: a 32-byte tree root follows the chain hash */
+
+/*
+ * The events of one commit, buffered until they are written as segments
+ * (one LMDB value each, keyed by its first seq, MDB_APPEND).
+ */
+typedef struct seg_writer {
+	docket_ledger *l;
+	uint64_t first;             /* seq of the first buffered event; 0: none */
+	uint32_t count;
+	uint8_t last[LEDGER_HASH_LEN]; /* chain hash of the last buffered event */
+	docket_buf index;           /* per event: kind (1 byte), length (LEB128) */
+	docket_buf body;            /* the payloads, concatenated */
+	docket_buf out;             /* the encoded segment */
+	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
+} seg_writer;
+
+/* Where a writer stood, to drop what a refused group added (seg_rollback). */
+typedef struct seg_mark {
+	uint64_t first;
+	uint32_t count;
+	size_t index_len, body_len;
+	uint8_t last[LEDGER_HASH_LEN];
+} seg_mark;
+
+void seg_writer_init(seg_writer *w, docket_ledger *l);
+void seg_writer_dispose(seg_writer *w);
+/* Buffer event `seq` (one past the previous; `kind` its body case). */
+int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
+	    const uint8_t hash[LEDGER_HASH_LEN]);
+int seg_full(const seg_writer *w);
+void seg_mark_get(const seg_writer *w, seg_mark *m);
+void seg_rollback(seg_writer *w, const seg_mark *m);
+/* Write the buffered events as one segment into `txn` (none: nothing);
+ * adds its size to meta frame_bytes. */
+int seg_flush(seg_writer *w, MDB_txn *txn);
+
+/*
+ * A reader of stored events: it keeps one segment decoded, so reading seqs
+ * in order costs one LMDB lookup and one decompression per segment. What it
+ * returns stays valid until it moves to another segment; it survives a
+ * change of transaction (segments never change once committed).
+ */
+typedef struct ledger_reader {
+	docket_ledger *l;
+	MDB_txn *txn;
+	uint64_t first;             /* first seq of the loaded segment; 0: none */
+	uint32_t count;
+	size_t stored;              /* its size as stored */
+	uint8_t codec, dict_id;
+	uint8_t last[LEDGER_HASH_LEN]; /* its stored chain hash (of its last event) */
+	uint8_t prev[LEDGER_HASH_LEN]; /* chain hash before its first event */
+	int prev_ok, decoded, hashed;
+	int scan;                   /* a long scan: drop the mapped pages behind it */
+	uint32_t cap;
+	uint8_t *kinds;
+	uint32_t *lens;
+	size_t *offs;
+	uint8_t (*hashes)[LEDGER_HASH_LEN];
+	docket_buf seg;             /* the stored segment, copied */
+	size_t body_off;
+	docket_buf body;            /* its payloads, decompressed */
+} ledger_reader;
+
+void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn);
+void reader_set_txn(ledger_reader *r, MDB_txn *txn);
+void reader_dispose(ledger_reader *r);
+/* Load the segment holding `seq`: 0; DOCKET_ENOTFOUND past the end of the
+ * log; DOCKET_ECORRUPT when seq is missing or its segment is damaged. */
+int reader_seek(ledger_reader *r, uint64_t seq);
+/* The body case of `seq` without decompressing anything. */
+int reader_kind(ledger_reader *r, uint64_t seq, unsigned *kind);
+/* The payload of `seq` (borrowed). Errors as reader_seek. */
+int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *len);
+/* The chain hash h[seq], computed over its segment from the one before and
+ * checked against the segment's stored hash. */
+int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
+/* For a reader going through the log in seq order from the start (verify,
+ * reindex, compact): the payload of `seq`, checked against the chain that
+ * ends in `head` (advanced to h[seq]), the stored hash of its segment at
+ * the segment's last event, and the segment's place (it must start where
+ * the previous one ended). DOCKET_ECORRUPT names what does not check out. */
+int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN], const uint8_t **p, size_t *len);
+/* The seq of the last stored event (0: none). */
+int reader_last_seq(ledger_reader *r, uint64_t *out);
+/* Parse a stored segment's header (fuzz target: tests/fuzz/fuzz_frame.c). */
+int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len);
+/* Tests: drop every event after `keep` (a truncated copy). */
+int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep);
 
 /* ---- state.c ---- */
 
@@ -230,6 +350,9 @@ const uint8_t *state_head_hash(const state_txn *st);
 void state_set_head(state_txn *st, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN]);
 /* Account an event's payload and frame sizes (stats). */
 void state_count_bytes(state_txn *st, size_t payload, size_t frame);
+
+/* Whether a key of the pending index is its sentinel (not an invocation). */
+int state_pending_is_sentinel(const void *key, size_t len);
 
 /* Drop every projection (reindex, verify). */
 int state_clear_projections(docket_ledger *l, MDB_txn *txn);

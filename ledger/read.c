@@ -30,15 +30,20 @@ static int stored_damaged(int error)
 				"damaged; `docket verify` checks it", msg);
 }
 
-/* Decode one stored frame into its event. */
-static int load_event(docket_event **out, frame_header *hdr, docket_ledger *l, MDB_txn *txn,
-		      const MDB_val *frame, docket_buf *payload)
+/* Decode stored event `seq` (and its chain hash when `hash` is given). */
+static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint64_t seq)
 {
+	const uint8_t *p;
+	size_t len;
 	int error;
 
-	if ((error = frame_decode(payload, hdr, l, txn, frame->mv_data, frame->mv_size)) < 0)
-		return stored_damaged(error);
-	return stored_damaged(event_unpack(out, (const uint8_t *)payload->ptr, payload->len));
+	*out = NULL;
+	if ((error = reader_payload(r, seq, &p, &len)) < 0 ||
+	    (hash && (error = reader_hash(r, seq, hash)) < 0))
+		return error == DOCKET_ENOTFOUND
+			? docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq)
+			: error;
+	return stored_damaged(event_unpack(out, p, len));
 }
 
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
@@ -74,19 +79,18 @@ nomem:
 	return docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
-static int emit(docket_ledger *l, MDB_txn *txn, uint64_t seq, const MDB_val *frame,
-		docket_buf *payload, docket_json_cb cb, void *ctx)
+static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
 {
+	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
 	json_t *obj = NULL;
-	frame_header hdr;
 	int error;
 
-	if ((error = load_event(&ev, &hdr, l, txn, frame, payload)) < 0) {
+	if ((error = load_event(&ev, hash, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = ledger_event_to_json(&obj, seq, ev, hdr.hash);
+	error = ledger_event_to_json(&obj, seq, ev, hash);
 	docket_event_free(ev);
 	if (error < 0)
 		return error;
@@ -95,72 +99,63 @@ static int emit(docket_ledger *l, MDB_txn *txn, uint64_t seq, const MDB_val *fra
 	return error;
 }
 
-int ledger_frame_get(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out)
+/* The next seq of a session at or after `from`, from its index; 0 at its end. */
+static int session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq)
 {
 	uint8_t key[8];
-	MDB_val k = { sizeof(key), key };
+	MDB_val k = { strlen(session), (void *)session }, v = { sizeof(key), key };
 	int rc;
 
-	docket_be64_put(key, seq);
-	rc = mdb_get(txn, l->dbi.events, &k, out);
+	docket_be64_put(key, from);
+	rc = mdb_cursor_get(cur, &k, &v, first ? MDB_GET_BOTH_RANGE : MDB_NEXT_DUP);
+	*seq = 0;
 	if (rc == MDB_NOTFOUND)
-		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq);
-	return rc == 0 ? 0 : store_error(rc, "read event");
+		return 0;
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if (v.mv_size != 8)
+		return docket_error_set(DOCKET_ECORRUPT, "bad session index entry");
+	*seq = docket_be64_get(v.mv_data);
+	return 0;
 }
 
 /*
  * One chunk of a scan: up to READ_CHUNK events from *next on, in one read
  * transaction. Sets *next past the last event seen; *done at the end.
  */
-static int scan_chunk(docket_ledger *l, const docket_read_options *o, uint64_t *next, uint64_t *left,
-		      int *done, docket_buf *payload, docket_json_cb cb, void *ctx)
+static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_reader *r, uint64_t *next,
+		      uint64_t *left, int *done, docket_json_cb cb, void *ctx)
 {
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
-	uint8_t key[8];
-	MDB_val k, v;
-	int rc, error, n = 0;
+	int rc, error = 0, n = 0;
 
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
-	docket_be64_put(key, *next);
-	if (o->session) {
-		k.mv_data = (void *)o->session;
-		k.mv_size = strlen(o->session);
-		v.mv_data = key;
-		v.mv_size = sizeof(key);
-		if ((rc = mdb_cursor_open(txn, l->dbi.session_events, &cur)) == 0)
-			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE);
-	} else {
-		k.mv_data = key;
-		k.mv_size = sizeof(key);
-		if ((rc = mdb_cursor_open(txn, l->dbi.events, &cur)) == 0)
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	reader_set_txn(r, txn);
+	if (o->session && (rc = mdb_cursor_open(txn, l->dbi.session_events, &cur)) != 0) {
+		error = store_error(rc, "read events");
+		goto cleanup;
 	}
 	*done = 0;
-	while (rc == 0 && n < READ_CHUNK && *left) {
-		MDB_val frame;
-		uint64_t seq;
+	while (n < READ_CHUNK && *left) {
+		uint64_t seq = *next;
 
-		if (o->session) {
-			seq = docket_be64_get(v.mv_data);
-			if ((error = ledger_frame_get(txn, l, seq, &frame)) < 0)
-				goto cleanup;
-		} else {
-			seq = docket_be64_get(k.mv_data);
-			frame = v;
+		if (o->session && (error = session_next(cur, o->session, *next, n == 0, &seq)) < 0)
+			goto cleanup;
+		if (seq == 0 || (!o->session && (error = reader_seek(r, seq)) == DOCKET_ENOTFOUND)) {
+			*done = 1;
+			error = 0;
+			break;
 		}
-		if ((error = emit(l, txn, seq, &frame, payload, cb, ctx)) != 0)
+		if (error < 0 || (error = emit(r, seq, cb, ctx)) != 0)
 			goto cleanup;
 		*next = seq + 1;
 		(*left)--;
 		n++;
-		rc = mdb_cursor_get(cur, &k, &v, o->session ? MDB_NEXT_DUP : MDB_NEXT);
 	}
-	if (rc == MDB_NOTFOUND || !*left)
+	if (!*left)
 		*done = 1;
-	else if (rc != 0)
-		error = store_error(rc, "read events");
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
@@ -172,7 +167,7 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 			    docket_json_cb cb, void *ctx)
 {
 	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
-	docket_buf payload = DOCKET_BUF_INIT;
+	ledger_reader r;
 	uint64_t next, left;
 	int done = 0, error = 0;
 
@@ -182,9 +177,11 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
 	next = opts->since ? opts->since : 1;
 	left = opts->limit ? opts->limit : UINT64_MAX;
+	reader_init(&r, l, NULL);
+	r.scan = 1;
 	while (!done && error == 0)
-		error = scan_chunk(l, opts, &next, &left, &done, &payload, cb, ctx);
-	docket_buf_dispose(&payload);
+		error = scan_chunk(l, opts, &r, &next, &left, &done, cb, ctx);
+	reader_dispose(&r);
 	return error > 0 ? 0 : error;
 }
 
@@ -340,7 +337,8 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 	while (rc == 0) {
 		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
 			break;
-		if ((error = pending_emit(l, txn, &k, cb, ctx)) != 0)
+		if (!state_pending_is_sentinel(k.mv_data, k.mv_size) &&
+		    (error = pending_emit(l, txn, &k, cb, ctx)) != 0)
 			goto cleanup;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
@@ -354,6 +352,16 @@ cleanup:
 }
 
 /* ---- facts ---- */
+
+static int pending_has_sentinel(docket_ledger *l, MDB_txn *txn)
+{
+	MDB_val k = { 1, (void *)"" }, v;
+	int rc = mdb_get(txn, l->dbi.pending, &k, &v);
+
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	return rc == 0 ? 1 : store_error(rc, "read pending");
+}
 
 int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 {
@@ -379,6 +387,11 @@ int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 		out->sessions = ms.ms_entries;
 	if (mdb_stat(txn, l->dbi.pending, &ms) == 0)
 		out->pending = ms.ms_entries;
+	if (out->pending && (error = pending_has_sentinel(l, txn)) > 0)
+		out->pending--;
+	else if (error < 0)
+		goto cleanup;
+	error = 0;
 	if (mdb_stat(txn, l->dbi.dicts, &ms) == 0)
 		out->dictionaries = (uint32_t)ms.ms_entries;
 	out->map_size = l->map_size;
@@ -394,22 +407,21 @@ cleanup:
 
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 {
-	docket_buf payload = DOCKET_BUF_INIT;
+	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
-	frame_header hdr;
+	ledger_reader r;
 	MDB_txn *txn = NULL;
-	MDB_val frame;
 	int error;
 
 	*out = NULL;
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
-	if ((error = ledger_frame_get(txn, l, seq, &frame)) == 0 &&
-	    (error = load_event(&ev, &hdr, l, txn, &frame, &payload)) == 0)
-		error = ledger_event_to_json(out, seq, ev, hdr.hash);
+	reader_init(&r, l, txn);
+	if ((error = load_event(&ev, hash, &r, seq)) == 0)
+		error = ledger_event_to_json(out, seq, ev, hash);
 	docket_event_free(ev);
+	reader_dispose(&r);
 	store_txn_abort(l, txn);
-	docket_buf_dispose(&payload);
 	return error;
 }
 

@@ -423,15 +423,33 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 	return inv_state_decode(&st->inv, v.mv_data, v.mv_size);
 }
 
+/*
+ * The pending index holds one more key, a single NUL byte (no session id
+ * can start with one), so that it never becomes empty: LMDB frees the root
+ * page of a tree that empties and allocates a fresh one at the next put, so
+ * a tree emptied once per invocation burned a page per call (issue 12).
+ */
+static const char pending_sentinel[1] = { 0 };
+
 int state_pending_set(state_txn *st, int present)
 {
 	MDB_val k = { st->inv_key.len, st->inv_key.ptr }, v = { 0, NULL };
-	int rc = present ? mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0)
-			 : mdb_del(st->txn, st->l->dbi.pending, &k, NULL);
+	MDB_val sk = { sizeof(pending_sentinel), (void *)pending_sentinel }, sv = { 0, NULL };
+	int rc;
 
+	if (present)
+		rc = mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0);
+	else if ((rc = mdb_put(st->txn, st->l->dbi.pending, &sk, &sv, MDB_NOOVERWRITE)) == 0 ||
+		 rc == MDB_KEYEXIST)
+		rc = mdb_del(st->txn, st->l->dbi.pending, &k, NULL);
 	if (rc != 0 && !(rc == MDB_NOTFOUND && !present))
 		return store_error(rc, "update pending index");
 	return 0;
+}
+
+int state_pending_is_sentinel(const void *key, size_t len)
+{
+	return len == sizeof(pending_sentinel) && memcmp(key, pending_sentinel, len) == 0;
 }
 
 /* ---- transaction ---- */

@@ -83,15 +83,36 @@ static void reader_check_due(docket_ledger *l)
 		mdb_reader_check(l->env, &dead);
 }
 
+/*
+ * `docket compact` and `docket migrate` replace the ledger's files with a
+ * rewritten copy, then mark the old ones "moved" in a last commit: a writer
+ * that still has the old files open must not append to them (nobody would
+ * read what it wrote).
+ */
+static int moved_check(docket_ledger *l, MDB_txn *txn)
+{
+	MDB_val k = { 5, (void *)"moved" }, v;
+
+	if (!l->ready || mdb_get(txn, l->dbi.meta, &k, &v) != 0)
+		return 0;
+	return docket_error_set(DOCKET_ESTORAGE, "ledger %s was rewritten (docket compact or migrate) "
+				"since it was opened: open it again", l->path);
+}
+
 int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 {
-	int rc;
+	int rc, error;
 
 	*out = NULL;
 	reader_check_due(l);
 	for (int tries = 0; tries < 8; tries++) {
 		pthread_rwlock_rdlock(&l->resize_lock);
 		rc = mdb_txn_begin(l->env, NULL, flags, out);
+		if (rc == 0 && !(flags & MDB_RDONLY) && (error = moved_check(l, *out)) < 0) {
+			store_txn_abort(l, *out);
+			*out = NULL;
+			return error;
+		}
 		if (rc == 0)
 			return 0;
 		pthread_rwlock_unlock(&l->resize_lock);
@@ -173,6 +194,25 @@ int store_grow(docket_ledger *l)
 		l->map_size = next;
 	pthread_rwlock_unlock(&l->resize_lock);
 	return rc == 0 ? 0 : store_error(rc, "grow map");
+}
+
+int store_reserve(docket_ledger *l, size_t bytes)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	size_t used, want;
+	int error;
+
+	if (mdb_env_info(l->env, &info) != 0 || mdb_env_stat(l->env, &st) != 0)
+		return 0;
+	used = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
+	want = used + bytes;
+	if (want > l->map_size_max)
+		want = l->map_size_max;
+	while (l->map_size < want)
+		if ((error = store_grow(l)) < 0)
+			return error;
+	return 0;
 }
 
 int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out)
@@ -264,6 +304,7 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 		if (RAND_bytes(id, sizeof(id)) != 1)
 			return docket_error_set(DOCKET_ESTORAGE, "cannot draw a random ledger id");
 		docket_hex(l->ledger_id, id, sizeof(id));
+		l->format = DOCKET_FORMAT_VERSION;
 		if ((error = store_meta_put_u64(txn, l, "format_version", DOCKET_FORMAT_VERSION)) < 0 ||
 		    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0 ||
 		    (error = store_meta_put(txn, l, "ledger_id", l->ledger_id, 32)) < 0)
@@ -275,10 +316,16 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 		return error;
 	if ((error = store_meta_get_u64(txn, l, "format_version", &version)) < 0)
 		return error;
-	if (version != DOCKET_FORMAT_VERSION)
+	if (version == 1 && !l->legacy_ok)
+		return docket_error_set(DOCKET_EVERSION,
+			"ledger %s is in format 1; this docket reads format %u: convert it with "
+			"`docket -L %s migrate` (every event, seq and hash is kept)",
+			l->path, DOCKET_FORMAT_VERSION, l->path);
+	if (version != DOCKET_FORMAT_VERSION && version != 1)
 		return docket_error_set(DOCKET_EVERSION,
 			"ledger %s has format version %llu; this docket reads version %u",
 			l->path, (unsigned long long)version, DOCKET_FORMAT_VERSION);
+	l->format = (unsigned)version;
 	if ((error = store_meta_get(txn, l, "ledger_id", &val)) < 0 || val.mv_size != 32)
 		return error < 0 ? error : docket_error_set(DOCKET_ECORRUPT, "bad ledger id");
 	memcpy(l->ledger_id, val.mv_data, 32);
@@ -601,10 +648,12 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	}
 	/* Commit even a read-only transaction: aborting it would close the DBI
 	 * handles it opened. */
-	return store_txn_commit(l, txn);
+	if ((error = store_txn_commit(l, txn)) == 0)
+		l->ready = 1;
+	return error;
 }
 
-int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_options *opts)
+int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_options *opts, int legacy_ok)
 {
 	docket_open_options defaults = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *l;
@@ -619,6 +668,7 @@ int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	pthread_rwlock_init(&l->resize_lock, NULL);
 	l->flags = opts->flags;
+	l->legacy_ok = legacy_ok;
 	l->reader_check_ms = READER_CHECK_MS;
 	l->map_size = opts->map_size ? opts->map_size : DEFAULT_MAP_SIZE;
 	l->map_size_max = opts->map_size_max ? opts->map_size_max : DEFAULT_MAP_MAX;
@@ -632,14 +682,19 @@ int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_
 		goto fail;
 	/* projections of an older docket lack fields the transitions read:
 	 * rebuild them before anything is appended */
-	if (!(opts->flags & DOCKET_OPEN_READONLY) && l->projection_version < DOCKET_PROJECTION_VERSION &&
-	    (error = docket_ledger_reindex(l)) < 0)
+	if (!(opts->flags & DOCKET_OPEN_READONLY) && l->format == DOCKET_FORMAT_VERSION &&
+	    l->projection_version < DOCKET_PROJECTION_VERSION && (error = docket_ledger_reindex(l)) < 0)
 		goto fail;
 	*out = l;
 	return 0;
 fail:
 	docket_ledger_free(l);
 	return error;
+}
+
+int docket_ledger_open(docket_ledger **out, const char *path, const docket_open_options *opts)
+{
+	return ledger_open_ex(out, path, opts, 0);
 }
 
 void docket_ledger_free(docket_ledger *l)

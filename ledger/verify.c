@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.c: verify and reindex, both built on rebuild_range(), which reads
- * stored events in seq order, checks each frame (header, decompression,
- * chain hash) and feeds the event through the state machine in
- * STATE_REBUILD mode.
+ * stored events in seq order, checks each segment (header, decompression,
+ * contiguity, the chain hash it stores) and feeds every event through the
+ * state machine in STATE_REBUILD mode.
  *
  *  - reindex: drops every projection and rebuilds it in place, in one write
  *    transaction (all or nothing).
@@ -50,49 +50,26 @@ static int is_verdict(int error)
 }
 
 /*
- * Apply stored events [from, to] of `src` (read through `src_txn`) to `st`.
+ * Apply stored events [from, to] of `src` (read through `r`) to `st`.
  * On a bad event returns its error with *bad_seq set to its seq.
  */
-static int rebuild_range(state_txn *st, docket_ledger *src, MDB_txn *src_txn,
-			 uint64_t from, uint64_t to, uint64_t *bad_seq)
+static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, uint64_t *bad_seq)
 {
-	docket_buf payload = DOCKET_BUF_INIT;
-	MDB_cursor *cur = NULL;
-	uint8_t key[8], hash[LEDGER_HASH_LEN];
-	MDB_val k = { sizeof(key), key }, v;
-	int rc, error = 0;
+	uint8_t hash[LEDGER_HASH_LEN];
+	int error = 0;
 
 	*bad_seq = 0;
-	if (from > to)
-		return 0;
-	if ((rc = mdb_cursor_open(src_txn, src->dbi.events, &cur)) != 0)
-		return store_error(rc, "read events");
-	docket_be64_put(key, from);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	for (uint64_t expect = from; expect <= to; expect++) {
+	memcpy(hash, state_head_hash(st), LEDGER_HASH_LEN);
+	for (uint64_t seq = from; seq <= to; seq++) {
 		docket_event *ev = NULL;
-		frame_header hdr;
-		uint64_t seq, out_seq;
+		const uint8_t *p;
+		uint64_t out_seq;
+		size_t len;
 		int dup;
 
-		if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size != 8 || docket_be64_get(k.mv_data) != expect))) {
-			*bad_seq = expect;
-			error = docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log",
-						 (unsigned long long)expect);
-			break;
-		}
-		if (rc != 0) {
-			error = store_error(rc, "read events");
-			break;
-		}
-		seq = expect;
-		error = frame_decode(&payload, &hdr, src, src_txn, v.mv_data, v.mv_size);
+		error = reader_check(r, seq, hash, &p, &len);
 		if (error == 0)
-			error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)payload.ptr, payload.len);
-		if (error == 0 && memcmp(hash, hdr.hash, LEDGER_HASH_LEN) != 0)
-			error = docket_error_set(DOCKET_ECORRUPT, "chain hash does not match the event");
-		if (error == 0)
-			error = event_unpack(&ev, (const uint8_t *)payload.ptr, payload.len);
+			error = event_unpack(&ev, p, len);
 		if (error == 0)
 			error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL);
 		if (error == 0 && dup)
@@ -104,11 +81,8 @@ static int rebuild_range(state_txn *st, docket_ledger *src, MDB_txn *src_txn,
 			break;
 		}
 		state_set_head(st, seq, hash);
-		state_count_bytes(st, payload.len, v.mv_size);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		state_count_bytes(st, len, seq == r->first ? r->stored : 0);
 	}
-	mdb_cursor_close(cur);
-	docket_buf_dispose(&payload);
 	return error;
 }
 
@@ -123,20 +97,17 @@ static int reindex_txn(docket_ledger *l)
 {
 	MDB_txn *txn = NULL;
 	state_txn *st = NULL;
+	ledger_reader r;
 	uint64_t head, bad;
-	MDB_stat ms;
-	int rc, error;
+	int error;
 
 	if ((error = store_txn_begin(&txn, l, 0)) < 0)
 		return error;
-	if ((rc = mdb_stat(txn, l->dbi.events, &ms)) != 0) {
-		error = store_error(rc, "stat events");
-		goto cleanup;
-	}
-	head = ms.ms_entries;
-	if ((error = state_clear_projections(l, txn)) < 0 ||
+	reader_init(&r, l, txn);
+	if ((error = reader_last_seq(&r, &head)) < 0 ||
+	    (error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
-	    (error = rebuild_range(st, l, txn, 1, head, &bad)) < 0 ||
+	    (error = rebuild_range(st, &r, 1, head, &bad)) < 0 ||
 	    (error = state_txn_finish(st)) < 0 ||
 	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
@@ -146,6 +117,7 @@ static int reindex_txn(docket_ledger *l)
 		l->projection_version = DOCKET_PROJECTION_VERSION;
 cleanup:
 	state_txn_free(st);
+	reader_dispose(&r);
 	if (txn)
 		store_txn_abort(l, txn);
 	return error;
@@ -173,7 +145,8 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 }
 
 /* Rebuild events (scratch head, to] of `l` into the scratch ledger. */
-static int verify_chunk(docket_ledger *scratch, docket_ledger *l, uint64_t to, docket_verify_report *rep)
+static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, uint64_t to,
+			docket_verify_report *rep)
 {
 	MDB_txn *src = NULL, *dst = NULL;
 	state_txn *st = NULL;
@@ -182,6 +155,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, uint64_t to, d
 
 	if ((error = store_txn_begin(&src, l, MDB_RDONLY)) < 0)
 		return error;
+	reader_set_txn(r, src);
 	if ((error = store_txn_begin(&dst, scratch, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, scratch, dst)) < 0)
@@ -189,7 +163,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, uint64_t to, d
 	uint64_t from = state_head_seq(st) + 1;
 	if (to - from + 1 > VERIFY_CHUNK)
 		to = from + VERIFY_CHUNK - 1;
-	if ((error = rebuild_range(st, l, src, from, to, &bad)) < 0) {
+	if ((error = rebuild_range(st, r, from, to, &bad)) < 0) {
 		if (bad && is_verdict(error)) {
 			rep->first_bad_seq = bad;
 			rep->events_checked = bad - 1;
@@ -324,23 +298,29 @@ static int scratch_error(const char *dir, int error)
 	return error;
 }
 
-static int verify_run(docket_ledger *scratch, docket_ledger *l, docket_verify_report *rep)
+static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, docket_verify_report *rep)
 {
 	for (;;) {
 		MDB_txn *src = NULL;
-		uint64_t head = 0;
-		MDB_stat ms;
+		uint64_t head = 0, last = 0;
 		int error;
 
 		/* The log decides what there is to verify, not the meta record. */
 		if ((error = store_txn_begin(&src, l, MDB_RDONLY)) < 0)
 			return error;
-		if ((error = read_head(l, src, &head)) < 0) {
+		reader_set_txn(r, src);
+		if ((error = read_head(l, src, &head)) < 0 || (error = reader_last_seq(r, &last)) < 0) {
 			store_txn_abort(l, src);
+			if (error == DOCKET_ECORRUPT) {
+				memcpy(rep->problem, docket_error_last()->message, sizeof(rep->problem));
+				rep->problem[sizeof(rep->problem) - 1] = '\0';
+				rep->first_bad_seq = rep->events_checked + 1;
+				return 1;
+			}
 			return error;
 		}
-		if (mdb_stat(src, l->dbi.events, &ms) == 0 && ms.ms_entries > head)
-			head = ms.ms_entries;
+		if (last > head)
+			head = last;
 		if (rep->events_checked >= head) {
 			error = verify_compare(scratch, l, src, rep);
 			store_txn_abort(l, src);
@@ -348,7 +328,7 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, docket_verify_re
 		}
 		store_txn_abort(l, src);
 		while (rep->events_checked < head) {
-			error = verify_chunk(scratch, l, head, rep);
+			error = verify_chunk(scratch, l, r, head, rep);
 			/* the scratch map is full: grow it and redo the chunk */
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
@@ -364,6 +344,7 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 {
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *scratch = NULL;
+	ledger_reader r;
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
 	int error;
@@ -377,8 +358,12 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	opts.map_size_max = ledger_verify_scratch_max;
 	if ((error = docket_ledger_open(&scratch, dir, &opts)) < 0)
 		scratch_error(dir, error);
-	else
-		error = verify_run(scratch, l, rep);
+	else {
+		reader_init(&r, l, NULL);
+		r.scan = 1;
+		error = verify_run(scratch, l, &r, rep);
+		reader_dispose(&r);
+	}
 	docket_ledger_free(scratch);
 	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	if (error < 0)

@@ -283,7 +283,7 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
-		error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq, &r->scratch);
+		error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq);
 	if (error < 0 || !intent)
 		return error;
 	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)

@@ -24,13 +24,13 @@ typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event
 /*
  * Every event of `session` (NULL: all) in seq order whose body is one of the
  * kinds replay needs (session opened/closed, policy revised, tool intent,
- * approval settled); other frames are decompressed but not unpacked. Read
+ * approval settled); the others are skipped by their segment's index. Read
  * transactions are reopened every SCAN_CHUNK events.
  */
 int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
 
 /* The event at `seq`, inside `txn` (free with docket_event_free). */
-int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq, docket_buf *scratch);
+int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq);
 
 /* The invocation record of (session, invocation), inside `txn`. */
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan.c: replay's reader. Events come back as protobuf messages, not JSON,
- * and only the kinds replay needs are unpacked: a cheap look at the payload's
- * wire format finds the body's field number first. Read transactions are
+ * and only the kinds replay needs are unpacked: the segment's index gives
+ * each event's kind, and a segment with none of them is not decompressed. Read transactions are
  * short (SCAN_CHUNK events each), as in ledger/read.c.
  */
 #include <string.h>
@@ -21,63 +21,6 @@ enum {
 	BODY_SESSION_CLOSED = 24
 };
 
-static int varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/*
- * The field number of the event's body (the first field >= 16), or 0 when
- * the payload does not parse that far (then it is unpacked and the unpacker
- * reports what is wrong).
- */
-static unsigned body_field(const uint8_t *p, size_t len)
-{
-	const uint8_t *end = p + len;
-	uint64_t tag, n;
-
-	while (p < end) {
-		if (varint(&p, end, &tag) < 0)
-			return 0;
-		if ((tag >> 3) >= 16)
-			return (unsigned)(tag >> 3);
-		switch (tag & 7) {
-		case 0:
-			if (varint(&p, end, &n) < 0)
-				return 0;
-			break;
-		case 1:
-			n = 8;
-			goto skip;
-		case 5:
-			n = 4;
-			goto skip;
-		case 2:
-			if (varint(&p, end, &n) < 0)
-				return 0;
-skip:
-			if (n > (uint64_t)(end - p))
-				return 0;
-			p += n;
-			break;
-		default:
-			return 0;
-		}
-	}
-	return 0;
-}
-
 static int wanted(unsigned field)
 {
 	switch (field) {
@@ -93,31 +36,36 @@ static int wanted(unsigned field)
 	}
 }
 
-/* Decode a frame; *out NULL when its kind is not wanted. */
-static int decode(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq,
-		  const MDB_val *frame, docket_buf *payload, int all)
+/* Unpack stored event `seq`; *out NULL when its kind is not wanted (then
+ * nothing is decompressed). */
+static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all)
 {
-	frame_header hdr;
+	const uint8_t *p;
+	unsigned kind;
+	size_t len;
 	int error;
 
 	*out = NULL;
-	if ((error = frame_decode(payload, &hdr, l, txn, frame->mv_data, frame->mv_size)) == 0 &&
-	    (all || wanted(body_field((const uint8_t *)payload->ptr, payload->len))))
-		error = event_unpack(out, (const uint8_t *)payload->ptr, payload->len);
+	if ((error = reader_kind(r, seq, &kind)) == 0 && (all || wanted(kind)) &&
+	    (error = reader_payload(r, seq, &p, &len)) == 0)
+		error = event_unpack(out, p, len);
+	if (error == DOCKET_ENOTFOUND)
+		error = docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing",
+					 (unsigned long long)seq);
 	if (error < 0)
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 	return error;
 }
 
-int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq, docket_buf *scratch)
+int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq)
 {
-	MDB_val frame;
+	ledger_reader r;
 	int error;
 
-	*out = NULL;
-	if ((error = ledger_frame_get(txn, l, seq, &frame)) < 0)
-		return error;
-	return decode(out, l, txn, seq, &frame, scratch, 1);
+	reader_init(&r, l, txn);
+	error = decode(out, &r, seq, 1);
+	reader_dispose(&r);
+	return error;
 }
 
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
@@ -146,38 +94,47 @@ typedef struct scan_state {
 	const char *session;
 	uint64_t next;
 	int done;
-	docket_buf payload;
+	ledger_reader r;
 	scan_cb cb;
 	void *ctx;
 } scan_state;
 
-static int cursor_first(scan_state *s, MDB_cursor *cur, MDB_val *k, MDB_val *v, uint8_t key[8])
+/* The next seq to scan (from the session's index when there is one); 0 at
+ * the end. */
+static int next_seq(scan_state *s, MDB_cursor *cur, int first, uint64_t *seq)
 {
-	docket_be64_put(key, s->next);
-	if (s->session) {
-		k->mv_data = (void *)s->session;
-		k->mv_size = strlen(s->session);
-		v->mv_data = key;
-		v->mv_size = 8;
-		return mdb_cursor_get(cur, k, v, MDB_GET_BOTH_RANGE);
+	uint8_t key[8];
+	MDB_val k, v = { sizeof(key), key };
+	int rc, error;
+
+	*seq = 0;
+	if (!s->session) {
+		if ((error = reader_seek(&s->r, s->next)) == DOCKET_ENOTFOUND)
+			return 0;
+		*seq = s->next;
+		return error;
 	}
-	k->mv_data = key;
-	k->mv_size = 8;
-	return mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+	docket_be64_put(key, s->next);
+	k.mv_data = (void *)s->session;
+	k.mv_size = strlen(s->session);
+	rc = mdb_cursor_get(cur, &k, &v, first ? MDB_GET_BOTH_RANGE : MDB_NEXT_DUP);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if (v.mv_size != 8)
+		return docket_error_set(DOCKET_ECORRUPT, "bad session index entry");
+	*seq = docket_be64_get(v.mv_data);
+	return 0;
 }
 
-/* One event under the cursor: its frame, decoded, handed to the callback. */
-static int scan_one(scan_state *s, MDB_txn *txn, const MDB_val *k, const MDB_val *v)
+/* One event: decoded when replay wants its kind, handed to the callback. */
+static int scan_one(scan_state *s, MDB_txn *txn, uint64_t seq)
 {
 	docket_event *ev = NULL;
-	MDB_val frame = *v;
-	uint64_t seq;
 	int error;
 
-	seq = docket_be64_get(s->session ? v->mv_data : k->mv_data);
-	if (s->session && (error = ledger_frame_get(txn, s->l, seq, &frame)) < 0)
-		return error;
-	if ((error = decode(&ev, s->l, txn, seq, &frame, &s->payload, 0)) < 0)
+	if ((error = decode(&ev, &s->r, seq, 0)) < 0)
 		return error;
 	s->next = seq + 1;
 	if (!ev)
@@ -191,24 +148,26 @@ static int scan_chunk(scan_state *s)
 {
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
-	uint8_t key[8];
-	MDB_val k, v;
-	int rc, error = 0, n = 0;
+	uint64_t seq = 0;
+	int rc, error = 0;
 
 	if ((error = store_txn_begin(&txn, s->l, MDB_RDONLY)) < 0)
 		return error;
-	rc = mdb_cursor_open(txn, s->session ? s->l->dbi.session_events : s->l->dbi.events, &cur);
-	if (rc == 0)
-		rc = cursor_first(s, cur, &k, &v, key);
-	while (rc == 0 && n++ < SCAN_CHUNK) {
-		if ((error = scan_one(s, txn, &k, &v)) != 0)
-			goto cleanup;
-		rc = mdb_cursor_get(cur, &k, &v, s->session ? MDB_NEXT_DUP : MDB_NEXT);
-	}
-	if (rc == MDB_NOTFOUND)
-		s->done = 1;
-	else if (rc != 0)
+	reader_set_txn(&s->r, txn);
+	if (s->session && (rc = mdb_cursor_open(txn, s->l->dbi.session_events, &cur)) != 0) {
 		error = store_error(rc, "read events");
+		goto cleanup;
+	}
+	for (int n = 0; n < SCAN_CHUNK; n++) {
+		if ((error = next_seq(s, cur, n == 0, &seq)) < 0)
+			goto cleanup;
+		if (!seq) {
+			s->done = 1;
+			break;
+		}
+		if ((error = scan_one(s, txn, seq)) != 0)
+			goto cleanup;
+	}
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
@@ -218,11 +177,19 @@ cleanup:
 
 int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx)
 {
-	scan_state s = { l, session, 1, 0, DOCKET_BUF_INIT, cb, ctx };
+	scan_state s;
 	int error = 0;
 
+	memset(&s, 0, sizeof(s));
+	s.l = l;
+	s.session = session;
+	s.next = 1;
+	s.cb = cb;
+	s.ctx = ctx;
+	reader_init(&s.r, l, NULL);
+	s.r.scan = 1;
 	while (!s.done && error == 0)
 		error = scan_chunk(&s);
-	docket_buf_dispose(&s.payload);
+	reader_dispose(&s.r);
 	return error > 0 ? 0 : error;
 }

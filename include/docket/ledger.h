@@ -19,7 +19,7 @@
 
 typedef struct docket_ledger docket_ledger;
 
-#define DOCKET_FORMAT_VERSION 1u
+#define DOCKET_FORMAT_VERSION 2u
 
 enum {
 	DOCKET_OPEN_CREATE = 1u << 0,   /* create the ledger if it does not exist */
@@ -168,5 +168,36 @@ DOCKET_EXTERN int docket_ledger_verify(docket_ledger *ledger, docket_verify_repo
 
 /* Rebuild every projection from the events. */
 DOCKET_EXTERN int docket_ledger_reindex(docket_ledger *ledger) DOCKET_MUST_USE;
+
+/* What docket_ledger_migrate / docket_ledger_compact did. */
+typedef struct docket_rewrite_report {
+	unsigned from_format;     /* the format the ledger was in */
+	unsigned to_format;       /* DOCKET_FORMAT_VERSION */
+	int rewritten;            /* 0: nothing to do (migrate of a format-2 ledger) */
+	uint64_t events;          /* events copied (every one, same seq, time and hash) */
+	uint64_t segments;        /* segments written */
+	uint64_t bytes_before;    /* data.mdb before */
+	uint64_t bytes_after;     /* data.mdb after */
+	uint8_t head[32];         /* the chain head, the same before and after */
+} docket_rewrite_report;
+
+/*
+ * Rewrite the ledger in directory `path` into a new copy (same parent
+ * directory), checking every event on the way (chain, stored hashes, every
+ * invariant), then swap the copy in atomically (renameat2 RENAME_EXCHANGE)
+ * and remove the old files. Every seq, time, hash, checkpoint, import record,
+ * dictionary and the ledger id are kept. Writers must be stopped first: one
+ * of this docket that still has the old files open is refused its next
+ * append ("open it again"). A crash leaves either the old ledger or the new
+ * one at `path` (and at worst a PATH.rewrite-* directory to delete).
+ *
+ * migrate: a format-1 ledger to this format (a format-2 one: nothing to do).
+ * compact: a format-2 ledger into full segments, with no free pages.
+ * `map_size_max`: the copy's growth cap (0: the default).
+ */
+DOCKET_EXTERN int docket_ledger_migrate(const char *path, size_t map_size_max,
+					docket_rewrite_report *report) DOCKET_MUST_USE;
+DOCKET_EXTERN int docket_ledger_compact(const char *path, size_t map_size_max,
+					docket_rewrite_report *report) DOCKET_MUST_USE;
 
 #endif

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rewrite.c: `docket migrate` (format 1 -> 2) and `docket compact` (format
+ * 2 into full segments), one pipeline:
+ *
+ *   1. open the ledger and begin a write transaction on it, held to the end:
+ *      no other writer can append while it is copied;
+ *   2. create PATH.rewrite-XXXXXX next to it (mkdtemp: 0700) and a new
+ *      ledger in it; copy the dictionaries, then every event in seq order,
+ *      each checked on the way exactly as verify does (the chain from h[0],
+ *      the stored hashes, every invariant of the state machine, which also
+ *      rebuilds the indexes); then the checkpoints, import records and the
+ *      meta records that are primary data (ledger id, redaction rules,
+ *      dictionary state, clock);
+ *   3. refuse unless the copy ends at the head the original records;
+ *   4. swap the two directories (renameat2 RENAME_EXCHANGE: atomic), sync
+ *      the parent, mark the old files "moved" (a writer of this docket that
+ *      still has them open is refused its next append) and remove them.
+ *
+ * The chain is the same in both formats, so every hash `log --json` prints,
+ * every checkpoint signed before and every exported copy stays valid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define COPY_CHUNK 65536    /* events per write transaction of the copy */
+
+typedef struct rewrite {
+	docket_ledger *src, *dst;
+	MDB_txn *stxn;           /* on src, held: the writer lock */
+	ledger_reader r;         /* format-2 source */
+	docket_buf payload;      /* format-1 source: the decoded frame */
+	uint8_t hash[LEDGER_HASH_LEN]; /* the chain so far */
+	uint64_t head;           /* what src's meta records as its head */
+	uint8_t head_hash[LEDGER_HASH_LEN];
+	docket_rewrite_report *rep;
+} rewrite;
+
+/* ---- reading the source ---- */
+
+/* A format-1 frame: the payload, its stored hash checked against the chain. */
+static int v1_payload(rewrite *rw, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key }, v;
+	frame_header hdr;
+	int rc, error;
+
+	docket_be64_put(key, seq);
+	if ((rc = mdb_get(rw->stxn, rw->src->dbi.events, &k, &v)) == MDB_NOTFOUND)
+		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log", (unsigned long long)seq);
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if ((error = frame_decode(&rw->payload, &hdr, rw->src, rw->stxn, v.mv_data, v.mv_size)) < 0 ||
+	    (error = chain_next(rw->hash, rw->hash, seq, (const uint8_t *)rw->payload.ptr, rw->payload.len)) < 0)
+		return error;
+	if (memcmp(rw->hash, hdr.hash, LEDGER_HASH_LEN) != 0)
+		return docket_error_set(DOCKET_ECORRUPT, "chain hash does not match the event");
+	*p = (const uint8_t *)rw->payload.ptr;
+	*len = rw->payload.len;
+	return 0;
+}
+
+static int source_payload(rewrite *rw, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	if (rw->src->format == 1)
+		return v1_payload(rw, seq, p, len);
+	return reader_check(&rw->r, seq, rw->hash, p, len);
+}
+
+/* ---- writing the copy ---- */
+
+/* Copy events [from, to] into dst in one transaction. */
+static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
+{
+	docket_ledger *dst = rw->dst;
+	MDB_txn *txn = NULL;
+	state_txn *st = NULL;
+	seg_writer w;
+	int error;
+
+	seg_writer_init(&w, dst);
+	if ((error = store_txn_begin(&txn, dst, 0)) < 0)
+		goto cleanup;
+	if ((error = state_txn_begin(&st, dst, txn)) < 0)
+		goto cleanup;
+	for (uint64_t seq = from; seq <= to; seq++) {
+		docket_event *ev = NULL;
+		const uint8_t *p;
+		uint64_t out_seq;
+		size_t len;
+		int dup;
+
+		error = source_payload(rw, seq, &p, &len);
+		if (error == 0)
+			error = event_unpack(&ev, p, len);
+		if (error == 0)
+			error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL);
+		if (error == 0 && dup)
+			error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
+		if (error == 0)
+			error = seg_add(&w, seq, (unsigned)ev->body_case, p, len, rw->hash);
+		docket_event_free(ev);
+		if (error == 0 && seg_full(&w)) {
+			rw->rep->segments++;
+			error = seg_flush(&w, txn);
+		}
+		if (error < 0) {
+			docket_error_prefix("seq %llu: ", (unsigned long long)seq);
+			goto cleanup;
+		}
+		state_set_head(st, seq, rw->hash);
+		state_count_bytes(st, len, 0);
+	}
+	if (w.count)
+		rw->rep->segments++;
+	if ((error = seg_flush(&w, txn)) < 0 || (error = state_txn_finish(st)) < 0)
+		goto cleanup;
+	error = store_txn_commit(dst, txn);
+	txn = NULL;
+cleanup:
+	state_txn_free(st);
+	if (txn)
+		store_txn_abort(dst, txn);
+	seg_writer_dispose(&w);
+	return error;
+}
+
+/* Every record of a primary table, verbatim. */
+static int copy_table(rewrite *rw, MDB_txn *dtxn, MDB_dbi from, MDB_dbi to)
+{
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	int rc;
+
+	if ((rc = mdb_cursor_open(rw->stxn, from, &cur)) != 0)
+		return store_error(rc, "read table");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(dtxn, to, &k, &v, 0)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : store_error(rc, "copy table");
+}
+
+/* The meta records that are primary data (the rest is rebuilt). */
+static int copy_meta(rewrite *rw, MDB_txn *dtxn)
+{
+	static const char *const names[] = { "ledger_id", "redaction_rules", "dict_active", "dict_next_try",
+					     "clock_us" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		MDB_val v;
+		int error = store_meta_get(rw->stxn, rw->src, names[i], &v);
+
+		if (error == DOCKET_ENOTFOUND)
+			continue;
+		if (error < 0 || (error = store_meta_put(dtxn, rw->dst, names[i], v.mv_data, v.mv_size)) < 0)
+			return error;
+	}
+	memcpy(rw->dst->ledger_id, rw->src->ledger_id, sizeof(rw->dst->ledger_id));
+	return 0;
+}
+
+/* Dictionaries first (segments may use them), or everything else last. */
+static int copy_primary(rewrite *rw, int dicts)
+{
+	MDB_txn *dtxn = NULL;
+	int error;
+
+	if ((error = store_txn_begin(&dtxn, rw->dst, 0)) < 0)
+		return error;
+	if (dicts)
+		error = copy_table(rw, dtxn, rw->src->dbi.dicts, rw->dst->dbi.dicts);
+	else if ((error = copy_table(rw, dtxn, rw->src->dbi.checkpoints, rw->dst->dbi.checkpoints)) == 0 &&
+		 (error = copy_table(rw, dtxn, rw->src->dbi.imports, rw->dst->dbi.imports)) == 0)
+		error = copy_meta(rw, dtxn);
+	if (error < 0) {
+		store_txn_abort(rw->dst, dtxn);
+		return error;
+	}
+	return store_txn_commit(rw->dst, dtxn);
+}
+
+/* Every event, in chunks; a full map grows and redoes the chunk. */
+static int copy_log(rewrite *rw)
+{
+	uint64_t last = rw->head;
+	int error;
+
+	if (rw->src->format == 2 && (error = reader_last_seq(&rw->r, &last)) < 0)
+		return error;
+	if (last != rw->head)
+		return docket_error_set(DOCKET_ECORRUPT, "the log ends at seq %llu, the ledger records seq %llu",
+					(unsigned long long)last, (unsigned long long)rw->head);
+	for (uint64_t from = 1; from <= last;) {
+		uint64_t to = last - from + 1 > COPY_CHUNK ? from + COPY_CHUNK - 1 : last;
+		uint8_t saved[LEDGER_HASH_LEN];
+		uint64_t segments = rw->rep->segments;
+
+		memcpy(saved, rw->hash, sizeof(saved));
+		error = copy_events(rw, from, to);
+		if (error == DOCKET_EMAPFULL) {
+			memcpy(rw->hash, saved, sizeof(saved));
+			rw->rep->segments = segments;
+			if ((error = store_grow(rw->dst)) < 0)
+				return error;
+			continue;
+		}
+		if (error < 0)
+			return error;
+		from = to + 1;
+	}
+	if (memcmp(rw->hash, rw->head_hash, LEDGER_HASH_LEN) != 0)
+		return docket_error_set(DOCKET_ECORRUPT, "the chain does not end at the head the ledger records");
+	rw->rep->events = last;
+	memcpy(rw->rep->head, rw->hash, LEDGER_HASH_LEN);
+	return 0;
+}
+
+/* ---- swapping the files ---- */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static uint64_t data_size(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static int sync_parent(const char *path)
+{
+	char parent[4096];
+	char *slash;
+	int fd;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if ((fd = open(parent, O_RDONLY | O_DIRECTORY)) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot open %s: %s", parent, strerror(errno));
+	if (fsync(fd) < 0) {
+		close(fd);
+		return docket_error_set(DOCKET_ESTORAGE, "cannot sync %s: %s", parent, strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
+/* Put the copy at `path` and the old files at `tmp`, atomically. */
+static int swap_dirs(const char *path, const char *tmp)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot swap %s and %s: %s (nothing was changed; "
+					"remove %s)", tmp, path, strerror(errno), tmp);
+	return sync_parent(path);
+}
+
+/*
+ * Anything else the user kept in the ledger directory follows it: after the
+ * swap it is in `from` (the old directory) and moves to `to`. 1 when some
+ * entry could not be moved (then `from` is kept and named).
+ */
+static int carry_files(const char *from, const char *to)
+{
+	DIR *d = opendir(from);
+	struct dirent *e;
+	char a[4096], b[4096];
+	int stuck = 0;
+
+	if (!d)
+		return 1;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "data.mdb") ||
+		    !strcmp(e->d_name, "lock.mdb"))
+			continue;
+		snprintf(a, sizeof(a), "%s/%s", from, e->d_name);
+		snprintf(b, sizeof(b), "%s/%s", to, e->d_name);
+		if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_NOREPLACE) < 0)
+			stuck = 1;
+	}
+	closedir(d);
+	return stuck;
+}
+
+/* Mark the old files (now at the temporary path) moved, and let go of them. */
+static int retire_source(rewrite *rw)
+{
+	static const char note[] = "rewritten";
+	int error = store_meta_put(rw->stxn, rw->src, "moved", note, sizeof(note) - 1);
+
+	if (error == 0)
+		error = store_txn_commit(rw->src, rw->stxn);
+	else
+		store_txn_abort(rw->src, rw->stxn);
+	rw->stxn = NULL;
+	return error;
+}
+
+/* ---- the pipeline ---- */
+
+static int open_source(rewrite *rw, const char *path, size_t map_max)
+{
+	docket_open_options o = DOCKET_OPEN_OPTIONS_INIT;
+	MDB_val head;
+	int error;
+
+	o.map_size_max = map_max;
+	if ((error = ledger_open_ex(&rw->src, path, &o, 1)) < 0 ||
+	    (error = store_txn_begin(&rw->stxn, rw->src, 0)) < 0 ||
+	    (error = store_meta_get_u64(rw->stxn, rw->src, "head_seq", &rw->head)) < 0)
+		return error;
+	memset(rw->head_hash, 0, LEDGER_HASH_LEN);
+	if ((error = store_meta_get(rw->stxn, rw->src, "head_hash", &head)) == 0 && head.mv_size == LEDGER_HASH_LEN)
+		memcpy(rw->head_hash, head.mv_data, LEDGER_HASH_LEN);
+	else if (error != DOCKET_ENOTFOUND)
+		return error < 0 ? error : docket_error_set(DOCKET_ECORRUPT, "bad chain head in meta");
+	reader_init(&rw->r, rw->src, rw->stxn);
+	rw->rep->from_format = rw->src->format;
+	return 0;
+}
+
+/* Steps 2-4 into `tmp` (created), for an open source. */
+static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max)
+{
+	docket_open_options o = DOCKET_OPEN_OPTIONS_INIT;
+	int error;
+
+	o.flags = DOCKET_OPEN_CREATE;
+	o.map_size_max = map_max;
+	if ((error = docket_ledger_open(&rw->dst, tmp, &o)) < 0 ||
+	    (error = store_reserve(rw->dst, (size_t)(data_size(path) / 2))) < 0 ||
+	    (error = copy_primary(rw, 1)) < 0 || (error = copy_log(rw)) < 0 ||
+	    (error = copy_primary(rw, 0)) < 0)
+		return error;
+	docket_ledger_free(rw->dst);
+	rw->dst = NULL;
+	rw->rep->bytes_after = data_size(tmp);
+	if ((error = swap_dirs(path, tmp)) < 0)
+		return error;
+	rw->rep->rewritten = 1;
+	if ((error = retire_source(rw)) < 0)
+		return error;
+	if (carry_files(tmp, path))
+		return docket_error_set(DOCKET_ESTORAGE, "the ledger was rewritten, but some files of its "
+					"directory could not be moved along: they are in %s", tmp);
+	return 0;
+}
+
+static int rewrite_ledger(const char *path, size_t map_max, int migrate, docket_rewrite_report *rep)
+{
+	rewrite rw;
+	char *tmp = NULL;
+	size_t n;
+	int error, made = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&rw, 0, sizeof(rw));
+	rw.rep = rep;
+	rep->to_format = DOCKET_FORMAT_VERSION;
+	if ((error = open_source(&rw, path, map_max)) < 0)
+		goto cleanup;
+	rep->bytes_before = rep->bytes_after = data_size(path);
+	if (migrate && rw.src->format == DOCKET_FORMAT_VERSION) {
+		rep->events = rw.head;
+		memcpy(rep->head, rw.head_hash, LEDGER_HASH_LEN);
+		goto cleanup; /* nothing to do */
+	}
+	if (!migrate && rw.src->format != DOCKET_FORMAT_VERSION) {
+		error = docket_error_set(DOCKET_EVERSION, "ledger %s is in format %u: run `docket -L %s migrate` "
+					 "first", path, rw.src->format, path);
+		goto cleanup;
+	}
+	if (!(tmp = docket_malloc(strlen(path) + sizeof(".rewrite-XXXXXX")))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".rewrite-XXXXXX", sizeof(".rewrite-XXXXXX"));
+	if (!mkdtemp(tmp)) {
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", tmp, strerror(errno));
+		goto cleanup;
+	}
+	made = 1;
+	error = rewrite_into(&rw, path, tmp, map_max);
+cleanup:
+	docket_ledger_free(rw.dst);
+	reader_dispose(&rw.r);
+	docket_buf_dispose(&rw.payload);
+	if (rw.stxn)
+		store_txn_abort(rw.src, rw.stxn);
+	docket_ledger_free(rw.src);
+	/* the old files after a swap, or the unfinished copy (kept when
+	 * carry_files could not empty it) */
+	if (made && !(rep->rewritten && error < 0))
+		nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	docket_free(tmp);
+	return error;
+}
+
+int docket_ledger_migrate(const char *path, size_t map_size_max, docket_rewrite_report *report)
+{
+	return rewrite_ledger(path, map_size_max, 1, report);
+}
+
+int docket_ledger_compact(const char *path, size_t map_size_max, docket_rewrite_report *report)
+{
+	return rewrite_ledger(path, map_size_max, 0, report);
+}

@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * segment.c: format 2's event log. `events` holds one value per segment,
+ * keyed by the seq of its first event (8 bytes big-endian, written with
+ * MDB_APPEND); a segment holds the events of one commit (up to
+ * SEG_TARGET_EVENTS; a bulk append writes several):
+ *
+ *   size   field
+ *   1      segment version (2)
+ *   1      codec: 0 raw, 1 zstd, 2 zstd with dictionary
+ *   1      dictionary id (0 unless codec 2)
+ *   1      flags (bit 0 reserved for a 32-byte Merkle root after the hash)
+ *   2      event count n, big-endian (1 .. 65535)
+ *   32     chain hash h[first + n - 1] of its last event
+ *   n x    per event: body case (1 byte: the Event's body field number)
+ *          and payload length (unsigned LEB128)
+ *   rest   the n payloads concatenated, compressed by the codec as ONE zstd
+ *          frame (no content size, dictionary id or checksum fields)
+ *
+ * The index is uncompressed so a reader can skip kinds it does not want
+ * without decompressing, and the chain is the same as format 1's
+ * (h[n] = SHA-256(h[n-1] || be64(n) || payload[n])): only its last value is
+ * stored, the others are recomputed from the previous segment's. A bulk
+ * segment (SEG_SMALL payload bytes or more) is compressed at level 1, a
+ * small one (a serve commit) with the ledger's dictionary when it has one.
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+#define SEG_FIXED 38                /* bytes before the index */
+#define SEG_MAX_RAW (512u << 20)    /* payload bytes a reader accepts in one segment */
+#define SEG_SMALL 4096              /* below this many payload bytes: use the dictionary */
+#define SEG_LEVEL_BULK 1
+#define SEG_LEVEL_SMALL 3
+
+/* ---- writer ---- */
+
+void seg_writer_init(seg_writer *w, docket_ledger *l)
+{
+	memset(w, 0, sizeof(*w));
+	w->l = l;
+}
+
+void seg_writer_dispose(seg_writer *w)
+{
+	docket_buf_dispose(&w->index);
+	docket_buf_dispose(&w->body);
+	docket_buf_dispose(&w->out);
+}
+
+static int leb_put(docket_buf *b, uint32_t v)
+{
+	uint8_t tmp[5];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return docket_buf_put(b, tmp, n);
+}
+
+int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
+	    const uint8_t hash[LEDGER_HASH_LEN])
+{
+	int error;
+
+	if (w->count && seq != w->first + w->count)
+		return docket_error_set(DOCKET_ERROR, "segment writer: seq %llu after %llu",
+					(unsigned long long)seq, (unsigned long long)(w->first + w->count - 1));
+	if (w->count >= SEG_MAX_EVENTS || len > UINT32_MAX || kind > 255)
+		return docket_error_set(DOCKET_ERROR, "segment writer: event does not fit");
+	if ((error = docket_buf_putc(&w->index, (char)kind)) < 0 ||
+	    (error = leb_put(&w->index, (uint32_t)len)) < 0 ||
+	    (error = docket_buf_put(&w->body, payload, len)) < 0)
+		return error;
+	if (!w->count)
+		w->first = seq;
+	w->count++;
+	memcpy(w->last, hash, LEDGER_HASH_LEN);
+	return 0;
+}
+
+int seg_full(const seg_writer *w)
+{
+	return w->count >= SEG_TARGET_EVENTS || w->body.len >= SEG_TARGET_BYTES;
+}
+
+void seg_mark_get(const seg_writer *w, seg_mark *m)
+{
+	m->first = w->first;
+	m->count = w->count;
+	m->index_len = w->index.len;
+	m->body_len = w->body.len;
+	memcpy(m->last, w->last, LEDGER_HASH_LEN);
+}
+
+void seg_rollback(seg_writer *w, const seg_mark *m)
+{
+	w->first = m->first;
+	w->count = m->count;
+	w->index.len = m->index_len;
+	w->body.len = m->body_len;
+	memcpy(w->last, m->last, LEDGER_HASH_LEN);
+}
+
+static int add_stored(docket_ledger *l, MDB_txn *txn, uint64_t n)
+{
+	uint64_t total;
+	int error;
+
+	if ((error = store_meta_get_u64(txn, l, "frame_bytes", &total)) < 0)
+		return error;
+	return store_meta_put_u64(txn, l, "frame_bytes", total + n);
+}
+
+/* Encode the buffered events into w->out. */
+static int seg_encode(seg_writer *w, MDB_txn *txn)
+{
+	size_t head = SEG_FIXED + w->index.len, bound = ZSTD_compressBound(w->body.len);
+	uint32_t dict_id = 0;
+	uint8_t *p;
+	int n, bulk, error;
+
+	docket_buf_clear(&w->out);
+	if ((error = docket_buf_reserve(&w->out, head + (bound > w->body.len ? bound : w->body.len))) < 0)
+		return error;
+	p = (uint8_t *)w->out.ptr;
+	bulk = w->body.len >= SEG_SMALL;
+	n = codec_compress(w->l, txn, p + head, bound, (const uint8_t *)w->body.ptr, w->body.len,
+			   !bulk, bulk ? SEG_LEVEL_BULK : SEG_LEVEL_SMALL, &dict_id);
+	if (n < 0)
+		return n;
+	p[0] = SEG_VERSION;
+	p[1] = n == 0 ? 0 : dict_id ? 2 : 1;
+	p[2] = (uint8_t)dict_id;
+	p[3] = 0;
+	p[4] = (uint8_t)(w->count >> 8);
+	p[5] = (uint8_t)w->count;
+	memcpy(p + 6, w->last, LEDGER_HASH_LEN);
+	memcpy(p + SEG_FIXED, w->index.ptr, w->index.len);
+	if (n == 0)
+		memcpy(p + head, w->body.ptr, w->body.len);
+	w->out.len = head + (n ? (size_t)n : w->body.len);
+	return 0;
+}
+
+int seg_flush(seg_writer *w, MDB_txn *txn)
+{
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key }, v;
+	int rc, error;
+
+	if (!w->count)
+		return 0;
+	if ((error = seg_encode(w, txn)) < 0)
+		return error;
+	docket_be64_put(key, w->first);
+	v.mv_size = w->out.len;
+	v.mv_data = w->out.ptr;
+	if ((rc = mdb_put(txn, w->l->dbi.events, &k, &v, MDB_APPEND)) != 0)
+		return store_error(rc, "write events");
+	if ((error = add_stored(w->l, txn, w->out.len)) < 0)
+		return error;
+	w->stored += w->out.len;
+	w->first += w->count;
+	w->count = 0;
+	docket_buf_clear(&w->index);
+	docket_buf_clear(&w->body);
+	return 0;
+}
+
+/* ---- reader ---- */
+
+void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn)
+{
+	memset(r, 0, sizeof(*r));
+	r->l = l;
+	r->txn = txn;
+}
+
+void reader_set_txn(ledger_reader *r, MDB_txn *txn)
+{
+	r->txn = txn;
+}
+
+void reader_dispose(ledger_reader *r)
+{
+	docket_free(r->kinds);
+	docket_free(r->lens);
+	docket_free(r->offs);
+	docket_free(r->hashes);
+	docket_buf_dispose(&r->seg);
+	docket_buf_dispose(&r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+static int reader_reserve(ledger_reader *r, uint32_t n)
+{
+	uint8_t *kinds;
+	uint32_t *lens;
+	size_t *offs;
+	uint8_t (*hashes)[LEDGER_HASH_LEN];
+
+	if (n <= r->cap)
+		return 0;
+	kinds = docket_realloc(r->kinds, n);
+	if (kinds)
+		r->kinds = kinds;
+	lens = docket_realloc(r->lens, (size_t)n * sizeof(*lens));
+	if (lens)
+		r->lens = lens;
+	offs = docket_realloc(r->offs, ((size_t)n + 1) * sizeof(*offs));
+	if (offs)
+		r->offs = offs;
+	hashes = docket_realloc(r->hashes, (size_t)n * sizeof(*hashes));
+	if (hashes)
+		r->hashes = hashes;
+	if (!kinds || !lens || !offs || !hashes)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory (segment)");
+	r->cap = n;
+	return 0;
+}
+
+int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len)
+{
+	size_t pos = SEG_FIXED, total = 0;
+	uint32_t n;
+	int error;
+
+	r->first = 0;
+	if (len < SEG_FIXED)
+		return docket_error_set(DOCKET_ECORRUPT, "segment too short (%zu bytes)", len);
+	if (seg[0] != SEG_VERSION)
+		return docket_error_set(DOCKET_ECORRUPT, "unknown segment version %u", seg[0]);
+	if (seg[1] > 2 || (seg[1] == 2) != (seg[2] != 0))
+		return docket_error_set(DOCKET_ECORRUPT, "bad segment codec %u (dictionary %u)", seg[1], seg[2]);
+	if (seg[3] & ~SEG_FLAG_MERKLE)
+		return docket_error_set(DOCKET_ECORRUPT, "unknown segment flags 0x%02x", seg[3]);
+	n = (uint32_t)seg[4] << 8 | seg[5];
+	if (n == 0)
+		return docket_error_set(DOCKET_ECORRUPT, "empty segment");
+	if (seg[3] & SEG_FLAG_MERKLE)
+		pos += LEDGER_HASH_LEN;
+	if ((error = reader_reserve(r, n)) < 0)
+		return error;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v = 0;
+		int shift = 0;
+
+		if (pos >= len)
+			return docket_error_set(DOCKET_ECORRUPT, "segment index cut short");
+		r->kinds[i] = seg[pos++];
+		for (;;) {
+			if (pos >= len || shift > 28)
+				return docket_error_set(DOCKET_ECORRUPT, "bad length in segment index");
+			v |= (uint64_t)(seg[pos] & 0x7f) << shift;
+			shift += 7;
+			if (!(seg[pos++] & 0x80))
+				break;
+		}
+		if (v > SEG_MAX_RAW || total + v > SEG_MAX_RAW)
+			return docket_error_set(DOCKET_ECORRUPT, "segment claims too many bytes");
+		r->lens[i] = (uint32_t)v;
+		r->offs[i] = total;
+		total += v;
+	}
+	r->offs[n] = total;
+	if (seg[1] == 0 && len - pos != total)
+		return docket_error_set(DOCKET_ECORRUPT, "raw segment holds %zu bytes, its index says %zu",
+					len - pos, total);
+	r->codec = seg[1];
+	r->dict_id = seg[2];
+	r->count = n;
+	r->body_off = pos;
+	memcpy(r->last, seg + 6, LEDGER_HASH_LEN);
+	return 0;
+}
+
+/* Release the mapped pages of a value a long scan has copied out. */
+static void drop_mapped(const MDB_val *v)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)v->mv_data, b = a + v->mv_size;
+
+	if (page <= 0)
+		return;
+	a = (a + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	b &= ~((uintptr_t)page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Position on the segment holding `seq`: 0 and its key and value. */
+static int locate(ledger_reader *r, uint64_t seq, uint64_t *first, MDB_val *v)
+{
+	MDB_cursor *cur = NULL;
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key };
+	int rc;
+
+	if ((rc = mdb_cursor_open(r->txn, r->l->dbi.events, &cur)) != 0)
+		return store_error(rc, "read events");
+	docket_be64_put(key, seq);
+	rc = mdb_cursor_get(cur, &k, v, MDB_SET_RANGE);
+	if (rc == 0 && (k.mv_size != 8 || docket_be64_get(k.mv_data) != seq))
+		rc = mdb_cursor_get(cur, &k, v, MDB_PREV);
+	else if (rc == MDB_NOTFOUND)
+		rc = mdb_cursor_get(cur, &k, v, MDB_LAST);
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		return DOCKET_ENOTFOUND;
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if (k.mv_size != 8)
+		return docket_error_set(DOCKET_ECORRUPT, "bad key in the events table");
+	*first = docket_be64_get(k.mv_data);
+	return *first <= seq ? 0 : DOCKET_ENOTFOUND;
+}
+
+/* Whether a later segment exists (then a seq before it is a gap). */
+static int gap_or_end(ledger_reader *r, uint64_t seq)
+{
+	uint64_t last;
+	int error;
+
+	if ((error = reader_last_seq(r, &last)) < 0)
+		return error;
+	if (seq > last)
+		return DOCKET_ENOTFOUND;
+	return docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log", (unsigned long long)seq);
+}
+
+int reader_seek(ledger_reader *r, uint64_t seq)
+{
+	uint64_t first = 0, prev_end = r->first ? r->first + r->count : 0;
+	MDB_val v;
+	int error;
+
+	if (r->first && seq >= r->first && seq - r->first < r->count)
+		return 0;
+	if (seq == 0)
+		return docket_error_set(DOCKET_EINVALID, "seq 0 does not exist");
+	if ((error = locate(r, seq, &first, &v)) == DOCKET_ENOTFOUND)
+		return gap_or_end(r, seq);
+	if (error < 0)
+		return error;
+	if (r->first && prev_end == first) {
+		memcpy(r->prev, r->last, LEDGER_HASH_LEN);
+		r->prev_ok = 1;
+	} else {
+		r->prev_ok = first == 1;
+		memset(r->prev, 0, LEDGER_HASH_LEN);
+	}
+	docket_buf_clear(&r->seg);
+	if ((error = docket_buf_put(&r->seg, v.mv_data, v.mv_size)) < 0)
+		return error;
+	if (r->scan)
+		drop_mapped(&v);
+	r->decoded = r->hashed = 0;
+	if ((error = seg_parse(r, (const uint8_t *)r->seg.ptr, r->seg.len)) < 0) {
+		docket_error_prefix("segment at seq %llu: ", (unsigned long long)first);
+		return error;
+	}
+	if (seq - first >= r->count) {
+		r->first = 0;
+		return gap_or_end(r, seq);
+	}
+	r->first = first;
+	r->stored = v.mv_size;
+	return 0;
+}
+
+int reader_kind(ledger_reader *r, uint64_t seq, unsigned *kind)
+{
+	int error;
+
+	if ((error = reader_seek(r, seq)) < 0)
+		return error;
+	*kind = r->kinds[seq - r->first];
+	return 0;
+}
+
+static int reader_decode(ledger_reader *r)
+{
+	const uint8_t *src = (const uint8_t *)r->seg.ptr + r->body_off;
+	size_t len = r->seg.len - r->body_off, raw = r->offs[r->count];
+	int error;
+
+	if (r->decoded)
+		return 0;
+	docket_buf_clear(&r->body);
+	if ((error = docket_buf_reserve(&r->body, raw + 1)) < 0)
+		return error;
+	if (r->codec == 0)
+		memcpy(r->body.ptr, src, raw);
+	else if ((error = codec_decompress(r->l, r->txn, r->codec == 2 ? r->dict_id : 0,
+					   (uint8_t *)r->body.ptr, raw, src, len)) < 0) {
+		docket_error_prefix("segment at seq %llu ", (unsigned long long)r->first);
+		return error;
+	}
+	r->body.len = raw;
+	r->body.ptr[raw] = '\0';
+	r->decoded = 1;
+	return 0;
+}
+
+int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	size_t i;
+	int error;
+
+	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r)) < 0)
+		return error;
+	i = (size_t)(seq - r->first);
+	*p = (const uint8_t *)r->body.ptr + r->offs[i];
+	*len = r->lens[i];
+	return 0;
+}
+
+/* The stored chain hash of the segment before the loaded one. */
+static int load_prev(ledger_reader *r)
+{
+	MDB_cursor *cur = NULL;
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key }, v;
+	int rc;
+
+	if (r->prev_ok)
+		return 0;
+	if ((rc = mdb_cursor_open(r->txn, r->l->dbi.events, &cur)) != 0)
+		return store_error(rc, "read events");
+	docket_be64_put(key, r->first);
+	if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY)) == 0)
+		rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log",
+					(unsigned long long)(r->first - 1));
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if (k.mv_size != 8 || v.mv_size < SEG_FIXED || ((const uint8_t *)v.mv_data)[0] != SEG_VERSION)
+		return docket_error_set(DOCKET_ECORRUPT, "segment before seq %llu is damaged",
+					(unsigned long long)r->first);
+	memcpy(r->prev, (const uint8_t *)v.mv_data + 6, LEDGER_HASH_LEN);
+	r->prev_ok = 1;
+	return 0;
+}
+
+int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
+{
+	int error;
+
+	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r)) < 0)
+		return error;
+	if (!r->hashed) {
+		const uint8_t *prev;
+
+		if ((error = load_prev(r)) < 0)
+			return error;
+		prev = r->prev;
+		for (uint32_t i = 0; i < r->count; i++) {
+			if ((error = chain_next(r->hashes[i], prev, r->first + i,
+						(const uint8_t *)r->body.ptr + r->offs[i], r->lens[i])) < 0)
+				return error;
+			prev = r->hashes[i];
+		}
+		if (memcmp(prev, r->last, LEDGER_HASH_LEN) != 0)
+			return docket_error_set(DOCKET_ECORRUPT,
+				"the chain hash of seqs %llu-%llu does not match their events",
+				(unsigned long long)r->first, (unsigned long long)(r->first + r->count - 1));
+		r->hashed = 1;
+	}
+	memcpy(out, r->hashes[seq - r->first], LEDGER_HASH_LEN);
+	return 0;
+}
+
+/*
+ * Check stored event `seq` (read through `r`) against the chain that ends
+ * in `head` (updated), and the segment's stored hash at its last event.
+ * Returns the payload in *p, *len.
+ */
+int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN],
+		       const uint8_t **p, size_t *len)
+{
+	uint64_t first = r->first;
+	int error;
+
+	if ((error = reader_payload(r, seq, p, len)) == DOCKET_ENOTFOUND)
+		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log",
+					(unsigned long long)seq);
+	if (error < 0)
+		return error;
+	/* a new segment must start right where the last one ended */
+	if (r->first != first && r->first != seq)
+		return docket_error_set(DOCKET_ECORRUPT, "the segment holding seq %llu starts at seq %llu",
+					(unsigned long long)seq, (unsigned long long)r->first);
+	if ((error = chain_next(head, head, seq, *p, *len)) < 0)
+		return error;
+	if (seq == r->first + r->count - 1 && memcmp(head, r->last, LEDGER_HASH_LEN) != 0)
+		return docket_error_set(DOCKET_ECORRUPT, "chain hash does not match the events of seqs %llu-%llu",
+					(unsigned long long)r->first, (unsigned long long)seq);
+	return 0;
+}
+
+int reader_last_seq(ledger_reader *r, uint64_t *out)
+{
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	int rc;
+
+	*out = 0;
+	if ((rc = mdb_cursor_open(r->txn, r->l->dbi.events, &cur)) != 0)
+		return store_error(rc, "read events");
+	rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return store_error(rc, "read events");
+	if (k.mv_size != 8 || v.mv_size < SEG_FIXED)
+		return docket_error_set(DOCKET_ECORRUPT, "the last segment is damaged");
+	*out = docket_be64_get(k.mv_data) +
+	       ((uint64_t)((const uint8_t *)v.mv_data)[4] << 8 | ((const uint8_t *)v.mv_data)[5]) - 1;
+	return 0;
+}
+
+/* ---- tests ---- */
+
+int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep)
+{
+	ledger_reader r;
+	seg_writer w;
+	MDB_cursor *cur = NULL;
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key }, v;
+	uint64_t first = 0;
+	int rc, error = 0;
+
+	reader_init(&r, l, txn);
+	seg_writer_init(&w, l);
+	/* the events of the segment holding `keep` that stay */
+	if (keep && (error = reader_seek(&r, keep)) == 0 && keep < r.first + r.count - 1) {
+		first = r.first;
+		for (uint64_t seq = first; seq <= keep && error == 0; seq++) {
+			const uint8_t *p;
+			uint8_t h[LEDGER_HASH_LEN];
+			size_t n;
+
+			if ((error = reader_payload(&r, seq, &p, &n)) == 0 &&
+			    (error = reader_hash(&r, seq, h)) == 0)
+				error = seg_add(&w, seq, r.kinds[seq - first], p, n, h);
+		}
+	}
+	if (error == DOCKET_ENOTFOUND)
+		error = 0;
+	if (error == 0 && (rc = mdb_cursor_open(txn, l->dbi.events, &cur)) != 0)
+		error = store_error(rc, "read events");
+	while (error == 0) {
+		docket_be64_put(key, first ? first : keep + 1);
+		k.mv_data = key;
+		k.mv_size = sizeof(key);
+		if (mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) != 0)
+			break;
+		if ((rc = mdb_cursor_del(cur, 0)) != 0)
+			error = store_error(rc, "delete events");
+	}
+	if (cur)
+		mdb_cursor_close(cur);
+	if (error == 0)
+		error = seg_flush(&w, txn);
+	seg_writer_dispose(&w);
+	reader_dispose(&r);
+	return error;
+}
