@@ -27,9 +27,10 @@ static int print_report(const cli_global *g, const char *verb, const docket_rewr
 		       rep->to_format, (unsigned long long)rep->events, hex);
 		return CLI_EXIT_OK;
 	}
-	printf("%s %s: format %u -> %u, %llu events in %llu segments, head %.16s (unchanged)\n", verb,
+	printf("%s %s: format %u -> %u, %llu event%s in %llu segment%s, head %.16s (unchanged)\n", verb,
 	       g->ledger_path, rep->from_format, rep->to_format, (unsigned long long)rep->events,
-	       (unsigned long long)rep->segments, hex);
+	       rep->events == 1 ? "" : "s", (unsigned long long)rep->segments, rep->segments == 1 ? "" : "s",
+	       hex);
 	printf("data.mdb: %llu -> %llu bytes\n", (unsigned long long)rep->bytes_before,
 	       (unsigned long long)rep->bytes_after);
 	return CLI_EXIT_OK;

@@ -254,7 +254,7 @@ static int verify_guarded(const cli_global *g, const verify_args *a, verify_outc
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
-		"Recomputes the hash chain over every event, decodes every frame, rebuilds\n"
+		"Recomputes the hash chain over every event, decodes every segment, rebuilds\n"
 		"every index in a scratch copy (in $TMPDIR) and compares it with the stored\n"
 		"one. Exit 0 when everything checks out, 1 when something does not (naming\n"
 		"the first bad seq, or \"the data file is corrupt\" for a damaged or truncated\n"

@@ -261,13 +261,16 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
 /* For a reader going through the log in seq order from the start (verify,
  * reindex, compact): the payload of `seq`, checked against the chain that
  * ends in `head` (advanced to h[seq]), the stored hash of its segment at
- * the segment's last event, and the segment's place (it must start where
- * the previous one ended). DOCKET_ECORRUPT names what does not check out. */
+ * the segment's last event (reader_seek refuses segments that overlap, and
+ * a gap is a missing seq). DOCKET_ECORRUPT names what does not check out. */
 int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN], const uint8_t **p, size_t *len);
 /* The seq of the last stored event (0: none). */
 int reader_last_seq(ledger_reader *r, uint64_t *out);
-/* Parse a stored segment's header (fuzz target: tests/fuzz/fuzz_frame.c). */
+/* Parse a stored segment's header into `r` (r->first stays 0). */
 int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len);
+/* Load a stored segment (copied) whose first seq is `first` into `r`:
+ * reader_seek's second half; the fuzz target (tests/fuzz/fuzz_segment.c). */
+int reader_adopt(ledger_reader *r, uint64_t first, const void *seg, size_t len);
 /* Tests: drop every event after `keep` (a truncated copy). */
 int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep);
 

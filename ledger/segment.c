@@ -296,12 +296,13 @@ static void drop_mapped(const MDB_val *v)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Position on the segment holding `seq`: 0 and its key and value. */
-static int locate(ledger_reader *r, uint64_t seq, uint64_t *first, MDB_val *v)
+/* Position on the segment holding `seq`: 0 and its key and value, and the
+ * key of the segment after it (0: none). */
+static int locate(ledger_reader *r, uint64_t seq, uint64_t *first, MDB_val *v, uint64_t *next)
 {
 	MDB_cursor *cur = NULL;
 	uint8_t key[8];
-	MDB_val k = { sizeof(key), key };
+	MDB_val k = { sizeof(key), key }, nk, nv;
 	int rc;
 
 	if ((rc = mdb_cursor_open(r->txn, r->l->dbi.events, &cur)) != 0)
@@ -312,6 +313,9 @@ static int locate(ledger_reader *r, uint64_t seq, uint64_t *first, MDB_val *v)
 		rc = mdb_cursor_get(cur, &k, v, MDB_PREV);
 	else if (rc == MDB_NOTFOUND)
 		rc = mdb_cursor_get(cur, &k, v, MDB_LAST);
+	*next = 0;
+	if (rc == 0 && mdb_cursor_get(cur, &nk, &nv, MDB_NEXT) == 0 && nk.mv_size == 8)
+		*next = docket_be64_get(nk.mv_data);
 	mdb_cursor_close(cur);
 	if (rc == MDB_NOTFOUND)
 		return DOCKET_ENOTFOUND;
@@ -336,9 +340,27 @@ static int gap_or_end(ledger_reader *r, uint64_t seq)
 	return docket_error_set(DOCKET_ECORRUPT, "seq %llu is missing from the log", (unsigned long long)seq);
 }
 
+int reader_adopt(ledger_reader *r, uint64_t first, const void *seg, size_t len)
+{
+	int error;
+
+	r->first = 0;
+	r->decoded = r->hashed = 0;
+	docket_buf_clear(&r->seg);
+	if ((error = docket_buf_put(&r->seg, seg, len)) < 0)
+		return error;
+	if ((error = seg_parse(r, (const uint8_t *)r->seg.ptr, r->seg.len)) < 0) {
+		docket_error_prefix("segment at seq %llu: ", (unsigned long long)first);
+		return error;
+	}
+	r->first = first;
+	r->stored = len;
+	return 0;
+}
+
 int reader_seek(ledger_reader *r, uint64_t seq)
 {
-	uint64_t first = 0, prev_end = r->first ? r->first + r->count : 0;
+	uint64_t first = 0, next = 0, prev_end = r->first ? r->first + r->count : 0;
 	MDB_val v;
 	int error;
 
@@ -346,7 +368,7 @@ int reader_seek(ledger_reader *r, uint64_t seq)
 		return 0;
 	if (seq == 0)
 		return docket_error_set(DOCKET_EINVALID, "seq 0 does not exist");
-	if ((error = locate(r, seq, &first, &v)) == DOCKET_ENOTFOUND)
+	if ((error = locate(r, seq, &first, &v, &next)) == DOCKET_ENOTFOUND)
 		return gap_or_end(r, seq);
 	if (error < 0)
 		return error;
@@ -357,22 +379,20 @@ int reader_seek(ledger_reader *r, uint64_t seq)
 		r->prev_ok = first == 1;
 		memset(r->prev, 0, LEDGER_HASH_LEN);
 	}
-	docket_buf_clear(&r->seg);
-	if ((error = docket_buf_put(&r->seg, v.mv_data, v.mv_size)) < 0)
-		return error;
+	error = reader_adopt(r, first, v.mv_data, v.mv_size);
 	if (r->scan)
 		drop_mapped(&v);
-	r->decoded = r->hashed = 0;
-	if ((error = seg_parse(r, (const uint8_t *)r->seg.ptr, r->seg.len)) < 0) {
-		docket_error_prefix("segment at seq %llu: ", (unsigned long long)first);
+	if (error < 0)
 		return error;
+	if (next && next < first + r->count) {
+		r->first = 0;
+		return docket_error_set(DOCKET_ECORRUPT, "the segments at seq %llu and %llu overlap",
+					(unsigned long long)first, (unsigned long long)next);
 	}
 	if (seq - first >= r->count) {
 		r->first = 0;
 		return gap_or_end(r, seq);
 	}
-	r->first = first;
-	r->stored = v.mv_size;
 	return 0;
 }
 
@@ -488,7 +508,6 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN],
 		       const uint8_t **p, size_t *len)
 {
-	uint64_t first = r->first;
 	int error;
 
 	if ((error = reader_payload(r, seq, p, len)) == DOCKET_ENOTFOUND)
@@ -496,10 +515,6 @@ int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN],
 					(unsigned long long)seq);
 	if (error < 0)
 		return error;
-	/* a new segment must start right where the last one ended */
-	if (r->first != first && r->first != seq)
-		return docket_error_set(DOCKET_ECORRUPT, "the segment holding seq %llu starts at seq %llu",
-					(unsigned long long)seq, (unsigned long long)r->first);
 	if ((error = chain_next(head, head, seq, *p, *len)) < 0)
 		return error;
 	if (seq == r->first + r->count - 1 && memcmp(head, r->last, LEDGER_HASH_LEN) != 0)

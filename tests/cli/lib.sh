@@ -31,6 +31,43 @@ flip_bytes() {
 	done
 }
 
+# flip_segment FILE WHERE: damage the format-2 segment that ends the log
+# (found by the chain head it stores, `docket stats --json`), in place.
+# WHERE: "hash" flips a byte of its stored chain hash, "body" one in the
+# middle of its (compressed) payloads. Fails (99) if there is no such segment.
+flip_segment() {
+	local file=$1 where=$2 head
+	head=$(docket stats --json | jq -r '.chain_head') || exit 99
+	python3 - "$file" "$head" "$where" <<'PY' || exit 99
+import sys
+path, head, where = sys.argv[1], bytes.fromhex(sys.argv[2]), sys.argv[3]
+data = bytearray(open(path, "rb").read())
+at = -1
+pos = data.find(head)
+while pos >= 0:
+    if pos >= 6 and data[pos - 6] == 2:
+        at = pos - 6
+        break
+    pos = data.find(head, pos + 1)
+if at < 0:
+    sys.exit("flip_segment: no segment ends at the head")
+count = data[at + 4] << 8 | data[at + 5]
+p = at + 38
+for _ in range(count):
+    p += 1
+    while data[p] & 0x80:
+        p += 1
+    p += 1
+if where == "hash":
+    data[at + 6 + 16] ^= 0x01
+else:
+    # the body ends where the value does: LMDB keeps it in one piece; its
+    # middle is well inside the zstd frame
+    data[p + 24] ^= 0xff
+open(path, "r+b").write(data)
+PY
+}
+
 # wait_for FILE TEXT [SECONDS]: wait until FILE contains TEXT (default 10 s).
 wait_for() {
 	local file=$1 text=$2 limit=${3:-10} i=0

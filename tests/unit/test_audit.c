@@ -106,18 +106,9 @@ static void chain_ok(fixture *f)
 static void truncate_events(fixture *f, uint64_t keep)
 {
 	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, v;
-	uint8_t key[8];
 
 	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
-	assert_int_equal(mdb_cursor_open(txn, f->l->dbi.events, &cur), 0);
-	docket_be64_put(key, keep + 1);
-	k.mv_size = 8;
-	k.mv_data = key;
-	while (mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) == 0)
-		assert_int_equal(mdb_cursor_del(cur, 0), 0);
-	mdb_cursor_close(cur);
+	assert_int_equal(seg_truncate(f->l, txn, keep), 0);
 	assert_int_equal(store_txn_commit(f->l, txn), 0);
 	assert_int_equal(docket_ledger_reindex(f->l), 0);
 }

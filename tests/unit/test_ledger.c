@@ -884,8 +884,7 @@ static void test_chain_vectors_python(void **state)
 	static const uint8_t payload2[] = "docket";
 	uint8_t prev[LEDGER_HASH_LEN], h[LEDGER_HASH_LEN];
 	char list[4096], script[4096], cmd[9000], out[256] = "";
-	docket_buf payload = DOCKET_BUF_INIT;
-	frame_header hdr;
+	ledger_reader r;
 	MDB_txn *txn = NULL;
 	FILE *fp, *py;
 
@@ -909,24 +908,26 @@ static void test_chain_vectors_python(void **state)
 	fprintf(fp, "v "); hex_line(fp, prev, sizeof(prev));
 	fprintf(fp, " %llu ", (unsigned long long)(((uint64_t)1 << 40) + 5));
 	hex_line(fp, payload2, 6); fputc(' ', fp); hex_line(fp, h, sizeof(h)); fputc('\n', fp);
-	/* every stored frame: its payload and the hash it carries */
+	/* every stored event: its payload and the hash the reader gives for it
+	 * (recomputed over its segment and checked against the stored one) */
 	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	reader_init(&r, f->l, txn);
 	for (uint64_t seq = 1; seq <= head(f); seq++) {
-		uint8_t key[8];
-		MDB_val k = { sizeof(key), key }, v;
+		const uint8_t *p;
+		uint8_t h2[LEDGER_HASH_LEN];
+		size_t n;
 
-		docket_be64_put(key, seq);
-		assert_int_equal(mdb_get(txn, f->l->dbi.events, &k, &v), 0);
-		assert_int_equal(frame_decode(&payload, &hdr, f->l, txn, v.mv_data, v.mv_size), 0);
+		assert_int_equal(reader_payload(&r, seq, &p, &n), 0);
+		assert_int_equal(reader_hash(&r, seq, h2), 0);
 		fprintf(fp, "e %llu ", (unsigned long long)seq);
-		hex_line(fp, (const uint8_t *)payload.ptr, payload.len);
+		hex_line(fp, p, n);
 		fputc(' ', fp);
-		hex_line(fp, hdr.hash, sizeof(hdr.hash));
+		hex_line(fp, h2, sizeof(h2));
 		fputc('\n', fp);
 	}
+	reader_dispose(&r);
 	store_txn_abort(f->l, txn);
 	fclose(fp);
-	docket_buf_dispose(&payload);
 	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' 2>&1", script, list);
 	assert_non_null(py = popen(cmd, "r"));
 	if (!fgets(out, sizeof(out), py))
@@ -1225,6 +1226,127 @@ static int reopen(fixture *f)
  * 16 bytes into pages 0 and 1) is refused as corrupt; undone, the file
  * opens again. A file cut short is refused the same way.
  */
+
+/* ---- format 2 (issue 12) ---- */
+
+/* A handle opened before `docket compact` is refused its next append (the
+ * files it holds were replaced), and the compacted ledger holds every event. */
+static void test_compact_refuses_stale_writer(void **state)
+{
+	fixture *f = *state;
+	docket_rewrite_report rep;
+	docket_ledger *fresh = NULL;
+
+	fill_bulk(f, 50);
+	assert_int_equal(docket_ledger_compact(f->dir, 0, &rep), 0);
+	assert_true(rep.rewritten);
+	assert_int_equal(rep.events, 151);
+	assert_int_equal(put(f, "{\"type\":\"session.opened\",\"session\":\"late\"}", NULL), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "was rewritten"));
+	assert_int_equal(docket_ledger_open(&fresh, f->dir, NULL), 0);
+	docket_ledger_free(f->l);
+	f->l = fresh;
+	assert_int_equal(head(f), 151);
+	assert_true(verify_ok(f));
+	ok(f, "{\"type\":\"session.opened\",\"session\":\"late\"}");
+	assert_int_equal(head(f), 152);
+}
+
+/* Copy the segment at key `from` to key `to` (the table is ordered by key). */
+static void move_segment(fixture *f, uint64_t from, uint64_t to, int keep_old)
+{
+	uint8_t a[8], b[8];
+	MDB_val ka = { 8, a }, kb = { 8, b }, v;
+	docket_buf copy = DOCKET_BUF_INIT;
+	MDB_txn *txn;
+
+	docket_be64_put(a, from);
+	docket_be64_put(b, to);
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	assert_int_equal(mdb_get(txn, f->l->dbi.events, &ka, &v), 0);
+	assert_int_equal(docket_buf_put(&copy, v.mv_data, v.mv_size), 0);
+	if (!keep_old)
+		assert_int_equal(mdb_del(txn, f->l->dbi.events, &ka, NULL), 0);
+	v.mv_data = copy.ptr;
+	v.mv_size = copy.len;
+	assert_int_equal(mdb_put(txn, f->l->dbi.events, &kb, &v, 0), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	docket_buf_dispose(&copy);
+}
+
+static void expect_verify_fails(fixture *f, const char *what)
+{
+	docket_verify_report rep;
+
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_false(rep.ok);
+	if (!strstr(rep.problem, what))
+		fail_msg("problem '%s' does not mention '%s'", rep.problem, what);
+}
+
+/* Segments keyed where they do not belong: a gap, an overlap. */
+static void test_segment_gap_and_overlap(void **state)
+{
+	fixture *f = *state;
+
+	open_session(f, "s1");              /* seq 1 */
+	intent(f, "c1", "allowed", NULL);   /* seq 2 */
+	intent(f, "c2", "allowed", NULL);   /* seq 3 */
+	/* the segment of seq 3 moved to key 5: seqs 3 and 4 are missing */
+	move_segment(f, 3, 5, 0);
+	expect_verify_fails(f, "seq 3 is missing from the log");
+	move_segment(f, 5, 3, 0);
+	assert_true(verify_ok(f));
+	/* seqs 4-5 in one segment, seq 6 in the next; a copy of that one at
+	 * key 5 overlaps the first */
+	{
+		json_t *two[2] = {
+			test_json("{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c3\","
+				  "\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]}}"),
+			test_json("{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c4\","
+				  "\"tool\":\"shell\",\"args\":{\"command\":[\"ls\"]}}"),
+		};
+
+		assert_int_equal(docket_ledger_append_json(f->l, two, 2, NULL), 0);
+		json_decref(two[0]);
+		json_decref(two[1]);
+	}
+	intent(f, "c5", "allowed", NULL);   /* seq 6 */
+	assert_true(verify_ok(f));
+	move_segment(f, 6, 5, 1);
+	expect_verify_fails(f, "overlap");
+}
+
+/* The pending index never empties (its sentinel), and is not listed. */
+static int count_pending(void *ctx, const docket_pending_info *p)
+{
+	(void)p;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void test_pending_sentinel_not_listed(void **state)
+{
+	fixture *f = *state;
+	docket_ledger_info info;
+	int n = 0;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	ok(f, EV("tool.dispatched", "c1", ""));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\""));
+	assert_int_equal(docket_ledger_pending(f->l, NULL, count_pending, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.pending, 0);
+	intent(f, "c2", "allowed", NULL);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, count_pending, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.pending, 1);
+	assert_true(verify_ok(f));
+}
+
 static void test_open_checks_the_data_file(void **state)
 {
 	static const struct {
@@ -1611,6 +1733,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compact_refuses_stale_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_segment_gap_and_overlap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_sentinel_not_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),

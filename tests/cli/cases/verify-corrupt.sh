@@ -1,4 +1,5 @@
-# flip a byte inside the payload of seq 11 (the npm test output)
+# flip a byte inside the compressed payloads of the segment that holds the
+# demo session (seq 1..24): verify fails and names a seq of that segment
 seed sessions/demo-basic.jsonl
-flip_bytes ledger/data.mdb "42 passing"
+flip_segment ledger/data.mdb body
 docket verify
