@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * frame.c: frames, compression and the hash chain.
+ * frame.c: compression, dictionaries and the hash chain, and format 1's
+ * frames (read only: `docket migrate` converts them; segment.c writes
+ * format 2).
  *
- * A frame is what `events` stores for one seq:
+ * A format-1 frame was what `events` stored for one seq:
  *
  *   size    field
  *   1       version (high 4 bits, 1) and codec (low 4 bits: 0 raw, 1 zstd,
@@ -10,19 +12,16 @@
  *   1       dictionary id (0: none)
  *   1..5    payload length before compression, unsigned LEB128
  *   32      chain hash h[seq]
- *   ...     body: the payload (protobuf docket.v1.Event), compressed or not;
- *           zstd frames carry no content size, dictionary id or checksum
- *           (the header has the first two, the chain hash does better than
- *           the third)
+ *   ...     body: the payload (protobuf docket.v1.Event), compressed or not
  *
  * The chain covers the uncompressed payload, so recompressing a ledger never
  * changes a hash: h[n] = SHA-256(h[n-1] || be64(n) || payload), h[0] = 32
- * zero bytes.
+ * zero bytes. Both formats share it.
  *
- * Small events compress poorly on their own; once a ledger holds enough
+ * Small segments compress poorly on their own; once a ledger holds enough
  * events, a zstd dictionary is trained from them and kept (table `dicts`)
  * if it beats plain zstd on the samples by a margin. Dictionaries are
- * primary data: a frame names the one it needs, and none is ever deleted.
+ * primary data: a segment names the one it needs, and none is ever deleted.
  */
 #include <openssl/evp.h>
 #include <string.h>
