@@ -134,9 +134,11 @@ static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
 	/* segments are written by the parent only, between groups: a refused
 	 * group takes back just its own buffered events */
 	seg_mark_get(w, &mark);
-	if ((error = state_txn_begin(&st, l, child)) == 0 &&
-	    (error = append_events(st, l, child, g, payload, w, 0)) == 0)
-		error = state_txn_finish(st);
+	if ((error = state_txn_begin(&st, l, child)) == 0) {
+		state_set_writer(st, w);
+		if ((error = append_events(st, l, child, g, payload, w, 0)) == 0)
+			error = state_txn_finish(st);
+	}
 	state_txn_free(st);
 	if (error == 0) {
 		if ((rc = mdb_txn_commit(child)) != 0)
@@ -177,9 +179,11 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 		if (error == 0)
 			error = store_meta_get_u64(txn, l, "head_seq", &head);
 	} else {
-		if ((error = state_txn_begin(&st, l, txn)) == 0 &&
-		    (error = append_events(st, l, txn, &groups[0], &payload, &w, 1)) == 0)
-			error = state_txn_finish(st);
+		if ((error = state_txn_begin(&st, l, txn)) == 0) {
+			state_set_writer(st, &w);
+			if ((error = append_events(st, l, txn, &groups[0], &payload, &w, 1)) == 0)
+				error = state_txn_finish(st);
+		}
 		head = st ? state_head_seq(st) : 0;
 	}
 	if (error < 0 || (error = seg_flush(&w, txn)) < 0 ||

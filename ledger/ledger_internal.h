@@ -63,9 +63,10 @@ typedef struct ledger_codec {
  * ledger whose projections were written by an older docket has them rebuilt
  * (reindex) before anything is appended: version 2 added the authority
  * fields of issue 10 (refused, settle_seq, request_revision, dispatch_epoch,
- * policy_seq). The events, and so the format version, are unchanged.
+ * policy_seq); version 3 (format 2) dropped the four re-send digests of
+ * InvocationState (re-sends are checked against the stored events).
  */
-#define DOCKET_PROJECTION_VERSION 2u
+#define DOCKET_PROJECTION_VERSION 3u
 
 struct docket_ledger {
 	MDB_env *env;
@@ -212,6 +213,8 @@ void seg_writer_dispose(seg_writer *w);
 int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
 	    const uint8_t hash[LEDGER_HASH_LEN]);
 int seg_full(const seg_writer *w);
+/* The payload of buffered event `seq` (first <= seq < first + count). */
+int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len);
 void seg_mark_get(const seg_writer *w, seg_mark *m);
 void seg_rollback(seg_writer *w, const seg_mark *m);
 /* Write the buffered events as one segment into `txn` (none: nothing);
@@ -296,10 +299,6 @@ typedef struct inv_state {
 	char last_request[STATE_ID_MAX + 1];
 	char tool[STATE_ID_MAX + 1];
 	char token[48];
-	uint8_t intent_digest[LEDGER_HASH_LEN];
-	uint8_t settle_digest[LEDGER_HASH_LEN];
-	uint8_t request_digest[LEDGER_HASH_LEN];
-	uint8_t outcome_digest[LEDGER_HASH_LEN];
 } inv_state;
 
 typedef struct sess_state {
@@ -331,6 +330,12 @@ typedef enum state_mode {
 typedef struct state_txn state_txn;
 
 int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn);
+/* The writer holding this commit's events not yet written (re-send checks
+ * read them there); NULL when every event is in the segments (rebuild). */
+void state_set_writer(state_txn *st, const seg_writer *w);
+/* Read the stored events back from `l` in `txn` (verify rebuilds another
+ * ledger's log); NULL: they cannot be read back (a format-1 source). */
+void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn);
 /* Flush caches and meta (head, epoch). */
 int state_txn_finish(state_txn *st);
 void state_txn_free(state_txn *st);

@@ -94,6 +94,8 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, dst, txn)) < 0)
 		goto cleanup;
+	/* re-send checks read the source (a format-1 log: nothing to read) */
+	state_set_source(st, rw->src->format == 1 ? NULL : rw->src, rw->stxn);
 	for (uint64_t seq = from; seq <= to; seq++) {
 		docket_event *ev = NULL;
 		const uint8_t *p;

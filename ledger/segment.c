@@ -91,6 +91,35 @@ int seg_full(const seg_writer *w)
 	return w->count >= SEG_TARGET_EVENTS || w->body.len >= SEG_TARGET_BYTES;
 }
 
+int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
+	size_t off = 0;
+
+	if (!w->count || seq < w->first || seq - w->first >= w->count)
+		return DOCKET_ENOTFOUND;
+	for (uint64_t s = w->first; ix < end; s++) {
+		uint32_t v = 0;
+		int shift = 0;
+
+		ix++; /* kind */
+		while (ix < end && (*ix & 0x80)) {
+			v |= (uint32_t)(*ix++ & 0x7f) << shift;
+			shift += 7;
+		}
+		if (ix >= end)
+			break;
+		v |= (uint32_t)*ix++ << shift;
+		if (s == seq) {
+			*p = (const uint8_t *)w->body.ptr + off;
+			*len = v;
+			return 0;
+		}
+		off += v;
+	}
+	return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+}
+
 void seg_mark_get(const seg_writer *w, seg_mark *m)
 {
 	m->first = w->first;

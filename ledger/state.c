@@ -255,14 +255,15 @@ static int handle_intent(apply_ctx *c)
 	if ((error = state_event_digest(digest, st, c->ev)) < 0)
 		return error;
 	if (st->inv.intent_seq) {
-		if (memcmp(digest, st->inv.intent_digest, sizeof(digest)) == 0)
+		if ((error = state_stored_matches(st, st->inv.intent_seq, digest)) < 0)
+			return error;
+		if (error)
 			return mark_duplicate(c, st->inv.intent_seq);
 		return refuse(c, DOCKET_ECONFLICT, 1, "another intent with this id exists (seq %llu)",
 			      (unsigned long long)st->inv.intent_seq);
 	}
 	if (strlen(b->tool) > STATE_ID_MAX)
 		return refuse(c, DOCKET_EINVALID, 0, "tool name longer than %d bytes", STATE_ID_MAX);
-	memcpy(st->inv.intent_digest, digest, sizeof(digest));
 	st->inv.intent_seq = c->seq;
 	st->inv.verdict = b->decision ? (int)b->decision->verdict : V(UNSPECIFIED);
 	st->inv.phase = PH(DECIDING);
@@ -326,7 +327,9 @@ static int handle_approval_requested(apply_ctx *c)
 		return error;
 	if ((inv->phase == PH(AWAITING_APPROVAL) && strcmp(inv->open_request, req) == 0) ||
 	    (inv->request_seq && strcmp(inv->last_request, req) == 0)) {
-		if (memcmp(digest, inv->request_digest, sizeof(digest)) == 0)
+		if ((error = state_stored_matches(c->st, inv->request_seq, digest)) < 0)
+			return error;
+		if (error)
 			return mark_duplicate(c, inv->request_seq);
 		return refuse(c, DOCKET_ECONFLICT, 2, "request \"%s\" already exists with other content", req);
 	}
@@ -354,7 +357,6 @@ static int handle_approval_requested(apply_ctx *c)
 	inv->phase = PH(AWAITING_APPROVAL);
 	state_str_copy(inv->open_request, sizeof(inv->open_request), req);
 	state_str_copy(inv->last_request, sizeof(inv->last_request), req);
-	memcpy(inv->request_digest, digest, sizeof(digest));
 	inv->request_seq = c->seq;
 	inv->request_revision = c->st->sess.policy_revision;
 	inv->last_result = AR(UNSPECIFIED);
@@ -401,7 +403,9 @@ static int handle_approval_settled(apply_ctx *c)
 		return error;
 	if (inv->phase != PH(AWAITING_APPROVAL) || strcmp(inv->open_request, b->request) != 0) {
 		if (inv->last_result && strcmp(inv->last_request, b->request) == 0) {
-			if (memcmp(digest, inv->settle_digest, sizeof(digest)) == 0)
+			if ((error = state_stored_matches(c->st, inv->settle_seq, digest)) < 0)
+				return error;
+			if (error)
 				return mark_duplicate(c, inv->settle_seq);
 			return refuse(c, DOCKET_ECONFLICT, 3, "request \"%s\" was already settled as %s",
 				      b->request, docket_approval_result_name(inv->last_result));
@@ -421,7 +425,6 @@ static int handle_approval_settled(apply_ctx *c)
 		c->st->sess.grants++;
 		c->st->sess_dirty = 1;
 	}
-	memcpy(inv->settle_digest, digest, sizeof(digest));
 	if (b->result == AR(SUPERSEDED))
 		inv->verdict = b->decision->verdict;
 	return 0;
@@ -553,7 +556,9 @@ static int handle_completed(apply_ctx *c)
 	if ((error = state_event_digest(digest, st, c->ev)) < 0)
 		return error;
 	if (inv->phase == PH(COMPLETED)) {
-		if (memcmp(digest, inv->outcome_digest, sizeof(digest)) == 0)
+		if ((error = state_stored_matches(st, inv->outcome_seq, digest)) < 0)
+			return error;
+		if (error)
 			return mark_duplicate(c, inv->outcome_seq);
 		return refuse(c, DOCKET_ECONFLICT, 5, "the invocation already has its outcome (seq %llu, %s)",
 			      (unsigned long long)inv->outcome_seq, docket_outcome_status_name(inv->status));
@@ -589,7 +594,6 @@ static int handle_completed(apply_ctx *c)
 		else if (status == OS(UNSUPPORTED))
 			inv->verdict = V(UNSUPPORTED);
 	}
-	memcpy(inv->outcome_digest, digest, sizeof(digest));
 	inv->phase = PH(COMPLETED);
 	inv->status = status;
 	inv->outcome_seq = c->seq;

@@ -29,6 +29,14 @@ struct state_txn {
 	int inv_loaded, inv_dirty;
 	inv_state inv;
 
+	/* the events of this commit not yet written as segments (append.c) */
+	const seg_writer *writer;
+	/* where the stored events are read back (state_set_source): NULL this
+	 * ledger; no_source: nowhere (a rebuild from a format-1 log) */
+	docket_ledger *src;
+	MDB_txn *src_txn;
+	int no_source;
+
 	docket_buf scratch;
 	/* The event of the current state_apply() packed as it will be stored,
 	 * when event_digest() needed it (valid while payload_ok). */
@@ -40,6 +48,8 @@ void state_str_copy(char *out, size_t cap, const char *in);
 int state_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
 /* Digest of an event as the sender gave it: time and epoch excluded. */
 int state_event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event *ev);
+/* 1 when the stored event `seq` has re-send digest `digest`, 0 when not. */
+int state_stored_matches(state_txn *st, uint64_t seq, const uint8_t digest[LEDGER_HASH_LEN]);
 /* Load a record into the one-entry cache: 0 found, DOCKET_ENOTFOUND not. */
 int state_sess_load(state_txn *st, const char *session);
 int state_inv_load(state_txn *st, const char *session, const char *invocation);

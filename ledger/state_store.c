@@ -67,7 +67,6 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 	m.last_request = (char *)s->last_request;
 	m.attempts = s->attempts;
 	m.token = (char *)s->token;
-	digest_field(&m.intent_digest, s->intent_digest);
 	m.last_seq = s->last_seq;
 	m.redispatch_granted = s->redispatch_granted;
 	m.tool = (char *)s->tool;
@@ -75,10 +74,7 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 	m.outcome_seq = s->outcome_seq;
 	m.status = s->status;
 	m.requests = s->requests;
-	digest_field(&m.settle_digest, s->settle_digest);
-	digest_field(&m.request_digest, s->request_digest);
 	m.request_seq = s->request_seq;
-	digest_field(&m.outcome_digest, s->outcome_digest);
 	m.settle_seq = s->settle_seq;
 	m.request_revision = s->request_revision;
 	m.dispatch_epoch = s->dispatch_epoch;
@@ -110,7 +106,6 @@ int inv_state_decode(inv_state *out, const void *data, size_t len)
 	state_str_copy(out->last_request, sizeof(out->last_request), m->last_request);
 	out->attempts = m->attempts;
 	state_str_copy(out->token, sizeof(out->token), m->token);
-	digest_copy(out->intent_digest, &m->intent_digest);
 	out->last_seq = m->last_seq;
 	out->redispatch_granted = m->redispatch_granted;
 	state_str_copy(out->tool, sizeof(out->tool), m->tool);
@@ -118,10 +113,7 @@ int inv_state_decode(inv_state *out, const void *data, size_t len)
 	out->outcome_seq = m->outcome_seq;
 	out->status = m->status;
 	out->requests = m->requests;
-	digest_copy(out->settle_digest, &m->settle_digest);
-	digest_copy(out->request_digest, &m->request_digest);
 	out->request_seq = m->request_seq;
-	digest_copy(out->outcome_digest, &m->outcome_digest);
 	out->settle_seq = m->settle_seq;
 	out->request_revision = m->request_revision;
 	out->dispatch_epoch = m->dispatch_epoch;
@@ -322,6 +314,65 @@ int state_event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event
 	ev->time = time;
 	ev->epoch = epoch;
 	return error < 0 ? error : state_sha256(out, st->scratch.ptr, st->scratch.len);
+}
+
+/*
+ * The payload of event `seq`: from the segments of `st->txn`, or from the
+ * writer's buffer when it is part of this commit and not yet written.
+ */
+static int stored_payload(state_txn *st, uint64_t seq, ledger_reader *r, const uint8_t **p, size_t *len)
+{
+	const seg_writer *w = st->writer;
+
+	if (w && w->count && seq >= w->first && seq - w->first < w->count)
+		return seg_writer_payload(w, seq, p, len);
+	return reader_payload(r, seq, p, len);
+}
+
+/*
+ * Whether the event stored at `seq` has the re-send digest `digest`. The
+ * invocation records keep the seqs of its events, not their digests (issue
+ * 12: 136 bytes per invocation): a re-send is rare, and the stored payload
+ * is what state_event_digest() hashed when it was appended.
+ */
+int state_stored_matches(state_txn *st, uint64_t seq, const uint8_t digest[LEDGER_HASH_LEN])
+{
+	uint8_t stored[LEDGER_HASH_LEN];
+	docket_event *ev = NULL;
+	ledger_reader r;
+	const uint8_t *p;
+	size_t len, prefix;
+	int error;
+
+	if (st->no_source)
+		return 1; /* a rebuild from a log this one cannot read back: a repeat */
+	reader_init(&r, st->src ? st->src : st->l, st->src ? st->src_txn : st->txn);
+	if ((error = stored_payload(st, seq, &r, &p, &len)) == 0 && (error = event_unpack(&ev, p, len)) == 0) {
+		prefix = time_epoch_prefix(ev, p, len);
+		error = prefix == (size_t)-1
+			? docket_error_set(DOCKET_ECORRUPT, "stored event %llu is not packed canonically",
+					   (unsigned long long)seq)
+			: state_sha256(stored, p + prefix, len - prefix);
+	}
+	if (error == DOCKET_ENOTFOUND)
+		error = docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq);
+	docket_event_free(ev);
+	reader_dispose(&r);
+	if (error < 0)
+		return error;
+	return memcmp(stored, digest, LEDGER_HASH_LEN) == 0;
+}
+
+void state_set_writer(state_txn *st, const seg_writer *w)
+{
+	st->writer = w;
+}
+
+void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn)
+{
+	st->src = l;
+	st->src_txn = txn;
+	st->no_source = l == NULL;
 }
 
 /* ---- cache: session and invocation records ---- */

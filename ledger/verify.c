@@ -160,6 +160,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 		goto cleanup;
 	if ((error = state_txn_begin(&st, scratch, dst)) < 0)
 		goto cleanup;
+	state_set_source(st, l, src);
 	uint64_t from = state_head_seq(st) + 1;
 	if (to - from + 1 > VERIFY_CHUNK)
 		to = from + VERIFY_CHUNK - 1;

@@ -44,8 +44,9 @@ before=$("$docket" -L "$L" stats --json | python3 -c 'import json,sys; print(jso
 
 # 3,000 calls with 1 KiB outputs in one file: one commit, more than the disk holds
 python3 - "$work/big.jsonl" <<'PY'
-import json, sys
-out = "x" * 1024
+import json, os, sys
+# random outputs: format 2 compresses segments well, so repetitive text
+# would fit the small disk
 with open(sys.argv[1], "w") as f:
     f.write(json.dumps({"type": "session.opened", "session": "big", "runtime": "t/1"}) + "\n")
     for i in range(3000):
@@ -54,7 +55,7 @@ with open(sys.argv[1], "w") as f:
                             "args": {"command": ["echo", c]}, "decision": {"verdict": "allowed"}}) + "\n")
         f.write(json.dumps({"type": "tool.dispatched", "session": "big", "invocation": c}) + "\n")
         f.write(json.dumps({"type": "tool.completed", "session": "big", "invocation": c, "status": "ok",
-                            "exit_code": 0, "output": out + c}) + "\n")
+                            "exit_code": 0, "output": os.urandom(512).hex() + c}) + "\n")
 PY
 check "a commit past the end of the disk" 3 "no space left on device" "$docket" -L "$L" record "$work/big.jsonl"
 check "... says what to do" 3 "free some space or move the ledger" "$docket" -L "$L" record "$work/big.jsonl"
