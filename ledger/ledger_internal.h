@@ -316,7 +316,13 @@ typedef struct sess_state {
 	char parent[STATE_ID_MAX + 1];
 } sess_state;
 
-int inv_state_decode(inv_state *out, const void *data, size_t len);
+/* An invocation record (its key: session, invocation), with the token of
+ * its last dispatch derived (state_dispatch_token). */
+int inv_state_decode(inv_state *out, const char *session, const char *invocation, const void *data, size_t len);
+/* The dispatch token of attempt `attempt`: "dt-" and 32 hex digits of
+ * SHA-256(session NUL invocation NUL be64(intent_seq) be32(attempt)). */
+int state_dispatch_token(char out[48], const char *session, const char *invocation, uint64_t intent_seq,
+			 uint32_t attempt);
 int sess_state_decode(sess_state *out, const void *data, size_t len);
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);

@@ -294,7 +294,7 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, dock
 		return rc == MDB_NOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
 			: store_error(rc, "read invocation");
-	if ((error = inv_state_decode(&inv, v.mv_data, v.mv_size)) < 0)
+	if ((error = inv_state_decode(&inv, session, invocation, v.mv_data, v.mv_size)) < 0)
 		return error;
 	info.session = session;
 	info.invocation = invocation;
@@ -445,7 +445,7 @@ int ledger_invocation_get(docket_ledger *l, const char *session, const char *inv
 	else if (rc != 0)
 		error = store_error(rc, "read invocation");
 	else
-		error = inv_state_decode(out, v.mv_data, v.mv_size);
+		error = inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
 	store_txn_abort(l, txn);
 cleanup:
 	docket_buf_dispose(&key);

@@ -128,27 +128,6 @@ static const char *verdict_str(int v)
 	return v == 0 || !s ? "undecided" : s;
 }
 
-static int dispatch_token(char out[48], const char *session, const char *invocation,
-			  uint64_t intent_seq, uint32_t attempt)
-{
-	docket_buf in = DOCKET_BUF_INIT;
-	uint8_t be[12], digest[LEDGER_HASH_LEN];
-	int error;
-
-	docket_be64_put(be, intent_seq);
-	docket_be32_put(be + 8, attempt);
-	if ((error = docket_buf_put(&in, session, strlen(session) + 1)) < 0 ||
-	    (error = docket_buf_put(&in, invocation, strlen(invocation) + 1)) < 0 ||
-	    (error = docket_buf_put(&in, be, sizeof(be))) < 0 ||
-	    (error = state_sha256(digest, in.ptr, in.len)) < 0) {
-		docket_buf_dispose(&in);
-		return error;
-	}
-	docket_buf_dispose(&in);
-	memcpy(out, "dt-", 3);
-	docket_hex(out + 3, digest, 16);
-	return 0;
-}
 
 /* ---- handlers, one per event type ---- */
 
@@ -511,7 +490,7 @@ static int handle_dispatched(apply_ctx *c)
 	}
 	attempt = inv->attempts + 1;
 	/* idempotent mode keeps the first token: the executor dedups on it */
-	if ((error = dispatch_token(token, c->ev->session, c->ev->invocation, inv->intent_seq,
+	if ((error = state_dispatch_token(token, c->ev->session, c->ev->invocation, inv->intent_seq,
 				    inv->recovery == RM(IDEMPOTENT) ? 1 : attempt)) < 0)
 		return error;
 	if (b->attempt && b->attempt != attempt)

@@ -66,7 +66,6 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 	m.last_result = s->last_result;
 	m.last_request = (char *)s->last_request;
 	m.attempts = s->attempts;
-	m.token = (char *)s->token;
 	m.last_seq = s->last_seq;
 	m.redispatch_granted = s->redispatch_granted;
 	m.tool = (char *)s->tool;
@@ -87,9 +86,32 @@ static int inv_state_encode(docket_buf *out, const inv_state *s)
 	return 0;
 }
 
-int inv_state_decode(inv_state *out, const void *data, size_t len)
+int state_dispatch_token(char out[48], const char *session, const char *invocation, uint64_t intent_seq,
+			 uint32_t attempt)
+{
+	docket_buf in = DOCKET_BUF_INIT;
+	uint8_t be[12], digest[LEDGER_HASH_LEN];
+	int error;
+
+	docket_be64_put(be, intent_seq);
+	docket_be32_put(be + 8, attempt);
+	if ((error = docket_buf_put(&in, session, strlen(session) + 1)) < 0 ||
+	    (error = docket_buf_put(&in, invocation, strlen(invocation) + 1)) < 0 ||
+	    (error = docket_buf_put(&in, be, sizeof(be))) < 0 ||
+	    (error = state_sha256(digest, in.ptr, in.len)) < 0) {
+		docket_buf_dispose(&in);
+		return error;
+	}
+	docket_buf_dispose(&in);
+	memcpy(out, "dt-", 3);
+	docket_hex(out + 3, digest, 16);
+	return 0;
+}
+
+int inv_state_decode(inv_state *out, const char *session, const char *invocation, const void *data, size_t len)
 {
 	Docket__V1__InvocationState *m;
+	int error;
 
 	docket_alloc_take_failure();
 	m = docket__v1__invocation_state__unpack(&docket_pb_allocator, len, data);
@@ -105,7 +127,6 @@ int inv_state_decode(inv_state *out, const void *data, size_t len)
 	out->last_result = m->last_result;
 	state_str_copy(out->last_request, sizeof(out->last_request), m->last_request);
 	out->attempts = m->attempts;
-	state_str_copy(out->token, sizeof(out->token), m->token);
 	out->last_seq = m->last_seq;
 	out->redispatch_granted = m->redispatch_granted;
 	state_str_copy(out->tool, sizeof(out->tool), m->tool);
@@ -119,7 +140,14 @@ int inv_state_decode(inv_state *out, const void *data, size_t len)
 	out->dispatch_epoch = m->dispatch_epoch;
 	out->refused = m->refused;
 	docket__v1__invocation_state__free_unpacked(m, &docket_pb_allocator);
-	return 0;
+	/* the token of the last dispatch is derived, not stored (issue 12):
+	 * idempotent mode keeps the first attempt's */
+	if (!out->attempts)
+		return 0;
+	error = state_dispatch_token(out->token, session, invocation, out->intent_seq,
+				     out->recovery == DOCKET__V1__RECOVERY_MODE__RECOVERY_MODE_IDEMPOTENT ? 1
+												   : out->attempts);
+	return error;
 }
 
 static int sess_state_encode(docket_buf *out, const sess_state *s)
@@ -471,7 +499,7 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 		return DOCKET_ENOTFOUND;
 	if (rc != 0)
 		return store_error(rc, "read invocation");
-	return inv_state_decode(&st->inv, v.mv_data, v.mv_size);
+	return inv_state_decode(&st->inv, session, invocation, v.mv_data, v.mv_size);
 }
 
 /*

@@ -86,7 +86,7 @@ int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *
 					invocation, session);
 	if (rc != 0)
 		return store_error(rc, "read invocation");
-	return inv_state_decode(out, v.mv_data, v.mv_size);
+	return inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
 }
 
 typedef struct scan_state {

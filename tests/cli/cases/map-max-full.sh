@@ -1,8 +1,9 @@
 # --map-max / DOCKET_MAP_MAX cap the data file: a commit past the cap is
-# refused whole (exit 3), nothing written; a higher cap lets it through
+# refused whole (exit 3), nothing written; a higher cap lets it through (the
+# outputs are random: segments compress repetitive text below the cap)
 docket init >/dev/null
 python3 -c '
-import json
+import json, os
 print(json.dumps({"type": "session.opened", "session": "big", "runtime": "t/1"}))
 for i in range(4000):
     c = "call_%d" % i
@@ -10,7 +11,7 @@ for i in range(4000):
                       "args": {"command": ["echo", c]}, "decision": {"verdict": "allowed"}}))
     print(json.dumps({"type": "tool.dispatched", "session": "big", "invocation": c}))
     print(json.dumps({"type": "tool.completed", "session": "big", "invocation": c, "status": "ok",
-                      "exit_code": 0, "output": "%d" % i * 40}))
+                      "exit_code": 0, "output": os.urandom(200).hex()}))
 ' >big.jsonl || exit 99
 docket --map-max 1M record big.jsonl
 echo "exit $?"
