@@ -20,6 +20,11 @@
  *   serve, N clients      N threads (default 64), each with its own
  *                         connection and its own session, one request
  *                         outstanding at a time, as a real runtime does
+ *   echo, N clients       the same clients against a no-storage JSON-RPC
+ *                         echo server (a child process: one poll loop,
+ *                         newline framing, jansson parsing, a reply naming
+ *                         the id): the ceiling of the socket and framing
+ *                         on this machine (issue 12: serve >= 0.6x of it)
  *
  * Each configuration runs for a fixed wall time (--seconds) or a fixed
  * number of invocations per client (--count); a client that passes the
@@ -73,9 +78,9 @@
 #define MAX_CLIENTS 512
 #define GOAL_INV_PER_S 50000.0
 
-enum config { C_BASELINE, C_CAPI, C_SERVE1, C_SERVEN, C_COUNT };
+enum config { C_BASELINE, C_CAPI, C_SERVE1, C_SERVEN, C_ECHO, C_COUNT };
 
-static const char *const config_key[C_COUNT] = { "single", "capi", "serve1", "serve" };
+static const char *const config_key[C_COUNT] = { "single", "capi", "serve1", "serve", "echo" };
 
 typedef struct options {
 	const char *docket;
@@ -496,6 +501,129 @@ static int serve_stop(serve_proc *sp, result *res)
 	return rc;
 }
 
+/* ---- the no-storage baseline: a JSON-RPC echo server (issue 12) ---- */
+
+/* Answer every complete line in buf[0..*len) of connection `fd`. */
+static int echo_lines(int fd, char *buf, size_t *len)
+{
+	char *start = buf, *nl;
+
+	while ((nl = memchr(start, '\n', *len - (size_t)(start - buf)))) {
+		json_t *req = json_loadb(start, (size_t)(nl - start), 0, NULL), *rep;
+		char *text;
+		int ok = 1;
+
+		start = nl + 1;
+		rep = json_pack("{s:s, s:O?, s:{s:b, s:s}}", "jsonrpc", "2.0", "id", json_object_get(req, "id"),
+				"result", "dispatched", 1, "token", "dt-echo");
+		json_decref(req);
+		if (!rep || !(text = json_dumps(rep, JSON_COMPACT))) {
+			json_decref(rep);
+			return -1;
+		}
+		json_decref(rep);
+		size_t n = strlen(text);
+
+		text[n] = '\n';
+		for (size_t off = 0; ok && off <= n;) {
+			ssize_t w = write(fd, text + off, n + 1 - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			ok = w > 0;
+			off += w > 0 ? (size_t)w : 0;
+		}
+		free(text);
+		if (!ok)
+			return -1;
+	}
+	*len -= (size_t)(start - buf);
+	memmove(buf, start, *len);
+	return 0;
+}
+
+/*
+ * What `docket serve --socket` does without docket: one process, one poll
+ * loop over the listening socket and every connection, newline-framed
+ * requests parsed with jansson, each answered with a result that names its
+ * id. Nothing is stored. Runs until SIGTERM.
+ */
+static void echo_serve(int lfd)
+{
+	struct pollfd p[MAX_CLIENTS + 8];
+	static char buf[MAX_CLIENTS + 8][4096];
+	size_t len[MAX_CLIENTS + 8];
+	nfds_t n = 1;
+
+	p[0].fd = lfd;
+	p[0].events = POLLIN;
+	for (;;) {
+		if (poll(p, n, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if ((p[0].revents & POLLIN) && n < MAX_CLIENTS + 8) {
+			int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (c >= 0) {
+				p[n].fd = c;
+				p[n].events = POLLIN;
+				p[n].revents = 0;
+				len[n++] = 0;
+			}
+		}
+		for (nfds_t i = 1; i < n; i++) {
+			ssize_t r;
+
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = read(p[i].fd, buf[i] + len[i], sizeof(buf[i]) - len[i]);
+			if (r <= 0 || (len[i] += (size_t)r, echo_lines(p[i].fd, buf[i], &len[i]) < 0) ||
+			    len[i] == sizeof(buf[i])) {
+				close(p[i].fd);
+				p[i] = p[n - 1];
+				len[i] = len[n - 1];
+				memcpy(buf[i], buf[n - 1], len[i]);
+				n--;
+				i--;
+			}
+		}
+	}
+}
+
+static int echo_start(serve_proc *sp, const char *sock)
+{
+	struct sockaddr_un a;
+	int lfd;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->pid = -1;
+	sp->err_fd = -1;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(a.sun_path) || (lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	memcpy(a.sun_path, sock, strlen(sock));
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, MAX_CLIENTS) < 0) {
+		close(lfd);
+		return -1;
+	}
+	if ((sp->pid = fork()) == 0) {
+		signal(SIGTERM, SIG_DFL);
+		echo_serve(lfd);
+	}
+	close(lfd);
+	return sp->pid > 0 ? 0 : -1;
+}
+
+static int echo_stop(serve_proc *sp)
+{
+	int status;
+
+	if (sp->pid <= 0)
+		return -1;
+	kill(sp->pid, SIGTERM);
+	return waitpid(sp->pid, &status, 0) == sp->pid && WIFSIGNALED(status) ? 0 : -1;
+}
+
 static int connect_to(const char *path)
 {
 	struct sockaddr_un addr;
@@ -705,7 +833,7 @@ static void perf_stop(pid_t p)
 }
 
 static int run_serve(const options *o, const char *dir, unsigned nclients, const char *tag, const char *perf,
-		     result *res)
+		     int echo, result *res)
 {
 	char *ledger = bench_path_join(dir, "ledger"), *sock = bench_path_join(dir, "sock");
 	client *cl = calloc(nclients, sizeof(*cl));
@@ -724,11 +852,18 @@ static int run_serve(const options *o, const char *dir, unsigned nclients, const
 	memset(&sh, 0, sizeof(sh));
 	if (!ledger || !sock || !cl)
 		goto out;
-	if (!(l = create_ledger(ledger)))
-		goto out;
-	docket_ledger_free(l);
-	if (serve_start(&sp, o, ledger, sock) < 0)
-		goto stop;
+	if (echo) {
+		if (echo_start(&sp, sock) < 0) {
+			bench_fail("echo server", strerror(errno));
+			goto out;
+		}
+	} else {
+		if (!(l = create_ledger(ledger)))
+			goto out;
+		docket_ledger_free(l);
+		if (serve_start(&sp, o, ledger, sock) < 0)
+			goto stop;
+	}
 	/* one runtime: runtime.start on a control connection, then the clients */
 	memset(&ctl, 0, sizeof(ctl));
 	if ((ctl.fd = connect_to(sock)) < 0 || !rpc(&ctl, "runtime.start", "{\"runtime\":\"bench/1\"}")) {
@@ -790,9 +925,9 @@ static int run_serve(const options *o, const char *dir, unsigned nclients, const
 	res->ran = 1;
 	error = client_errors ? -1 : 0;
 stop:
-	if (serve_stop(&sp, res) < 0)
+	if (echo ? echo_stop(&sp) < 0 : serve_stop(&sp, res) < 0)
 		error = -1;
-	if (error == 0)
+	if (error == 0 && !echo)
 		check_ledger(ledger, tag, inv);
 out:
 	free(cl);
@@ -816,9 +951,11 @@ static int run_one(const options *o, enum config c, result *res, int first_round
 	case C_CAPI:
 		return run_capi(o, dir, res);
 	case C_SERVE1:
-		return run_serve(o, dir, 1, "serve1", NULL, res);
+		return run_serve(o, dir, 1, "serve1", NULL, 0, res);
 	case C_SERVEN:
-		return run_serve(o, dir, o->clients, "serveN", first_round ? o->perf : NULL, res);
+		return run_serve(o, dir, o->clients, "serveN", first_round ? o->perf : NULL, 0, res);
+	case C_ECHO:
+		return run_serve(o, dir, o->clients, "echo", NULL, 1, res);
 	default:
 		return -1;
 	}
@@ -837,7 +974,7 @@ static void usage(FILE *f)
 		"  --clients N    concurrent clients of the many-client run (default 64)\n"
 		"  --rounds R     fresh ledgers per configuration, order reversed each round (default 2)\n"
 		"  --dir DIR      where the ledgers go (default $TMPDIR, else /tmp)\n"
-		"  --only CONFIG  run one configuration: single, capi, serve1 or serve (for profiling)\n"
+		"  --only CONFIG  run one configuration: single, capi, serve1, serve or echo\n"
 		"  --perf FILE    perf record (dwarf call graphs) the serve process of the first\n"
 		"                 many-client run\n"
 		"  --keep         leave the ledgers on disk and name them\n"
@@ -945,6 +1082,7 @@ int main(int argc, char **argv)
 	snprintf(name[C_CAPI], sizeof(name[0]), "C API, in process");
 	snprintf(name[C_SERVE1], sizeof(name[0]), "serve, 1 client");
 	snprintf(name[C_SERVEN], sizeof(name[0]), "serve, %u clients", o.clients);
+	snprintf(name[C_ECHO], sizeof(name[0]), "echo (no storage), %u", o.clients);
 
 	for (unsigned r = 0; r < o.rounds; r++) {
 		for (int k = 0; k < C_COUNT; k++) {
@@ -987,7 +1125,7 @@ int main(int argc, char **argv)
 		if (r->requests)
 			snprintf(batch, sizeof(batch), "%.1f (%" PRIu64 ")",
 				 (double)r->requests / (double)(r->commits ? r->commits : 1), r->max_batch);
-		if (c == C_SERVE1 || c == C_SERVEN)
+		if (c == C_SERVE1 || c == C_SERVEN || c == C_ECHO)
 			snprintf(cli, sizeof(cli), "%.1f", (double)r->cli_cpu_ns / 1e3 / inv);
 		if (base->ran)
 			snprintf(vs, sizeof(vs), "%.2fx", ratio(rate(r), rate(base)));
@@ -1009,6 +1147,10 @@ int main(int argc, char **argv)
 		       100.0 * busy, o.clients, (double)res[C_SERVEN].srv_cpu_ns / 1e3 / (double)(res[C_SERVEN].inv ? res[C_SERVEN].inv : 1),
 		       (double)res[C_SERVEN].inv * 1e9 / (double)res[C_SERVEN].srv_cpu_ns);
 	}
+	if (res[C_SERVEN].ran && res[C_ECHO].ran)
+		printf("\nGoal (issue 12)\n  serve with %u clients >= 0.6x a no-storage JSON-RPC echo server with the same\n"
+		       "  framing and clients: %.0f vs %.0f invocations/s = %.2fx   %s\n", o.clients, gn, rate(&res[C_ECHO]),
+		       ratio(gn, rate(&res[C_ECHO])), ratio(gn, rate(&res[C_ECHO])) >= 0.6 ? "MET" : "MISSED");
 	printf("  checks: every reply a success, every intent dispatched; per run: tool.intent = tool.dispatched =\n"
 	       "  tool.completed = invocations done, nothing pending, docket_ledger_verify: %s; total run %.1f s\n",
 	       bench_failures() ? "FAILED" : "ok", (double)(bench_now_ns() - t_start) / 1e9);
@@ -1034,7 +1176,8 @@ int main(int argc, char **argv)
 			"vs_single", ratio(rate(r), rate(base))));
 	}
 	json_object_set_new(out, "runs", runs);
-	json_object_set_new(out, "goal", json_pack("{s:f,s:b}", "serve_inv_per_s", gn, "met", gn >= GOAL_INV_PER_S));
+	json_object_set_new(out, "goal", json_pack("{s:f,s:b,s:f}", "serve_inv_per_s", gn, "met", gn >= GOAL_INV_PER_S,
+						   "serve_vs_echo", ratio(gn, rate(&res[C_ECHO]))));
 	bench_print_result(out);
 	for (int c = 0; c < C_COUNT; c++)
 		bench_lat_dispose(&res[c].lat);
