@@ -31,6 +31,7 @@
 
 #include "ledger_internal.h"
 #include "util/alloc.h"
+#include "util/crash.h"
 #include "util/error.h"
 
 #define COPY_CHUNK 65536    /* events per write transaction of the copy */
@@ -211,6 +212,7 @@ static int copy_log(rewrite *rw)
 
 		memcpy(saved, rw->hash, sizeof(saved));
 		error = copy_events(rw, from, to);
+		docket_crash_point("rewrite.copying");
 		if (error == DOCKET_EMAPFULL) {
 			memcpy(rw->hash, saved, sizeof(saved));
 			rw->rep->segments = segments;
@@ -359,9 +361,11 @@ static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max
 	docket_ledger_free(rw->dst);
 	rw->dst = NULL;
 	rw->rep->bytes_after = data_size(tmp);
+	docket_crash_point("rewrite.before_swap");
 	if ((error = swap_dirs(path, tmp)) < 0)
 		return error;
 	rw->rep->rewritten = 1;
+	docket_crash_point("rewrite.after_swap");
 	if ((error = retire_source(rw)) < 0)
 		return error;
 	if (carry_files(tmp, path))

@@ -1,0 +1,16 @@
+# A crash of `docket migrate` at any point leaves a ledger that reads: before
+# the swap, the format-1 original untouched (and a PATH.rewrite-* directory);
+# after it, the migrated ledger. Migrating again then finishes the job, and
+# the log is the format-1 binary's byte for byte.
+for point in rewrite.copying rewrite.before_swap rewrite.after_swap; do
+	rm -rf ledger ledger.rewrite-*
+	mkdir -m 700 ledger
+	cp "$FIXTURES/ledger-v1/data.mdb" ledger/ && chmod 600 ledger/data.mdb
+	DOCKET_CRASH_POINT=$point docket migrate >/dev/null 2>&1
+	echo "$point: killed $([ $? -eq 137 ] && echo yes || echo no)," \
+		"leftover $(ls -d ledger.rewrite-* 2>/dev/null | wc -l)," \
+		"reads $(docket log >/dev/null 2>&1 && echo format 2 || echo 'not (format 1)')"
+	docket migrate | grep -c '^migrated\|already in format 2'
+	docket log --json | cmp - "$FIXTURES/ledger-v1/log.jsonl" && echo "  log --json: identical"
+	docket verify | sed 's/^/  /'
+done
