@@ -6,7 +6,7 @@ for point in rewrite.copying rewrite.before_swap rewrite.after_swap; do
 	rm -rf ledger ledger.rewrite-*
 	mkdir -m 700 ledger
 	cp "$FIXTURES/ledger-v1/data.mdb" ledger/ && chmod 600 ledger/data.mdb
-	DOCKET_CRASH_POINT=$point docket migrate >/dev/null 2>&1
+	(DOCKET_CRASH_POINT=$point docket migrate >/dev/null 2>&1) 2>/dev/null
 	echo "$point: killed $([ $? -eq 137 ] && echo yes || echo no)," \
 		"leftover $(ls -d ledger.rewrite-* 2>/dev/null | wc -l)," \
 		"reads $(docket log >/dev/null 2>&1 && echo format 2 || echo 'not (format 1)')"
