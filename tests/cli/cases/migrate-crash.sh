@@ -6,8 +6,10 @@ for point in rewrite.copying rewrite.before_swap rewrite.after_swap; do
 	rm -rf ledger ledger.rewrite-*
 	mkdir -m 700 ledger
 	cp "$FIXTURES/ledger-v1/data.mdb" ledger/ && chmod 600 ledger/data.mdb
-	(DOCKET_CRASH_POINT=$point docket migrate >/dev/null 2>&1) 2>/dev/null
-	echo "$point: killed $([ $? -eq 137 ] && echo yes || echo no)," \
+	# in a shell of its own whose stderr is dropped: that shell, not this
+	# one, reports the kill
+	bash -c 'DOCKET_CRASH_POINT=$1 docket migrate >/dev/null 2>&1; echo $?' _ "$point" >rc 2>/dev/null
+	echo "$point: killed $([ "$(cat rc)" -eq 137 ] && echo yes || echo no)," \
 		"leftover $(ls -d ledger.rewrite-* 2>/dev/null | wc -l)," \
 		"reads $(docket log >/dev/null 2>&1 && echo format 2 || echo 'not (format 1)')"
 	docket migrate | grep -c '^migrated\|already in format 2'
