@@ -9,6 +9,22 @@
 
 #include "ledger_internal.h"
 
+/* overlay.c: changed projection records, written back sorted at finish. */
+typedef struct overlay_entry overlay_entry;
+typedef struct overlay {
+	overlay_entry *slots;
+	size_t cap, n;
+} overlay;
+
+int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen);
+/* 1 and the record's value (valid until the next put) when it is there. */
+int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v);
+int overlay_full(const overlay *o);
+/* Every record into `txn`, in key order (MDB_APPEND past each table's last
+ * key), then empty. */
+int overlay_write(overlay *o, MDB_txn *txn);
+void overlay_dispose(overlay *o);
+
 struct state_txn {
 	docket_ledger *l;
 	MDB_txn *txn;
@@ -28,6 +44,7 @@ struct state_txn {
 	docket_buf inv_key;
 	int inv_loaded, inv_dirty;
 	inv_state inv;
+	overlay ov;               /* records the caches wrote back, not yet put */
 
 	/* the events of this commit not yet written as segments (append.c) */
 	const seg_writer *writer;

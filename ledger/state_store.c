@@ -407,21 +407,17 @@ void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn)
 
 static int sess_flush(state_txn *st)
 {
-	MDB_val k, v;
-	int rc, error;
+	int error;
 
 	if (!st->sess_dirty)
 		return 0;
 	if ((error = sess_state_encode(&st->scratch, &st->sess)) < 0)
 		return error;
-	k.mv_data = st->sess_id;
-	k.mv_size = strlen(st->sess_id);
-	v.mv_data = st->scratch.ptr;
-	v.mv_size = st->scratch.len;
-	if ((rc = mdb_put(st->txn, st->l->dbi.sessions, &k, &v, 0)) != 0)
-		return store_error(rc, "write session");
+	if ((error = overlay_put(&st->ov, st->l->dbi.sessions, st->sess_id, strlen(st->sess_id), st->scratch.ptr,
+				 st->scratch.len)) < 0)
+		return error;
 	st->sess_dirty = 0;
-	return 0;
+	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
 }
 
 /* Load the session record into the cache; 0 if found, DOCKET_ENOTFOUND if not. */
@@ -442,7 +438,8 @@ int state_sess_load(state_txn *st, const char *session)
 	memset(&st->sess, 0, sizeof(st->sess));
 	k.mv_data = (void *)session;
 	k.mv_size = len;
-	rc = mdb_get(st->txn, st->l->dbi.sessions, &k, &v);
+	rc = overlay_get(&st->ov, st->l->dbi.sessions, k.mv_data, k.mv_size, &v) ? 0
+		: mdb_get(st->txn, st->l->dbi.sessions, &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return DOCKET_ENOTFOUND;
 	if (rc != 0)
@@ -452,21 +449,17 @@ int state_sess_load(state_txn *st, const char *session)
 
 static int inv_flush(state_txn *st)
 {
-	MDB_val k, v;
-	int rc, error;
+	int error;
 
 	if (!st->inv_dirty)
 		return 0;
 	if ((error = inv_state_encode(&st->scratch, &st->inv)) < 0)
 		return error;
-	k.mv_data = st->inv_key.ptr;
-	k.mv_size = st->inv_key.len;
-	v.mv_data = st->scratch.ptr;
-	v.mv_size = st->scratch.len;
-	if ((rc = mdb_put(st->txn, st->l->dbi.invocations, &k, &v, 0)) != 0)
-		return store_error(rc, "write invocation");
+	if ((error = overlay_put(&st->ov, st->l->dbi.invocations, st->inv_key.ptr, st->inv_key.len,
+				 st->scratch.ptr, st->scratch.len)) < 0)
+		return error;
 	st->inv_dirty = 0;
-	return 0;
+	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
 }
 
 int state_inv_load(state_txn *st, const char *session, const char *invocation)
@@ -494,7 +487,8 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 	memset(&st->inv, 0, sizeof(st->inv));
 	k.mv_data = st->inv_key.ptr;
 	k.mv_size = st->inv_key.len;
-	rc = mdb_get(st->txn, st->l->dbi.invocations, &k, &v);
+	rc = overlay_get(&st->ov, st->l->dbi.invocations, k.mv_data, k.mv_size, &v) ? 0
+		: mdb_get(st->txn, st->l->dbi.invocations, &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return DOCKET_ENOTFOUND;
 	if (rc != 0)
@@ -571,7 +565,8 @@ int state_txn_finish(state_txn *st)
 {
 	int error;
 
-	if ((error = sess_flush(st)) < 0 || (error = inv_flush(st)) < 0)
+	if ((error = sess_flush(st)) < 0 || (error = inv_flush(st)) < 0 ||
+	    (error = overlay_write(&st->ov, st->txn)) < 0)
 		return error;
 	if (st->head_seq != st->start_seq) {
 		if ((error = store_meta_put_u64(st->txn, st->l, "head_seq", st->head_seq)) < 0 ||
@@ -609,6 +604,7 @@ void state_txn_free(state_txn *st)
 	docket_buf_dispose(&st->inv_key);
 	docket_buf_dispose(&st->scratch);
 	docket_buf_dispose(&st->payload);
+	overlay_dispose(&st->ov);
 	docket_free(st);
 }
 

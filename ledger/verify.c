@@ -174,11 +174,14 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 		}
 		goto cleanup;
 	}
-	rep->events_checked = to;
+	/* counted once committed: a full scratch map at finish or commit
+	 * redoes the chunk */
 	if ((error = state_txn_finish(st)) < 0)
 		goto cleanup;
 	error = store_txn_commit(scratch, dst);
 	dst = NULL;
+	if (error == 0)
+		rep->events_checked = to;
 cleanup:
 	state_txn_free(st);
 	if (dst)

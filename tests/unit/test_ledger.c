@@ -1743,5 +1743,7 @@ int main(void)
 	};
 
 	docket_alloc_install_json();
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
