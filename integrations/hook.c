@@ -172,30 +172,48 @@ static int session_state(hook_ctx *h, const char *id, int *out)
 	return error == DOCKET_ENOTFOUND ? 0 : error;
 }
 
-static int open_session(hook_ctx *h, const char *id, const char *parent)
+int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime, const char *prov,
+		      const char *cwd, const char *parent, json_t *labels)
 {
-	const char *transcript = jstr(h->ev, "transcript_path");
-	const char *model = jstr(h->ev, "model");
-	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id,
-			       "runtime", h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
-			       "provenance", "file", h->prov, "line", 0);
-	json_t *labels = json_object();
-	int state, error;
+	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id, "runtime", runtime,
+			       "provenance", "file", prov, "line", 0);
+	int state = 0, error;
 
-	if ((error = session_state(h, id, &state)) < 0 || state != 0) {
-		json_decref(ev);
-		json_decref(labels);
-		return error;
+	if (!ev || !labels) {
+		error = nomem();
+		goto fail;
 	}
-	if (!ev || !labels || set_str(ev, "platform", HOST_PLATFORM) < 0 ||
-	    set_str(ev, "cwd", h->cwd) < 0 || set_str(ev, "parent", parent) < 0 ||
-	    set_str(labels, "capture", "hook") < 0 || set_str(labels, "transcript", transcript) < 0 ||
-	    set_str(labels, "model", model) < 0 ||
-	    json_object_set_new(ev, "labels", labels) < 0) {
+	error = docket_ledger_session(ledger, id, exists_cb, &state);
+	if (error == DOCKET_ENOTFOUND) {
+		docket_error_clear();
+		error = 0;
+	}
+	if (error < 0 || state != 0)
+		goto fail;  /* known: opened before (or closed) */
+	if (set_str(ev, "platform", HOST_PLATFORM) < 0 || set_str(ev, "cwd", cwd) < 0 ||
+	    set_str(ev, "parent", parent) < 0 || json_object_set_new(ev, "labels", labels) < 0) {
 		json_decref(ev);
 		return nomem();
 	}
-	return tolerate(append(h, &ev, 1));
+	return tolerate(hook_append(ledger, &ev, 1));
+fail:
+	json_decref(ev);
+	json_decref(labels);
+	return error;
+}
+
+static int open_session(hook_ctx *h, const char *id, const char *parent)
+{
+	json_t *labels = json_object();
+
+	if (labels && (set_str(labels, "capture", "hook") < 0 ||
+		       set_str(labels, "transcript", jstr(h->ev, "transcript_path")) < 0 ||
+		       set_str(labels, "model", jstr(h->ev, "model")) < 0)) {
+		json_decref(labels);
+		labels = NULL;
+	}
+	return hook_open_session(h->ledger, id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
+				 h->prov, h->cwd, parent, labels);
 }
 
 /* The session of the event ("<id>/agent-<agent_id>" inside a subagent, as
@@ -567,8 +585,7 @@ static int response_text(docket_buf *out, const json_t *resp)
 	return resp ? docket_json_dump(out, resp) : 0;
 }
 
-/* A JSON string of at most OUTPUT_MAX bytes, cut at a character boundary. */
-static json_t *bounded(const char *s, size_t len)
+json_t *hook_bounded(const char *s, size_t len)
 {
 	if (len > OUTPUT_MAX) {
 		len = OUTPUT_MAX;
@@ -624,7 +641,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
 		      json_object_set(done, "duration_ms", (json_t *)dur) < 0) ||
 		     (error = response_text(&text, json_object_get(h->ev, "tool_response"))) < 0 ||
-		     (text.len && json_object_set_new(done, "output", bounded(text.ptr, text.len)) < 0)))
+		     (text.len && json_object_set_new(done, "output", hook_bounded(text.ptr, text.len)) < 0)))
 		error = error < 0 ? error : nomem();
 	docket_buf_dispose(&text);
 	if (error < 0) {
