@@ -410,11 +410,16 @@ static int on_answer(docket_codex_relay *r, relay_item *it, const json_t *msg)
 	const char *result = decision_result(decision);
 	docket_buf reason = DOCKET_BUF_INIT;
 	json_t *evs[2] = { NULL, NULL };
+	const char *failure = jstr(json_object_get(msg, "error"), "message");
 	size_t n = 1;
 	int error;
 
-	if ((error = docket_buf_puts(&reason, "codex decision: ")) < 0 ||
-	    (error = decision ? docket_json_dump(&reason, decision) : docket_buf_puts(&reason, "none")) < 0) {
+	if (json_object_get(msg, "error"))
+		error = docket_buf_printf(&reason, "the client answered with an error: %.300s",
+					  failure ? failure : "no message");
+	else if ((error = docket_buf_puts(&reason, "codex decision: ")) == 0)
+		error = decision ? docket_json_dump(&reason, decision) : docket_buf_puts(&reason, "none");
+	if (error < 0) {
 		docket_buf_dispose(&reason);
 		return error;
 	}

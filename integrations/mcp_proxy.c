@@ -194,8 +194,8 @@ static int ask_client(proxy *p, held_call *c, const char *reason, const char *li
 		json_decref(ev);
 		ev = NULL;
 	}
-	if ((error = append1(p, ev)) < 0)
-		return error;
+	if (append1(p, ev) < 0)
+		return 1;  /* not recorded: the caller refuses the call */
 	snprintf(key, sizeof(key), "docket-elicit-%lu", p->elicits);
 	msg = json_pack("{ss ss ss s{ss s{ss s{}}}}", "jsonrpc", "2.0", "id", key, "method", "elicitation/create",
 			"params", "message", reason, "requestedSchema", "type", "object", "properties");
@@ -258,7 +258,10 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		evs[0] = NULL;
 		if (error < 0 || !(c = call_add(p, key.ptr, inv.ptr)))
 			goto refuse;
-		error = ask_client(p, c, vi.reason, line, len);
+		if ((error = ask_client(p, c, vi.reason, line, len)) > 0) {
+			call_drop(p, c);
+			goto refuse;
+		}
 		goto done;
 	}
 	error = append(p, evs, 1);
