@@ -376,6 +376,7 @@ static int revise_mode(hook_ctx *h, const char *mode, const char *why)
 {
 	json_t *files = json_array(), *policy = NULL;
 	docket_buf reason = DOCKET_BUF_INIT;
+	char *note_mode = NULL;
 	uint32_t rev = 0;
 	size_t i;
 	int error;
@@ -388,13 +389,21 @@ static int revise_mode(hook_ctx *h, const char *mode, const char *why)
 	for (i = 0; error == 0 && i < json_array_size(files); i++)
 		error = docket_buf_printf(&reason, "%s %s", i ? "," : ":",
 					  json_string_value(json_array_get(files, i)));
+	/* no mode (SessionStart has none): the settings' defaultMode is in force */
+	if (error == 0 && !mode) {
+		const char *implied = jstr(json_object_get(policy, "permissions"), "defaultMode");
+
+		if (!(mode = note_mode = docket_strdup(implied ? implied : "default")))
+			error = nomem();
+	}
 	if (error == 0)
 		error = revise_policy(h, policy, "claude", reason.ptr, &rev);
 	else
 		json_decref(policy);
-	if (error == 0 && mode)
+	if (error == 0)
 		note_write(h, rev, mode);
 done:
+	docket_free(note_mode);
 	docket_buf_dispose(&reason);
 	json_decref(files);
 	return error;

@@ -47,6 +47,8 @@ sid=$(jq -r .session_id "$work/out.json")
 check "session recorded live and closed" test "$(ev 'select(.type == "session.closed") | .session' | tr -d '"')" = "$sid"
 check "effective settings are the policy in force" \
 	test "$(ev 'select(.type == "policy.revised" and .format == "claude") | .policy.permissions.allow | length')" = 4
+check "the session's mode is no new revision (SessionStart has none: the settings' default)" \
+	test "$(ev 'select(.type == "policy.revised") | .revision')" = 1
 check "parallel pair: both ran" test "$(outcome toolu_stub_1_1)$(outcome toolu_stub_1_2)" = okok
 check "docket denied rm" test "$(outcome toolu_stub_2_1)" = denied
 check "the denied rm did not run" test -f "$proj/precious.txt"

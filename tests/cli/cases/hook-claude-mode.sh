@@ -1,7 +1,9 @@
 # a permission-mode change after SessionStart (shift-tab, ExitPlanMode) is a
 # new policy revision, recorded before the call that showed it: the effective
 # settings with that mode. The same mode again records nothing, also when the
-# note that makes the check cheap is gone or damaged; Codex's events (whose
+# note that makes the check cheap is gone or damaged; a SessionStart without
+# a mode (Claude Code 2.1 sends none) means the settings' defaultMode, so
+# events in that mode record nothing either; Codex's events (whose
 # policy is no Claude settings file) record no revision
 mkdir -p home/.claude app
 echo '{"permissions":{"allow":["Bash(ls:*)"]}}' >home/.claude/settings.json
@@ -25,6 +27,12 @@ hook_feed claude c.jsonl
 trail
 docket log --json | jq -c 'select(.type == "policy.revised") | [.revision, .policy.permissions.defaultMode, (.reason | sub(":.*"; ""))]'
 stat -c '%a' ledger/hook-modes ledger/hook-modes/*
+{
+	echo '{"session_id":"s2","cwd":"'"$PWD"'/app","hook_event_name":"SessionStart","source":"startup"}'
+	ev PreToolUse t1 default | sed 's/"s1"/"s2"/'
+} >d.jsonl
+hook_feed claude d.jsonl
+docket log --json | jq -c 'select(.session == "s2" and .type == "policy.revised") | .revision'
 sed 's/"s1"/"c1"/; s/t\([0-9]\)/c\1/' a.jsonl >codex.jsonl
 hook_feed codex codex.jsonl
 docket log --json | jq -c 'select(.session == "c1" and .type == "policy.revised")' | wc -l
