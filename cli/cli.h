@@ -76,6 +76,7 @@ int cmd_recover(const cli_command *cmd, const cli_global *g, int argc, char **ar
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_codex_relay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_ship(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_fleet(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 

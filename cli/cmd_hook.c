@@ -94,6 +94,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		goto done;
 	}
 	ho.policy = policy;
+	ho.cache_dir = g->ledger_path;
 	oo.flags = DOCKET_OPEN_CREATE;
 	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
 		rc = fail(enforce, &in, "cannot open the ledger");

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "cli.h"
 #include "util/alloc.h"
 
@@ -21,6 +23,15 @@ int main(int argc, char **argv)
 	const char *env;
 	int i = 1;
 
+	/*
+	 * The ledger only hashes (SHA-256, fetched from the default provider):
+	 * OpenSSL's default start-up, which registers every legacy cipher and
+	 * digest name and reads openssl.cnf, was the largest user-space cost of
+	 * a hook event (perf, see tests/bench/bench_hook.c). A configuration
+	 * that selects other providers does not apply to docket-hook.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
+			    OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	docket_alloc_install_json();
 	memset(&g, 0, sizeof(g));
 	if (i + 1 < argc && strcmp(argv[i], "-L") == 0) {

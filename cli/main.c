@@ -42,6 +42,7 @@ static const cli_command commands[] = {
 	{ "hook",     cmd_hook,     "record one Claude Code or Codex hook event (live capture)" },
 	{ "integrate", cmd_integrate, "install docket's hooks in Claude Code or Codex" },
 	{ "mcp-proxy", cmd_mcp_proxy, "run an MCP stdio server with every tools/call recorded" },
+	{ "codex-relay", cmd_codex_relay, "run codex app-server with every call and approval recorded" },
 	{ "ship",     cmd_ship,     "send the ledger to the fleet database (PostgreSQL)" },
 	{ "fleet",    cmd_fleet,    "the fleet database: init, verify, sessions, log, pending" },
 	{ "help",     cmd_help,     "show help for a command" },

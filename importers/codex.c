@@ -395,6 +395,31 @@ static int is_rejection(const char *t, size_t len)
 	       imp_starts(t, len, "patch rejected by user");
 }
 
+/* 1 when `t` holds `needle` (length-bounded: outputs need not be NUL-terminated at len). */
+static int has_text(const char *t, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; n <= len && i <= len - n; i++)
+		if (memcmp(t + i, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * 0.171 refuses a call before it runs with the output `exec_command failed:
+ * CreateProcess { message: "Rejected(...)" }` (quotes escaped): the user said no
+ * ("rejected by user"), or the approval policy or a rule refused it without
+ * asking ("approval required by policy, but AskForApproval is set to
+ * Never", a forbidden prefix rule). IMP_OK when it is no such refusal.
+ */
+static int refusal_kind(const char *t, size_t len)
+{
+	if (!imp_starts(t, len, "exec_command failed: CreateProcess") || !has_text(t, len, "Rejected("))
+		return IMP_OK;
+	return has_text(t, len, "rejected by user") ? IMP_USER_DENIED : IMP_POLICY_DENIED;
+}
+
 /* {"output":"...","metadata":{"exit_code":N,"duration_seconds":F}}: *out, or NULL; DOCKET_ENOMEM */
 static int wrapped_output(json_t **out, const char *t, size_t len)
 {
@@ -427,7 +452,8 @@ static void classify_text(imp_outcome *o, const char *t, size_t len)
 	} else if (imp_starts(t, len, "apply_patch verification failed")) {
 		o->kind = IMP_ERROR;
 		o->error = "apply_patch verification failed";
-	} else if (imp_starts(t, len, "error: ") || imp_starts(t, len, "err: ")) {
+	} else if (imp_starts(t, len, "error: ") || imp_starts(t, len, "err: ") ||
+		   imp_starts(t, len, "exec_command failed")) {
 		o->kind = IMP_ERROR;
 	} else if (imp_starts(t, len, "command timed out") || imp_starts(t, len, "timed out")) {
 		o->kind = IMP_TIMEOUT;
@@ -516,11 +542,16 @@ static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 		o.error = "blocked by a PreToolUse hook";
 		if ((error = blocked_call(c, s, id, t)) < 0)
 			return error;
-	} else if (is_rejection(t, len)) {
+	} else if (is_rejection(t, len) || refusal_kind(t, len) == IMP_USER_DENIED) {
 		o.kind = IMP_USER_DENIED;
 		o.output = t;
 		o.output_len = len;
 		o.error = "rejected by the user";
+	} else if (refusal_kind(t, len) == IMP_POLICY_DENIED) {
+		o.kind = IMP_POLICY_DENIED;
+		o.output = t;
+		o.output_len = len;
+		o.error = "refused by Codex without running it (approval policy or rule)";
 	} else if (len == 7 && memcmp(t, "aborted", 7) == 0) {
 		o.kind = IMP_CANCELLED;
 		o.error = "aborted";

@@ -5,6 +5,8 @@
  *
  *   SessionStart        session.opened; Claude: policy.revised with the
  *                       effective settings when they changed
+ *   (any, Claude)       a permission_mode other than the one in force:
+ *                       policy.revised with it (track_mode)
  *   PreToolUse          tool.intent (invocation = tool_use_id, tool mapped as
  *                       the importer maps it); enforce: docket's verdict, and
  *                       for a denial its tool.completed denied at once
@@ -27,8 +29,13 @@
  * conflict, both harmless here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "docket/import.h"
 #include "integrations_internal.h"
@@ -172,30 +179,48 @@ static int session_state(hook_ctx *h, const char *id, int *out)
 	return error == DOCKET_ENOTFOUND ? 0 : error;
 }
 
-static int open_session(hook_ctx *h, const char *id, const char *parent)
+int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime, const char *prov,
+		      const char *cwd, const char *parent, json_t *labels)
 {
-	const char *transcript = jstr(h->ev, "transcript_path");
-	const char *model = jstr(h->ev, "model");
-	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id,
-			       "runtime", h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
-			       "provenance", "file", h->prov, "line", 0);
-	json_t *labels = json_object();
-	int state, error;
+	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id, "runtime", runtime,
+			       "provenance", "file", prov, "line", 0);
+	int state = 0, error;
 
-	if ((error = session_state(h, id, &state)) < 0 || state != 0) {
-		json_decref(ev);
-		json_decref(labels);
-		return error;
+	if (!ev || !labels) {
+		error = nomem();
+		goto fail;
 	}
-	if (!ev || !labels || set_str(ev, "platform", HOST_PLATFORM) < 0 ||
-	    set_str(ev, "cwd", h->cwd) < 0 || set_str(ev, "parent", parent) < 0 ||
-	    set_str(labels, "capture", "hook") < 0 || set_str(labels, "transcript", transcript) < 0 ||
-	    set_str(labels, "model", model) < 0 ||
-	    json_object_set_new(ev, "labels", labels) < 0) {
+	error = docket_ledger_session(ledger, id, exists_cb, &state);
+	if (error == DOCKET_ENOTFOUND) {
+		docket_error_clear();
+		error = 0;
+	}
+	if (error < 0 || state != 0)
+		goto fail;  /* known: opened before (or closed) */
+	if (set_str(ev, "platform", HOST_PLATFORM) < 0 || set_str(ev, "cwd", cwd) < 0 ||
+	    set_str(ev, "parent", parent) < 0 || json_object_set_new(ev, "labels", labels) < 0) {
 		json_decref(ev);
 		return nomem();
 	}
-	return tolerate(append(h, &ev, 1));
+	return tolerate(hook_append(ledger, &ev, 1));
+fail:
+	json_decref(ev);
+	json_decref(labels);
+	return error;
+}
+
+static int open_session(hook_ctx *h, const char *id, const char *parent)
+{
+	json_t *labels = json_object();
+
+	if (labels && (set_str(labels, "capture", "hook") < 0 ||
+		       set_str(labels, "transcript", jstr(h->ev, "transcript_path")) < 0 ||
+		       set_str(labels, "model", jstr(h->ev, "model")) < 0)) {
+		json_decref(labels);
+		labels = NULL;
+	}
+	return hook_open_session(h->ledger, id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
+				 h->prov, h->cwd, parent, labels);
 }
 
 /* The session of the event ("<id>/agent-<agent_id>" inside a subagent, as
@@ -230,19 +255,27 @@ static int last_policy_cb(void *ctx, uint64_t seq, json_t *ev)
 	return 0;
 }
 
-/* policy.revised with `policy` (stolen) unless it is the one in force. */
-static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const char *reason)
+/* policy.revised with `policy` (stolen) unless it is the one in force;
+ * *in_force (may be NULL) gets the revision that is `policy`, or 0 when a
+ * concurrent writer made that unknown. */
+static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const char *reason,
+			 uint32_t *in_force)
 {
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	last_policy last = { NULL, 0 };
 	json_t *ev;
 	int error;
 
+	if (in_force)
+		*in_force = 0;
 	ro.session = h->session;
 	if ((error = docket_ledger_read_json(h->ledger, &ro, last_policy_cb, &last)) < 0)
 		goto done;
-	if (last.policy && json_equal(last.policy, policy))
+	if (last.policy && json_equal(last.policy, policy)) {
+		if (in_force)
+			*in_force = (uint32_t)last.revision;
 		goto done;
+	}
 	ev = ev_new(h, "policy.revised", NULL);
 	if (!ev || json_object_set_new(ev, "revision", json_integer(last.revision + 1)) < 0 ||
 	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", docket_client_name(h->opts->client)) < 0 ||
@@ -251,39 +284,158 @@ static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const 
 		error = nomem();
 		goto done;
 	}
-	error = tolerate(append(h, &ev, 1));
+	error = append(h, &ev, 1);
+	if (error == 0 && in_force)
+		*in_force = (uint32_t)last.revision + 1;
+	error = tolerate(error);  /* another hook revised it first */
 done:
 	json_decref(last.policy);
 	json_decref(policy);
 	return error;
 }
 
-static int on_session_start(hook_ctx *h)
+/* ---- the permission mode (Claude Code) ----
+ *
+ * Claude Code's events carry the session's permission_mode; a change
+ * (shift-tab, ExitPlanMode, /permissions) changes the policy in force, so it
+ * is a new policy.revised: the effective settings with that mode, recorded
+ * before the event that showed it. Finding the mode in force would mean
+ * reading the session on every event; instead a note in the cache
+ * directory, "<revision> <mode>", says which mode a revision has. A
+ * revision never changes, so a note can be missing or old (then the session
+ * is read, and the note rewritten), never wrong.
+ */
+
+static int revision_cb(void *ctx, const docket_session_info *info)
+{
+	*(uint32_t *)ctx = info->policy_revision;
+	return 0;
+}
+
+static int note_path(docket_buf *out, const hook_ctx *h, int dir_only)
+{
+	uint8_t md[32];
+	char hex[33];
+	unsigned int n = 0;
+
+	if (EVP_Digest(h->session, strlen(h->session), md, &n, EVP_sha256(), NULL) != 1)
+		return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	docket_hex(hex, md, 16);
+	return dir_only ? docket_buf_printf(out, "%s/hook-modes", h->opts->cache_dir)
+			: docket_buf_printf(out, "%s/hook-modes/%s", h->opts->cache_dir, hex);
+}
+
+/* 1 when the note says revision `rev` has `mode`. */
+static int note_says(const hook_ctx *h, uint32_t rev, const char *mode)
+{
+	docket_buf path = DOCKET_BUF_INIT, text = DOCKET_BUF_INIT, want = DOCKET_BUF_INIT;
+	int same = 0;
+
+	if (h->opts->cache_dir && rev && note_path(&path, h, 0) == 0 &&
+	    docket_buf_read_path(&text, path.ptr) == 0 && docket_buf_printf(&want, "%u %s\n", rev, mode) == 0)
+		same = text.len == want.len && memcmp(text.ptr, want.ptr, want.len) == 0;
+	docket_error_clear();  /* no note is no answer */
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&text);
+	docket_buf_dispose(&want);
+	return same;
+}
+
+/* Best effort: a note that cannot be written costs a read next time. */
+static void note_write(const hook_ctx *h, uint32_t rev, const char *mode)
+{
+	docket_buf dir = DOCKET_BUF_INIT, path = DOCKET_BUF_INIT, tmp = DOCKET_BUF_INIT, text = DOCKET_BUF_INIT;
+	int fd = -1;
+
+	if (!h->opts->cache_dir || !rev || note_path(&dir, h, 1) < 0 || note_path(&path, h, 0) < 0 ||
+	    docket_buf_printf(&tmp, "%s.%ld", path.ptr, (long)getpid()) < 0 ||
+	    docket_buf_printf(&text, "%u %s\n", rev, mode) < 0)
+		goto done;
+	if (mkdir(dir.ptr, 0700) != 0 && errno != EEXIST)
+		goto done;
+	if ((fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		goto done;
+	if (write(fd, text.ptr, text.len) == (ssize_t)text.len && close(fd) == 0) {
+		fd = -1;
+		if (rename(tmp.ptr, path.ptr) == 0)
+			goto done;
+	}
+	unlink(tmp.ptr);
+done:
+	if (fd >= 0)
+		close(fd);
+	docket_error_clear();
+	docket_buf_dispose(&dir);
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&tmp);
+	docket_buf_dispose(&text);
+}
+
+/* policy.revised with the effective settings under `mode`, unless in force. */
+static int revise_mode(hook_ctx *h, const char *mode, const char *why)
 {
 	json_t *files = json_array(), *policy = NULL;
 	docket_buf reason = DOCKET_BUF_INIT;
+	char *note_mode = NULL;
+	uint32_t rev = 0;
 	size_t i;
 	int error;
 
 	if (!files)
 		return nomem();
-	if ((error = ensure_session(h)) < 0 || h->opts->client != DOCKET_CLIENT_CLAUDE)
+	if ((error = docket_claude_effective_settings(&policy, h->cwd, mode, files)) < 0)
 		goto done;
-	if ((error = docket_claude_effective_settings(&policy, h->cwd, jstr(h->ev, "permission_mode"),
-						      files)) < 0)
-		goto done;
-	error = docket_buf_puts(&reason, "effective Claude Code settings");
+	error = docket_buf_puts(&reason, why);
 	for (i = 0; error == 0 && i < json_array_size(files); i++)
 		error = docket_buf_printf(&reason, "%s %s", i ? "," : ":",
 					  json_string_value(json_array_get(files, i)));
+	/* no mode (SessionStart has none): the settings' defaultMode is in force */
+	if (error == 0 && !mode) {
+		const char *implied = jstr(json_object_get(policy, "permissions"), "defaultMode");
+
+		if (!(mode = note_mode = docket_strdup(implied ? implied : "default")))
+			error = nomem();
+	}
 	if (error == 0)
-		error = revise_policy(h, policy, "claude", reason.ptr);
+		error = revise_policy(h, policy, "claude", reason.ptr, &rev);
 	else
 		json_decref(policy);
+	if (error == 0)
+		note_write(h, rev, mode);
 done:
+	docket_free(note_mode);
 	docket_buf_dispose(&reason);
 	json_decref(files);
 	return error;
+}
+
+/* The event's permission_mode against the revision in force. */
+static int track_mode(hook_ctx *h)
+{
+	const char *mode = jstr(h->ev, "permission_mode");
+	docket_buf why = DOCKET_BUF_INIT;
+	uint32_t rev = 0;
+	int error;
+
+	if (!mode || (error = ensure_session(h)) < 0)
+		return mode ? error : 0;
+	error = docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
+	if (error < 0 || note_says(h, rev, mode))
+		return error;
+	if ((error = docket_buf_printf(&why, "permission mode %.64s (seen at %.32s); effective Claude Code settings",
+				       mode, h->name)) == 0)
+		error = revise_mode(h, mode, why.ptr);
+	docket_buf_dispose(&why);
+	return error;
+}
+
+static int on_session_start(hook_ctx *h)
+{
+	int error;
+
+	if ((error = ensure_session(h)) < 0 || h->opts->client != DOCKET_CLIENT_CLAUDE)
+		return error;
+	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
 }
 
 /* ---- calls ---- */
@@ -567,8 +719,7 @@ static int response_text(docket_buf *out, const json_t *resp)
 	return resp ? docket_json_dump(out, resp) : 0;
 }
 
-/* A JSON string of at most OUTPUT_MAX bytes, cut at a character boundary. */
-static json_t *bounded(const char *s, size_t len)
+json_t *hook_bounded(const char *s, size_t len)
 {
 	if (len > OUTPUT_MAX) {
 		len = OUTPUT_MAX;
@@ -624,7 +775,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
 		      json_object_set(done, "duration_ms", (json_t *)dur) < 0) ||
 		     (error = response_text(&text, json_object_get(h->ev, "tool_response"))) < 0 ||
-		     (text.len && json_object_set_new(done, "output", bounded(text.ptr, text.len)) < 0)))
+		     (text.len && json_object_set_new(done, "output", hook_bounded(text.ptr, text.len)) < 0)))
 		error = error < 0 ? error : nomem();
 	docket_buf_dispose(&text);
 	if (error < 0) {
@@ -795,6 +946,9 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.cwd = jstr(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
 	if ((error = set_session(&h)) < 0)
+		goto done;
+	if (opts->client == DOCKET_CLIENT_CLAUDE && strcmp(h.name, "SessionStart") != 0 &&
+	    (error = track_mode(&h)) < 0)
 		goto done;
 	if (strcmp(h.name, "SessionStart") == 0)
 		error = on_session_start(&h);

@@ -33,10 +33,18 @@ typedef struct docket_hook_options {
 	unsigned int version;
 	docket_client client;
 	const docket_policy *policy;  /* enforce mode when non-NULL */
+	/*
+	 * A directory (the ledger's) where the hook may keep which permission
+	 * mode each policy revision of a session has, so that checking a Claude
+	 * Code event's permission_mode against the policy in force costs one
+	 * small file read instead of reading the session. NULL: no cache (the
+	 * same records, slower).
+	 */
+	const char *cache_dir;
 } docket_hook_options;
 
-#define DOCKET_HOOK_OPTIONS_VERSION 1
-#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL }
+#define DOCKET_HOOK_OPTIONS_VERSION 2
+#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL }
 
 /* What the hook answers the client. */
 typedef struct docket_hook_answer {

@@ -5,7 +5,9 @@
  *   hook.c      the hook-event mapping both clients share (Claude Code and
  *               Codex send the same shape): events -> ledger appends;
  *   claude.c    Claude Code: effective settings, settings.json integration;
- *   codex.c     Codex: config discovery, hooks.json and trust entries.
+ *   codex.c     Codex: config discovery, hooks.json and trust entries;
+ *   mcp_proxy.c, codex_relay.c  stdio relays (stdio_relay.c) that record
+ *               what passes: MCP tools/call, Codex app-server items.
  */
 #ifndef DOCKET_INTEGRATIONS_INTERNAL_H
 #define DOCKET_INTEGRATIONS_INTERNAL_H
@@ -46,6 +48,15 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 json_t *hook_event_new(const char *type, const char *session, const char *prov, const char *invocation);
 /* Append the events (stolen; a NULL entry is out of memory) in one transaction. */
 int hook_append(docket_ledger *ledger, json_t **evs, size_t n) DOCKET_MUST_USE;
+
+/* session.opened for `id` (runtime, provenance file `prov`, cwd and parent
+ * unless NULL, `labels` stolen) unless the ledger has that session. */
+int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime, const char *prov,
+		      const char *cwd, const char *parent, json_t *labels) DOCKET_MUST_USE;
+/* A JSON string of at most 64 KiB of `s`, cut at a character boundary. */
+json_t *hook_bounded(const char *s, size_t len);
+/* The text of an MCP CallToolResult's content (text items, newline-joined, bounded). */
+int mcp_result_text(docket_buf *out, const json_t *result) DOCKET_MUST_USE;
 
 /* Append `s` single-quoted for a POSIX shell. */
 int hook_shell_quote(docket_buf *out, const char *s) DOCKET_MUST_USE;

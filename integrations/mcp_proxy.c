@@ -28,22 +28,18 @@
  * closes, so a crash of either side never leaves the other hanging.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "integrations/mcp_proxy.h"
 #include "integrations_internal.h"
+#include "stdio_relay.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
-#define LINE_MAX_BYTES ((size_t)64 << 20)
 #define OUTPUT_MAX (64u << 10)
 
 typedef struct held_call {
@@ -54,35 +50,21 @@ typedef struct held_call {
 	int dispatched;
 } held_call;
 
-typedef struct proxy {
+struct docket_mcp_proxy {
 	docket_ledger *ledger;
 	const docket_mcp_proxy_options *opts;
-	int to_server, from_server;
-	pid_t child;
+	int to_client, to_server;
 	int can_elicit;
 	unsigned long elicits;
 	held_call *calls;
 	size_t ncalls, capcalls;
-} proxy;
+};
+
+typedef struct docket_mcp_proxy proxy;
 
 static int nomem(void)
 {
 	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return docket_error_set(DOCKET_ESTORAGE, "write: %s", strerror(errno));
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 static int write_json_line(int fd, const json_t *msg)
@@ -93,7 +75,7 @@ static int write_json_line(int fd, const json_t *msg)
 	if (error == 0)
 		error = docket_buf_putc(&b, '\n');
 	if (error == 0)
-		error = write_all(fd, b.ptr, b.len);
+		error = relay_write_all(fd, b.ptr, b.len);
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -177,14 +159,14 @@ static int reply_error(proxy *p, const json_t *id, const char *message)
 
 	if (!msg)
 		return nomem();
-	error = write_json_line(STDOUT_FILENO, msg);
+	error = write_json_line(p->to_client, msg);
 	json_decref(msg);
 	return error;
 }
 
 static int forward(proxy *p, held_call *c, const char *line, size_t len)
 {
-	int error = write_all(p->to_server, line, len);
+	int error = relay_write_all(p->to_server, line, len);
 
 	if (error < 0)
 		return error;
@@ -212,14 +194,14 @@ static int ask_client(proxy *p, held_call *c, const char *reason, const char *li
 		json_decref(ev);
 		ev = NULL;
 	}
-	if ((error = append1(p, ev)) < 0)
-		return error;
+	if (append1(p, ev) < 0)
+		return 1;  /* not recorded: the caller refuses the call */
 	snprintf(key, sizeof(key), "docket-elicit-%lu", p->elicits);
 	msg = json_pack("{ss ss ss s{ss s{ss s{}}}}", "jsonrpc", "2.0", "id", key, "method", "elicitation/create",
 			"params", "message", reason, "requestedSchema", "type", "object", "properties");
 	if (!msg)
 		return nomem();
-	error = write_json_line(STDOUT_FILENO, msg);
+	error = write_json_line(p->to_client, msg);
 	json_decref(msg);
 	return error;
 }
@@ -276,7 +258,10 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		evs[0] = NULL;
 		if (error < 0 || !(c = call_add(p, key.ptr, inv.ptr)))
 			goto refuse;
-		error = ask_client(p, c, vi.reason, line, len);
+		if ((error = ask_client(p, c, vi.reason, line, len)) > 0) {
+			call_drop(p, c);
+			goto refuse;
+		}
 		goto done;
 	}
 	error = append(p, evs, 1);
@@ -344,7 +329,7 @@ static int on_elicit_answer(proxy *p, held_call *c, const json_t *msg)
 	return error;
 }
 
-static int from_client(proxy *p, const char *line, size_t len)
+int docket_mcp_proxy_from_client(docket_mcp_proxy *p, const char *line, size_t len)
 {
 	json_t *msg = NULL;
 	const char *method;
@@ -377,7 +362,7 @@ static int from_client(proxy *p, const char *line, size_t len)
 
 /* ---- server -> client ---- */
 
-static int result_text(docket_buf *out, const json_t *result)
+int mcp_result_text(docket_buf *out, const json_t *result)
 {
 	const json_t *content = json_object_get(result, "content");
 	size_t i;
@@ -392,7 +377,7 @@ static int result_text(docket_buf *out, const json_t *result)
 	return error;
 }
 
-static int from_server(proxy *p, const char *line, size_t len)
+int docket_mcp_proxy_from_server(docket_mcp_proxy *p, const char *line, size_t len)
 {
 	json_t *msg = NULL, *ev;
 	docket_buf key = DOCKET_BUF_INIT, text = DOCKET_BUF_INIT;
@@ -411,7 +396,7 @@ static int from_server(proxy *p, const char *line, size_t len)
 		failed |= json_is_true(json_object_get(result, "isError"));
 		ev = ev_new(p, "tool.completed", c->invocation);
 		if (ev && (json_object_set_new(ev, "status", json_string(failed ? "error" : "ok")) < 0 ||
-			   result_text(&text, failed && !result ? json_object_get(msg, "error") : result) < 0 ||
+			   mcp_result_text(&text, failed && !result ? json_object_get(msg, "error") : result) < 0 ||
 			   (text.len && json_object_set_new(ev, "output", json_stringn(text.ptr, text.len)) < 0) ||
 			   (json_object_get(msg, "error") &&
 			    json_object_set_new(ev, "error", json_string(json_string_value(json_object_get(
@@ -425,82 +410,17 @@ static int from_server(proxy *p, const char *line, size_t len)
 		call_drop(p, c);
 	}
 	/* T2 is durable before the result is released to the client */
-	error = write_all(STDOUT_FILENO, line, len);
+	error = relay_write_all(p->to_client, line, len);
 	json_decref(msg);
 	docket_buf_dispose(&key);
 	docket_buf_dispose(&text);
 	return error;
 }
 
-/* ---- the loop ---- */
-
-typedef struct line_reader {
-	docket_buf buf;
-	int eof;
-} line_reader;
-
-/* Read what is there; hand each whole line (with its newline) to `fn`. */
-static int pump(proxy *p, int fd, line_reader *r, int (*fn)(proxy *, const char *, size_t))
-{
-	char chunk[65536];
-	ssize_t got = read(fd, chunk, sizeof(chunk));
-	size_t start = 0, i;
-	int error = 0;
-
-	if (got < 0 && errno == EINTR)
-		return 0;
-	if (got <= 0) {
-		r->eof = 1;
-		if (r->buf.len)  /* a last line without newline passes as it is */
-			error = fn(p, r->buf.ptr, r->buf.len);
-		docket_buf_clear(&r->buf);
-		return error;
-	}
-	if ((error = docket_buf_put(&r->buf, chunk, (size_t)got)) < 0)
-		return error;
-	for (i = 0; i < r->buf.len && error == 0; i++) {
-		if (r->buf.ptr[i] != '\n')
-			continue;
-		error = fn(p, r->buf.ptr + start, i + 1 - start);
-		start = i + 1;
-	}
-	if (start) {
-		memmove(r->buf.ptr, r->buf.ptr + start, r->buf.len - start);
-		r->buf.len -= start;
-	}
-	if (error == 0 && r->buf.len > LINE_MAX_BYTES)
-		error = docket_error_set(DOCKET_EINVALID, "a message longer than %zu bytes", LINE_MAX_BYTES);
-	return error;
-}
-
-static int spawn_server(proxy *p, char *const *argv)
-{
-	int in[2], out[2];
-	pid_t pid;
-
-	if (pipe(in) != 0 || pipe(out) != 0)
-		return docket_error_set(DOCKET_ESTORAGE, "pipe: %s", strerror(errno));
-	if ((pid = fork()) < 0)
-		return docket_error_set(DOCKET_ESTORAGE, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(in[0], STDIN_FILENO);
-		dup2(out[1], STDOUT_FILENO);
-		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-		execvp(argv[0], argv);
-		fprintf(stderr, "docket mcp-proxy: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	p->to_server = in[1];
-	p->from_server = out[0];
-	p->child = pid;
-	return 0;
-}
+/* ---- the connection ---- */
 
 /* Calls still open when either side went away. */
-static void close_session(proxy *p)
+void docket_mcp_proxy_finish(docket_mcp_proxy *p)
 {
 	size_t i;
 
@@ -522,59 +442,68 @@ static void close_session(proxy *p)
 		warn("cannot close the session");
 }
 
-int docket_mcp_proxy_run(docket_ledger *ledger, const docket_mcp_proxy_options *opts, char *const *argv,
-			 int *server_status)
+int docket_mcp_proxy_new(docket_mcp_proxy **out, docket_ledger *ledger, const docket_mcp_proxy_options *opts,
+			 int to_client, int to_server)
 {
-	proxy p;
-	line_reader rc = { DOCKET_BUF_INIT, 0 }, rs = { DOCKET_BUF_INIT, 0 };
-	json_t *open = NULL;
-	int error, status = 0;
+	proxy *p = docket_calloc(1, sizeof(*p));
+	json_t *open;
+	int error;
 
-	memset(&p, 0, sizeof(p));
-	p.ledger = ledger;
-	p.opts = opts;
-	p.to_server = p.from_server = -1;
-	signal(SIGPIPE, SIG_IGN);
+	*out = NULL;
+	if (!p)
+		return nomem();
+	p->ledger = ledger;
+	p->opts = opts;
+	p->to_client = to_client;
+	p->to_server = to_server;
 	open = json_pack("{ss ss ss s{ss si} s{ss ss}}", "type", "session.opened", "session", opts->session,
 			 "runtime", "mcp-proxy", "provenance", "file", "mcp-proxy", "line", 0, "labels",
 			 "capture", "mcp-proxy", "mcp.server", opts->name);
-	if ((error = append1(&p, open)) < 0)
+	if ((error = append1(p, open)) < 0) {
+		docket_free(p);
 		return error;
-	if ((error = spawn_server(&p, argv)) < 0)
-		return error;
-	while (!rs.eof && error == 0) {
-		struct pollfd fds[2] = { { p.from_server, POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
-		nfds_t n = rc.eof ? 1 : 2;
-
-		if (poll(fds, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			error = docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
-			break;
-		}
-		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
-			error = pump(&p, p.from_server, &rs, from_server);
-		if (error == 0 && n == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			error = pump(&p, STDIN_FILENO, &rc, from_client);
-			if (rc.eof) {  /* the client is gone: the server sees EOF too */
-				close(p.to_server);
-				p.to_server = -1;
-			}
-		}
 	}
-	/* either end closing closes the other */
-	if (p.to_server >= 0)
-		close(p.to_server);
-	close(p.from_server);
-	close(STDOUT_FILENO);
-	if (!rs.eof)
-		kill(p.child, SIGTERM);
-	waitpid(p.child, &status, 0);
-	close_session(&p);
-	docket_free(p.calls);
-	docket_buf_dispose(&rc.buf);
-	docket_buf_dispose(&rs.buf);
-	if (server_status)
-		*server_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	*out = p;
+	return 0;
+}
+
+void docket_mcp_proxy_free(docket_mcp_proxy *p)
+{
+	if (!p)
+		return;
+	while (p->ncalls)
+		call_drop(p, &p->calls[0]);
+	docket_free(p->calls);
+	docket_free(p);
+}
+
+static int relay_from_client(void *ctx, const char *line, size_t len)
+{
+	return docket_mcp_proxy_from_client(ctx, line, len);
+}
+
+static int relay_from_server(void *ctx, const char *line, size_t len)
+{
+	return docket_mcp_proxy_from_server(ctx, line, len);
+}
+
+int docket_mcp_proxy_run(docket_ledger *ledger, const docket_mcp_proxy_options *opts, char *const *argv,
+			 int *server_status)
+{
+	relay_ends ends;
+	proxy *p = NULL;
+	int error;
+
+	/* the session is opened before the server runs: nothing runs unrecorded */
+	if ((error = docket_mcp_proxy_new(&p, ledger, opts, STDOUT_FILENO, -1)) < 0)
+		return error;
+	if ((error = relay_spawn(&ends, argv, "mcp-proxy")) < 0) {
+		docket_mcp_proxy_free(p);
+		return error;
+	}
+	p->to_server = ends.to_server;
+	error = relay_run(&ends, p, relay_from_client, relay_from_server, server_status);
+	docket_mcp_proxy_finish(p);
+	docket_mcp_proxy_free(p);
 	return error;
 }

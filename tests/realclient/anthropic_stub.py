@@ -29,30 +29,11 @@ check what the client sent back (tool results, denials). The server binds
 127.0.0.1 on a free port, writes the port to PORTFILE, and exits after
 --idle seconds (default 300) without a request.
 """
-import argparse
-import os
 import json
-import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-
-class Script:
-    def __init__(self, steps):
-        self.steps = list(steps)
-        self.pos = 0
-        self.lock = threading.Lock()
-        finals = [s for s in self.steps if isinstance(s, str)]
-        self.fallback = finals[-1] if finals else "ok"
-
-    def next_step(self):
-        """(step number, element) or (0, text) when the script is used up."""
-        with self.lock:
-            if self.pos >= len(self.steps):
-                return 0, self.fallback
-            self.pos += 1
-            return self.pos, self.steps[self.pos - 1]
+import stub_common
 
 
 def blocks_for(step, element):
@@ -130,7 +111,7 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
-        self.server.log_request_body(self.path, body)
+        self.server.log_body(self.path, body)
         path = self.path.split("?")[0]
         if path.endswith("/count_tokens"):
             return self._json(200, {"input_tokens": 10})
@@ -139,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
                                     "error": {"type": "not_found_error", "message": path}})
         model = body.get("model", "claude-stub")
         if body.get("tools"):
-            step, element = self.server.script.next_step()
+            step, element = self.server.next_step()
         else:
             step, element = 0, "ok"
         blocks, stop = blocks_for(step, element)
@@ -157,49 +138,5 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, script, log_path):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.script = script
-        self.log_path = log_path
-        self.last = time.monotonic()
-        self.log_lock = threading.Lock()
-
-    def touch(self):
-        self.last = time.monotonic()
-
-    def log_request_body(self, path, body):
-        if not self.log_path:
-            return
-        with self.log_lock, open(self.log_path, "a") as f:
-            f.write(json.dumps({"path": path, "body": body}) + "\n")
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--script", required=True)
-    ap.add_argument("--port-file", required=True)
-    ap.add_argument("--log")
-    ap.add_argument("--idle", type=float, default=300.0)
-    a = ap.parse_args()
-    with open(a.script) as f:
-        steps = json.load(f)
-    if not isinstance(steps, list):
-        sys.exit("anthropic_stub: the script must be a JSON list")
-    srv = Server(Script(steps), a.log)
-    with open(a.port_file + ".tmp", "w") as f:
-        f.write(str(srv.server_address[1]))
-    os.replace(a.port_file + ".tmp", a.port_file)
-
-    def watchdog():
-        while time.monotonic() - srv.last < a.idle:
-            time.sleep(0.5)
-        srv.shutdown()
-    threading.Thread(target=watchdog, daemon=True).start()
-    srv.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    stub_common.main(__doc__, Handler)

@@ -6,31 +6,15 @@
 # parallel pair of allowed commands, a command docket denies (and the file it
 # would delete still exists), a file write, a command Claude itself refuses
 # headless, an MCP server behind `docket mcp-proxy`. Assertions are on the
-# ledger. Skips (77) when npm cannot reach its registry.
+# ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77) when npm cannot reach its
+# registry.
 #
 #   claude.sh DOCKET_BIN SOURCE_ROOT
 set -u
-docket=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$(cd "$2" && pwd)
-here=$src/tests/realclient
-. "$here/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+rc_begin claude "$1" "$2"
 claude=$(need_npm_package @anthropic-ai/claude-code claude) || exit $?
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/docket-rc-claude.XXXXXX")
-trap 'kill $stub_pid 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/home" "$work/proj/.claude"
-proj=$work/proj
-echo keep >"$proj/precious.txt"
-cat >"$work/policy.yaml" <<'YAML'
-version: 1
-sandbox: full_access
-approval: never
-commands:
-  - pattern: [rm]
-    decision: deny
-    justification: the real-client suite forbids rm
-YAML
+mkdir -p "$proj/.claude"
 cat >"$proj/.claude/settings.json" <<JSON
 {"permissions":{"allow":["Bash(echo:*)","Bash(rm:*)","Write","mcp__echo__echo"]}}
 JSON
@@ -51,7 +35,7 @@ JSON
 # a trusted workspace: Claude Code applies its project settings' allow rules
 echo "{\"projects\":{\"$proj\":{\"hasTrustDialogAccepted\":true}}}" >"$work/home/.claude.json"
 export HOME=$work/home DOCKET_CLAUDE_MANAGED_SETTINGS=$work/none
-start_stub "$here/anthropic_stub.py" --script "$work/script.json" --log "$work/requests.jsonl"
+start_stub anthropic "$here/anthropic_stub.py" --script "$work/script.json" --log "$work/requests.jsonl"
 cd "$proj" || exit 99
 "$docket" -L "$work/ledger" integrate claude --scope project --enforce --policy "$work/policy.yaml" >/dev/null || exit 99
 ANTHROPIC_BASE_URL=http://127.0.0.1:$STUB_PORT ANTHROPIC_API_KEY=stub timeout 180 \
@@ -59,11 +43,12 @@ ANTHROPIC_BASE_URL=http://127.0.0.1:$STUB_PORT ANTHROPIC_API_KEY=stub timeout 18
 	>"$work/out.json" 2>"$work/err.txt"
 echo "claude exit $?"
 sid=$(jq -r .session_id "$work/out.json")
-outcome() { ev "select(.type == \"tool.completed\" and .invocation == \"$1\") | .status" | tr -d '"'; }
 
 check "session recorded live and closed" test "$(ev 'select(.type == "session.closed") | .session' | tr -d '"')" = "$sid"
 check "effective settings are the policy in force" \
 	test "$(ev 'select(.type == "policy.revised" and .format == "claude") | .policy.permissions.allow | length')" = 4
+check "the session's mode is no new revision (SessionStart has none: the settings' default)" \
+	test "$(ev 'select(.type == "policy.revised") | .revision')" = 1
 check "parallel pair: both ran" test "$(outcome toolu_stub_1_1)$(outcome toolu_stub_1_2)" = okok
 check "docket denied rm" test "$(outcome toolu_stub_2_1)" = denied
 check "the denied rm did not run" test -f "$proj/precious.txt"
@@ -80,11 +65,5 @@ check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 # importing the transcript after the live session adds no copy and no conflict
 transcript=$(ev 'select(.type == "session.opened" and .labels.transcript != null) | .labels.transcript' | head -1 | tr -d '"')
-cp "$transcript" "$work/copy.jsonl"
-check "import after live adds nothing" \
-	grep -q '^events     0 written' <<<"$("$docket" -L "$work/ledger" import claude "$work/copy.jsonl")"
-if [ $fails -gt 0 ]; then
-	echo "--- ledger:"; "$docket" -L "$work/ledger" log
-	echo "--- claude stderr:"; head -40 "$work/err.txt"
-	exit 1
-fi
+check "import after live adds nothing" imports_nothing claude "$transcript"
+rc_end "$work/err.txt"

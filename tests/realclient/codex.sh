@@ -1,47 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# The real Codex CLI (npm @openai/codex), `codex exec` against
-# openai_stub.py, with docket integrated (hooks.json + trust entries in
-# config.toml) in enforce mode. Scenarios: a parallel pair, a command docket
-# denies (the file it would delete still exists), a file write, and the
-# rollout imported afterwards (--strict: every line type known) adding
-# nothing. Assertions are on the ledger. Skips (77) when npm cannot reach
-# its registry.
+# The real Codex CLI (npm @openai/codex) against openai_stub.py.
+#
+# 1. `codex exec` with docket's hooks integrated (hooks.json + trust entries
+#    in config.toml) in enforce mode: a parallel pair, a command docket
+#    denies (the file it would delete still exists), a file write, a command
+#    Codex itself refuses headless (a prefix rule asks, and exec never asks),
+#    an MCP server behind `docket mcp-proxy`, and the rollout imported
+#    afterwards (--strict: every line type known) adding nothing.
+# 2. `codex app-server` behind `docket codex-relay`, driven by a scripted
+#    client (fixtures/codex/app_client.py) that accepts one command and
+#    declines the next: the approvals and the user's decisions recorded from
+#    the protocol, the declined command not run, the rollout adding nothing.
+#
+# Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77) when
+# npm cannot reach its registry.
 #
 #   codex.sh DOCKET_BIN SOURCE_ROOT
 set -u
-docket=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$(cd "$2" && pwd)
-here=$src/tests/realclient
-. "$here/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+rc_begin codex "$1" "$2"
 codex=$(need_npm_package @openai/codex codex) || exit $?
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+mkdir -p "$work/codex/rules" "$work/relay-home"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/docket-rc-codex.XXXXXX")
-trap 'kill $stub_pid 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/home" "$work/codex" "$work/proj"
-proj=$work/proj
-echo keep >"$proj/precious.txt"
-cat >"$work/policy.yaml" <<'YAML'
-version: 1
-sandbox: full_access
-approval: never
-commands:
-  - pattern: [rm]
-    decision: deny
-    justification: the real-client suite forbids rm
-YAML
-cat >"$work/script.json" <<'JSON'
-[
-  [{"shell":"echo one"},{"shell":"echo two"}],
-  {"shell":"rm -f precious.txt"},
-  {"shell":"echo hello > written.txt"},
-  "Done."
-]
-JSON
-start_stub "$here/openai_stub.py" --script "$work/script.json" --log "$work/requests.jsonl"
-cat >"$work/codex/config.toml" <<TOML
+# codex_config HOME PORT [EXTRA]: a config.toml for the stub at PORT
+codex_config() {
+	cat >"$1/config.toml" <<TOML
 model = "gpt-5"
 model_provider = "stub"
 approval_policy = "never"
@@ -49,32 +34,83 @@ sandbox_mode = "danger-full-access"
 
 [model_providers.stub]
 name = "stub"
-base_url = "http://127.0.0.1:$STUB_PORT/v1"
+base_url = "http://127.0.0.1:$2/v1"
 wire_api = "responses"
+${3:-}
 TOML
+}
+
+# ---- 1. codex exec with the hooks ----
+cat >"$work/script.json" <<'JSON'
+[
+  [{"shell":"echo one"},{"shell":"echo two"}],
+  {"shell":"rm -f precious.txt"},
+  {"shell":"echo hello > written.txt"},
+  {"shell":"touch refused.txt"},
+  {"namespace":"mcp__echo","name":"echo","arguments":{"text":"via mcp"}},
+  "Done."
+]
+JSON
+echo 'prefix_rule(pattern=["touch"], decision="prompt")' >"$work/codex/rules/default.rules"
+start_stub exec "$here/openai_stub.py" --script "$work/script.json" --log "$work/requests.jsonl"
+codex_config "$work/codex" "$STUB_PORT" "
+[mcp_servers.echo]
+command = \"$docket\"
+args = [\"-L\", \"$work/ledger\", \"mcp-proxy\", \"--name\", \"echo\", \"--session\", \"rc-mcp\", \"--\", \"python3\", \"$src/fixtures/mcp/echo_server.py\"]"
 export HOME=$work/home CODEX_HOME=$work/codex
 "$docket" -L "$work/ledger" integrate codex --enforce --policy "$work/policy.yaml" >/dev/null || exit 99
 cd "$proj" || exit 99
 timeout 180 "$codex" exec --skip-git-repo-check "run the script" >"$work/out.txt" 2>"$work/err.txt"
-echo "codex exit $?"
-outcome() { ev "select(.type == \"tool.completed\" and .invocation == \"$1\") | .status" | tr -d '"'; }
+echo "codex exec exit $?"
 
-check "session recorded live" test "$(ev 'select(.type == "session.opened") | .runtime' | tr -d '"')" = codex
-check "the trusted hooks ran (the hash formula is Codex's)" test "$(ev 'select(.type == "tool.intent")' | wc -l)" -ge 4
+check "session recorded live" test "$(ev 'select(.type == "session.opened") | .runtime' | grep -c codex)" -ge 1
+check "the trusted hooks ran (the hash formula is Codex's)" test "$(ev 'select(.type == "tool.intent" and .provenance.file != "mcp-proxy")' | wc -l)" -ge 5
 check "parallel pair: both ran" test "$(outcome call_stub_1_1)$(outcome call_stub_1_2)" = okok
 check "docket denied rm" test "$(outcome call_stub_2_1)" = denied
 check "the denied rm did not run" test -f "$proj/precious.txt"
 check "file write ran" test "$(outcome call_stub_3_1)" = ok
 check "the file was written" test "$(cat "$proj/written.txt" 2>/dev/null)" = hello
+check "headless refusal recorded as denied" test "$(outcome call_stub_4_1)" = denied
+check "the refused command did not run" test ! -e "$proj/refused.txt"
+check "the refusal was never dispatched" test -z "$(ev 'select(.type == "tool.dispatched" and .invocation == "call_stub_4_1")')"
+check "MCP call through the hooks" test "$(outcome call_stub_5_1)" = ok
+check "MCP call through mcp-proxy" \
+	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.completed") | .status' | tr -d '"')" = ok
+check "the MCP call's arguments reached the server" \
+	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.intent") | .args.arguments.text' | tr -d '"')" = "via mcp"
 check "shell calls mapped as the importer maps them" \
 	test "$(ev 'select(.invocation == "call_stub_1_1" and .type == "tool.intent") | .args.command[1]' | tr -d '"')" = -lc
+check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)
-cp "$rollout" "$work/copy.jsonl"
-check "strict import of the rollout after live adds nothing" \
-	grep -q '^events     0 written' <<<"$("$docket" -L "$work/ledger" import --strict codex "$work/copy.jsonl")"
-if [ $fails -gt 0 ]; then
-	echo "--- ledger:"; "$docket" -L "$work/ledger" log
-	echo "--- codex stderr:"; tail -30 "$work/err.txt"
-	exit 1
-fi
+check "strict import of the rollout after live adds nothing" imports_nothing codex "$rollout" --strict
+
+# ---- 2. codex app-server behind docket codex-relay ----
+cat >"$work/relay-script.json" <<'JSON'
+[{"shell":"echo relayed > relayed.txt"},{"shell":"rm -f precious.txt"},"Done."]
+JSON
+start_stub relay "$here/openai_stub.py" --script "$work/relay-script.json"
+codex_config "$work/relay-home" "$STUB_PORT"   # no hooks: the relay alone
+echo '["accept","decline"]' >"$work/decisions.json"
+CODEX_HOME=$work/relay-home timeout 180 python3 "$src/fixtures/codex/app_client.py" "$work/decisions.json" \
+	--sent "$work/sent.jsonl" --recv "$work/recv.jsonl" -- \
+	"$docket" -L "$work/ledger" codex-relay -- "$codex" app-server >"$work/relay-out.txt" 2>"$work/relay-err.txt"
+echo "app-server client: $(tr '\n' ' ' <"$work/relay-out.txt")"
+thread=$(jq -r 'select(.id == 2) | .result.thread.id' "$work/recv.jsonl")
+rel() { ev "select(.session == \"$thread\" and .invocation == \"$1\" and .type == \"$2\") | $3" | tr -d '"'; }
+check "relay: the thread is a session" \
+	test "$(ev "select(.type == \"session.opened\" and .session == \"$thread\") | .labels.capture" | tr -d '"')" = codex-relay
+check "relay: the approval request recorded" test -n "$(rel call_stub_1_1 approval.requested .prompt)"
+check "relay: the user's accept recorded" test "$(rel call_stub_1_1 approval.settled .result)" = approved
+check "relay: dispatched on the approval" test "$(rel call_stub_1_1 tool.dispatched .provenance.file)" = "codex-relay (dispatched on approval)"
+check "relay: the accepted command ran" test "$(rel call_stub_1_1 tool.completed .status)" = ok
+check "relay: its file was written" test "$(cat "$proj/relayed.txt" 2>/dev/null)" = relayed
+check "relay: the user's decline recorded" test "$(rel call_stub_2_1 approval.settled .result)" = denied
+check "relay: the declined command ends denied" test "$(rel call_stub_2_1 tool.completed .status)" = denied
+check "relay: the declined rm did not run" test -f "$proj/precious.txt"
+check "relay: the offered decisions are in the prompt" grep -q 'offered: accept' <<<"$(rel call_stub_2_1 approval.requested .prompt)"
+check "relay: nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
+check "relay: ledger verifies" verifies
+rollout=$(find "$work/relay-home/sessions" -name 'rollout-*.jsonl' | head -1)
+check "relay: strict import of the rollout adds nothing" imports_nothing codex "$rollout" --strict
+rc_end "$work/err.txt" "$work/relay-err.txt"

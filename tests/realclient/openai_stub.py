@@ -20,18 +20,20 @@ element:
                                          request offers (exec_command,
                                          shell_command or shell)
     {"name": "X", "arguments": {...}}    a function call as it is
+    {"namespace": "mcp__S", "name": "T", "arguments": {...}}
+                                         a tool of an offered namespace
+                                         (Codex 0.171 offers MCP server S so)
     [ ... ]                              several calls at once (parallel)
     "Done."                              a final message
 
 Call ids are call_stub_<step>_<index>. Answers stream as server-sent events
 (response.created, response.output_item.done per item, response.completed).
 """
-import argparse
 import json
-import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+import stub_common
 
 
 def tool_names(body):
@@ -61,9 +63,12 @@ def items_for(step, element, offered):
             name, args = shell_call(c["shell"], offered)
         else:
             name, args = c["name"], c.get("arguments", {})
-        items.append({"type": "function_call", "id": "fc_stub_%d_%d" % (step, i),
-                      "call_id": "call_stub_%d_%d" % (step, i), "name": name,
-                      "arguments": json.dumps(args), "status": "completed"})
+        item = {"type": "function_call", "id": "fc_stub_%d_%d" % (step, i),
+                "call_id": "call_stub_%d_%d" % (step, i), "name": name,
+                "arguments": json.dumps(args), "status": "completed"}
+        if "namespace" in c:  # a tool of a namespace the request offers (Codex: MCP servers)
+            item["namespace"] = c["namespace"]
+        items.append(item)
     return items
 
 
@@ -119,51 +124,5 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, steps, log_path):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.steps, self.pos, self.lock = steps, 0, threading.Lock()
-        finals = [s for s in steps if isinstance(s, str)]
-        self.fallback = finals[-1] if finals else "ok"
-        self.log_path, self.last = log_path, time.monotonic()
-
-    def touch(self):
-        self.last = time.monotonic()
-
-    def next_step(self):
-        with self.lock:
-            if self.pos >= len(self.steps):
-                return 0, self.fallback
-            self.pos += 1
-            return self.pos, self.steps[self.pos - 1]
-
-    def log_body(self, path, body):
-        if self.log_path:
-            with self.lock, open(self.log_path, "a") as f:
-                f.write(json.dumps({"path": path, "body": body}) + "\n")
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--script", required=True)
-    ap.add_argument("--port-file", required=True)
-    ap.add_argument("--log")
-    ap.add_argument("--idle", type=float, default=300.0)
-    a = ap.parse_args()
-    srv = Server(json.load(open(a.script)), a.log)
-    with open(a.port_file + ".tmp", "w") as f:
-        f.write(str(srv.server_address[1]))
-    os.replace(a.port_file + ".tmp", a.port_file)
-
-    def watchdog():
-        while time.monotonic() - srv.last < a.idle:
-            time.sleep(0.5)
-        srv.shutdown()
-    threading.Thread(target=watchdog, daemon=True).start()
-    srv.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    stub_common.main(__doc__, Handler)

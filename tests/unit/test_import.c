@@ -431,6 +431,23 @@ static void test_codex_0169_lines(void **state)
 	json_decref(ev);
 }
 
+static void test_codex_0171_refusals(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CODEX, "codex-0171.jsonl", &s);
+
+	(void)state;
+	assert_int_equal(s.unknown, 0);
+	/* codex exec (approval never) refuses what needs approval: denied, never dispatched */
+	assert_trail(ev, "call_refused", "tool.intent tool.completed/denied");
+	/* the user's no, in the same wrapper */
+	assert_trail(ev, "call_user_no", "tool.intent tool.completed/denied");
+	/* a command that could not start is no refusal: it ran and failed */
+	assert_trail(ev, "call_spawn_failed", "tool.intent tool.dispatched tool.completed/error");
+	assert_int_equal(s.calls, 3);
+	json_decref(ev);
+}
+
 /* ---- into a ledger ---- */
 
 static void test_ledger_idempotent(void **state)
@@ -824,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_claude_bypass_rejection),
 		cmocka_unit_test(test_claude_headless_refusals),
 		cmocka_unit_test(test_codex_0169_lines),
+		cmocka_unit_test(test_codex_0171_refusals),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),
