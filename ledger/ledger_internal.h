@@ -378,6 +378,11 @@ int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 
 /* ---- verify.c ---- */
 
+/* A stored event (payload `p` of seq `seq`) through the state machine in
+ * rebuild mode: decoded, checked, projected; a repeat is corruption. *kind
+ * (if given): its body case. */
+int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind);
+
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
 extern size_t ledger_verify_scratch_map;
@@ -394,6 +399,9 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
 			 const uint8_t hash[LEDGER_HASH_LEN]);
 /* One stored event as JSON (seq, hash included). */
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
+/* With `cur` on `session_events`: the next seq of `session`, at or after
+ * `from` when `first` (else the one after the cursor's); 0 at its end. */
+int ledger_session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
 int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);
 /* The record of one session and, if `policy_json` is given, its current

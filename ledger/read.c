@@ -99,8 +99,7 @@ static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
 	return error;
 }
 
-/* The next seq of a session at or after `from`, from its index; 0 at its end. */
-static int session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq)
+int ledger_session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq)
 {
 	uint8_t key[8];
 	MDB_val k = { strlen(session), (void *)session }, v = { sizeof(key), key };
@@ -141,7 +140,7 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 	while (n < READ_CHUNK && *left) {
 		uint64_t seq = *next;
 
-		if (o->session && (error = session_next(cur, o->session, *next, n == 0, &seq)) < 0)
+		if (o->session && (error = ledger_session_next(cur, o->session, *next, n == 0, &seq)) < 0)
 			goto cleanup;
 		if (seq == 0 || (!o->session && (error = reader_seek(r, seq)) == DOCKET_ENOTFOUND)) {
 			*done = 1;

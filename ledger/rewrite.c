@@ -98,22 +98,13 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 	/* re-send checks read the source (a format-1 log: nothing to read) */
 	state_set_source(st, rw->src->format == 1 ? NULL : rw->src, rw->stxn);
 	for (uint64_t seq = from; seq <= to; seq++) {
-		docket_event *ev = NULL;
 		const uint8_t *p;
-		uint64_t out_seq;
+		unsigned kind = 0;
 		size_t len;
-		int dup;
 
-		error = source_payload(rw, seq, &p, &len);
-		if (error == 0)
-			error = event_unpack(&ev, p, len);
-		if (error == 0)
-			error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL);
-		if (error == 0 && dup)
-			error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
-		if (error == 0)
-			error = seg_add(&w, seq, (unsigned)ev->body_case, p, len, rw->hash);
-		docket_event_free(ev);
+		if ((error = source_payload(rw, seq, &p, &len)) == 0 &&
+		    (error = state_apply_stored(st, seq, p, len, &kind)) == 0)
+			error = seg_add(&w, seq, kind, p, len, rw->hash);
 		if (error == 0 && seg_full(&w)) {
 			rw->rep->segments++;
 			error = seg_flush(&w, txn);

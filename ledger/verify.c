@@ -49,6 +49,21 @@ static int is_verdict(int error)
 	}
 }
 
+int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind)
+{
+	docket_event *ev = NULL;
+	uint64_t out_seq;
+	int dup, error;
+
+	if ((error = event_unpack(&ev, p, len)) == 0 &&
+	    (error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL)) == 0 && dup)
+		error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
+	if (error == 0 && kind)
+		*kind = (unsigned)ev->body_case;
+	docket_event_free(ev);
+	return error;
+}
+
 /*
  * Apply stored events [from, to] of `src` (read through `r`) to `st`.
  * On a bad event returns its error with *bad_seq set to its seq.
@@ -61,20 +76,11 @@ static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_
 	*bad_seq = 0;
 	memcpy(hash, state_head_hash(st), LEDGER_HASH_LEN);
 	for (uint64_t seq = from; seq <= to; seq++) {
-		docket_event *ev = NULL;
 		const uint8_t *p;
-		uint64_t out_seq;
 		size_t len;
-		int dup;
 
-		error = reader_check(r, seq, hash, &p, &len);
-		if (error == 0)
-			error = event_unpack(&ev, p, len);
-		if (error == 0)
-			error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL);
-		if (error == 0 && dup)
-			error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
-		docket_event_free(ev);
+		if ((error = reader_check(r, seq, hash, &p, &len)) == 0)
+			error = state_apply_stored(st, seq, p, len, NULL);
 		if (error < 0) {
 			*bad_seq = seq;
 			docket_error_prefix("seq %llu: ", (unsigned long long)seq);

@@ -103,29 +103,15 @@ typedef struct scan_state {
  * the end. */
 static int next_seq(scan_state *s, MDB_cursor *cur, int first, uint64_t *seq)
 {
-	uint8_t key[8];
-	MDB_val k, v = { sizeof(key), key };
-	int rc, error;
+	int error;
 
 	*seq = 0;
-	if (!s->session) {
-		if ((error = reader_seek(&s->r, s->next)) == DOCKET_ENOTFOUND)
-			return 0;
-		*seq = s->next;
-		return error;
-	}
-	docket_be64_put(key, s->next);
-	k.mv_data = (void *)s->session;
-	k.mv_size = strlen(s->session);
-	rc = mdb_cursor_get(cur, &k, &v, first ? MDB_GET_BOTH_RANGE : MDB_NEXT_DUP);
-	if (rc == MDB_NOTFOUND)
+	if (s->session)
+		return ledger_session_next(cur, s->session, s->next, first, seq);
+	if ((error = reader_seek(&s->r, s->next)) == DOCKET_ENOTFOUND)
 		return 0;
-	if (rc != 0)
-		return store_error(rc, "read events");
-	if (v.mv_size != 8)
-		return docket_error_set(DOCKET_ECORRUPT, "bad session index entry");
-	*seq = docket_be64_get(v.mv_data);
-	return 0;
+	*seq = s->next;
+	return error;
 }
 
 /* One event: decoded when replay wants its kind, handed to the callback. */

@@ -42,7 +42,7 @@
 #include <zstd.h>
 
 #if DOCKET_BENCH_SQLITE
-#include <sqlite3.h>
+#include "bench_sqlite.h"
 #endif
 
 #include "bench_util.h"
@@ -376,18 +376,6 @@ cleanup:
 /* ---- SQLite ---- */
 
 #if DOCKET_BENCH_SQLITE
-static int sql_exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		bench_fail(sql, msg ? msg : sqlite3_errmsg(db));
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
 static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, result *res,
 		      bytes_report *bytes)
 {
@@ -399,24 +387,15 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 
 	if (!path)
 		return -1;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		bench_fail("sqlite3_open_v2", db ? sqlite3_errmsg(db) : "out of memory");
+	if (bench_sqlite_open(path, &db, &ins) < 0)
 		goto cleanup;
-	}
-	if (sql_exec(db, "PRAGMA journal_mode=WAL") < 0 || sql_exec(db, "PRAGMA synchronous=FULL") < 0 ||
-	    sql_exec(db, "CREATE TABLE events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)") < 0)
-		goto cleanup;
-	if (sqlite3_prepare_v2(db, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK) {
-		bench_fail("sqlite3_prepare_v2", sqlite3_errmsg(db));
-		goto cleanup;
-	}
 	t0 = bench_now_ns();
 	c0 = bench_cpu_ns();
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
 		t = bench_now_ns();
-		if (sql_exec(db, "BEGIN") < 0)
+		if (bench_sql_exec(db, "BEGIN") < 0)
 			goto cleanup;
 		for (size_t j = i; j < i + k; j++) {
 			if (sqlite3_bind_int64(ins, 1, (sqlite3_int64)(j + 1)) != SQLITE_OK ||
@@ -427,7 +406,7 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 			}
 			sqlite3_reset(ins);
 		}
-		if (sql_exec(db, "COMMIT") < 0)
+		if (bench_sql_exec(db, "COMMIT") < 0)
 			goto cleanup;
 		bench_lat_push(&res->lat, bench_now_ns() - t);
 		res->commits++;
@@ -441,7 +420,7 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	sqlite3_finalize(cnt);
 	cnt = NULL;
 	if (bytes) {
-		if (sql_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
+		if (bench_sql_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
 			goto cleanup;
 		bytes->sqlite_file = bench_file_size(path);
 	}

@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #if DOCKET_BENCH_SQLITE
-#include <sqlite3.h>
+#include "bench_sqlite.h"
 #endif
 
 #include "bench_util.h"
@@ -244,18 +244,6 @@ cleanup:
 /* ---- SQLite ---- */
 
 #if DOCKET_BENCH_SQLITE
-static int sql_exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		bench_fail(sql, msg ? msg : sqlite3_errmsg(db));
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
 static int run_sqlite(const options *o, const stream *s, run *res)
 {
 	char *dir = bench_tempdir(o->dir, "docket-f2-sql-XXXXXX");
@@ -269,11 +257,7 @@ static int run_sqlite(const options *o, const stream *s, run *res)
 		return -1;
 	bench_settle_disk(dir);
 	t0 = bench_now_s();
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-	    sql_exec(db, "PRAGMA journal_mode=WAL") < 0 || sql_exec(db, "PRAGMA synchronous=FULL") < 0 ||
-	    sql_exec(db, "CREATE TABLE events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)") < 0 ||
-	    sqlite3_prepare_v2(db, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK ||
-	    sql_exec(db, "BEGIN") < 0)
+	if (bench_sqlite_open(path, &db, &ins) < 0 || bench_sql_exec(db, "BEGIN") < 0)
 		goto cleanup;
 	for (size_t i = 0; i < s->events; i++) {
 		if (sqlite3_bind_int64(ins, 1, (sqlite3_int64)(i + 1)) != SQLITE_OK ||
@@ -284,7 +268,7 @@ static int run_sqlite(const options *o, const stream *s, run *res)
 		}
 		sqlite3_reset(ins);
 	}
-	if (sql_exec(db, "COMMIT") < 0)
+	if (bench_sql_exec(db, "COMMIT") < 0)
 		goto cleanup;
 	res->seconds += bench_now_s() - t0;
 	error = 0;
