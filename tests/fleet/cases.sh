@@ -376,3 +376,71 @@ PY
 	grep -q "1 machine " alpha.html || fail "--host alpha"
 	expect_exit 2 docket report -o x.html --host alpha
 }
+
+# batches crafted by hand (not by docket ship) against the ingest check, as
+# the shipping role: each must be refused with its kind, nothing merged; the
+# chain hashes are computed here (Python), not by the code under test
+case_crafted_batches() {
+	shipper_role mc pwc
+	local id=cccccccccccccccccccccccccccccccc
+	python3 - <<'PY'
+import hashlib
+def chain(rows, h=bytes(32)):
+    out = []
+    for seq, payload in rows:
+        h = hashlib.sha256(h + seq.to_bytes(8, "big") + payload).digest()
+        out.append((seq, payload, h))
+    return out
+def write(name, rows):
+    with open(name, "w") as f:
+        for seq, payload, h in rows:
+            p = "\\N" if payload is None else "\\\\x" + payload.hex()
+            f.write("%d\t2025-05-01T00:00:%02dZ\tx.test\ts\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t{}\t%s\t\\\\x%s\n"
+                    % (seq, seq % 60, p, h.hex()))
+good = chain([(i, b"event %d" % i) for i in range(1, 6)])
+write("ok.tsv", good)
+# 1..3 then 5: a gap, the chain itself consistent
+write("gap.tsv", chain([(1, b"a"), (2, b"b"), (3, b"c"), (5, b"e")]))
+# 2 twice, each consistent with its predecessor, 3 missing: duplicate
+write("dup.tsv", chain([(1, b"a"), (2, b"b"), (2, b"b2"), (4, b"d")]))
+# a hash that does not follow from its payload, in the middle: chain_break
+# (rewritten is for the first new event)
+bad = chain([(i, b"x%d" % i) for i in range(1, 5)])
+bad[2] = (bad[2][0], b"changed", bad[2][2])
+write("hash.tsv", bad)
+# a payload missing
+nul = chain([(1, b"a"), (2, b"b")])
+write("null.tsv", [nul[0], (2, None, nul[1][2])])
+# after ok.tsv (1..5 held): the anchor 5 with another hash, then 6
+alt = chain([(i, b"event %d" % i) for i in range(1, 5)] + [(5, b"other"), (6, b"six")])
+write("anchor.tsv", alt[4:])
+# after ok.tsv: 5 (the true anchor), then 6, 7 chained from it
+more = chain([(i, b"event %d" % i) for i in range(1, 8)])
+write("more.tsv", more[4:])
+open("head7", "w").write(more[6][2].hex() + "\n")
+PY
+	local f want got
+	ingest_as_mc() {
+		PGPASSWORD=pwc pg_sql -U mc -c "CREATE TEMP TABLE docket_batch OF docket_batch_row;
+			DO \$\$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',
+			(SELECT p.proowner::regrole::text FROM pg_proc p WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END \$\$" \
+			-c "\\copy docket_batch FROM '$1'" -c "SELECT status || ' ' || high_seq || ' ' || split_part(detail, ':', 1) FROM docket_ingest('$id', 'c', $2)"
+	}
+	for f in gap:gap dup:gap hash:chain_break null:chain_break; do
+		want="refused 0 ${f#*:}"
+		got=$(ingest_as_mc "${f%%:*}.tsv" 10) || fail "${f%%:*}: $got"
+		[ "$got" = "$want" ] || fail "${f%%:*}.tsv: got '$got', want '$want'"
+		[ "$(events_held "$id")" = "0 0 0" ] || fail "${f%%:*}.tsv merged: $(events_held "$id")"
+	done
+	[ "$(ingest_as_mc ok.tsv 5)" = "ok 5 5 new events" ] || fail "ok.tsv: $(ingest_as_mc ok.tsv 5)"
+	[ "$(events_held "$id")" = "5 5 5" ] || fail "ok.tsv: $(events_held "$id")"
+	[ "$(ingest_as_mc anchor.tsv 6)" = "refused 5 rewritten" ] || fail "anchor.tsv"
+	# a machine holding fewer events than were shipped: truncated
+	[ "$(ingest_as_mc more.tsv 4)" = "refused 5 truncated" ] || fail "truncated"
+	[ "$(ingest_as_mc more.tsv 7)" = "ok 7 2 new events" ] || fail "more.tsv: $(ingest_as_mc more.tsv 7)"
+	[ "$(events_held "$id")" = "7 7 7" ] || fail "more.tsv: $(events_held "$id")"
+	[ "$(pg_sql -c "SELECT string_agg(kind, ' ' ORDER BY id) FROM docket_incidents WHERE ledger_id = '$id'")" = \
+		"gap gap chain_break chain_break rewritten truncated" ] || fail "incidents: $(pg_sql -c 'SELECT kind, seq, detail FROM docket_incidents')"
+	[ "$(pg_sql -c "SELECT encode(head, 'hex') FROM docket_ledgers WHERE ledger_id = '$id'")" = "$(cat head7)" ] ||
+		fail "head after more.tsv"
+}
