@@ -261,9 +261,15 @@ case_replay_union() {
 		docket -L B replay --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >b.json; rc_b=$?
 		docket replay --from "$PG_URL" --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >f.json; rc_f=$?
 		[ $rc_f -eq $(( rc_a > rc_b ? rc_a : rc_b )) ] || fail "$p: exit $rc_f, local $rc_a and $rc_b"
-		python3 - a.json b.json f.json <<'PY' || fail "$p: fleet replay is not the union of the local ones"
+		python3 - a.json b.json f.json "$(ledger_id A)" "$(ledger_id B)" <<'PY' || fail "$p: fleet replay is not the union of the local ones"
 import json, sys
-a, b, f = (json.load(open(x)) for x in sys.argv[1:])
+a, b, f = (json.load(open(x)) for x in sys.argv[1:4])
+# the fleet's rows are the local ones plus the ledger id and the host
+for rows, ledger, host in ((a, sys.argv[4], "a"), (b, sys.argv[5], "b")):
+    for part in ("changes", "undecided"):
+        for c in rows[part]:
+            assert "ledger" not in c and "host" not in c, c
+            c["ledger"], c["host"] = ledger, host
 for k in f["totals"]:
     assert f["totals"][k] == a["totals"][k] + b["totals"][k], k
 def tr(r):
@@ -275,8 +281,15 @@ key = lambda c: json.dumps(c, sort_keys=True)
 for part in ("changes", "undecided"):
     assert sorted(map(key, f[part])) == sorted(map(key, a[part] + b[part])), part
 assert f["totals"]["calls"] > 0
+assert f["changes"] or f["undecided"]
 PY
 	done
+	# the table names each call's session host/session
+	docket -L A replay --policy "$FIXTURES/replay/strict.yaml" >a.txt
+	expect_exit 0 docket replay --from "$PG_URL" --host a --policy "$FIXTURES/replay/strict.yaml"
+	grep -q "^a/" out || fail "no host/session in the table: $(cat out)"
+	diff <(sed 's|^a/||' out | tr -s ' ') <(tr -s ' ' <a.txt) >&2 ||
+		fail "the fleet table is not the local one with host/ before the sessions"
 	# the same formats: a table and junit come out too; filters select
 	expect_exit 0 docket replay --from "$PG_URL" --policy "$FIXTURES/replay/base.yaml" --host a --format json
 	python3 -c 'import json,sys; t=json.load(open("out"))["totals"]; a=json.load(open("a.json"))["totals"]; assert t==a, (t,a)' ||
