@@ -313,7 +313,8 @@ static const char *const m1[] = {
  * everything holds. Anything else (a refusal, a foreign or truncated
  * ledger) is handed to docket_ingest_checked, which finds the first bad
  * event, writes the incident and answers exactly as before. No ORDER BY on
- * the insert (the primary key orders), one pass to create partitions.
+ * the insert (the primary key orders); the months' partitions are made in
+ * one pass, first (see below).
  */
 static const char *const m2[] = {
 	"ALTER FUNCTION docket_ingest(text, text, bigint) RENAME TO docket_ingest_checked;\n"
@@ -340,6 +341,14 @@ static const char *const m2[] = {
 	"  SELECT * INTO l FROM docket_ledgers WHERE ledger_id = p_ledger FOR UPDATE;\n"
 	"  ok := (l.owner = session_user OR pg_has_role(session_user, l.owner, 'MEMBER'))\n"
 	"        AND p_local_head >= l.high_seq;\n"
+	/* the months' partitions before anything reads docket_events: creating
+	 * one locks the parent, and two shippers that each read it first and
+	 * then waited for the other's lock would deadlock */
+	"  IF ok THEN\n"
+	"    PERFORM docket_partition_for(m) FROM (SELECT DISTINCT date_trunc('month',\n"
+	"      (x.time::timestamptz) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m\n"
+	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq) months;\n"
+	"  END IF;\n"
 	/* the events held again (the anchor) carry the hash held */
 	"  ok := ok AND NOT EXISTS (SELECT 1 FROM pg_temp.docket_batch b WHERE b.seq IS NULL\n"
 	"    OR (b.seq <= l.high_seq AND b.hash IS DISTINCT FROM\n"
@@ -360,9 +369,6 @@ static const char *const m2[] = {
 	"  hi := coalesce(hi, l.high_seq);\n"
 	"  h := l.head;\n"
 	"  IF n > 0 THEN\n"
-	"    PERFORM docket_partition_for(m) FROM (SELECT DISTINCT date_trunc('month',\n"
-	"      (x.time::timestamptz) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m\n"
-	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq) months;\n"
 	"    INSERT INTO docket_events SELECT p_ledger, x.seq, x.time::timestamptz, x.type, x.session,\n"
 	"        x.invocation, x.tool, x.verdict, x.status, x.actor, x.policy_revision, x.event, x.payload, x.hash\n"
 	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq;\n"

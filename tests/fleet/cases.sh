@@ -55,7 +55,7 @@ case_kill_resume() {
 	ledger A k.jsonl
 	local id n trials=${FLEET_TRIALS:-2} t k kills=0 pid rc
 	id=$(ledger_id A)
-	n=$(docket -L A stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	n=$(docket -L A stats --json | jq -r .events)
 	for t in $(seq 1 "$trials"); do
 		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
 		# up to 4 kills at random points, then a run that may finish
@@ -255,13 +255,15 @@ case_replay_union() {
 	ledger B "$FIXTURES/sessions/demo-basic.jsonl" u.jsonl
 	expect_exit 0 docket -L A ship --to "$PG_URL" --host a
 	expect_exit 0 docket -L B ship --to "$PG_URL" --host b
-	local p rc_a rc_b rc_f
+	local p rc_a rc_b rc_f ida idb
+	ida=$(ledger_id A)
+	idb=$(ledger_id B)
 	for p in strict.yaml loose.yaml base.yaml; do
 		docket -L A replay --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >a.json; rc_a=$?
 		docket -L B replay --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >b.json; rc_b=$?
 		docket replay --from "$PG_URL" --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >f.json; rc_f=$?
 		[ $rc_f -eq $(( rc_a > rc_b ? rc_a : rc_b )) ] || fail "$p: exit $rc_f, local $rc_a and $rc_b"
-		python3 - a.json b.json f.json "$(ledger_id A)" "$(ledger_id B)" <<'PY' || fail "$p: fleet replay is not the union of the local ones"
+		python3 - a.json b.json f.json "$ida" "$idb" <<'PY' || fail "$p: fleet replay is not the union of the local ones"
 import json, sys
 a, b, f = (json.load(open(x)) for x in sys.argv[1:4])
 # the fleet's rows are the local ones plus the ledger id and the host
@@ -307,32 +309,24 @@ case_sessions_pending() {
 	docket -L B record p.jsonl >/dev/null || exit 99
 	expect_exit 0 docket -L A ship --to "$PG_URL" --host a
 	expect_exit 0 docket -L B ship --to "$PG_URL" --host b
-	local what m id n
+	local what m id n ida idb
+	ida=$(ledger_id A)
+	idb=$(ledger_id B)
 	for what in sessions pending; do
-		: >local.jsonl
-		for m in A B; do
-			id=$(ledger_id $m)
-			docket -L $m $what --json | python3 -c '
-import json, sys
-host = {"A": "a", "B": "b"}[sys.argv[2]]
-for l in sys.stdin:
-    o = json.loads(l); o["ledger"] = sys.argv[1]; o["host"] = host
-    print(json.dumps(o, sort_keys=True))' "$id" $m >>local.unsorted
-		done
+		# the local rows plus ledger and host (jq -S: keys sorted, both sides)
+		{
+			docket -L A $what --json | jq -cS --arg l "$ida" '. + {ledger: $l, host: "a"}'
+			docket -L B $what --json | jq -cS --arg l "$idb" '. + {ledger: $l, host: "b"}'
+		} | sort >local.jsonl
 		expect_exit 0 docket fleet $what --db "$PG_URL" --json
-		python3 -c '
-import json, sys
-for l in open("out"): print(json.dumps(json.loads(l), sort_keys=True))' >fleet.jsonl
-		sort local.unsorted >local.jsonl
-		sort fleet.jsonl >fleet.sorted
+		jq -cS . out | sort >fleet.sorted
 		n=$(wc -l <local.jsonl)
 		[ "$n" -gt 0 ] || fail "$what: no rows"
 		diff local.jsonl fleet.sorted >&2 || fail "fleet $what differs from the local ones"
-		rm -f local.unsorted
 	done
 	expect_exit 0 docket fleet pending --db "$PG_URL" --host a
 	grep -q "^a  *build-42  *toolu_02 .*awaiting_approval" out || fail "pending table: $(cat out)"
-	expect_exit 0 docket fleet sessions --db "$PG_URL" --ledger-id "$(ledger_id B)" --json
+	expect_exit 0 docket fleet sessions --db "$PG_URL" --ledger-id "$idb" --json
 	[ "$(grep -c '"host": *"b"' out)" = "$(docket -L B sessions --json | wc -l)" ] || fail "--ledger-id: $(cat out)"
 	expect_exit 0 docket fleet sessions --db "$PG_URL" --host nobody
 	grep -q "no sessions" out || fail "$(cat out)"
