@@ -24,7 +24,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/docket-bench-fleet.XXXXXX")
 pg_start
 trap 'pg_cleanup; rm -rf "$work"' EXIT
 cd "$work" || exit 99
-if [ $quick -eq 1 ]; then sessions=300; machines=5; per=30; else sessions=12000; machines=50; per=120; fi
+if [ $quick -eq 1 ]; then sessions=60; machines=3; per=10; else sessions=${BENCH_FLEET_SESSIONS:-12000}; machines=50; per=120; fi
 failures=0
 check() { [ "$1" = "$2" ] || { echo "bench_fleet: $3: got '$1', want '$2'" >&2; failures=$((failures + 1)); }; }
 now() { date +%s.%N; }
