@@ -32,9 +32,50 @@ static int connect_db(docket_fleet **out, const char *db)
 }
 
 #define OPT_DB(ptr) { CLI_OPT_STRING, "db", 0, (ptr), "CONNINFO", "the fleet database (default $DOCKET_FLEET_DB)", 0 }
-#define OPT_FILTERS(f) \
-	{ CLI_OPT_STRING, "ledger-id", 0, &(f)->ledger_id, "ID", "only the ledger ID", 0 }, \
-	{ CLI_OPT_STRING, "host", 0, &(f)->host, "NAME", "only ledgers shipped from host NAME", 0 }
+
+/* The options of the commands that read the central store. */
+typedef struct fleet_args {
+	const char *db, *session, *pubkey;
+	docket_fleet_filter filter;
+	int json;
+} fleet_args;
+
+enum {
+	FLEET_PUBKEY = 1u << 0,      /* --pubkey KEY.pub */
+	FLEET_SESSION_ARG = 1u << 1  /* a SESSION argument */
+};
+
+/*
+ * Parse --db, --ledger-id, --host, then --session S when `session_help`
+ * says what it selects, --pubkey and the SESSION argument when `what` asks
+ * for them, --json; then connect. Returns an exit code; *f stays NULL
+ * after --help (exit 0: nothing more to do).
+ */
+static int fleet_open(docket_fleet **f, fleet_args *a, const cli_command *cmd, const char *description,
+		      const char *session_help, unsigned what, int argc, char **argv)
+{
+	cli_opt opts[8];
+	size_t n = 0;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	*f = NULL;
+	opts[n++] = (cli_opt)OPT_DB(&a->db);
+	opts[n++] = (cli_opt){ CLI_OPT_STRING, "ledger-id", 0, &a->filter.ledger_id, "ID", "only the ledger ID", 0 };
+	opts[n++] = (cli_opt){ CLI_OPT_STRING, "host", 0, &a->filter.host, "NAME", "only ledgers shipped from host NAME", 0 };
+	if (session_help)
+		opts[n++] = (cli_opt){ CLI_OPT_STRING, "session", 's', &a->session, "S", session_help, 0 };
+	if (what & FLEET_PUBKEY)
+		opts[n++] = (cli_opt){ CLI_OPT_STRING, "pubkey", 0, &a->pubkey, "KEY.pub",
+				       "check the checkpoints' signatures with this key", 0 };
+	opts[n++] = (cli_opt)CLI_OPT_JSON(&a->json);
+	if (what & FLEET_SESSION_ARG)
+		opts[n++] = (cli_opt){ CLI_OPT_ARG, "SESSION", 0, &a->session, NULL, "the session to show", CLI_OPT_REQUIRED };
+	opts[n] = (cli_opt){ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 };
+	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	return connect_db(f, a->db);
+}
 
 /* ---- init ---- */
 
@@ -116,30 +157,19 @@ static int fleet_verify(const cli_command *cmd, const cli_global *g, int argc, c
 		"head recorded at ingest, and every shipped checkpoint against the chain;\n"
 		"with --pubkey, every checkpoint must be signed by that key. Exit 1 when a\n"
 		"ledger fails.\n";
-	const char *db = NULL, *pubkey = NULL;
-	docket_fleet_filter filter = { NULL, NULL };
-	int json = 0;
-	const cli_opt opts[] = {
-		OPT_DB(&db),
-		OPT_FILTERS(&filter),
-		{ CLI_OPT_STRING, "pubkey", 0, &pubkey, "KEY.pub", "check the checkpoints' signatures with this key", 0 },
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
-	verify_ctx c = { json, g->color_out, 0, 0 };
+	fleet_args a;
+	verify_ctx c = { 0, g->color_out, 0, 0 };
 	docket_fleet *f = NULL;
 	int rc, error;
 
-	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	c.json = json;
-	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+	if ((rc = fleet_open(&f, &a, cmd, description, NULL, FLEET_PUBKEY, argc, argv)) != CLI_EXIT_OK || !f)
 		return rc;
-	if ((error = docket_fleet_verify(f, &filter, pubkey, on_verified, &c)) < 0) {
+	c.json = a.json;
+	if ((error = docket_fleet_verify(f, &a.filter, a.pubkey, on_verified, &c)) < 0) {
 		rc = cli_fail(error, "cannot verify the fleet");
 		goto cleanup;
 	}
-	if (!json && c.ledgers == 0)
+	if (!a.json && c.ledgers == 0)
 		printf("no ledgers\n");
 	rc = c.bad ? CLI_EXIT_FOUND : CLI_EXIT_OK;
 cleanup:
@@ -174,29 +204,19 @@ static int fleet_listing(const cli_command *cmd, const cli_global *g, int argc, 
 		"Lists the tool calls without an outcome in every ledger held centrally,\n"
 		"as `docket pending` lists them on their machine, with the host first.\n"
 		"--json rows are the local ones plus \"ledger\" and \"host\".\n";
-	const char *db = NULL, *session = NULL;
-	docket_fleet_filter filter = { NULL, NULL };
-	int json = 0;
-	const cli_opt opts[] = {
-		OPT_DB(&db),
-		OPT_FILTERS(&filter),
-		{ CLI_OPT_STRING, "session", 's', &session, "S", "only session S", 0 },
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
 	cli_listing list = { 0, NULL, 0 };
+	fleet_args a;
 	docket_fleet *f = NULL;
 	int rc, error;
 
-	if ((rc = cli_parse(cmd, opts, pending ? pending_help : sessions_help, argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+	if ((rc = fleet_open(&f, &a, cmd, pending ? pending_help : sessions_help, "only session S", 0,
+			     argc, argv)) != CLI_EXIT_OK || !f)
 		return rc;
-	rc = pending ? cli_pending_begin(&list, json, 1) : cli_sessions_begin(&list, json, 1);
+	rc = pending ? cli_pending_begin(&list, a.json, 1) : cli_sessions_begin(&list, a.json, 1);
 	if (rc != CLI_EXIT_OK)
 		goto cleanup;
-	error = pending ? docket_fleet_pending(f, &filter, session, on_fleet_pending, &list)
-			: docket_fleet_sessions(f, &filter, session, on_fleet_session, &list);
+	error = pending ? docket_fleet_pending(f, &a.filter, a.session, on_fleet_pending, &list)
+			: docket_fleet_sessions(f, &a.filter, a.session, on_fleet_session, &list);
 	if (error < 0) {
 		rc = cli_fail(error, "cannot read the fleet database");
 		goto cleanup;
@@ -279,28 +299,19 @@ static int fleet_log(const cli_command *cmd, const cli_global *g, int argc, char
 		"each in seq order, as `docket log` lists them, with the host first.\n"
 		"--json writes each event as `docket log --json` wrote it on its machine,\n"
 		"plus \"ledger\" (the ledger id) and \"host\".\n";
-	const char *db = NULL, *session = NULL;
+	fleet_args a;
 	fleet_read r;
-	int json = 0;
-	const cli_opt opts[] = {
-		OPT_DB(&db),
-		OPT_FILTERS(&r.filter),
-		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S", 0 },
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
 	docket_fleet *f = NULL;
 	int rc, error;
 
-	memset(&r, 0, sizeof(r));
-	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+	if ((rc = fleet_open(&f, &a, cmd, description, "only events of session S", 0, argc, argv)) != CLI_EXIT_OK || !f)
 		return rc;
+	memset(&r, 0, sizeof(r));
 	r.f = f;
-	r.session = session;
+	r.filter = a.filter;
+	r.session = a.session;
 	r.tag = 1;
-	if ((error = cli_log_print(read_fleet, &r, json, g->color_out, 1)) < 0)
+	if ((error = cli_log_print(read_fleet, &r, a.json, g->color_out, 1)) < 0)
 		rc = cli_fail(error, "cannot read the fleet's events");
 	docket_fleet_free(f);
 	return rc;
@@ -312,27 +323,18 @@ static int fleet_show(const cli_command *cmd, const cli_global *g, int argc, cha
 		"Shows one session held centrally as `docket show` shows it on its machine.\n"
 		"A session id found on more than one ledger needs --ledger-id or --host.\n"
 		"--json is the local object plus \"ledger\" and \"host\".\n";
-	const char *db = NULL, *session = NULL;
-	docket_fleet_filter filter = { NULL, NULL };
-	int json = 0;
-	const cli_opt opts[] = {
-		OPT_DB(&db),
-		OPT_FILTERS(&filter),
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_ARG, "SESSION", 0, &session, NULL, "the session to show", CLI_OPT_REQUIRED },
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
 	where w = { 0, "", "" };
+	fleet_args a;
 	fleet_read r;
 	cli_origin o;
 	docket_fleet *f = NULL;
+	const char *session;
 	int rc, error;
 
-	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	if ((rc = connect_db(&f, db)) != CLI_EXIT_OK)
+	if ((rc = fleet_open(&f, &a, cmd, description, NULL, FLEET_SESSION_ARG, argc, argv)) != CLI_EXIT_OK || !f)
 		return rc;
-	if ((error = docket_fleet_sessions(f, &filter, session, on_where, &w)) < 0) {
+	session = a.session;
+	if ((error = docket_fleet_sessions(f, &a.filter, session, on_where, &w)) < 0) {
 		rc = cli_fail(error, "cannot read the fleet database");
 		goto cleanup;
 	}
@@ -350,7 +352,7 @@ static int fleet_show(const cli_command *cmd, const cli_global *g, int argc, cha
 	r.session = session;
 	o.ledger = w.ledger;
 	o.host = w.host;
-	rc = cli_show_session(read_fleet, &r, session, json, g->color_out, &o);
+	rc = cli_show_session(read_fleet, &r, session, a.json, g->color_out, &o);
 cleanup:
 	docket_fleet_free(f);
 	return rc;

@@ -114,6 +114,7 @@ typedef struct docket_fleet_ledger {
 	const char *owner;
 	uint64_t high_seq;
 	uint64_t checkpoints;
+	const char *head;        /* the chain hash at high_seq, hex */
 } docket_fleet_ledger;
 
 /* What docket_fleet_verify found for one ledger. */

@@ -45,9 +45,9 @@ int fleet_schema_check(docket_fleet *f);
 
 /* ---- query.c ---- */
 
-/* The selected ledgers: ledger_id, host, owner, high_seq, checkpoints, head (hex). */
-int fleet_ledgers_query(PGresult **out, docket_fleet *f, const docket_fleet_filter *filter);
-/* Row `row` of that result (pointers into `res`). */
-void fleet_ledger_row(docket_fleet_ledger *out, const PGresult *res, int row);
+/* `fn` for every selected ledger, in ledger-id order, after checking the
+ * schema version; a non-zero return stops (negative: the error returned,
+ * positive: 0 is returned). */
+int fleet_each_ledger(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb fn, void *ctx);
 
 #endif

@@ -19,83 +19,99 @@
 
 #define FETCH_CHUNK "5000"
 
-int fleet_ledgers_query(PGresult **out, docket_fleet *f, const docket_fleet_filter *filter)
+int fleet_each_ledger(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb fn, void *ctx)
 {
 	static const char sql[] =
 		"SELECT ledger_id, host, owner, high_seq, checkpoints, encode(head, 'hex') FROM docket_ledgers"
 		" WHERE ($1::text IS NULL OR ledger_id = $1) AND ($2::text IS NULL OR host = $2)"
 		" ORDER BY ledger_id";
 	const char *params[2] = { filter ? filter->ledger_id : NULL, filter ? filter->host : NULL };
+	PGresult *res = NULL;
+	int error;
 
-	return fleet_query(out, f, sql, 2, params);
-}
+	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_query(&res, f, sql, 2, params)) < 0)
+		return error;
+	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
+		docket_fleet_ledger l;
 
-void fleet_ledger_row(docket_fleet_ledger *out, const PGresult *res, int row)
-{
-	out->ledger_id = PQgetvalue(res, row, 0);
-	out->host = PQgetvalue(res, row, 1);
-	out->owner = PQgetvalue(res, row, 2);
-	out->high_seq = strtoull(PQgetvalue(res, row, 3), NULL, 10);
-	out->checkpoints = strtoull(PQgetvalue(res, row, 4), NULL, 10);
+		l.ledger_id = PQgetvalue(res, i, 0);
+		l.host = PQgetvalue(res, i, 1);
+		l.owner = PQgetvalue(res, i, 2);
+		l.high_seq = strtoull(PQgetvalue(res, i, 3), NULL, 10);
+		l.checkpoints = strtoull(PQgetvalue(res, i, 4), NULL, 10);
+		l.head = PQgetvalue(res, i, 5);
+		error = fn(ctx, &l);
+	}
+	PQclear(res);
+	return error > 0 ? 0 : error;
 }
 
 int docket_fleet_ledgers(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb cb,
 			 void *ctx)
 {
-	PGresult *res = NULL;
-	int error;
-
-	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
-		return error;
-	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
-		docket_fleet_ledger l;
-
-		fleet_ledger_row(&l, res, i);
-		error = cb(ctx, &l);
-	}
-	PQclear(res);
-	return error > 0 ? 0 : error;
+	return fleet_each_ledger(f, filter, cb, ctx);
 }
 
 /* ---- cursors ---- */
 
 typedef int (*row_cb)(void *ctx, const PGresult *res, int row);
 
-/* Run `sql` (text parameters) through a cursor, `cb` on every row. */
-static int cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, row_cb cb,
-		       void *ctx)
+/* A read-only snapshot and the cursor docket_cur over `sql` (text
+ * parameters) in it; the caller FETCHes (fetch_chunk) and ends it. */
+static int cursor_open(docket_fleet *f, const char *sql, int n, const char *const *params)
 {
 	docket_buf decl = DOCKET_BUF_INIT;
-	PGresult *res = NULL;
-	int rows, error;
+	int error;
 
 	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", sql)) < 0)
 		return error;
 	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
-	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0)
-		goto cleanup;
-	if ((error = fleet_command(f, decl.ptr, n, params)) < 0)
-		goto cleanup;
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
+	    (error = fleet_command(f, decl.ptr, n, params)) < 0)
+		fleet_rollback(f);
+	docket_buf_dispose(&decl);
+	return error;
+}
+
+/* The next chunk of docket_cur, binary results (*out: PQclear it). */
+static int fetch_chunk(PGresult **out, docket_fleet *f, const char *what)
+{
+	*out = PQexecParams(f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL, NULL, 1);
+	if (PQresultStatus(*out) == PGRES_TUPLES_OK)
+		return 0;
+	return fleet_result_error(*out, f, what);
+}
+
+/* COMMIT after `error` (< 0: ROLLBACK); returns the first error. */
+static int cursor_close(docket_fleet *f, int error)
+{
+	if (error >= 0)
+		error = fleet_exec(f, "COMMIT") < 0 ? docket_error_last()->code : error;
+	if (error < 0)
+		fleet_rollback(f);
+	return error;
+}
+
+/* Run `sql` (text parameters) through a cursor, `cb` on every row. */
+static int cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, row_cb cb,
+		       void *ctx)
+{
+	PGresult *res = NULL;
+	int rows, error;
+
+	if ((error = cursor_open(f, sql, n, params)) < 0)
+		return error;
 	do {
-		res = PQexecParams(f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL, NULL, 1);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			error = fleet_result_error(res, f, "fleet database");
-			goto cleanup;
-		}
+		if ((error = fetch_chunk(&res, f, "fleet database")) < 0)
+			break;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)
 			error = cb(ctx, res, i);
 		PQclear(res);
 		res = NULL;
 	} while (error == 0 && rows > 0);
-	if (error >= 0)
-		error = fleet_exec(f, "COMMIT") < 0 ? docket_error_last()->code : error;
-cleanup:
 	PQclear(res);
-	if (error < 0)
-		fleet_rollback(f);
-	docket_buf_dispose(&decl);
-	return error;
+	return cursor_close(f, error);
 }
 
 static uint64_t bin_u64(const PGresult *res, int row, int c)
@@ -112,6 +128,8 @@ static const char *bin_text(const PGresult *res, int row, int c)
 /* ---- events ---- */
 
 typedef struct events_ctx {
+	docket_fleet *f;
+	const char *session;
 	const docket_fleet_ledger *ledger;
 	docket_fleet_event_cb cb;
 	void *ctx;
@@ -139,29 +157,24 @@ static int on_event_row(void *vctx, const PGresult *res, int row)
 	return error;
 }
 
-int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
-			docket_fleet_event_cb cb, void *ctx)
+static int ledger_events(void *vctx, const docket_fleet_ledger *l)
 {
 	static const char sql[] =
 		"SELECT seq, payload, hash FROM docket_events WHERE ledger_id = $1"
 		" AND ($2::text IS NULL OR session = $2) ORDER BY seq";
-	PGresult *res = NULL;
-	int error;
+	events_ctx *c = vctx;
+	const char *params[2] = { l->ledger_id, c->session };
 
-	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
-		return error;
-	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
-		docket_fleet_ledger l;
-		events_ctx c = { &l, cb, ctx };
-		const char *params[2];
+	c->ledger = l;
+	return cursor_each(c->f, sql, 2, params, on_event_row, c);
+}
 
-		fleet_ledger_row(&l, res, i);
-		params[0] = l.ledger_id;
-		params[1] = session;
-		error = cursor_each(f, sql, 2, params, on_event_row, &c);
-	}
-	PQclear(res);
-	return error > 0 ? 0 : error;
+int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
+			docket_fleet_event_cb cb, void *ctx)
+{
+	events_ctx c = { f, session, NULL, cb, ctx };
+
+	return fleet_each_ledger(f, filter, ledger_events, &c);
 }
 
 /* ---- replay ---- */
@@ -216,7 +229,7 @@ static int feed_next(void *vctx, docket_replay_input *in)
 {
 	feed *fd = vctx;
 	const PGresult *res;
-	int r;
+	int r, error;
 
 	if (fd->row >= fd->rows) {
 		PQclear(fd->res);
@@ -224,10 +237,8 @@ static int feed_next(void *vctx, docket_replay_input *in)
 		fd->row = fd->rows = 0;
 		if (fd->done)
 			return 1;
-		fd->res = PQexecParams(fd->f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL,
-				       NULL, 1);
-		if (PQresultStatus(fd->res) != PGRES_TUPLES_OK)
-			return fleet_result_error(fd->res, fd->f, "fleet replay");
+		if ((error = fetch_chunk(&fd->res, fd->f, "fleet replay")) < 0)
+			return error;
 		fd->rows = PQntuples(fd->res);
 		if (fd->rows == 0) {
 			fd->done = 1;
@@ -247,51 +258,58 @@ static int feed_next(void *vctx, docket_replay_input *in)
 	return 0;
 }
 
-static int replay_ledger(docket_fleet *f, const docket_fleet_ledger *l, const docket_policy *base,
-			 const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
-			 docket_replay_cb cb, void *ctx)
+/* Each replayed call names its ledger and host. */
+typedef struct tag_ctx {
+	const docket_fleet_ledger *ledger;
+	docket_replay_cb cb;
+	void *ctx;
+} tag_ctx;
+
+static int tag_call(void *vctx, const docket_replay_call *call)
 {
-	docket_buf decl = DOCKET_BUF_INIT;
-	const char *params[2] = { l->ledger_id, opts ? opts->session : NULL };
-	feed fd = { f, NULL, 0, 0, 0 };
+	tag_ctx *t = vctx;
+	docket_replay_call c = *call;
+
+	c.ledger = t->ledger->ledger_id;
+	c.host = t->ledger->host;
+	return t->cb(t->ctx, &c);
+}
+
+typedef struct replay_ctx {
+	docket_fleet *f;
+	const docket_policy *base;
+	const docket_policy *const *policies;
+	size_t n;
+	const docket_replay_options *opts;
+	docket_fleet_ledger_cb on_ledger;
+	docket_replay_cb cb;
+	void *ctx;
+} replay_ctx;
+
+static int replay_ledger(void *vctx, const docket_fleet_ledger *l)
+{
+	replay_ctx *c = vctx;
+	const char *params[2] = { l->ledger_id, c->opts ? c->opts->session : NULL };
+	feed fd = { c->f, NULL, 0, 0, 0 };
+	tag_ctx tag = { l, c->cb, c->ctx };
 	int error;
 
-	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", replay_sql)) < 0)
+	if (c->on_ledger && (error = c->on_ledger(c->ctx, l)) != 0)
 		return error;
-	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
-	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
-	    (error = fleet_command(f, decl.ptr, 2, params)) < 0)
-		goto cleanup;
-	if ((error = docket_replay_run_input(feed_next, &fd, base, policies, n, opts, cb, ctx)) < 0)
-		goto cleanup;
-	error = fleet_exec(f, "COMMIT");
-cleanup:
-	if (error < 0)
-		fleet_rollback(f);
+	if ((error = cursor_open(c->f, replay_sql, 2, params)) < 0)
+		return error;
+	error = docket_replay_run_input(feed_next, &fd, c->base, c->policies, c->n, c->opts, tag_call, &tag);
 	PQclear(fd.res);
-	docket_buf_dispose(&decl);
-	return error;
+	return cursor_close(c->f, error);
 }
 
 int docket_fleet_replay(docket_fleet *f, const docket_fleet_filter *filter, const docket_policy *base,
 			const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
 			docket_fleet_ledger_cb on_ledger, docket_replay_cb cb, void *ctx)
 {
-	PGresult *res = NULL;
-	int error;
+	replay_ctx c = { f, base, policies, n, opts, on_ledger, cb, ctx };
 
-	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
-		return error;
-	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
-		docket_fleet_ledger l;
-
-		fleet_ledger_row(&l, res, i);
-		if (on_ledger && (error = on_ledger(ctx, &l)) != 0)
-			break;
-		error = replay_ledger(f, &l, base, policies, n, opts, cb, ctx);
-	}
-	PQclear(res);
-	return error > 0 ? 0 : error;
+	return fleet_each_ledger(f, filter, replay_ledger, &c);
 }
 
 /* ---- sessions and pending calls, from the events ---- */
@@ -357,6 +375,10 @@ static const char pending_sql[] =
 	" FROM v ORDER BY session COLLATE \"C\", invocation COLLATE \"C\"";
 
 typedef struct rows_ctx {
+	docket_fleet *f;
+	const char *session;
+	const char *sql;
+	row_cb each;
 	const docket_fleet_ledger *ledger;
 	docket_fleet_session_cb on_session;
 	docket_fleet_pending_cb on_pending;
@@ -407,46 +429,35 @@ static int on_pending_row(void *vctx, const PGresult *res, int r)
 	return c->on_pending(c->ctx, c->ledger, &p);
 }
 
-/* `sql` with ($1 ledger, $2 session) for every selected ledger. */
-static int per_ledger(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
-		      const char *sql, row_cb each, rows_ctx *c)
+/* c->sql with ($1 ledger, $2 session) for one ledger, c->each on its rows. */
+static int ledger_rows(void *vctx, const docket_fleet_ledger *l)
 {
-	PGresult *res = NULL, *rows = NULL;
+	rows_ctx *c = vctx;
+	const char *params[2] = { l->ledger_id, c->session };
+	PGresult *rows = NULL;
 	int error;
 
-	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
+	c->ledger = l;
+	if ((error = fleet_query(&rows, c->f, c->sql, 2, params)) < 0)
 		return error;
-	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
-		docket_fleet_ledger l;
-		const char *params[2];
-
-		fleet_ledger_row(&l, res, i);
-		c->ledger = &l;
-		params[0] = l.ledger_id;
-		params[1] = session;
-		if ((error = fleet_query(&rows, f, sql, 2, params)) < 0)
-			break;
-		for (int r = 0; r < PQntuples(rows) && error == 0; r++)
-			error = each(c, rows, r);
-		PQclear(rows);
-		rows = NULL;
-	}
-	PQclear(res);
-	return error > 0 ? 0 : error;
+	for (int r = 0; r < PQntuples(rows) && error == 0; r++)
+		error = c->each(c, rows, r);
+	PQclear(rows);
+	return error;
 }
 
 int docket_fleet_sessions(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
 			  docket_fleet_session_cb cb, void *ctx)
 {
-	rows_ctx c = { NULL, cb, NULL, ctx };
+	rows_ctx c = { f, session, sessions_sql, on_session_row, NULL, cb, NULL, ctx };
 
-	return per_ledger(f, filter, session, sessions_sql, on_session_row, &c);
+	return fleet_each_ledger(f, filter, ledger_rows, &c);
 }
 
 int docket_fleet_pending(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
 			 docket_fleet_pending_cb cb, void *ctx)
 {
-	rows_ctx c = { NULL, NULL, cb, ctx };
+	rows_ctx c = { f, session, pending_sql, on_pending_row, NULL, NULL, cb, ctx };
 
-	return per_ledger(f, filter, session, pending_sql, on_pending_row, &c);
+	return fleet_each_ledger(f, filter, ledger_rows, &c);
 }

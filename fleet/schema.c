@@ -303,8 +303,89 @@ static const char *const m1[] = {
 	NULL
 };
 
+/*
+ * Migration 2: the chain check of a batch in set-based SQL. Version 1
+ * checked the batch row by row in plpgsql; that function stays, renamed
+ * docket_ingest_checked, as the reference: the new docket_ingest checks the
+ * owner, the events held (the anchor) and the new events' chain in two
+ * queries over the whole batch (each new event's seq and hash against its
+ * predecessor's, the first against the head held), and inserts when
+ * everything holds. Anything else (a refusal, a foreign or truncated
+ * ledger) is handed to docket_ingest_checked, which finds the first bad
+ * event, writes the incident and answers exactly as before. No ORDER BY on
+ * the insert (the primary key orders); the months' partitions are made in
+ * one pass, first (see below).
+ */
+static const char *const m2[] = {
+	"ALTER FUNCTION docket_ingest(text, text, bigint) RENAME TO docket_ingest_checked;\n"
+	"REVOKE ALL ON FUNCTION docket_ingest_checked(text, text, bigint) FROM PUBLIC, docket_shipper;\n",
+
+	"CREATE FUNCTION docket_ingest(p_ledger text, p_host text, p_local_head bigint)\n"
+	"RETURNS TABLE (status text, high_seq bigint, head text, detail text)\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  l docket_ledgers%ROWTYPE;\n"
+	"  ok boolean;\n"
+	"  n bigint;\n"
+	"  hi bigint;\n"
+	"  h bytea;\n"
+	"BEGIN\n"
+	"  IF p_ledger IS NULL OR p_ledger !~ '^[0-9a-f]{32}$' OR NOT EXISTS (SELECT 1 FROM pg_class c\n"
+	"      WHERE c.oid = to_regclass('pg_temp.docket_batch') AND c.relkind = 'r' AND c.relpersistence = 't'\n"
+	"      AND NOT c.relrowsecurity AND NOT c.relhasrules AND c.reloftype = 'docket_batch_row'::regtype) THEN\n"
+	"    RETURN QUERY SELECT * FROM docket_ingest_checked(p_ledger, p_host, p_local_head);\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  INSERT INTO docket_ledgers (ledger_id, host, owner) VALUES (p_ledger, p_host, session_user)\n"
+	"    ON CONFLICT (ledger_id) DO NOTHING;\n"
+	"  SELECT * INTO l FROM docket_ledgers WHERE ledger_id = p_ledger FOR UPDATE;\n"
+	"  ok := (l.owner = session_user OR pg_has_role(session_user, l.owner, 'MEMBER'))\n"
+	"        AND p_local_head >= l.high_seq;\n"
+	/* the months' partitions before anything reads docket_events: creating
+	 * one locks the parent, and two shippers that each read it first and
+	 * then waited for the other's lock would deadlock */
+	"  IF ok THEN\n"
+	"    PERFORM docket_partition_for(m) FROM (SELECT DISTINCT date_trunc('month',\n"
+	"      (x.time::timestamptz) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m\n"
+	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq) months;\n"
+	"  END IF;\n"
+	/* the events held again (the anchor) carry the hash held */
+	"  ok := ok AND NOT EXISTS (SELECT 1 FROM pg_temp.docket_batch b WHERE b.seq IS NULL\n"
+	"    OR (b.seq <= l.high_seq AND b.hash IS DISTINCT FROM\n"
+	"        (SELECT e.hash FROM docket_events e WHERE e.ledger_id = p_ledger AND e.seq = b.seq)));\n"
+	/* every new event follows its predecessor in seq and in the chain */
+	"  IF ok THEN\n"
+	"    SELECT count(*), max(x.seq), coalesce(bool_and(coalesce(x.seq = coalesce(x.prev_seq, l.high_seq) + 1\n"
+	"             AND x.payload IS NOT NULL AND x.hash IS NOT NULL\n"
+	"             AND sha256(coalesce(x.prev, l.head) || int8send(x.seq) || x.payload) = x.hash, false)), true)\n"
+	"      INTO n, hi, ok\n"
+	"      FROM (SELECT b.seq, b.payload, b.hash, lag(b.seq) OVER w AS prev_seq, lag(b.hash) OVER w AS prev\n"
+	"            FROM pg_temp.docket_batch b WHERE b.seq > l.high_seq WINDOW w AS (ORDER BY b.seq)) x;\n"
+	"  END IF;\n"
+	"  IF NOT ok THEN\n"
+	"    RETURN QUERY SELECT * FROM docket_ingest_checked(p_ledger, p_host, p_local_head);\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  hi := coalesce(hi, l.high_seq);\n"
+	"  h := l.head;\n"
+	"  IF n > 0 THEN\n"
+	"    INSERT INTO docket_events SELECT p_ledger, x.seq, x.time::timestamptz, x.type, x.session,\n"
+	"        x.invocation, x.tool, x.verdict, x.status, x.actor, x.policy_revision, x.event, x.payload, x.hash\n"
+	"      FROM pg_temp.docket_batch x WHERE x.seq > l.high_seq;\n"
+	"    SELECT x.hash INTO h FROM pg_temp.docket_batch x WHERE x.seq = hi;\n"
+	"  END IF;\n"
+	"  UPDATE docket_ledgers SET high_seq = hi, head = h, host = p_host, shipped_at = now()\n"
+	"    WHERE ledger_id = p_ledger;\n"
+	"  RETURN QUERY SELECT 'ok'::text, hi, encode(h, 'hex'), format('%s new events', hi - l.high_seq);\n"
+	"END $f$;\n"
+	"REVOKE ALL ON FUNCTION docket_ingest(text, text, bigint) FROM PUBLIC;\n"
+	"GRANT EXECUTE ON FUNCTION docket_ingest(text, text, bigint) TO docket_shipper;\n",
+	NULL
+};
+
 static const migration migrations[] = {
 	{ 1, "events, checkpoints, incidents, views, roles, ingest functions", m1 },
+	{ 2, "set-based chain check at ingest", m2 },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -9,6 +9,11 @@
  *   SELECT * FROM docket_ingest(ledger, host, local head)  reads docket_batch
  *   COMMIT
  *
+ * The last two go out together in a libpq pipeline, and while the server
+ * checks and stores the batch, the next one is read from the ledger and
+ * encoded (as if this one were accepted; it is read again if the server
+ * answers otherwise), so the machine's work and the server's overlap.
+ *
  * docket_ingest (schema.c) checks the owner and the chain and moves the rows
  * into docket_events and the high-water mark in the same transaction, so an
  * interruption anywhere (SIGKILL, network cut) leaves either the whole batch
@@ -42,9 +47,8 @@ typedef struct shipper {
 	const char *host;
 	char head_s[24];          /* the local head seq, as text */
 	docket_ship_report *rep;
-	docket_buf copy;          /* one batch in COPY binary format */
-	ledger_reader reader;       /* the stored events, a segment at a time */
-	size_t rows;
+	docket_buf copy[2];       /* batches in COPY binary format: the one sent, the next */
+	ledger_reader reader;     /* the stored events, a segment at a time */
 } shipper;
 
 /* ---- COPY binary format ---- */
@@ -97,15 +101,21 @@ static int put_int4(docket_buf *b, const json_t *v)
 	return docket_buf_put(b, be, 4);
 }
 
-static int put_jsonb(docket_buf *b, const docket_buf *text)
+/* The event as jsonb (version 1: its JSON text), dumped in place. */
+static int put_jsonb(docket_buf *b, const json_t *ev)
 {
 	static const uint8_t jsonb_version = 1;
+	size_t at = b->len, len;
 	int error;
 
-	if ((error = put_len(b, (int32_t)(text->len + 1))) < 0 ||
-	    (error = docket_buf_put(b, &jsonb_version, 1)) < 0)
+	if ((error = put_len(b, 0)) < 0 || (error = docket_buf_put(b, &jsonb_version, 1)) < 0 ||
+	    (error = docket_json_dump(b, ev)) < 0)
 		return error;
-	return docket_buf_put(b, text->ptr, text->len);
+	len = b->len - at - 4;
+	if (len > INT32_MAX - 1)
+		return docket_error_set(DOCKET_EINVALID, "event too large for COPY");
+	docket_be32_put((uint8_t *)b->ptr + at, (uint32_t)len);
+	return 0;
 }
 
 static int copy_header(docket_buf *b)
@@ -127,21 +137,17 @@ static const char *jstr(const json_t *o, const char *k)
 
 /* One event as a row of docket_batch_row: the decoded columns a query
  * needs, the event as jsonb, the payload and its chain hash. */
-static int copy_row(shipper *s, uint64_t seq, const json_t *ev, const uint8_t *payload, size_t len,
+static int copy_row(docket_buf *b, uint64_t seq, const json_t *ev, const uint8_t *payload, size_t len,
 		    const uint8_t hash[LEDGER_HASH_LEN])
 {
 	const json_t *decision = json_object_get(ev, "decision");
 	const json_t *rev = json_object_get(ev, "revision");
-	docket_buf text = DOCKET_BUF_INIT;
-	docket_buf *b = &s->copy;
 	uint8_t n[2] = { 0, SHIP_COLUMNS };
 	const char *verdict = jstr(decision, "verdict");
 	int error;
 
 	if (!rev)
 		rev = json_object_get(decision, "policy_revision");
-	if ((error = docket_json_dump(&text, ev)) < 0)
-		goto cleanup;
 	if ((error = docket_buf_put(b, n, 2)) < 0 ||
 	    (error = put_int8(b, seq)) < 0 ||
 	    (error = put_text(b, jstr(ev, "time"))) < 0 ||
@@ -153,20 +159,17 @@ static int copy_row(shipper *s, uint64_t seq, const json_t *ev, const uint8_t *p
 	    (error = put_text(b, jstr(ev, "status"))) < 0 ||
 	    (error = put_text(b, jstr(ev, "actor"))) < 0 ||
 	    (error = put_int4(b, rev)) < 0 ||
-	    (error = put_jsonb(b, &text)) < 0 ||
-	    (error = put_bytes(b, payload, len)) < 0 ||
-	    (error = put_bytes(b, hash, LEDGER_HASH_LEN)) < 0)
-		goto cleanup;
-	s->rows++;
-cleanup:
-	docket_buf_dispose(&text);
-	return error;
+	    (error = put_jsonb(b, ev)) < 0 ||
+	    (error = put_bytes(b, payload, len)) < 0)
+		return error;
+	return put_bytes(b, hash, LEDGER_HASH_LEN);
 }
 
 /* ---- reading the ledger ---- */
 
-/* The event at `seq` as `docket log --json` shows it, with its payload. */
-static int read_one(shipper *s, MDB_txn *txn, uint64_t seq)
+/* The event at `seq` as `docket log --json` shows it, with its payload,
+ * as a row of `b`. */
+static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
@@ -181,7 +184,7 @@ static int read_one(shipper *s, MDB_txn *txn, uint64_t seq)
 	    (error = event_unpack(&ev, payload, len)) < 0 ||
 	    (error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
 		goto cleanup;
-	error = copy_row(s, seq, obj, payload, len, hash);
+	error = copy_row(b, seq, obj, payload, len, hash);
 cleanup:
 	if (error < 0)
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
@@ -190,32 +193,30 @@ cleanup:
 	return error;
 }
 
-/* Events first..last into the COPY buffer, in one read transaction. */
-static int read_range(shipper *s, uint64_t first, uint64_t last)
+/* Events first..last into `b` in COPY binary format, in one read
+ * transaction. */
+static int read_range(shipper *s, docket_buf *b, uint64_t first, uint64_t last)
 {
+	static const uint8_t trailer[2] = { 0xff, 0xff };
 	MDB_txn *txn = NULL;
 	int error;
 
-	s->rows = 0;
-	if ((error = copy_header(&s->copy)) < 0 ||
+	if ((error = copy_header(b)) < 0 ||
 	    (error = store_txn_begin(&txn, s->l, MDB_RDONLY)) < 0)
 		return error;
 	for (uint64_t seq = first; seq && seq <= last && error == 0; seq++)
-		error = read_one(s, txn, seq);
+		error = read_one(s, b, txn, seq);
 	store_txn_abort(s->l, txn);
-	return error;
+	return error < 0 ? error : docket_buf_put(b, trailer, 2);
 }
 
 /* ---- one batch ---- */
 
-static int send_copy(shipper *s)
+static int send_copy(shipper *s, const docket_buf *b)
 {
-	static const uint8_t trailer[2] = { 0xff, 0xff };
 	PGresult *res;
 	int error = 0;
 
-	if ((error = docket_buf_put(&s->copy, trailer, 2)) < 0)
-		return error;
 	res = PQexec(s->f->conn, "COPY docket_batch FROM STDIN (FORMAT binary)");
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
 		error = fleet_result_error(res, s->f, "ship (COPY)");
@@ -223,7 +224,7 @@ static int send_copy(shipper *s)
 		return error;
 	}
 	PQclear(res);
-	if (PQputCopyData(s->f->conn, s->copy.ptr, (int)s->copy.len) != 1 ||
+	if (PQputCopyData(s->f->conn, b->ptr, (int)b->len) != 1 ||
 	    PQputCopyEnd(s->f->conn, NULL) != 1)
 		return fleet_result_error(NULL, s->f, "ship (COPY)");
 	while ((res = PQgetResult(s->f->conn))) {
@@ -234,48 +235,75 @@ static int send_copy(shipper *s)
 	return error;
 }
 
-static int ingest(shipper *s, uint64_t *high)
+/* BEGIN, the COPY of `b`, then docket_ingest and COMMIT in one pipeline,
+ * not waiting for their answers (collect() reads them). */
+static int send_batch(shipper *s, const docket_buf *b)
 {
 	static const char sql[] =
 		"SELECT status, high_seq, head, detail FROM docket_ingest($1, $2, $3)";
 	const char *params[3] = { s->rep->ledger_id, s->host, s->head_s };
-	PGresult *res = NULL;
+	PGconn *c = s->f->conn;
 	int error;
 
-	if ((error = fleet_query(&res, s->f, sql, 3, params)) < 0)
+	if ((error = fleet_exec(s->f, "BEGIN")) < 0)
 		return error;
-	if (PQntuples(res) != 1) {
-		error = docket_error_set(DOCKET_ESTORAGE, "ship: docket_ingest returned %d rows", PQntuples(res));
-		goto cleanup;
+	if ((error = send_copy(s, b)) < 0)
+		goto fail;
+	if (PQenterPipelineMode(c) != 1 || PQsendQueryParams(c, sql, 3, NULL, params, NULL, NULL, 0) != 1 ||
+	    PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) != 1 || PQpipelineSync(c) != 1) {
+		error = fleet_result_error(NULL, s->f, "ship");
+		PQexitPipelineMode(c);
+		goto fail;
 	}
+	return 0;
+fail:
+	fleet_rollback(s->f);
+	return error;
+}
+
+static int ingest_answer(shipper *s, const PGresult *res, uint64_t *high)
+{
+	if (PQntuples(res) != 1 || PQnfields(res) != 4)
+		return docket_error_set(DOCKET_ESTORAGE, "ship: docket_ingest returned %d rows", PQntuples(res));
 	*high = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
 	if (strcmp(PQgetvalue(res, 0, 0), "ok") != 0) {
 		s->rep->refused = 1;
 		snprintf(s->rep->incident, sizeof(s->rep->incident), "%s", PQgetvalue(res, 0, 3));
 	}
-cleanup:
-	PQclear(res);
-	return error;
+	return 0;
 }
 
-/* Ship first..last (first may be the anchor, an event the server holds). */
-static int ship_batch(shipper *s, uint64_t first, uint64_t last, uint64_t *high)
+/* The answers of send_batch's pipeline: docket_ingest's row, COMMIT, the
+ * sync point. */
+static int collect(shipper *s, uint64_t *high)
 {
-	uint64_t before = *high;
-	int error;
+	PGconn *c = s->f->conn;
+	PGresult *res;
+	int error = 0, answered = 0, synced = 0, ends = 0;
 
-	if ((error = read_range(s, first, last)) < 0)
-		return error;
-	if ((error = fleet_exec(s->f, "BEGIN")) < 0)
-		return error;
-	if ((error = send_copy(s)) < 0 || (error = ingest(s, high)) < 0 ||
-	    (error = fleet_exec(s->f, "COMMIT")) < 0) {
-		fleet_rollback(s->f);
-		return error;
+	while (!synced && PQstatus(c) == CONNECTION_OK && ends <= 2) {
+		ExecStatusType st;
+
+		if (!(res = PQgetResult(c))) {
+			ends++;  /* the end of one statement's results */
+			continue;
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC)
+			synced = 1;
+		else if (st == PGRES_TUPLES_OK && !answered++)
+			error = ingest_answer(s, res, high);
+		else if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED && error == 0)
+			error = fleet_result_error(res, s->f, "ship");
+		PQclear(res);
 	}
-	if (!s->rep->refused && *high > before)
-		s->rep->shipped += *high - before;
-	return 0;
+	if (synced)
+		PQexitPipelineMode(c);
+	if (error == 0 && (!synced || !answered))
+		error = fleet_result_error(NULL, s->f, "ship");
+	if (error < 0)
+		fleet_rollback(s->f);
+	return error;
 }
 
 /* ---- the session ---- */
@@ -298,28 +326,64 @@ static int server_state(shipper *s, uint64_t *high, uint64_t *checkpoints)
 	return 0;
 }
 
+typedef struct range {
+	uint64_t first, last;
+} range;
+
+/* What to send when the server holds 1..high: from the anchor, the last
+ * event the server holds (or our last one, when the server holds more than
+ * we have: it says truncated; with no event at all the batch is empty). */
+static range next_range(uint64_t high, uint64_t head, uint64_t batch)
+{
+	range r;
+
+	r.first = high < head ? high : head;
+	if (r.first == 0 && head > 0)
+		r.first = 1;
+	r.last = high + batch < head ? high + batch : head;
+	if (r.last < r.first)
+		r.last = r.first;
+	return r;
+}
+
 static int ship_events(shipper *s, uint64_t head, uint64_t batch)
 {
-	uint64_t high, cps, first, last;
-	int error;
+	uint64_t high, cps, before;
+	range cur, next = { 0, 0 };
+	int i = 0, ready, error, read_error;
 
 	if ((error = server_state(s, &high, &cps)) < 0)
 		return error;
 	if (head == 0 && high == 0)
 		goto done;
-	do {
-		/* the anchor: the last event the server holds (or our last one,
-		 * when the server holds more than we have: it says truncated;
-		 * with no event at all the batch is empty) */
-		first = high < head ? high : head;
-		if (first == 0 && head > 0)
-			first = 1;
-		last = high + batch < head ? high + batch : head;
-		if (last < first)
-			last = first;
-		if ((error = ship_batch(s, first, last, &high)) < 0)
+	cur = next_range(high, head, batch);
+	if ((error = read_range(s, &s->copy[i], cur.first, cur.last)) < 0)
+		return error;
+	for (;;) {
+		before = high;
+		if ((error = send_batch(s, &s->copy[i])) < 0)
 			return error;
-	} while (!s->rep->refused && high < head);
+		/* while the server works: the next batch, as if this one were accepted */
+		ready = cur.last < head;
+		read_error = 0;
+		if (ready) {
+			next = next_range(cur.last, head, batch);
+			read_error = read_range(s, &s->copy[!i], next.first, next.last);
+		}
+		if ((error = collect(s, &high)) < 0)
+			return error;
+		if (read_error < 0)
+			return read_error;
+		if (!s->rep->refused && high > before)
+			s->rep->shipped += high - before;
+		if (s->rep->refused || high >= head)
+			break;
+		i = !i;
+		cur = next_range(high, head, batch);
+		if ((!ready || cur.first != next.first || cur.last != next.last) &&
+		    (error = read_range(s, &s->copy[i], cur.first, cur.last)) < 0)
+			return error;
+	}
 done:
 	s->rep->high_seq = high;
 	return 0;
@@ -442,7 +506,8 @@ int docket_fleet_ship(docket_fleet *f, docket_ledger *l, const docket_ship_optio
 	if (!rep->refused)
 		error = ship_checkpoints(&s);
 cleanup:
-	docket_buf_dispose(&s.copy);
+	docket_buf_dispose(&s.copy[0]);
+	docket_buf_dispose(&s.copy[1]);
 	reader_dispose(&s.reader);
 	return error;
 }

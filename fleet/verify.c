@@ -193,8 +193,10 @@ typedef struct verify_ctx {
 	uint8_t key_id[CHECKPOINT_HASH_LEN];
 } verify_ctx;
 
-static int verify_one(verify_ctx *c, const docket_fleet_ledger *l, const char *head_hex)
+static int verify_one(void *vctx, const docket_fleet_ledger *l)
 {
+	verify_ctx *c = vctx;
+	const char *head_hex = l->head;
 	docket_fleet_verify_report r;
 	vstate v;
 	int error;
@@ -217,22 +219,13 @@ int docket_fleet_verify(docket_fleet *f, const docket_fleet_filter *filter, cons
 			docket_fleet_verify_cb cb, void *ctx)
 {
 	verify_ctx c = { f, cb, ctx, NULL, { 0 } };
-	PGresult *res = NULL;
 	int error;
 
 	if (pubkey_path && ((error = checkpoint_load_pubkey(&c.key, pubkey_path)) < 0 ||
 			    (error = checkpoint_key_id(c.key_id, c.key)) < 0))
 		goto cleanup;
-	if ((error = fleet_schema_check(f)) < 0 || (error = fleet_ledgers_query(&res, f, filter)) < 0)
-		goto cleanup;
-	for (int i = 0; i < PQntuples(res) && error == 0; i++) {
-		docket_fleet_ledger l;
-
-		fleet_ledger_row(&l, res, i);
-		error = verify_one(&c, &l, PQgetvalue(res, i, 5));
-	}
+	error = fleet_each_ledger(f, filter, verify_one, &c);
 cleanup:
-	PQclear(res);
 	EVP_PKEY_free(c.key);
-	return error > 0 ? 0 : error;
+	return error;
 }

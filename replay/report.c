@@ -70,6 +70,7 @@ void docket_replay_report_free(docket_replay_report *r)
 	docket_free(r->until);
 	docket_buf_dispose(&r->target);
 	docket_buf_dispose(&r->cell);
+	docket_buf_dispose(&r->session_cell);
 	docket_free(r);
 }
 
@@ -172,6 +173,8 @@ static void row_of(report_row *row, const docket_replay_call *c, const char *tar
 	row->s[RS_TARGET] = target;
 	row->s[RS_RULE] = c->rule;
 	row->s[RS_REASON] = c->reason;
+	row->s[RS_LEDGER] = c->ledger;
+	row->s[RS_HOST] = c->host;
 }
 
 int docket_replay_report_add(void *ctx, const docket_replay_call *c)

@@ -10,7 +10,9 @@
 
 /* The strings of a kept call, in spool order. */
 enum {
-	RS_SESSION, RS_INVOCATION, RS_TIME, RS_TOOL, RS_ARGS, RS_TARGET, RS_RULE, RS_REASON, RS_COUNT
+	RS_SESSION, RS_INVOCATION, RS_TIME, RS_TOOL, RS_ARGS, RS_TARGET, RS_RULE, RS_REASON,
+	RS_LEDGER, RS_HOST,  /* a fleet replay's: NULL for a local ledger */
+	RS_COUNT
 };
 
 /* The fixed part of a kept call. */
@@ -41,7 +43,7 @@ struct docket_replay_report {
 	uint64_t changed_rows, undecided_rows;
 	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */
 	FILE *spool;
-	docket_buf target, cell;
+	docket_buf target, cell, session_cell;
 };
 
 /* The next kept call (strings in `buf`); 1 at the end. */

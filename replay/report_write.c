@@ -58,6 +58,12 @@ static int cells_of(cells *c, docket_replay_report *r, const report_row *row)
 		 row->fx.human_denied ? ", human denied" : "");
 	snprintf(c->commit, sizeof(c->commit), "%s", commit ? commit : "-");
 	c->c[TC_SESSION] = row->s[RS_SESSION];
+	if (row->s[RS_HOST]) {  /* a fleet replay: host/session, as report --from names sessions */
+		docket_buf_clear(&r->session_cell);
+		if ((error = docket_buf_printf(&r->session_cell, "%s/%s", row->s[RS_HOST], row->s[RS_SESSION])) < 0)
+			return error;
+		c->c[TC_SESSION] = r->session_cell.ptr;
+	}
 	c->c[TC_INVOCATION] = row->s[RS_INVOCATION];
 	c->c[TC_TOOL] = row->s[RS_TOOL];
 	c->c[TC_TARGET] = row->s[RS_TARGET];
@@ -242,6 +248,12 @@ static json_t *row_json(const docket_replay_report *r, const report_row *row)
 		      "rule_line", row->s[RS_RULE] && row->fx.rule_line ? json_integer(row->fx.rule_line) : json_null(),
 		      "reason", str_or_null(row->s[RS_REASON] && *row->s[RS_REASON] ? row->s[RS_REASON] : NULL),
 		      "commit", str_or_null(commit));
+	if (o && row->s[RS_LEDGER] &&
+	    (json_object_set_new(o, "ledger", json_string(row->s[RS_LEDGER])) < 0 ||
+	     json_object_set_new(o, "host", json_string(row->s[RS_HOST] ? row->s[RS_HOST] : "")) < 0)) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }
 
@@ -385,6 +397,10 @@ static void junit_case(docket_replay_report *r, FILE *f, const report_row *row)
 	const char *commit = commit_of(r, row);
 
 	fputs("    <testcase classname=\"docket.replay.", f);
+	if (row->s[RS_HOST]) {
+		put_escaped(f, row->s[RS_HOST], 0);
+		fputs("/", f);
+	}
 	put_escaped(f, row->s[RS_SESSION], 0);
 	fputs("\" name=\"", f);
 	put_escaped(f, row->s[RS_INVOCATION], 0);

@@ -146,6 +146,8 @@ typedef struct docket_replay_call {
 	const char *reason;         /* code of the first reason ("heuristics", "session_grant", ...) */
 	size_t changed_at;          /* history: index of the first policy whose verdict differs
 				       from the baseline; SIZE_MAX when none or no history */
+	const char *ledger;         /* a fleet replay: the call's ledger id; NULL for a local ledger */
+	const char *host;           /* a fleet replay: the host that shipped it; NULL for a local ledger */
 } docket_replay_call;
 
 typedef int (*docket_replay_cb)(void *ctx, const docket_replay_call *call);

@@ -55,7 +55,7 @@ case_kill_resume() {
 	ledger A k.jsonl
 	local id n trials=${FLEET_TRIALS:-2} t k kills=0 pid rc
 	id=$(ledger_id A)
-	n=$(docket -L A stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	n=$(docket -L A stats --json | jq -r .events)
 	for t in $(seq 1 "$trials"); do
 		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
 		# up to 4 kills at random points, then a run that may finish
@@ -255,15 +255,23 @@ case_replay_union() {
 	ledger B "$FIXTURES/sessions/demo-basic.jsonl" u.jsonl
 	expect_exit 0 docket -L A ship --to "$PG_URL" --host a
 	expect_exit 0 docket -L B ship --to "$PG_URL" --host b
-	local p rc_a rc_b rc_f
+	local p rc_a rc_b rc_f ida idb
+	ida=$(ledger_id A)
+	idb=$(ledger_id B)
 	for p in strict.yaml loose.yaml base.yaml; do
 		docket -L A replay --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >a.json; rc_a=$?
 		docket -L B replay --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >b.json; rc_b=$?
 		docket replay --from "$PG_URL" --policy "$FIXTURES/replay/$p" --format json --fail-on loosened >f.json; rc_f=$?
 		[ $rc_f -eq $(( rc_a > rc_b ? rc_a : rc_b )) ] || fail "$p: exit $rc_f, local $rc_a and $rc_b"
-		python3 - a.json b.json f.json <<'PY' || fail "$p: fleet replay is not the union of the local ones"
+		python3 - a.json b.json f.json "$ida" "$idb" <<'PY' || fail "$p: fleet replay is not the union of the local ones"
 import json, sys
-a, b, f = (json.load(open(x)) for x in sys.argv[1:])
+a, b, f = (json.load(open(x)) for x in sys.argv[1:4])
+# the fleet's rows are the local ones plus the ledger id and the host
+for rows, ledger, host in ((a, sys.argv[4], "a"), (b, sys.argv[5], "b")):
+    for part in ("changes", "undecided"):
+        for c in rows[part]:
+            assert "ledger" not in c and "host" not in c, c
+            c["ledger"], c["host"] = ledger, host
 for k in f["totals"]:
     assert f["totals"][k] == a["totals"][k] + b["totals"][k], k
 def tr(r):
@@ -275,8 +283,15 @@ key = lambda c: json.dumps(c, sort_keys=True)
 for part in ("changes", "undecided"):
     assert sorted(map(key, f[part])) == sorted(map(key, a[part] + b[part])), part
 assert f["totals"]["calls"] > 0
+assert f["changes"] or f["undecided"]
 PY
 	done
+	# the table names each call's session host/session
+	docket -L A replay --policy "$FIXTURES/replay/strict.yaml" >a.txt
+	expect_exit 0 docket replay --from "$PG_URL" --host a --policy "$FIXTURES/replay/strict.yaml"
+	grep -q "^a/" out || fail "no host/session in the table: $(cat out)"
+	diff <(sed 's|^a/||' out | tr -s ' ') <(tr -s ' ' <a.txt) >&2 ||
+		fail "the fleet table is not the local one with host/ before the sessions"
 	# the same formats: a table and junit come out too; filters select
 	expect_exit 0 docket replay --from "$PG_URL" --policy "$FIXTURES/replay/base.yaml" --host a --format json
 	python3 -c 'import json,sys; t=json.load(open("out"))["totals"]; a=json.load(open("a.json"))["totals"]; assert t==a, (t,a)' ||
@@ -294,32 +309,24 @@ case_sessions_pending() {
 	docket -L B record p.jsonl >/dev/null || exit 99
 	expect_exit 0 docket -L A ship --to "$PG_URL" --host a
 	expect_exit 0 docket -L B ship --to "$PG_URL" --host b
-	local what m id n
+	local what m id n ida idb
+	ida=$(ledger_id A)
+	idb=$(ledger_id B)
 	for what in sessions pending; do
-		: >local.jsonl
-		for m in A B; do
-			id=$(ledger_id $m)
-			docket -L $m $what --json | python3 -c '
-import json, sys
-host = {"A": "a", "B": "b"}[sys.argv[2]]
-for l in sys.stdin:
-    o = json.loads(l); o["ledger"] = sys.argv[1]; o["host"] = host
-    print(json.dumps(o, sort_keys=True))' "$id" $m >>local.unsorted
-		done
+		# the local rows plus ledger and host (jq -S: keys sorted, both sides)
+		{
+			docket -L A $what --json | jq -cS --arg l "$ida" '. + {ledger: $l, host: "a"}'
+			docket -L B $what --json | jq -cS --arg l "$idb" '. + {ledger: $l, host: "b"}'
+		} | sort >local.jsonl
 		expect_exit 0 docket fleet $what --db "$PG_URL" --json
-		python3 -c '
-import json, sys
-for l in open("out"): print(json.dumps(json.loads(l), sort_keys=True))' >fleet.jsonl
-		sort local.unsorted >local.jsonl
-		sort fleet.jsonl >fleet.sorted
+		jq -cS . out | sort >fleet.sorted
 		n=$(wc -l <local.jsonl)
 		[ "$n" -gt 0 ] || fail "$what: no rows"
 		diff local.jsonl fleet.sorted >&2 || fail "fleet $what differs from the local ones"
-		rm -f local.unsorted
 	done
 	expect_exit 0 docket fleet pending --db "$PG_URL" --host a
 	grep -q "^a  *build-42  *toolu_02 .*awaiting_approval" out || fail "pending table: $(cat out)"
-	expect_exit 0 docket fleet sessions --db "$PG_URL" --ledger-id "$(ledger_id B)" --json
+	expect_exit 0 docket fleet sessions --db "$PG_URL" --ledger-id "$idb" --json
 	[ "$(grep -c '"host": *"b"' out)" = "$(docket -L B sessions --json | wc -l)" ] || fail "--ledger-id: $(cat out)"
 	expect_exit 0 docket fleet sessions --db "$PG_URL" --host nobody
 	grep -q "no sessions" out || fail "$(cat out)"
@@ -375,4 +382,72 @@ PY
 	expect_exit 0 docket report --from "$PG_URL" --host alpha -o alpha.html
 	grep -q "1 machine " alpha.html || fail "--host alpha"
 	expect_exit 2 docket report -o x.html --host alpha
+}
+
+# batches crafted by hand (not by docket ship) against the ingest check, as
+# the shipping role: each must be refused with its kind, nothing merged; the
+# chain hashes are computed here (Python), not by the code under test
+case_crafted_batches() {
+	shipper_role mc pwc
+	local id=cccccccccccccccccccccccccccccccc
+	python3 - <<'PY'
+import hashlib
+def chain(rows, h=bytes(32)):
+    out = []
+    for seq, payload in rows:
+        h = hashlib.sha256(h + seq.to_bytes(8, "big") + payload).digest()
+        out.append((seq, payload, h))
+    return out
+def write(name, rows):
+    with open(name, "w") as f:
+        for seq, payload, h in rows:
+            p = "\\N" if payload is None else "\\\\x" + payload.hex()
+            f.write("%d\t2025-05-01T00:00:%02dZ\tx.test\ts\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t{}\t%s\t\\\\x%s\n"
+                    % (seq, seq % 60, p, h.hex()))
+good = chain([(i, b"event %d" % i) for i in range(1, 6)])
+write("ok.tsv", good)
+# 1..3 then 5: a gap, the chain itself consistent
+write("gap.tsv", chain([(1, b"a"), (2, b"b"), (3, b"c"), (5, b"e")]))
+# 2 twice, each consistent with its predecessor, 3 missing: duplicate
+write("dup.tsv", chain([(1, b"a"), (2, b"b"), (2, b"b2"), (4, b"d")]))
+# a hash that does not follow from its payload, in the middle: chain_break
+# (rewritten is for the first new event)
+bad = chain([(i, b"x%d" % i) for i in range(1, 5)])
+bad[2] = (bad[2][0], b"changed", bad[2][2])
+write("hash.tsv", bad)
+# a payload missing
+nul = chain([(1, b"a"), (2, b"b")])
+write("null.tsv", [nul[0], (2, None, nul[1][2])])
+# after ok.tsv (1..5 held): the anchor 5 with another hash, then 6
+alt = chain([(i, b"event %d" % i) for i in range(1, 5)] + [(5, b"other"), (6, b"six")])
+write("anchor.tsv", alt[4:])
+# after ok.tsv: 5 (the true anchor), then 6, 7 chained from it
+more = chain([(i, b"event %d" % i) for i in range(1, 8)])
+write("more.tsv", more[4:])
+open("head7", "w").write(more[6][2].hex() + "\n")
+PY
+	local f want got
+	ingest_as_mc() {
+		PGPASSWORD=pwc pg_sql -U mc -c "CREATE TEMP TABLE docket_batch OF docket_batch_row;
+			DO \$\$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',
+			(SELECT p.proowner::regrole::text FROM pg_proc p WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END \$\$" \
+			-c "\\copy docket_batch FROM '$1'" -c "SELECT status || ' ' || high_seq || ' ' || split_part(detail, ':', 1) FROM docket_ingest('$id', 'c', $2)"
+	}
+	for f in gap:gap dup:gap hash:chain_break null:chain_break; do
+		want="refused 0 ${f#*:}"
+		got=$(ingest_as_mc "${f%%:*}.tsv" 10) || fail "${f%%:*}: $got"
+		[ "$got" = "$want" ] || fail "${f%%:*}.tsv: got '$got', want '$want'"
+		[ "$(events_held "$id")" = "0 0 0" ] || fail "${f%%:*}.tsv merged: $(events_held "$id")"
+	done
+	[ "$(ingest_as_mc ok.tsv 5)" = "ok 5 5 new events" ] || fail "ok.tsv: $(ingest_as_mc ok.tsv 5)"
+	[ "$(events_held "$id")" = "5 5 5" ] || fail "ok.tsv: $(events_held "$id")"
+	[ "$(ingest_as_mc anchor.tsv 6)" = "refused 5 rewritten" ] || fail "anchor.tsv"
+	# a machine holding fewer events than were shipped: truncated
+	[ "$(ingest_as_mc more.tsv 4)" = "refused 5 truncated" ] || fail "truncated"
+	[ "$(ingest_as_mc more.tsv 7)" = "ok 7 2 new events" ] || fail "more.tsv: $(ingest_as_mc more.tsv 7)"
+	[ "$(events_held "$id")" = "7 7 7" ] || fail "more.tsv: $(events_held "$id")"
+	[ "$(pg_sql -c "SELECT string_agg(kind, ' ' ORDER BY id) FROM docket_incidents WHERE ledger_id = '$id'")" = \
+		"gap gap chain_break chain_break rewritten truncated" ] || fail "incidents: $(pg_sql -c 'SELECT kind, seq, detail FROM docket_incidents')"
+	[ "$(pg_sql -c "SELECT encode(head, 'hex') FROM docket_ledgers WHERE ledger_id = '$id'")" = "$(cat head7)" ] ||
+		fail "head after more.tsv"
 }

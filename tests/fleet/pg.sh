@@ -108,6 +108,9 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+shared_buffers = 512MB
+wal_buffers = 16MB
+max_wal_size = 4GB
 CONF
 	cat >"$PG_DIR/data/pg_hba.conf" <<HBA
 local all docket_admin trust
