@@ -77,13 +77,21 @@ typedef struct eval_out {
 
 typedef struct memo memo;
 
+/* A call as the memo keys it: its tool and stored args text, hashed once
+ * per intent however many policies look it up. */
+typedef struct memo_call {
+	const char *tool, *args;
+	size_t tl, al;
+	uint64_t hash;
+} memo_call;
+
 int memo_new(memo **out);
 void memo_free(memo *m);
-/* The cached result for the key, or NULL. */
-const eval_out *memo_get(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args);
+void memo_call_init(memo_call *k, const char *tool, const char *args);
+/* The cached result for (call, context, policy), or NULL. */
+const eval_out *memo_get(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy);
 /* Remember `v` for the key (replacing whatever shared its slot). */
-int memo_put(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args,
-	     const eval_out *v);
+int memo_put(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy, const eval_out *v);
 
 /* ---- time ---- */
 
