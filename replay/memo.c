@@ -67,6 +67,11 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
 	return mix(h, w ^ ((uint64_t)n << 56));
 }
 
+uint64_t memo_hash(const char *s, size_t n)
+{
+	return hash_bytes(0x452821e638d01377ull, s, n);
+}
+
 void memo_call_init(memo_call *k, const char *tool, const char *args)
 {
 	k->tool = tool;

@@ -47,10 +47,13 @@ typedef struct rsession {
 	struct rsession *next;
 } rsession;
 
+typedef struct ctx_intern ctx_intern;
+
 typedef struct rsessions {
 	rsession **buckets;
 	size_t nbuckets, n;
 	uint32_t next_id;
+	ctx_intern *intern;           /* context ids by content (sessions.c) */
 } rsessions;
 
 void rsessions_dispose(rsessions *t);
@@ -88,6 +91,8 @@ typedef struct memo_call {
 int memo_new(memo **out);
 void memo_free(memo *m);
 void memo_call_init(memo_call *k, const char *tool, const char *args);
+/* The 64-bit hash the memo uses, of any bytes. */
+uint64_t memo_hash(const char *s, size_t n);
 /* The cached result for (call, context, policy), or NULL. */
 const eval_out *memo_get(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy);
 /* Remember `v` for the key (replacing whatever shared its slot). */
