@@ -19,11 +19,14 @@
  * evaluations (memo.c); nothing grows with the number of events.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "replay_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+
+#define PARALLEL_MIN_EVENTS 65536
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
@@ -39,7 +42,7 @@ typedef struct replay {
 	rsessions sessions;
 	memo *memo;
 	docket_policy_result *res;
-	docket_buf scratch;
+	docket_buf scratch, target;
 	eval_out *outs;
 } replay;
 
@@ -67,12 +70,15 @@ const char *docket_replay_baseline_name(docket_replay_baseline b)
 typedef struct icall {
 	const docket_event *ev;
 	memo_call key;
+	json_t *args;               /* parsed with the call, kept for the target */
 	docket_policy_call *call;
 } icall;
 
-static void intent_init(icall *in, const docket_event *ev)
+/* `args`: the intent's args already parsed (taken), or NULL. */
+static void intent_init(icall *in, const docket_event *ev, json_t *args)
 {
 	in->ev = ev;
+	in->args = args;
 	in->call = NULL;
 	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
 }
@@ -80,24 +86,26 @@ static void intent_init(icall *in, const docket_event *ev)
 static void intent_dispose(icall *in)
 {
 	docket_policy_call_free(in->call);
+	json_decref(in->args);
 	in->call = NULL;
+	in->args = NULL;
 }
 
 static int intent_call(icall *in)
 {
 	const Docket__V1__ToolIntent *ti = in->ev->tool_intent;
-	json_t *args = NULL, *obj = NULL;
+	json_t *obj = NULL;
 	int error;
 
 	if (in->call)
 		return 0;
-	if ((error = docket_json_parse(&args, ti->args_json, in->key.al)) < 0)
+	if (!in->args && (error = docket_json_parse(&in->args, ti->args_json, in->key.al)) < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	if (!(obj = json_pack("{s:s, s:o}", "tool", ti->tool, "args", args)))
+	if (!(obj = json_pack("{s:s, s:O}", "tool", ti->tool, "args", in->args)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	error = docket_policy_call_from_json(&in->call, obj);
 	json_decref(obj);
@@ -290,25 +298,34 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	c->rule_line = now->rule_line;
 	c->reason = now->reason;
 	c->changed_at = first_change(r, c);
+	/* a kept call shows its target: from the args parsed to evaluate it
+	 * (a memo hit parsed nothing: the report derives it) */
+	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args) {
+		if ((error = replay_target_json(&r->target, c->tool, in->args)) < 0)
+			return error;
+		c->target = r->target.ptr ? r->target.ptr : "";
+	}
 	return 0;
 }
 
-static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
 {
 	docket_replay_call c = { 0 };
 	rsession *s = rsessions_get(&r->sessions, ev->session);
 	icall in;
-	int error;
+	int error = 0;
 
+	intent_init(&in, ev, args);
 	if (!selected(r, ev))
-		return 0;
+		goto cleanup;
 	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
-		return error;
-	intent_init(&in, ev);
+		goto cleanup;
 	c.seq = seq;
-	error = replay_intent(r, txn, s, &in, &c);
+	if ((error = replay_intent(r, txn, s, &in, &c)) == 0)
+		error = r->cb(r->ctx, &c);
+cleanup:
 	intent_dispose(&in);
-	return error < 0 ? error : r->cb(r->ctx, &c);
+	return error;
 }
 
 /* An approved_for_session answer: the session is granted what the call asked. */
@@ -334,11 +351,15 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	return error;
 }
 
-static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+/* One event; `args`: a tool.intent's args already parsed (taken), or NULL. */
+static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
 {
 	replay *r = ctx;
 	rsession *s;
 
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
+		return on_intent(r, txn, seq, ev, args);
+	json_decref(args);
 	switch (ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
 		return rsessions_open(&s, &r->sessions, ev->session, ev);
@@ -350,11 +371,31 @@ static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *e
 		return s ? rsession_policy(&r->sessions, s, ev) : 0;
 	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
 		return on_settled(r, txn, ev);
-	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
-		return on_intent(r, txn, seq, ev);
 	default:
 		return 0;
 	}
+}
+
+static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+{
+	return on_event_args(ctx, txn, seq, *ev, NULL);
+}
+
+/*
+ * Threads for a ledger replay: opts->threads, or (0) two for a ledger of at
+ * least PARALLEL_MIN_EVENTS events on a machine with two cores or more. Two
+ * is the most parallel.c uses.
+ */
+static int threads_for(docket_ledger *l, const docket_replay_options *o)
+{
+	docket_ledger_info info;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->version >= 2 && o->threads > 0)
+		return o->threads;
+	if (cores < 2 || docket_ledger_info_get(l, &info) < 0)
+		return 1;
+	return info.events >= PARALLEL_MIN_EVENTS ? 2 : 1;
 }
 
 static int no_session(void *ctx, const docket_session_info *info)
@@ -380,7 +421,7 @@ static int scan_input(replay *r, docket_replay_next next, void *next_ctx)
 			return error;
 		}
 		r->in = &in;
-		error = on_event(r, NULL, in.seq, ev);
+		error = on_event_args(r, NULL, in.seq, ev, NULL);
 		r->in = NULL;
 		docket_event_free(ev);
 		if (error != 0)
@@ -415,12 +456,18 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	}
 	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
 		goto cleanup;
-	error = l ? scan_events(l, opts->session, on_event, &r) : scan_input(&r, next, next_ctx);
+	if (!l)
+		error = scan_input(&r, next, next_ctx);
+	else if (threads_for(l, opts) >= 2)
+		error = par_scan(l, opts->session, on_event_args, &r);
+	else
+		error = scan_events(l, opts->session, on_event, &r);
 cleanup:
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
 	docket_policy_result_free(r.res);
 	docket_buf_dispose(&r.scratch);
+	docket_buf_dispose(&r.target);
 	docket_free(r.outs);
 	return error;
 }
