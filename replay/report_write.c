@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report_internal.h"
+#include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -235,8 +236,12 @@ static int dump(FILE *f, const json_t *v)
 {
 	if (!v)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	return json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) < 0
-		       ? docket_error_set(DOCKET_ESTORAGE, "cannot write the report") : 0;
+	docket_alloc_take_failure();
+	if (json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) == 0)
+		return 0;
+	/* jansson says -1 for a failed allocation as for a failed write */
+	return docket_alloc_take_failure() ? docket_error_set(DOCKET_ENOMEM, "out of memory")
+					   : docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
 }
 
 static int member(FILE *f, const char *key, json_t *value)
