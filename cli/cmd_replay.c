@@ -255,7 +255,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"or git:REV:PATH, codex:git:REV:PATH, claude:git:REV:PATH (read from the\n"
 		"repository, no checkout). Exit 1 when a call of a --fail-on class changed.\n"
 		"--from CONNINFO replays every ledger held in the fleet database instead\n"
-		"(docs/fleet.md): the union of the machines' own replays.\n"
+		"(docs/fleet.md): the union of the machines' own replays. A large ledger\n"
+		"is replayed on two threads (DOCKET_REPLAY_THREADS=1 or 2 sets the count);\n"
+		"the output is the same byte for byte.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {
