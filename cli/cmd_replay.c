@@ -4,6 +4,7 @@
  * policy (or two policies, or every commit of a policy's history) and show
  * what would change (DESIGN §8, docs/replay.md).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -75,6 +76,22 @@ static int parse_time(const char *what, const char *s, int *has, int64_t *ms)
 	return 0;
 }
 
+/* DOCKET_REPLAY_THREADS: 1 or 2 (unset or empty: replay chooses). */
+static int parse_threads(int *out)
+{
+	const char *env = getenv("DOCKET_REPLAY_THREADS");
+
+	*out = 0;
+	if (!env || !*env)
+		return 0;
+	if (strcmp(env, "1") != 0 && strcmp(env, "2") != 0) {
+		cli_error("DOCKET_REPLAY_THREADS: \"%s\" is not 1 or 2", env);
+		return -1;
+	}
+	*out = env[0] - '0';
+	return 0;
+}
+
 /* Usage checks; prints the problem and returns -1. */
 static int check_args(const replay_args *a, docket_replay_options *o, unsigned *fail_on,
 		      docket_replay_format *format)
@@ -113,6 +130,8 @@ static int check_args(const replay_args *a, docket_replay_options *o, unsigned *
 		return -1;
 	}
 	o->session = a->session;
+	if (parse_threads(&o->threads) < 0)
+		return -1;
 	return parse_time("since", a->since, &o->has_since, &o->since_ms) < 0 ||
 	       parse_time("until", a->until, &o->has_until, &o->until_ms) < 0 ? -1 : 0;
 }
@@ -236,7 +255,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"or git:REV:PATH, codex:git:REV:PATH, claude:git:REV:PATH (read from the\n"
 		"repository, no checkout). Exit 1 when a call of a --fail-on class changed.\n"
 		"--from CONNINFO replays every ledger held in the fleet database instead\n"
-		"(docs/fleet.md): the union of the machines' own replays.\n"
+		"(docs/fleet.md): the union of the machines' own replays. A large ledger\n"
+		"is replayed on two threads (DOCKET_REPLAY_THREADS=1 or 2 sets the count);\n"
+		"the output is the same byte for byte.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {

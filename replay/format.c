@@ -112,6 +112,16 @@ static void one_line(docket_buf *b)
 	b->len = n + 3;
 }
 
+int replay_target_json(docket_buf *out, const char *tool, const json_t *args)
+{
+	int error;
+
+	docket_buf_clear(out);
+	if ((error = target_of(out, tool, args)) == 0)
+		one_line(out);
+	return error;
+}
+
 int replay_target(docket_buf *out, const char *tool, const char *args_json)
 {
 	json_t *args = NULL;

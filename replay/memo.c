@@ -67,52 +67,60 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
 	return mix(h, w ^ ((uint64_t)n << 56));
 }
 
-static uint64_t key_hash(uint32_t ctx_id, uint32_t policy, const char *tool, size_t tl,
-			 const char *args, size_t al)
+uint64_t memo_hash(const char *s, size_t n)
 {
-	uint64_t h = mix(0x243f6a8885a308d3ull, (uint64_t)ctx_id << 32 | policy);
+	return hash_bytes(0x452821e638d01377ull, s, n);
+}
 
-	h = hash_bytes(h, tool, tl);
-	h = hash_bytes(h, args, al);
+void memo_call_init(memo_call *k, const char *tool, const char *args)
+{
+	k->tool = tool;
+	k->args = args;
+	k->tl = strlen(tool);
+	k->al = strlen(args);
+	k->hash = hash_bytes(hash_bytes(0x243f6a8885a308d3ull, tool, k->tl), args, k->al);
+}
+
+static uint64_t key_hash(const memo_call *k, uint32_t ctx_id, uint32_t policy)
+{
+	uint64_t h = mix(k->hash, (uint64_t)ctx_id << 32 | policy);
+
 	return h ^ (h >> 29);
 }
 
-static int same_key(const memo_entry *e, uint64_t h, uint32_t ctx_id, uint32_t policy,
-		    const char *tool, size_t tl, const char *args, size_t al)
+static int same_key(const memo_entry *e, uint64_t h, uint32_t ctx_id, uint32_t policy, const memo_call *k)
 {
 	return e->used && e->hash == h && e->ctx_id == ctx_id && e->policy == policy &&
-	       e->key_len == tl + 1 + al && memcmp(e->key, tool, tl + 1) == 0 &&
-	       memcmp(e->key + tl + 1, args, al) == 0;
+	       e->key_len == k->tl + 1 + k->al && memcmp(e->key, k->tool, k->tl + 1) == 0 &&
+	       memcmp(e->key + k->tl + 1, k->args, k->al) == 0;
 }
 
-const eval_out *memo_get(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args)
+const eval_out *memo_get(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy)
 {
-	size_t tl = strlen(tool), al = strlen(args);
-	uint64_t h = key_hash(ctx_id, policy, tool, tl, args, al);
+	uint64_t h = key_hash(k, ctx_id, policy);
 	const memo_entry *e = &m->slots[h & (MEMO_SLOTS - 1)];
 
-	return same_key(e, h, ctx_id, policy, tool, tl, args, al) ? &e->value : NULL;
+	return same_key(e, h, ctx_id, policy, k) ? &e->value : NULL;
 }
 
-int memo_put(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args,
-	     const eval_out *v)
+int memo_put(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy, const eval_out *v)
 {
-	size_t tl = strlen(tool), al = strlen(args), need = tl + 1 + al;
-	uint64_t h = key_hash(ctx_id, policy, tool, tl, args, al);
+	size_t need = k->tl + 1 + k->al;
+	uint64_t h = key_hash(k, ctx_id, policy);
 	memo_entry *e = &m->slots[h & (MEMO_SLOTS - 1)];
 
 	if (need > MEMO_MAX_KEY)
 		return 0;
 	if (need > e->key_cap) {
-		char *k = docket_realloc(e->key, need);
+		char *key = docket_realloc(e->key, need);
 
-		if (!k)
+		if (!key)
 			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		e->key = k;
+		e->key = key;
 		e->key_cap = need;
 	}
-	memcpy(e->key, tool, tl + 1);
-	memcpy(e->key + tl + 1, args, al);
+	memcpy(e->key, k->tool, k->tl + 1);
+	memcpy(e->key + k->tl + 1, k->args, k->al);
 	e->key_len = need;
 	e->hash = h;
 	e->ctx_id = ctx_id;

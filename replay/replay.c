@@ -19,11 +19,14 @@
  * evaluations (memo.c); nothing grows with the number of events.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "replay_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+
+#define PARALLEL_MIN_EVENTS 65536
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
@@ -39,7 +42,7 @@ typedef struct replay {
 	rsessions sessions;
 	memo *memo;
 	docket_policy_result *res;
-	docket_buf scratch;
+	docket_buf scratch, target;
 	eval_out *outs;
 } replay;
 
@@ -59,60 +62,93 @@ const char *docket_replay_baseline_name(docket_replay_baseline b)
 
 /* ---- evaluating ---- */
 
-static int eval_fresh(replay *r, const docket_policy *p, rsession *s, const docket_event *ev,
-		      eval_out *out)
+/*
+ * One intent being replayed. The memo key is hashed once; the call is parsed
+ * and canonicalised (docket_policy_call) at most once, on the first memo
+ * miss, however many policies evaluate it, and only then.
+ */
+typedef struct icall {
+	const docket_event *ev;
+	memo_call key;
+	json_t *args;               /* parsed with the call, kept for the target */
+	docket_policy_call *call;
+} icall;
+
+/* `args`: the intent's args already parsed (taken), or NULL. */
+static void intent_init(icall *in, const docket_event *ev, json_t *args)
 {
-	const Docket__V1__ToolIntent *ti = ev->tool_intent;
-	const docket_policy_context *ctx = NULL;
-	docket_policy_call *call = NULL;
-	json_t *args = NULL, *intent = NULL;
-	const char *code;
-	size_t n;
+	in->ev = ev;
+	in->args = args;
+	in->call = NULL;
+	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
+}
+
+static void intent_dispose(icall *in)
+{
+	docket_policy_call_free(in->call);
+	json_decref(in->args);
+	in->call = NULL;
+	in->args = NULL;
+}
+
+static int intent_call(icall *in)
+{
+	const Docket__V1__ToolIntent *ti = in->ev->tool_intent;
+	json_t *obj = NULL;
 	int error;
 
-	if ((error = docket_json_parse(&args, ti->args_json, strlen(ti->args_json))) < 0)
+	if (in->call)
+		return 0;
+	if (!in->args && (error = docket_json_parse(&in->args, ti->args_json, in->key.al)) < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	if (!(intent = json_pack("{s:s, s:o}", "tool", ti->tool, "args", args)))
+	if (!(obj = json_pack("{s:s, s:O}", "tool", ti->tool, "args", in->args)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&
-	    (error = rsession_context(&ctx, s, docket_policy_get_format(p) == DOCKET_POLICY_CODEX)) == 0)
-		error = docket_policy_eval(r->res, p, call, ctx);
-	if (error == 0) {
-		out->verdict = docket_policy_result_verdict(r->res);
-		out->rule = docket_policy_result_deciding_rule(r->res, &out->rule_line);
-		/* reasons come in the order the evaluator applied its steps
-		 * (rules, heuristics, grants, approval mode, platform): the
-		 * last one decided */
-		n = docket_policy_result_reason_count(r->res);
-		code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
-		snprintf(out->reason, sizeof(out->reason), "%s", code ? code : "");
-	}
-	docket_policy_call_free(call);
-	json_decref(intent);
+	error = docket_policy_call_from_json(&in->call, obj);
+	json_decref(obj);
 	return error;
 }
 
+static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)
+{
+	const docket_policy_context *ctx = NULL;
+	const char *code;
+	size_t n;
+	int error;
+
+	if ((error = intent_call(in)) < 0 ||
+	    (error = rsession_context(&ctx, s, docket_policy_get_format(p) == DOCKET_POLICY_CODEX)) < 0 ||
+	    (error = docket_policy_eval(r->res, p, in->call, ctx)) < 0)
+		return error;
+	out->verdict = docket_policy_result_verdict(r->res);
+	out->rule = docket_policy_result_deciding_rule(r->res, &out->rule_line);
+	/* reasons come in the order the evaluator applied its steps (rules,
+	 * heuristics, grants, approval mode, platform): the last one decided */
+	n = docket_policy_result_reason_count(r->res);
+	code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
+	snprintf(out->reason, sizeof(out->reason), "%s", code ? code : "");
+	return 0;
+}
+
 /* Evaluate the intent under policy number `pi` (r->n: the base policy). */
-static int eval_call(replay *r, size_t pi, rsession *s, const docket_event *ev, eval_out *out)
+static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out)
 {
 	const docket_policy *p = pi == r->n ? r->base : r->policies[pi];
-	const char *tool = ev->tool_intent->tool, *args = ev->tool_intent->args_json;
-	const eval_out *hit = memo_get(r->memo, s->ctx_id, (uint32_t)pi, tool, args);
+	const eval_out *hit = memo_get(r->memo, &in->key, s->ctx_id, (uint32_t)pi);
 	int error;
 
 	if (hit) {
 		*out = *hit;
 		return 0;
 	}
-	if ((error = eval_fresh(r, p, s, ev, out)) < 0) {
-		docket_error_prefix("session %s, invocation %s: ", ev->session, ev->invocation);
+	if ((error = eval_fresh(r, p, s, in, out)) < 0) {
+		docket_error_prefix("session %s, invocation %s: ", in->ev->session, in->ev->invocation);
 		return error;
 	}
-	return memo_put(r->memo, s->ctx_id, (uint32_t)pi, tool, args, out);
+	return memo_put(r->memo, &in->key, s->ctx_id, (uint32_t)pi, out);
 }
 
 /* ---- baseline ---- */
@@ -178,15 +214,16 @@ static docket_replay_baseline inferred(const inv_state *st, docket_verdict *was)
 	return DOCKET_REPLAY_BASE_NONE;
 }
 
-static int baseline(replay *r, MDB_txn *txn, rsession *s, const docket_event *ev, inv_lookup *inv,
+static int baseline(replay *r, MDB_txn *txn, rsession *s, icall *in, inv_lookup *inv,
 		    docket_replay_call *c)
 {
+	const docket_event *ev = in->ev;
 	const Docket__V1__Decision *d = ev->tool_intent->decision;
 	eval_out base;
 	int error;
 
 	if (r->base) {
-		if ((error = eval_call(r, r->n, s, ev, &base)) < 0)
+		if ((error = eval_call(r, r->n, s, in, &base)) < 0)
 			return error;
 		c->was = base.verdict;
 		c->baseline = DOCKET_REPLAY_BASE_POLICY;
@@ -231,42 +268,64 @@ static size_t first_change(const replay *r, const docket_replay_call *c)
 	return SIZE_MAX;
 }
 
-static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+/* Baseline, evaluations and classification of a selected intent into `c`. */
+static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket_replay_call *c)
 {
-	docket_replay_call c = { 0 };
+	const docket_event *ev = in->ev;
 	inv_lookup inv = { 0 };
 	const eval_out *now;
-	rsession *s = rsessions_get(&r->sessions, ev->session);
 	int error;
 
-	if (!selected(r, ev))
-		return 0;
-	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
-		return error;
-	if ((error = baseline(r, txn, s, ev, &inv, &c)) < 0)
+	if ((error = baseline(r, txn, s, in, &inv, c)) < 0)
 		return error;
 	for (size_t i = 0; i < r->n; i++)
-		if ((error = eval_call(r, i, s, ev, &r->outs[i])) < 0)
+		if ((error = eval_call(r, i, s, in, &r->outs[i])) < 0)
 			return error;
 	now = &r->outs[r->n - 1];
-	c.now = now->verdict;
-	c.cls = c.baseline == DOCKET_REPLAY_BASE_NONE ? DOCKET_REPLAY_UNDECIDED : replay_classify(c.was, c.now);
-	if (c.cls == DOCKET_REPLAY_LOOSENED) {
+	c->now = now->verdict;
+	c->cls = c->baseline == DOCKET_REPLAY_BASE_NONE ? DOCKET_REPLAY_UNDECIDED : replay_classify(c->was, c->now);
+	if (c->cls == DOCKET_REPLAY_LOOSENED) {
 		if ((error = inv_get(r, txn, ev, &inv)) < 0)
 			return error;
-		c.human_denied = human_denied(&inv.st);
+		c->human_denied = human_denied(&inv.st);
 	}
+	c->session = ev->session;
+	c->invocation = ev->invocation;
+	c->time = ev->time;
+	c->tool = ev->tool_intent->tool;
+	c->args_json = ev->tool_intent->args_json;
+	c->rule = now->rule;
+	c->rule_line = now->rule_line;
+	c->reason = now->reason;
+	c->changed_at = first_change(r, c);
+	/* a kept call shows its target: from the args parsed to evaluate it
+	 * (a memo hit parsed nothing: the report derives it) */
+	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args) {
+		if ((error = replay_target_json(&r->target, c->tool, in->args)) < 0)
+			return error;
+		c->target = r->target.ptr ? r->target.ptr : "";
+	}
+	return 0;
+}
+
+static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
+{
+	docket_replay_call c = { 0 };
+	rsession *s = rsessions_get(&r->sessions, ev->session);
+	icall in;
+	int error = 0;
+
+	intent_init(&in, ev, args);
+	if (!selected(r, ev))
+		goto cleanup;
+	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
+		goto cleanup;
 	c.seq = seq;
-	c.session = ev->session;
-	c.invocation = ev->invocation;
-	c.time = ev->time;
-	c.tool = ev->tool_intent->tool;
-	c.args_json = ev->tool_intent->args_json;
-	c.rule = now->rule;
-	c.rule_line = now->rule_line;
-	c.reason = now->reason;
-	c.changed_at = first_change(r, &c);
-	return r->cb(r->ctx, &c);
+	if ((error = replay_intent(r, txn, s, &in, &c)) == 0)
+		error = r->cb(r->ctx, &c);
+cleanup:
+	intent_dispose(&in);
+	return error;
 }
 
 /* An approved_for_session answer: the session is granted what the call asked. */
@@ -292,11 +351,15 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	return error;
 }
 
-static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev)
+/* One event; `args`: a tool.intent's args already parsed (taken), or NULL. */
+static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
 {
 	replay *r = ctx;
 	rsession *s;
 
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
+		return on_intent(r, txn, seq, ev, args);
+	json_decref(args);
 	switch (ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
 		return rsessions_open(&s, &r->sessions, ev->session, ev);
@@ -308,11 +371,31 @@ static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *e
 		return s ? rsession_policy(&r->sessions, s, ev) : 0;
 	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
 		return on_settled(r, txn, ev);
-	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
-		return on_intent(r, txn, seq, ev);
 	default:
 		return 0;
 	}
+}
+
+static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+{
+	return on_event_args(ctx, txn, seq, *ev, NULL);
+}
+
+/*
+ * Threads for a ledger replay: opts->threads, or (0) two for a ledger of at
+ * least PARALLEL_MIN_EVENTS events on a machine with two cores or more. Two
+ * is the most parallel.c uses.
+ */
+static int threads_for(docket_ledger *l, const docket_replay_options *o)
+{
+	docket_ledger_info info;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->version >= 2 && o->threads > 0)
+		return o->threads;
+	if (cores < 2 || docket_ledger_info_get(l, &info) < 0)
+		return 1;
+	return info.events >= PARALLEL_MIN_EVENTS ? 2 : 1;
 }
 
 static int no_session(void *ctx, const docket_session_info *info)
@@ -338,7 +421,7 @@ static int scan_input(replay *r, docket_replay_next next, void *next_ctx)
 			return error;
 		}
 		r->in = &in;
-		error = on_event(r, NULL, in.seq, ev);
+		error = on_event_args(r, NULL, in.seq, ev, NULL);
 		r->in = NULL;
 		docket_event_free(ev);
 		if (error != 0)
@@ -373,12 +456,18 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	}
 	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
 		goto cleanup;
-	error = l ? scan_events(l, opts->session, on_event, &r) : scan_input(&r, next, next_ctx);
+	if (!l)
+		error = scan_input(&r, next, next_ctx);
+	else if (threads_for(l, opts) >= 2)
+		error = par_scan(l, opts->session, on_event_args, &r);
+	else
+		error = scan_events(l, opts->session, on_event, &r);
 cleanup:
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
 	docket_policy_result_free(r.res);
 	docket_buf_dispose(&r.scratch);
+	docket_buf_dispose(&r.target);
 	docket_free(r.outs);
 	return error;
 }

@@ -18,8 +18,9 @@
 
 /* ---- scan.c ---- */
 
-/* Called per event of interest, inside the scan's read transaction. */
-typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev);
+/* Called per event of interest, inside the scan's read transaction. The
+ * callback may keep the event: it then sets *ev to NULL (and frees it). */
+typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev);
 
 /*
  * Every event of `session` (NULL: all) in seq order whose body is one of the
@@ -29,12 +30,33 @@ typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event
  */
 int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
 
+/* A read transaction for scan_event_at and scan_invocation on a thread
+ * other than the scan's (parallel.c); end accepts NULL. */
+int scan_read_begin(MDB_txn **out, docket_ledger *l);
+void scan_read_end(docket_ledger *l, MDB_txn *txn);
+
 /* The event at `seq`, inside `txn` (free with docket_event_free). */
 int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq);
 
 /* The invocation record of (session, invocation), inside `txn`. */
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
 		    const char *invocation, docket_buf *scratch);
+
+/* ---- parallel.c ---- */
+
+/* Events for the evaluating thread: a tool.intent's args come parsed
+ * (NULL: they did not parse there, parse them again to say why); the
+ * callback owns `args`. */
+typedef int (*par_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args);
+
+/*
+ * scan_events on a reader thread (frames, decompression, unpacking, args
+ * parsing) while `cb` runs on this one, in seq order: the same calls in the
+ * same order as scan_events, so the same output. At most PAR_DEPTH batches
+ * of PAR_BATCH events are in flight. Errors: those of scan_events and of
+ * `cb`, the earliest in seq order first; a positive return of `cb` stops.
+ */
+int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx);
 
 /* ---- sessions.c ---- */
 
@@ -47,10 +69,13 @@ typedef struct rsession {
 	struct rsession *next;
 } rsession;
 
+typedef struct ctx_intern ctx_intern;
+
 typedef struct rsessions {
 	rsession **buckets;
 	size_t nbuckets, n;
 	uint32_t next_id;
+	ctx_intern *intern;           /* context ids by content (sessions.c) */
 } rsessions;
 
 void rsessions_dispose(rsessions *t);
@@ -77,13 +102,23 @@ typedef struct eval_out {
 
 typedef struct memo memo;
 
+/* A call as the memo keys it: its tool and stored args text, hashed once
+ * per intent however many policies look it up. */
+typedef struct memo_call {
+	const char *tool, *args;
+	size_t tl, al;
+	uint64_t hash;
+} memo_call;
+
 int memo_new(memo **out);
 void memo_free(memo *m);
-/* The cached result for the key, or NULL. */
-const eval_out *memo_get(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args);
+void memo_call_init(memo_call *k, const char *tool, const char *args);
+/* The 64-bit hash the memo uses, of any bytes. */
+uint64_t memo_hash(const char *s, size_t n);
+/* The cached result for (call, context, policy), or NULL. */
+const eval_out *memo_get(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy);
 /* Remember `v` for the key (replacing whatever shared its slot). */
-int memo_put(memo *m, uint32_t ctx_id, uint32_t policy, const char *tool, const char *args,
-	     const eval_out *v);
+int memo_put(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy, const eval_out *v);
 
 /* ---- time ---- */
 
@@ -103,5 +138,7 @@ docket_replay_class replay_classify(docket_verdict was, docket_verdict now);
 
 /* "git status", "src/a.c, src/b.c", "https://x" ...: what the call does. */
 int replay_target(docket_buf *out, const char *tool, const char *args_json);
+/* The same from the parsed args. */
+int replay_target_json(docket_buf *out, const char *tool, const json_t *args);
 
 #endif

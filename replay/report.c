@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c: replay reports. A report counts every call and keeps the
- * changed and undecided ones as records in a temporary file (so memory does
- * not grow with them); finish() writes the counts, then the records, in the
- * chosen format (the writers are in report_write.c). Nothing in a report
- * depends on the clock or the machine: the same calls give the same bytes.
+ * changed and undecided ones in temporary files, so memory does not grow
+ * with them: json, junit and markdown write each row as it comes (in its
+ * final form, report_write.c), the table keeps records (its column widths
+ * are known only at the end). finish() writes the counts, which every format
+ * puts first, then copies the rows. Nothing in a report depends on the clock
+ * or the machine: the same calls give the same bytes.
  */
 #include <string.h>
 
@@ -48,7 +50,11 @@ int docket_replay_report_new(docket_replay_report **out, const docket_replay_rep
 		docket_replay_report_free(r);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	}
-	if (!(r->spool = tmpfile())) {
+	if (r->format == DOCKET_REPLAY_TABLE)
+		bad = !(r->spool = tmpfile());
+	else
+		bad = !(r->text[0] = tmpfile()) || (r->format == DOCKET_REPLAY_JSON && !(r->text[1] = tmpfile()));
+	if (bad) {
 		docket_replay_report_free(r);
 		return docket_error_set(DOCKET_ESTORAGE, "cannot create a temporary file for the report");
 	}
@@ -62,6 +68,9 @@ void docket_replay_report_free(docket_replay_report *r)
 		return;
 	if (r->spool)
 		fclose(r->spool);
+	for (int i = 0; i < 2; i++)
+		if (r->text[i])
+			fclose(r->text[i]);
 	docket_free(r->policy);
 	docket_free(r->baseline);
 	docket_free(r->approvals);
@@ -71,6 +80,7 @@ void docket_replay_report_free(docket_replay_report *r)
 	docket_buf_dispose(&r->target);
 	docket_buf_dispose(&r->cell);
 	docket_buf_dispose(&r->session_cell);
+	docket_buf_dispose(&r->line);
 	docket_free(r);
 }
 
@@ -101,7 +111,7 @@ static int put_str(FILE *f, const char *s)
 	return 0;
 }
 
-static int spool_row(docket_replay_report *r, const report_row *row)
+int report_spool(docket_replay_report *r, const report_row *row)
 {
 	int error = 0;
 
@@ -130,6 +140,19 @@ static int get_str(FILE *f, docket_buf *buf, size_t *off)
 	buf->len += n;
 	buf->ptr[buf->len++] = '\0';
 	return 0;
+}
+
+int report_copy(FILE *spool, FILE *out)
+{
+	char chunk[65536];
+	size_t n;
+
+	if (fflush(spool) != 0 || fseek(spool, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	while ((n = fread(chunk, 1, sizeof(chunk), spool)) > 0)
+		if (fwrite(chunk, 1, n, out) != n)
+			return docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+	return ferror(spool) ? docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file") : 0;
 }
 
 int report_next(docket_replay_report *r, report_row *row, docket_buf *buf)
@@ -190,23 +213,23 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 		r->human_denied++;
 	if (c->cls == DOCKET_REPLAY_UNCHANGED)
 		return 0;
-	if ((error = replay_target(&r->target, c->tool, c->args_json)) < 0)
+	if (!c->target && (error = replay_target(&r->target, c->tool, c->args_json)) < 0)
 		return error;
-	row_of(&row, c, r->target.ptr ? r->target.ptr : "");
-	if ((error = spool_row(r, &row)) < 0)
+	row_of(&row, c, c->target ? c->target : r->target.ptr ? r->target.ptr : "");
+	if ((error = report_keep(r, &row)) < 0)
 		return error;
 	if (c->cls == DOCKET_REPLAY_UNDECIDED)
 		r->undecided_rows++;
 	else
 		r->changed_rows++;
-	return report_measure(r, &row);
+	return 0;
 }
 
 int docket_replay_report_finish(docket_replay_report *r, FILE *out)
 {
 	int error;
 
-	if (fflush(r->spool) != 0 || fseek(r->spool, 0, SEEK_SET) != 0)
+	if (r->spool && (fflush(r->spool) != 0 || fseek(r->spool, 0, SEEK_SET) != 0))
 		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
 	switch (r->format) {
 	case DOCKET_REPLAY_JSON:

@@ -42,21 +42,33 @@ struct docket_replay_report {
 	uint64_t transitions[5][4];     /* [was, or 4: undecided][now] */
 	uint64_t changed_rows, undecided_rows;
 	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */
-	FILE *spool;
-	docket_buf target, cell, session_cell;
+	FILE *spool;                    /* table: the kept calls as records */
+	FILE *text[2];                  /* json, junit, markdown: the rows as written,
+					   [0] changed, [1] undecided (json only) */
+	docket_buf target, cell, line, session_cell;
 };
 
+/* Write a kept call's record into the table's spool. */
+int report_spool(docket_replay_report *r, const report_row *row);
+/* Append the bytes of a text spool to `out`. */
+int report_copy(FILE *spool, FILE *out);
 /* The next kept call (strings in `buf`); 1 at the end. */
 int report_next(docket_replay_report *r, report_row *row, docket_buf *buf);
 /* Display width of UTF-8 text. */
 size_t report_width(const char *s);
 
 /* report_write.c */
-/* Account a kept call's table cells in the column widths. */
-int report_measure(docket_replay_report *r, const report_row *row);
+/* Keep a changed or undecided call: the table spools it and accounts its
+ * cells in the column widths; the other formats write its row at once into
+ * their text spools (finish copies them after the counts). */
+int report_keep(docket_replay_report *r, const report_row *row);
 int report_table(docket_replay_report *r, FILE *out);
 int report_json(docket_replay_report *r, FILE *out);
 int report_junit(docket_replay_report *r, FILE *out);
 int report_markdown(docket_replay_report *r, FILE *out);
+
+/* report_json.c: a JSON string (NULL: null) and a row, as jansson writes them */
+int report_json_string(docket_buf *out, const char *s);
+int report_json_row(docket_buf *out, const char *commit, const report_row *row);
 
 #endif

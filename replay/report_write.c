@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report_internal.h"
+#include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -79,14 +80,12 @@ static const char *const headers[TC_COUNT] = {
 	"SESSION", "INVOCATION", "TOOL", "COMMAND OR TARGET", "WAS", "NOW", "CLASS", "RULE", "COMMIT"
 };
 
-int report_measure(docket_replay_report *r, const report_row *row)
+static int measure(docket_replay_report *r, const report_row *row)
 {
 	size_t *w = r->widths[row->fx.cls == DOCKET_REPLAY_UNDECIDED];
 	cells c;
 	int error;
 
-	if (r->format != DOCKET_REPLAY_TABLE)
-		return 0;
 	if ((error = cells_of(&c, r, row)) < 0)
 		return error;
 	for (int i = 0; i < TC_COUNT; i++) {
@@ -223,46 +222,32 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *row_json(const docket_replay_report *r, const report_row *row)
+/* A kept call's row, after those before it in its array. */
+static int json_keep(docket_replay_report *r, const report_row *row)
 {
-	json_t *args = NULL, *o;
-	const char *commit = commit_of(r, row);
 	int undecided = row->fx.cls == DOCKET_REPLAY_UNDECIDED;
+	uint64_t before = undecided ? r->undecided_rows : r->changed_rows;
+	int error;
 
-	if (docket_json_parse(&args, row->s[RS_ARGS], strlen(row->s[RS_ARGS])) < 0)
-		args = json_string(row->s[RS_ARGS]);
-	o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o}",
-		      "seq", (json_int_t)row->fx.seq,
-		      "session", row->s[RS_SESSION],
-		      "invocation", row->s[RS_INVOCATION],
-		      "time", row->s[RS_TIME],
-		      "tool", row->s[RS_TOOL],
-		      "args", args,
-		      "target", row->s[RS_TARGET],
-		      "was", undecided ? json_null() : json_string(verdict(row->fx.was)),
-		      "baseline", docket_replay_baseline_name((docket_replay_baseline)row->fx.baseline),
-		      "now", verdict(row->fx.now),
-		      "class", docket_replay_class_name((docket_replay_class)row->fx.cls),
-		      "human_denied", row->fx.human_denied,
-		      "rule", str_or_null(row->s[RS_RULE]),
-		      "rule_line", row->s[RS_RULE] && row->fx.rule_line ? json_integer(row->fx.rule_line) : json_null(),
-		      "reason", str_or_null(row->s[RS_REASON] && *row->s[RS_REASON] ? row->s[RS_REASON] : NULL),
-		      "commit", str_or_null(commit));
-	if (o && row->s[RS_LEDGER] &&
-	    (json_object_set_new(o, "ledger", json_string(row->s[RS_LEDGER])) < 0 ||
-	     json_object_set_new(o, "host", json_string(row->s[RS_HOST] ? row->s[RS_HOST] : "")) < 0)) {
-		json_decref(o);
-		o = NULL;
-	}
-	return o;
+	docket_buf_clear(&r->line);
+	if ((error = docket_buf_puts(&r->line, before ? ",\n    " : "\n    ")) < 0 ||
+	    (error = report_json_row(&r->line, commit_of(r, row), row)) < 0)
+		return error;
+	if (fwrite(r->line.ptr, 1, r->line.len, r->text[undecided]) != r->line.len)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	return 0;
 }
 
 static int dump(FILE *f, const json_t *v)
 {
 	if (!v)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	return json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) < 0
-		       ? docket_error_set(DOCKET_ESTORAGE, "cannot write the report") : 0;
+	docket_alloc_take_failure();
+	if (json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) == 0)
+		return 0;
+	/* jansson says -1 for a failed allocation as for a failed write */
+	return docket_alloc_take_failure() ? docket_error_set(DOCKET_ENOMEM, "out of memory")
+					   : docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
 }
 
 static int member(FILE *f, const char *key, json_t *value)
@@ -309,29 +294,12 @@ static json_t *head_json(const docket_replay_report *r)
 /* One array of kept calls ("changes" or "undecided"). */
 static int json_rows(docket_replay_report *r, FILE *f, int undecided)
 {
-	docket_buf buf = DOCKET_BUF_INIT;
-	report_row row;
-	int error, first = 1;
+	int error;
 
-	if (fseek(r->spool, 0, SEEK_SET) != 0)
-		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
 	fprintf(f, "  \"%s\": [", undecided ? "undecided" : "changes");
-	while ((error = report_next(r, &row, &buf)) == 0) {
-		json_t *o;
-
-		if ((row.fx.cls == DOCKET_REPLAY_UNDECIDED) != undecided)
-			continue;
-		fputs(first ? "\n    " : ",\n    ", f);
-		first = 0;
-		o = row_json(r, &row);
-		error = dump(f, o);
-		json_decref(o);
-		if (error < 0)
-			break;
-	}
-	fputs(first ? "]" : "\n  ]", f);
-	docket_buf_dispose(&buf);
-	return error < 0 ? error : 0;
+	error = report_copy(r->text[undecided], f);
+	fputs((undecided ? r->undecided_rows : r->changed_rows) ? "\n  ]" : "]", f);
+	return error;
 }
 
 int report_json(docket_replay_report *r, FILE *out)
@@ -435,9 +403,7 @@ static uint64_t junit_failures(const docket_replay_report *r)
 
 int report_junit(docket_replay_report *r, FILE *out)
 {
-	docket_buf buf = DOCKET_BUF_INIT;
 	uint64_t tests = r->changed_rows ? r->changed_rows : 1, failures = junit_failures(r);
-	report_row row;
 	int error;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
@@ -456,12 +422,9 @@ int report_junit(docket_replay_report *r, FILE *out)
 	if (!r->changed_rows)
 		fprintf(out, "    <testcase classname=\"docket.replay\" name=\"no decision changed (%llu calls replayed)\"/>\n",
 			(unsigned long long)r->calls);
-	while ((error = report_next(r, &row, &buf)) == 0)
-		if (row.fx.cls != DOCKET_REPLAY_UNDECIDED)
-			junit_case(r, out, &row);
+	error = report_copy(r->text[0], out);
 	fputs("  </testsuite>\n</testsuites>\n", out);
-	docket_buf_dispose(&buf);
-	return error < 0 ? error : 0;
+	return error;
 }
 
 /* ---- markdown ---- */
@@ -528,9 +491,6 @@ static void md_row(docket_replay_report *r, FILE *f, const report_row *row)
 
 int report_markdown(docket_replay_report *r, FILE *out)
 {
-	docket_buf buf = DOCKET_BUF_INIT;
-	report_row row;
-	uint64_t shown_rows = 0;
 	int error = 0;
 
 	md_counts(r, out);
@@ -539,13 +499,34 @@ int report_markdown(docket_replay_report *r, FILE *out)
 		      "was → now | rule |", out);
 		fputs(r->history ? " commit |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n",
 		      out);
-		while ((error = report_next(r, &row, &buf)) == 0)
-			if (row.fx.cls != DOCKET_REPLAY_UNDECIDED && shown_rows++ < MD_MAX_ROWS)
-				md_row(r, out, &row);
-		if (shown_rows > MD_MAX_ROWS)
+		error = report_copy(r->text[0], out);
+		if (r->changed_rows > MD_MAX_ROWS)
 			fprintf(out, "\n… and %llu more (see `docket replay --format json`).\n",
-				(unsigned long long)(shown_rows - MD_MAX_ROWS));
+				(unsigned long long)(r->changed_rows - MD_MAX_ROWS));
 	}
-	docket_buf_dispose(&buf);
-	return error < 0 ? error : 0;
+	return error;
+}
+
+/* ---- keeping a call ---- */
+
+int report_keep(docket_replay_report *r, const report_row *row)
+{
+	int undecided = row->fx.cls == DOCKET_REPLAY_UNDECIDED, error;
+
+	switch (r->format) {
+	case DOCKET_REPLAY_JSON:
+		return json_keep(r, row);
+	case DOCKET_REPLAY_JUNIT:
+		if (!undecided)
+			junit_case(r, r->text[0], row);
+		return 0;
+	case DOCKET_REPLAY_MARKDOWN:
+		if (!undecided && r->changed_rows < MD_MAX_ROWS)
+			md_row(r, r->text[0], row);
+		return 0;
+	default:
+		if ((error = report_spool(r, row)) < 0)
+			return error;
+		return measure(r, row);
+	}
 }

@@ -125,8 +125,8 @@ static int scan_one(scan_state *s, MDB_txn *txn, uint64_t seq)
 	s->next = seq + 1;
 	if (!ev)
 		return 0;
-	error = s->cb(s->ctx, txn, seq, ev);
-	docket_event_free(ev);
+	error = s->cb(s->ctx, txn, seq, &ev);
+	docket_event_free(ev);   /* NULL when the callback took it */
 	return error;
 }
 
@@ -159,6 +159,17 @@ cleanup:
 		mdb_cursor_close(cur);
 	store_txn_abort(s->l, txn);
 	return error;
+}
+
+int scan_read_begin(MDB_txn **out, docket_ledger *l)
+{
+	return store_txn_begin(out, l, MDB_RDONLY);
+}
+
+void scan_read_end(docket_ledger *l, MDB_txn *txn)
+{
+	if (txn)
+		store_txn_abort(l, txn);
 }
 
 int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx)

@@ -6,8 +6,15 @@
  * built from them. A session is dropped at its session.closed, so memory is
  * bounded by the sessions open at once, not by the events.
  *
- * Invariant: `ctx_id` is never reused within a replay and changes whenever
- * the context does, so (ctx_id, policy, call) keys an evaluation (memo.c).
+ * Invariant: two contexts with the same `ctx_id` are equal (the same
+ * recorded context, grants and Codex settings), so (ctx_id, policy, call)
+ * keys an evaluation (memo.c). A context gets its id by content: sessions of
+ * the same workspace, platform and runtime share one, and so share the
+ * memo's entries (an agent fleet runs `git status` in every session). The
+ * ids are interned in a direct-mapped table of CTX_SLOTS canonical texts of
+ * at most CTX_MAX_KEY bytes each; a context that does not fit, or whose slot
+ * was taken by another, gets a fresh id (never one given before), which
+ * costs memo hits and nothing else.
  */
 #include <string.h>
 
@@ -17,6 +24,19 @@
 #include "util/json.h"
 
 #define MIN_BUCKETS 64
+#define CTX_SLOTS 1024u
+#define CTX_MAX_KEY 16384u
+
+typedef struct ctx_slot {
+	uint64_t hash;
+	char *key;
+	size_t len;
+	uint32_t id;
+} ctx_slot;
+
+struct ctx_intern {
+	ctx_slot slots[CTX_SLOTS];
+};
 
 static uint64_t hash_str(const char *s)
 {
@@ -48,6 +68,9 @@ void rsessions_dispose(rsessions *t)
 		}
 	}
 	docket_free(t->buckets);
+	for (size_t i = 0; t->intern && i < CTX_SLOTS; i++)
+		docket_free(t->intern->slots[i].key);
+	docket_free(t->intern);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -125,13 +148,53 @@ static json_t *context_of(const docket_event *ev)
 	return c;
 }
 
-/* The context changed: drop the built contexts, take a new id. */
+/* The canonical text of a session's context: its JSON, NUL, the Codex settings. */
+static int context_key(docket_buf *out, const rsession *s)
+{
+	int error;
+
+	docket_buf_clear(out);
+	if ((error = docket_json_dump(out, s->context)) < 0 || (error = docket_buf_putc(out, '\0')) < 0)
+		return error;
+	return s->codex ? docket_json_dump(out, s->codex) : 0;
+}
+
+/* The id of the session's context: the interned one when it is known. */
+static uint32_t context_id(rsessions *t, const rsession *s)
+{
+	docket_buf key = DOCKET_BUF_INIT;
+	uint32_t id = ++t->next_id;
+	ctx_slot *e;
+	uint64_t h;
+
+	if (!t->intern && !(t->intern = docket_calloc(1, sizeof(*t->intern))))
+		return id;
+	if (context_key(&key, s) < 0 || key.len > CTX_MAX_KEY)
+		goto cleanup;
+	h = memo_hash(key.ptr, key.len);
+	e = &t->intern->slots[h & (CTX_SLOTS - 1)];
+	if (e->key && e->hash == h && e->len == key.len && memcmp(e->key, key.ptr, key.len) == 0) {
+		id = e->id;
+		goto cleanup;
+	}
+	docket_free(e->key);
+	e->key = key.ptr;   /* the slot owns the text now */
+	e->len = key.len;
+	e->hash = h;
+	e->id = id;
+	return id;
+cleanup:
+	docket_buf_dispose(&key);
+	return id;
+}
+
+/* The context changed: drop the built contexts, take the id of the new one. */
 static void touch(rsessions *t, rsession *s)
 {
 	docket_policy_context_free(s->ctx[0]);
 	docket_policy_context_free(s->ctx[1]);
 	s->ctx[0] = s->ctx[1] = NULL;
-	s->ctx_id = ++t->next_id;
+	s->ctx_id = context_id(t, s);
 }
 
 int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_event *ev)

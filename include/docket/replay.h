@@ -123,10 +123,14 @@ typedef struct docket_replay_options {
 	int has_until;         /* only intents before until_ms */
 	int64_t until_ms;
 	int approvals;         /* DOCKET_REPLAY_APPROVALS_* */
+	/* version 2: threads for a ledger replay: 0 chooses (two for a large
+	 * ledger on a machine with two cores or more), 1 one, 2 or more two (a
+	 * reader and an evaluator). The output is the same whatever the count. */
+	int threads;
 } docket_replay_options;
 
-#define DOCKET_REPLAY_OPTIONS_VERSION 1
-#define DOCKET_REPLAY_OPTIONS_INIT { DOCKET_REPLAY_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0 }
+#define DOCKET_REPLAY_OPTIONS_VERSION 2
+#define DOCKET_REPLAY_OPTIONS_INIT { DOCKET_REPLAY_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0 }
 
 /* One replayed call. Pointers are valid only during the callback. */
 typedef struct docket_replay_call {
@@ -148,6 +152,8 @@ typedef struct docket_replay_call {
 				       from the baseline; SIZE_MAX when none or no history */
 	const char *ledger;         /* a fleet replay: the call's ledger id; NULL for a local ledger */
 	const char *host;           /* a fleet replay: the host that shipped it; NULL for a local ledger */
+	const char *target;         /* what the call does ("git status"), or NULL: the report
+				       derives it from args_json */
 } docket_replay_call;
 
 typedef int (*docket_replay_cb)(void *ctx, const docket_replay_call *call);

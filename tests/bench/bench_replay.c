@@ -1,74 +1,62 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bench_replay.c: replay end to end (issue 5): a ledger of realistic
- * sessions (gen_mix.c: shell commands, patches, reads, approvals, outputs
- * with a long tail of multi-KB logs) holding N tool intents is replayed
- * against a 60-rule docket policy: read every frame, decompress, decode,
- * evaluate, classify and write the report (to /dev/null). The goal is
- * >= 1M intents/s on one core with memory bounded independently of the
- * ledger's size.
+ * bench_replay.c: `docket replay` end to end through the CLI binary
+ * (issue 15). A ledger of realistic sessions (gen_mix.c: shell commands,
+ * patches, reads, approvals, outputs with a long tail of multi-KB logs)
+ * holding N tool intents is replayed with `--format json` against a Claude
+ * Code settings file, side by side in the same run with
+ * `docket export --format jsonl` of the same ledger (the cost of just
+ * reading and printing every event), both to /dev/null:
  *
- *   bench_replay [--quick] [--intents N] [--keep DIR]   (--keep: a new directory, kept)
- *   bench_replay --replay DIR     (internal: the measured child process)
+ *   export              docket -L DIR export --format jsonl
+ *   replay, 1 thread    DOCKET_REPLAY_THREADS=1 docket -L DIR replay --policy claude:settings.json --format json
+ *   replay, 2 threads   DOCKET_REPLAY_THREADS=2 docket ... (what a large ledger gets by default)
  *
- * The ledger is written first (not timed), in chunks, so the generator never
- * holds the whole stream. The replay then runs in a fresh process (exec of
- * this binary with --replay) so that its peak RSS is its own: VmHWM counts
- * the ledger pages LMDB maps in (file-backed, shared with the page cache),
- * RssAnon the process's own heap. --quick (plain `meson test`) checks that
- * every intent is replayed and that the replay's heap stays small; it asserts
- * nothing about speed.
+ * For each: wall time, CPU time (user + system of the child, wait4), intents
+ * per second of wall time and per CPU-second ("per core"), and peak RSS
+ * (ru_maxrss of the child: it counts the ledger pages LMDB maps in). Each
+ * command runs ROUNDS times, interleaved, and the fastest round counts (the
+ * machine is shared). Goals (printed, not asserted): >= 1M intents/s/core,
+ * <= 256 MB peak RSS, replay no slower than 1.5x the export.
+ *
+ *   bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]
+ *
+ * --ledger reuses a ledger --keep kept (generating 1M intents takes
+ * minutes). --quick (5,000 intents, plain `meson test`) checks only that
+ * every command succeeds and that the replay's totals count every intent;
+ * it asserts nothing about speed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
 #include "docket/ledger.h"
-#include "docket/replay.h"
 #include "gen_mix.h"
 #include "util/buf.h"
 #include "util/error.h"
 
 #define CHUNK_EVENTS 60000
 #define BATCH 4096
+#define ROUNDS 2
 
-static const char *const programs[] = {
-	"git", "npm", "cargo", "make", "python3", "go", "docker", "kubectl", "pytest", "node",
-	"yarn", "pnpm", "pip", "gh", "jq",
-};
-static const char *const subs[] = { "status", "build", "test", "push" };
-
-static int build_policy(docket_policy **out)
-{
-	docket_buf y = DOCKET_BUF_INIT;
-	int error = docket_buf_puts(&y, "version: 1\nsandbox: workspace_write\napproval: on_request\ncommands:\n");
-
-	for (size_t i = 0; i < 60 && error == 0; i++)
-		error = docket_buf_printf(&y, "  - pattern: [%s, %s]\n    decision: %s\n",
-					  programs[i % 15], subs[(i / 15) % 4],
-					  i % 5 == 0 ? "deny" : i % 3 == 0 ? "ask" : "allow");
-	if (error == 0)
-		error = docket_buf_puts(&y, "  - pattern: [rm, -rf]\n    decision: deny\n"
-					    "tools:\n  deny: [\"Read(./secrets/**)\"]\n  ask: [\"Edit(./migrations/**)\"]\n");
-	if (error == 0)
-		error = docket_policy_load_buffer(out, DOCKET_POLICY_DOCKET, "bench.yaml", y.ptr, y.len);
-	docket_buf_dispose(&y);
-	return error;
-}
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+/* A Claude Code settings file of the size teams write. */
+static const char settings[] =
+	"{\n  \"permissions\": {\n"
+	"    \"allow\": [\"Bash(npm run test:*)\", \"Bash(npm run build)\", \"Bash(git diff:*)\", \"Bash(git status)\",\n"
+	"      \"Bash(git log:*)\", \"Bash(cargo test:*)\", \"Bash(cargo build:*)\", \"Bash(make:*)\", \"Bash(pytest:*)\",\n"
+	"      \"Bash(go test:*)\", \"Bash(ls:*)\", \"Bash(cat:*)\", \"Bash(rg:*)\", \"Read\", \"Edit(./src/**)\",\n"
+	"      \"Edit(./tests/**)\", \"WebFetch(domain:docs.npmjs.com)\", \"WebFetch(domain:docs.rs)\"],\n"
+	"    \"ask\": [\"Bash(git push:*)\", \"Bash(docker:*)\", \"Bash(kubectl:*)\", \"Edit(./migrations/**)\"],\n"
+	"    \"deny\": [\"Bash(rm -rf:*)\", \"Bash(curl:*)\", \"Read(./.env)\", \"Read(./secrets/**)\",\n"
+	"      \"WebFetch(domain:pastebin.com)\"],\n"
+	"    \"defaultMode\": \"default\"\n  }\n}\n";
 
 static int die(const char *what)
 {
@@ -115,7 +103,7 @@ static int make_ledger(const char *dir, size_t want_intents, size_t *intents, si
 	int error = 0;
 
 	oo.flags = DOCKET_OPEN_CREATE;
-	oo.map_size = (size_t)1 << 30;
+	oo.map_size = (size_t)8 << 30;
 	if (docket_ledger_open(&l, dir, &oo) < 0)
 		return die("open");
 	for (uint64_t seed = 1; *intents < want_intents && error == 0; seed++)
@@ -128,142 +116,189 @@ static int make_ledger(const char *dir, size_t want_intents, size_t *intents, si
 	return error < 0 ? die("build the ledger") : 0;
 }
 
-static long status_kb(const char *key)
+typedef struct measure {
+	const char *name;
+	double wall, cpu;
+	long rss_kb;
+} measure;
+
+/* Run argv with stdout to `out` (NULL: /dev/null); fastest round kept in m. */
+static int run_child(measure *m, char *const argv[], const char *threads, const char *out)
 {
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	struct rusage ru;
+	double t0 = bench_now_s(), wall, cpu;
+	int status, fd;
+	pid_t pid = fork();
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0)
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* The measured part: replay the ledger at `dir` and report. */
-static int replay_only(const char *dir)
-{
-	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
-	docket_replay_report_info info = DOCKET_REPLAY_REPORT_INFO_INIT;
-	docket_replay_report *r = NULL;
-	docket_ledger *l = NULL;
-	docket_policy *p = NULL;
-	const docket_policy *ps[1];
-	FILE *devnull = fopen("/dev/null", "w");
-	double t0, c0, wall, cpu;
-	uint64_t calls = 0;
-
-	oo.flags = DOCKET_OPEN_READONLY;
-	if (!devnull || docket_ledger_open(&l, dir, &oo) < 0 || build_policy(&p) < 0)
-		return die("setup");
-	ps[0] = p;
-	info.policy = "bench.yaml";
-	info.fail_on = DOCKET_REPLAY_FAIL_LOOSENED;
-	if (docket_replay_report_new(&r, &info) < 0)
-		return die("report");
-	t0 = bench_now_s();
-	c0 = cpu_now();
-	if (docket_replay_run(l, NULL, ps, 1, NULL, docket_replay_report_add, r) < 0 ||
-	    docket_replay_report_finish(r, devnull) < 0)
-		return die("replay");
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(127);
+		if (threads)
+			setenv("DOCKET_REPLAY_THREADS", threads, 1);
+		else
+			unsetenv("DOCKET_REPLAY_THREADS");
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -1;
 	wall = bench_now_s() - t0;
-	cpu = cpu_now() - c0;
-	for (int c = 0; c < 4; c++)
-		calls += docket_replay_report_count(r, (docket_replay_class)c);
-	printf("replayed %llu intents in %.3fs wall, %.3fs CPU = %.0f intents/s (wall), %.0f intents/s (CPU)\n",
-	       (unsigned long long)calls, wall, cpu, (double)calls / wall, (double)calls / cpu);
-	printf("classes: unchanged %llu, tightened %llu, loosened %llu (human denied %llu), undecided %llu\n",
-	       (unsigned long long)docket_replay_report_count(r, DOCKET_REPLAY_UNCHANGED),
-	       (unsigned long long)docket_replay_report_count(r, DOCKET_REPLAY_TIGHTENED),
-	       (unsigned long long)docket_replay_report_count(r, DOCKET_REPLAY_LOOSENED),
-	       (unsigned long long)docket_replay_report_human_denied(r),
-	       (unsigned long long)docket_replay_report_count(r, DOCKET_REPLAY_UNDECIDED));
-	printf("memory: peak RSS %ld KiB (VmHWM, includes mapped ledger pages), heap RssAnon %ld KiB\n",
-	       status_kb("VmHWM:"), status_kb("RssAnon:"));
-	printf("RESULT intents=%llu rss_anon_kb=%ld\n", (unsigned long long)calls, status_kb("RssAnon:"));
-	docket_replay_report_free(r);
-	docket_policy_free(p);
-	docket_ledger_free(l);
-	fclose(devnull);
+	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	      (double)ru.ru_stime.tv_usec / 1e6;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "bench_replay: FAIL: %s exited with status %d\n", m->name, status);
+		return -1;
+	}
+	if (m->wall == 0 || wall < m->wall)
+		m->wall = wall;
+	if (m->cpu == 0 || cpu < m->cpu)
+		m->cpu = cpu;
+	if (m->rss_kb == 0 || ru.ru_maxrss < m->rss_kb)
+		m->rss_kb = ru.ru_maxrss;
 	return 0;
 }
 
-/* Run `self --replay dir` and check what it printed. */
-static int run_child(const char *self, const char *dir, size_t intents, int quick)
+/* The replay report's totals.calls, or -1. */
+static long long report_calls(const char *path)
 {
-	char cmd[8400], line[512];
-	unsigned long long got = 0;
-	long anon = -1;
-	FILE *p;
-	int rc;
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr);
+	long long n = doc ? json_integer_value(json_object_get(json_object_get(doc, "totals"), "calls")) : -1;
 
-	snprintf(cmd, sizeof(cmd), "'%s' --replay '%s'", self, dir);
-	if (!(p = popen(cmd, "r")))
+	json_decref(doc);
+	return n;
+}
+
+static void print_row(const measure *m, size_t intents)
+{
+	printf("%-18s %8.2f s wall %8.2f s CPU %11.0f intents/s %11.0f intents/s/core %7.1f MB peak RSS\n", m->name,
+	       m->wall, m->cpu, (double)intents / m->wall, (double)intents / m->cpu, (double)m->rss_kb / 1024);
+}
+
+static json_t *row_json(const measure *m, size_t intents)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "wall_s", m->wall, "cpu_s", m->cpu,
+			 "intents_per_s", (double)intents / m->wall, "intents_per_core_s", (double)intents / m->cpu,
+			 "peak_rss_mb", (double)m->rss_kb / 1024);
+}
+
+static int measure_all(const char *docket, const char *dir, size_t intents, int quick)
+{
+	char settings_path[4200], policy[4300], report_path[4200];
+	measure ex = { "export jsonl", 0, 0, 0 }, r1 = { "replay, 1 thread", 0, 0, 0 }, r2 = { "replay, 2 threads", 0, 0, 0 };
+	char *export_argv[] = { (char *)docket, "-L", (char *)dir, "export", "--format", "jsonl", NULL };
+	char *replay_argv[] = { (char *)docket, "-L", (char *)dir, "replay", "--policy", policy, "--format", "json", NULL };
+	FILE *f;
+	long long calls;
+	int rc = 0;
+
+	snprintf(settings_path, sizeof(settings_path), "%s/bench-settings.json", dir);
+	snprintf(policy, sizeof(policy), "claude:%s", settings_path);
+	snprintf(report_path, sizeof(report_path), "%s/bench-report.json", dir);
+	if (!(f = fopen(settings_path, "w")) || fputs(settings, f) < 0 || fclose(f) != 0)
 		return 1;
-	while (fgets(line, sizeof(line), p)) {
-		if (sscanf(line, "RESULT intents=%llu rss_anon_kb=%ld", &got, &anon) == 2)
-			continue;
-		fputs(line, stdout);
-	}
-	rc = pclose(p);
-	if (rc != 0 || got != intents) {
-		fprintf(stderr, "bench_replay: FAIL: replayed %llu of %zu intents (status %d)\n", got, intents, rc);
+	for (int round = 0; round < (quick ? 1 : ROUNDS) && rc == 0; round++)
+		rc = run_child(&ex, export_argv, NULL, NULL) < 0 || run_child(&r1, replay_argv, "1", NULL) < 0 ||
+		     run_child(&r2, replay_argv, "2", quick ? report_path : NULL) < 0;
+	if (rc)
+		return 1;
+	if (quick && (calls = report_calls(report_path)) != (long long)intents) {
+		fprintf(stderr, "bench_replay: FAIL: the report counts %lld of %zu intents\n", calls, intents);
 		return 1;
 	}
-#if defined(__SANITIZE_ADDRESS__)
-	quick = 0;   /* ASan's shadow memory and quarantine are not the replay's */
-#endif
-	if (quick && anon > 64 * 1024) {
-		fprintf(stderr, "bench_replay: FAIL: replay heap %ld KiB\n", anon);
+	print_row(&ex, intents);
+	print_row(&r1, intents);
+	print_row(&r2, intents);
+	printf("ratios: replay/export wall %.2fx (goal <= 1.5x), CPU %.2fx; replay 1 thread/export wall %.2fx; "
+	       "2 threads vs 1 wall %.2fx faster\n",
+	       r2.wall / ex.wall, r2.cpu / ex.cpu, r1.wall / ex.wall, r1.wall / r2.wall);
+	printf("goals: %.0f intents/s/core (1 thread) vs 1,000,000; peak RSS %.0f MB vs 256 MB\n",
+	       (double)intents / r1.cpu, (double)r2.rss_kb / 1024);
+	bench_print_result(json_pack("{s:s, s:I, s:o, s:o, s:o, s:f, s:f}", "bench", "replay", "intents",
+				     (json_int_t)intents, "export", row_json(&ex, intents), "replay_1_thread",
+				     row_json(&r1, intents), "replay", row_json(&r2, intents), "replay_over_export_wall",
+				     r2.wall / ex.wall, "replay_over_export_cpu", r2.cpu / ex.cpu));
+	return 0;
+}
+
+/* A kept ledger's intent count lives beside it, in DIR.intents. */
+static int intents_file(const char *dir, size_t *intents, int write)
+{
+	char path[4200];
+	unsigned long long n = *intents;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s.intents", dir);
+	if (!(f = fopen(path, write ? "w" : "r")))
 		return 1;
-	}
+	ok = write ? fprintf(f, "%llu\n", n) > 0 : fscanf(f, "%llu", &n) == 1;
+	if (fclose(f) != 0 || !ok)
+		return 1;
+	*intents = (size_t)n;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	size_t want = 1000000, intents = 0, events = 0;
-	const char *keep = NULL, *tmp = getenv("TMPDIR");
-	char dir[4096], self[4096];
-	ssize_t n;
+	const char *keep = NULL, *reuse = NULL, *tmp = getenv("TMPDIR"), *docket;
+	char dir[4096];
 	int quick = 0, rc;
 	double t0;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc)
-			return replay_only(argv[i + 1]);
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]\n");
+		return 2;
+	}
+	docket = argv[1];
+	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0)
 			quick = 1;
 		else if (strcmp(argv[i], "--intents") == 0 && i + 1 < argc)
 			want = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
 			keep = argv[++i];
+		else if (strcmp(argv[i], "--ledger") == 0 && i + 1 < argc)
+			reuse = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_replay [--quick] [--intents N] [--keep DIR]\n");
+			fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]\n");
 			return 2;
 		}
 	}
 	if (quick)
 		want = 5000;
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
-		return 1;
-	self[n] = '\0';
-	if (keep) {
-		snprintf(dir, sizeof(dir), "%s", keep);
+	if (reuse) {
+		snprintf(dir, sizeof(dir), "%s", reuse);
+		if (intents_file(dir, &intents, 0) != 0) {
+			fprintf(stderr, "bench_replay: no %s.intents (make the ledger with --keep)\n", dir);
+			return 1;
+		}
+		printf("ledger %s: %zu tool intents (reused)\n", dir, intents);
 	} else {
-		snprintf(dir, sizeof(dir), "%s/docket-bench-replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
+		if (keep) {
+			snprintf(dir, sizeof(dir), "%s", keep);
+		} else {
+			snprintf(dir, sizeof(dir), "%s/docket-bench-replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+			if (!mkdtemp(dir))
+				return 1;
+		}
+		t0 = bench_now_s();
+		if (make_ledger(dir, want, &intents, &events) != 0)
+			return 1;
+		printf("ledger: %zu events, %zu tool intents (written in %.1fs, not timed)\n", events, intents,
+		       bench_now_s() - t0);
+		if (keep && intents_file(dir, &intents, 1) != 0)
 			return 1;
 	}
-	t0 = bench_now_s();
-	if (make_ledger(dir, want, &intents, &events) != 0)
-		return 1;
-	printf("ledger: %zu events, %zu tool intents (written in %.1fs, not timed)\n", events, intents, bench_now_s() - t0);
+	printf("machine: %ld cores online, load average shared with other work: compare the ratios\n",
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
-	rc = run_child(self, dir, intents, quick);
-	if (!keep)
+	rc = measure_all(docket, dir, intents, quick);
+	if (!keep && !reuse)
 		bench_remove_tree(dir);
 	return rc;
 }
