@@ -16,7 +16,7 @@ touch policy.yaml polish.txt
 
 # shellcheck source=/dev/null
 . "$src/completion/docket.bash"
-complete -p docket | grep -q -- '-F _docket docket' || { echo "completion_test: FAIL: not registered" >&2; exit 1; }
+complete -p docket | grep -- '-F _docket docket' >/dev/null || { echo "completion_test: FAIL: not registered" >&2; exit 1; }
 
 # offers LINE EXPECTED...: completing the last word of LINE (a trailing
 # space: a new empty word) offers exactly EXPECTED (in any order)

@@ -46,14 +46,14 @@ done
 
 # each package holds what it should
 contents() { dpkg-deb -c "$dir/${1}_${version}_$arch.deb" | awk '{print $6}' | sed 's|^\./|/|'; }
-contents docket | grep -qx /usr/bin/docket || fail "docket lacks /usr/bin/docket"
-contents docket | grep -qx /usr/share/man/man1/docket-verify.1.gz || fail "docket lacks the man pages"
-contents docket | grep -qx /usr/share/bash-completion/completions/docket || fail "docket lacks the bash completion"
-contents libdocket0 | grep -q '/libdocket\.so\.0\.' || fail "libdocket0 lacks libdocket.so.0.*"
+contents docket | grep -x /usr/bin/docket >/dev/null || fail "docket lacks /usr/bin/docket"
+contents docket | grep -x /usr/share/man/man1/docket-verify.1.gz >/dev/null || fail "docket lacks the man pages"
+contents docket | grep -x /usr/share/bash-completion/completions/docket >/dev/null || fail "docket lacks the bash completion"
+contents libdocket0 | grep '/libdocket\.so\.0\.' >/dev/null || fail "libdocket0 lacks libdocket.so.0.*"
 contents libdocket0 | grep -E '\.(h|a|pc)$|/libdocket\.so$' && fail "libdocket0 holds development files"
-contents libdocket-dev | grep -qx /usr/include/docket/docket.h || fail "libdocket-dev lacks the headers"
-contents libdocket-dev | grep -q '/pkgconfig/docket\.pc$' || fail "libdocket-dev lacks docket.pc"
-dpkg-deb -f "$dir/libdocket-dev_${version}_$arch.deb" Depends | grep -q "libdocket0 (= $version)" \
+contents libdocket-dev | grep -x /usr/include/docket/docket.h >/dev/null || fail "libdocket-dev lacks the headers"
+contents libdocket-dev | grep '/pkgconfig/docket\.pc$' >/dev/null || fail "libdocket-dev lacks docket.pc"
+dpkg-deb -f "$dir/libdocket-dev_${version}_$arch.deb" Depends | grep "libdocket0 (= $version)" >/dev/null \
 	|| fail "libdocket-dev does not depend on libdocket0 (= $version)"
 
 for p in docket libdocket0 libdocket-dev; do

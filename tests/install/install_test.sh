@@ -34,10 +34,10 @@ check_installed_tree "$dir/root" "$src" "$dir/work"
 
 # the man pages and the completion are where man(1) and bash-completion look
 for page in "$src"/man/*.1; do
-	find "$dir/root" -path "*/share/man/man1/${page##*/}" | grep -q . \
+	find "$dir/root" -path "*/share/man/man1/${page##*/}" | grep . >/dev/null \
 		|| fail "man page ${page##*/} is not installed to share/man/man1"
 done
-find "$dir/root" -path '*/bash-completion/completions/docket' | grep -q . \
+find "$dir/root" -path '*/bash-completion/completions/docket' | grep . >/dev/null \
 	|| fail "the bash completion is not installed to bash-completion/completions"
 
 # the same checks must fail on a broken install: a header or the soname link missing

@@ -45,7 +45,7 @@ check_installed_tree() {
 	[ "$version" = "docket $(pkg-config --modversion docket) (ledger format 2)" ] \
 		|| fail "docket --version says '$version', docket.pc $(pkg-config --modversion docket)"
 	while IFS= read -r h; do
-		if grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$h" | grep -qv '"docket/'; then
+		if grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$h" | grep -v '"docket/' >/dev/null; then
 			fail "installed header ${h##*/} includes a header that is not installed"
 		fi
 	done < <(find "$root" -path '*/include/docket/*.h')
@@ -77,9 +77,11 @@ check_installed_tree() {
 	# shellcheck disable=SC2086
 	"${cc[@]}" "${cflags[@]}" -o "$work/example" "$src/examples/runtime_example.c" $flags \
 		|| fail "the example does not compile against the installed docket ($flags)"
-	readelf -d "$work/example" | grep -q 'NEEDED.*\[libdocket\.so\.0\]' \
+	# (never `| grep -q` under pipefail: grep -q exits at the first match and
+	# the writer's SIGPIPE then fails the pipeline, now and then)
+	readelf -d "$work/example" | grep 'NEEDED.*\[libdocket\.so\.0\]' >/dev/null \
 		|| fail "the example does not link libdocket.so.0"
-	ldd "$work/example" | grep -q "libdocket.so.0 => $root" || fail "the example does not load the installed libdocket"
+	ldd "$work/example" | grep "libdocket.so.0 => $root" >/dev/null || fail "the example does not load the installed libdocket"
 	bash "$src/examples/example_test.sh" "$bin" "$work/example" || fail "the installed example or docket failed"
 
 	# 2. statically, through Requires.private / Libs.private
