@@ -43,6 +43,7 @@ typedef struct replay {
 	memo *memo;
 	docket_policy_result *res;
 	docket_buf scratch, target;
+	ledger_reader at;                 /* scan_event_at's: the intents approvals name are recent */
 	eval_out *outs;
 } replay;
 
@@ -342,7 +343,7 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
-		error = scan_event_at(&intent, r->l, txn, inv.st.intent_seq);
+		error = scan_event_at(&intent, &r->at, txn, inv.st.intent_seq);
 	if (error < 0 || !intent)
 		return error;
 	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
@@ -444,6 +445,8 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	if (l && opts->session && (error = docket_ledger_session(l, opts->session, no_session, NULL)) < 0)
 		return error;
 	r.l = l;
+	reader_init(&r.at, l, NULL);
+	r.at.scan = 1;  /* what it reads is copied out: let the mapped pages go */
 	r.base = base;
 	r.policies = policies;
 	r.n = n;
@@ -468,6 +471,7 @@ cleanup:
 	docket_policy_result_free(r.res);
 	docket_buf_dispose(&r.scratch);
 	docket_buf_dispose(&r.target);
+	reader_dispose(&r.at);
 	docket_free(r.outs);
 	return error;
 }

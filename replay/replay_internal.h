@@ -35,8 +35,9 @@ int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
 int scan_read_begin(MDB_txn **out, docket_ledger *l);
 void scan_read_end(docket_ledger *l, MDB_txn *txn);
 
-/* The event at `seq`, inside `txn` (free with docket_event_free). */
-int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq);
+/* The event at `seq`, inside `txn`, through `r` (it keeps the last segment
+ * decoded: the intents approvals name are recent); free with docket_event_free. */
+int scan_event_at(docket_event **out, ledger_reader *r, MDB_txn *txn, uint64_t seq);
 
 /* The invocation record of (session, invocation), inside `txn`. */
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,

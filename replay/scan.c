@@ -57,15 +57,10 @@ static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all)
 	return error;
 }
 
-int scan_event_at(docket_event **out, docket_ledger *l, MDB_txn *txn, uint64_t seq)
+int scan_event_at(docket_event **out, ledger_reader *r, MDB_txn *txn, uint64_t seq)
 {
-	ledger_reader r;
-	int error;
-
-	reader_init(&r, l, txn);
-	error = decode(out, &r, seq, 1);
-	reader_dispose(&r);
-	return error;
+	reader_set_txn(r, txn);
+	return decode(out, r, seq, 1);
 }
 
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
