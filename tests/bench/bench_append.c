@@ -397,15 +397,9 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 		t = bench_now_ns();
 		if (bench_sql_exec(db, "BEGIN") < 0)
 			goto cleanup;
-		for (size_t j = i; j < i + k; j++) {
-			if (sqlite3_bind_int64(ins, 1, (sqlite3_int64)(j + 1)) != SQLITE_OK ||
-			    sqlite3_bind_blob(ins, 2, m->line[j], (int)m->len[j], SQLITE_STATIC) != SQLITE_OK ||
-			    sqlite3_step(ins) != SQLITE_DONE) {
-				bench_fail("sqlite insert", sqlite3_errmsg(db));
+		for (size_t j = i; j < i + k; j++)
+			if (bench_sqlite_insert(db, ins, j + 1, m->line[j], m->len[j]) < 0)
 				goto cleanup;
-			}
-			sqlite3_reset(ins);
-		}
 		if (bench_sql_exec(db, "COMMIT") < 0)
 			goto cleanup;
 		bench_lat_push(&res->lat, bench_now_ns() - t);

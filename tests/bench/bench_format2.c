@@ -259,15 +259,9 @@ static int run_sqlite(const options *o, const stream *s, run *res)
 	t0 = bench_now_s();
 	if (bench_sqlite_open(path, &db, &ins) < 0 || bench_sql_exec(db, "BEGIN") < 0)
 		goto cleanup;
-	for (size_t i = 0; i < s->events; i++) {
-		if (sqlite3_bind_int64(ins, 1, (sqlite3_int64)(i + 1)) != SQLITE_OK ||
-		    sqlite3_bind_blob(ins, 2, s->line[i], (int)s->len[i], SQLITE_STATIC) != SQLITE_OK ||
-		    sqlite3_step(ins) != SQLITE_DONE) {
-			bench_fail("sqlite insert", sqlite3_errmsg(db));
+	for (size_t i = 0; i < s->events; i++)
+		if (bench_sqlite_insert(db, ins, i + 1, s->line[i], s->len[i]) < 0)
 			goto cleanup;
-		}
-		sqlite3_reset(ins);
-	}
 	if (bench_sql_exec(db, "COMMIT") < 0)
 		goto cleanup;
 	res->seconds += bench_now_s() - t0;

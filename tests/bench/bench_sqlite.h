@@ -8,6 +8,7 @@
 #define DOCKET_BENCH_SQLITE_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 
 #include "bench_util.h"
 
@@ -40,6 +41,19 @@ static inline int bench_sqlite_open(const char *path, sqlite3 **db, sqlite3_stmt
 		return -1;
 	}
 	return 0;
+}
+
+/* One row (seq, body) through the prepared INSERT. */
+static inline int bench_sqlite_insert(sqlite3 *db, sqlite3_stmt *ins, uint64_t seq, const void *body, size_t len)
+{
+	int ok = sqlite3_bind_int64(ins, 1, (sqlite3_int64)seq) == SQLITE_OK &&
+		 sqlite3_bind_blob(ins, 2, body, (int)len, SQLITE_STATIC) == SQLITE_OK &&
+		 sqlite3_step(ins) == SQLITE_DONE;
+
+	sqlite3_reset(ins);
+	if (!ok)
+		bench_fail("sqlite insert", sqlite3_errmsg(db));
+	return ok ? 0 : -1;
 }
 
 #endif
