@@ -13,7 +13,10 @@
  *                 directory: the floor of one durable write
  *
  * With DOCKET_HOOK_BIN (docket-hook, the lean build integrate installs) the
- * same events also go through it, interleaved, as "lean".
+ * same events also go through it, interleaved, as "lean"; then a second pass
+ * runs it alone on a warm ledger of its own, interleaved with true(1) only
+ * ("lean_alone": what a client that installed it pays, without the full
+ * binary's appends to another ledger between its events).
  *
  *   bench_hook DOCKET_BIN [DOCKET_HOOK_BIN] [--quick] [--keep] [--events N]
  *
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
 	unsigned n = 1000, k;
 	bench_lat hook = { NULL, 0, 0 }, base_exec = { NULL, 0, 0 }, base_sync = { NULL, 0, 0 };
 	bench_lat base_ver = { NULL, 0, 0 }, lean = { NULL, 0, 0 };
+	bench_lat alone = { NULL, 0, 0 }, alone_true = { NULL, 0, 0 };
 	char *lean_argv[6], *lean_ledger = NULL;
 	const char *lean_bin = NULL;
 	char version_flag[] = "--version", *ver_argv[3];
@@ -164,6 +168,29 @@ int main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
+	if (lean_bin) {
+		char *alone_ledger = bench_path_join(dir, "ledger-alone");
+
+		lean_argv[2] = alone_ledger;
+		event(buf, sizeof(buf), "SessionStart", 0);
+		if (!alone_ledger || run(lean_argv, buf, strlen(buf)) != 0)
+			bench_fail("SessionStart", "docket-hook did not answer 0");
+		for (k = 0; k < n; k++) {
+			uint64_t t0;
+
+			event(buf, sizeof(buf), k % 2 ? "PostToolUse" : "PreToolUse", k / 2);
+			t0 = bench_now_ns();
+			if (run(lean_argv, buf, strlen(buf)) != 0)
+				bench_fail("docket-hook", "the hook did not answer 0");
+			bench_lat_push(&alone, bench_now_ns() - t0);
+			t0 = bench_now_ns();
+			if (run(true_argv, NULL, 0) != 0)
+				bench_fail("true", "exit status");
+			bench_lat_push(&alone_true, bench_now_ns() - t0);
+		}
+		lean_argv[2] = lean_ledger;
+		free(alone_ledger);
+	}
 	oo.flags = DOCKET_OPEN_READONLY;
 	if (docket_ledger_open(&l, ledger, &oo) != 0 || docket_ledger_session(l, "bench", count_cb, &facts) != 0)
 		bench_docket_fail("read the ledger");
@@ -178,7 +205,11 @@ int main(int argc, char **argv)
 			"hook_over_exec_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_exec, 50) + 1e-9),
 			"hook_over_fdatasync_p50", bench_lat_ms(&hook, 50) / (bench_lat_ms(&base_sync, 50) + 1e-9));
 	if (lean_bin && (json_object_set_new(out, "lean_hook_p50_ms", json_real(bench_lat_ms(&lean, 50))) < 0 ||
-			 json_object_set_new(out, "lean_hook_p99_ms", json_real(bench_lat_ms(&lean, 99))) < 0))
+			 json_object_set_new(out, "lean_hook_p99_ms", json_real(bench_lat_ms(&lean, 99))) < 0 ||
+			 json_object_set_new(out, "lean_alone_p50_ms", json_real(bench_lat_ms(&alone, 50))) < 0 ||
+			 json_object_set_new(out, "lean_alone_p99_ms", json_real(bench_lat_ms(&alone, 99))) < 0 ||
+			 json_object_set_new(out, "lean_alone_exec_true_p50_ms", json_real(bench_lat_ms(&alone_true, 50))) < 0 ||
+			 json_object_set_new(out, "lean_alone_exec_true_p99_ms", json_real(bench_lat_ms(&alone_true, 99))) < 0))
 		bench_fail("json", "out of memory");
 	bench_print_result(out);
 	bench_lat_dispose(&hook);
@@ -186,6 +217,8 @@ int main(int argc, char **argv)
 	bench_lat_dispose(&base_sync);
 	bench_lat_dispose(&base_ver);
 	bench_lat_dispose(&lean);
+	bench_lat_dispose(&alone);
+	bench_lat_dispose(&alone_true);
 	free(lean_ledger);
 	free(ledger);
 	free(sync_path);
