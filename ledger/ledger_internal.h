@@ -109,6 +109,8 @@ int store_error(int rc, const char *what);
 int store_check_file(const char *datafile);
 /* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
 int store_grow(docket_ledger *l);
+/* rm -rf `dir` (scratch and replaced ledgers), best effort. */
+void store_remove_tree(const char *dir);
 /* Before a batch: grow the map (doubling, up to the cap) until `bytes`
  * more than the file uses fit. */
 int store_reserve(docket_ledger *l, size_t bytes);
@@ -367,6 +369,8 @@ void state_count_bytes(state_txn *st, size_t payload, size_t frame);
 
 /* Whether a key of the pending index is its sentinel (not an invocation). */
 int state_pending_is_sentinel(const void *key, size_t len);
+/* How many invocations the pending index holds (its sentinel not counted). */
+int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out);
 
 /* Drop every projection (reindex, verify). */
 int state_clear_projections(docket_ledger *l, MDB_txn *txn);

@@ -352,15 +352,6 @@ cleanup:
 
 /* ---- facts ---- */
 
-static int pending_has_sentinel(docket_ledger *l, MDB_txn *txn)
-{
-	MDB_val k = { 1, (void *)"" }, v;
-	int rc = mdb_get(txn, l->dbi.pending, &k, &v);
-
-	if (rc == MDB_NOTFOUND)
-		return 0;
-	return rc == 0 ? 1 : store_error(rc, "read pending");
-}
 
 int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 {
@@ -384,13 +375,8 @@ int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 		memcpy(out->head, head.mv_data, LEDGER_HASH_LEN);
 	if (mdb_stat(txn, l->dbi.sessions, &ms) == 0)
 		out->sessions = ms.ms_entries;
-	if (mdb_stat(txn, l->dbi.pending, &ms) == 0)
-		out->pending = ms.ms_entries;
-	if (out->pending && (error = pending_has_sentinel(l, txn)) > 0)
-		out->pending--;
-	else if (error < 0)
+	if ((error = state_pending_count(l, txn, &out->pending)) < 0)
 		goto cleanup;
-	error = 0;
 	if (mdb_stat(txn, l->dbi.dicts, &ms) == 0)
 		out->dictionaries = (uint32_t)ms.ms_entries;
 	out->map_size = l->map_size;

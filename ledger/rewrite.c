@@ -23,7 +23,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -224,12 +223,6 @@ static int copy_log(rewrite *rw)
 
 /* ---- swapping the files ---- */
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 static uint64_t data_size(const char *dir)
 {
 	char path[4096];
@@ -414,7 +407,7 @@ cleanup:
 	/* the old files after a swap, or the unfinished copy (kept when
 	 * carry_files could not empty it) */
 	if (made && !(rep->rewritten && error < 0))
-		nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+		store_remove_tree(tmp);
 	docket_free(tmp);
 	return error;
 }

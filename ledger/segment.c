@@ -91,6 +91,27 @@ int seg_full(const seg_writer *w)
 	return w->count >= SEG_TARGET_EVENTS || w->body.len >= SEG_TARGET_BYTES;
 }
 
+/* One entry of a segment index at *p (kind, LEB128 length), bounds-checked
+ * against `end`: 0 and *p past it, or -1. */
+static int index_entry(const uint8_t **p, const uint8_t *end, uint8_t *kind, uint64_t *len)
+{
+	uint64_t v = 0;
+
+	if (*p >= end)
+		return -1;
+	*kind = *(*p)++;
+	for (int shift = 0; *p < end && shift <= 28; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*len = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len)
 {
 	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
@@ -99,23 +120,17 @@ int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, siz
 	if (!w->count || seq < w->first || seq - w->first >= w->count)
 		return DOCKET_ENOTFOUND;
 	for (uint64_t s = w->first; ix < end; s++) {
-		uint32_t v = 0;
-		int shift = 0;
+		uint64_t n;
+		uint8_t kind;
 
-		ix++; /* kind */
-		while (ix < end && (*ix & 0x80)) {
-			v |= (uint32_t)(*ix++ & 0x7f) << shift;
-			shift += 7;
-		}
-		if (ix >= end)
+		if (index_entry(&ix, end, &kind, &n) < 0)
 			break;
-		v |= (uint32_t)*ix++ << shift;
 		if (s == seq) {
 			*p = (const uint8_t *)w->body.ptr + off;
-			*len = v;
+			*len = (size_t)n;
 			return 0;
 		}
-		off += v;
+		off += (size_t)n;
 	}
 	return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
 }
@@ -279,20 +294,12 @@ int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len)
 	if ((error = reader_reserve(r, n)) < 0)
 		return error;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t v = 0;
-		int shift = 0;
+		const uint8_t *at = seg + pos;
+		uint64_t v;
 
-		if (pos >= len)
-			return docket_error_set(DOCKET_ECORRUPT, "segment index cut short");
-		r->kinds[i] = seg[pos++];
-		for (;;) {
-			if (pos >= len || shift > 28)
-				return docket_error_set(DOCKET_ECORRUPT, "bad length in segment index");
-			v |= (uint64_t)(seg[pos] & 0x7f) << shift;
-			shift += 7;
-			if (!(seg[pos++] & 0x80))
-				break;
-		}
+		if (index_entry(&at, seg + len, &r->kinds[i], &v) < 0)
+			return docket_error_set(DOCKET_ECORRUPT, "segment index cut short or damaged");
+		pos = (size_t)(at - seg);
 		if (v > SEG_MAX_RAW || total + v > SEG_MAX_RAW)
 			return docket_error_set(DOCKET_ECORRUPT, "segment claims too many bytes");
 		r->lens[i] = (uint32_t)v;

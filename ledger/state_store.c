@@ -525,6 +525,23 @@ int state_pending_is_sentinel(const void *key, size_t len)
 	return len == sizeof(pending_sentinel) && memcmp(key, pending_sentinel, len) == 0;
 }
 
+int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out)
+{
+	MDB_val k = { sizeof(pending_sentinel), (void *)pending_sentinel }, v;
+	MDB_stat ms;
+	int rc;
+
+	*out = 0;
+	if ((rc = mdb_stat(txn, l->dbi.pending, &ms)) != 0)
+		return store_error(rc, "read pending");
+	*out = ms.ms_entries;
+	if ((rc = mdb_get(txn, l->dbi.pending, &k, &v)) == 0 && *out)
+		(*out)--;
+	else if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_error(rc, "read pending");
+	return 0;
+}
+
 /* ---- transaction ---- */
 
 int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn)

@@ -17,6 +17,7 @@
  *  - DBIs are opened once, at open, in a write transaction.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -194,6 +195,17 @@ int store_grow(docket_ledger *l)
 		l->map_size = next;
 	pthread_rwlock_unlock(&l->resize_lock);
 	return rc == 0 ? 0 : store_error(rc, "grow map");
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void store_remove_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int store_reserve(docket_ledger *l, size_t bytes)

@@ -14,7 +14,6 @@
  *    projections say what the events say.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,12 +142,6 @@ int docket_ledger_reindex(docket_ledger *l)
 }
 
 /* ---- verify ---- */
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb; (void)flag; (void)ftw;
-	return remove(path);
-}
 
 /* Rebuild events (scratch head, to] of `l` into the scratch ledger. */
 static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, uint64_t to,
@@ -375,7 +368,7 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 		reader_dispose(&r);
 	}
 	docket_ledger_free(scratch);
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	store_remove_tree(dir);
 	if (error < 0)
 		return error;
 	rep->ok = error == 0;

@@ -4,7 +4,6 @@
  * (fuzz_frame, fuzz_segment): 769 events, enough for a trained dictionary,
  * made once per process and removed at exit.
  */
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +14,10 @@
 static docket_ledger *ledger;
 static char dir[256];
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 static void cleanup(void)
 {
 	docket_ledger_free(ledger);
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	store_remove_tree(dir);
 }
 
 static void seed_ledger(void)
