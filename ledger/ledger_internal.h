@@ -31,8 +31,8 @@ typedef struct ledger_dbis {
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
 	MDB_dbi meta;            /* name -> value */
 	MDB_dbi sessions;        /* session -> SessionState */
-	MDB_dbi session_events;  /* session -> be64 seq (DUPSORT|DUPFIXED) */
-	MDB_dbi invocations;     /* session \0 invocation -> InvocationState */
+	MDB_dbi session_events;  /* session -> be32 block (seq >> SESSION_BLOCK_SHIFT; DUPSORT|DUPFIXED) */
+	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
 	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
 	MDB_dbi checkpoints;     /* primary: signed checkpoints (ledger/checkpoint.c) */
@@ -64,9 +64,13 @@ typedef struct ledger_codec {
  * (reindex) before anything is appended: version 2 added the authority
  * fields of issue 10 (refused, settle_seq, request_revision, dispatch_epoch,
  * policy_seq); version 3 (format 2) dropped the four re-send digests of
- * InvocationState (re-sends are checked against the stored events).
+ * InvocationState (re-sends are checked against the stored events);
+ * version 4 (issue 12) stores the invocation record in a compact layout of
+ * its own (state_store.c) under a (session ordinal, invocation) key, and
+ * `session_events` names the blocks of SESSION_BLOCK seqs holding a
+ * session's events instead of every seq.
  */
-#define DOCKET_PROJECTION_VERSION 3u
+#define DOCKET_PROJECTION_VERSION 4u
 
 struct docket_ledger {
 	MDB_env *env;
@@ -307,6 +311,7 @@ typedef struct sess_state {
 	uint64_t opened_seq, closed_seq, events, invocations, pending;
 	uint64_t grants;      /* approved_for_session settlements */
 	uint64_t policy_seq;  /* seq of the current policy revision */
+	uint64_t last_seq;    /* seq of its last event */
 	uint32_t policy_revision;
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;
@@ -318,6 +323,13 @@ typedef struct sess_state {
 	char parent[STATE_ID_MAX + 1];
 } sess_state;
 
+/* The session index names, per session, the blocks of 1 << SESSION_BLOCK_SHIFT
+ * seqs that hold its events (a reader filters the events of a block). */
+#define SESSION_BLOCK_SHIFT 12
+
+/* The key of the record of (session, invocation) in `invocations` into
+ * `out`; DOCKET_ENOTFOUND when the session has no record. */
+int state_inv_key(docket_buf *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
 /* An invocation record (its key: session, invocation), with the token of
  * its last dispatch derived (state_dispatch_token). */
 int inv_state_decode(inv_state *out, const char *session, const char *invocation, const void *data, size_t len);
@@ -403,9 +415,10 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
 			 const uint8_t hash[LEDGER_HASH_LEN]);
 /* One stored event as JSON (seq, hash included). */
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
-/* With `cur` on `session_events`: the next seq of `session`, at or after
- * `from` when `first` (else the one after the cursor's); 0 at its end. */
-int ledger_session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq);
+/* With `cur` on `session_events`: the first seq of `session` at or after
+ * `from` (0: none), found by reading the events (r) of the blocks the index
+ * names for it. */
+int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, uint64_t from, uint64_t *seq);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
 int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);
 /* The record of one session and, if `policy_json` is given, its current

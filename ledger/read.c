@@ -99,23 +99,106 @@ static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
 	return error;
 }
 
-int ledger_session_next(MDB_cursor *cur, const char *session, uint64_t from, int first, uint64_t *seq)
+/*
+ * The session field (3) of a packed docket.v1.Event, without unpacking it:
+ * its top-level fields are walked (the last occurrence wins, as protobuf
+ * says). 1: it is `session`; 0: it is not; DOCKET_ECORRUPT: not protobuf.
+ */
+static int payload_session_is(const uint8_t *p, size_t len, const char *session, size_t slen)
 {
-	uint8_t key[8];
-	MDB_val k = { strlen(session), (void *)session }, v = { sizeof(key), key };
-	int rc;
+	const uint8_t *end = p + len, *found = NULL;
+	uint64_t found_len = 0;
 
-	docket_be64_put(key, from);
-	rc = mdb_cursor_get(cur, &k, &v, first ? MDB_GET_BOTH_RANGE : MDB_NEXT_DUP);
+	while (p < end) {
+		uint64_t tag = 0, n = 0;
+		int shift;
+
+		for (shift = 0; p < end && shift < 64; shift += 7) {
+			tag |= (uint64_t)(*p & 0x7f) << shift;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if (shift >= 64 || (p == end && (p[-1] & 0x80)))
+			goto bad;
+		switch (tag & 7) {
+		case 0:
+			while (p < end && (*p & 0x80))
+				p++;
+			if (p++ == end)
+				goto bad;
+			continue;
+		case 1:
+			n = 8;
+			break;
+		case 5:
+			n = 4;
+			break;
+		case 2:
+			for (shift = 0; p < end && shift < 64; shift += 7) {
+				n |= (uint64_t)(*p & 0x7f) << shift;
+				if (!(*p++ & 0x80))
+					break;
+			}
+			if (shift >= 64 || (p == end && (p[-1] & 0x80)) )
+				goto bad;
+			break;
+		default:
+			goto bad;
+		}
+		if (n > (uint64_t)(end - p))
+			goto bad;
+		if (tag >> 3 == 3 && (tag & 7) == 2) {
+			found = p;
+			found_len = n;
+		}
+		p += n;
+	}
+	return found && found_len == slen && memcmp(found, session, slen) == 0;
+bad:
+	return docket_error_set(DOCKET_ECORRUPT, "stored event is not protobuf");
+}
+
+int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, uint64_t from, uint64_t *seq)
+{
+	size_t slen = strlen(session);
+
 	*seq = 0;
-	if (rc == MDB_NOTFOUND)
-		return 0;
-	if (rc != 0)
-		return store_error(rc, "read events");
-	if (v.mv_size != 8)
-		return docket_error_set(DOCKET_ECORRUPT, "bad session index entry");
-	*seq = docket_be64_get(v.mv_data);
-	return 0;
+	for (;;) {
+		uint64_t block = from >> SESSION_BLOCK_SHIFT, end;
+		uint8_t key[4];
+		MDB_val k = { slen, (void *)session }, v = { sizeof(key), key };
+		int rc;
+
+		if (block > UINT32_MAX)
+			return 0;
+		docket_be32_put(key, (uint32_t)block);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE);
+		if (rc == MDB_NOTFOUND)
+			return 0;
+		if (rc != 0)
+			return store_error(rc, "read events");
+		if (v.mv_size != sizeof(key))
+			return docket_error_set(DOCKET_ECORRUPT, "bad session index entry");
+		if (docket_be32_get(v.mv_data) > block)
+			from = (uint64_t)docket_be32_get(v.mv_data) << SESSION_BLOCK_SHIFT;
+		end = ((uint64_t)docket_be32_get(v.mv_data) + 1) << SESSION_BLOCK_SHIFT;
+		for (; from < end; from++) {
+			const uint8_t *p;
+			size_t len;
+			int error;
+
+			if (from == 0)
+				continue;
+			if ((error = reader_payload(r, from, &p, &len)) == DOCKET_ENOTFOUND)
+				return 0;
+			if (error < 0 || (error = payload_session_is(p, len, session, slen)) < 0)
+				return error;
+			if (error) {
+				*seq = from;
+				return 0;
+			}
+		}
+	}
 }
 
 /*
@@ -140,7 +223,7 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 	while (n < READ_CHUNK && *left) {
 		uint64_t seq = *next;
 
-		if (o->session && (error = ledger_session_next(cur, o->session, *next, n == 0, &seq)) < 0)
+		if (o->session && (error = ledger_session_next(cur, r, o->session, *next, &seq)) < 0)
 			goto cleanup;
 		if (seq == 0 || (!o->session && (error = reader_seek(r, seq)) == DOCKET_ENOTFOUND)) {
 			*done = 1;
@@ -269,14 +352,15 @@ int docket_ledger_session(docket_ledger *l, const char *session, docket_session_
 
 /* ---- pending ---- */
 
-static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, docket_pending_cb cb, void *ctx)
+static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, docket_buf *scratch,
+			docket_pending_cb cb, void *ctx)
 {
 	char session[STATE_ID_MAX + 1], invocation[STATE_ID_MAX + 1];
 	const char *sep = memchr(key->mv_data, '\0', key->mv_size);
 	size_t slen, ilen;
 	docket_pending_info info;
 	inv_state inv;
-	MDB_val v;
+	MDB_val ik, v;
 	int rc, error;
 
 	if (!sep)
@@ -289,7 +373,13 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, dock
 	session[slen] = '\0';
 	memcpy(invocation, sep + 1, ilen);
 	invocation[ilen] = '\0';
-	if ((rc = mdb_get(txn, l->dbi.invocations, (MDB_val *)key, &v)) != 0)
+	if ((error = state_inv_key(scratch, l, txn, session, invocation)) < 0)
+		return error == DOCKET_ENOTFOUND
+			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no session record", session, invocation)
+			: error;
+	ik.mv_data = scratch->ptr;
+	ik.mv_size = scratch->len;
+	if ((rc = mdb_get(txn, l->dbi.invocations, &ik, &v)) != 0)
 		return rc == MDB_NOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
 			: store_error(rc, "read invocation");
@@ -315,6 +405,7 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
 	MDB_val k = { 0, NULL }, v;
+	docket_buf scratch = DOCKET_BUF_INIT;
 	size_t plen = session ? strlen(session) + 1 : 0;
 	int rc, error;
 
@@ -337,13 +428,14 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
 			break;
 		if (!state_pending_is_sentinel(k.mv_data, k.mv_size) &&
-		    (error = pending_emit(l, txn, &k, cb, ctx)) != 0)
+		    (error = pending_emit(l, txn, &k, &scratch, cb, ctx)) != 0)
 			goto cleanup;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		error = store_error(rc, "read pending");
 cleanup:
+	docket_buf_dispose(&scratch);
 	if (cur)
 		mdb_cursor_close(cur);
 	store_txn_abort(l, txn);
@@ -417,11 +509,14 @@ int ledger_invocation_get(docket_ledger *l, const char *session, const char *inv
 	MDB_val k, v;
 	int rc, error;
 
-	if ((error = docket_buf_put(&key, session, strlen(session) + 1)) < 0 ||
-	    (error = docket_buf_puts(&key, invocation)) < 0)
-		goto cleanup;
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	if ((error = state_inv_key(&key, l, txn, session, invocation)) < 0) {
+		if (error == DOCKET_ENOTFOUND)
+			error = docket_error_set(DOCKET_ENOTFOUND, "no invocation \"%s\" in session \"%s\"",
+						 invocation, session);
 		goto cleanup;
+	}
 	k.mv_data = key.ptr;
 	k.mv_size = key.len;
 	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
@@ -431,8 +526,8 @@ int ledger_invocation_get(docket_ledger *l, const char *session, const char *inv
 		error = store_error(rc, "read invocation");
 	else
 		error = inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
-	store_txn_abort(l, txn);
 cleanup:
+	store_txn_abort(l, txn);
 	docket_buf_dispose(&key);
 	return error;
 }

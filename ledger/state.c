@@ -751,17 +751,24 @@ static int session_event_handler(apply_ctx *c)
 	}
 }
 
-/* Projection updates every written event of a session shares. */
+/* Projection updates every written event of a session shares. The session
+ * index gains the event's block when it is the session's first there. */
 static int record_session_event(state_txn *st, const docket_event *ev, uint64_t seq)
 {
-	uint8_t be[8];
+	uint64_t block = seq >> SESSION_BLOCK_SHIFT;
+	uint8_t be[4];
 	MDB_val k = { strlen(ev->session), ev->session }, v = { sizeof(be), be };
 	int rc;
 
-	docket_be64_put(be, seq);
-	if ((rc = mdb_put(st->txn, st->l->dbi.session_events, &k, &v, MDB_APPENDDUP)) != 0 &&
+	if (block > UINT32_MAX)
+		return docket_error_set(DOCKET_EINVALID, "seq %llu is past the session index",
+					(unsigned long long)seq);
+	docket_be32_put(be, (uint32_t)block);
+	if ((!st->sess.last_seq || st->sess.last_seq >> SESSION_BLOCK_SHIFT != block) &&
+	    (rc = mdb_put(st->txn, st->l->dbi.session_events, &k, &v, MDB_APPENDDUP)) != 0 &&
 	    (rc != MDB_KEYEXIST || (rc = mdb_put(st->txn, st->l->dbi.session_events, &k, &v, 0)) != 0))
 		return store_error(rc, "write session index");
+	st->sess.last_seq = seq;
 	st->sess.events++;
 	if (!st->sess.first_time[0])
 		state_str_copy(st->sess.first_time, sizeof(st->sess.first_time), ev->time);

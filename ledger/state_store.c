@@ -52,37 +52,265 @@ void state_str_copy(char *out, size_t cap, const char *in)
 	out[n] = '\0';
 }
 
+/*
+ * The invocation record (issue 12, projection version 4): unsigned LEB128
+ * varints, no field tags, no digests, no token (all recomputed from the
+ * stored events or derived):
+ *
+ *   intent_seq
+ *   mode       bit 0 INV_APPROVAL, bits 1-3 verdict, 4-6 phase, 7-9
+ *              recovery, 10-12 status, 13-15 last_result, 16 refused,
+ *              17 redispatch_granted, then the flags INV_WIDE, INV_OPEN,
+ *              INV_LAST, INV_ATTEMPTS (the common states fit two bytes)
+ *   [INV_WIDE: verdict, phase, recovery, status, last_result, one varint
+ *              each, when one of them does not fit its 3 bits]
+ *   dispatch_seq - intent_seq (0: none), outcome_seq - intent_seq (0: none)
+ *   dispatch_epoch
+ *   tool       length, bytes
+ *   [INV_APPROVAL: requests, request_seq - intent_seq (0: none),
+ *              settle_seq - intent_seq (0: none), request_revision,
+ *              last_request (length, bytes)]
+ *   [INV_LAST: last_seq - intent_seq; without it last_seq is the latest of
+ *              the seqs above]
+ *   [INV_ATTEMPTS: attempts; without it 1 if dispatched, else 0]
+ *   [INV_OPEN: open_request (length, bytes); without it the last request
+ *              while awaiting approval, else empty]
+ *
+ * 14 bytes for a completed call without approval (was ~40 of protobuf).
+ */
+#define INV_APPROVAL (1u << 0)
+#define INV_REFUSED (1u << 16)
+#define INV_GRANTED (1u << 17)
+#define INV_WIDE (1u << 18)
+#define INV_OPEN (1u << 19)
+#define INV_LAST (1u << 20)
+#define INV_ATTEMPTS (1u << 21)
+#define INV_ENUMS 0xfffeu
+#define INV_MODE_KNOWN ((1u << 22) - 1)
+#define INV_REC_MAX (10 * 16 + 3 * (2 + STATE_ID_MAX))
+
+typedef struct rec_writer {
+	uint8_t *p;
+} rec_writer;
+
+static void rec_varint(rec_writer *w, uint64_t v)
+{
+	do {
+		*w->p++ = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+static void rec_string(rec_writer *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	rec_varint(w, n);
+	memcpy(w->p, s, n);
+	w->p += n;
+}
+
+/* seq as a delta from the intent's: every event of an invocation follows
+ * its intent (0: none, unless zero_ok, where it is the intent itself) */
+static int rec_delta(rec_writer *w, uint64_t intent, uint64_t seq, int zero_ok)
+{
+	if (!seq && !zero_ok) {
+		rec_varint(w, 0);
+		return 0;
+	}
+	if (seq < intent || (seq == intent && !zero_ok))
+		return docket_error_set(DOCKET_ECORRUPT, "invocation record: seq %llu does not follow its intent (%llu)",
+					(unsigned long long)seq, (unsigned long long)intent);
+	rec_varint(w, seq - intent);
+	return 0;
+}
+
+static int enum_fits(int v)
+{
+	return v >= 0 && v < 8;
+}
+
+static uint64_t seq_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* last_seq when the record does not say (INV_LAST) */
+static uint64_t implied_last(const inv_state *s)
+{
+	return seq_max(seq_max(s->intent_seq, s->dispatch_seq),
+		       seq_max(s->outcome_seq, seq_max(s->request_seq, s->settle_seq)));
+}
+
 static int inv_state_encode(docket_buf *out, const inv_state *s)
 {
-	Docket__V1__InvocationState m = DOCKET__V1__INVOCATION_STATE__INIT;
-	size_t n;
+	int wide = !enum_fits(s->verdict) || !enum_fits(s->phase) || !enum_fits(s->recovery) ||
+		   !enum_fits(s->last_result) || !enum_fits(s->status);
+	const char *derived_open = s->phase == DOCKET__V1__PHASE__PHASE_AWAITING_APPROVAL ? s->last_request : "";
+	int open = strcmp(s->open_request, derived_open) != 0;
+	int approval = s->requests || s->request_seq || s->settle_seq || s->request_revision || s->last_request[0];
+	int last = s->last_seq != implied_last(s), attempts = s->attempts != (s->dispatch_seq ? 1u : 0u);
+	uint32_t mode = 0;
+	rec_writer w;
 	int error;
 
-	m.intent_seq = s->intent_seq;
-	m.verdict = s->verdict;
-	m.phase = s->phase;
-	m.recovery = s->recovery;
-	m.open_request = (char *)s->open_request;
-	m.last_result = s->last_result;
-	m.last_request = (char *)s->last_request;
-	m.attempts = s->attempts;
-	m.last_seq = s->last_seq;
-	m.redispatch_granted = s->redispatch_granted;
-	m.tool = (char *)s->tool;
-	m.dispatch_seq = s->dispatch_seq;
-	m.outcome_seq = s->outcome_seq;
-	m.status = s->status;
-	m.requests = s->requests;
-	m.request_seq = s->request_seq;
-	m.settle_seq = s->settle_seq;
-	m.request_revision = s->request_revision;
-	m.dispatch_epoch = s->dispatch_epoch;
-	m.refused = s->refused;
-	n = docket__v1__invocation_state__get_packed_size(&m);
 	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, n)) < 0)
+	if ((error = docket_buf_reserve(out, INV_REC_MAX)) < 0)
 		return error;
-	out->len = docket__v1__invocation_state__pack(&m, (uint8_t *)out->ptr);
+	if (s->verdict < 0 || s->phase < 0 || s->recovery < 0 || s->last_result < 0 || s->status < 0)
+		return docket_error_set(DOCKET_EINVALID, "invocation record: negative enumeration");
+	if (!wide)
+		mode = (uint32_t)s->verdict << 1 | (uint32_t)s->phase << 4 | (uint32_t)s->recovery << 7 |
+		       (uint32_t)s->status << 10 | (uint32_t)s->last_result << 13;
+	mode |= (approval ? INV_APPROVAL : 0) | (s->refused ? INV_REFUSED : 0) |
+		(s->redispatch_granted ? INV_GRANTED : 0) | (wide ? INV_WIDE : 0) | (open ? INV_OPEN : 0) |
+		(last ? INV_LAST : 0) | (attempts ? INV_ATTEMPTS : 0);
+	w.p = (uint8_t *)out->ptr;
+	rec_varint(&w, s->intent_seq);
+	rec_varint(&w, mode);
+	if (wide) {
+		rec_varint(&w, (uint64_t)s->verdict);
+		rec_varint(&w, (uint64_t)s->phase);
+		rec_varint(&w, (uint64_t)s->recovery);
+		rec_varint(&w, (uint64_t)s->status);
+		rec_varint(&w, (uint64_t)s->last_result);
+	}
+	if ((error = rec_delta(&w, s->intent_seq, s->dispatch_seq, 0)) < 0 ||
+	    (error = rec_delta(&w, s->intent_seq, s->outcome_seq, 0)) < 0)
+		return error;
+	rec_varint(&w, s->dispatch_epoch);
+	rec_string(&w, s->tool);
+	if (approval) {
+		rec_varint(&w, s->requests);
+		if ((error = rec_delta(&w, s->intent_seq, s->request_seq, 0)) < 0 ||
+		    (error = rec_delta(&w, s->intent_seq, s->settle_seq, 0)) < 0)
+			return error;
+		rec_varint(&w, s->request_revision);
+		rec_string(&w, s->last_request);
+	}
+	if (last && (error = rec_delta(&w, s->intent_seq, s->last_seq, 1)) < 0)
+		return error;
+	if (attempts)
+		rec_varint(&w, s->attempts);
+	if (open)
+		rec_string(&w, s->open_request);
+	out->len = (size_t)(w.p - (uint8_t *)out->ptr);
+	return 0;
+}
+
+/* A reader of a stored record: every read is bounds-checked; `bad` sticks. */
+typedef struct rec_reader {
+	const uint8_t *p, *end;
+	int bad;
+} rec_reader;
+
+static uint64_t rec_get(rec_reader *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; !r->bad && r->p < r->end && shift < 64; shift += 7) {
+		uint8_t b = *r->p++;
+
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static uint32_t rec_get32(rec_reader *r)
+{
+	uint64_t v = rec_get(r);
+
+	if (v > UINT32_MAX)
+		r->bad = 1;
+	return (uint32_t)v;
+}
+
+static int rec_get_enum(rec_reader *r)
+{
+	uint64_t v = rec_get(r);
+
+	if (v > INT32_MAX)
+		r->bad = 1;
+	return (int)v;
+}
+
+/* intent + delta; a delta of 0 is "none" unless zero_ok */
+static uint64_t rec_get_seq(rec_reader *r, uint64_t intent, int zero_ok)
+{
+	uint64_t d = rec_get(r);
+
+	if (!d && !zero_ok)
+		return 0;
+	if (d > UINT64_MAX - intent)
+		r->bad = 1;
+	return intent + d;
+}
+
+static void rec_get_string(rec_reader *r, char *out, size_t cap)
+{
+	uint64_t n = rec_get(r);
+
+	out[0] = '\0';
+	if (r->bad || n >= cap || n > (uint64_t)(r->end - r->p) || memchr(r->p, '\0', (size_t)n)) {
+		r->bad = 1;
+		return;
+	}
+	memcpy(out, r->p, (size_t)n);
+	out[n] = '\0';
+	r->p += n;
+}
+
+static int inv_record_decode(inv_state *out, const void *data, size_t len)
+{
+	rec_reader r = { data, (const uint8_t *)data + len, 0 };
+	uint64_t mode;
+
+	memset(out, 0, sizeof(*out));
+	out->intent_seq = rec_get(&r);
+	mode = rec_get(&r);
+	if (!out->intent_seq || mode > INV_MODE_KNOWN || ((mode & INV_WIDE) && (mode & INV_ENUMS)))
+		r.bad = 1;
+	if (mode & INV_WIDE) {
+		out->verdict = rec_get_enum(&r);
+		out->phase = rec_get_enum(&r);
+		out->recovery = rec_get_enum(&r);
+		out->status = rec_get_enum(&r);
+		out->last_result = rec_get_enum(&r);
+	} else {
+		out->verdict = (int)(mode >> 1 & 7);
+		out->phase = (int)(mode >> 4 & 7);
+		out->recovery = (int)(mode >> 7 & 7);
+		out->status = (int)(mode >> 10 & 7);
+		out->last_result = (int)(mode >> 13 & 7);
+	}
+	out->refused = !!(mode & INV_REFUSED);
+	out->redispatch_granted = !!(mode & INV_GRANTED);
+	out->dispatch_seq = rec_get_seq(&r, out->intent_seq, 0);
+	out->outcome_seq = rec_get_seq(&r, out->intent_seq, 0);
+	out->dispatch_epoch = rec_get(&r);
+	rec_get_string(&r, out->tool, sizeof(out->tool));
+	if (mode & INV_APPROVAL) {
+		out->requests = rec_get32(&r);
+		out->request_seq = rec_get_seq(&r, out->intent_seq, 0);
+		out->settle_seq = rec_get_seq(&r, out->intent_seq, 0);
+		out->request_revision = rec_get32(&r);
+		rec_get_string(&r, out->last_request, sizeof(out->last_request));
+	}
+	out->last_seq = mode & INV_LAST ? rec_get_seq(&r, out->intent_seq, 1) : implied_last(out);
+	out->attempts = mode & INV_ATTEMPTS ? rec_get32(&r) : out->dispatch_seq ? 1 : 0;
+	if (mode & INV_OPEN)
+		rec_get_string(&r, out->open_request, sizeof(out->open_request));
+	else if (out->phase == DOCKET__V1__PHASE__PHASE_AWAITING_APPROVAL)
+		memcpy(out->open_request, out->last_request, sizeof(out->open_request));
+	if (r.bad || r.p != r.end) {
+		memset(out, 0, sizeof(*out));
+		return docket_error_set(DOCKET_ECORRUPT, "invocation record does not decode");
+	}
 	return 0;
 }
 
@@ -110,44 +338,15 @@ int state_dispatch_token(char out[48], const char *session, const char *invocati
 
 int inv_state_decode(inv_state *out, const char *session, const char *invocation, const void *data, size_t len)
 {
-	Docket__V1__InvocationState *m;
-	int error;
+	int error = inv_record_decode(out, data, len);
 
-	docket_alloc_take_failure();
-	m = docket__v1__invocation_state__unpack(&docket_pb_allocator, len, data);
-
-	memset(out, 0, sizeof(*out));
-	if (!m)
-		return unpack_error("invocation record");
-	out->intent_seq = m->intent_seq;
-	out->verdict = m->verdict;
-	out->phase = m->phase;
-	out->recovery = m->recovery;
-	state_str_copy(out->open_request, sizeof(out->open_request), m->open_request);
-	out->last_result = m->last_result;
-	state_str_copy(out->last_request, sizeof(out->last_request), m->last_request);
-	out->attempts = m->attempts;
-	out->last_seq = m->last_seq;
-	out->redispatch_granted = m->redispatch_granted;
-	state_str_copy(out->tool, sizeof(out->tool), m->tool);
-	out->dispatch_seq = m->dispatch_seq;
-	out->outcome_seq = m->outcome_seq;
-	out->status = m->status;
-	out->requests = m->requests;
-	out->request_seq = m->request_seq;
-	out->settle_seq = m->settle_seq;
-	out->request_revision = m->request_revision;
-	out->dispatch_epoch = m->dispatch_epoch;
-	out->refused = m->refused;
-	docket__v1__invocation_state__free_unpacked(m, &docket_pb_allocator);
 	/* the token of the last dispatch is derived, not stored (issue 12):
 	 * idempotent mode keeps the first attempt's */
-	if (!out->attempts)
-		return 0;
-	error = state_dispatch_token(out->token, session, invocation, out->intent_seq,
-				     out->recovery == DOCKET__V1__RECOVERY_MODE__RECOVERY_MODE_IDEMPOTENT ? 1
-												   : out->attempts);
-	return error;
+	if (error < 0 || !out->attempts)
+		return error;
+	return state_dispatch_token(out->token, session, invocation, out->intent_seq,
+				    out->recovery == DOCKET__V1__RECOVERY_MODE__RECOVERY_MODE_IDEMPOTENT ? 1
+												  : out->attempts);
 }
 
 static int sess_state_encode(docket_buf *out, const sess_state *s)
@@ -172,6 +371,7 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 	m.parent = (char *)s->parent;
 	m.grants = s->grants;
 	m.policy_seq = s->policy_seq;
+	m.last_seq = s->last_seq;
 	n = docket__v1__session_state__get_packed_size(&m);
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, n)) < 0)
@@ -206,6 +406,7 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 	state_str_copy(out->parent, sizeof(out->parent), m->parent);
 	out->grants = m->grants;
 	out->policy_seq = m->policy_seq;
+	out->last_seq = m->last_seq;
 	docket__v1__session_state__free_unpacked(m, &docket_pb_allocator);
 	return 0;
 }
@@ -462,24 +663,99 @@ static int inv_flush(state_txn *st)
 	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
 }
 
+/*
+ * The key of an invocation record: the session's ordinal, then the
+ * invocation id (issue 12: the session id is not repeated in every key).
+ * The ordinal is the seq of the session's session.opened, in an
+ * order-preserving, prefix-free encoding whose first byte gives its length:
+ * 0xxxxxxx (< 2^7), 10xxxxxx +1 byte (< 2^14), 110xxxxx +2 (< 2^21),
+ * 1110xxxx +3 (< 2^28), else 0xF0 and 8 bytes big-endian.
+ */
+static size_t ordinal_put(uint8_t out[9], uint64_t v)
+{
+	static const uint8_t tag[] = { 0x00, 0x80, 0xC0, 0xE0 };
+
+	for (size_t n = 1; n <= 4; n++)
+		if (v < (uint64_t)1 << (7 * n)) {
+			for (size_t i = n; i-- > 0; v >>= 8)
+				out[i] = (uint8_t)v;
+			out[0] |= tag[n - 1];
+			return n;
+		}
+	out[0] = 0xF0;
+	docket_be64_put(out + 1, v);
+	return 9;
+}
+
+/* Length of the ordinal at the start of a key (its first byte). */
+static size_t ordinal_len(uint8_t first)
+{
+	return first < 0x80 ? 1 : first < 0xC0 ? 2 : first < 0xE0 ? 3 : first < 0xF0 ? 4 : 9;
+}
+
+static int inv_key_build(docket_buf *out, uint64_t opened_seq, const char *invocation)
+{
+	uint8_t ord[9];
+	size_t ilen = strlen(invocation);
+
+	docket_buf_clear(out);
+	if (ilen == 0 || ilen > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "invocation id must be 1..%d bytes", STATE_ID_MAX);
+	return docket_buf_put(out, ord, ordinal_put(ord, opened_seq)) < 0 ? DOCKET_ENOMEM
+		: docket_buf_put(out, invocation, ilen);
+}
+
+int state_inv_key(docket_buf *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation)
+{
+	MDB_val k = { strlen(session), (void *)session }, v;
+	sess_state s;
+	int rc, error;
+
+	if (k.mv_size == 0 || k.mv_size > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
+	rc = mdb_get(txn, l->dbi.sessions, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return DOCKET_ENOTFOUND;
+	if (rc != 0)
+		return store_error(rc, "read session");
+	if ((error = sess_state_decode(&s, v.mv_data, v.mv_size)) < 0)
+		return error;
+	if (!s.opened_seq)
+		return docket_error_set(DOCKET_ECORRUPT, "session \"%s\" has no opening seq", session);
+	return inv_key_build(out, s.opened_seq, invocation);
+}
+
+/* The invocation id of the cached record (its key past the ordinal). */
+static const char *inv_key_id(const state_txn *st, size_t *len)
+{
+	size_t n = ordinal_len((uint8_t)st->inv_key.ptr[0]);
+
+	*len = st->inv_key.len - n;
+	return st->inv_key.ptr + n;
+}
+
+/* Callers load the event's session first (state.c: invariant 8 before any
+ * invocation event), so st->sess is `session`'s record. */
 int state_inv_load(state_txn *st, const char *session, const char *invocation)
 {
-	size_t slen = strlen(session), ilen = strlen(invocation);
+	size_t slen = strlen(session), ilen = strlen(invocation), clen;
+	uint8_t ord[9];
 	MDB_val k, v;
 	int rc, error;
 
 	if (slen + 1 + ilen > 511)
 		return docket_error_set(DOCKET_EINVALID,
 			"session and invocation ids together must not exceed 510 bytes");
-	if (st->inv_loaded && st->inv_key.len == slen + 1 + ilen &&
-	    memcmp(st->inv_key.ptr, session, slen + 1) == 0 &&
-	    memcmp(st->inv_key.ptr + slen + 1, invocation, ilen) == 0)
+	if ((error = state_sess_load(st, session)) < 0)
+		return error == DOCKET_ENOTFOUND
+			? docket_error_set(DOCKET_ETRANSITION, "session \"%s\" was never opened", session) : error;
+	clen = ordinal_put(ord, st->sess.opened_seq);
+	if (st->inv_loaded && st->inv_key.len == clen + ilen && memcmp(st->inv_key.ptr, ord, clen) == 0 &&
+	    memcmp(st->inv_key.ptr + clen, invocation, ilen) == 0)
 		return st->inv.intent_seq ? 0 : DOCKET_ENOTFOUND;
 	if ((error = inv_flush(st)) < 0)
 		return error;
-	docket_buf_clear(&st->inv_key);
-	if ((error = docket_buf_put(&st->inv_key, session, slen + 1)) < 0 ||
-	    (error = docket_buf_put(&st->inv_key, invocation, ilen)) < 0) {
+	if ((error = inv_key_build(&st->inv_key, st->sess.opened_seq, invocation)) < 0) {
 		st->inv_loaded = 0;
 		return error;
 	}
@@ -506,10 +782,19 @@ static const char pending_sentinel[1] = { 0 };
 
 int state_pending_set(state_txn *st, int present)
 {
-	MDB_val k = { st->inv_key.len, st->inv_key.ptr }, v = { 0, NULL };
+	MDB_val k, v = { 0, NULL };
 	MDB_val sk = { sizeof(pending_sentinel), (void *)pending_sentinel }, sv = { 0, NULL };
-	int rc;
+	size_t ilen;
+	const char *id = inv_key_id(st, &ilen);
+	int rc, error;
 
+	/* pending keys name the session (listing by session is a prefix scan) */
+	docket_buf_clear(&st->scratch);
+	if ((error = docket_buf_put(&st->scratch, st->sess_id, strlen(st->sess_id) + 1)) < 0 ||
+	    (error = docket_buf_put(&st->scratch, id, ilen)) < 0)
+		return error;
+	k.mv_size = st->scratch.len;
+	k.mv_data = st->scratch.ptr;
 	if (present)
 		rc = mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0);
 	else if ((rc = mdb_put(st->txn, st->l->dbi.pending, &sk, &sv, MDB_NOOVERWRITE)) == 0 ||

@@ -69,10 +69,10 @@ int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *
 	MDB_val k, v;
 	int rc, error;
 
-	docket_buf_clear(scratch);
-	if ((error = docket_buf_put(scratch, session, strlen(session) + 1)) < 0 ||
-	    (error = docket_buf_puts(scratch, invocation)) < 0)
-		return error;
+	if ((error = state_inv_key(scratch, l, txn, session, invocation)) < 0)
+		return error == DOCKET_ENOTFOUND
+			? docket_error_set(DOCKET_ECORRUPT, "no invocation record for \"%s\" in session \"%s\"",
+					   invocation, session) : error;
 	k.mv_data = scratch->ptr;
 	k.mv_size = scratch->len;
 	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
@@ -96,13 +96,13 @@ typedef struct scan_state {
 
 /* The next seq to scan (from the session's index when there is one); 0 at
  * the end. */
-static int next_seq(scan_state *s, MDB_cursor *cur, int first, uint64_t *seq)
+static int next_seq(scan_state *s, MDB_cursor *cur, uint64_t *seq)
 {
 	int error;
 
 	*seq = 0;
 	if (s->session)
-		return ledger_session_next(cur, s->session, s->next, first, seq);
+		return ledger_session_next(cur, &s->r, s->session, s->next, seq);
 	if ((error = reader_seek(&s->r, s->next)) == DOCKET_ENOTFOUND)
 		return 0;
 	*seq = s->next;
@@ -140,7 +140,7 @@ static int scan_chunk(scan_state *s)
 		goto cleanup;
 	}
 	for (int n = 0; n < SCAN_CHUNK; n++) {
-		if ((error = next_seq(s, cur, n == 0, &seq)) < 0)
+		if ((error = next_seq(s, cur, &seq)) < 0)
 			goto cleanup;
 		if (!seq) {
 			s->done = 1;

@@ -1112,7 +1112,7 @@ static void test_verify_scratch_grows_never_lies(void **state)
 	assert_true(verify_ok(f));
 	assert_int_equal(head(f), 6001);
 
-	ledger_verify_scratch_max = (size_t)256 << 10;
+	ledger_verify_scratch_max = (size_t)96 << 10;
 	rc = docket_ledger_verify(f->l, &rep);
 	ledger_verify_scratch_map = saved_map;
 	ledger_verify_scratch_max = saved_max;
