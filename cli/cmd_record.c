@@ -6,8 +6,9 @@
  * of them are JSON objects are the events handed to the ledger, in one call,
  * which appends them in one transaction or rejects them all. Every error
  * names file:line. The work is linear in the input: each file is read once
- * into one buffer, each line parsed once (on two threads for a large
- * input), the events kept in one array.
+ * into one buffer, each line parsed once and turned into its event (on two
+ * threads for a large input; the JSON tree is freed at once), the events
+ * kept in one array.
  */
 #include "cli.h"
 
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ledger/ledger_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -30,28 +32,37 @@ typedef struct origin {
 	size_t line;       /* 1-based */
 } origin;
 
+/* The first line that parsed but is not an event (reported only when every
+ * line parses, as the ledger would have refused it). */
+typedef struct refusal {
+	int error;         /* 0: none */
+	char *why;         /* malloc'd */
+	origin where;
+} refusal;
+
 typedef struct record_input {
-	json_t **events;
+	docket_event **events;
 	origin *where;
 	size_t n;
 	size_t cap;
 	size_t bad;        /* lines that did not parse */
+	refusal refused;
 	int progress;      /* show progress on stderr (a TTY) */
 } record_input;
 
 #define PROGRESS_EVERY 100000
 #define PARALLEL_MIN 4096   /* lines: below this, parse on one thread */
 
-static int input_push(record_input *in, json_t *ev, const char *file, size_t line)
+static int input_push(record_input *in, docket_event *ev, const char *file, size_t line)
 {
 	if (in->n == in->cap) {
 		size_t ncap = in->cap ? in->cap * 2 : 1024;
-		json_t **nev;
+		docket_event **nev;
 		origin *nwhere;
 
 		if (ncap > SIZE_MAX / sizeof(origin))
 			return docket_error_set(DOCKET_ENOMEM, "too many events");
-		nev = docket_realloc(in->events, ncap * sizeof(json_t *));
+		nev = docket_realloc(in->events, ncap * sizeof(*nev));
 		if (!nev)
 			return docket_error_set(DOCKET_ENOMEM, "out of memory");
 		in->events = nev;
@@ -73,9 +84,10 @@ static void input_dispose(record_input *in)
 	size_t i;
 
 	for (i = 0; i < in->n; i++)
-		json_decref(in->events[i]);
+		docket_event_free(in->events[i]);
 	docket_free(in->events);
 	docket_free(in->where);
+	docket_free(in->refused.why);
 }
 
 static void report_bad(record_input *in, const char *file, size_t line, const char *why)
@@ -104,8 +116,10 @@ typedef struct line_job {
 	size_t len;
 	const char *file;
 	size_t line;
-	json_t *ev;        /* the object, or NULL */
-	char *why;         /* why it is not one (malloc'd), or NULL */
+	docket_event *ev;  /* its event, or NULL */
+	char *why;         /* why it is not a JSON object (malloc'd), or NULL */
+	char *refused;     /* why the object is not an event (malloc'd), or NULL */
+	int refused_error; /* and the error code of that */
 	int error;         /* <0: a system error (out of memory) */
 } line_job;
 
@@ -169,7 +183,14 @@ static void parse_job(line_job *j)
 			j->error = DOCKET_ENOMEM;
 		return;
 	}
-	j->ev = ev;
+	docket_error_clear();
+	if ((error = docket_event_from_json(&j->ev, ev)) < 0) {
+		j->ev = NULL;
+		j->refused_error = error;
+		if (!(j->refused = docket_strdup(docket_error_last()->message)))
+			j->error = DOCKET_ENOMEM;
+	}
+	json_decref(ev);
 }
 
 typedef struct parse_part {
@@ -223,11 +244,19 @@ static int take_lines(record_input *in, line_jobs *jobs)
 		if (error == 0 && j->why)
 			report_bad(in, j->file, j->line, j->why);
 		docket_free(j->why);
-		if (j->ev && (error < 0 || in->bad > 0)) {
+		if (j->refused && !in->refused.error) {
+			in->refused.error = j->refused_error;
+			in->refused.why = j->refused;
+			in->refused.where.file = j->file;
+			in->refused.where.line = j->line;
+		} else {
+			docket_free(j->refused);
+		}
+		if (j->ev && (error < 0 || in->bad > 0 || in->refused.error)) {
 			/* the input is refused anyway: parsed only to report */
-			json_decref(j->ev);
+			docket_event_free(j->ev);
 		} else if (j->ev && (error = input_push(in, j->ev, j->file, j->line)) < 0) {
-			json_decref(j->ev);
+			docket_event_free(j->ev);
 		}
 	}
 	jobs->n = 0;
@@ -289,7 +318,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	};
 	static char stdin_name[] = "-";
 	char *stdin_argv[1] = { stdin_name };
-	record_input in = { NULL, NULL, 0, 0, 0, 0 };
+	record_input in = { NULL, NULL, 0, 0, 0, { 0, NULL, { NULL, 0 } }, 0 };
 	docket_append_result *results = NULL;
 	docket_ledger *ledger = NULL;
 	docket_buf text = DOCKET_BUF_INIT;
@@ -358,6 +387,13 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		rc = CLI_EXIT_USAGE;
 		goto cleanup;
 	}
+	if (in.refused.error) {
+		/* what docket_ledger_append_json says of an object that is no event */
+		cli_error("%s:%zu: %s", in.refused.where.file, in.refused.where.line, in.refused.why);
+		cli_error("nothing recorded");
+		rc = cli_exit_code(in.refused.error);
+		goto cleanup;
+	}
 	if (in.n == 0) {
 		printf("recorded 0 events\n");
 		rc = CLI_EXIT_OK;
@@ -372,7 +408,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	if (in.progress && in.n >= PROGRESS_EVERY)
 		fprintf(stderr, "\rdocket: appending %zu events in one transaction...\033[K", in.n);
 	docket_error_clear();
-	error = docket_ledger_append_json(ledger, in.events, in.n, results);
+	error = ledger_append(ledger, in.events, in.n, results);
 	if (in.progress && in.n >= PROGRESS_EVERY)
 		fputs("\r\033[K", stderr);
 	if (error < 0) {

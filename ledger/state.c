@@ -639,11 +639,41 @@ static int handle_recovery_action(apply_ctx *c)
  * monotonic per ledger, so a clock stepped back (or another writer's clock
  * behind ours) never stamps an event before the last one docket stamped.
  */
+/* RFC 3339 UTC with microseconds of `us` (microseconds since the epoch)
+ * into `out`: the date and time of day are formatted once per second
+ * (snprintf per event was 5% of a bulk `record`). */
+static void format_time(char out[96], uint64_t us)
+{
+	static _Thread_local time_t cached_secs = (time_t)-1;
+	static _Thread_local char cached[64];
+	static _Thread_local size_t cached_len;
+	time_t secs = (time_t)(us / 1000000u);
+	uint32_t frac = (uint32_t)(us % 1000000u);
+
+	if (secs != cached_secs) {
+		struct tm tm;
+
+		gmtime_r(&secs, &tm);
+		snprintf(cached, sizeof(cached), "%04d-%02d-%02dT%02d:%02d:%02d",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		cached_len = strlen(cached);
+		cached_secs = secs;
+	}
+	if (cached_len != 19) { /* past year 9999 */
+		snprintf(out, 96, "%s.%06luZ", cached, (unsigned long)frac);
+		return;
+	}
+	memcpy(out, cached, 19);
+	out[19] = '.';
+	for (int i = 25; i >= 20; i--, frac /= 10)
+		out[i] = (char)('0' + frac % 10);
+	out[26] = 'Z';
+	out[27] = '\0';
+}
+
 static int stamp_time(state_txn *st, docket_event *ev)
 {
 	struct timespec ts;
-	struct tm tm;
-	time_t secs;
 	uint64_t us;
 	char buf[96];
 	char *dup;
@@ -653,11 +683,7 @@ static int stamp_time(state_txn *st, docket_event *ev)
 	if (us <= st->clock_us)
 		us = st->clock_us + 1;
 	st->clock_us = us;
-	secs = (time_t)(us / 1000000u);
-	gmtime_r(&secs, &tm);
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06luZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned long)(us % 1000000u));
+	format_time(buf, us);
 	if (!(dup = docket_strdup(buf)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	ev->time = dup;
