@@ -330,6 +330,8 @@ typedef struct sess_state {
 /* The key of the record of (session, invocation) in `invocations` into
  * `out`; DOCKET_ENOTFOUND when the session has no record. */
 int state_inv_key(docket_buf *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
+/* The compact invocation record of `s` into `out` (state_store.c). */
+int inv_state_encode(docket_buf *out, const inv_state *s);
 /* An invocation record (its key: session, invocation), with the token of
  * its last dispatch derived (state_dispatch_token). */
 int inv_state_decode(inv_state *out, const char *session, const char *invocation, const void *data, size_t len);
@@ -419,6 +421,10 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
  * `from` (0: none), found by reading the events (r) of the blocks the index
  * names for it. */
 int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, uint64_t from, uint64_t *seq);
+/* Whether the packed docket.v1.Event `p` names session `session` (its
+ * field 3, read without unpacking the event): 1 yes, 0 no, DOCKET_ECORRUPT
+ * when it is not protobuf. */
+int ledger_payload_session_is(const uint8_t *p, size_t len, const char *session, size_t slen);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
 int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);
 /* The record of one session and, if `policy_json` is given, its current

@@ -99,12 +99,10 @@ static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
 	return error;
 }
 
-/*
- * The session field (3) of a packed docket.v1.Event, without unpacking it:
+/* The session field (3) of a packed docket.v1.Event, without unpacking it:
  * its top-level fields are walked (the last occurrence wins, as protobuf
- * says). 1: it is `session`; 0: it is not; DOCKET_ECORRUPT: not protobuf.
- */
-static int payload_session_is(const uint8_t *p, size_t len, const char *session, size_t slen)
+ * says). Fuzzed against event_unpack by tests/fuzz/fuzz_segment.c. */
+int ledger_payload_session_is(const uint8_t *p, size_t len, const char *session, size_t slen)
 {
 	const uint8_t *end = p + len, *found = NULL;
 	uint64_t found_len = 0;
@@ -139,7 +137,7 @@ static int payload_session_is(const uint8_t *p, size_t len, const char *session,
 				if (!(*p++ & 0x80))
 					break;
 			}
-			if (shift >= 64 || (p == end && (p[-1] & 0x80)) )
+			if (shift >= 64 || (p == end && (p[-1] & 0x80)))
 				goto bad;
 			break;
 		default:
@@ -191,7 +189,7 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
 				continue;
 			if ((error = reader_payload(r, from, &p, &len)) == DOCKET_ENOTFOUND)
 				return 0;
-			if (error < 0 || (error = payload_session_is(p, len, session, slen)) < 0)
+			if (error < 0 || (error = ledger_payload_session_is(p, len, session, slen)) < 0)
 				return error;
 			if (error) {
 				*seq = from;

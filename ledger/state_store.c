@@ -142,7 +142,7 @@ static uint64_t implied_last(const inv_state *s)
 		       seq_max(s->outcome_seq, seq_max(s->request_seq, s->settle_seq)));
 }
 
-static int inv_state_encode(docket_buf *out, const inv_state *s)
+int inv_state_encode(docket_buf *out, const inv_state *s)
 {
 	int wide = !enum_fits(s->verdict) || !enum_fits(s->phase) || !enum_fits(s->recovery) ||
 		   !enum_fits(s->last_result) || !enum_fits(s->status);

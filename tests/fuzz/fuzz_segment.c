@@ -3,10 +3,12 @@
  * fuzz_segment.c: segments read from disk are untrusted. Load arbitrary
  * bytes as the format-2 segment at seq 1 (header, index, zstd with and
  * without the ledger's dictionary), then read every event in it: payload,
- * chain hash (checked against the stored one), docket.v1.Event, JSON.
+ * chain hash (checked against the stored one), docket.v1.Event, JSON, and
+ * the session field as the session index's reader finds it.
  * Must never crash or leak.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_ledger.h"
 
@@ -33,8 +35,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (reader_payload(&r, seq, &p, &n) != 0)
 				break;
 			(void)reader_hash(&r, seq, hash);
-			if (event_unpack(&ev, p, n) == 0 && docket_event_to_json(&obj, ev) == 0)
-				json_decref(obj);
+			if (event_unpack(&ev, p, n) == 0) {
+				/* the session index's reader (read.c) agrees with protobuf-c */
+				int is = ledger_payload_session_is(p, n, ev->session, strlen(ev->session));
+
+				if (is < 0 || (*ev->session && ledger_payload_session_is(p, n, "s", 1) == 1 &&
+					       strcmp(ev->session, "s") != 0))
+					abort();
+				if (docket_event_to_json(&obj, ev) == 0)
+					json_decref(obj);
+			}
 			docket_event_free(ev);
 		}
 	}

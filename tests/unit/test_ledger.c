@@ -1123,6 +1123,162 @@ static void test_verify_scratch_grows_never_lies(void **state)
 	assert_non_null(strstr(docket_error_last()->message, "size cap"));
 }
 
+/* ---- the compact invocation record (issue 12, projection version 4) ---- */
+
+static void assert_round_trip(const inv_state *in)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	inv_state out, want = *in;
+
+	assert_int_equal(inv_state_encode(&b, in), 0);
+	assert_int_equal(inv_state_decode(&out, "s", "i", b.ptr, b.len), 0);
+	/* the token is derived on decode, not stored */
+	memset(out.token, 0, sizeof(out.token));
+	memset(want.token, 0, sizeof(want.token));
+	assert_memory_equal(&out, &want, sizeof(out));
+	docket_buf_dispose(&b);
+}
+
+static void test_inv_record_layout(void **state)
+{
+	/* intent 1234, allowed, completed, idempotent, ok, dispatched at 1235
+	 * (epoch 1), outcome at 1236: varints by hand (docs/file-format.md) */
+	static const uint8_t want[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	docket_buf b = DOCKET_BUF_INIT;
+	inv_state s;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.intent_seq = 1234;
+	s.verdict = 1;
+	s.phase = 4;
+	s.recovery = 2;
+	s.status = 1;
+	s.dispatch_seq = 1235;
+	s.outcome_seq = 1236;
+	s.last_seq = 1236;
+	s.attempts = 1;
+	s.dispatch_epoch = 1;
+	memcpy(s.tool, "shell", 6);
+	assert_int_equal(inv_state_encode(&b, &s), 0);
+	assert_int_equal(b.len, sizeof(want));
+	assert_memory_equal(b.ptr, want, sizeof(want));
+	assert_round_trip(&s);
+
+	/* awaiting approval: the open request is the last one, not stored twice */
+	memset(&s, 0, sizeof(s));
+	s.intent_seq = 77;
+	s.last_seq = 78;
+	s.verdict = 2;
+	s.phase = 2;
+	s.requests = 1;
+	s.request_seq = 78;
+	s.request_revision = 3;
+	memcpy(s.last_request, "r77", 4);
+	memcpy(s.open_request, "r77", 4);
+	assert_round_trip(&s);
+	/* ... unless it is not (kept as given), enums past 3 bits, last seq and
+	 * attempts that the others do not imply, flags, seqs near 2^64 */
+	memcpy(s.open_request, "other", 6);
+	s.verdict = 9;
+	s.last_result = 70000;
+	s.attempts = 3;
+	s.dispatch_seq = 79;
+	s.last_seq = 90;
+	s.refused = 1;
+	s.redispatch_granted = 1;
+	s.dispatch_epoch = UINT64_MAX;
+	assert_round_trip(&s);
+	s.intent_seq = UINT64_MAX - 10;
+	s.last_seq = UINT64_MAX;
+	s.dispatch_seq = UINT64_MAX - 1;
+	s.request_seq = s.settle_seq = UINT64_MAX - 5;
+	assert_round_trip(&s);
+
+	/* a seq before its intent cannot be written */
+	s.dispatch_seq = 5;
+	assert_int_equal(inv_state_encode(&b, &s), DOCKET_ECORRUPT);
+	docket_buf_dispose(&b);
+}
+
+static void test_inv_record_refuses_bad_bytes(void **state)
+{
+	static const uint8_t good[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	const struct {
+		const char *what;
+		uint8_t bytes[24];
+		size_t len;
+	} bad[] = {
+		{ "empty", { 0 }, 0 },
+		{ "truncated", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02 }, 6 },
+		{ "trailing byte", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l', 0 }, 14 },
+		{ "no intent", { 0x00, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' }, 12 },
+		{ "unknown mode bit", { 0xd2, 0x09, 0x80, 0x80, 0x80, 0x02, 0x01, 0x02, 0x01, 0x00 }, 10 },
+		{ "wide and packed enums", { 0xd2, 0x09, 0x82, 0x80, 0x10, 1, 1, 1, 1, 1, 0x01, 0x02, 0x01, 0x00 }, 14 },
+		{ "string past the end", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x09, 's', 'h' }, 10 },
+		{ "NUL in a string", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x02, 's', 0 }, 10 },
+		{ "varint past 64 bits", { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x02 }, 11 },
+		{ "delta past 2^64", { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x05, 0x00,
+				       0x00, 0x00 }, 15 },
+	};
+	inv_state s;
+
+	(void)state;
+	assert_int_equal(inv_state_decode(&s, "s", "i", good, sizeof(good)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (inv_state_decode(&s, "s", "i", bad[i].bytes, bad[i].len) != DOCKET_ECORRUPT)
+			fail_msg("%s: decoded", bad[i].what);
+}
+
+/* The session index names blocks of seqs; a session read filters them. */
+static void test_session_index_blocks(void **state)
+{
+	fixture *f = *state;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	uint64_t want[8];
+	size_t nwant = 0;
+	json_t *out = json_array();
+	char buf[256];
+
+	open_session(f, "s1");
+	open_session(f, "b");
+	want[nwant++] = 2;
+	open_session(f, "quiet");
+	fill_bulk(f, 3000); /* opens s1 again (a duplicate): seqs 4..9003 are s1's */
+	snprintf(buf, sizeof(buf), "{\"type\":\"tool.intent\",\"session\":\"b\",\"invocation\":\"x\",\"tool\":\"t\"}");
+	want[nwant++] = ok(f, buf);
+	assert_true(want[1] >> SESSION_BLOCK_SHIFT >= 2);
+	snprintf(buf, sizeof(buf), "{\"type\":\"tool.dispatched\",\"session\":\"b\",\"invocation\":\"x\"}");
+	ok(f, "{\"type\":\"runtime.started\",\"runtime\":\"t/2\"}");
+	want[nwant++] = ok(f, buf);
+
+	ro.session = "b";
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), nwant);
+	for (size_t i = 0; i < nwant; i++)
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(out, i), "seq")), want[i]);
+	/* from a seq inside a block and past the session's last event */
+	json_array_clear(out);
+	ro.since = 3;
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 2);
+	json_array_clear(out);
+	ro.since = want[2] + 1;
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 0);
+	/* a session with one event, and one that does not exist */
+	ro.since = 0;
+	ro.session = "quiet";
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 1);
+	json_array_clear(out);
+	ro.session = "nobody";
+	assert_int_equal(docket_ledger_read_json(f->l, &ro, collect_json, out), 0);
+	assert_int_equal(json_array_size(out), 0);
+	json_decref(out);
+	assert_true(verify_ok(f));
+}
+
 /* mdb_reader_list callback: count the slots of pid `*ctx`. */
 static int count_pid_slots(const char *msg, void *ctx)
 {
@@ -1728,6 +1884,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
+		cmocka_unit_test(test_inv_record_layout),
+		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
+		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
