@@ -1230,6 +1230,54 @@ static void test_inv_record_refuses_bad_bytes(void **state)
 			fail_msg("%s: decoded", bad[i].what);
 }
 
+/* Projections of the layout before version 4 (protobuf records under a
+ * session-id key, a seq per event in session_events) are rebuilt by the
+ * first writable open, not by a read-only one. */
+static void test_old_projections_rebuilt(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_verify_report rep;
+	static const char old_key[] = "s1\0c1";
+	uint8_t seq[8];
+	MDB_val k = { sizeof(old_key) - 1, (void *)old_key }, v = { 3, (void *)"\x08\x02\x10" };
+	MDB_val sk = { 2, (void *)"s1" }, sv = { sizeof(seq), seq };
+	MDB_txn *txn = NULL;
+	MDB_stat ms;
+	inv_state inv;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	/* what a version-3 docket left: its layout, its version */
+	docket_be64_put(seq, 2);
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	assert_int_equal(mdb_drop(txn, f->l->dbi.invocations, 0), 0);
+	assert_int_equal(mdb_drop(txn, f->l->dbi.session_events, 0), 0);
+	assert_int_equal(mdb_put(txn, f->l->dbi.invocations, &k, &v, 0), 0);
+	assert_int_equal(mdb_put(txn, f->l->dbi.session_events, &sk, &sv, 0), 0);
+	assert_int_equal(store_meta_put_u64(txn, f->l, "projection_version", 3), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	docket_ledger_free(f->l);
+
+	opts.flags = DOCKET_OPEN_READONLY;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_not_equal(ledger_invocation_get(f->l, "s1", "c1", &inv), 0);
+	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	assert_true(rep.old_indexes);
+	docket_ledger_free(f->l);
+
+	opts.flags = 0;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c1", &inv), 0);
+	assert_int_equal(inv.intent_seq, 2);
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_stat(txn, f->l->dbi.invocations, &ms), 0);
+	assert_int_equal(ms.ms_entries, 1); /* the old key is gone */
+	assert_int_equal(mdb_get(txn, f->l->dbi.invocations, &k, &v), MDB_NOTFOUND);
+	store_txn_abort(f->l, txn);
+	assert_true(verify_ok(f));
+}
+
 /* The session index names blocks of seqs; a session read filters them. */
 static void test_session_index_blocks(void **state)
 {
@@ -1887,6 +1935,7 @@ int main(void)
 		cmocka_unit_test(test_inv_record_layout),
 		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
 		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_projections_rebuilt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
