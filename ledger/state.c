@@ -634,11 +634,6 @@ static int handle_recovery_action(apply_ctx *c)
 
 /* ---- the entry point ---- */
 
-/*
- * docket's clock for an event that came without a time (every live append):
- * monotonic per ledger, so a clock stepped back (or another writer's clock
- * behind ours) never stamps an event before the last one docket stamped.
- */
 /* RFC 3339 UTC with microseconds of `us` (microseconds since the epoch)
  * into `out`: the date and time of day are formatted once per second
  * (snprintf per event was 5% of a bulk `record`). */
@@ -671,6 +666,11 @@ static void format_time(char out[96], uint64_t us)
 	out[27] = '\0';
 }
 
+/*
+ * docket's clock for an event that came without a time (every live append):
+ * monotonic per ledger, so a clock stepped back (or another writer's clock
+ * behind ours) never stamps an event before the last one docket stamped.
+ */
 static int stamp_time(state_txn *st, docket_event *ev)
 {
 	struct timespec ts;
