@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ocsf.c: events as OCSF 1.5.0 records, one JSON object per line.
+ * ocsf.c: events as OCSF 1.9.0 records, one JSON object per line.
  *
  * The mapping (docs/audit.md has the table):
  *   shell                    Process Activity 1007: Launch (1) at dispatch,
@@ -451,7 +451,7 @@ static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
 	ocsf_sink *o = ctx;
 	ocsf_checkpoint *c;
 	docket_note_checkpoint body;
-	note *n = NULL;
+	note_msg *n = NULL;
 	docket_buf root = DOCKET_BUF_INIT;
 	size_t len;
 	int error;

@@ -433,7 +433,7 @@ static int check_record_keys(const json_t *obj)
 static int check_record_note(const checkpoint_record *c)
 {
 	docket_note_checkpoint body;
-	note *n = docket_malloc(sizeof(*n));
+	note_msg *n = docket_malloc(sizeof(*n));
 	int error;
 
 	if (!n)
@@ -877,7 +877,7 @@ static int old_head(docket_note_checkpoint *old, docket_ledger *l, const char *t
 {
 	uint8_t root[CHECKPOINT_HASH_LEN];
 	char origin[64];
-	note *n = docket_malloc(sizeof(*n));
+	note_msg *n = docket_malloc(sizeof(*n));
 	int error;
 
 	if (!n)
@@ -1025,7 +1025,7 @@ static int check_tree(seal_ctx *s, const checkpoint_record *c, const char *what)
 	docket_note_checkpoint cp;
 	uint8_t root[CHECKPOINT_HASH_LEN];
 	char origin[64];
-	note *n = docket_malloc(sizeof(*n));
+	note_msg *n = docket_malloc(sizeof(*n));
 	int error;
 
 	if (!n)
@@ -1187,7 +1187,7 @@ static void set_problem(char *problem, size_t len)
 		snprintf(problem, len, "%s", docket_error_last()->message);
 }
 
-int checkpoint_note_check(docket_note_checkpoint *out, const note *n, EVP_PKEY *key)
+int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key)
 {
 	uint32_t id;
 	int error;
@@ -1210,7 +1210,7 @@ int docket_note_verify(docket_note_checkpoint *out, const char *text, size_t len
 		       const char *pubkey_path, char *problem, size_t problem_len)
 {
 	EVP_PKEY *key = NULL;
-	note *n = NULL;
+	note_msg *n = NULL;
 	int error;
 
 	memset(out, 0, sizeof(*out));

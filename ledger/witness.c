@@ -127,7 +127,7 @@ static int state_load(docket_note_checkpoint *old, int *found, const char *path,
 		      EVP_PKEY *log_key)
 {
 	docket_buf text = DOCKET_BUF_INIT;
-	note *n = NULL;
+	note_msg *n = NULL;
 	int error;
 
 	*found = 0;
@@ -164,7 +164,7 @@ typedef struct witness {
 	const docket_witness_options *o;
 	docket_witness_result *res;
 	EVP_PKEY *log_key, *key;
-	note *n;                     /* the new checkpoint's note */
+	note_msg *n;                     /* the new checkpoint's note */
 	note_proof *proof;           /* NULL when none was given */
 	const char *note_text;
 	size_t note_len;
@@ -229,7 +229,7 @@ static int parse_input(witness *w, const char *input, size_t len)
 			? refuse(w->res, "%s: %s", error == DOCKET_EINVALID ? "malformed checkpoint"
 				 : "bad signature", docket_error_last()->message) : error;
 	if (w->proof && proof != input) {
-		note *pn = docket_malloc(sizeof(*pn));
+		note_msg *pn = docket_malloc(sizeof(*pn));
 		int same;
 
 		if (!pn)
@@ -388,7 +388,7 @@ static int report_problem(docket_witness_report *rep, const char *fmt, ...)
 }
 
 /* One witness note: its checkpoint must be this ledger's tree at its size. */
-static int check_note_file(notes_ctx *c, const char *path, note *n)
+static int check_note_file(notes_ctx *c, const char *path, note_msg *n)
 {
 	docket_buf text = DOCKET_BUF_INIT;
 	docket_note_checkpoint cp;
@@ -472,7 +472,7 @@ int docket_ledger_verify_notes(docket_ledger *l, const char *pubkey_path, const 
 {
 	docket_ledger_info info;
 	notes_ctx c;
-	note *n = NULL;
+	note_msg *n = NULL;
 	int error = 0;
 
 	memset(rep, 0, sizeof(*rep));

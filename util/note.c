@@ -185,7 +185,7 @@ static int parse_sig_line(note_sig *out, const char *line, size_t len, size_t li
 	return 0;
 }
 
-int note_parse(note *out, const char *msg, size_t len)
+int note_parse(note_msg *out, const char *msg, size_t len)
 {
 	size_t split, pos, lineno = 0;
 	int error;
@@ -515,7 +515,7 @@ static int line_is_by(const note_sig *s, const char *name, EVP_PKEY *key, uint8_
 }
 
 /* 1 verified, 0 did not verify, <0 error; *time the cosignature's time. */
-static int check_line(const note *n, const note_sig *s, EVP_PKEY *key, uint8_t type, uint64_t *time)
+static int check_line(const note_msg *n, const note_sig *s, EVP_PKEY *key, uint8_t type, uint64_t *time)
 {
 	docket_buf msg = DOCKET_BUF_INIT;
 	uint8_t raw[NOTE_MAX_LINE];
@@ -542,7 +542,7 @@ static int check_line(const note *n, const note_sig *s, EVP_PKEY *key, uint8_t t
 	return error;
 }
 
-static int verify_type(const note *n, const char *name, EVP_PKEY *key, uint8_t type, uint64_t *time)
+static int verify_type(const note_msg *n, const char *name, EVP_PKEY *key, uint8_t type, uint64_t *time)
 {
 	int found = 0, rc;
 	uint64_t t, newest = 0;
@@ -572,12 +572,12 @@ static int verify_type(const note *n, const char *name, EVP_PKEY *key, uint8_t t
 	return 0;
 }
 
-int note_verify_sig(const note *n, const char *name, EVP_PKEY *key)
+int note_verify_sig(const note_msg *n, const char *name, EVP_PKEY *key)
 {
 	return verify_type(n, name, key, NOTE_TYPE_ED25519, NULL);
 }
 
-int note_verify_cosig(const note *n, const char *name, EVP_PKEY *key, uint64_t *time)
+int note_verify_cosig(const note_msg *n, const char *name, EVP_PKEY *key, uint64_t *time)
 {
 	return verify_type(n, name, key, NOTE_TYPE_COSIG_V1, time);
 }
