@@ -9,6 +9,7 @@
 #include "docket/tlog.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/note.h"
 #include "util/error.h"
 
 static json_t *checkpoint_json(const docket_checkpoint *cp)
@@ -134,7 +135,7 @@ static int save_consistency(docket_ledger *ledger, const char *old_path, const c
 	int error, rc;
 
 	docket_error_clear();
-	if ((error = docket_buf_read_path(&old, old_path)) < 0) {
+	if ((error = note_read_file(&old, old_path)) < 0) {
 		docket_buf_dispose(&old);
 		return cli_fail(error, "cannot read the old checkpoint");
 	}

@@ -15,25 +15,16 @@
 /* Read a note or proof file (bounded: NOTE_MAX_LEN). */
 static int read_input(docket_buf *out, const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	int error;
 
-	if (!f) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
-		return errno == ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_SYSTEM;
-	}
-	error = docket_buf_read_stream(out, f);
-	if (f != stdin)
-		fclose(f);
-	if (error < 0) {
-		cli_error("cannot read %s", path);
-		return CLI_EXIT_SYSTEM;
-	}
-	if (out->len > NOTE_MAX_LEN) {
-		cli_error("%s: larger than %zu bytes: not a checkpoint", path, NOTE_MAX_LEN);
+	docket_error_clear();
+	if ((error = note_read_file(out, path)) == 0)
+		return CLI_EXIT_OK;
+	if (error == DOCKET_EINVALID) {
+		cli_error("refused: %s", docket_error_last()->message);
 		return CLI_EXIT_FOUND;
 	}
-	return CLI_EXIT_OK;
+	return cli_fail(error, "cannot read the note");
 }
 
 static int write_output(const char *path, const char *text, size_t len)

@@ -11,6 +11,7 @@
  */
 #include "note.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,31 @@ int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len)
 	docket_buf_dispose(&again);
 	if (error == 0)
 		*out_len = n;
+	return error;
+}
+
+int note_read_file(docket_buf *out, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t got;
+	int error;
+
+	docket_buf_clear(out);
+	if (!f)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
+					strerror(errno));
+	if ((error = docket_buf_reserve(out, NOTE_MAX_LEN + 1)) == 0) {
+		got = fread(out->ptr, 1, NOTE_MAX_LEN + 1, f);
+		out->len = got;
+		out->ptr[got] = '\0';
+		if (ferror(f))
+			error = docket_error_set(DOCKET_ESTORAGE, "%s: cannot read", path);
+		else if (got > NOTE_MAX_LEN)
+			error = docket_error_set(DOCKET_EINVALID, "%s: larger than %zu bytes: not a signed note",
+						 path, NOTE_MAX_LEN);
+	}
+	if (f != stdin)
+		fclose(f);
 	return error;
 }
 

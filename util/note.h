@@ -103,6 +103,10 @@ int note_proof_parse(note_proof *out, const char *msg, size_t len) DOCKET_MUST_U
 int note_proof_put(docket_buf *out, uint64_t old_size, const uint8_t (*hash)[DOCKET_TLOG_HASH_LEN],
 		   size_t n, const char *signed_note, size_t note_len) DOCKET_MUST_USE;
 
+/* Read the file at `path` ("-": stdin) into `out`, at most NOTE_MAX_LEN
+ * bytes: DOCKET_EINVALID when larger, DOCKET_ENOTFOUND when missing. */
+int note_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
+
 /* Standard base64 (RFC 4648 §4), canonical only: *out_len bytes into `out`
  * (room for 3 * len / 4). DOCKET_EINVALID on anything else. */
 int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len) DOCKET_MUST_USE;
