@@ -45,48 +45,45 @@ typedef struct docket_tlog_proof {
 	uint32_t segments_read;               /* how many stored segments computing it read */
 } docket_tlog_proof;
 
-/* PARKED UNTIL THE tlog-core MERGE: the tree functions below are defined on
- * branch tlog-core (ledger/merkle.c). They stay in line comments here so that
- * abi_exports passes on this branch; the merge restores them verbatim. */
-// /* ---- pure functions (no ledger): hashing and proof verification ----- */
-//
-// DOCKET_EXTERN void docket_tlog_leaf_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const void *event, size_t len);
-// DOCKET_EXTERN void docket_tlog_node_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const uint8_t left[DOCKET_TLOG_HASH_LEN],
-// 					 const uint8_t right[DOCKET_TLOG_HASH_LEN]);
-//
-// /* 0 when `proof` (an inclusion proof of leaf proof->index in a tree of
-//  * proof->size) takes `leaf` to `root`; DOCKET_ECORRUPT when it does not,
-//  * DOCKET_EINVALID when the shape is impossible (index >= size, wrong length). */
-// DOCKET_EXTERN int docket_tlog_verify_inclusion(const docket_tlog_proof *proof, const uint8_t leaf[DOCKET_TLOG_HASH_LEN],
-// 					       const uint8_t root[DOCKET_TLOG_HASH_LEN]) DOCKET_MUST_USE;
-//
-// /* 0 when `proof` (proof->index = old size m, proof->size = new size n,
-//  * 0 < m <= n) shows the tree with `old_root` is a prefix of the one with
-//  * `new_root`; DOCKET_ECORRUPT / DOCKET_EINVALID as above. */
-// DOCKET_EXTERN int docket_tlog_verify_consistency(const docket_tlog_proof *proof,
-// 						 const uint8_t old_root[DOCKET_TLOG_HASH_LEN],
-// 						 const uint8_t new_root[DOCKET_TLOG_HASH_LEN]) DOCKET_MUST_USE;
-//
-// /* ---- over a ledger ---------------------------------------------------- */
-//
-// /* The tree over every event appended so far (O(log n) stored reads). */
-// DOCKET_EXTERN int docket_tlog_head_get(docket_tlog_head *out, docket_ledger *ledger) DOCKET_MUST_USE;
-//
-// /* The root of the tree of the first `size` events (size <= events). */
-// DOCKET_EXTERN int docket_tlog_root_at(uint8_t root[DOCKET_TLOG_HASH_LEN], docket_ledger *ledger,
-// 				      uint64_t size) DOCKET_MUST_USE;
-//
-// /* The inclusion proof of event `seq` (1-based) in the tree of `size` events. */
-// DOCKET_EXTERN int docket_tlog_inclusion(docket_tlog_proof *out, docket_ledger *ledger, uint64_t seq,
-// 					uint64_t size) DOCKET_MUST_USE;
-//
-// /* The consistency proof from the tree of `old_size` events to `new_size`. */
-// DOCKET_EXTERN int docket_tlog_consistency(docket_tlog_proof *out, docket_ledger *ledger, uint64_t old_size,
-// 					  uint64_t new_size) DOCKET_MUST_USE;
-//
-// /* "docket.dev/ledger/<ledger id>": the checkpoint origin line of a ledger. */
-// DOCKET_EXTERN int docket_tlog_origin(char out[64], docket_ledger *ledger) DOCKET_MUST_USE;
-//
+/* ---- pure functions (no ledger): hashing and proof verification ----- */
+
+DOCKET_EXTERN void docket_tlog_leaf_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const void *event, size_t len);
+DOCKET_EXTERN void docket_tlog_node_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const uint8_t left[DOCKET_TLOG_HASH_LEN],
+					 const uint8_t right[DOCKET_TLOG_HASH_LEN]);
+
+/* 0 when `proof` (an inclusion proof of leaf proof->index in a tree of
+ * proof->size) takes `leaf` to `root`; DOCKET_ECORRUPT when it does not,
+ * DOCKET_EINVALID when the shape is impossible (index >= size, wrong length). */
+DOCKET_EXTERN int docket_tlog_verify_inclusion(const docket_tlog_proof *proof, const uint8_t leaf[DOCKET_TLOG_HASH_LEN],
+					       const uint8_t root[DOCKET_TLOG_HASH_LEN]) DOCKET_MUST_USE;
+
+/* 0 when `proof` (proof->index = old size m, proof->size = new size n,
+ * 0 < m <= n) shows the tree with `old_root` is a prefix of the one with
+ * `new_root`; DOCKET_ECORRUPT / DOCKET_EINVALID as above. */
+DOCKET_EXTERN int docket_tlog_verify_consistency(const docket_tlog_proof *proof,
+						 const uint8_t old_root[DOCKET_TLOG_HASH_LEN],
+						 const uint8_t new_root[DOCKET_TLOG_HASH_LEN]) DOCKET_MUST_USE;
+
+/* ---- over a ledger ---------------------------------------------------- */
+
+/* The tree over every event appended so far (O(log n) stored reads). */
+DOCKET_EXTERN int docket_tlog_head_get(docket_tlog_head *out, docket_ledger *ledger) DOCKET_MUST_USE;
+
+/* The root of the tree of the first `size` events (size <= events). */
+DOCKET_EXTERN int docket_tlog_root_at(uint8_t root[DOCKET_TLOG_HASH_LEN], docket_ledger *ledger,
+				      uint64_t size) DOCKET_MUST_USE;
+
+/* The inclusion proof of event `seq` (1-based) in the tree of `size` events. */
+DOCKET_EXTERN int docket_tlog_inclusion(docket_tlog_proof *out, docket_ledger *ledger, uint64_t seq,
+					uint64_t size) DOCKET_MUST_USE;
+
+/* The consistency proof from the tree of `old_size` events to `new_size`. */
+DOCKET_EXTERN int docket_tlog_consistency(docket_tlog_proof *out, docket_ledger *ledger, uint64_t old_size,
+					  uint64_t new_size) DOCKET_MUST_USE;
+
+/* "docket.dev/ledger/<ledger id>": the checkpoint origin line of a ledger. */
+DOCKET_EXTERN int docket_tlog_origin(char out[64], docket_ledger *ledger) DOCKET_MUST_USE;
+
 /* ---- signed notes (C2SP signed-note, tlog-checkpoint, tlog-cosignature) */
 
 typedef struct docket_note_checkpoint {
@@ -95,29 +92,23 @@ typedef struct docket_note_checkpoint {
 	uint8_t root[DOCKET_TLOG_HASH_LEN];
 } docket_note_checkpoint;
 
-/* TLOG-NOTES-PENDING: declared by the tlog-notes branch (util/note.c,
- * ledger/checkpoint.c); kept out of the header on tlog-core until that
- * branch is merged, because tests/install/abi_exports.py fails while a
- * declared function has no definition. Restored at the merge.
-
-(*
+/*
  * The signed note of stored checkpoint `index` (0: the last one): the
  * tlog-checkpoint body and the log's Ed25519 signature line (and any
  * cosignatures stored with it). *out is NUL-terminated, freed with
  * docket_free. DOCKET_ENOTFOUND when there is no such checkpoint.
- *)
+ */
 DOCKET_EXTERN int docket_checkpoint_note(char **out, size_t *len, docket_ledger *ledger,
 					 uint64_t index) DOCKET_MUST_USE;
 
-(*
+/*
  * Parse `note` (untrusted: bounded, strict) and check its signature by the
  * Ed25519 public key in `pubkey_path` (PEM, as `docket keygen` writes).
  * 0 and *out filled when the body is a well-formed tlog-checkpoint signed by
  * that key; DOCKET_ECORRUPT (bad or missing signature) or DOCKET_EINVALID
  * (malformed) otherwise, with the reason in `problem`.
- *)
+ */
 DOCKET_EXTERN int docket_note_verify(docket_note_checkpoint *out, const char *note, size_t len,
 				     const char *pubkey_path, char *problem, size_t problem_len) DOCKET_MUST_USE;
- */
 
 #endif
