@@ -32,6 +32,8 @@ static const cli_command commands[] = {
 	{ "import",   cmd_import,   "import Codex or Claude Code transcripts as sessions" },
 	{ "keygen",   cmd_keygen,   "write a signing key pair (or a pseudonymisation key)" },
 	{ "checkpoint", cmd_checkpoint, "sign the chain head; list the signed checkpoints" },
+	{ "prove",    cmd_prove,    "write a receipt: one tool call's events with inclusion proofs" },
+	{ "verify-receipt", cmd_verify_receipt, "check a receipt offline against the log's public key" },
 	{ "export",   cmd_export,   "export events as JSONL, OCSF, OpenTelemetry, CSV or git" },
 	{ "report",   cmd_report,   "write the HTML audit report" },
 	{ "redact",   cmd_redact,   "set the secrets this ledger redacts at write time" },
