@@ -433,7 +433,7 @@ static int check_record_keys(const json_t *obj)
 static int check_record_note(const checkpoint_record *c)
 {
 	docket_note_checkpoint body;
-	note *n = docket_malloc(sizeof(*n));
+	note_msg *n = docket_malloc(sizeof(*n));
 	int error;
 
 	if (!n)
@@ -663,8 +663,38 @@ cleanup:
 	return error;
 }
 
+/* The signed note of `c`'s tree head into c->note. */
+static int sign_note(checkpoint_record *c, docket_ledger *l, EVP_PKEY *key)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	docket_note_checkpoint body;
+	size_t body_len;
+	int error;
+
+	memset(&body, 0, sizeof(body));
+	if ((error = docket_tlog_origin(body.origin, l)) < 0)
+		return error;
+	body.size = c->seq;
+	memcpy(body.root, c->root, sizeof(body.root));
+	if ((error = note_checkpoint_body(&text, &body)) < 0)
+		goto cleanup;
+	body_len = text.len;
+	if ((error = docket_buf_putc(&text, '\n')) < 0 ||
+	    (error = note_sign(&text, body.origin, key, text.ptr, body_len)) < 0)
+		goto cleanup;
+	if (text.len >= sizeof(c->note)) {
+		error = docket_error_set(DOCKET_ERROR, "checkpoint note too long");
+		goto cleanup;
+	}
+	memcpy(c->note, text.ptr, text.len + 1);
+cleanup:
+	docket_buf_dispose(&text);
+	return error;
+}
+
+/* 1 (nothing written) when the ledger grew since `head` was read: try again. */
 static int create_txn(docket_checkpoint *out, int *created, docket_ledger *l, EVP_PKEY *key,
-		      const uint8_t kid[CHECKPOINT_HASH_LEN])
+		      const uint8_t kid[CHECKPOINT_HASH_LEN], const docket_tlog_head *tree)
 {
 	docket_buf msg = DOCKET_BUF_INIT;
 	checkpoint_record last, c;
@@ -686,11 +716,19 @@ static int create_txn(docket_checkpoint *out, int *created, docket_ledger *l, EV
 	}
 	if ((error = next_record(&c, l, txn, &last, found, kid)) < 0)
 		goto cleanup;
-	if (found && last.seq == c.seq) {
+	/* a version-1 checkpoint of the head is followed by a version-2 one */
+	if (found && last.seq == c.seq && last.version == 2) {
 		checkpoint_public(out, &last);
 		goto cleanup;
 	}
-	if ((error = checkpoint_statement(&msg, &c)) < 0 ||
+	if (tree->size != c.seq) {
+		error = 1;
+		goto cleanup;
+	}
+	c.version = 2;
+	memcpy(c.root, tree->root, sizeof(c.root));
+	if ((error = sign_note(&c, l, key)) < 0 ||
+	    (error = checkpoint_statement(&msg, &c)) < 0 ||
 	    (error = sign(c.sig, key, &msg)) < 0 ||
 	    (error = put_record(l, txn, &c)) < 0)
 		goto cleanup;
@@ -720,8 +758,16 @@ int docket_checkpoint_create(docket_checkpoint *out, int *created, docket_ledger
 		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", l->path);
 	if ((error = load_key(&key, key_path, 1)) < 0 || (error = key_id(kid, key)) < 0)
 		goto cleanup;
-	for (;;) {
-		error = create_txn(out, created, l, key, kid);
+	for (int tries = 0;; tries++) {
+		docket_tlog_head tree;
+
+		if ((error = docket_tlog_head_get(&tree, l)) < 0)
+			break;
+		error = create_txn(out, created, l, key, kid, &tree);
+		if (error == 1 && tries < 8)
+			continue;
+		if (error == 1)
+			error = docket_error_set(DOCKET_ECONFLICT, "the ledger keeps growing: try again");
 		if (error != DOCKET_EMAPFULL || (error = store_grow(l)) < 0)
 			break;
 	}
@@ -776,6 +822,21 @@ cleanup:
 	return error;
 }
 
+/* The last stored checkpoint; DOCKET_ENOTFOUND when there is none. */
+static int checkpoint_record_last(checkpoint_record *out, docket_ledger *l)
+{
+	MDB_txn *txn = NULL;
+	int found = 0, error;
+
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	error = last_record(out, &found, l, txn);
+	store_txn_abort(l, txn);
+	if (error == 0 && !found)
+		error = docket_error_set(DOCKET_ENOTFOUND, "no checkpoints yet");
+	return error;
+}
+
 int docket_checkpoint_note(char **out, size_t *len, docket_ledger *l, uint64_t index)
 {
 	checkpoint_record *all = NULL, *c;
@@ -807,6 +868,79 @@ int docket_checkpoint_note(char **out, size_t *len, docket_ledger *l, uint64_t i
 	*len = nlen;
 cleanup:
 	docket_free(all);
+	return error;
+}
+
+/* The old note's tree head, checked to be a prefix of this ledger's tree. */
+static int old_head(docket_note_checkpoint *old, docket_ledger *l, const char *text, size_t len,
+		    uint64_t newest)
+{
+	uint8_t root[CHECKPOINT_HASH_LEN];
+	char origin[64];
+	note_msg *n = docket_malloc(sizeof(*n));
+	int error;
+
+	if (!n)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = note_parse(n, text, len)) < 0 ||
+	    (error = note_checkpoint_parse(old, NULL, (const char *)n->text.ptr, n->text.len)) < 0 ||
+	    (error = docket_tlog_origin(origin, l)) < 0)
+		goto cleanup;
+	if (strcmp(old->origin, origin) != 0) {
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint is of %s, not of this "
+					 "ledger (%s)", old->origin, origin);
+		goto cleanup;
+	}
+	if (old->size > newest) {
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint (size %llu) is newer than "
+					 "the newest checkpoint (size %llu)", (unsigned long long)old->size,
+					 (unsigned long long)newest);
+		goto cleanup;
+	}
+	if (old->size > 0 && (error = docket_tlog_root_at(root, l, old->size)) == 0 &&
+	    memcmp(root, old->root, sizeof(root)) != 0)
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint's root is not this ledger's "
+					 "tree at size %llu: a fork, or the ledger was rewritten",
+					 (unsigned long long)old->size);
+cleanup:
+	docket_free(n);
+	return error;
+}
+
+int docket_checkpoint_consistency(char **out, size_t *len, docket_ledger *l, const char *old_note,
+				  size_t old_len)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	docket_note_checkpoint old;
+	docket_tlog_proof *p = NULL;
+	char *newest = NULL;
+	size_t newest_len = 0;
+	checkpoint_record last;
+	int error;
+
+	*out = NULL;
+	*len = 0;
+	if ((error = docket_checkpoint_note(&newest, &newest_len, l, 0)) < 0 ||
+	    (error = checkpoint_record_last(&last, l)) < 0 ||
+	    (error = old_head(&old, l, old_note, old_len, last.seq)) < 0)
+		goto cleanup;
+	if (!(p = docket_calloc(1, sizeof(*p)))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if (old.size > 0 && old.size < last.seq &&
+	    (error = docket_tlog_consistency(p, l, old.size, last.seq)) < 0)
+		goto cleanup;
+	if ((error = note_proof_put(&text, old.size, (const uint8_t (*)[DOCKET_TLOG_HASH_LEN])p->hash,
+				    p->len, newest, newest_len)) < 0)
+		goto cleanup;
+	*out = text.ptr;
+	*len = text.len;
+	text.ptr = NULL;
+cleanup:
+	docket_buf_dispose(&text);
+	docket_free(p);
+	docket_free(newest);
 	return error;
 }
 
@@ -884,6 +1018,43 @@ static int check_signed(seal_ctx *s, const checkpoint_record *c, const char *wha
 	return 0;
 }
 
+/* A version-2 record's note: signed by the key for this ledger's origin, and
+ * its root is the ledger's tree at that size. 1 when something is wrong. */
+static int check_tree(seal_ctx *s, const checkpoint_record *c, const char *what)
+{
+	docket_note_checkpoint cp;
+	uint8_t root[CHECKPOINT_HASH_LEN];
+	char origin[64];
+	note_msg *n = docket_malloc(sizeof(*n));
+	int error;
+
+	if (!n)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_tlog_origin(origin, s->l)) < 0)
+		goto cleanup;
+	if ((error = note_parse(n, c->note, strlen(c->note))) < 0 ||
+	    (error = checkpoint_note_check(&cp, n, s->key)) < 0) {
+		error = error == DOCKET_EINVALID || error == DOCKET_ECORRUPT
+			? problem(s->rep, "%s: its signed note: %s", what, docket_error_last()->message)
+			: error;
+		goto cleanup;
+	}
+	if (strcmp(cp.origin, origin) != 0) {
+		error = problem(s->rep, "%s: its note names the log %s, not this ledger (%s)", what,
+				cp.origin, origin);
+		goto cleanup;
+	}
+	if ((error = docket_tlog_root_at(root, s->l, c->seq)) < 0)
+		goto cleanup;
+	if (memcmp(root, c->root, sizeof(root)) != 0)
+		error = problem(s->rep, "%s: the Merkle tree of events 1..%llu has another root than the "
+				"signed one: events were altered, dropped or reordered", what,
+				(unsigned long long)c->seq);
+cleanup:
+	docket_free(n);
+	return error;
+}
+
 static int check_one(seal_ctx *s, const checkpoint_record *c, const checkpoint_record *prev,
 		     uint64_t want_index)
 {
@@ -919,6 +1090,8 @@ static int check_one(seal_ctx *s, const checkpoint_record *c, const checkpoint_r
 		return problem(s->rep, "%s: the chain head at seq %llu is not the signed one: "
 			       "events up to seq %llu were altered", what, (unsigned long long)c->seq,
 			       (unsigned long long)c->seq);
+	if (c->version == 2 && (error = check_tree(s, c, what)) != 0)
+		return error;
 	s->rep->checkpoints++;
 	s->rep->covered_seq = c->seq;
 	return 0;
@@ -1014,7 +1187,7 @@ static void set_problem(char *problem, size_t len)
 		snprintf(problem, len, "%s", docket_error_last()->message);
 }
 
-int checkpoint_note_check(docket_note_checkpoint *out, const note *n, EVP_PKEY *key)
+int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key)
 {
 	uint32_t id;
 	int error;
@@ -1037,7 +1210,7 @@ int docket_note_verify(docket_note_checkpoint *out, const char *text, size_t len
 		       const char *pubkey_path, char *problem, size_t problem_len)
 {
 	EVP_PKEY *key = NULL;
-	note *n = NULL;
+	note_msg *n = NULL;
 	int error;
 
 	memset(out, 0, sizeof(*out));

@@ -89,7 +89,7 @@ int checkpoint_signature_ok(const checkpoint_record *c, EVP_PKEY *key) DOCKET_MU
 /* The tlog-checkpoint body of `n` (parsed into *out) signed by `key` under
  * its origin as key name: DOCKET_EINVALID (malformed) or DOCKET_ECORRUPT
  * (no good signature by that key), with the reason. */
-int checkpoint_note_check(docket_note_checkpoint *out, const note *n, EVP_PKEY *key) DOCKET_MUST_USE;
+int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key) DOCKET_MUST_USE;
 
 /* The public form (hex strings). */
 void checkpoint_public(docket_checkpoint *out, const checkpoint_record *c);

@@ -11,6 +11,7 @@
  */
 #include "note.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,31 @@ int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len)
 	docket_buf_dispose(&again);
 	if (error == 0)
 		*out_len = n;
+	return error;
+}
+
+int note_read_file(docket_buf *out, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t got;
+	int error;
+
+	docket_buf_clear(out);
+	if (!f)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
+					strerror(errno));
+	if ((error = docket_buf_reserve(out, NOTE_MAX_LEN + 1)) == 0) {
+		got = fread(out->ptr, 1, NOTE_MAX_LEN + 1, f);
+		out->len = got;
+		out->ptr[got] = '\0';
+		if (ferror(f))
+			error = docket_error_set(DOCKET_ESTORAGE, "%s: cannot read", path);
+		else if (got > NOTE_MAX_LEN)
+			error = docket_error_set(DOCKET_EINVALID, "%s: larger than %zu bytes: not a signed note",
+						 path, NOTE_MAX_LEN);
+	}
+	if (f != stdin)
+		fclose(f);
 	return error;
 }
 
@@ -185,7 +211,7 @@ static int parse_sig_line(note_sig *out, const char *line, size_t len, size_t li
 	return 0;
 }
 
-int note_parse(note *out, const char *msg, size_t len)
+int note_parse(note_msg *out, const char *msg, size_t len)
 {
 	size_t split, pos, lineno = 0;
 	int error;
@@ -515,7 +541,7 @@ static int line_is_by(const note_sig *s, const char *name, EVP_PKEY *key, uint8_
 }
 
 /* 1 verified, 0 did not verify, <0 error; *time the cosignature's time. */
-static int check_line(const note *n, const note_sig *s, EVP_PKEY *key, uint8_t type, uint64_t *time)
+static int check_line(const note_msg *n, const note_sig *s, EVP_PKEY *key, uint8_t type, uint64_t *time)
 {
 	docket_buf msg = DOCKET_BUF_INIT;
 	uint8_t raw[NOTE_MAX_LINE];
@@ -542,7 +568,7 @@ static int check_line(const note *n, const note_sig *s, EVP_PKEY *key, uint8_t t
 	return error;
 }
 
-static int verify_type(const note *n, const char *name, EVP_PKEY *key, uint8_t type, uint64_t *time)
+static int verify_type(const note_msg *n, const char *name, EVP_PKEY *key, uint8_t type, uint64_t *time)
 {
 	int found = 0, rc;
 	uint64_t t, newest = 0;
@@ -572,12 +598,12 @@ static int verify_type(const note *n, const char *name, EVP_PKEY *key, uint8_t t
 	return 0;
 }
 
-int note_verify_sig(const note *n, const char *name, EVP_PKEY *key)
+int note_verify_sig(const note_msg *n, const char *name, EVP_PKEY *key)
 {
 	return verify_type(n, name, key, NOTE_TYPE_ED25519, NULL);
 }
 
-int note_verify_cosig(const note *n, const char *name, EVP_PKEY *key, uint64_t *time)
+int note_verify_cosig(const note_msg *n, const char *name, EVP_PKEY *key, uint64_t *time)
 {
 	return verify_type(n, name, key, NOTE_TYPE_COSIG_V1, time);
 }

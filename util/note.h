@@ -43,15 +43,15 @@ typedef struct note_sig {
 	uint32_t key_id;
 } note_sig;
 
-typedef struct note {
+typedef struct note_msg {
 	docket_slice text;    /* the signed text, its final newline included */
 	size_t nsigs;
 	note_sig sig[NOTE_MAX_SIGS];
-} note;
+} note_msg;
 
 /* Strict parse of a signed note (syntax only: no signature is checked).
  * DOCKET_EINVALID with the reason. `out` borrows from `msg`. */
-int note_parse(note *out, const char *msg, size_t len) DOCKET_MUST_USE;
+int note_parse(note_msg *out, const char *msg, size_t len) DOCKET_MUST_USE;
 
 /* Strict parse of a tlog-checkpoint body (extension lines allowed, ignored);
  * *extensions (may be NULL) receives how many there were. */
@@ -82,8 +82,8 @@ int note_cosign(docket_buf *out, const char *name, EVP_PKEY *key, uint64_t time,
  * is by that key; DOCKET_ECORRUPT when one by that key does not verify.
  * `note_verify_cosig` puts the newest verified timestamp in *time (may be NULL).
  */
-int note_verify_sig(const note *n, const char *name, EVP_PKEY *key) DOCKET_MUST_USE;
-int note_verify_cosig(const note *n, const char *name, EVP_PKEY *key, uint64_t *time) DOCKET_MUST_USE;
+int note_verify_sig(const note_msg *n, const char *name, EVP_PKEY *key) DOCKET_MUST_USE;
+int note_verify_cosig(const note_msg *n, const char *name, EVP_PKEY *key, uint64_t *time) DOCKET_MUST_USE;
 
 /*
  * A consistency proof file: the body of a C2SP tlog-witness add-checkpoint
@@ -102,6 +102,10 @@ typedef struct note_proof {
 int note_proof_parse(note_proof *out, const char *msg, size_t len) DOCKET_MUST_USE;
 int note_proof_put(docket_buf *out, uint64_t old_size, const uint8_t (*hash)[DOCKET_TLOG_HASH_LEN],
 		   size_t n, const char *signed_note, size_t note_len) DOCKET_MUST_USE;
+
+/* Read the file at `path` ("-": stdin) into `out`, at most NOTE_MAX_LEN
+ * bytes: DOCKET_EINVALID when larger, DOCKET_ENOTFOUND when missing. */
+int note_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
 
 /* Standard base64 (RFC 4648 §4), canonical only: *out_len bytes into `out`
  * (room for 3 * len / 4). DOCKET_EINVALID on anything else. */

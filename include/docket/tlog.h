@@ -111,4 +111,79 @@ DOCKET_EXTERN int docket_checkpoint_note(char **out, size_t *len, docket_ledger 
 DOCKET_EXTERN int docket_note_verify(docket_note_checkpoint *out, const char *note, size_t len,
 				     const char *pubkey_path, char *problem, size_t problem_len) DOCKET_MUST_USE;
 
+/* ---- consistency proofs and witnesses (ledger/checkpoint.c, ledger/witness.c) */
+
+/*
+ * The RFC 6962 consistency proof from the tree of `old_note` (a checkpoint
+ * note of this ledger; its signature is not checked, its root must be this
+ * ledger's tree at its size) to the newest stored checkpoint, as a C2SP
+ * tlog-witness add-checkpoint request body: "old <size>\n", one base64 hash
+ * a line, a blank line, the newest signed note. *out is freed with
+ * docket_free. DOCKET_ECONFLICT when the old note is not a prefix of this
+ * ledger (another root at its size: a fork, or another ledger) or is newer
+ * than the newest checkpoint; DOCKET_ENOTFOUND without a signed-note
+ * checkpoint; DOCKET_EINVALID for a malformed note.
+ */
+DOCKET_EXTERN int docket_checkpoint_consistency(char **out, size_t *len, docket_ledger *ledger,
+						const char *old_note, size_t old_len) DOCKET_MUST_USE;
+
+typedef struct docket_witness_options {
+	unsigned int version;
+	const char *state_dir;   /* the last checkpoint seen per origin (0700; files 0600) */
+	const char *log_pubkey;  /* the log's Ed25519 public key (PEM) */
+	const char *key;         /* the witness's private key; NULL: check and record only */
+	const char *name;        /* its key name; NULL: "docket-witness/<16 hex of its key id>" */
+	const char *proof;       /* an add-checkpoint body (may be NULL) */
+	size_t proof_len;
+	uint64_t time;           /* the cosignature's time (POSIX seconds); 0: now */
+} docket_witness_options;
+
+#define DOCKET_WITNESS_OPTIONS_VERSION 1
+#define DOCKET_WITNESS_OPTIONS_INIT { DOCKET_WITNESS_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, 0, 0 }
+
+typedef struct docket_witness_result {
+	int accepted;                       /* consistent with what the witness saw: recorded */
+	int first_seen;                     /* no earlier checkpoint of the origin (trust on first use) */
+	uint64_t old_size;                  /* the size the witness had seen */
+	docket_note_checkpoint checkpoint;  /* the new checkpoint (when it parsed) */
+	char name[256];                     /* the witness's key name (with a key) */
+	char problem[1024];                 /* why it was refused (!accepted) */
+} docket_witness_result;
+
+/*
+ * Witness the signed checkpoint `note` (or a whole add-checkpoint body):
+ * verify its signature by the log's key, check it extends the checkpoint
+ * stored for its origin (consistency proof from opts->proof or the body),
+ * store it, and with opts->key co-sign it (C2SP tlog-cosignature/v1).
+ * Returns 0 when the check ran: res->accepted says whether the checkpoint was
+ * accepted; then *out is the note with the cosignature line appended (freed
+ * with docket_free). A rollback, a fork, a bad proof or a bad signature is
+ * res->accepted == 0 with the reason in res->problem, and nothing is stored
+ * or signed. <0 when the witness could not run (key files, state directory,
+ * a state file it cannot parse: DOCKET_ECORRUPT).
+ */
+DOCKET_EXTERN int docket_witness_add(char **out, size_t *len, docket_witness_result *res, const char *note,
+				     size_t note_len, const docket_witness_options *opts) DOCKET_MUST_USE;
+
+typedef struct docket_witness_report {
+	int ok;                   /* every note matches the ledger and enough witnesses co-signed */
+	size_t notes;             /* witness notes that matched */
+	size_t cosigners;         /* distinct given witness keys with a good cosignature on one */
+	size_t required;
+	uint64_t largest_size;    /* the largest witnessed size: events 1..it are witnessed */
+	char problem[1024];
+} docket_witness_report;
+
+/*
+ * Check witnessed checkpoint notes against a ledger: each is signed by the
+ * log key in `pubkey_path`, names this ledger's origin, is no larger than the
+ * ledger and has the root of the ledger's tree at its size. `required` of
+ * the `witness_keys` (PEM public keys) must have co-signed one of them
+ * (cosignatures by other keys are ignored). 0 when the check ran (rep->ok).
+ */
+DOCKET_EXTERN int docket_ledger_verify_notes(docket_ledger *ledger, const char *pubkey_path,
+					     const char *const *notes, size_t nnotes,
+					     const char *const *witness_keys, size_t nkeys, size_t required,
+					     docket_witness_report *rep) DOCKET_MUST_USE;
+
 #endif

@@ -22,7 +22,7 @@ static const uint8_t fixed_key[32] = { 0x1a, 0x5c, 0xd9, 0x07, 0x14, 0x3c, 0x38,
 
 static void check_note(const char *msg, size_t len, EVP_PKEY *key)
 {
-	static note n;
+	static note_msg n;
 	docket_note_checkpoint c;
 	docket_buf body = DOCKET_BUF_INIT;
 	size_t ext = 0;

@@ -72,7 +72,7 @@ static char *cat(const char *a, const char *b, const char *c)
 	return out.ptr;
 }
 
-static int parse_str(note *n, const char *s)
+static int parse_str(note_msg *n, const char *s)
 {
 	return note_parse(n, s, strlen(s));
 }
@@ -138,7 +138,7 @@ static void test_go_vector_verify(void **state)
 {
 	EVP_PKEY *k = key_from_b64(go_vkey_b64, 0x01, 0), *other = key_from_b64(remora_vkey_b64, 0x04, 0);
 	char *msg = cat(go_text, "\n", go_sig_line);
-	note n;
+	note_msg n;
 
 	(void)state;
 	assert_int_equal(parse_str(&n, msg), 0);
@@ -169,7 +169,7 @@ static void test_real_checkpoint(void **state)
 	size_t len, ext = 9;
 	uint64_t t = 0;
 	uint32_t id;
-	note n;
+	note_msg n;
 
 	(void)state;
 	assert_int_equal(parse_str(&n, msg), 0);
@@ -210,7 +210,7 @@ static void test_sign_cosign_round_trip(void **state)
 	docket_buf msg = DOCKET_BUF_INIT;
 	size_t text_len;
 	uint64_t t = 0;
-	note n;
+	note_msg n;
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
@@ -244,7 +244,7 @@ static void test_sign_cosign_round_trip(void **state)
 
 static void expect_bad_note(const char *msg, size_t len, const char *why)
 {
-	note n;
+	note_msg n;
 
 	assert_int_equal(note_parse(&n, msg, len), DOCKET_EINVALID);
 	if (!strstr(docket_error_last()->message, why))
@@ -302,7 +302,7 @@ static void test_malformed_notes(void **state)
 	/* ... but exactly the limit is fine */
 	big.len -= strlen(EM " n AAAAAAA=\n");
 	{
-		note n;
+		note_msg n;
 
 		assert_int_equal(note_parse(&n, big.ptr, big.len), 0);
 		assert_int_equal(n.nsigs, NOTE_MAX_SIGS);
@@ -313,7 +313,7 @@ static void test_malformed_notes(void **state)
 
 static void test_text_ends_at_last_blank_line(void **state)
 {
-	note n;
+	note_msg n;
 	const char *msg = "a\n\nb\n\n" EM " n AAAAAAA=\n";
 
 	(void)state;
@@ -392,7 +392,7 @@ static const char witness_example[] =
 static void test_proof_file(void **state)
 {
 	note_proof p;
-	note n;
+	note_msg n;
 	docket_note_checkpoint c;
 	docket_buf again = DOCKET_BUF_INIT;
 	uint8_t h0[32];
