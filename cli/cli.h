@@ -66,6 +66,8 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_keygen(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_checkpoint(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_prove(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_witness(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv);

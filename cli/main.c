@@ -33,6 +33,8 @@ static const cli_command commands[] = {
 	{ "keygen",   cmd_keygen,   "write a signing key pair (or a pseudonymisation key)" },
 	{ "checkpoint", cmd_checkpoint, "sign the chain head and tree; consistency proofs; list" },
 	{ "witness",  cmd_witness,  "co-sign a checkpoint that extends the last one seen" },
+	{ "prove",    cmd_prove,    "write a receipt: one tool call's events with inclusion proofs" },
+	{ "verify-receipt", cmd_verify_receipt, "check a receipt offline against the log's public key" },
 	{ "export",   cmd_export,   "export events as JSONL, OCSF, OpenTelemetry, CSV or git" },
 	{ "report",   cmd_report,   "write the HTML audit report" },
 	{ "redact",   cmd_redact,   "set the secrets this ledger redacts at write time" },
