@@ -46,7 +46,7 @@ static const char origin_prefix[] = "docket.dev/ledger/";
 /* The size and origin the checkpoint note signs (syntax only here). */
 static int note_size(docket_note_checkpoint *cp, const char *text, size_t len)
 {
-	static note n;   /* large; prove runs once per process */
+	static note_msg n;   /* large; prove runs once per process */
 	int error;
 
 	if ((error = note_parse(&n, text, len)) < 0 ||
