@@ -233,6 +233,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	ledger_reader r;
 	MDB_txn *txn = NULL;
 	inv_state inv;
+	sess_state sess;
 	prove_ctx c;
 	json_t *obj = NULL;
 	uint64_t seqs[6], policy = 0;
@@ -247,7 +248,13 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	    (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		goto cleanup;
 	reader_set_txn(&r, txn);
-	if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
+	/* the session's current revision, when it predates the intent, was in
+	 * force at the intent; otherwise look back from the intent */
+	if ((error = ledger_session_get(l, session, &sess, NULL)) < 0)
+		goto cleanup;
+	if (sess.policy_seq && sess.policy_seq < inv.intent_seq)
+		policy = sess.policy_seq;
+	else if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
 		goto cleanup;
 	n = receipt_seqs(seqs, &inv, policy);
 	if (n == 0 || seqs[n - 1] > cp.size) {
