@@ -233,6 +233,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	ledger_reader r;
 	MDB_txn *txn = NULL;
 	inv_state inv;
+	sess_state sess;
 	prove_ctx c;
 	json_t *obj = NULL;
 	uint64_t seqs[6], policy = 0;
@@ -247,7 +248,13 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	    (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		goto cleanup;
 	reader_set_txn(&r, txn);
-	if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
+	/* the session's current revision, when it predates the intent, was in
+	 * force at the intent; otherwise look back from the intent */
+	if ((error = ledger_session_get(l, session, &sess, NULL)) < 0)
+		goto cleanup;
+	if (sess.policy_seq && sess.policy_seq < inv.intent_seq)
+		policy = sess.policy_seq;
+	else if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
 		goto cleanup;
 	n = receipt_seqs(seqs, &inv, policy);
 	if (n == 0 || seqs[n - 1] > cp.size) {
@@ -574,8 +581,8 @@ done:
 /* ---- the story ---- */
 
 /* `s` with every character a terminal could act on escaped: C0, DEL, C1,
- * bidi controls; backslash and quote too (the string is shown quoted). */
-static int put_safe(docket_buf *out, const char *s)
+ * bidi controls; with `quoted` backslash and quote too (shown in quotes). */
+static int put_escaped(docket_buf *out, const char *s, int quoted)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	int error = 0;
@@ -583,7 +590,7 @@ static int put_safe(docket_buf *out, const char *s)
 	for (; *p && error == 0; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			error = docket_buf_printf(out, "\\x%02x", *p);
-		else if (*p == '\\' || *p == '"')
+		else if (quoted && (*p == '\\' || *p == '"'))
 			error = docket_buf_printf(out, "\\%c", *p);
 		else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
 			error = docket_buf_printf(out, "\\u%04x", p[1]);
@@ -596,6 +603,11 @@ static int put_safe(docket_buf *out, const char *s)
 			error = docket_buf_putc(out, (char)*p);
 	}
 	return error;
+}
+
+static int put_safe(docket_buf *out, const char *s)
+{
+	return put_escaped(out, s, 1);
 }
 
 static int put_quoted(docket_buf *out, const char *s)
@@ -617,7 +629,7 @@ static int put_compact(docket_buf *out, const json_t *v, size_t max)
 	if ((error = docket_json_dump(&s, v)) == 0 && (error = docket_buf_putc(&s, '\0')) == 0) {
 		if (strlen(s.ptr) > max)
 			s.ptr[max] = '\0';
-		error = put_safe(out, s.ptr);
+		error = put_escaped(out, s.ptr, 0);   /* JSON: its own escapes */
 	}
 	docket_buf_dispose(&s);
 	return error;

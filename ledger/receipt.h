@@ -14,6 +14,7 @@
 
 #include "docket/audit.h"
 #include "docket/ledger.h"
+#include "util/buf.h"
 
 #define RECEIPT_FORMAT "docket-receipt/1"
 #define RECEIPT_MAX_LEN ((size_t)4 << 20)   /* bytes verify-receipt reads */

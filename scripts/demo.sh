@@ -103,7 +103,8 @@ step "... and against a looser one: what it loosens (a call a human had denied i
 # Security teams: sign the head, prove a copy offline, feed the SIEM, read it
 # (docs/audit.md).
 rm -rf "$out/signing.key" "$out/signing.key.pub" "$out/witness.key" "$out/witness.key.pub" \
-	"$out/witness-state" "$out"/checkpoint-*.note "$out"/checkpoint-*.cosigned "$out/consistency.proof"
+	"$out/witness-state" "$out"/checkpoint-*.note "$out"/checkpoint-*.cosigned "$out/consistency.proof" \
+	"$out/rm-build.receipt"
 step "a signing key for checkpoints" keygen -o "$out/signing.key"
 step "sign the chain head and the Merkle tree (the signed note goes to a file kept elsewhere)" \
 	checkpoint --key "$out/signing.key" -o "$out/checkpoint-1.note"
@@ -123,6 +124,10 @@ step "the witness checks the proof and co-signs the new checkpoint" \
 step "prove the ledger offline: the public key and the checkpoint the witness co-signed" \
 	verify --pubkey "$out/signing.key.pub" --witness "$out/checkpoint-2.cosigned" \
 	--witness-key "$out/witness.key.pub"
+step "a receipt for one approved call (its events, their inclusion proofs, the signed checkpoint)" \
+	prove demo-basic call_rm_build -o "$out/rm-build.receipt"
+step "anyone with the log's public key checks it without the ledger: who approved what, when, under which policy" \
+	verify-receipt "$out/rm-build.receipt" --pubkey "$out/signing.key.pub"
 step "the calls and approvals as OCSF records for a SIEM, secrets redacted" \
 	export --format ocsf --redact -o "$out/events.ocsf.ndjson"
 step "the audit report" report -o "$out/report.html"

@@ -25,6 +25,7 @@
 #include "../bench/gen_mix.h"
 #include "ledger/ledger_internal.h"
 #include "test_audit_util.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 
 static void unhex(uint8_t *out, const char *hex)
@@ -581,6 +582,121 @@ static void test_tree_off(void **state)
 	test_rmdir_free(dir);
 }
 
+/* The demo fixture's lines, with `edit` applied: 's' swaps lines 4 and 5
+ * (two intents of different calls: still a legal history), 'd' drops the
+ * last line, 'b' changes a byte of an output. */
+static char *demo_variant(char edit)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	docket_buf buf = DOCKET_BUF_INIT;
+	char path[1024], *text, *lines[64], *p;
+	size_t n = 0, len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fixtures/sessions/demo-basic.jsonl", root);
+	assert_non_null(f = fopen(path, "rb"));
+	text = calloc(1, 1 << 16);
+	len = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	assert_true(len > 0);
+	if (edit == 'b')
+		assert_non_null(p = strstr(text, "42 passing")), p[0] = '7';
+	for (p = strtok(text, "\n"); p && n < 64; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	if (edit == 's') {
+		char *t = lines[3];
+
+		lines[3] = lines[4];
+		lines[4] = t;
+	} else if (edit == 'd')
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(docket_buf_puts(&buf, lines[i]), 0);
+		assert_int_equal(docket_buf_putc(&buf, '\n'), 0);
+	}
+	assert_int_equal(docket_buf_putc(&buf, '\0'), 0);
+	free(text);
+	return buf.ptr;
+}
+
+/* A history re-chained (its own chain is sound) under the tree of another:
+ * the events changed, dropped or reordered must not match that tree. */
+static void test_rechained_history(void **state)
+{
+	static const char edits[] = { 's', 'd', 'b' };
+	char *dir_a, *dir_b;
+	docket_ledger *a = audit_new_ledger(&dir_a);
+	MDB_txn *ta, *tb;
+	MDB_val v;
+
+	(void)state;
+	audit_record_fixture(a, "sessions/demo-basic.jsonl");
+	for (size_t i = 0; i < sizeof(edits); i++) {
+		docket_ledger *b = audit_new_ledger(&dir_b);
+		char *text = demo_variant(edits[i]);
+		docket_tlog_head ha, hb;
+
+		audit_record_text(b, text);
+		docket_free(text);
+		verify_ok(b);
+		assert_int_equal(docket_tlog_head_get(&ha, a), 0);
+		assert_int_equal(docket_tlog_head_get(&hb, b), 0);
+		assert_memory_not_equal(ha.root, hb.root, 32);
+		/* b's events under a's tree */
+		assert_int_equal(store_txn_begin(&ta, a, MDB_RDONLY), 0);
+		assert_int_equal(store_meta_get(ta, a, "merkle", &v), 0);
+		assert_int_equal(store_txn_begin(&tb, b, 0), 0);
+		assert_int_equal(store_meta_put(tb, b, "merkle", v.mv_data, v.mv_size), 0);
+		assert_int_equal(store_txn_commit(b, tb), 0);
+		store_txn_abort(a, ta);
+		verify_fails_with(b, "Merkle tree");
+		docket_ledger_free(b);
+		test_rmdir_free(dir_b);
+	}
+	docket_ledger_free(a);
+	test_rmdir_free(dir_a);
+}
+
+/* migrate (format 1) and compact build the tree: its head is the tree of
+ * the events, before and after. */
+static void test_migrate_compact(void **state)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	fixture f;
+	docket_rewrite_report rep;
+	docket_tlog_head h1, h2;
+	uint8_t want[32];
+	char src[1024], dst[1024], cmd[3200];
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	assert_non_null(root);
+	f.dir = test_mkdtemp();
+	snprintf(src, sizeof(src), "%s/fixtures/ledger-v1/data.mdb", root);
+	snprintf(dst, sizeof(dst), "%s/data.mdb", f.dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 600 '%s'", src, dst, dst);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(docket_ledger_migrate(f.dir, 0, &rep), 0);
+	f.l = audit_open(f.dir);
+	assert_int_equal(docket_tlog_head_get(&h1, f.l), 0);
+	assert_int_equal(h1.size, rep.events);
+	f.n = h1.size;
+	leaves_from_events(&f);
+	assert_int_equal(merkle_mth(&(merkle_src){ mem_leaf, NULL, &f.t }, 0, f.n, want), 0);
+	assert_memory_equal(h1.root, want, 32);
+	verify_ok(f.l);
+	docket_ledger_free(f.l);
+	assert_int_equal(docket_ledger_compact(f.dir, 0, &rep), 0);
+	f.l = audit_open(f.dir);
+	assert_int_equal(docket_tlog_head_get(&h2, f.l), 0);
+	assert_int_equal(h2.size, h1.size);
+	assert_memory_equal(h2.root, h1.root, 32);
+	verify_ok(f.l);
+	docket_ledger_free(f.l);
+	test_rmdir_free(f.dir);
+	free(f.t.leaf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +705,8 @@ int main(void)
 		cmocka_unit_test(test_reference_consistency),
 		cmocka_unit_test(test_empty_ledger),
 		cmocka_unit_test(test_tree_off),
+		cmocka_unit_test(test_migrate_compact),
+		cmocka_unit_test(test_rechained_history),
 		cmocka_unit_test_setup_teardown(test_ledger_roots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_proofs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_origin, setup, teardown),
