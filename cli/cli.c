@@ -151,10 +151,23 @@ static int set_value(const cli_command *cmd, const cli_opt *opts, const cli_opt 
 		if (parse_u64(value, o->value) < 0)
 			return usage_error(cmd, opts, "--%s wants a non-negative integer, not '%s'",
 					   o->name, value);
+	} else if (o->type == CLI_OPT_LIST) {
+		cli_list *l = o->value;
+
+		if (l->n == CLI_LIST_MAX)
+			return usage_error(cmd, opts, "--%s given more than %d times", o->name,
+					   CLI_LIST_MAX);
+		l->v[l->n++] = value;
 	} else {
 		*(const char **)o->value = value;
 	}
 	return CLI_PARSE_OK;
+}
+
+/* An option that takes a value (after it, or after '='). */
+static int takes_value(const cli_opt *o)
+{
+	return o->type == CLI_OPT_STRING || o->type == CLI_OPT_U64 || o->type == CLI_OPT_LIST;
 }
 
 int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *description,
@@ -168,6 +181,8 @@ int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *descripti
 		if (o->type == CLI_OPT_ARGS) {
 			((cli_args *)o->value)->v = NULL;
 			((cli_args *)o->value)->n = 0;
+		} else if (o->type == CLI_OPT_LIST) {
+			((cli_list *)o->value)->n = 0;
 		}
 
 	for (i = 1; i < argc; i++) {
@@ -188,8 +203,7 @@ int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *descripti
 			size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
 
 			for (o = opts; o && o->type != CLI_OPT_END; o++)
-				if ((o->type == CLI_OPT_SWITCH || o->type == CLI_OPT_STRING ||
-				     o->type == CLI_OPT_U64) &&
+				if ((o->type == CLI_OPT_SWITCH || takes_value(o)) &&
 				    strlen(o->name) == nlen && strncmp(o->name, name, nlen) == 0)
 					match = o;
 			if (!match)
@@ -216,8 +230,7 @@ int cli_parse(const cli_command *cmd, const cli_opt *opts, const char *descripti
 		if (!only_args && a[0] == '-' && a[1] != '\0') {
 			for (o = opts; o && o->type != CLI_OPT_END; o++)
 				if (o->alias && o->alias == a[1] &&
-				    (o->type == CLI_OPT_SWITCH || o->type == CLI_OPT_STRING ||
-				     o->type == CLI_OPT_U64))
+				    (o->type == CLI_OPT_SWITCH || takes_value(o)))
 					match = o;
 			if (!match)
 				return usage_error(cmd, opts, "unknown option '-%c'", a[1]);

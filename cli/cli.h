@@ -66,6 +66,9 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_keygen(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_checkpoint(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_prove(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_witness(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_redact(const cli_command *cmd, const cli_global *g, int argc, char **argv);
@@ -88,7 +91,8 @@ typedef enum cli_opt_type {
 	CLI_OPT_STRING,   /* --name V / --name=V / -x V: *(const char **)value */
 	CLI_OPT_U64,      /* like STRING, parsed as an unsigned decimal into *(uint64_t *)value */
 	CLI_OPT_ARG,      /* one positional argument: *(const char **)value */
-	CLI_OPT_ARGS      /* the remaining positionals: *(cli_args *)value */
+	CLI_OPT_ARGS,     /* the remaining positionals: *(cli_args *)value */
+	CLI_OPT_LIST      /* like STRING, repeatable: appended to *(cli_list *)value */
 } cli_opt_type;
 
 enum {
@@ -110,6 +114,13 @@ typedef struct cli_args {
 	char **v;
 	int n;
 } cli_args;
+
+/* The values of a repeatable option (CLI_OPT_LIST), in the order given. */
+#define CLI_LIST_MAX 16
+typedef struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	size_t n;
+} cli_list;
 
 /* The standard --json switch of read commands. */
 #define CLI_OPT_JSON(ptr) \

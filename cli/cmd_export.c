@@ -123,7 +123,7 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 {
 	static const char description[] =
 		"Writes the ledger for other tools: jsonl (the events as `docket log --json`\n"
-		"prints them), ocsf (OCSF 1.5 records, one per line), otel (OTLP/JSON spans,\n"
+		"prints them), ocsf (OCSF 1.9 records, one per line), otel (OTLP/JSON spans,\n"
 		"one execute_tool span per call), csv (one row per call) or git (an archive\n"
 		"repository, one commit per export carrying the chain head; needs --repo).\n"
 		"--redact replaces secrets (cloud keys, API tokens, private keys, passwords in\n"

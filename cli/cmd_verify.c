@@ -11,12 +11,18 @@
 
 #include "docket/audit.h"
 #include "docket/export.h"
+#include "docket/tlog.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
 typedef struct verify_args {
 	const char *pubkey;
-	const char *witness;
+	const char *witness;     /* the one JSON checkpoint record among the witnesses */
+	cli_list witnesses;      /* --witness: records and checkpoint notes */
+	const char *notes[CLI_LIST_MAX];
+	size_t nnotes;
+	cli_list keys;           /* --witness-key */
+	uint64_t required;       /* --witnesses N (default: all the keys) */
 	const char *git;
 	int json;
 } verify_args;
@@ -60,6 +66,21 @@ static void print_seal(const docket_seal_report *s, const cli_global *g)
 	}
 }
 
+static void print_notes(const docket_witness_report *w, const verify_args *a, const cli_global *g)
+{
+	cli_put_color(stdout, g->color_out, w->ok ? CLI_GREEN : CLI_RED, w->ok ? "ok" : "FAILED");
+	if (!w->ok) {
+		printf(": %s\n", w->problem);
+		return;
+	}
+	printf(": %zu witnessed checkpoint%s match%s the ledger's tree (events 1..%llu witnessed)",
+	       w->notes, w->notes == 1 ? "" : "s", w->notes == 1 ? "es" : "", (unsigned long long)w->largest_size);
+	if (a->keys.n)
+		printf(", co-signed by %zu of %zu witness key%s (%zu required)", w->cosigners, a->keys.n,
+		       a->keys.n == 1 ? "" : "s", w->required);
+	printf("\n");
+}
+
 static void print_git(const docket_git_report *r, const cli_global *g)
 {
 	cli_put_color(stdout, g->color_out, r->ok ? CLI_GREEN : CLI_RED, r->ok ? "ok" : "FAILED");
@@ -91,6 +112,14 @@ static int add_seal_json(json_t *j, const docket_seal_report *s)
 		"problem", s->ok ? json_null() : json_string(s->problem)));
 }
 
+static int add_notes_json(json_t *j, const docket_witness_report *w)
+{
+	return json_object_set_new(j, "witnesses", json_pack("{s:b, s:I, s:I, s:I, s:I, s:o}",
+		"ok", w->ok, "notes", (json_int_t)w->notes, "cosigners", (json_int_t)w->cosigners,
+		"required", (json_int_t)w->required, "witnessed_size", (json_int_t)w->largest_size,
+		"problem", w->ok ? json_null() : json_string(w->problem)));
+}
+
 static int add_git_json(json_t *j, const docket_git_report *r)
 {
 	return json_object_set_new(j, "git", json_pack("{s:b, s:I, s:I, s:I, s:o}",
@@ -101,11 +130,15 @@ static int add_git_json(json_t *j, const docket_git_report *r)
 
 /* The optional checks after a good chain; returns <0 when one could not run. */
 static int run_extra(docket_ledger *ledger, const verify_args *a, docket_seal_report *seal,
-		     docket_git_report *git)
+		     docket_witness_report *notes, docket_git_report *git)
 {
 	int error;
 
 	if (a->pubkey && (error = docket_ledger_verify_seal(ledger, a->pubkey, a->witness, seal)) < 0)
+		return error;
+	if (a->nnotes && (error = docket_ledger_verify_notes(ledger, a->pubkey, a->notes, a->nnotes,
+							      a->keys.v, a->keys.n, (size_t)a->required,
+							      notes)) < 0)
 		return error;
 	if (a->git && (error = docket_git_verify(ledger, a->git, git)) < 0)
 		return error;
@@ -113,7 +146,8 @@ static int run_extra(docket_ledger *ledger, const verify_args *a, docket_seal_re
 }
 
 static int report_all(const verify_args *a, const cli_global *g, const docket_verify_report *chain,
-		      const docket_seal_report *seal, const docket_git_report *git, int ok)
+		      const docket_seal_report *seal, const docket_witness_report *notes,
+		      const docket_git_report *git, int ok)
 {
 	json_t *j;
 
@@ -121,12 +155,16 @@ static int report_all(const verify_args *a, const cli_global *g, const docket_ve
 		print_chain(chain, g);
 		if (chain->ok && a->pubkey)
 			print_seal(seal, g);
+		if (chain->ok && a->nnotes)
+			print_notes(notes, a, g);
 		if (chain->ok && a->git)
 			print_git(git, g);
 		return CLI_EXIT_OK;
 	}
 	j = chain_json(chain);
 	if (j && chain->ok && a->pubkey && add_seal_json(j, seal) < 0)
+		json_decref(j), j = NULL;
+	if (j && chain->ok && a->nnotes && add_notes_json(j, notes) < 0)
 		json_decref(j), j = NULL;
 	if (j && chain->ok && a->git && add_git_json(j, git) < 0)
 		json_decref(j), j = NULL;
@@ -147,6 +185,7 @@ typedef struct verify_outcome {
 	docket_error err; /* its message */
 	docket_verify_report report;
 	docket_seal_report seal;
+	docket_witness_report notes;
 	docket_git_report git;
 } verify_outcome;
 
@@ -166,7 +205,7 @@ static void verify_in_child(const cli_global *g, const verify_args *a, verify_ou
 		goto out;
 	o->report.problem[sizeof(o->report.problem) - 1] = '\0';
 	o->stage = 2;
-	if (o->report.ok && (o->error = run_extra(ledger, a, &o->seal, &o->git)) < 0)
+	if (o->report.ok && (o->error = run_extra(ledger, a, &o->seal, &o->notes, &o->git)) < 0)
 		goto out;
 	o->stage = 3;
 out:
@@ -251,6 +290,58 @@ static int verify_guarded(const cli_global *g, const verify_args *a, verify_outc
 	return 0;
 }
 
+/* 1 when the file at `path` holds a JSON checkpoint record (its first
+ * non-blank byte is '{'), 0 for a signed note, -1 when it cannot be read. */
+static int is_json_record(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
+		;
+	fclose(f);
+	return c == '{';
+}
+
+/* Sort --witness files into the JSON record and the notes; check the rest. */
+static int check_witness_args(verify_args *a)
+{
+	if ((a->witnesses.n || a->keys.n) && !a->pubkey) {
+		cli_error("--witness and --witness-key need --pubkey");
+		return CLI_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < a->witnesses.n; i++) {
+		const char *path = a->witnesses.v[i];
+		int json = is_json_record(path);
+
+		if (json < 0) {
+			cli_error("cannot read %s: %s", path, strerror(errno));
+			return CLI_EXIT_USAGE;
+		}
+		if (json && a->witness) {
+			cli_error("only one --witness may be a JSON checkpoint record");
+			return CLI_EXIT_USAGE;
+		}
+		if (json)
+			a->witness = path;
+		else
+			a->notes[a->nnotes++] = path;
+	}
+	if (a->keys.n && !a->nnotes) {
+		cli_error("--witness-key needs a --witness checkpoint note to count cosignatures on");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->required == UINT64_MAX)
+		a->required = a->keys.n;
+	else if (a->required > a->keys.n) {
+		cli_error("--witnesses %llu needs at least that many --witness-key", (unsigned long long)a->required);
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
 int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
@@ -264,14 +355,22 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"\n"
 		"--pubkey also checks the signed checkpoints (`docket checkpoint`): every one\n"
 		"is signed by that key, none is missing, and the events up to the last one are\n"
-		"unmodified and all there. --witness adds a checkpoint saved elsewhere\n"
-		"(`docket checkpoint -o FILE`), which catches a ledger cut off before its last\n"
-		"checkpoints. --git cross-checks an archive made by `docket export --format git`.\n";
-	verify_args a = { NULL, NULL, NULL, 0 };
+		"unmodified and all there, and each checkpoint's Merkle tree root and signed note\n"
+		"match the ledger. --witness (repeatable) adds a checkpoint saved elsewhere: a\n"
+		"signed note (`docket checkpoint -o FILE`, or co-signed by `docket witness`),\n"
+		"which must be signed by the key and be the ledger's tree at its size, or a\n"
+		"JSON record (`--record`, older docket), which must be in the ledger; both\n"
+		"catch a ledger cut off before its last checkpoints. --witness-key KEY.pub\n"
+		"(repeatable) and --witnesses N require N of those witness keys (default: all)\n"
+		"to have co-signed a --witness note that matches; other cosignatures are not\n"
+		"counted. --git cross-checks an archive made by `docket export --format git`.\n";
+	verify_args a;
 	const cli_opt opts[] = {
 		CLI_OPT_JSON(&a.json),
 		{ CLI_OPT_STRING, "pubkey", 0, &a.pubkey, "FILE", "check the checkpoints against this public key", 0 },
-		{ CLI_OPT_STRING, "witness", 0, &a.witness, "FILE", "a checkpoint kept elsewhere (needs --pubkey)", 0 },
+		{ CLI_OPT_LIST, "witness", 0, &a.witnesses, "FILE", "a checkpoint kept elsewhere: note or JSON record (repeatable)", 0 },
+		{ CLI_OPT_LIST, "witness-key", 0, &a.keys, "KEY", "a witness's public key (repeatable)", 0 },
+		{ CLI_OPT_U64, "witnesses", 0, &a.required, "N", "require N witness cosignatures", 0 },
 		{ CLI_OPT_STRING, "git", 0, &a.git, "DIR", "cross-check the git archive in DIR", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -279,12 +378,13 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	verify_outcome outcome, *o = &outcome;
 	int rc, error, ok;
 
+	memset(&a, 0, sizeof(a));
+	a.required = UINT64_MAX;
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (a.witness && !a.pubkey) {
-		cli_error("--witness needs --pubkey");
+	if ((rc = check_witness_args(&a)) != CLI_EXIT_OK) {
 		cli_usage_line(stderr, cmd, opts);
-		return CLI_EXIT_USAGE;
+		return rc;
 	}
 	if ((error = verify_guarded(g, &a, o)) < 0)
 		return cli_fail(error, "verify could not run");
@@ -300,8 +400,9 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 			 strncmp(o->err.message, "the data file is corrupt", 24) == 0 ? ""
 				 : "the data file is corrupt: ", o->err.message);
 	}
-	ok = o->stage == 3 && o->report.ok && (!a.pubkey || o->seal.ok) && (!a.git || o->git.ok);
-	if ((rc = report_all(&a, g, &o->report, &o->seal, &o->git, ok)) == CLI_EXIT_OK)
+	ok = o->stage == 3 && o->report.ok && (!a.pubkey || o->seal.ok) && (!a.nnotes || o->notes.ok) &&
+	     (!a.git || o->git.ok);
+	if ((rc = report_all(&a, g, &o->report, &o->seal, &o->notes, &o->git, ok)) == CLI_EXIT_OK)
 		rc = ok ? CLI_EXIT_OK : CLI_EXIT_FOUND;
 	return rc;
 }

@@ -299,6 +299,7 @@ int export_run(docket_ledger *ledger, const docket_export_options *opts, export_
 
 	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)
 		return error;
+	sink->ledger = ledger;
 	return export_run_read(read_ledger, &r, opts, sink, out, stats);
 }
 

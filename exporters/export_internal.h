@@ -34,6 +34,7 @@ struct export_sink {
 	int64_t since_ms;
 	docket_export_stats *stats;
 	docket_ledger_info info;  /* the ledger at the start of the export */
+	docket_ledger *ledger;    /* the ledger read (NULL for the fleet database) */
 };
 
 /* Read the ledger through redaction and pseudonyms into `sink`, then

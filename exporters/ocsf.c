@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ocsf.c: events as OCSF 1.5.0 records, one JSON object per line.
+ * ocsf.c: events as OCSF 1.9.0 records, one JSON object per line.
  *
  * The mapping (docs/audit.md has the table):
  *   shell                    Process Activity 1007: Launch (1) at dispatch,
@@ -15,14 +15,39 @@
  * with action Denied and disposition Blocked. Every record carries the
  * security_control profile (action_id, disposition_id), actor, time, and
  * under `unmapped` the docket seq, session, invocation and chain hash.
+ *
+ * And the record_integrity profile (OCSF 1.9.0): `attestation_list` holds
+ * one attestation of the docket event the record comes from:
+ *   uid            "<ledger id>:<seq>" (the event; several records of one
+ *                  event share it)
+ *   chain_uid      the ledger id; authority_uid the log origin
+ *                  "docket.dev/ledger/<ledger id>" (with a ledger)
+ *   fingerprint    the event's chain hash h[seq] (SHA-256, hex; the
+ *                  serialization is "docket-chain": h[seq] = SHA-256(h[seq-1]
+ *                  || be64(seq) || stored event bytes), docs/file-format.md)
+ *   prev_event     uid "<ledger id>:<seq-1>" and its chain hash (absent for
+ *                  seq 1; the fingerprint is left out when the export starts
+ *                  after it)
+ *   signatures     when a signed-note checkpoint covers the event (the first
+ *                  one whose tree size is >= seq): Ed25519 over the C2SP
+ *                  tlog-checkpoint, created_time its time, digest its tree
+ *                  root (SHA-256, base64); the note itself, its index and
+ *                  size are in unmapped.checkpoint, so the SIEM keeps what
+ *                  `docket prove` needs to show the event is in that tree.
+ * The signature is over the checkpoint (the tree head), not over this OCSF
+ * record: OCSF's own serialization of the record is not what docket signs.
  */
 #include <string.h>
 
+#include "checkpoint.h"
+#include "docket/tlog.h"
 #include "export_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/note.h"
+#include "util/rfc3339.h"
 
-#define OCSF_VERSION "1.5.0"
+#define OCSF_VERSION "1.9.0"
 
 enum {
 	CLASS_FILE = 1001, CLASS_PROCESS = 1007, CLASS_AUTHORIZE = 3003, CLASS_API = 6003
@@ -34,7 +59,27 @@ enum {
 	DISP_ALLOWED = 1, DISP_BLOCKED = 2, DISP_APPROVED = 8, DISP_OTHER = 99
 };
 
-typedef collector_sink ocsf_sink;
+/* A signed-note checkpoint: what an attestation's signature names. */
+typedef struct ocsf_checkpoint {
+	uint64_t index, size;
+	char time[40];
+	char root_b64[48];
+	char *note;
+} ocsf_checkpoint;
+
+/* A collector sink (its first two members) plus the attestation state. */
+typedef struct ocsf_sink {
+	export_sink base;
+	collector c;
+	char origin[64];
+	char prev_hash[65];       /* h[seq - 1] when the export saw it */
+	uint64_t prev_seq;
+	json_t *attestation;      /* of the event being exported */
+	const struct ocsf_checkpoint *cp;  /* the checkpoint that covers it, or NULL */
+	ocsf_checkpoint *cps;     /* in index order (so in size order) */
+	size_t ncps, cap, next;   /* next: the first that may cover the event */
+	int loaded;
+} ocsf_sink;
 
 static int nomem(void)
 {
@@ -91,7 +136,7 @@ static json_t *base_record(const export_sink *s, const json_t *ev, int class_uid
 			      (long long)json_integer_value(json_object_get(ev, "seq"))) < 0)
 		return NULL;
 	rec = json_pack("{s:i, s:s, s:i, s:s, s:i, s:s, s:i, s:I, s:i, s:s, "
-			"s:{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:[s]}}",
+			"s:{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:[s, s]}}",
 			"class_uid", class_uid, "class_name", class_name(class_uid),
 			"category_uid", category_of(class_uid),
 			"category_name", class_uid == CLASS_AUTHORIZE ? "Identity & Access Management"
@@ -103,7 +148,7 @@ static json_t *base_record(const export_sink *s, const json_t *ev, int class_uid
 			"metadata", "version", OCSF_VERSION,
 			"product", "name", "docket", "vendor_name", "docket", "version", DOCKET_EXPORT_VERSION,
 			"uid", uid.ptr, "original_time", jstr(ev, "time"), "log_name", "docket",
-			"profiles", "security_control");
+			"profiles", "security_control", "record_integrity");
 	docket_buf_dispose(&uid);
 	if (rec && json_object_set_new(rec, "unmapped", drop_nulls(json_pack("{s:O?, s:O?, s:O?, s:O?, s:s, s:O?}",
 			"seq", json_object_get(ev, "seq"), "session", json_object_get(ev, "session"),
@@ -149,6 +194,17 @@ static int emit(ocsf_sink *o, json_t *rec)
 {
 	int error;
 
+	if (rec && o->attestation &&
+	    json_object_set_new(rec, "attestation_list", json_pack("[O]", o->attestation)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	if (rec && o->cp && json_object_set_new(json_object_get(rec, "unmapped"), "checkpoint",
+			json_pack("{s:I, s:I, s:s}", "index", (json_int_t)o->cp->index,
+				  "tree_size", (json_int_t)o->cp->size, "note", o->cp->note)) < 0) {
+		json_decref(rec);
+		rec = NULL;
+	}
 	if (!rec)
 		return nomem();
 	error = export_json_line(o->base.out, rec);
@@ -380,6 +436,122 @@ static int policy_record(ocsf_sink *o, const json_t *ev)
 	return emit(o, finish_record(o, rec, ev, NULL, jstr(ev, "actor"), ACTION_ALLOWED, DISP_ALLOWED, 1));
 }
 
+/* ---- record_integrity ---------------------------------------------------- */
+
+static json_t *fingerprint(const char *value, int base64)
+{
+	return json_pack("{s:i, s:s, s:i, s:s, s:i, s:s, s:s}", "algorithm_id", 3, "algorithm", "SHA-256",
+			 "encoding_id", base64 ? 2 : 1, "encoding", base64 ? "Base64" : "Hex",
+			 "serialization_id", 99, "serialization", base64 ? "RFC 6962" : "docket-chain",
+			 "value", value);
+}
+
+static int add_checkpoint(void *ctx, const checkpoint_record *r)
+{
+	ocsf_sink *o = ctx;
+	ocsf_checkpoint *c;
+	docket_buf root = DOCKET_BUF_INIT;
+	int error;
+
+	if (r->version != 2)
+		return 0;  /* a checkpoint from before signed notes: it signs no tree */
+	if (o->ncps == o->cap) {
+		size_t ncap = o->cap ? 2 * o->cap : 8;
+		ocsf_checkpoint *grown = docket_realloc(o->cps, ncap * sizeof(*grown));
+
+		if (!grown)
+			return nomem();
+		o->cps = grown;
+		o->cap = ncap;
+	}
+	c = &o->cps[o->ncps];
+	memset(c, 0, sizeof(*c));
+	if ((error = note_b64_put(&root, r->root, sizeof(r->root))) < 0)
+		goto cleanup;
+	if (!(c->note = docket_malloc(strlen(r->note) + 1))) {
+		error = nomem();
+		goto cleanup;
+	}
+	memcpy(c->note, r->note, strlen(r->note) + 1);
+	c->index = r->index;
+	c->size = r->seq;
+	snprintf(c->time, sizeof(c->time), "%s", r->time);
+	snprintf(c->root_b64, sizeof(c->root_b64), "%s", root.ptr);
+	o->ncps++;
+cleanup:
+	docket_buf_dispose(&root);
+	return error;
+}
+
+static int load_checkpoints(ocsf_sink *o)
+{
+	int error;
+
+	o->loaded = 1;
+	if (!o->base.ledger)
+		return 0;
+	if ((error = docket_tlog_origin(o->origin, o->base.ledger)) < 0)
+		return error;
+	return checkpoint_each(o->base.ledger, add_checkpoint, o);
+}
+
+/* The signed checkpoint that covers event `seq`, or NULL. */
+static const ocsf_checkpoint *covering(ocsf_sink *o, uint64_t seq)
+{
+	while (o->next < o->ncps && o->cps[o->next].size < seq)
+		o->next++;
+	return o->next < o->ncps ? &o->cps[o->next] : NULL;
+}
+
+static json_t *signatures(const ocsf_checkpoint *cp)
+{
+	int64_t ms = 0;
+
+	if (docket_time_parse_ms(cp->time, DOCKET_TIME_UTC_ONLY, &ms) < 0)
+		ms = 0;
+	return json_pack("[{s:i, s:s, s:i, s:s, s:I, s:o}]", "algorithm_id", 99, "algorithm", "Ed25519",
+			 "serialization_id", 99, "serialization", "C2SP tlog-checkpoint signed note",
+			 "created_time", (json_int_t)ms, "digest", fingerprint(cp->root_b64, 1));
+}
+
+/* The attestation of `ev` (and its checkpoint under unmapped, by emit). */
+static int attest(ocsf_sink *o, const json_t *ev)
+{
+	uint64_t seq = (uint64_t)json_integer_value(json_object_get(ev, "seq"));
+	const char *hash = jstr(ev, "hash");
+	const ocsf_checkpoint *cp;
+	docket_buf uid = DOCKET_BUF_INIT, prev = DOCKET_BUF_INIT;
+	json_t *a;
+	int error;
+
+	json_decref(o->attestation);
+	o->attestation = NULL;
+	if (!o->loaded && (error = load_checkpoints(o)) < 0)
+		return error;
+	if ((error = docket_buf_printf(&uid, "%s:%llu", o->base.ledger_id, (unsigned long long)seq)) < 0 ||
+	    (seq > 1 && (error = docket_buf_printf(&prev, "%s:%llu", o->base.ledger_id,
+						    (unsigned long long)seq - 1)) < 0))
+		goto cleanup;
+	a = json_pack("{s:s, s:s, s:o}", "uid", uid.ptr, "chain_uid", o->base.ledger_id,
+		      "fingerprint", fingerprint(hash, 0));
+	if (a && o->origin[0] && json_object_set_new(a, "authority_uid", json_string(o->origin)) < 0)
+		json_decref(a), a = NULL;
+	if (a && seq > 1 &&
+	    json_object_set_new(a, "prev_event", o->prev_seq == seq - 1
+		? json_pack("{s:s, s:o}", "uid", prev.ptr, "fingerprint", fingerprint(o->prev_hash, 0))
+		: json_pack("{s:s}", "uid", prev.ptr)) < 0)
+		json_decref(a), a = NULL;
+	if (a && (cp = covering(o, seq)) && json_object_set_new(a, "signatures", signatures(cp)) < 0)
+		json_decref(a), a = NULL;
+	o->cp = a ? covering(o, seq) : NULL;
+	if (!(o->attestation = a))
+		error = nomem();
+cleanup:
+	docket_buf_dispose(&uid);
+	docket_buf_dispose(&prev);
+	return error;
+}
+
 static int ocsf_event(export_sink *s, const json_t *ev, int emit_it)
 {
 	ocsf_sink *o = (ocsf_sink *)s;
@@ -387,8 +559,14 @@ static int ocsf_event(export_sink *s, const json_t *ev, int emit_it)
 	const json_t *inv;
 	int error;
 
-	if ((error = collector_add(&o->c, ev)) < 0 || !emit_it)
+	if ((error = collector_add(&o->c, ev)) < 0)
 		return error;
+	if (emit_it && (error = attest(o, ev)) < 0)
+		return error;
+	o->prev_seq = (uint64_t)json_integer_value(json_object_get(ev, "seq"));
+	snprintf(o->prev_hash, sizeof(o->prev_hash), "%s", jstr(ev, "hash"));
+	if (!emit_it)
+		return 0;
 	if (strcmp(type, "policy.revised") == 0)
 		return policy_record(o, ev);
 	if (!(inv = collector_invocation(&o->c, ev)))
@@ -410,7 +588,33 @@ static int ocsf_finish(export_sink *s)
 	return 0;
 }
 
+static void ocsf_free(export_sink *s)
+{
+	ocsf_sink *o = (ocsf_sink *)s;
+
+	for (size_t i = 0; i < o->ncps; i++)
+		docket_free(o->cps[i].note);
+	docket_free(o->cps);
+	json_decref(o->attestation);
+	collector_dispose(&o->c);
+	docket_free(o);
+}
+
 int sink_ocsf_new(export_sink **out, int64_t since_ms)
 {
-	return collector_sink_new(out, since_ms, ocsf_event, ocsf_finish);
+	ocsf_sink *o = docket_calloc(1, sizeof(*o));
+	int error;
+
+	*out = NULL;
+	if (!o)
+		return nomem();
+	if ((error = collector_init(&o->c, since_ms)) < 0) {
+		docket_free(o);
+		return error;
+	}
+	o->base.event = ocsf_event;
+	o->base.finish = ocsf_finish;
+	o->base.free = ocsf_free;
+	*out = &o->base;
+	return 0;
 }

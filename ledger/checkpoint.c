@@ -39,6 +39,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/note.h"
 
 #define KEY_FILE_MAX ((size_t)64 << 10)
 #define RECORD_MAX ((size_t)16 << 10)
@@ -198,6 +199,11 @@ int checkpoint_load_pubkey(EVP_PKEY **out, const char *path)
 	return load_key(out, path, 0);
 }
 
+int checkpoint_load_private(EVP_PKEY **out, const char *path)
+{
+	return load_key(out, path, 1);
+}
+
 int checkpoint_key_id(uint8_t out[CHECKPOINT_HASH_LEN], EVP_PKEY *key)
 {
 	return key_id(out, key);
@@ -308,11 +314,17 @@ int checkpoint_statement(docket_buf *out, const checkpoint_record *c)
 	docket_hex(head, c->head, sizeof(c->head));
 	docket_hex(prev, c->prev, sizeof(c->prev));
 	docket_hex(key, c->key_id, sizeof(c->key_id));
-	return docket_buf_printf(out,
-		"docket-checkpoint-v1\nledger %s\nindex %llu\nseq %llu\nhead %s\nprev %s\n"
+	char root[65];
+	int error;
+
+	if ((error = docket_buf_printf(out,
+		"docket-checkpoint-v%d\nledger %s\nindex %llu\nseq %llu\nhead %s\nprev %s\n"
 		"time %s\nkey %s\n",
-		c->ledger_id, (unsigned long long)c->index, (unsigned long long)c->seq,
-		head, prev, c->time, key);
+		c->version == 2 ? 2 : 1, c->ledger_id, (unsigned long long)c->index,
+		(unsigned long long)c->seq, head, prev, c->time, key)) < 0 || c->version != 2)
+		return error;
+	docket_hex(root, c->root, sizeof(c->root));
+	return docket_buf_printf(out, "root %s\n", root);
 }
 
 int checkpoint_digest(uint8_t out[CHECKPOINT_HASH_LEN], const checkpoint_record *c)
@@ -341,10 +353,20 @@ int checkpoint_to_json(json_t **out, const checkpoint_record *c)
 	docket_hex(sig, c->sig, sizeof(c->sig));
 	docket_hex(digest_hex, digest, sizeof(digest));
 	*out = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s}",
-			 "checkpoint", 1, "ledger", c->ledger_id,
+			 "checkpoint", c->version == 2 ? 2 : 1, "ledger", c->ledger_id,
 			 "index", (json_int_t)c->index, "seq", (json_int_t)c->seq,
 			 "head", head, "prev", prev, "time", c->time, "key", key,
 			 "signature", sig, "digest", digest_hex);
+	if (*out && c->version == 2) {
+		char root[65];
+
+		docket_hex(root, c->root, sizeof(c->root));
+		if (json_object_set_new(*out, "root", json_string(root)) < 0 ||
+		    json_object_set_new(*out, "note", json_string(c->note)) < 0) {
+			json_decref(*out);
+			*out = NULL;
+		}
+	}
 	return *out ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
@@ -381,24 +403,50 @@ static int get_text(char *out, size_t size, const json_t *obj, const char *name)
 
 static int check_record_keys(const json_t *obj)
 {
+	/* the last two only in version 2 */
 	static const char *const keys[] = { "checkpoint", "ledger", "index", "seq", "head", "prev",
-					    "time", "key", "signature", "digest" };
+					    "time", "key", "signature", "digest", "root", "note" };
+	const json_t *ver = json_object_get(obj, "checkpoint");
+	size_t nkeys = sizeof(keys) / sizeof(keys[0]);
 	const char *key;
 	json_t *v;
 
 	if (!json_is_object(obj))
 		return docket_error_set(DOCKET_EINVALID, "checkpoint: not a JSON object");
+	if (!json_is_integer(ver) || json_integer_value(ver) < 1 || json_integer_value(ver) > 2)
+		return docket_error_set(DOCKET_EINVALID, "checkpoint: unsupported version");
+	if (json_integer_value(ver) == 1)
+		nkeys -= 2;
 	json_object_foreach((json_t *)obj, key, v) {
 		size_t i = 0;
 
-		while (i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i], key) != 0)
+		while (i < nkeys && strcmp(keys[i], key) != 0)
 			i++;
-		if (i == sizeof(keys) / sizeof(keys[0]))
+		if (i == nkeys)
 			return docket_error_set(DOCKET_EINVALID, "checkpoint: unknown field '%s'", key);
 	}
-	if (json_integer_value(json_object_get(obj, "checkpoint")) != 1)
-		return docket_error_set(DOCKET_EINVALID, "checkpoint: unsupported version");
-	return 0;
+	return (int)json_integer_value(ver);
+}
+
+/* A version-2 record's note: a well-formed signed checkpoint of the record's
+ * tree head (its signature is checked by verify, which has the key). */
+static int check_record_note(const checkpoint_record *c)
+{
+	docket_note_checkpoint body;
+	note_msg *n = docket_malloc(sizeof(*n));
+	int error;
+
+	if (!n)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = note_parse(n, c->note, strlen(c->note))) == 0 &&
+	    (error = note_checkpoint_parse(&body, NULL, (const char *)n->text.ptr, n->text.len)) == 0 &&
+	    (body.size != c->seq || memcmp(body.root, c->root, sizeof(body.root)) != 0))
+		error = docket_error_set(DOCKET_EINVALID, "its note is of another tree head (size %llu)",
+					 (unsigned long long)body.size);
+	docket_free(n);
+	if (error < 0)
+		docket_error_prefix("checkpoint %llu: note: ", (unsigned long long)c->index);
+	return error;
 }
 
 static int record_from_json(checkpoint_record *c, const json_t *obj)
@@ -407,8 +455,14 @@ static int record_from_json(checkpoint_record *c, const json_t *obj)
 	int error;
 
 	memset(c, 0, sizeof(*c));
-	if ((error = check_record_keys(obj)) < 0 ||
-	    (error = get_text(c->ledger_id, sizeof(c->ledger_id), obj, "ledger")) < 0 ||
+	if ((error = check_record_keys(obj)) < 0)
+		return error;
+	c->version = error;
+	if (c->version == 2 &&
+	    ((error = get_hex(c->root, sizeof(c->root), obj, "root")) < 0 ||
+	     (error = get_text(c->note, sizeof(c->note), obj, "note")) < 0))
+		return error;
+	if ((error = get_text(c->ledger_id, sizeof(c->ledger_id), obj, "ledger")) < 0 ||
 	    (error = get_count(&c->index, obj, "index")) < 0 ||
 	    (error = get_count(&c->seq, obj, "seq")) < 0 ||
 	    (error = get_hex(c->head, sizeof(c->head), obj, "head")) < 0 ||
@@ -427,7 +481,7 @@ static int record_from_json(checkpoint_record *c, const json_t *obj)
 	if (memcmp(digest, want, sizeof(digest)) != 0)
 		return docket_error_set(DOCKET_EINVALID, "checkpoint %llu: digest does not match its content",
 					(unsigned long long)c->index);
-	return 0;
+	return c->version == 2 ? check_record_note(c) : 0;
 }
 
 int checkpoint_parse(checkpoint_record *out, const char *text, size_t len)
@@ -609,8 +663,38 @@ cleanup:
 	return error;
 }
 
+/* The signed note of `c`'s tree head into c->note. */
+static int sign_note(checkpoint_record *c, docket_ledger *l, EVP_PKEY *key)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	docket_note_checkpoint body;
+	size_t body_len;
+	int error;
+
+	memset(&body, 0, sizeof(body));
+	if ((error = docket_tlog_origin(body.origin, l)) < 0)
+		return error;
+	body.size = c->seq;
+	memcpy(body.root, c->root, sizeof(body.root));
+	if ((error = note_checkpoint_body(&text, &body)) < 0)
+		goto cleanup;
+	body_len = text.len;
+	if ((error = docket_buf_putc(&text, '\n')) < 0 ||
+	    (error = note_sign(&text, body.origin, key, text.ptr, body_len)) < 0)
+		goto cleanup;
+	if (text.len >= sizeof(c->note)) {
+		error = docket_error_set(DOCKET_ERROR, "checkpoint note too long");
+		goto cleanup;
+	}
+	memcpy(c->note, text.ptr, text.len + 1);
+cleanup:
+	docket_buf_dispose(&text);
+	return error;
+}
+
+/* 1 (nothing written) when the ledger grew since `head` was read: try again. */
 static int create_txn(docket_checkpoint *out, int *created, docket_ledger *l, EVP_PKEY *key,
-		      const uint8_t kid[CHECKPOINT_HASH_LEN])
+		      const uint8_t kid[CHECKPOINT_HASH_LEN], const docket_tlog_head *tree)
 {
 	docket_buf msg = DOCKET_BUF_INIT;
 	checkpoint_record last, c;
@@ -632,11 +716,19 @@ static int create_txn(docket_checkpoint *out, int *created, docket_ledger *l, EV
 	}
 	if ((error = next_record(&c, l, txn, &last, found, kid)) < 0)
 		goto cleanup;
-	if (found && last.seq == c.seq) {
+	/* a version-1 checkpoint of the head is followed by a version-2 one */
+	if (found && last.seq == c.seq && last.version == 2) {
 		checkpoint_public(out, &last);
 		goto cleanup;
 	}
-	if ((error = checkpoint_statement(&msg, &c)) < 0 ||
+	if (tree->size != c.seq) {
+		error = 1;
+		goto cleanup;
+	}
+	c.version = 2;
+	memcpy(c.root, tree->root, sizeof(c.root));
+	if ((error = sign_note(&c, l, key)) < 0 ||
+	    (error = checkpoint_statement(&msg, &c)) < 0 ||
 	    (error = sign(c.sig, key, &msg)) < 0 ||
 	    (error = put_record(l, txn, &c)) < 0)
 		goto cleanup;
@@ -666,8 +758,16 @@ int docket_checkpoint_create(docket_checkpoint *out, int *created, docket_ledger
 		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", l->path);
 	if ((error = load_key(&key, key_path, 1)) < 0 || (error = key_id(kid, key)) < 0)
 		goto cleanup;
-	for (;;) {
-		error = create_txn(out, created, l, key, kid);
+	for (int tries = 0;; tries++) {
+		docket_tlog_head tree;
+
+		if ((error = docket_tlog_head_get(&tree, l)) < 0)
+			break;
+		error = create_txn(out, created, l, key, kid, &tree);
+		if (error == 1 && tries < 8)
+			continue;
+		if (error == 1)
+			error = docket_error_set(DOCKET_ECONFLICT, "the ledger keeps growing: try again");
 		if (error != DOCKET_EMAPFULL || (error = store_grow(l)) < 0)
 			break;
 	}
@@ -676,7 +776,7 @@ cleanup:
 	return error;
 }
 
-int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
+int checkpoint_each(docket_ledger *l, checkpoint_record_cb cb, void *ctx)
 {
 	checkpoint_record *all = NULL;
 	size_t n = 0;
@@ -684,14 +784,31 @@ int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
 
 	if ((error = load_all(&all, &n, l)) < 0)
 		return error;
-	for (size_t i = 0; i < n && error == 0; i++) {
-		docket_checkpoint pub;
-
-		checkpoint_public(&pub, &all[i]);
-		error = cb(ctx, &pub);
-	}
+	for (size_t i = 0; i < n && error == 0; i++)
+		error = cb(ctx, &all[i]);
 	docket_free(all);
 	return error > 0 ? 0 : error;
+}
+
+typedef struct public_ctx {
+	docket_checkpoint_cb cb;
+	void *ctx;
+} public_ctx;
+
+static int to_public(void *vctx, const checkpoint_record *c)
+{
+	public_ctx *p = vctx;
+	docket_checkpoint pub;
+
+	checkpoint_public(&pub, c);
+	return p->cb(p->ctx, &pub);
+}
+
+int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
+{
+	public_ctx p = { cb, ctx };
+
+	return checkpoint_each(l, to_public, &p);
 }
 
 int docket_checkpoint_record(char **out, docket_ledger *l, uint64_t index)
@@ -719,6 +836,128 @@ cleanup:
 	json_decref(obj);
 	docket_buf_dispose(&text);
 	docket_free(all);
+	return error;
+}
+
+/* The last stored checkpoint; DOCKET_ENOTFOUND when there is none. */
+static int checkpoint_record_last(checkpoint_record *out, docket_ledger *l)
+{
+	MDB_txn *txn = NULL;
+	int found = 0, error;
+
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+		return error;
+	error = last_record(out, &found, l, txn);
+	store_txn_abort(l, txn);
+	if (error == 0 && !found)
+		error = docket_error_set(DOCKET_ENOTFOUND, "no checkpoints yet");
+	return error;
+}
+
+int docket_checkpoint_note(char **out, size_t *len, docket_ledger *l, uint64_t index)
+{
+	checkpoint_record *all = NULL, *c;
+	size_t n = 0, nlen;
+	int error;
+
+	*out = NULL;
+	*len = 0;
+	if ((error = load_all(&all, &n, l)) < 0)
+		return error;
+	if (n == 0 || index > n) {
+		error = docket_error_set(DOCKET_ENOTFOUND, n ? "no checkpoint %llu" : "no checkpoints yet",
+					 (unsigned long long)index);
+		goto cleanup;
+	}
+	c = &all[index ? index - 1 : n - 1];
+	if (c->version != 2) {
+		error = docket_error_set(DOCKET_ENOTFOUND, "checkpoint %llu predates signed notes (it signs "
+					 "the chain head only): make a new checkpoint",
+					 (unsigned long long)c->index);
+		goto cleanup;
+	}
+	nlen = strlen(c->note);
+	if (!(*out = docket_malloc(nlen + 1))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	memcpy(*out, c->note, nlen + 1);
+	*len = nlen;
+cleanup:
+	docket_free(all);
+	return error;
+}
+
+/* The old note's tree head, checked to be a prefix of this ledger's tree. */
+static int old_head(docket_note_checkpoint *old, docket_ledger *l, const char *text, size_t len,
+		    uint64_t newest)
+{
+	uint8_t root[CHECKPOINT_HASH_LEN];
+	char origin[64];
+	note_msg *n = docket_malloc(sizeof(*n));
+	int error;
+
+	if (!n)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = note_parse(n, text, len)) < 0 ||
+	    (error = note_checkpoint_parse(old, NULL, (const char *)n->text.ptr, n->text.len)) < 0 ||
+	    (error = docket_tlog_origin(origin, l)) < 0)
+		goto cleanup;
+	if (strcmp(old->origin, origin) != 0) {
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint is of %s, not of this "
+					 "ledger (%s)", old->origin, origin);
+		goto cleanup;
+	}
+	if (old->size > newest) {
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint (size %llu) is newer than "
+					 "the newest checkpoint (size %llu)", (unsigned long long)old->size,
+					 (unsigned long long)newest);
+		goto cleanup;
+	}
+	if (old->size > 0 && (error = docket_tlog_root_at(root, l, old->size)) == 0 &&
+	    memcmp(root, old->root, sizeof(root)) != 0)
+		error = docket_error_set(DOCKET_ECONFLICT, "the old checkpoint's root is not this ledger's "
+					 "tree at size %llu: a fork, or the ledger was rewritten",
+					 (unsigned long long)old->size);
+cleanup:
+	docket_free(n);
+	return error;
+}
+
+int docket_checkpoint_consistency(char **out, size_t *len, docket_ledger *l, const char *old_note,
+				  size_t old_len)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	docket_note_checkpoint old;
+	docket_tlog_proof *p = NULL;
+	char *newest = NULL;
+	size_t newest_len = 0;
+	checkpoint_record last;
+	int error;
+
+	*out = NULL;
+	*len = 0;
+	if ((error = docket_checkpoint_note(&newest, &newest_len, l, 0)) < 0 ||
+	    (error = checkpoint_record_last(&last, l)) < 0 ||
+	    (error = old_head(&old, l, old_note, old_len, last.seq)) < 0)
+		goto cleanup;
+	if (!(p = docket_calloc(1, sizeof(*p)))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if (old.size > 0 && old.size < last.seq &&
+	    (error = docket_tlog_consistency(p, l, old.size, last.seq)) < 0)
+		goto cleanup;
+	if ((error = note_proof_put(&text, old.size, (const uint8_t (*)[DOCKET_TLOG_HASH_LEN])p->hash,
+				    p->len, newest, newest_len)) < 0)
+		goto cleanup;
+	*out = text.ptr;
+	*len = text.len;
+	text.ptr = NULL;
+cleanup:
+	docket_buf_dispose(&text);
+	docket_free(p);
+	docket_free(newest);
 	return error;
 }
 
@@ -796,6 +1035,43 @@ static int check_signed(seal_ctx *s, const checkpoint_record *c, const char *wha
 	return 0;
 }
 
+/* A version-2 record's note: signed by the key for this ledger's origin, and
+ * its root is the ledger's tree at that size. 1 when something is wrong. */
+static int check_tree(seal_ctx *s, const checkpoint_record *c, const char *what)
+{
+	docket_note_checkpoint cp;
+	uint8_t root[CHECKPOINT_HASH_LEN];
+	char origin[64];
+	note_msg *n = docket_malloc(sizeof(*n));
+	int error;
+
+	if (!n)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_tlog_origin(origin, s->l)) < 0)
+		goto cleanup;
+	if ((error = note_parse(n, c->note, strlen(c->note))) < 0 ||
+	    (error = checkpoint_note_check(&cp, n, s->key)) < 0) {
+		error = error == DOCKET_EINVALID || error == DOCKET_ECORRUPT
+			? problem(s->rep, "%s: its signed note: %s", what, docket_error_last()->message)
+			: error;
+		goto cleanup;
+	}
+	if (strcmp(cp.origin, origin) != 0) {
+		error = problem(s->rep, "%s: its note names the log %s, not this ledger (%s)", what,
+				cp.origin, origin);
+		goto cleanup;
+	}
+	if ((error = docket_tlog_root_at(root, s->l, c->seq)) < 0)
+		goto cleanup;
+	if (memcmp(root, c->root, sizeof(root)) != 0)
+		error = problem(s->rep, "%s: the Merkle tree of events 1..%llu has another root than the "
+				"signed one: events were altered, dropped or reordered", what,
+				(unsigned long long)c->seq);
+cleanup:
+	docket_free(n);
+	return error;
+}
+
 static int check_one(seal_ctx *s, const checkpoint_record *c, const checkpoint_record *prev,
 		     uint64_t want_index)
 {
@@ -831,6 +1107,8 @@ static int check_one(seal_ctx *s, const checkpoint_record *c, const checkpoint_r
 		return problem(s->rep, "%s: the chain head at seq %llu is not the signed one: "
 			       "events up to seq %llu were altered", what, (unsigned long long)c->seq,
 			       (unsigned long long)c->seq);
+	if (c->version == 2 && (error = check_tree(s, c, what)) != 0)
+		return error;
 	s->rep->checkpoints++;
 	s->rep->covered_seq = c->seq;
 	return 0;
@@ -915,5 +1193,58 @@ int docket_ledger_verify_seal(docket_ledger *l, const char *pubkey_path, const c
 	error = 0;
 cleanup:
 	EVP_PKEY_free(s.key);
+	return error;
+}
+
+/* ---- signed notes (docket/tlog.h) --------------------------------------- */
+
+static void set_problem(char *problem, size_t len)
+{
+	if (problem && len)
+		snprintf(problem, len, "%s", docket_error_last()->message);
+}
+
+int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key)
+{
+	uint32_t id;
+	int error;
+
+	if ((error = note_checkpoint_parse(out, NULL, (const char *)n->text.ptr, n->text.len)) < 0)
+		return error;
+	if ((error = note_verify_sig(n, out->origin, key)) == DOCKET_ENOTFOUND) {
+		if ((error = note_key_id(&id, out->origin, NOTE_TYPE_ED25519, key)) < 0)
+			return error;
+		return docket_error_set(DOCKET_ECORRUPT, "the checkpoint of %s is not signed by this "
+					"key (no signature line by %s with key ID %08x)", out->origin,
+					out->origin, (unsigned)id);
+	}
+	if (error == DOCKET_ECORRUPT)
+		docket_error_prefix("checkpoint of %s: ", out->origin);
+	return error;
+}
+
+int docket_note_verify(docket_note_checkpoint *out, const char *text, size_t len,
+		       const char *pubkey_path, char *problem, size_t problem_len)
+{
+	EVP_PKEY *key = NULL;
+	note_msg *n = NULL;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if (problem && problem_len)
+		problem[0] = '\0';
+	if ((error = load_key(&key, pubkey_path, 0)) < 0)
+		goto cleanup;
+	if (!(n = docket_malloc(sizeof(*n)))) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if ((error = note_parse(n, text, len)) < 0 || (error = checkpoint_note_check(out, n, key)) < 0)
+		memset(out, 0, sizeof(*out));
+cleanup:
+	if (error < 0)
+		set_problem(problem, problem_len);
+	docket_free(n);
+	EVP_PKEY_free(key);
 	return error;
 }

@@ -18,6 +18,13 @@
  * signed with Ed25519; its digest is SHA-256(statement || signature), which
  * the next checkpoint names as `prev`. Stored in the `checkpoints` table under
  * be64(n) as one compact JSON object (checkpoint_to_json).
+ *
+ * Version 2 (docket with the Merkle tree, docs/audit.md) starts the statement
+ * with "docket-checkpoint-v2", ends it with "root <tree root at size s, hex>\n",
+ * and stores beside it the C2SP signed note of the same tree head
+ * ("docket.dev/ledger/<id>\n<s>\n<base64 root>\n", signed by the same key
+ * under the origin as key name). Version-1 records keep verifying as they
+ * always did; they simply prove nothing about the tree.
  */
 #ifndef DOCKET_LEDGER_CHECKPOINT_H
 #define DOCKET_LEDGER_CHECKPOINT_H
@@ -29,12 +36,18 @@
 #include <openssl/evp.h>
 
 #include "docket/audit.h"
+#include "docket/tlog.h"
 #include "util/buf.h"
+#include "util/note.h"
 
 #define CHECKPOINT_HASH_LEN 32
 #define CHECKPOINT_SIG_LEN 64
 
+/* Room for a stored note: a checkpoint body and one signature line. */
+#define CHECKPOINT_NOTE_MAX 1024
+
 typedef struct checkpoint_record {
+	int version;              /* 1: chain head only; 2: also the tree root and its note */
 	uint64_t index;
 	uint64_t seq;
 	char ledger_id[33];
@@ -43,6 +56,8 @@ typedef struct checkpoint_record {
 	uint8_t prev[CHECKPOINT_HASH_LEN];
 	uint8_t key_id[CHECKPOINT_HASH_LEN];
 	uint8_t sig[CHECKPOINT_SIG_LEN];
+	uint8_t root[CHECKPOINT_HASH_LEN];  /* version 2: the tree of `seq` events */
+	char note[CHECKPOINT_NOTE_MAX];     /* version 2: its signed note ("" in version 1) */
 } checkpoint_record;
 
 /* The statement that is signed (appended to `out`). */
@@ -66,8 +81,20 @@ int audit_read_file(docket_buf *out, const char *path, size_t max) DOCKET_MUST_U
 /* Ed25519 public key from a PEM file (SPKI), its id (SHA-256 of the raw
  * key), and whether a record's signature verifies under it (1, 0, <0). */
 int checkpoint_load_pubkey(EVP_PKEY **out, const char *path) DOCKET_MUST_USE;
+/* The same for a private key (PKCS#8; refused when others can read it). */
+int checkpoint_load_private(EVP_PKEY **out, const char *path) DOCKET_MUST_USE;
 int checkpoint_key_id(uint8_t out[CHECKPOINT_HASH_LEN], EVP_PKEY *key) DOCKET_MUST_USE;
 int checkpoint_signature_ok(const checkpoint_record *c, EVP_PKEY *key) DOCKET_MUST_USE;
+
+/* The tlog-checkpoint body of `n` (parsed into *out) signed by `key` under
+ * its origin as key name: DOCKET_EINVALID (malformed) or DOCKET_ECORRUPT
+ * (no good signature by that key), with the reason. */
+int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key) DOCKET_MUST_USE;
+
+/* Every stored checkpoint in index order (one read of the table); a
+ * callback's non-zero return stops (a positive one is not an error). */
+typedef int (*checkpoint_record_cb)(void *ctx, const checkpoint_record *c);
+int checkpoint_each(docket_ledger *ledger, checkpoint_record_cb cb, void *ctx) DOCKET_MUST_USE;
 
 /* The public form (hex strings). */
 void checkpoint_public(docket_checkpoint *out, const checkpoint_record *c);

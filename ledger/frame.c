@@ -116,6 +116,11 @@ static const EVP_MD *sha256_get(void)
 	return sha256_md;
 }
 
+const EVP_MD *ledger_sha256_md(void)
+{
+	return sha256_get();
+}
+
 int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
 {
 	unsigned int n = 0;

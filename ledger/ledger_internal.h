@@ -37,6 +37,7 @@ typedef struct ledger_dbis {
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
 	MDB_dbi checkpoints;     /* primary: signed checkpoints (ledger/checkpoint.c) */
 	MDB_dbi imports;         /* primary: importer progress per source file */
+	MDB_dbi tree;            /* Merkle tree nodes of level >= 8 (merkle.c) */
 } ledger_dbis;
 
 /* Frame codec state: compression contexts and the dictionary cache. */
@@ -68,9 +69,10 @@ typedef struct ledger_codec {
  * version 4 (issue 12) stores the invocation record in a compact layout of
  * its own (state_store.c) under a (session ordinal, invocation) key, and
  * `session_events` names the blocks of SESSION_BLOCK seqs holding a
- * session's events instead of every seq.
+ * session's events instead of every seq; version 5 (issue 13) added the
+ * Merkle tree (merkle.c: DBI `tree`, meta "merkle").
  */
-#define DOCKET_PROJECTION_VERSION 4u
+#define DOCKET_PROJECTION_VERSION 5u
 
 struct docket_ledger {
 	MDB_env *env;
@@ -96,6 +98,8 @@ struct docket_ledger {
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */
 	pthread_rwlock_t resize_lock;
 	ledger_codec codec;
+	int has_tree;            /* the `tree` DBI exists (absent: an older ledger opened read-only) */
+	int merkle_off;          /* benchmarks only: do not maintain the tree */
 };
 
 /* ---- store.c ---- */
@@ -154,6 +158,8 @@ void codec_forget(ledger_codec *c);
 
 /* SHA-256 of `data` (the ledger's one SHA-256 implementation, fetched once). */
 int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
+/* That implementation, for incremental hashing (EVP_DigestInit_ex). */
+const struct evp_md_st *ledger_sha256_md(void);
 
 /* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
 int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
@@ -221,6 +227,8 @@ int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, 
 int seg_full(const seg_writer *w);
 /* The payload of buffered event `seq` (first <= seq < first + count). */
 int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len);
+/* Each buffered payload in seq order through `fn` (stops at its first error). */
+int seg_writer_each(const seg_writer *w, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx);
 void seg_mark_get(const seg_writer *w, seg_mark *m);
 void seg_rollback(seg_writer *w, const seg_mark *m);
 /* Write the buffered events as one segment into `txn` (none: nothing);
@@ -406,6 +414,35 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
 extern size_t ledger_verify_scratch_map;
 /* Its growth cap; 0: the default cap of docket_ledger_open. */
 extern size_t ledger_verify_scratch_max;
+
+/* ---- merkle.c: the tree (include/docket/tlog.h) ---- */
+
+/* Where a tree's leaves come from: `leaf` hashes leaf `index`; `node` (may
+ * be NULL) gives a stored complete subtree (level, index k: leaves
+ * [k << level, (k + 1) << level)) or DOCKET_ENOTFOUND to compute it. */
+typedef struct merkle_src {
+	int (*leaf)(void *ctx, uint64_t index, uint8_t out[LEDGER_HASH_LEN]);
+	int (*node)(void *ctx, unsigned level, uint64_t k, uint8_t out[LEDGER_HASH_LEN]);
+	void *ctx;
+} merkle_src;
+
+struct docket_tlog_proof;
+/* RFC 9162 MTH(D[start:end]), PATH (index < size) and PROOF (0 < old <= new). */
+int merkle_mth(const merkle_src *s, uint64_t start, uint64_t end, uint8_t out[LEDGER_HASH_LEN]);
+int merkle_inclusion(struct docket_tlog_proof *out, const merkle_src *s, uint64_t index, uint64_t size);
+int merkle_consistency(struct docket_tlog_proof *out, const merkle_src *s, uint64_t old_size, uint64_t new_size);
+
+/* Open (create: or create) the `tree` DBI at ledger open (store.c). */
+int merkle_open(docket_ledger *l, MDB_txn *txn, int create);
+/* Add a segment's events to the tree, before it is written (seg_flush). */
+int merkle_extend(const seg_writer *w, MDB_txn *txn);
+/* Drop the tree (a truncated test copy: reindex rebuilds it). */
+int merkle_drop(docket_ledger *l, MDB_txn *txn);
+/* Rebuild the tree from the events (reindex). */
+int merkle_rebuild(docket_ledger *l, MDB_txn *txn);
+/* Recompute the tree from the events and compare it with the stored one:
+ * 0 when they match, 1 and rep->problem when not (verify). */
+int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep);
 
 /* ---- read.c: single records ---- */
 

@@ -135,6 +135,25 @@ int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, siz
 	return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
 }
 
+int seg_writer_each(const seg_writer *w, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx)
+{
+	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
+	size_t off = 0;
+	int error;
+
+	for (uint32_t i = 0; i < w->count; i++) {
+		uint64_t n;
+		uint8_t kind;
+
+		if (index_entry(&ix, end, &kind, &n) < 0 || n > w->body.len - off)
+			return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+		if ((error = fn(ctx, (const uint8_t *)w->body.ptr + off, (size_t)n)) < 0)
+			return error;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 void seg_mark_get(const seg_writer *w, seg_mark *m)
 {
 	m->first = w->first;
@@ -202,7 +221,7 @@ int seg_flush(seg_writer *w, MDB_txn *txn)
 
 	if (!w->count)
 		return 0;
-	if ((error = seg_encode(w, txn)) < 0)
+	if ((error = merkle_extend(w, txn)) < 0 || (error = seg_encode(w, txn)) < 0)
 		return error;
 	docket_be64_put(key, w->first);
 	v.mv_size = w->out.len;
@@ -595,8 +614,10 @@ int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep)
 
 	reader_init(&r, l, txn);
 	seg_writer_init(&w, l);
+	/* the tree goes too (reindex rebuilds it) */
+	error = merkle_drop(l, txn);
 	/* the events of the segment holding `keep` that stay */
-	if (keep && (error = reader_seek(&r, keep)) == 0 && keep < r.first + r.count - 1) {
+	if (error == 0 && keep && (error = reader_seek(&r, keep)) == 0 && keep < r.first + r.count - 1) {
 		first = r.first;
 		for (uint64_t seq = first; seq <= keep && error == 0; seq++) {
 			const uint8_t *p;
@@ -623,8 +644,13 @@ int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep)
 	}
 	if (cur)
 		mdb_cursor_close(cur);
-	if (error == 0)
+	if (error == 0) {
+		int off = l->merkle_off;
+
+		l->merkle_off = 1;
 		error = seg_flush(&w, txn);
+		l->merkle_off = off;
+	}
 	seg_writer_dispose(&w);
 	reader_dispose(&r);
 	return error;

@@ -654,6 +654,7 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	if ((error = store_txn_begin(&txn, l, readonly ? MDB_RDONLY : 0)) < 0)
 		return error;
 	if ((error = open_dbis(l, txn, readonly ? 0 : MDB_CREATE)) < 0 ||
+	    (error = merkle_open(l, txn, !readonly)) < 0 ||
 	    (error = init_or_check_meta(l, txn, !readonly)) < 0) {
 		store_txn_abort(l, txn);
 		return error;

@@ -113,7 +113,7 @@ static int reindex_txn(docket_ledger *l)
 	    (error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
 	    (error = rebuild_range(st, &r, 1, head, &bad)) < 0 ||
-	    (error = state_txn_finish(st)) < 0 ||
+	    (error = state_txn_finish(st)) < 0 || (error = merkle_rebuild(l, txn)) < 0 ||
 	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
 	error = store_txn_commit(l, txn);
@@ -325,7 +325,8 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r
 		if (last > head)
 			head = last;
 		if (rep->events_checked >= head) {
-			error = verify_compare(scratch, l, src, rep);
+			if ((error = verify_compare(scratch, l, src, rep)) == 0)
+				error = merkle_verify(l, src, rep);
 			store_txn_abort(l, src);
 			return error;
 		}

@@ -5,8 +5,9 @@
 # prove it was not altered, and look at it; then run a runtime that
 # crashes after dispatching a call, look at what is pending, recover
 # (new epoch, plan, re-dispatch), and check the ledger again; replay the
-# sessions against a stricter and a looser policy; sign a checkpoint,
-# verify offline, export for a SIEM, and write the HTML audit report. Last, replay
+# sessions against a stricter and a looser policy; sign a checkpoint, have a
+# witness co-sign it and a later one (with the consistency proof between
+# them), verify offline, export for a SIEM, and write the HTML audit report. Last, replay
 # every recorded call against a stricter and a looser policy and show what
 # each would change.
 #
@@ -101,12 +102,32 @@ step "... and against a looser one: what it loosens (a call a human had denied i
 
 # Security teams: sign the head, prove a copy offline, feed the SIEM, read it
 # (docs/audit.md).
-rm -f "$out/signing.key" "$out/signing.key.pub" "$out/checkpoint.json"
+rm -rf "$out/signing.key" "$out/signing.key.pub" "$out/witness.key" "$out/witness.key.pub" \
+	"$out/witness-state" "$out"/checkpoint-*.note "$out"/checkpoint-*.cosigned "$out/consistency.proof" \
+	"$out/rm-build.receipt"
 step "a signing key for checkpoints" keygen -o "$out/signing.key"
-step "sign the chain head (the checkpoint also goes to a file kept elsewhere)" \
-	checkpoint --key "$out/signing.key" -o "$out/checkpoint.json"
-step "prove the ledger offline with the public key and the witness" \
-	verify --pubkey "$out/signing.key.pub" --witness "$out/checkpoint.json"
+step "sign the chain head and the Merkle tree (the signed note goes to a file kept elsewhere)" \
+	checkpoint --key "$out/signing.key" -o "$out/checkpoint-1.note"
+# A witness: another party, with its own key, that co-signs only checkpoints
+# that extend what it saw (docs/audit.md, "Witnesses and cosignatures").
+step "a witness's key" keygen -o "$out/witness.key"
+step "the witness sees this log for the first time: trusted on first use, co-signed" \
+	witness --state "$out/witness-state" --pubkey "$out/signing.key.pub" --key "$out/witness.key" \
+	"$out/checkpoint-1.note" -o "$out/checkpoint-1.cosigned"
+step "more sessions are recorded" record fixtures/replay/sessions.jsonl
+step "a new checkpoint" checkpoint --key "$out/signing.key" -o "$out/checkpoint-2.note"
+step "the consistency proof from the first checkpoint to the new one" \
+	checkpoint --consistency "$out/checkpoint-1.note" -o "$out/consistency.proof"
+step "the witness checks the proof and co-signs the new checkpoint" \
+	witness --state "$out/witness-state" --pubkey "$out/signing.key.pub" --key "$out/witness.key" \
+	--proof "$out/consistency.proof" "$out/checkpoint-2.note" -o "$out/checkpoint-2.cosigned"
+step "prove the ledger offline: the public key and the checkpoint the witness co-signed" \
+	verify --pubkey "$out/signing.key.pub" --witness "$out/checkpoint-2.cosigned" \
+	--witness-key "$out/witness.key.pub"
+step "a receipt for one approved call (its events, their inclusion proofs, the signed checkpoint)" \
+	prove demo-basic call_rm_build -o "$out/rm-build.receipt"
+step "anyone with the log's public key checks it without the ledger: who approved what, when, under which policy" \
+	verify-receipt "$out/rm-build.receipt" --pubkey "$out/signing.key.pub"
 step "the calls and approvals as OCSF records for a SIEM, secrets redacted" \
 	export --format ocsf --redact -o "$out/events.ocsf.ndjson"
 step "the audit report" report -o "$out/report.html"

@@ -12,5 +12,6 @@
 #include "docket/recover.h"
 #include "docket/replay.h"
 #include "docket/runtime.h"
+#include "docket/tlog.h"
 
 #endif

@@ -128,3 +128,22 @@ both_ways() {
 		DOCKET_LEDGER="ledger-$mode" docket verify >/dev/null && echo "verify ok"
 	done
 }
+
+# flip_meta FILE NAME OFFSET: flip a byte of the ledger's meta record NAME
+# (found by its key, the value follows it in the LMDB leaf node), OFFSET
+# bytes into the value, in place. Fails (99) when the record is not found.
+flip_meta() {
+	python3 - "$1" "$2" "$3" <<'PY' || exit 99
+import sys
+path, name, off = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
+data = bytearray(open(path, "rb").read())
+pos = data.find(name)
+# an LMDB leaf node: 4-byte data size, 2 flags, 2-byte key size, key, data
+while pos >= 0 and int.from_bytes(data[pos - 2:pos], "little") != len(name):
+    pos = data.find(name, pos + 1)
+if pos < 0:
+    sys.exit("flip_meta: no record " + name.decode())
+data[pos + len(name) + off] ^= 0x01
+open(path, "r+b").write(data)
+PY
+}

@@ -42,7 +42,7 @@ mapfile -t all < <(NO_COLOR=1 docket --help | awk '/^commands:/{f=1;next} f&&/^$
 offers "docket " "${all[@]}"
 offers "docket re" record reindex report redact recover replay
 offers "docket -L /tmp/ledger sh" ship show
-offers "docket --ledger /tmp/ledger ver" verify
+offers "docket --ledger /tmp/ledger ver" verify verify-receipt
 offers "docket -" -L --ledger -h --help --version
 offers "docket log --" --session --since --json --follow --help
 offers "docket export --f" --format
@@ -50,7 +50,8 @@ offers "docket export --format " jsonl ocsf otel csv git
 offers "docket replay --format j" json junit
 offers "docket import " codex claude
 offers "docket policy e" eval explain
-offers "docket help ver" verify
+offers "docket help ver" verify verify-receipt
+offers "docket help pro" prove
 offers "docket replay --policy pol" policy.yaml polish.txt
 offers "docket record pol" policy.yaml polish.txt
 # nothing for what docket does not have

@@ -18,6 +18,7 @@
 #include "ledger/ledger_internal.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
+#include "util/note.h"
 
 typedef struct fixture {
 	char *dir;
@@ -340,6 +341,158 @@ static void test_forged_key_id_detected(void **state)
 	json_decref(obj);
 	docket_free(record);
 }
+
+/* ---- version-2 checkpoints: the tree root and its signed note ---------- */
+
+static void sign_record(checkpoint_record *c, const char *key_path)
+{
+	docket_buf msg = DOCKET_BUF_INIT;
+	EVP_PKEY *key = NULL;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	size_t len = sizeof(c->sig);
+
+	assert_int_equal(checkpoint_load_private(&key, key_path), 0);
+	assert_int_equal(checkpoint_key_id(c->key_id, key), 0);
+	assert_int_equal(checkpoint_statement(&msg, c), 0);
+	assert_int_equal(EVP_DigestSignInit(ctx, NULL, NULL, NULL, key), 1);
+	assert_int_equal(EVP_DigestSign(ctx, c->sig, &len, (const uint8_t *)msg.ptr, msg.len), 1);
+	EVP_MD_CTX_free(ctx);
+	EVP_PKEY_free(key);
+	docket_buf_dispose(&msg);
+}
+
+static void put_record(docket_ledger *l, const checkpoint_record *c)
+{
+	json_t *obj;
+	char *text;
+
+	assert_int_equal(checkpoint_to_json(&obj, c), 0);
+	text = json_dumps(obj, JSON_COMPACT);
+	put_checkpoint_text(l, c->index, text);
+	free(text);
+	json_decref(obj);
+}
+
+/* A checkpoint made by docket before signed notes (version 1) keeps
+ * verifying; the next checkpoint of the same head adds the tree (version 2). */
+static void test_version1_then_version2(void **state)
+{
+	fixture *f = *state;
+	docket_ledger_info info;
+	docket_seal_report rep;
+	docket_checkpoint cp;
+	checkpoint_record c;
+	char *note = NULL;
+	size_t len;
+	int created;
+
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	memset(&c, 0, sizeof(c));
+	c.version = 1;
+	c.index = 1;
+	c.seq = info.events;
+	memcpy(c.head, info.head, sizeof(c.head));
+	memcpy(c.ledger_id, f->l->ledger_id, sizeof(c.ledger_id));
+	snprintf(c.time, sizeof(c.time), "2026-01-01T00:00:00.000Z");
+	sign_record(&c, f->key);
+	put_record(f->l, &c);
+	assert_int_equal(docket_ledger_verify_seal(f->l, f->pub, NULL, &rep), 0);
+	assert_true(rep.ok);
+	assert_int_equal(rep.checkpoints, 1);
+	assert_int_equal(docket_checkpoint_note(&note, &len, f->l, 1), DOCKET_ENOTFOUND);
+	assert_non_null(strstr(docket_error_last()->message, "predates signed notes"));
+	/* no new event, but the head has no tree checkpoint yet: one is made */
+	assert_int_equal(docket_checkpoint_create(&cp, &created, f->l, f->key), 0);
+	assert_int_equal(created, 1);
+	assert_int_equal(cp.index, 2);
+	assert_int_equal(cp.seq, info.events);
+	assert_int_equal(docket_checkpoint_note(&note, &len, f->l, 2), 0);
+	assert_int_equal(strlen(note), len);
+	docket_free(note);
+	assert_int_equal(docket_ledger_verify_seal(f->l, f->pub, NULL, &rep), 0);
+	assert_true(rep.ok);
+	assert_int_equal(rep.checkpoints, 2);
+	/* and then nothing new */
+	assert_int_equal(docket_checkpoint_create(&cp, &created, f->l, f->key), 0);
+	assert_int_equal(created, 0);
+}
+
+/* The signed note of a version-2 record is checked: by the key, for this
+ * ledger's origin, and its root against the recomputed tree, even when the
+ * key holder signed a false root. */
+static void get_record(fixture *f, uint64_t index, checkpoint_record *c)
+{
+	MDB_txn *txn;
+	MDB_val v;
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	docket_be64_put(key, index);
+	assert_int_equal(mdb_get(txn, f->l->dbi.checkpoints, &k, &v), 0);
+	assert_int_equal(checkpoint_parse(c, v.mv_data, v.mv_size), 0);
+	store_txn_abort(f->l, txn);
+}
+
+/* c->note := the note of (origin, c->seq, c->root) signed by `key_path`. */
+static void set_note(checkpoint_record *c, const char *origin, const char *key_path)
+{
+	docket_note_checkpoint body;
+	docket_buf text = DOCKET_BUF_INIT;
+	EVP_PKEY *key = NULL;
+	size_t body_len;
+
+	memset(&body, 0, sizeof(body));
+	snprintf(body.origin, sizeof(body.origin), "%s", origin);
+	body.size = c->seq;
+	memcpy(body.root, c->root, sizeof(body.root));
+	assert_int_equal(checkpoint_load_private(&key, key_path), 0);
+	assert_int_equal(note_checkpoint_body(&text, &body), 0);
+	body_len = text.len;
+	assert_int_equal(docket_buf_putc(&text, '\n'), 0);
+	assert_int_equal(note_sign(&text, origin, key, text.ptr, body_len), 0);
+	assert_true(text.len < sizeof(c->note));
+	memcpy(c->note, text.ptr, text.len + 1);
+	EVP_PKEY_free(key);
+	docket_buf_dispose(&text);
+}
+
+static void test_version2_tree_checked(void **state)
+{
+	fixture *f = *state;
+	checkpoint_record good, c;
+	char origin[64];
+
+	checkpoint(f, f->key);
+	get_record(f, 1, &good);
+	assert_int_equal(good.version, 2);
+	assert_int_equal(docket_tlog_origin(origin, f->l), 0);
+	expect_seal(f, f->pub, NULL, NULL);
+	/* the key holder signs a false root, note and record alike */
+	c = good;
+	c.root[0] ^= 1;
+	set_note(&c, origin, f->key);
+	sign_record(&c, f->key);
+	put_record(f->l, &c);
+	expect_seal(f, f->pub, NULL, "has another root than the signed one");
+	/* the note signed by another key */
+	c = good;
+	set_note(&c, origin, f->key2);
+	sign_record(&c, f->key);
+	put_record(f->l, &c);
+	expect_seal(f, f->pub, NULL, "its signed note: the checkpoint of");
+	/* the note of another log */
+	c = good;
+	set_note(&c, "docket.dev/ledger/ffffffffffffffffffffffffffffffff", f->key);
+	sign_record(&c, f->key);
+	put_record(f->l, &c);
+	expect_seal(f, f->pub, NULL, "not this ledger");
+	/* the good one again */
+	put_record(f->l, &good);
+	expect_seal(f, f->pub, NULL, NULL);
+}
+
+
 
 /* A forgery with the same ledger id, the same number of events and a chain
  * recomputed over different events, carrying the original checkpoint. */
@@ -807,6 +960,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keygen_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version1_then_version2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version2_tree_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_copy_verifies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_checkpoint_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncation_detected, setup, teardown),

@@ -8,11 +8,13 @@
 #include "testutil.h"
 
 #include <lmdb.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ledger/ledger_internal.h"
+#include "docket/tlog.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
 
@@ -164,7 +166,9 @@ static void check_ocsf_base(const json_t *rec)
 	assert_int_equal(json_integer_value(path(rec, "type_uid")), cls * 100 + act);
 	assert_int_equal(json_integer_value(path(rec, "category_uid")), cls / 1000);
 	assert_true(json_integer_value(path(rec, "time")) > 1700000000000LL);
-	assert_string_equal(json_string_value(path(rec, "metadata.version")), "1.5.0");
+	assert_string_equal(json_string_value(path(rec, "metadata.version")), "1.9.0");
+	assert_string_equal(json_string_value(json_array_get(path(rec, "metadata.profiles"), 1)),
+			    "record_integrity");
 }
 
 static void check_ocsf_class(const json_t *rec)
@@ -249,6 +253,121 @@ static void test_ocsf_dispositions(void **state)
 	}
 	assert_true(approved_launch);
 	json_decref(lines);
+}
+
+/* The JSONL export's chain hash of every event, by seq (index seq - 1). */
+static json_t *chain_hashes(fixture *f)
+{
+	json_t *lines = export_lines(f, DOCKET_EXPORT_JSONL, NULL), *out = json_array();
+	const json_t *ev;
+	size_t i;
+
+	json_array_foreach(lines, i, ev)
+		json_array_append(out, json_object_get(ev, "hash"));
+	json_decref(lines);
+	return out;
+}
+
+static const json_t *attestation_of(const json_t *rec)
+{
+	const json_t *list = path(rec, "attestation_list");
+
+	assert_true(json_is_array(list));
+	assert_int_equal(json_array_size(list), 1);
+	return json_array_get(list, 0);
+}
+
+/* record_integrity: each record's attestation is its event's chain hash,
+ * linked to the previous event's, and names the ledger. */
+static void test_ocsf_attestation_chain(void **state)
+{
+	fixture *f = *state;
+	json_t *lines = export_lines(f, DOCKET_EXPORT_OCSF, NULL), *hashes = chain_hashes(f);
+	docket_ledger_info info;
+	const json_t *rec;
+	char want_uid[64];
+	size_t i;
+
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_true(json_array_size(lines) > 10);
+	json_array_foreach(lines, i, rec) {
+		const json_t *a = attestation_of(rec);
+		json_int_t seq = json_integer_value(path(rec, "unmapped.seq"));
+
+		snprintf(want_uid, sizeof(want_uid), "%s:%lld", info.ledger_id, (long long)seq);
+		assert_string_equal(json_string_value(path(a, "uid")), want_uid);
+		assert_string_equal(json_string_value(path(a, "chain_uid")), info.ledger_id);
+		assert_int_equal(json_integer_value(path(a, "fingerprint.algorithm_id")), 3);
+		assert_string_equal(json_string_value(path(a, "fingerprint.value")),
+				    json_string_value(json_array_get(hashes, (size_t)seq - 1)));
+		if (seq == 1) {
+			assert_null(path(a, "prev_event"));
+		} else {
+			snprintf(want_uid, sizeof(want_uid), "%s:%lld", info.ledger_id, (long long)seq - 1);
+			assert_string_equal(json_string_value(path(a, "prev_event.uid")), want_uid);
+			assert_string_equal(json_string_value(path(a, "prev_event.fingerprint.value")),
+					    json_string_value(json_array_get(hashes, (size_t)seq - 2)));
+		}
+		/* no checkpoint: nothing is signed */
+		assert_null(path(a, "signatures"));
+		assert_null(path(rec, "unmapped.checkpoint"));
+	}
+	json_decref(hashes);
+	json_decref(lines);
+}
+
+/* A checkpoint covers the events up to its size: their records carry its
+ * signature and note; the events after it carry none. */
+static void test_ocsf_attestation_signatures(void **state)
+{
+	fixture *f = *state;
+	char *key = audit_path(f->dir, "k"), *pub = audit_path(f->dir, "k.pub"), problem[256];
+	docket_checkpoint cp;
+	docket_tlog_head head;
+	docket_note_checkpoint body;
+	json_t *lines;
+	const json_t *rec;
+	uint8_t root[32];
+	char root_b64[64];
+	size_t i, signed_records = 0, unsigned_records = 0;
+	int created;
+
+	assert_int_equal(docket_keygen(key, 0, NULL), 0);
+	assert_int_equal(docket_checkpoint_create(&cp, &created, f->l, key), 0);
+	assert_int_equal(docket_tlog_head_get(&head, f->l), 0);
+	assert_int_equal(head.size, DEMO_EVENTS);
+	audit_record_fixture(f->l, "sessions/open-pending.jsonl");
+	lines = export_lines(f, DOCKET_EXPORT_OCSF, NULL);
+	/* the root as base64 (OpenSSL's encoder), from the tree, not the note */
+	assert_int_equal(docket_tlog_root_at(root, f->l, DEMO_EVENTS), 0);
+	EVP_EncodeBlock((unsigned char *)root_b64, root, 32);
+	json_array_foreach(lines, i, rec) {
+		const json_t *a = attestation_of(rec);
+		json_int_t seq = json_integer_value(path(rec, "unmapped.seq"));
+		const char *note = json_string_value(path(rec, "unmapped.checkpoint.note"));
+
+		if (seq > DEMO_EVENTS) {
+			assert_null(path(a, "signatures"));
+			assert_null(note);
+			unsigned_records++;
+			continue;
+		}
+		signed_records++;
+		assert_string_equal(json_string_value(path(json_array_get(path(a, "signatures"), 0), "algorithm")),
+				    "Ed25519");
+		assert_string_equal(json_string_value(path(json_array_get(path(a, "signatures"), 0),
+							  "digest.value")), root_b64);
+		assert_int_equal(json_integer_value(path(rec, "unmapped.checkpoint.tree_size")), DEMO_EVENTS);
+		assert_non_null(note);
+		assert_int_equal(docket_note_verify(&body, note, strlen(note), pub, problem, sizeof(problem)), 0);
+		assert_int_equal(body.size, DEMO_EVENTS);
+		assert_memory_equal(body.root, root, 32);
+	}
+	assert_true(signed_records > 0);
+	assert_true(unsigned_records > 0);
+	json_decref(lines);
+	free(key);
+	free(pub);
 }
 
 /* ---- OTel -------------------------------------------------------------- */
@@ -510,6 +629,8 @@ int main(void)
 		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test_setup_teardown(test_ocsf_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ocsf_dispositions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ocsf_attestation_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ocsf_attestation_signatures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_otel_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_otel_ids_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_rows, setup, teardown),
