@@ -39,7 +39,7 @@
  */
 #include <string.h>
 
-#include "docket/audit.h"
+#include "checkpoint.h"
 #include "docket/tlog.h"
 #include "export_internal.h"
 #include "util/alloc.h"
@@ -446,16 +446,15 @@ static json_t *fingerprint(const char *value, int base64)
 			 "value", value);
 }
 
-static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
+static int add_checkpoint(void *ctx, const checkpoint_record *r)
 {
 	ocsf_sink *o = ctx;
 	ocsf_checkpoint *c;
-	docket_note_checkpoint body;
-	note_msg *n = NULL;
 	docket_buf root = DOCKET_BUF_INIT;
-	size_t len;
 	int error;
 
+	if (r->version != 2)
+		return 0;  /* a checkpoint from before signed notes: it signs no tree */
 	if (o->ncps == o->cap) {
 		size_t ncap = o->cap ? 2 * o->cap : 8;
 		ocsf_checkpoint *grown = docket_realloc(o->cps, ncap * sizeof(*grown));
@@ -467,27 +466,20 @@ static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
 	}
 	c = &o->cps[o->ncps];
 	memset(c, 0, sizeof(*c));
-	if ((error = docket_checkpoint_note(&c->note, &len, o->base.ledger, cp->index)) == DOCKET_ENOTFOUND)
-		return 0;  /* a checkpoint from before signed notes: it signs no tree */
-	if (error < 0)
-		return error;
-	if (!(n = docket_malloc(sizeof(*n))))
+	if ((error = note_b64_put(&root, r->root, sizeof(r->root))) < 0)
+		goto cleanup;
+	if (!(c->note = docket_malloc(strlen(r->note) + 1))) {
 		error = nomem();
-	else if ((error = note_parse(n, c->note, len)) == 0 &&
-		 (error = note_checkpoint_parse(&body, NULL, (const char *)n->text.ptr, n->text.len)) == 0 &&
-		 (error = note_b64_put(&root, body.root, sizeof(body.root))) == 0) {
-		c->index = cp->index;
-		c->size = body.size;
-		snprintf(c->time, sizeof(c->time), "%s", cp->time);
-		snprintf(c->root_b64, sizeof(c->root_b64), "%s", root.ptr);
-		o->ncps++;
+		goto cleanup;
 	}
-	docket_free(n);
+	memcpy(c->note, r->note, strlen(r->note) + 1);
+	c->index = r->index;
+	c->size = r->seq;
+	snprintf(c->time, sizeof(c->time), "%s", r->time);
+	snprintf(c->root_b64, sizeof(c->root_b64), "%s", root.ptr);
+	o->ncps++;
+cleanup:
 	docket_buf_dispose(&root);
-	if (error < 0) {
-		docket_free(c->note);
-		c->note = NULL;
-	}
 	return error;
 }
 
@@ -500,7 +492,7 @@ static int load_checkpoints(ocsf_sink *o)
 		return 0;
 	if ((error = docket_tlog_origin(o->origin, o->base.ledger)) < 0)
 		return error;
-	return docket_checkpoint_list(o->base.ledger, add_checkpoint, o);
+	return checkpoint_each(o->base.ledger, add_checkpoint, o);
 }
 
 /* The signed checkpoint that covers event `seq`, or NULL. */

@@ -776,7 +776,7 @@ cleanup:
 	return error;
 }
 
-int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
+int checkpoint_each(docket_ledger *l, checkpoint_record_cb cb, void *ctx)
 {
 	checkpoint_record *all = NULL;
 	size_t n = 0;
@@ -784,14 +784,31 @@ int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
 
 	if ((error = load_all(&all, &n, l)) < 0)
 		return error;
-	for (size_t i = 0; i < n && error == 0; i++) {
-		docket_checkpoint pub;
-
-		checkpoint_public(&pub, &all[i]);
-		error = cb(ctx, &pub);
-	}
+	for (size_t i = 0; i < n && error == 0; i++)
+		error = cb(ctx, &all[i]);
 	docket_free(all);
 	return error > 0 ? 0 : error;
+}
+
+typedef struct public_ctx {
+	docket_checkpoint_cb cb;
+	void *ctx;
+} public_ctx;
+
+static int to_public(void *vctx, const checkpoint_record *c)
+{
+	public_ctx *p = vctx;
+	docket_checkpoint pub;
+
+	checkpoint_public(&pub, c);
+	return p->cb(p->ctx, &pub);
+}
+
+int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
+{
+	public_ctx p = { cb, ctx };
+
+	return checkpoint_each(l, to_public, &p);
 }
 
 int docket_checkpoint_record(char **out, docket_ledger *l, uint64_t index)

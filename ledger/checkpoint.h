@@ -91,6 +91,11 @@ int checkpoint_signature_ok(const checkpoint_record *c, EVP_PKEY *key) DOCKET_MU
  * (no good signature by that key), with the reason. */
 int checkpoint_note_check(docket_note_checkpoint *out, const note_msg *n, EVP_PKEY *key) DOCKET_MUST_USE;
 
+/* Every stored checkpoint in index order (one read of the table); a
+ * callback's non-zero return stops (a positive one is not an error). */
+typedef int (*checkpoint_record_cb)(void *ctx, const checkpoint_record *c);
+int checkpoint_each(docket_ledger *ledger, checkpoint_record_cb cb, void *ctx) DOCKET_MUST_USE;
+
 /* The public form (hex strings). */
 void checkpoint_public(docket_checkpoint *out, const checkpoint_record *c);
 
