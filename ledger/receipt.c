@@ -252,8 +252,8 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	 * force at the intent; otherwise look back from the intent */
 	if ((error = ledger_session_get(l, session, &sess, NULL)) < 0)
 		goto cleanup;
-	if (sess.policy_seq && sess.policy_seq < inv.intent_seq)
-		policy = sess.policy_seq;
+	if (sess.policy_seq < inv.intent_seq)
+		policy = sess.policy_seq;   /* 0: the session never had a policy */
 	else if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
 		goto cleanup;
 	n = receipt_seqs(seqs, &inv, policy);
