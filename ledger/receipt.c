@@ -252,8 +252,8 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	 * force at the intent; otherwise look back from the intent */
 	if ((error = ledger_session_get(l, session, &sess, NULL)) < 0)
 		goto cleanup;
-	if (sess.policy_seq && sess.policy_seq < inv.intent_seq)
-		policy = sess.policy_seq;
+	if (sess.policy_seq < inv.intent_seq)
+		policy = sess.policy_seq;   /* 0: the session never had a policy */
 	else if ((error = policy_before(&policy, l, txn, &r, session, inv.intent_seq)) < 0)
 		goto cleanup;
 	n = receipt_seqs(seqs, &inv, policy);
@@ -641,9 +641,18 @@ static int story_line(docket_buf *out, const json_t *e)
 	const json_t *args = json_object_get(e, "args");
 	int error;
 
+	size_t at;
+
 	if ((error = docket_buf_printf(out, "  %-6lld ", (long long)json_integer_value(json_object_get(e, "seq")))) < 0 ||
-	    (error = put_safe(out, get_string(e, "time"))) < 0 || (error = docket_buf_printf(out, "  %-19s ", type)) < 0)
+	    (error = put_safe(out, get_string(e, "time"))) < 0 || (error = docket_buf_puts(out, "  ")) < 0)
 		return error;
+	/* the type as shown (a redacted receipt's is the prover's word) */
+	at = out->len;
+	if ((error = put_safe(out, type)) < 0)
+		return error;
+	while (out->len - at < 20)
+		if ((error = docket_buf_putc(out, ' ')) < 0)
+			return error;
 	if (!strcmp(type, "policy.revised")) {
 		if ((error = docket_buf_printf(out, "revision %lld by ",
 					       (long long)json_integer_value(json_object_get(e, "revision")))) < 0 ||

@@ -321,6 +321,15 @@ static void test_redacted(void **state)
 	assert_true(rep.ok && rep.redacted);
 	assert_null(strstr(story, "as its stored bytes decode"));
 	free(story);
+	/* the redacted text is the prover's word: escapes in it are shown escaped */
+	json_object_set_new(e, "type", json_string("x\x1b[2J"));
+	json_object_set_new(json_object_get(e, "event"), "type", json_string("x\x1b[2J"));
+	json_object_set_new(json_object_get(e, "event"), "time", json_string("\x1b]0;t\x07"));
+	rep = check(r, f->pub, &story);
+	assert_true(rep.ok && rep.redacted);
+	assert_null(strchr(story, 0x1b));
+	assert_null(strchr(story, 0x07));
+	free(story);
 	/* the leaf hash changed: refused */
 	json_object_set_new(e, "leaf_hash", json_string("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="));
 	refused(r, f->pub, "is not in the log");
