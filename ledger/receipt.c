@@ -361,23 +361,14 @@ static int keys_ok(const json_t *obj, const char *const *keys, const char *const
 	return 1;
 }
 
-/* Canonical base64 of exactly `want` bytes (0: any length up to `max`).
- * The decoder writes len / 4 * 3 bytes (padding included) before trimming:
- * a hash goes through a buffer with that room. */
+/* Canonical base64 of exactly `want` bytes (0: any length up to `max`). */
 static int b64_get(uint8_t *out, size_t *out_len, const json_t *v, size_t want, size_t max)
 {
 	const char *s = json_string_value(v);
-	size_t len = s ? json_string_length(v) : 0, n = 0;
-	uint8_t tmp[48];
+	size_t n = 0;
 
-	if (!s || len / 4 * 3 > (want ? sizeof(tmp) : max))
+	if (!s || note_b64_decode(out, max, &n, s, json_string_length(v)) < 0 || (want && n != want))
 		return -1;
-	if (note_b64_decode(want ? tmp : out, &n, s, len) < 0)
-		return -1;
-	if ((want && n != want) || n > max)
-		return -1;
-	if (want)
-		memcpy(out, tmp, n);
 	if (out_len)
 		*out_len = n;
 	return 0;

@@ -51,11 +51,12 @@ int note_b64_put(docket_buf *out, const uint8_t *data, size_t len)
 	return 0;
 }
 
-int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len)
+int note_b64_decode(uint8_t *out, size_t cap, size_t *out_len, const char *in, size_t len)
 {
 	docket_buf again = DOCKET_BUF_INIT;
-	size_t pad = 0, n;
-	int got, error = 0;
+	uint8_t last[3];
+	size_t pad = 0, n, body;
+	int error = 0;
 
 	*out_len = 0;
 	if (len == 0 || len % 4 != 0 || len > (size_t)INT32_MAX / 2)
@@ -67,10 +68,17 @@ int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len)
 		if (!b64_char((unsigned char)in[i]))
 			return docket_error_set(DOCKET_EINVALID, "bad base64: unexpected character at "
 						"offset %zu", i);
-	got = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
-	if (got < 0 || (size_t)got < pad)
+	n = len / 4 * 3 - pad;
+	if (n > cap)
+		return docket_error_set(DOCKET_EINVALID, "bad base64: %zu bytes where at most %zu fit", n,
+					cap);
+	/* EVP_DecodeBlock writes whole 3-byte groups, padding included: the
+	 * last group goes through `last` so exactly n bytes reach `out` */
+	body = len - 4;
+	if ((body && EVP_DecodeBlock(out, (const unsigned char *)in, (int)body) != (int)(body / 4 * 3)) ||
+	    EVP_DecodeBlock(last, (const unsigned char *)in + body, 4) != 3)
 		return docket_error_set(DOCKET_EINVALID, "bad base64");
-	n = (size_t)got - pad;
+	memcpy(out + body / 4 * 3, last, 3 - pad);
 	/* canonical only: the bits after the last byte must be zero */
 	if ((error = note_b64_put(&again, out, n)) == 0 &&
 	    (again.len != len || memcmp(again.ptr, in, len) != 0))
@@ -200,7 +208,7 @@ static int parse_sig_line(note_sig *out, const char *line, size_t len, size_t li
 	out->b64.len = len - out->name.len - 1;
 	if (!note_name_valid(line, out->name.len))
 		return docket_error_set(DOCKET_EINVALID, "signature line %zu: bad key name", lineno);
-	if ((error = note_b64_decode(raw, &raw_len, (const char *)out->b64.ptr, out->b64.len)) < 0) {
+	if ((error = note_b64_decode(raw, sizeof(raw), &raw_len, (const char *)out->b64.ptr, out->b64.len)) < 0) {
 		docket_error_prefix("signature line %zu: ", lineno);
 		return error;
 	}
@@ -312,7 +320,7 @@ int note_checkpoint_parse(docket_note_checkpoint *out, size_t *extensions, const
 	out->origin[line_len[0]] = '\0';
 	if ((error = parse_size(&out->size, line[1], line_len[1])) < 0)
 		return error;
-	if ((error = note_b64_decode(root, &root_len, line[2], line_len[2])) < 0) {
+	if ((error = note_b64_decode(root, sizeof(root), &root_len, line[2], line_len[2])) < 0) {
 		docket_error_prefix("checkpoint: root hash: ");
 		return error;
 	}
@@ -373,7 +381,7 @@ int note_proof_parse(note_proof *out, const char *msg, size_t len)
 			if (out->len == NOTE_MAX_PROOF)
 				return docket_error_set(DOCKET_EINVALID, "proof: more than %d hashes",
 							NOTE_MAX_PROOF);
-			if ((error = note_b64_decode(raw, &raw_len, msg + pos, n)) < 0) {
+			if ((error = note_b64_decode(raw, sizeof(raw), &raw_len, msg + pos, n)) < 0) {
 				docket_error_prefix("proof: hash %zu: ", out->len + 1);
 				return error;
 			}
@@ -549,7 +557,7 @@ static int check_line(const note_msg *n, const note_sig *s, EVP_PKEY *key, uint8
 	int error;
 
 	*time = 0;
-	if ((error = note_b64_decode(raw, &raw_len, (const char *)s->b64.ptr, s->b64.len)) < 0)
+	if ((error = note_b64_decode(raw, sizeof(raw), &raw_len, (const char *)s->b64.ptr, s->b64.len)) < 0)
 		return error;
 	if (type == NOTE_TYPE_COSIG_V1) {
 		if (raw_len != 4 + 8 + ED25519_SIG_LEN)

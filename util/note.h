@@ -107,9 +107,10 @@ int note_proof_put(docket_buf *out, uint64_t old_size, const uint8_t (*hash)[DOC
  * bytes: DOCKET_EINVALID when larger, DOCKET_ENOTFOUND when missing. */
 int note_read_file(docket_buf *out, const char *path) DOCKET_MUST_USE;
 
-/* Standard base64 (RFC 4648 §4), canonical only: *out_len bytes into `out`
- * (room for 3 * len / 4). DOCKET_EINVALID on anything else. */
-int note_b64_decode(uint8_t *out, size_t *out_len, const char *in, size_t len) DOCKET_MUST_USE;
+/* Standard base64 (RFC 4648 §4), canonical only: *out_len bytes into `out`,
+ * which has room for `cap` (exactly the decoded length is written; longer
+ * input is refused). DOCKET_EINVALID on anything else. */
+int note_b64_decode(uint8_t *out, size_t cap, size_t *out_len, const char *in, size_t len) DOCKET_MUST_USE;
 int note_b64_put(docket_buf *out, const uint8_t *data, size_t len) DOCKET_MUST_USE;
 
 #endif

@@ -55,7 +55,7 @@ static EVP_PKEY *key_from_b64(const char *b64, uint8_t type, int private_key)
 	size_t len = 0;
 	EVP_PKEY *k;
 
-	assert_int_equal(note_b64_decode(raw, &len, b64, strlen(b64)), 0);
+	assert_int_equal(note_b64_decode(raw, sizeof(raw), &len, b64, strlen(b64)), 0);
 	assert_int_equal(len, 33);
 	assert_int_equal(raw[0], type);
 	k = private_key ? EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw + 1, 32)
@@ -92,7 +92,7 @@ static void test_base64_rfc4648(void **state)
 
 		assert_int_equal(note_b64_put(&b, (const uint8_t *)vec[i][0], strlen(vec[i][0])), 0);
 		assert_string_equal(b.ptr, vec[i][1]);
-		assert_int_equal(note_b64_decode(raw, &len, vec[i][1], strlen(vec[i][1])), 0);
+		assert_int_equal(note_b64_decode(raw, sizeof(raw), &len, vec[i][1], strlen(vec[i][1])), 0);
 		assert_int_equal(len, strlen(vec[i][0]));
 		assert_memory_equal(raw, vec[i][0], len);
 		docket_buf_dispose(&b);
@@ -108,8 +108,15 @@ static void test_base64_strict(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(note_b64_decode(raw, &len, bad[i], strlen(bad[i])), DOCKET_EINVALID);
-	assert_int_equal(note_b64_decode(raw, &len, "", 0), DOCKET_EINVALID);
+		assert_int_equal(note_b64_decode(raw, sizeof(raw), &len, bad[i], strlen(bad[i])), DOCKET_EINVALID);
+	assert_int_equal(note_b64_decode(raw, sizeof(raw), &len, "", 0), DOCKET_EINVALID);
+	/* the room is exact: "foob" needs 4 bytes, not the 6 of its two groups */
+	memset(raw, 0xAA, sizeof(raw));
+	assert_int_equal(note_b64_decode(raw, 3, &len, "Zm9vYg==", 8), DOCKET_EINVALID);
+	assert_int_equal(note_b64_decode(raw, 4, &len, "Zm9vYg==", 8), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(raw, "foob", 4);
+	assert_int_equal(raw[4], 0xAA);
 }
 
 /* ---- the Go vector ------------------------------------------------------ */
@@ -178,7 +185,7 @@ static void test_real_checkpoint(void **state)
 	assert_string_equal(c.origin, "arche2025h1.staging.ct.transparency.dev");
 	assert_int_equal(c.size, 1432088532u);
 	assert_int_equal(ext, 0);
-	assert_int_equal(note_b64_decode(want_root, &len, "U7WM79jrzyhGZ5/GUBTpM7NzwdyfFx61t3RovgcC4Ro=", 44), 0);
+	assert_int_equal(note_b64_decode(want_root, sizeof(want_root), &len, "U7WM79jrzyhGZ5/GUBTpM7NzwdyfFx61t3RovgcC4Ro=", 44), 0);
 	assert_memory_equal(c.root, want_root, 32);
 	assert_int_equal(note_key_id(&id, "remora.n621.de", NOTE_TYPE_COSIG_V1, w), 0);
 	assert_int_equal(id, 0xda77ade7u);
@@ -402,7 +409,7 @@ static void test_proof_file(void **state)
 	assert_int_equal(note_proof_parse(&p, witness_example, strlen(witness_example)), 0);
 	assert_int_equal(p.old_size, 20852014u);
 	assert_int_equal(p.len, 4);
-	assert_int_equal(note_b64_decode(h0, &len, "PlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=", 44), 0);
+	assert_int_equal(note_b64_decode(h0, sizeof(h0), &len, "PlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=", 44), 0);
 	assert_memory_equal(p.hash[0], h0, 32);
 	assert_int_equal(note_parse(&n, (const char *)p.checkpoint.ptr, p.checkpoint.len), 0);
 	assert_int_equal(n.nsigs, 2);

@@ -215,7 +215,7 @@ static void test_bytes_changed(void **state)
 	size_t n;
 
 	/* the actor's first letter changed in the stored bytes: they still decode */
-	assert_int_equal(note_b64_decode(raw, &n, json_string_value(json_object_get(e, "bytes")),
+	assert_int_equal(note_b64_decode(raw, sizeof(raw), &n, json_string_value(json_object_get(e, "bytes")),
 					 json_string_length(json_object_get(e, "bytes"))), 0);
 	for (size_t i = 0; i + 8 <= n; i++)
 		if (!memcmp(raw + i, "user:ana", 8))
