@@ -506,18 +506,16 @@ static const char pending_sentinel[1] = { 0 };
 
 int state_pending_set(state_txn *st, int present)
 {
-	MDB_val k = { st->inv_key.len, st->inv_key.ptr }, v = { 0, NULL };
-	MDB_val sk = { sizeof(pending_sentinel), (void *)pending_sentinel }, sv = { 0, NULL };
-	int rc;
+	MDB_dbi dbi = st->l->dbi.pending;
+	int error;
 
+	/* deferred (overlay.c): the sentinel sorts first, so it is in place
+	 * before any delete */
 	if (present)
-		rc = mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0);
-	else if ((rc = mdb_put(st->txn, st->l->dbi.pending, &sk, &sv, MDB_NOOVERWRITE)) == 0 ||
-		 rc == MDB_KEYEXIST)
-		rc = mdb_del(st->txn, st->l->dbi.pending, &k, NULL);
-	if (rc != 0 && !(rc == MDB_NOTFOUND && !present))
-		return store_error(rc, "update pending index");
-	return 0;
+		return overlay_defer(&st->ov, dbi, OV_PUT, st->inv_key.ptr, st->inv_key.len, NULL, 0);
+	if ((error = overlay_defer(&st->ov, dbi, OV_PUT_NEW, pending_sentinel, sizeof(pending_sentinel), NULL, 0)) < 0)
+		return error;
+	return overlay_defer(&st->ov, dbi, OV_DEL, st->inv_key.ptr, st->inv_key.len, NULL, 0);
 }
 
 int state_pending_is_sentinel(const void *key, size_t len)
@@ -622,6 +620,7 @@ void state_txn_free(state_txn *st)
 	docket_buf_dispose(&st->scratch);
 	docket_buf_dispose(&st->payload);
 	overlay_dispose(&st->ov);
+	state_mark_free(st->mark);
 	docket_free(st);
 }
 
