@@ -91,7 +91,7 @@ static overlay_entry *find(const overlay *o, MDB_dbi dbi, const uint8_t *k, size
 
 static int grow(overlay *o)
 {
-	size_t ncap = o->cap ? o->cap * 2 : 1024;
+	size_t ncap = o->cap ? o->cap * 2 : 64; /* a serve batch or one event: small */
 	overlay_entry *old = o->slots, *slots = docket_calloc(ncap, sizeof(*slots));
 
 	if (!slots)
@@ -269,7 +269,7 @@ static int last_key(MDB_txn *txn, MDB_dbi dbi, docket_buf *last, int *has)
 
 static void release(overlay *o)
 {
-	for (size_t i = 0; i < o->cap; i++) {
+	for (size_t i = 0; o->n && i < o->cap; i++) {
 		docket_free(o->slots[i].key);
 		docket_free(o->slots[i].val);
 	}
