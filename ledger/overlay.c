@@ -453,7 +453,8 @@ static void overlay_rollback(overlay *o)
 		e->live = u->had;
 		e->gen = 0;
 		if (u->had) {
-			memcpy(e->val, o->old.ptr + u->off, u->len); /* it fitted then: vcap only grows */
+			if (u->len) /* it fitted then: vcap only grows */
+				memcpy(e->val, o->old.ptr + u->off, u->len);
 			e->vlen = u->len;
 		}
 	}
