@@ -39,6 +39,9 @@
 #include "util/error.h"
 
 #define OVERLAY_MAX 65536u
+/* Deferred writes kept before they are applied alone (~150 B each): apart
+ * from the records, so that a bulk append still writes each record once. */
+#define OVERLAY_OPS_MAX 65536u
 
 struct overlay_entry {
 	MDB_dbi dbi;
@@ -226,7 +229,7 @@ int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_v
 
 int overlay_full(const overlay *o)
 {
-	return !o->marked && (o->n >= OVERLAY_MAX || o->nops >= OVERLAY_MAX);
+	return !o->marked && o->n >= OVERLAY_MAX;
 }
 
 /* LMDB's default key order: bytes, then length. */
@@ -267,6 +270,13 @@ static int last_key(MDB_txn *txn, MDB_dbi dbi, docket_buf *last, int *has)
 	return docket_buf_put(last, k.mv_data, k.mv_size);
 }
 
+static void ops_release(overlay *o)
+{
+	o->nops = o->ops_mark = 0;
+	docket_buf_clear(&o->arena);
+	o->arena_mark = 0;
+}
+
 static void release(overlay *o)
 {
 	for (size_t i = 0; o->n && i < o->cap; i++) {
@@ -276,10 +286,9 @@ static void release(overlay *o)
 	if (o->n)
 		memset(o->slots, 0, o->cap * sizeof(*o->slots));
 	o->n = 0;
-	o->nops = o->ops_mark = o->nundo = 0;
-	docket_buf_clear(&o->arena);
+	o->nundo = 0;
 	docket_buf_clear(&o->old);
-	o->arena_mark = 0;
+	ops_release(o);
 }
 
 static int records_write(overlay *o, MDB_txn *txn)
@@ -412,6 +421,22 @@ int overlay_write(overlay *o, MDB_txn *txn)
 	return 0;
 }
 
+int overlay_write_due(overlay *o, MDB_txn *txn)
+{
+	int error;
+
+	if (o->marked)
+		return 0;
+	if (overlay_full(o))
+		return overlay_write(o, txn);
+	if (o->nops < OVERLAY_OPS_MAX)
+		return 0;
+	if ((error = ops_write(o, txn)) < 0)
+		return error;
+	ops_release(o);
+	return 0;
+}
+
 void overlay_dispose(overlay *o)
 {
 	if (o->slots)
@@ -432,7 +457,7 @@ static int overlay_mark(overlay *o, MDB_txn *txn)
 	int error;
 
 	o->marked = 0;
-	if (overlay_full(o) && (error = overlay_write(o, txn)) < 0)
+	if ((error = overlay_write_due(o, txn)) < 0)
 		return error;
 	o->marked = 1;
 	if (++o->gen == 0)

@@ -813,5 +813,5 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	}
 	if (ev->session && *ev->session && (error = record_session_event(st, ev, c.seq)) < 0)
 		return error;
-	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
+	return overlay_write_due(&st->ov, st->txn);
 }

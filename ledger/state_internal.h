@@ -40,8 +40,13 @@ int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_v
 typedef enum overlay_op_kind { OV_PUT, OV_PUT_NEW, OV_DEL, OV_ADD_DUP } overlay_op_kind;
 int overlay_defer(overlay *o, MDB_dbi dbi, overlay_op_kind kind, const void *k, size_t klen,
 		  const void *v, size_t vlen);
-/* Time to write back early (bounded memory); never while a checkpoint is set. */
+/* Time to write the records back early (bounded memory); never while a
+ * checkpoint is set. */
 int overlay_full(const overlay *o);
+/* Write back what is due for bounded memory: everything when the records
+ * are full, else the deferred writes alone when they are (a record is then
+ * still written once); nothing while a checkpoint is set. */
+int overlay_write_due(overlay *o, MDB_txn *txn);
 /* Every record into `txn`, in key order (MDB_APPEND past each table's last
  * key), then every deferred write in key order, then empty. */
 int overlay_write(overlay *o, MDB_txn *txn);
