@@ -119,34 +119,28 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
 	return 0;
 }
 
-/* One group inside its own nested transaction: on failure only the group is
- * rolled back and its error kept; MDB_MAP_FULL and storage errors fail all. */
-static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
+/*
+ * One group under a checkpoint of the batch's state transaction: on failure
+ * only the group's changes are taken back (state_rollback, seg_rollback) and
+ * its error kept; MDB_MAP_FULL and storage errors fail all. No nested LMDB
+ * transaction: nothing of a group reaches LMDB before it is accepted.
+ */
+static int append_isolated(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
 			   docket_buf *payload, seg_writer *w)
 {
-	state_txn *st = NULL;
-	MDB_txn *child = NULL;
 	seg_mark mark;
-	int rc, error;
+	int error;
 
-	if ((rc = mdb_txn_begin(l->env, parent, 0, &child)) != 0)
-		return store_error(rc, "begin nested transaction");
-	/* segments are written by the parent only, between groups: a refused
-	 * group takes back just its own buffered events */
 	seg_mark_get(w, &mark);
-	if ((error = state_txn_begin(&st, l, child)) == 0) {
-		state_set_writer(st, w);
-		if ((error = append_events(st, l, child, g, payload, w, 0)) == 0)
-			error = state_txn_finish(st);
-	}
-	state_txn_free(st);
-	if (error == 0) {
-		if ((rc = mdb_txn_commit(child)) != 0)
-			return store_error(rc, "commit nested transaction");
+	if ((error = state_checkpoint(st)) < 0)
+		return error;
+	if ((error = append_events(st, l, txn, g, payload, w, 0)) == 0) {
 		g->error = 0;
-		return seg_full(w) ? seg_flush(w, parent) : 0;
+		/* segments are written between groups only: a refused group
+		 * takes back just its own buffered events */
+		return seg_full(w) ? seg_flush(w, txn) : 0;
 	}
-	mdb_txn_abort(child);
+	state_rollback(st);
 	seg_rollback(w, &mark);
 	if (error == DOCKET_EMAPFULL || error == DOCKET_ESTORAGE || error == DOCKET_ECORRUPT)
 		return error;
@@ -157,9 +151,10 @@ static int append_isolated(docket_ledger *l, MDB_txn *parent, ledger_group *g,
 }
 
 /*
- * One attempt at all groups in one write transaction. Not isolated: the
- * first error aborts everything. Isolated: each group commits or rolls back
- * on its own in a nested transaction, and the parent commits once.
+ * One attempt at all groups in one write transaction and one state
+ * transaction. Not isolated: the first error aborts everything. Isolated:
+ * each group is accepted or taken back on its own (a checkpoint), and the
+ * transaction commits once.
  */
 static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
 {
@@ -167,24 +162,23 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	state_txn *st = NULL;
 	MDB_txn *txn = NULL;
 	seg_writer w;
-	uint64_t head;
+	uint64_t head = 0;
 	int error;
 
 	seg_writer_init(&w, l);
 	if ((error = store_txn_begin(&txn, l, 0)) < 0)
 		return error;
-	if (isolate) {
-		for (size_t i = 0; i < ngroups && error == 0; i++)
-			error = append_isolated(l, txn, &groups[i], &payload, &w);
-		if (error == 0)
-			error = store_meta_get_u64(txn, l, "head_seq", &head);
-	} else {
-		if ((error = state_txn_begin(&st, l, txn)) == 0) {
-			state_set_writer(st, &w);
-			if ((error = append_events(st, l, txn, &groups[0], &payload, &w, 1)) == 0)
-				error = state_txn_finish(st);
+	if ((error = state_txn_begin(&st, l, txn)) == 0) {
+		state_set_writer(st, &w);
+		if (isolate) {
+			for (size_t i = 0; i < ngroups && error == 0; i++)
+				error = append_isolated(st, l, txn, &groups[i], &payload, &w);
+		} else {
+			error = append_events(st, l, txn, &groups[0], &payload, &w, 1);
 		}
-		head = st ? state_head_seq(st) : 0;
+		if (error == 0)
+			error = state_txn_finish(st);
+		head = state_head_seq(st);
 	}
 	if (error < 0 || (error = seg_flush(&w, txn)) < 0 ||
 	    (error = frame_maybe_train(l, txn, head)) < 0)

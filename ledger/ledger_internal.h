@@ -368,6 +368,15 @@ void state_set_writer(state_txn *st, const seg_writer *w);
 void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn);
 /* Flush caches and meta (head, epoch). */
 int state_txn_finish(state_txn *st);
+/*
+ * A checkpoint inside the transaction: state_rollback() takes back every
+ * change state_apply() made since (head, epoch, clock, caches, overlay
+ * records and deferred writes) without an LMDB nested transaction. While a
+ * checkpoint is set nothing is written to LMDB early, so the rollback is
+ * complete; setting one may first write back what earlier checkpoints kept.
+ */
+int state_checkpoint(state_txn *st);
+void state_rollback(state_txn *st);
 void state_txn_free(state_txn *st);
 
 /*

@@ -193,8 +193,7 @@ static int handle_policy_revised(apply_ctx *c)
 	Docket__V1__PolicyRevised *b = c->ev->policy_revised;
 	uint8_t hash[LEDGER_HASH_LEN];
 	size_t len = strlen(b->policy_json);
-	MDB_val k = { sizeof(hash), hash }, v = { len, b->policy_json };
-	int rc, error;
+	int error;
 
 	if ((error = state_sha256(hash, b->policy_json, len)) < 0)
 		return error;
@@ -209,8 +208,8 @@ static int handle_policy_revised(apply_ctx *c)
 	if (b->revision != st->sess.policy_revision + 1)
 		return refuse(c, DOCKET_ETRANSITION, 6, "revision %u does not follow revision %u",
 			      b->revision, st->sess.policy_revision);
-	if ((rc = mdb_put(st->txn, st->l->dbi.policies, &k, &v, 0)) != 0)
-		return store_error(rc, "write policy");
+	if ((error = overlay_defer(&st->ov, st->l->dbi.policies, OV_PUT, hash, sizeof(hash), b->policy_json, len)) < 0)
+		return error;
 	st->sess.policy_revision = b->revision;
 	st->sess.policy_format = b->format;
 	memcpy(st->sess.policy_hash, hash, sizeof(hash));
@@ -783,17 +782,16 @@ static int record_session_event(state_txn *st, const docket_event *ev, uint64_t 
 {
 	uint64_t block = seq >> SESSION_BLOCK_SHIFT;
 	uint8_t be[4];
-	MDB_val k = { strlen(ev->session), ev->session }, v = { sizeof(be), be };
-	int rc;
+	int error;
 
 	if (block > UINT32_MAX)
 		return docket_error_set(DOCKET_EINVALID, "seq %llu is past the session index",
 					(unsigned long long)seq);
 	docket_be32_put(be, (uint32_t)block);
 	if ((!st->sess.last_seq || st->sess.last_seq >> SESSION_BLOCK_SHIFT != block) &&
-	    (rc = mdb_put(st->txn, st->l->dbi.session_events, &k, &v, MDB_APPENDDUP)) != 0 &&
-	    (rc != MDB_KEYEXIST || (rc = mdb_put(st->txn, st->l->dbi.session_events, &k, &v, 0)) != 0))
-		return store_error(rc, "write session index");
+	    (error = overlay_defer(&st->ov, st->l->dbi.session_events, OV_ADD_DUP, ev->session,
+				   strlen(ev->session), be, sizeof(be))) < 0)
+		return error;
 	st->sess.last_seq = seq;
 	st->sess.events++;
 	if (!st->sess.first_time[0])
@@ -846,7 +844,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 		st->inv.last_seq = c.seq;
 		st->inv_dirty = 1;
 	}
-	if (ev->session && *ev->session)
-		return record_session_event(st, ev, c.seq);
-	return 0;
+	if (ev->session && *ev->session && (error = record_session_event(st, ev, c.seq)) < 0)
+		return error;
+	return overlay_write_due(&st->ov, st->txn);
 }

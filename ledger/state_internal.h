@@ -11,19 +11,50 @@
 
 /* overlay.c: changed projection records, written back sorted at finish. */
 typedef struct overlay_entry overlay_entry;
+typedef struct overlay_op overlay_op;
+typedef struct overlay_undo overlay_undo;
 typedef struct overlay {
 	overlay_entry *slots;
 	size_t cap, n;
+	/* writes to the tables nothing reads back inside the transaction (the
+	 * pending index, the per-session event index, policy documents), in
+	 * arrival order; their keys and values in `arena` */
+	overlay_op *ops;
+	size_t nops, ops_cap;
+	docket_buf arena;
+	/* the checkpoint (overlay_mark): each record's value before its first
+	 * change since, in `old`; ops and arena cut back to their marks */
+	int marked;
+	uint32_t gen;
+	overlay_undo *undo;
+	size_t nundo, undo_cap, ops_mark, arena_mark;
+	docket_buf old;
 } overlay;
 
 int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen);
 /* 1 and the record's value (valid until the next put) when it is there. */
 int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v);
+
+/* A deferred write (overlay_defer): put, put unless the key exists, delete
+ * (absent is fine), add a duplicate (MDB_DUPSORT tables). */
+typedef enum overlay_op_kind { OV_PUT, OV_PUT_NEW, OV_DEL, OV_ADD_DUP } overlay_op_kind;
+int overlay_defer(overlay *o, MDB_dbi dbi, overlay_op_kind kind, const void *k, size_t klen,
+		  const void *v, size_t vlen);
+/* Time to write the records back early (bounded memory); never while a
+ * checkpoint is set. */
 int overlay_full(const overlay *o);
+/* Write back what is due for bounded memory: everything when the records
+ * are full, else the deferred writes alone when they are (a record is then
+ * still written once); nothing while a checkpoint is set. */
+int overlay_write_due(overlay *o, MDB_txn *txn);
 /* Every record into `txn`, in key order (MDB_APPEND past each table's last
- * key), then empty. */
+ * key), then every deferred write in key order, then empty. */
 int overlay_write(overlay *o, MDB_txn *txn);
 void overlay_dispose(overlay *o);
+
+/* state_checkpoint()'s copy of the state transaction (overlay.c). */
+typedef struct state_mark state_mark;
+void state_mark_free(state_mark *m);
 
 struct state_txn {
 	docket_ledger *l;
@@ -45,6 +76,7 @@ struct state_txn {
 	int inv_loaded, inv_dirty;
 	inv_state inv;
 	overlay ov;               /* records the caches wrote back, not yet put */
+	state_mark *mark;         /* state_checkpoint() */
 
 	/* the events of this commit not yet written as segments (append.c) */
 	const seg_writer *writer;

@@ -782,27 +782,23 @@ static const char pending_sentinel[1] = { 0 };
 
 int state_pending_set(state_txn *st, int present)
 {
-	MDB_val k, v = { 0, NULL };
-	MDB_val sk = { sizeof(pending_sentinel), (void *)pending_sentinel }, sv = { 0, NULL };
+	MDB_dbi dbi = st->l->dbi.pending;
 	size_t ilen;
 	const char *id = inv_key_id(st, &ilen);
-	int rc, error;
+	int error;
 
 	/* pending keys name the session (listing by session is a prefix scan) */
 	docket_buf_clear(&st->scratch);
 	if ((error = docket_buf_put(&st->scratch, st->sess_id, strlen(st->sess_id) + 1)) < 0 ||
 	    (error = docket_buf_put(&st->scratch, id, ilen)) < 0)
 		return error;
-	k.mv_size = st->scratch.len;
-	k.mv_data = st->scratch.ptr;
+	/* deferred (overlay.c): the sentinel sorts first, so it is in place
+	 * before any delete */
 	if (present)
-		rc = mdb_put(st->txn, st->l->dbi.pending, &k, &v, 0);
-	else if ((rc = mdb_put(st->txn, st->l->dbi.pending, &sk, &sv, MDB_NOOVERWRITE)) == 0 ||
-		 rc == MDB_KEYEXIST)
-		rc = mdb_del(st->txn, st->l->dbi.pending, &k, NULL);
-	if (rc != 0 && !(rc == MDB_NOTFOUND && !present))
-		return store_error(rc, "update pending index");
-	return 0;
+		return overlay_defer(&st->ov, dbi, OV_PUT, st->scratch.ptr, st->scratch.len, NULL, 0);
+	if ((error = overlay_defer(&st->ov, dbi, OV_PUT_NEW, pending_sentinel, sizeof(pending_sentinel), NULL, 0)) < 0)
+		return error;
+	return overlay_defer(&st->ov, dbi, OV_DEL, st->scratch.ptr, st->scratch.len, NULL, 0);
 }
 
 int state_pending_is_sentinel(const void *key, size_t len)
@@ -907,6 +903,7 @@ void state_txn_free(state_txn *st)
 	docket_buf_dispose(&st->scratch);
 	docket_buf_dispose(&st->payload);
 	overlay_dispose(&st->ov);
+	state_mark_free(st->mark);
 	docket_free(st);
 }
 

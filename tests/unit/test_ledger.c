@@ -1679,6 +1679,94 @@ static void test_group_commit_isolates_groups(void **state)
 	assert_true(verify_ok(f));
 }
 
+/* The groups of one batch, built from JSON texts (each list ends with NULL). */
+typedef struct batch {
+	docket_event *evs[8][4];
+	docket_append_result res[8][4];
+	ledger_group g[8];
+	size_t n;
+} batch;
+
+static void batch_add(batch *b, const char *const *texts)
+{
+	ledger_group *g = &b->g[b->n];
+
+	memset(g, 0, sizeof(*g));
+	g->events = b->evs[b->n];
+	g->results = b->res[b->n];
+	for (; texts[g->n]; g->n++) {
+		json_t *j = test_json(texts[g->n]);
+
+		assert_int_equal(docket_event_from_json(&b->evs[b->n][g->n], j), 0);
+		json_decref(j);
+	}
+	b->n++;
+}
+
+static void batch_free(batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t k = 0; k < b->g[i].n; k++)
+			docket_event_free(b->evs[i][k]);
+}
+
+/*
+ * A refused group leaves no trace in the batch's one transaction: not its
+ * outcome (invariant 5 would refuse the later one), not its policy revision
+ * (the document, the session's revision), not its intents (a later intent
+ * with the same id is new), not its session (a later event of it is refused),
+ * not its pending entries, seqs or session event index (verify).
+ */
+static void test_group_commit_rolls_back_refused_group(void **state)
+{
+	fixture *f = *state;
+	batch b = { 0 };
+	pending_seen seen = { 0 };
+	sess_state ss;
+
+	open_session(f, "s1");
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "a", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"}"),
+					     EV("tool.dispatched", "a", ""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "a", ",\"status\":\"ok\""),
+		"{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":1,\"format\":\"docket\","
+		"\"policy\":{\"rules\":[]}}",
+		EV("tool.intent", "x", ",\"tool\":\"t\""),
+		"{\"type\":\"policy.revised\",\"session\":\"s1\",\"revision\":3,\"format\":\"docket\","
+		"\"policy\":{\"rules\":[]}}", NULL });   /* invariant 6: the whole group goes */
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "a", ",\"status\":\"error\""), NULL });
+	batch_add(&b, (const char *const[]){ "{\"type\":\"session.opened\",\"session\":\"s9\",\"runtime\":\"t/1\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s9\",\"invocation\":\"q\",\"tool\":\"t\"}",
+		"{\"type\":\"tool.completed\",\"session\":\"s9\",\"invocation\":\"q\",\"status\":\"ok\"}",
+		NULL });                                 /* invariant 9 */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "x", ",\"tool\":\"other\""), NULL });
+	batch_add(&b, (const char *const[]){ "{\"type\":\"tool.intent\",\"session\":\"s9\",\"invocation\":\"q\","
+					     "\"tool\":\"t\"}", NULL }); /* invariant 8: s9 was taken back */
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[1].err.invariant, 6);
+	assert_int_equal(b.g[2].error, 0);
+	assert_int_equal(b.g[3].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[3].err.invariant, 9);
+	assert_int_equal(b.g[4].error, 0);
+	assert_int_equal(b.g[5].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[5].err.invariant, 8);
+	assert_int_equal(b.res[2][0].seq, 4);  /* the refused groups took no seq */
+	assert_int_equal(b.res[4][0].seq, 5);
+	assert_int_equal(head(f), 5);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.policy_revision, 0);
+	assert_int_equal(ss.invocations, 2);
+	assert_int_equal(ss.pending, 1);
+	assert_int_equal(ss.events, 5);
+	assert_int_equal(ledger_session_get(f->l, "s9", &ss, NULL), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "x");
+	batch_free(&b);
+	assert_true(verify_ok(f));
+}
+
 static void test_readonly_open(void **state)
 {
 	fixture *f = *state;
@@ -1939,6 +2027,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_rolls_back_refused_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compact_refuses_stale_writer, setup, teardown),

@@ -583,6 +583,36 @@ static void forged_supersede(void **state, int merged)
 static void test_forged_supersede_split(void **state) { forged_supersede(state, 0); }
 static void test_forged_supersede_merged(void **state) { forged_supersede(state, 1); }
 
+/*
+ * A forged supersede the ledger alone would take: after a real narrowing
+ * revision (the call still asks, so its request stays open and docket
+ * settles nothing), a client's "superseded" naming the new revision and
+ * deciding "allowed" passes invariant 3's checks (a newer revision, the
+ * current one, a decision). Only the protocol's rule that docket alone
+ * settles superseded stops it (mutant client-superseded).
+ */
+static void forged_supersede_after_revision(void **state, int merged)
+{
+	fixture *f = *state;
+	proto_conn conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	const step steps[] = {
+		{ "tool.intent", ASK_INTENT, NULL },
+		{ "approval.request", "{\"session\":\"s1\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
+		{ "policy.set", "{\"session\":\"s1\",\"format\":\"docket\",\"policy\":{\"version\":1,"
+		  "\"commands\":[{\"pattern\":[\"curl\"],\"decision\":\"deny\"}]}}", NULL },
+		{ "approval.settle", "{\"session\":\"s1\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"superseded\","
+		  "\"decision\":{\"verdict\":\"allowed\",\"source\":\"runtime\",\"policy_revision\":2}}", "bad_request" },
+		{ "tool.dispatch", "{\"session\":\"s1\",\"invocation\":\"c1\"}", "invalid_transition" },
+	};
+
+	demo_session(f);
+	/* 3 + intent, request, revision 2: no settlement of any kind */
+	run_steps(f, &conn, steps, 5, merged, 6);
+}
+
+static void test_forged_supersede_after_revision_split(void **state) { forged_supersede_after_revision(state, 0); }
+static void test_forged_supersede_after_revision_merged(void **state) { forged_supersede_after_revision(state, 1); }
+
 /* Defect 2: a policy revision that lands between the authority's check
  * and the append (here: earlier in the same transaction) is caught. */
 static void revision_race(void **state, int merged)
@@ -823,6 +853,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery_authority_evaluates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_supersede_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_supersede_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_supersede_after_revision_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_supersede_after_revision_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revision_race_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revision_race_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_connection_split, setup, teardown),
