@@ -24,7 +24,7 @@
 #include "util/error.h"
 
 #define VERIFY_CHUNK 4096
-#define VERIFY_COMPARE_RELEASE 65536  /* records compared between two ledger_map_release */
+#define VERIFY_COMPARE_RELEASE 4096  /* records compared between two ledger_map_release */
 
 /* The scratch ledger's first map; it grows (doubling) as the rebuild needs. */
 size_t ledger_verify_scratch_map = (size_t)4 << 20;
