@@ -175,29 +175,22 @@ typedef struct pipeline {
 	const docket_export_options *opts;
 	export_sink *sink;
 	docket_export_stats *stats;
-	json_t *seen;   /* "session\x1finvocation" -> true, for the count */
 } pipeline;
 
-static int count_event(pipeline *p, const json_t *ev)
+/*
+ * A ledger holds one tool.intent per invocation (the append refuses a
+ * second one with the same id), so counting intents counts the distinct
+ * invocations without a set that would grow with the ledger.
+ */
+static void count_event(pipeline *p, const json_t *ev)
 {
 	const char *type = jstr(ev, "type");
-	docket_buf key = DOCKET_BUF_INIT;
-	int error = 0;
 
 	p->stats->events++;
 	if (strcmp(type, "approval.settled") == 0)
 		p->stats->approvals++;
-	if (strcmp(type, "tool.intent") != 0)
-		return 0;
-	if ((error = docket_buf_printf(&key, "%s\x1f%s", jstr(ev, "session"), jstr(ev, "invocation"))) == 0 &&
-	    !json_object_get(p->seen, key.ptr)) {
-		if (json_object_set_new(p->seen, key.ptr, json_true()) < 0)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-		else
-			p->stats->invocations++;
-	}
-	docket_buf_dispose(&key);
-	return error;
+	else if (strcmp(type, "tool.intent") == 0)
+		p->stats->invocations++;
 }
 
 /* Redact and pseudonymise one event in place. */
@@ -234,8 +227,8 @@ static int pipeline_event(void *ctx, uint64_t seq, json_t *ev)
 	p->stats->head_seq = seq;
 	if ((error = transform(p, ev)) < 0)
 		return error;
-	if (emit && (error = count_event(p, ev)) < 0)
-		return error;
+	if (emit)
+		count_event(p, ev);
 	return p->sink->event(p->sink, ev, emit);
 }
 
@@ -274,7 +267,7 @@ int export_run_read(export_read read, void *rctx, const docket_export_options *o
 		    FILE *out, docket_export_stats *stats)
 {
 	docket_export_stats own;
-	pipeline p = { opts, sink, stats ? stats : &own, NULL };
+	pipeline p = { opts, sink, stats ? stats : &own };
 	int error;
 
 	memset(p.stats, 0, sizeof(*p.stats));
@@ -282,12 +275,9 @@ int export_run_read(export_read read, void *rctx, const docket_export_options *o
 	sink->ledger_id = sink->info.ledger_id;
 	sink->since_ms = opts->since_ms;
 	sink->stats = p.stats;
-	if (!(p.seen = json_object()))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	if ((error = read(rctx, pipeline_event, &p)) == 0 &&
 	    (error = sink->finish(sink)) == 0 && out && (fflush(out) != 0 || ferror(out)))
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
-	json_decref(p.seen);
 	return error;
 }
 

@@ -252,6 +252,7 @@ typedef struct ledger_reader {
 	uint8_t prev[LEDGER_HASH_LEN]; /* chain hash before its first event */
 	int prev_ok, decoded, hashed;
 	int scan;                   /* a long scan: drop the mapped pages behind it */
+	uint32_t since_release;     /* segments loaded since the last ledger_map_release */
 	uint32_t cap;
 	uint8_t *kinds;
 	uint32_t *lens;
@@ -283,6 +284,16 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
 int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN], const uint8_t **p, size_t *len);
 /* The seq of the last stored event (0: none). */
 int reader_last_seq(ledger_reader *r, uint64_t *out);
+/*
+ * Hand back the resident pages of the ledger's whole map (a read-only shared
+ * file mapping: they are read again from the page cache when touched, and
+ * pointers into the map stay valid). A long scan does this every
+ * READER_RELEASE_SEGMENTS segments, so the B-tree pages its lookups touch
+ * (invocation records, the scratch ledger of verify) do not add up to the
+ * file's size in its RSS.
+ */
+#define READER_RELEASE_SEGMENTS 16
+void ledger_map_release(docket_ledger *l);
 /* Parse a stored segment's header into `r` (r->first stays 0). */
 int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len);
 /* Load a stored segment (copied) whose first seq is `first` into `r`:

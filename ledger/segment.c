@@ -24,8 +24,11 @@
  * segment (SEG_SMALL payload bytes or more) is compressed at level 1, a
  * small one (a serve commit) with the ledger's dictionary when it has one.
  */
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ledger_internal.h"
@@ -351,6 +354,32 @@ static void drop_mapped(const MDB_val *v)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+void ledger_map_release(docket_ledger *l)
+{
+	char line[4096 + 256];
+	struct stat st;
+	FILE *maps;
+	int fd;
+
+	/* LMDB does not say where its map is (mdb_env_info's address is that
+	 * of a fixed map only): find the read-only shared mappings of this
+	 * ledger's data file by device and inode */
+	if (!l || !l->env || mdb_env_get_fd(l->env, &fd) != 0 || fstat(fd, &st) != 0 ||
+	    !(maps = fopen("/proc/self/maps", "re")))
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi, ino;
+		unsigned maj, min;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s %*s %x:%x %lu", &lo, &hi, perms, &maj, &min, &ino) == 6 &&
+		    ino == (unsigned long)st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev) &&
+		    perms[1] == '-' && perms[3] == 's' && hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+	fclose(maps);
+}
+
 /* Position on the segment holding `seq`: 0 and its key and value, and the
  * key of the segment after it (0: none). */
 static int locate(ledger_reader *r, uint64_t seq, uint64_t *first, MDB_val *v, uint64_t *next)
@@ -435,8 +464,13 @@ int reader_seek(ledger_reader *r, uint64_t seq)
 		memset(r->prev, 0, LEDGER_HASH_LEN);
 	}
 	error = reader_adopt(r, first, v.mv_data, v.mv_size);
-	if (r->scan)
+	if (r->scan) {
 		drop_mapped(&v);
+		if (++r->since_release >= READER_RELEASE_SEGMENTS) {
+			ledger_map_release(r->l);
+			r->since_release = 0;
+		}
+	}
 	if (error < 0)
 		return error;
 	if (next && next < first + r->count) {

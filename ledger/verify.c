@@ -24,6 +24,7 @@
 #include "util/error.h"
 
 #define VERIFY_CHUNK 4096
+#define VERIFY_COMPARE_RELEASE 4096  /* records compared between two ledger_map_release */
 
 /* The scratch ledger's first map; it grows (doubling) as the rebuild needs. */
 size_t ledger_verify_scratch_map = (size_t)4 << 20;
@@ -181,6 +182,8 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 	dst = NULL;
 	if (error == 0)
 		rep->events_checked = to;
+	/* the rebuild reads the scratch B-trees through the map: bound RSS */
+	ledger_map_release(scratch);
 cleanup:
 	state_txn_free(st);
 	if (dst)
@@ -190,12 +193,13 @@ cleanup:
 }
 
 /* Compare one table of both ledgers record by record; 1 and a problem on a difference. */
-static int compare_dbi(MDB_txn *a_txn, MDB_dbi a, MDB_txn *b_txn, MDB_dbi b, int dupsort,
-		       const char *name, docket_verify_report *rep)
+static int compare_dbi(docket_ledger *la, MDB_txn *a_txn, MDB_dbi a, docket_ledger *lb, MDB_txn *b_txn,
+		       MDB_dbi b, int dupsort, const char *name, docket_verify_report *rep)
 {
 	MDB_cursor *ca = NULL, *cb = NULL;
 	MDB_val ka, va, kb, vb;
 	MDB_cursor_op op = dupsort ? MDB_NEXT_DUP : MDB_NEXT;
+	uint64_t walked = 0;
 	int ra, rb, error = 0;
 
 	(void)op;
@@ -212,6 +216,11 @@ static int compare_dbi(MDB_txn *a_txn, MDB_dbi a, MDB_txn *b_txn, MDB_dbi b, int
 			break;
 		ra = mdb_cursor_get(ca, &ka, &va, MDB_NEXT);
 		rb = mdb_cursor_get(cb, &kb, &vb, MDB_NEXT);
+		/* both tables are walked whole: bound the pages kept resident */
+		if (++walked % VERIFY_COMPARE_RELEASE == 0) {
+			ledger_map_release(la);
+			ledger_map_release(lb);
+		}
 	}
 	if (ra == MDB_NOTFOUND && rb == MDB_NOTFOUND)
 		error = 0;
@@ -287,7 +296,7 @@ static int verify_compare(docket_ledger *scratch, docket_ledger *l, MDB_txn *src
 		MDB_dbi a = *(MDB_dbi *)((char *)&l->dbi + tables[i].offset);
 		MDB_dbi b = *(MDB_dbi *)((char *)&scratch->dbi + tables[i].offset);
 
-		error = compare_dbi(src, a, dst, b, tables[i].dupsort, tables[i].name, rep);
+		error = compare_dbi(l, src, a, scratch, dst, b, tables[i].dupsort, tables[i].name, rep);
 	}
 	store_txn_abort(scratch, dst);
 	return error;

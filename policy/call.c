@@ -277,10 +277,7 @@ static int parse_patch(docket_policy_call *c, const json_t *args)
 
 int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent)
 {
-	docket_policy_call *c = NULL;
 	const json_t *tool, *args;
-	const char *name;
-	int error = 0;
 
 	*out = NULL;
 	if (!json_is_object(intent))
@@ -289,11 +286,21 @@ int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent)
 	args = json_object_get(intent, "args");
 	if (!json_is_string(tool))
 		return docket_error_set(DOCKET_EINVALID, "a call needs a string \"tool\"");
+	return docket_policy_call_from_args(out, json_string_value(tool), args);
+}
+
+int docket_policy_call_from_args(docket_policy_call **out, const char *name, const json_t *args)
+{
+	docket_policy_call *c = NULL;
+	int error = 0;
+
+	*out = NULL;
+	if (!name)
+		return docket_error_set(DOCKET_EINVALID, "a call needs a string \"tool\"");
 	if (args && !json_is_object(args))
 		return docket_error_set(DOCKET_EINVALID, "a call's \"args\" must be an object");
 	if (!(c = docket_calloc(1, sizeof(*c))))
 		return nomem();
-	name = json_string_value(tool);
 	if (!(c->name = adup(&c->arena, name))) {
 		error = nomem();
 		goto cleanup;

@@ -95,7 +95,6 @@ static void intent_dispose(icall *in)
 static int intent_call(icall *in)
 {
 	const Docket__V1__ToolIntent *ti = in->ev->tool_intent;
-	json_t *obj = NULL;
 	int error;
 
 	if (in->call)
@@ -106,11 +105,7 @@ static int intent_call(icall *in)
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	if (!(obj = json_pack("{s:s, s:O}", "tool", ti->tool, "args", in->args)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	error = docket_policy_call_from_json(&in->call, obj);
-	json_decref(obj);
-	return error;
+	return docket_policy_call_from_args(&in->call, ti->tool, in->args);
 }
 
 static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)

@@ -78,6 +78,14 @@ DOCKET_EXTERN size_t docket_policy_rule_count(const docket_policy *policy);
  * or just {"tool":..., "args":...}. The call copies what it needs.
  */
 DOCKET_EXTERN int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent) DOCKET_MUST_USE;
+/*
+ * The same call from its parts: the tool name and its parsed arguments (an
+ * object, or NULL for none), as a decoded event holds them (replay), without
+ * building the {"tool", "args"} object first. Equivalent to
+ * docket_policy_call_from_json of {"tool": tool, "args": args}.
+ */
+DOCKET_EXTERN int docket_policy_call_from_args(docket_policy_call **out, const char *tool,
+					       const json_t *args) DOCKET_MUST_USE;
 DOCKET_EXTERN void docket_policy_call_free(docket_policy_call *call);
 
 /*

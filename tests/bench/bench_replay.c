@@ -11,20 +11,27 @@
  *   export              docket -L DIR export --format jsonl
  *   replay, 1 thread    DOCKET_REPLAY_THREADS=1 docket -L DIR replay --policy claude:settings.json --format json
  *   replay, 2 threads   DOCKET_REPLAY_THREADS=2 docket ... (what a large ledger gets by default)
+ *   verify              docket -L DIR verify (rates in events, not intents)
  *
  * For each: wall time, CPU time (user + system of the child, wait4), intents
- * per second of wall time and per CPU-second ("per core"), and peak RSS
- * (ru_maxrss of the child: it counts the ledger pages LMDB maps in). Each
- * command runs ROUNDS times, interleaved, and the fastest round counts (the
- * machine is shared). Goals (printed, not asserted): >= 1M intents/s/core,
- * <= 256 MB peak RSS, replay no slower than 1.5x the export.
+ * (events for verify) per second of wall time and per CPU-second ("per
+ * core"), and peak RSS (ru_maxrss of the child and of the process the CLI
+ * forks, the highest of all rounds: it counts the ledger pages LMDB maps
+ * in). Each command runs ROUNDS times (--rounds), interleaved, and the
+ * fastest round counts for the times (the machine is shared). Goals
+ * (printed, not asserted): >= 1M intents/s/core, <= 256 MB peak RSS, replay
+ * no slower than 1.5x the export.
  *
- *   bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]
+ *   bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR] [--rounds N]
+ *                [--rss-max MB --min-ledger-mb MB]
  *
  * --ledger reuses a ledger --keep kept (generating 1M intents takes
  * minutes). --quick (5,000 intents, plain `meson test`) checks only that
  * every command succeeds and that the replay's totals count every intent;
- * it asserts nothing about speed.
+ * it asserts nothing about speed. --rss-max (the slow suite's rss_1g) fails
+ * when any command's peak RSS passes MB, a resource bound rather than a
+ * timing, and --min-ledger-mb when data.mdb is smaller than MB (so the
+ * bound is checked at the size it is meant for).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +52,8 @@
 #define CHUNK_EVENTS 60000
 #define BATCH 4096
 #define ROUNDS 2
+
+static int rounds = ROUNDS;
 
 /* A Claude Code settings file of the size teams write. */
 static const char settings[] =
@@ -156,7 +165,7 @@ static int run_child(measure *m, char *const argv[], const char *threads, const 
 		m->wall = wall;
 	if (m->cpu == 0 || cpu < m->cpu)
 		m->cpu = cpu;
-	if (m->rss_kb == 0 || ru.ru_maxrss < m->rss_kb)
+	if (ru.ru_maxrss > m->rss_kb)
 		m->rss_kb = ru.ru_maxrss;
 	return 0;
 }
@@ -172,24 +181,48 @@ static long long report_calls(const char *path)
 	return n;
 }
 
-static void print_row(const measure *m, size_t intents)
+static void print_row(const measure *m, size_t n, const char *unit)
 {
-	printf("%-18s %8.2f s wall %8.2f s CPU %11.0f intents/s %11.0f intents/s/core %7.1f MB peak RSS\n", m->name,
-	       m->wall, m->cpu, (double)intents / m->wall, (double)intents / m->cpu, (double)m->rss_kb / 1024);
+	printf("%-18s %8.2f s wall %8.2f s CPU %11.0f %s/s %11.0f %s/s/core %7.1f MB peak RSS\n", m->name,
+	       m->wall, m->cpu, (double)n / m->wall, unit, (double)n / m->cpu, unit, (double)m->rss_kb / 1024);
 }
 
-static json_t *row_json(const measure *m, size_t intents)
+static json_t *row_json(const measure *m, size_t n, const char *unit)
 {
+	char per_s[32], per_core[32];
+
+	snprintf(per_s, sizeof(per_s), "%s_per_s", unit);
+	snprintf(per_core, sizeof(per_core), "%s_per_core_s", unit);
 	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "wall_s", m->wall, "cpu_s", m->cpu,
-			 "intents_per_s", (double)intents / m->wall, "intents_per_core_s", (double)intents / m->cpu,
+			 per_s, (double)n / m->wall, per_core, (double)n / m->cpu,
 			 "peak_rss_mb", (double)m->rss_kb / 1024);
 }
 
-static int measure_all(const char *docket, const char *dir, size_t intents, int quick)
+/* --rss-max: 0 when every command stayed within `max_mb`. */
+static int rss_check(const measure *const *ms, size_t n, double max_mb)
+{
+	int over = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double mb = (double)ms[i]->rss_kb / 1024;
+
+		printf("rss: %-18s %7.1f MB (bound %.0f MB) %s\n", ms[i]->name, mb, max_mb, mb <= max_mb ? "ok" : "OVER");
+		over |= mb > max_mb;
+	}
+	if (over)
+		fprintf(stderr, "bench_replay: FAIL: a command's peak RSS passed %.0f MB\n", max_mb);
+	return over;
+}
+
+static int measure_all(const char *docket, const char *dir, size_t intents, size_t events, int quick,
+		       double rss_max)
 {
 	char settings_path[4200], policy[4300], report_path[4200];
-	measure ex = { "export jsonl", 0, 0, 0 }, r1 = { "replay, 1 thread", 0, 0, 0 }, r2 = { "replay, 2 threads", 0, 0, 0 };
+	measure ex = { "export jsonl", 0, 0, 0 }, r1 = { "replay, 1 thread", 0, 0, 0 },
+		r2 = { "replay, 2 threads", 0, 0, 0 }, ve = { "verify", 0, 0, 0 };
+	const measure *all[] = { &ex, &r1, &r2, &ve };
 	char *export_argv[] = { (char *)docket, "-L", (char *)dir, "export", "--format", "jsonl", NULL };
+	char *verify_argv[] = { (char *)docket, "-L", (char *)dir, "verify", NULL };
 	char *replay_argv[] = { (char *)docket, "-L", (char *)dir, "replay", "--policy", policy, "--format", "json", NULL };
 	FILE *f;
 	long long calls;
@@ -200,27 +233,57 @@ static int measure_all(const char *docket, const char *dir, size_t intents, int 
 	snprintf(report_path, sizeof(report_path), "%s/bench-report.json", dir);
 	if (!(f = fopen(settings_path, "w")) || fputs(settings, f) < 0 || fclose(f) != 0)
 		return 1;
-	for (int round = 0; round < (quick ? 1 : ROUNDS) && rc == 0; round++)
+	for (int round = 0; round < (quick ? 1 : rounds) && rc == 0; round++)
 		rc = run_child(&ex, export_argv, NULL, NULL) < 0 || run_child(&r1, replay_argv, "1", NULL) < 0 ||
-		     run_child(&r2, replay_argv, "2", quick ? report_path : NULL) < 0;
+		     run_child(&r2, replay_argv, "2", quick ? report_path : NULL) < 0 ||
+		     run_child(&ve, verify_argv, NULL, NULL) < 0;
 	if (rc)
 		return 1;
 	if (quick && (calls = report_calls(report_path)) != (long long)intents) {
 		fprintf(stderr, "bench_replay: FAIL: the report counts %lld of %zu intents\n", calls, intents);
 		return 1;
 	}
-	print_row(&ex, intents);
-	print_row(&r1, intents);
-	print_row(&r2, intents);
+	print_row(&ex, intents, "intents");
+	print_row(&r1, intents, "intents");
+	print_row(&r2, intents, "intents");
+	print_row(&ve, events, "events");
+	printf("export, by events: %.0f events/s/core (goal >= 500,000 events/s)\n", (double)events / ex.cpu);
 	printf("ratios: replay/export wall %.2fx (goal <= 1.5x), CPU %.2fx; replay 1 thread/export wall %.2fx; "
 	       "2 threads vs 1 wall %.2fx faster\n",
 	       r2.wall / ex.wall, r2.cpu / ex.cpu, r1.wall / ex.wall, r1.wall / r2.wall);
 	printf("goals: %.0f intents/s/core (1 thread) vs 1,000,000; peak RSS %.0f MB vs 256 MB\n",
 	       (double)intents / r1.cpu, (double)r2.rss_kb / 1024);
-	bench_print_result(json_pack("{s:s, s:I, s:o, s:o, s:o, s:f, s:f}", "bench", "replay", "intents",
-				     (json_int_t)intents, "export", row_json(&ex, intents), "replay_1_thread",
-				     row_json(&r1, intents), "replay", row_json(&r2, intents), "replay_over_export_wall",
-				     r2.wall / ex.wall, "replay_over_export_cpu", r2.cpu / ex.cpu));
+	bench_print_result(json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:f, s:f}", "bench", "replay", "intents",
+				     (json_int_t)intents, "events", (json_int_t)events, "export",
+				     row_json(&ex, intents, "intents"), "replay_1_thread", row_json(&r1, intents, "intents"),
+				     "replay", row_json(&r2, intents, "intents"), "verify", row_json(&ve, events, "events"),
+				     "replay_over_export_wall", r2.wall / ex.wall, "replay_over_export_cpu",
+				     r2.cpu / ex.cpu));
+	return rss_max > 0 ? rss_check(all, sizeof(all) / sizeof(all[0]), rss_max) : 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR] [--rounds N] "
+		"[--rss-max MB] [--min-ledger-mb MB]\n");
+	return 2;
+}
+
+/* The ledger's event count and the size of its data file. */
+static int ledger_facts(const char *dir, size_t *events, double *file_mb)
+{
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	docket_ledger_info info;
+
+	oo.flags = DOCKET_OPEN_READONLY;
+	if (docket_ledger_open(&l, dir, &oo) < 0 || docket_ledger_info_get(l, &info) < 0) {
+		docket_ledger_free(l);
+		return die("read the ledger's facts");
+	}
+	*events = (size_t)info.events;
+	*file_mb = (double)info.file_bytes / (1024 * 1024);
+	docket_ledger_free(l);
 	return 0;
 }
 
@@ -248,11 +311,10 @@ int main(int argc, char **argv)
 	const char *keep = NULL, *reuse = NULL, *tmp = getenv("TMPDIR"), *docket;
 	char dir[4096];
 	int quick = 0, rc;
-	double t0;
+	double t0, rss_max = 0, min_mb = 0, file_mb = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]\n");
-		return 2;
+		return usage();
 	}
 	docket = argv[1];
 	for (int i = 2; i < argc; i++) {
@@ -264,9 +326,14 @@ int main(int argc, char **argv)
 			keep = argv[++i];
 		else if (strcmp(argv[i], "--ledger") == 0 && i + 1 < argc)
 			reuse = argv[++i];
+		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+			rounds = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
+		else if (strcmp(argv[i], "--rss-max") == 0 && i + 1 < argc)
+			rss_max = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--min-ledger-mb") == 0 && i + 1 < argc)
+			min_mb = strtod(argv[++i], NULL);
 		else {
-			fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR]\n");
-			return 2;
+			return usage();
 		}
 	}
 	if (quick)
@@ -294,10 +361,18 @@ int main(int argc, char **argv)
 		if (keep && intents_file(dir, &intents, 1) != 0)
 			return 1;
 	}
+	if (ledger_facts(dir, &events, &file_mb) != 0)
+		return 1;
+	printf("data.mdb: %.1f MB, %zu events\n", file_mb, events);
+	if (file_mb < min_mb) {
+		fprintf(stderr, "bench_replay: FAIL: the ledger is %.1f MB, less than --min-ledger-mb %.0f\n", file_mb,
+			min_mb);
+		return 1;
+	}
 	printf("machine: %ld cores online, load average shared with other work: compare the ratios\n",
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
-	rc = measure_all(docket, dir, intents, quick);
+	rc = measure_all(docket, dir, intents, events, quick, rss_max);
 	if (!keep && !reuse)
 		bench_remove_tree(dir);
 	return rc;

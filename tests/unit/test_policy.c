@@ -686,6 +686,78 @@ static void test_calls_negative(void **state)
 	}
 }
 
+/* The result of evaluating call `c` as compact JSON (caller frees). */
+static char *eval_dump(const docket_policy *p, const docket_policy_call *c, const char *ctx)
+{
+	json_t *xj = test_json(ctx), *rj = NULL;
+	docket_policy_context *x = NULL;
+	docket_policy_result *r = NULL;
+	char *d;
+
+	assert_int_equal(docket_policy_context_from_json(&x, xj), 0);
+	assert_int_equal(docket_policy_result_new(&r), 0);
+	assert_int_equal(docket_policy_eval(r, p, c, x), 0);
+	assert_int_equal(docket_policy_result_to_json(&rj, r), 0);
+	d = json_dumps(rj, JSON_COMPACT);
+	json_decref(rj);
+	docket_policy_result_free(r);
+	docket_policy_context_free(x);
+	json_decref(xj);
+	return d;
+}
+
+/* docket_policy_call_from_args (replay's entry point) is from_json of {tool, args} */
+static void test_call_from_args(void **state)
+{
+	static const char *const calls[] = {
+		SH("git push"), SH("npm run test && ls"), SH("rm -rf x"), SH("cat $(id)"), SH("git status"),
+		RD("secrets/k"), RD("./.env"), WR("src/a"), WR("migrations/1.sql"),
+		"{\"tool\":\"Bash\",\"args\":{\"command\":\"curl https://x\"}}",
+		"{\"tool\":\"network\",\"args\":{\"url\":\"https://docs.rs/x\"}}",
+		"{\"tool\":\"network\",\"args\":{\"query\":\"lmdb\"}}",
+		"{\"tool\":\"apply_patch\",\"args\":{\"changes\":[{\"path\":\"a\",\"op\":\"move\",\"to\":\"/etc/b\"}]}}",
+		"{\"tool\":\"mcp__github__x\",\"args\":{}}", "{\"tool\":\"mcp__github__y\"}",
+	};
+	static const char *const bad[] = {
+		"{\"tool\":\"shell\",\"args\":[]}", "{\"tool\":\"shell\",\"args\":{\"command\":[1]}}",
+		"{\"tool\":\"read_file\",\"args\":{}}", "{\"tool\":\"network\",\"args\":{\"url\":\"nohost\"}}",
+	};
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE, claude_settings);
+	docket_policy_call *c = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		json_t *j = test_json(calls[i]);
+		docket_policy_call *a = NULL, *b = NULL;
+		char *da, *db;
+
+		if (docket_policy_call_from_json(&a, j) < 0)
+			fail_msg("%s: %s", calls[i], docket_error_last()->message);
+		assert_int_equal(docket_policy_call_from_args(&b, json_string_value(json_object_get(j, "tool")),
+							      json_object_get(j, "args")), 0);
+		da = eval_dump(p, a, CTX);
+		db = eval_dump(p, b, CTX);
+		if (strcmp(da, db) != 0)
+			fail_msg("%s: from_json %s, from_args %s", calls[i], da, db);
+		free(da);
+		free(db);
+		docket_policy_call_free(a);
+		docket_policy_call_free(b);
+		json_decref(j);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j = test_json(bad[i]);
+
+		assert_int_equal(docket_policy_call_from_args(&c, json_string_value(json_object_get(j, "tool")),
+							      json_object_get(j, "args")), DOCKET_EINVALID);
+		assert_null(c);
+		json_decref(j);
+	}
+	assert_int_equal(docket_policy_call_from_args(&c, NULL, NULL), DOCKET_EINVALID);
+	assert_null(c);
+	docket_policy_free(p);
+}
+
 static void test_load_sources(void **state)
 {
 	char *dir = test_mkdtemp();
@@ -1046,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_negative),
 		cmocka_unit_test(test_convert),
 		cmocka_unit_test(test_calls_negative),
+		cmocka_unit_test(test_call_from_args),
 		cmocka_unit_test(test_load_sources),
 		cmocka_unit_test(test_alloc_failures),
 	};
