@@ -121,6 +121,32 @@ const EVP_MD *ledger_sha256_md(void)
 	return sha256_get();
 }
 
+/* One digest context per thread, kept for its life: creating and freeing a
+ * context per event was most of verify's libcrypto time beside SHA-256
+ * itself. Callers finish with it before returning (no nesting). */
+static _Thread_local EVP_MD_CTX *tls_md;
+static pthread_key_t md_key;
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+
+static void md_free(void *p)
+{
+	EVP_MD_CTX_free(p);
+}
+
+static void md_key_init(void)
+{
+	(void)pthread_key_create(&md_key, md_free);
+}
+
+EVP_MD_CTX *ledger_sha256_ctx(void)
+{
+	if (!tls_md && (tls_md = EVP_MD_CTX_new())) {
+		pthread_once(&md_once, md_key_init);
+		(void)pthread_setspecific(md_key, tls_md);   /* freed at thread exit */
+	}
+	return tls_md;
+}
+
 int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
 {
 	unsigned int n = 0;
@@ -134,7 +160,7 @@ int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN]
 	       uint64_t seq, const uint8_t *payload, size_t len)
 {
 	const EVP_MD *sha256 = sha256_get();
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_MD_CTX *md = ledger_sha256_ctx();
 	uint8_t be[8];
 	unsigned int outlen = 0;
 	int ok;
@@ -147,7 +173,6 @@ int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN]
 	     EVP_DigestUpdate(md, be, sizeof(be)) == 1 &&
 	     EVP_DigestUpdate(md, payload, len) == 1 &&
 	     EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN;
-	EVP_MD_CTX_free(md);
 	return ok ? 0 : docket_error_set(DOCKET_ERROR, "SHA-256 failed");
 }
 

@@ -160,6 +160,8 @@ void codec_forget(ledger_codec *c);
 int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
 /* That implementation, for incremental hashing (EVP_DigestInit_ex). */
 const struct evp_md_st *ledger_sha256_md(void);
+/* This thread's SHA-256 digest context (frame.c), reused call after call. */
+struct evp_md_ctx_st *ledger_sha256_ctx(void);
 
 /* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
 int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],

@@ -33,7 +33,6 @@
 #include <string.h>
 
 #include <openssl/evp.h>
-#include <pthread.h>
 
 #include "docket/tlog.h"
 #include "ledger_internal.h"
@@ -47,33 +46,10 @@
 
 /* One digest context per thread, kept: allocating and fetching one per
  * hash was most of the tree's cost at append (tests/bench/bench_tlog). */
-static _Thread_local EVP_MD_CTX *tls_md;
-static pthread_key_t md_key;
-static pthread_once_t md_once = PTHREAD_ONCE_INIT;
-
-static void md_free(void *p)
-{
-	EVP_MD_CTX_free(p);
-}
-
-static void md_key_init(void)
-{
-	(void)pthread_key_create(&md_key, md_free);
-}
-
-static EVP_MD_CTX *md_get(void)
-{
-	if (!tls_md && (tls_md = EVP_MD_CTX_new())) {
-		pthread_once(&md_once, md_key_init);
-		(void)pthread_setspecific(md_key, tls_md);   /* freed at thread exit */
-	}
-	return tls_md;
-}
-
 static int hash_parts(uint8_t out[DOCKET_TLOG_HASH_LEN], uint8_t prefix, const void *a, size_t alen,
 		      const void *b, size_t blen)
 {
-	EVP_MD_CTX *md = md_get();
+	EVP_MD_CTX *md = ledger_sha256_ctx();
 	unsigned int n = 0;
 	int ok;
 
