@@ -26,6 +26,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/json.h"
 
 extern char **environ;
@@ -141,42 +142,17 @@ static int make_parent(const char *path)
 	return error;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Replace `path` with `text` atomically, keeping its mode (new: 0644). */
 static int write_file_atomic(const char *path, const char *text, size_t len)
 {
-	docket_buf tmp = DOCKET_BUF_INIT;
 	struct stat st;
 	mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
-	int fd = -1, error;
+	int error;
 
-	if ((error = make_parent(path)) < 0 || (error = docket_buf_printf(&tmp, "%s.docket-tmp", path)) < 0)
-		goto done;
-	if ((fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0 ||
-	    fchmod(fd, mode) != 0 || write_all(fd, text, len) != 0 || fsync(fd) != 0 ||
-	    close(fd) != 0 || (fd = -1, rename(tmp.ptr, path) != 0)) {
-		error = docket_error_set(DOCKET_ESTORAGE, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp.ptr);
-	}
-done:
-	docket_buf_dispose(&tmp);
-	return error;
+	if ((error = make_parent(path)) < 0)
+		return error;
+	return docket_file_replace(path, NULL, text, len, mode, 0);
 }
 
 /* `diff -u` of the old and new text, labelled with the file's name. */
@@ -187,7 +163,7 @@ static int print_diff(const char *path, const char *before, size_t blen, const c
 	int fa = mkstemp(a), fb = mkstemp(b), status = 0, error = 0;
 	pid_t pid;
 
-	if (fa < 0 || fb < 0 || write_all(fa, before, blen) != 0 || write_all(fb, after, alen) != 0) {
+	if (fa < 0 || fb < 0 || docket_write_all(fa, before, blen) != 0 || docket_write_all(fb, after, alen) != 0) {
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write a temporary file: %s", strerror(errno));
 		goto done;
 	}

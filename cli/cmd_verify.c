@@ -14,6 +14,7 @@
 #include "docket/tlog.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/file.h"
 
 typedef struct verify_args {
 	const char *pubkey;
@@ -214,19 +215,6 @@ out:
 	docket_ledger_free(ledger);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, (const char *)p + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		off += (size_t)w;
-	}
-	return 0;
-}
 
 /* 1 when the whole outcome arrived, 0 when the child died before sending it. */
 static int read_all(int fd, void *p, size_t n)
@@ -269,7 +257,7 @@ static int verify_guarded(const cli_global *g, const verify_args *a, verify_outc
 		if (!mine)
 			_exit(CLI_EXIT_SYSTEM);
 		verify_in_child(g, a, mine);
-		got = write_all(fds[1], mine, sizeof(*mine));
+		got = docket_write_all(fds[1], mine, sizeof(*mine));
 		docket_free(mine);
 		close(fds[1]);
 		exit(got == 0 ? 0 : CLI_EXIT_SYSTEM);

@@ -35,6 +35,7 @@
 #include "docket/tlog.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/note.h"
 
 /* ---- the state directory --------------------------------------------- */
@@ -81,44 +82,7 @@ static int state_path(char *out, size_t size, const char *dir, const char *origi
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Replace `path` by `text` atomically and durably (tmp file, fsync, rename, fsync dir). */
-static int state_store(const char *dir, const char *path, const char *tmp, const char *text, size_t len)
-{
-	int fd, dfd, bad;
-
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		return docket_error_set(DOCKET_ESTORAGE, "cannot write %s: %s", tmp, strerror(errno));
-	bad = fchmod(fd, 0600) != 0 || write_all(fd, text, len) != 0 || fsync(fd) != 0;
-	bad |= close(fd) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		int e = errno;
-
-		unlink(tmp);
-		return docket_error_set(DOCKET_ESTORAGE, "cannot write %s: %s", path, strerror(e));
-	}
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		bad = fsync(dfd) != 0;
-		close(dfd);
-		if (!bad)
-			return 0;
-	}
-	return docket_error_set(DOCKET_ESTORAGE, "cannot sync %s", dir);
-}
 
 /* The stored checkpoint of `origin`; *found 0 when there is none. A state
  * file that does not parse or verify is an error: the witness refuses to
@@ -304,7 +268,7 @@ static int witness_locked(witness *w, docket_buf *out)
 	if (w->key && (error = note_cosign(out, w->res->name, w->key, now, (const char *)w->n->text.ptr,
 					   w->n->text.len)) < 0)
 		return error;
-	if ((error = state_store(o->state_dir, path, tmp, out->ptr, out->len)) < 0)
+	if ((error = docket_file_replace(path, tmp, out->ptr, out->len, 0600, DOCKET_REPLACE_SYNC_DIR)) < 0)
 		return error;
 	w->res->accepted = 1;
 	return 0;

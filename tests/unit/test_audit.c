@@ -18,6 +18,7 @@
 #include "ledger/ledger_internal.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
+#include "util/file.h"
 #include "util/note.h"
 
 typedef struct fixture {
@@ -955,10 +956,40 @@ static void test_pseudonym_key_files(void **state)
 	free(raw_key);
 }
 
+/* util/file.c, which the witness keeps its state with: a replace is whole
+ * or nothing, with the mode asked for, and leaves no temporary file. */
+static void test_file_replace(void **state)
+{
+	fixture *f = *state;
+	char *path = audit_path(f->dir, "state"), *missing = audit_path(f->dir, "no/such/dir/state");
+	char *tmp = audit_path(f->dir, "state.docket-tmp");
+	struct stat st;
+	FILE *in;
+	char got[16] = { 0 };
+
+	assert_int_equal(docket_file_replace(path, NULL, "first\n", 6, 0600, DOCKET_REPLACE_SYNC_DIR), 0);
+	assert_int_equal(docket_file_replace(path, NULL, "second\n", 7, 0600, 0), 0);
+	assert_non_null(in = fopen(path, "r"));
+	assert_int_equal(fread(got, 1, sizeof(got) - 1, in), 7);
+	fclose(in);
+	assert_string_equal(got, "second\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_not_equal(stat(tmp, &st), 0);
+	/* a directory that is not there: an error naming the file, nothing made */
+	assert_int_equal(docket_file_replace(missing, NULL, "x", 1, 0600, 0), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "no/such/dir/state"));
+	assert_int_not_equal(stat(missing, &st), 0);
+	free(path);
+	free(missing);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keygen_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version1_then_version2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version2_tree_checked, setup, teardown),
