@@ -811,23 +811,34 @@ int docket_checkpoint_list(docket_ledger *l, docket_checkpoint_cb cb, void *ctx)
 	return checkpoint_each(l, to_public, &p);
 }
 
-int docket_checkpoint_record(char **out, docket_ledger *l, uint64_t index)
+/* Every stored checkpoint (*all, freed by the caller even on error) and the
+ * one `index` names (0: the last). */
+static int load_one(checkpoint_record **all, checkpoint_record **one, docket_ledger *l, uint64_t index)
 {
-	docket_buf text = DOCKET_BUF_INIT;
-	checkpoint_record *all = NULL;
-	json_t *obj = NULL;
 	size_t n = 0;
 	int error;
 
-	*out = NULL;
-	if ((error = load_all(&all, &n, l)) < 0)
+	*one = NULL;
+	if ((error = load_all(all, &n, l)) < 0)
 		return error;
-	if (n == 0 || index > n) {
-		error = docket_error_set(DOCKET_ENOTFOUND, n ? "no checkpoint %llu" : "no checkpoints yet",
-					 (unsigned long long)index);
+	if (n == 0 || index > n)
+		return docket_error_set(DOCKET_ENOTFOUND, n ? "no checkpoint %llu" : "no checkpoints yet",
+					(unsigned long long)index);
+	*one = &(*all)[index ? index - 1 : n - 1];
+	return 0;
+}
+
+int docket_checkpoint_record(char **out, docket_ledger *l, uint64_t index)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	checkpoint_record *all = NULL, *c;
+	json_t *obj = NULL;
+	int error;
+
+	*out = NULL;
+	if ((error = load_one(&all, &c, l, index)) < 0)
 		goto cleanup;
-	}
-	if ((error = checkpoint_to_json(&obj, &all[index ? index - 1 : n - 1])) < 0 ||
+	if ((error = checkpoint_to_json(&obj, c)) < 0 ||
 	    (error = docket_json_dump(&text, obj)) < 0)
 		goto cleanup;
 	*out = text.ptr;
@@ -857,19 +868,13 @@ static int checkpoint_record_last(checkpoint_record *out, docket_ledger *l)
 int docket_checkpoint_note(char **out, size_t *len, docket_ledger *l, uint64_t index)
 {
 	checkpoint_record *all = NULL, *c;
-	size_t n = 0, nlen;
+	size_t nlen;
 	int error;
 
 	*out = NULL;
 	*len = 0;
-	if ((error = load_all(&all, &n, l)) < 0)
-		return error;
-	if (n == 0 || index > n) {
-		error = docket_error_set(DOCKET_ENOTFOUND, n ? "no checkpoint %llu" : "no checkpoints yet",
-					 (unsigned long long)index);
+	if ((error = load_one(&all, &c, l, index)) < 0)
 		goto cleanup;
-	}
-	c = &all[index ? index - 1 : n - 1];
 	if (c->version != 2) {
 		error = docket_error_set(DOCKET_ENOTFOUND, "checkpoint %llu predates signed notes (it signs "
 					 "the chain head only): make a new checkpoint",
