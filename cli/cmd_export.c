@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_export.c: `docket export`: JSONL, OCSF, OTel, CSV or a git archive. */
+/* cmd_export.c: `docket export`: JSONL, OCSF, OTel, CSV, a git archive or tlog-tiles. */
 #include "cli.h"
 
 #include <errno.h>
@@ -18,6 +18,7 @@ typedef struct export_args {
 	const char *rules;
 	const char *pseudo_key;
 	const char *repo;
+	const char *dir;
 	int redact;
 } export_args;
 
@@ -43,15 +44,38 @@ static int load_rules(docket_redactor **out, const char *path)
 	return error;
 }
 
+/* --format tlog-tiles DIR publishes every event as stored (the leaves hash
+ * those bytes): no filter or rewrite applies. */
+static int check_tiles(const export_args *a)
+{
+	if (!a->dir) {
+		cli_error("--format tlog-tiles needs the directory to write: docket export --format tlog-tiles DIR");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->session || a->since || a->output || a->redact || a->rules || a->pseudo_key || a->repo) {
+		cli_error("--format tlog-tiles publishes every event exactly as stored (the tree's leaves hash "
+			  "those bytes): --session, --since, --output, --redact, --redact-rules, --pseudonymize "
+			  "and --repo do not apply");
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
 /* Options -> export options; prints the problem and returns an exit code. */
 static int prepare(export_env *env, const export_args *a)
 {
 	int64_t since;
 	int error;
 
+	if (strcmp(a->format, "tlog-tiles") == 0)
+		return check_tiles(a);
+	if (a->dir) {
+		cli_error("only --format tlog-tiles takes a directory (got '%s'); use --output FILE", a->dir);
+		return CLI_EXIT_USAGE;
+	}
 	env->opts.format = docket_export_format_parse(a->format);
 	if (env->opts.format < 0 && strcmp(a->format, "git") != 0) {
-		cli_error("unknown format '%s' (jsonl, ocsf, otel, csv or git)", a->format);
+		cli_error("unknown format '%s' (jsonl, ocsf, otel, csv, git or tlog-tiles)", a->format);
 		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(a->format, "git") == 0 && !a->repo) {
@@ -92,6 +116,27 @@ static int run_git(docket_ledger *ledger, const export_env *env, const char *rep
 	return CLI_EXIT_OK;
 }
 
+static int run_tiles(docket_ledger *ledger, const char *dir)
+{
+	docket_tiles_stats st;
+	int error;
+
+	docket_error_clear();
+	if ((error = docket_export_tiles(ledger, dir, &st)) < 0)
+		return cli_fail(error, "cannot export tlog-tiles");
+	if (st.old_size == st.size)
+		printf("%s is up to date (tree size %llu)\n", dir, (unsigned long long)st.size);
+	else if (st.old_size)
+		printf("updated %s from tree size %llu to %llu (%llu tile%s, %llu entry bundle%s written)\n", dir,
+		       (unsigned long long)st.old_size, (unsigned long long)st.size, (unsigned long long)st.tiles,
+		       st.tiles == 1 ? "" : "s", (unsigned long long)st.bundles, st.bundles == 1 ? "" : "s");
+	else
+		printf("wrote tree size %llu to %s (%llu tile%s, %llu entry bundle%s)\n", (unsigned long long)st.size,
+		       dir, (unsigned long long)st.tiles, st.tiles == 1 ? "" : "s", (unsigned long long)st.bundles,
+		       st.bundles == 1 ? "" : "s");
+	return CLI_EXIT_OK;
+}
+
 static int run_stream(docket_ledger *ledger, const export_env *env, const char *path)
 {
 	docket_export_stats stats;
@@ -126,14 +171,17 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"prints them), ocsf (OCSF 1.9 records, one per line), otel (OTLP/JSON spans,\n"
 		"one execute_tool span per call), csv (one row per call) or git (an archive\n"
 		"repository, one commit per export carrying the chain head; needs --repo).\n"
+		"tlog-tiles DIR writes the Merkle tree of the newest signed checkpoint as the\n"
+		"C2SP tlog-tiles static layout (checkpoint, tile/<L>/<N>, tile/entries/<N>)\n"
+		"for any HTTP server to publish; run it again to add what is new.\n"
 		"--redact replaces secrets (cloud keys, API tokens, private keys, passwords in\n"
 		"URLs, bearer headers) by [REDACTED:rule] and lists them in \"redacted\";\n"
 		"--redact-rules adds your own rules. --pseudonymize replaces session ids,\n"
 		"actors and home-directory names by keyed hashes (`docket keygen --hmac`).\n"
 		"See docs/audit.md for the mappings.\n";
-	export_args a = { "jsonl", NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	export_args a = { "jsonl", NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	const cli_opt opts[] = {
-		{ CLI_OPT_STRING, "format", 'f', &a.format, "FORMAT", "jsonl (default), ocsf, otel, csv or git", 0 },
+		{ CLI_OPT_STRING, "format", 'f', &a.format, "FORMAT", "jsonl (default), ocsf, otel, csv, git or tlog-tiles", 0 },
 		{ CLI_OPT_STRING, "session", 's', &a.session, "S", "only this session", 0 },
 		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only events at or after this RFC 3339 time", 0 },
 		{ CLI_OPT_STRING, "output", 'o', &a.output, "FILE", "write to FILE instead of stdout", 0 },
@@ -141,6 +189,7 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "redact-rules", 0, &a.rules, "FILE", "redact with the rules in FILE (JSON)", 0 },
 		{ CLI_OPT_STRING, "pseudonymize", 0, &a.pseudo_key, "KEYFILE", "replace identifiers by keyed hashes", 0 },
 		{ CLI_OPT_STRING, "repo", 0, &a.repo, "DIR", "the git archive (--format git)", 0 },
+		{ CLI_OPT_ARG, "DIR", 0, &a.dir, NULL, "the directory to write (--format tlog-tiles)", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	export_env env = { NULL, NULL, DOCKET_EXPORT_OPTIONS_INIT };
@@ -155,8 +204,11 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		goto cleanup;
 	if (a.session && (rc = cli_check_session(ledger, a.session)) != CLI_EXIT_OK)
 		goto cleanup;
-	rc = strcmp(a.format, "git") == 0 ? run_git(ledger, &env, a.repo)
-					  : run_stream(ledger, &env, a.output);
+	if (strcmp(a.format, "tlog-tiles") == 0)
+		rc = run_tiles(ledger, a.dir);
+	else
+		rc = strcmp(a.format, "git") == 0 ? run_git(ledger, &env, a.repo)
+						  : run_stream(ledger, &env, a.output);
 cleanup:
 	docket_ledger_free(ledger);
 	docket_redactor_free(env.redactor);

@@ -35,7 +35,7 @@ static const cli_command commands[] = {
 	{ "witness",  cmd_witness,  "co-sign a checkpoint that extends the last one seen" },
 	{ "prove",    cmd_prove,    "write a receipt: one tool call's events with inclusion proofs" },
 	{ "verify-receipt", cmd_verify_receipt, "check a receipt offline against the log's public key" },
-	{ "export",   cmd_export,   "export events as JSONL, OCSF, OpenTelemetry, CSV or git" },
+	{ "export",   cmd_export,   "export events as JSONL, OCSF, OpenTelemetry, CSV, git or tlog-tiles" },
 	{ "report",   cmd_report,   "write the HTML audit report" },
 	{ "redact",   cmd_redact,   "set the secrets this ledger redacts at write time" },
 	{ "serve",    cmd_serve,    "serve the runtime protocol (JSON-RPC over stdio or a socket)" },

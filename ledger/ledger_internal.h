@@ -454,6 +454,9 @@ int merkle_mth(const merkle_src *s, uint64_t start, uint64_t end, uint8_t out[LE
 int merkle_inclusion(struct docket_tlog_proof *out, const merkle_src *s, uint64_t index, uint64_t size);
 int merkle_consistency(struct docket_tlog_proof *out, const merkle_src *s, uint64_t old_size, uint64_t new_size);
 
+/* The stored node of `level` (>= 8) over leaves [k << level, (k + 1) << level),
+ * complete in the tree: DOCKET_ECORRUPT when it is missing (tlog-tiles export). */
+int merkle_node_get(docket_ledger *l, MDB_txn *txn, unsigned level, uint64_t k, uint8_t out[LEDGER_HASH_LEN]);
 /* Open (create: or create) the `tree` DBI at ledger open (store.c). */
 int merkle_open(docket_ledger *l, MDB_txn *txn, int create);
 /* Add a segment's events to the tree, before it is written (seg_flush). */

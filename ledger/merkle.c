@@ -665,15 +665,23 @@ static int src_leaf(void *ctx, uint64_t index, uint8_t out[DOCKET_TLOG_HASH_LEN]
 static int src_node(void *ctx, unsigned level, uint64_t k, uint8_t out[DOCKET_TLOG_HASH_LEN])
 {
 	ledger_src *s = ctx;
+
+	if (level < MERKLE_STORED_LEVEL || (k + 1) << level > s->stored)
+		return DOCKET_ENOTFOUND;
+	return merkle_node_get(s->l, s->txn, level, k, out);
+}
+
+int merkle_node_get(docket_ledger *l, MDB_txn *txn, unsigned level, uint64_t k, uint8_t out[DOCKET_TLOG_HASH_LEN])
+{
 	uint8_t key[MERKLE_KEY];
 	MDB_val kv = { sizeof(key), key }, v;
 	uint64_t end = (k + 1) << level;
 	int rc;
 
-	if (level < MERKLE_STORED_LEVEL || end > s->stored)
-		return DOCKET_ENOTFOUND;
+	if (!l->has_tree)
+		return no_tree_error(l);
 	node_key(key, end, level);
-	if ((rc = mdb_get(s->txn, s->l->dbi.tree, &kv, &v)) == MDB_NOTFOUND || (rc == 0 && v.mv_size != DOCKET_TLOG_HASH_LEN))
+	if ((rc = mdb_get(txn, l->dbi.tree, &kv, &v)) == MDB_NOTFOUND || (rc == 0 && v.mv_size != DOCKET_TLOG_HASH_LEN))
 		return docket_error_set(DOCKET_ECORRUPT, "Merkle tree node of level %u ending at event %llu is %s; "
 					"run `docket verify`", level, (unsigned long long)end,
 					rc ? "missing" : "damaged");

@@ -7,6 +7,7 @@
  *    pseudonymised;
  *  - docket_export_git: a git archive, one directory per session and one
  *    commit per export carrying the chain head (libgit2, optional);
+ *  - docket_export_tiles: the Merkle tree as C2SP tlog-tiles (static files);
  *  - docket_report_html: one self-contained HTML page for auditors.
  */
 #ifndef DOCKET_EXPORT_H
@@ -88,6 +89,29 @@ typedef struct docket_git_report {
  * the ledger's at its seq. 0 when the check ran (see rep->ok).
  */
 DOCKET_EXTERN int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report *rep) DOCKET_MUST_USE;
+
+/* ---- tlog-tiles (exporters/tiles.c, docs/audit.md "Publishing as tiles") */
+
+typedef struct docket_tiles_stats {
+	uint64_t size;          /* the tree size published (the newest checkpoint's) */
+	uint64_t old_size;      /* the size of the previous export in DIR (0: none) */
+	uint64_t tiles;         /* hash tiles written */
+	uint64_t bundles;       /* entry bundles written */
+} docket_tiles_stats;
+
+/*
+ * Write the C2SP tlog-tiles layout of the tree of the newest signed
+ * checkpoint into `dir` (created 0700; files 0600): `checkpoint`, hash tiles
+ * `tile/<L>/<N>[.p/<W>]`, entry bundles `tile/entries/<N>[.p/<W>]`. A
+ * directory holding a previous export of this ledger is updated (only new
+ * tiles and the checkpoint are written). DOCKET_ENOTFOUND without a signed
+ * checkpoint; DOCKET_EEXISTS when `dir` holds anything else; DOCKET_ECONFLICT
+ * for another log's export or one this ledger does not extend;
+ * DOCKET_EINVALID for an event larger than an entry may be (65,535 bytes).
+ * `stats` may be NULL.
+ */
+DOCKET_EXTERN int docket_export_tiles(docket_ledger *ledger, const char *dir,
+				      docket_tiles_stats *stats) DOCKET_MUST_USE;
 
 /* ---- report ------------------------------------------------------------ */
 

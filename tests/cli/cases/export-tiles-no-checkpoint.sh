@@ -1,0 +1,2 @@
+seed sessions/demo-basic.jsonl
+docket export --format tlog-tiles pub
