@@ -39,6 +39,7 @@
 #include "ledger_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/note.h"
 
 #define TILE_HEIGHT 8
@@ -117,21 +118,6 @@ static int make_parents(tiles_ctx *t, const char *path)
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Write `path` (relative to DIR) through ".<name>.tmp" beside it and a
  * rename; with `sync`, the file is fsynced before the rename. */
 static int put_file(tiles_ctx *t, const char *path, const void *data, size_t len, int sync)
@@ -147,7 +133,7 @@ static int put_file(tiles_ctx *t, const char *path, const void *data, size_t len
 		return docket_error_set(DOCKET_ERROR, "tile path too long");
 	if ((fd = openat(t->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
 		return docket_error_set(DOCKET_ESTORAGE, "cannot write %s/%s: %s", t->dir, tmp, strerror(errno));
-	bad = fchmod(fd, 0600) != 0 || write_all(fd, data, len) != 0 || (sync && fsync(fd) != 0);
+	bad = fchmod(fd, 0600) != 0 || docket_write_all(fd, data, len) != 0 || (sync && fsync(fd) != 0);
 	bad |= close(fd) != 0;
 	if (bad || renameat(t->dfd, tmp, t->dfd, path) != 0) {
 		int e = errno;
