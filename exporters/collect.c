@@ -313,11 +313,11 @@ int collector_add(collector *c, const json_t *ev)
 
 /* ---- sinks built on the collector ---- */
 
-int collector_sink_new(export_sink **out, int64_t since_ms,
-		       int (*event)(export_sink *s, const json_t *ev, int emit),
-		       int (*finish)(export_sink *s))
+int collector_sink_make(export_sink **out, size_t size, int64_t since_ms,
+			int (*event)(export_sink *s, const json_t *ev, int emit),
+			int (*finish)(export_sink *s), void (*free_fn)(export_sink *s))
 {
-	collector_sink *o = docket_calloc(1, sizeof(*o));
+	collector_sink *o = docket_calloc(1, size);
 	int error;
 
 	*out = NULL;
@@ -329,9 +329,16 @@ int collector_sink_new(export_sink **out, int64_t since_ms,
 	}
 	o->base.event = event;
 	o->base.finish = finish;
-	o->base.free = collector_sink_free;
+	o->base.free = free_fn;
 	*out = &o->base;
 	return 0;
+}
+
+int collector_sink_new(export_sink **out, int64_t since_ms,
+		       int (*event)(export_sink *s, const json_t *ev, int emit),
+		       int (*finish)(export_sink *s))
+{
+	return collector_sink_make(out, sizeof(collector_sink), since_ms, event, finish, collector_sink_free);
 }
 
 int collector_sink_collect(export_sink *s, const json_t *ev, int emit)

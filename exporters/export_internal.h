@@ -97,6 +97,11 @@ typedef struct collector_sink {
 
 /* A zeroed collector_sink with its collector ready and these callbacks;
  * its free is collector_sink_free. */
+/* A sink whose struct (`size` bytes) begins with a collector_sink: zeroed,
+ * its collector started, its callbacks set. */
+int collector_sink_make(export_sink **out, size_t size, int64_t since_ms,
+			int (*event)(export_sink *s, const json_t *ev, int emit),
+			int (*finish)(export_sink *s), void (*free_fn)(export_sink *s));
 int collector_sink_new(export_sink **out, int64_t since_ms,
 		       int (*event)(export_sink *s, const json_t *ev, int emit),
 		       int (*finish)(export_sink *s));

@@ -69,8 +69,7 @@ typedef struct ocsf_checkpoint {
 
 /* A collector sink (its first two members) plus the attestation state. */
 typedef struct ocsf_sink {
-	export_sink base;
-	collector c;
+	collector_sink cs;        /* first: the sink and its collector */
 	char origin[64];
 	char prev_hash[65];       /* h[seq - 1] when the export saw it */
 	uint64_t prev_seq;
@@ -163,7 +162,7 @@ static json_t *base_record(const export_sink *s, const json_t *ev, int class_uid
 /* actor: the approver or policy author when known, the agent runtime, the session. */
 static json_t *actor_object(const ocsf_sink *o, const json_t *ev, const char *user)
 {
-	const json_t *sess = collector_session(&o->c, jstr(ev, "session"));
+	const json_t *sess = collector_session(&o->cs.c, jstr(ev, "session"));
 	json_t *actor = json_pack("{s:s, s:{s:s}}", "app_name", sess && *jstr(sess, "runtime")
 				  ? jstr(sess, "runtime") : "agent", "session", "uid", jstr(ev, "session"));
 
@@ -207,9 +206,9 @@ static int emit(ocsf_sink *o, json_t *rec)
 	}
 	if (!rec)
 		return nomem();
-	error = export_json_line(o->base.out, rec);
+	error = export_json_line(o->cs.base.out, rec);
 	json_decref(rec);
-	o->base.stats->records++;
+	o->cs.base.stats->records++;
 	return error;
 }
 
@@ -278,7 +277,7 @@ static int process_record(ocsf_sink *o, const json_t *ev, const json_t *inv, int
 		}
 	call_disposition(inv, &action, &disposition);
 	ok = activity == 2 ? status_ok(ev) : action == ACTION_ALLOWED;
-	rec = base_record(&o->base, ev, CLASS_PROCESS, activity, activity == 1 ? "Launch" : "Terminate");
+	rec = base_record(&o->cs.base, ev, CLASS_PROCESS, activity, activity == 1 ? "Launch" : "Terminate");
 	if (rec && json_object_set_new(rec, "process", json_pack("{s:s, s:s, s:s?}",
 			"name", json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "shell",
 			"cmd_line", line.ptr ? line.ptr : "", "cwd", json_string_value(json_object_get(args, "cwd")))) < 0)
@@ -320,7 +319,7 @@ static int file_record(ocsf_sink *o, const json_t *ev, const json_t *inv, const 
 	json_t *rec;
 
 	call_disposition(inv, &action, &disposition);
-	rec = base_record(&o->base, ev, CLASS_FILE, activity, file_activity_name(activity));
+	rec = base_record(&o->cs.base, ev, CLASS_FILE, activity, file_activity_name(activity));
 	if (rec && json_object_set_new(rec, "file", json_pack("{s:s, s:s, s:i, s:s}", "path", path,
 			"name", base ? base + 1 : path, "type_id", 1, "type", "Regular File")) < 0)
 		json_decref(rec), rec = NULL;
@@ -356,7 +355,7 @@ static int api_record(ocsf_sink *o, const json_t *ev, const json_t *inv)
 	json_t *rec;
 
 	call_disposition(inv, &action, &disposition);
-	rec = base_record(&o->base, ev, CLASS_API, 99, "Other");
+	rec = base_record(&o->cs.base, ev, CLASS_API, 99, "Other");
 	if (rec && json_object_set_new(rec, "api", json_pack("{s:s, s:{s:s}}",
 			"operation", *jstr(args, "tool") ? jstr(args, "tool") : tool,
 			"service", "name", service)) < 0)
@@ -404,7 +403,7 @@ static int approval_record(ocsf_sink *o, const json_t *ev, const json_t *inv, in
 
 	if (docket_buf_printf(&priv, "%s: %s", jstr(inv, "tool"), jstr(inv, "summary")) < 0)
 		return nomem();
-	rec = base_record(&o->base, ev, CLASS_AUTHORIZE, settled ? 1 : 99,
+	rec = base_record(&o->cs.base, ev, CLASS_AUTHORIZE, settled ? 1 : 99,
 			  settled ? "Assign Privileges" : "Approval Requested");
 	if (rec && json_object_set_new(rec, "privileges", json_pack("[s]", priv.ptr)) < 0)
 		json_decref(rec), rec = NULL;
@@ -425,7 +424,7 @@ static int approval_record(ocsf_sink *o, const json_t *ev, const json_t *inv, in
 
 static int policy_record(ocsf_sink *o, const json_t *ev)
 {
-	json_t *rec = base_record(&o->base, ev, CLASS_AUTHORIZE, 99, "Policy Revised");
+	json_t *rec = base_record(&o->cs.base, ev, CLASS_AUTHORIZE, 99, "Policy Revised");
 
 	if (rec && (json_object_set_new(rec, "user", json_pack("{s:s}", "name",
 			*jstr(ev, "actor") ? jstr(ev, "actor") : "unknown")) < 0 ||
@@ -488,11 +487,11 @@ static int load_checkpoints(ocsf_sink *o)
 	int error;
 
 	o->loaded = 1;
-	if (!o->base.ledger)
+	if (!o->cs.base.ledger)
 		return 0;
-	if ((error = docket_tlog_origin(o->origin, o->base.ledger)) < 0)
+	if ((error = docket_tlog_origin(o->origin, o->cs.base.ledger)) < 0)
 		return error;
-	return checkpoint_each(o->base.ledger, add_checkpoint, o);
+	return checkpoint_each(o->cs.base.ledger, add_checkpoint, o);
 }
 
 /* The signed checkpoint that covers event `seq`, or NULL. */
@@ -528,11 +527,11 @@ static int attest(ocsf_sink *o, const json_t *ev)
 	o->attestation = NULL;
 	if (!o->loaded && (error = load_checkpoints(o)) < 0)
 		return error;
-	if ((error = docket_buf_printf(&uid, "%s:%llu", o->base.ledger_id, (unsigned long long)seq)) < 0 ||
-	    (seq > 1 && (error = docket_buf_printf(&prev, "%s:%llu", o->base.ledger_id,
+	if ((error = docket_buf_printf(&uid, "%s:%llu", o->cs.base.ledger_id, (unsigned long long)seq)) < 0 ||
+	    (seq > 1 && (error = docket_buf_printf(&prev, "%s:%llu", o->cs.base.ledger_id,
 						    (unsigned long long)seq - 1)) < 0))
 		goto cleanup;
-	a = json_pack("{s:s, s:s, s:o}", "uid", uid.ptr, "chain_uid", o->base.ledger_id,
+	a = json_pack("{s:s, s:s, s:o}", "uid", uid.ptr, "chain_uid", o->cs.base.ledger_id,
 		      "fingerprint", fingerprint(hash, 0));
 	if (a && o->origin[0] && json_object_set_new(a, "authority_uid", json_string(o->origin)) < 0)
 		json_decref(a), a = NULL;
@@ -559,7 +558,7 @@ static int ocsf_event(export_sink *s, const json_t *ev, int emit_it)
 	const json_t *inv;
 	int error;
 
-	if ((error = collector_add(&o->c, ev)) < 0)
+	if ((error = collector_add(&o->cs.c, ev)) < 0)
 		return error;
 	if (emit_it && (error = attest(o, ev)) < 0)
 		return error;
@@ -569,7 +568,7 @@ static int ocsf_event(export_sink *s, const json_t *ev, int emit_it)
 		return 0;
 	if (strcmp(type, "policy.revised") == 0)
 		return policy_record(o, ev);
-	if (!(inv = collector_invocation(&o->c, ev)))
+	if (!(inv = collector_invocation(&o->cs.c, ev)))
 		return 0;
 	if (strcmp(type, "tool.dispatched") == 0)
 		return on_dispatched(o, ev, inv);
@@ -596,25 +595,11 @@ static void ocsf_free(export_sink *s)
 		docket_free(o->cps[i].note);
 	docket_free(o->cps);
 	json_decref(o->attestation);
-	collector_dispose(&o->c);
+	collector_dispose(&o->cs.c);
 	docket_free(o);
 }
 
 int sink_ocsf_new(export_sink **out, int64_t since_ms)
 {
-	ocsf_sink *o = docket_calloc(1, sizeof(*o));
-	int error;
-
-	*out = NULL;
-	if (!o)
-		return nomem();
-	if ((error = collector_init(&o->c, since_ms)) < 0) {
-		docket_free(o);
-		return error;
-	}
-	o->base.event = ocsf_event;
-	o->base.finish = ocsf_finish;
-	o->base.free = ocsf_free;
-	*out = &o->base;
-	return 0;
+	return collector_sink_make(out, sizeof(ocsf_sink), since_ms, ocsf_event, ocsf_finish, ocsf_free);
 }

@@ -30,6 +30,9 @@ import tempfile
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from rfc6962 import leaf_hash, node_hash, split  # noqa: E402
+
 EM = "\u2014"
 
 
@@ -43,20 +46,6 @@ def fail(msg):
 
 
 # ---- RFC 6962 -------------------------------------------------------------
-
-def leaf_hash(data):
-    return hashlib.sha256(b"\x00" + data).digest()
-
-
-def node_hash(left, right):
-    return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def split(n):
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return k
 
 
 def mth(hashes):

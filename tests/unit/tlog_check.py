@@ -12,28 +12,16 @@ accepted, and refused with any one bit flipped, a hash dropped or added, or
 the wrong leaf. Exit 0 when all holds, 1 with the first difference.
 """
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from rfc6962 import leaf_hash, node_hash, split  # noqa: E402
+
 EVENTS = 1500
-
-
-def leaf_hash(data):
-    return hashlib.sha256(b"\x00" + data).digest()
-
-
-def node_hash(left, right):
-    return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def split(n):
-    """The largest power of two smaller than n (RFC 9162 2.1.1)."""
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return k
 
 
 class Tree:
