@@ -85,12 +85,15 @@ static int push(par *p)
 	return stopped;
 }
 
-static int produce(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+static int produce(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event **ev,
+		   const docket_event *unused)
 {
 	par *p = ctx;
 	par_item *it;
 
 	(void)txn;
+	(void)cur;
+	(void)unused;
 	if (!p->fill) {
 		if (!(p->fill = docket_malloc(sizeof(*p->fill))))
 			return docket_error_set(DOCKET_ENOMEM, "out of memory");
@@ -115,7 +118,7 @@ static int produce(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
 static void *reader(void *arg)
 {
 	par *p = arg;
-	int error = scan_events(p->l, p->session, produce, p);
+	int error = scan_events(p->l, p->session, 1, produce, p);
 
 	/* the events read before an error are evaluated before it is reported
 	 * (invariant 4), as they are by a single-threaded run */

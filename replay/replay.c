@@ -27,6 +27,7 @@
 #include "util/json.h"
 
 #define PARALLEL_MIN_EVENTS 65536
+#define ARGS_ARENA (64u << 10)  /* one call's parsed args; bigger ones spill to the heap */
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
@@ -44,6 +45,8 @@ typedef struct replay {
 	docket_policy_result *res;
 	docket_buf scratch, target;
 	ledger_reader at;                 /* scan_event_at's: the intents approvals name are recent */
+	ledger_reader *cur;               /* the scan's, holding the event being handled (or NULL) */
+	docket_arena args_arena;          /* each call's args are parsed in here */
 	eval_out *outs;
 } replay;
 
@@ -99,7 +102,15 @@ static int intent_call(icall *in)
 
 	if (in->call)
 		return 0;
-	if (!in->args && (error = docket_json_parse(&in->args, ti->args_json, in->key.al)) < 0)
+	if (!in->args) {
+		/* freed by intent_dispose, on this thread, before the next call */
+		docket_alloc_json_arena_arm(1);
+		error = docket_json_parse(&in->args, ti->args_json, in->key.al);
+		docket_alloc_json_arena_arm(0);
+	} else {
+		error = 0;
+	}
+	if (error < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
@@ -338,7 +349,7 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
-		error = scan_event_at(&intent, &r->at, txn, inv.st.intent_seq);
+		error = scan_event_at(&intent, r->cur, &r->at, txn, inv.st.intent_seq);
 	if (error < 0 || !intent)
 		return error;
 	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
@@ -372,9 +383,17 @@ static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_eve
 	}
 }
 
-static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event **take,
+		    const docket_event *ev)
 {
-	return on_event_args(ctx, txn, seq, *ev, NULL);
+	replay *r = ctx;
+	int error;
+
+	(void)take;
+	r->cur = cur;
+	error = on_event_args(ctx, txn, seq, ev, NULL);
+	r->cur = NULL;
+	return error;
 }
 
 /*
@@ -452,15 +471,19 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
+	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0 ||
+	    (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
 		goto cleanup;
+	docket_alloc_json_arena(&r.args_arena);
 	if (!l)
 		error = scan_input(&r, next, next_ctx);
 	else if (threads_for(l, opts) >= 2)
 		error = par_scan(l, opts->session, on_event_args, &r);
 	else
-		error = scan_events(l, opts->session, on_event, &r);
+		error = scan_events(l, opts->session, 0, on_event, &r);
 cleanup:
+	docket_alloc_json_arena(NULL);
+	docket_arena_dispose(&r.args_arena);
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
 	docket_policy_result_free(r.res);

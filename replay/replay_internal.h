@@ -18,26 +18,31 @@
 
 /* ---- scan.c ---- */
 
-/* Called per event of interest, inside the scan's read transaction. The
- * callback may keep the event: it then sets *ev to NULL (and frees it). */
-typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev);
+/* Called per event of interest, inside the scan's read transaction; `cur`
+ * is the scan's reader, holding the event's segment (for scan_event_at).
+ * With `take` (a scan that keeps events) the callback may keep the event:
+ * it then sets *take to NULL (and frees it with docket_event_free). */
+typedef int (*scan_cb)(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event **take,
+		       const docket_event *ev);
 
 /*
  * Every event of `session` (NULL: all) in seq order whose body is one of the
  * kinds replay needs (session opened/closed, policy revised, tool intent,
  * approval settled); the others are skipped by their segment's index. Read
- * transactions are reopened every SCAN_CHUNK events.
+ * transactions are reopened every SCAN_CHUNK events. Without `keep` each
+ * event is unpacked in an arena the scan reuses for the next one.
  */
-int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
+int scan_events(docket_ledger *l, const char *session, int keep, scan_cb cb, void *ctx);
 
 /* A read transaction for scan_event_at and scan_invocation on a thread
  * other than the scan's (parallel.c); end accepts NULL. */
 int scan_read_begin(MDB_txn **out, docket_ledger *l);
 void scan_read_end(docket_ledger *l, MDB_txn *txn);
 
-/* The event at `seq`, inside `txn`, through `r` (it keeps the last segment
- * decoded: the intents approvals name are recent); free with docket_event_free. */
-int scan_event_at(docket_event **out, ledger_reader *r, MDB_txn *txn, uint64_t seq);
+/* The event at `seq`, inside `txn`: from the scan's reader `cur` when its
+ * segment holds it, else through `r` (it keeps the last segment decoded:
+ * the intents approvals name are recent); free with docket_event_free. */
+int scan_event_at(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq);
 
 /* The invocation record of (session, invocation), inside `txn`. */
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
