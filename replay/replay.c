@@ -76,15 +76,30 @@ typedef struct icall {
 	memo_call key;
 	json_t *args;               /* parsed with the call, kept for the target */
 	docket_policy_call *call;
+	const char *target;         /* the reader thread's (parallel.c), or NULL */
 } icall;
 
-/* `args`: the intent's args already parsed (taken), or NULL. */
-static void intent_init(icall *in, const docket_event *ev, json_t *args)
+/* `pre`: what the reader thread prepared (its call is taken), or NULL. */
+static void intent_init(icall *in, const docket_event *ev, par_prep *pre)
 {
 	in->ev = ev;
-	in->args = args;
-	in->call = NULL;
+	in->args = NULL;
+	in->call = pre ? pre->call : NULL;
+	in->target = pre ? pre->target : NULL;
+	if (pre)
+		pre->call = NULL;
 	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
+}
+
+int replay_args_parse(json_t **out, const docket_event *ev)
+{
+	const char *text = ev->tool_intent->args_json;
+	int error;
+
+	docket_alloc_json_arena_arm(1);
+	error = docket_json_parse(out, text, strlen(text));
+	docket_alloc_json_arena_arm(0);
+	return error;
 }
 
 static void intent_dispose(icall *in)
@@ -102,15 +117,8 @@ static int intent_call(icall *in)
 
 	if (in->call)
 		return 0;
-	if (!in->args) {
-		/* freed by intent_dispose, on this thread, before the next call */
-		docket_alloc_json_arena_arm(1);
-		error = docket_json_parse(&in->args, ti->args_json, in->key.al);
-		docket_alloc_json_arena_arm(0);
-	} else {
-		error = 0;
-	}
-	if (error < 0)
+	/* freed by intent_dispose, on this thread, before the next call */
+	if ((error = replay_args_parse(&in->args, in->ev)) < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
@@ -306,23 +314,26 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	c->reason = now->reason;
 	c->changed_at = first_change(r, c);
 	/* a kept call shows its target: from the args parsed to evaluate it
-	 * (a memo hit parsed nothing: the report derives it) */
+	 * or the reader thread's (a memo hit parsed nothing: the report
+	 * derives it) */
 	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args) {
 		if ((error = replay_target_json(&r->target, c->tool, in->args)) < 0)
 			return error;
 		c->target = r->target.ptr ? r->target.ptr : "";
+	} else if (c->cls != DOCKET_REPLAY_UNCHANGED) {
+		c->target = in->target;
 	}
 	return 0;
 }
 
-static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
+static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	docket_replay_call c = { 0 };
 	rsession *s = rsessions_get(&r->sessions, ev->session);
 	icall in;
 	int error = 0;
 
-	intent_init(&in, ev, args);
+	intent_init(&in, ev, pre);
 	if (!selected(r, ev))
 		goto cleanup;
 	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
@@ -335,8 +346,9 @@ cleanup:
 	return error;
 }
 
-/* An approved_for_session answer: the session is granted what the call asked. */
-static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
+/* An approved_for_session answer: the session is granted what the call
+ * asked. `pre`: the intent the reader thread read, or NULL. */
+static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev, const par_prep *pre)
 {
 	rsession *s = rsessions_get(&r->sessions, ev->session);
 	docket_event *intent = NULL;
@@ -346,6 +358,9 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!s || r->o->approvals == DOCKET_REPLAY_APPROVALS_NONE ||
 	    ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION)
 		return 0;
+	if (pre && pre->intent)
+		return pre->intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT
+			? rsession_grant(&r->sessions, s, pre->intent) : 0;
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
@@ -358,15 +373,12 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	return error;
 }
 
-/* One event; `args`: a tool.intent's args already parsed (taken), or NULL. */
-static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
+/* One event; `pre`: what the reader thread prepared, or NULL. */
+static int on_event_pre(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	replay *r = ctx;
 	rsession *s;
 
-	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
-		return on_intent(r, txn, seq, ev, args);
-	json_decref(args);
 	switch (ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
 		return rsessions_open(&s, &r->sessions, ev->session, ev);
@@ -376,22 +388,22 @@ static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_eve
 	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
 		s = rsessions_get(&r->sessions, ev->session);
 		return s ? rsession_policy(&r->sessions, s, ev) : 0;
+	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
+		return on_intent(r, txn, seq, ev, pre);
 	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
-		return on_settled(r, txn, ev);
+		return on_settled(r, txn, ev, pre);
 	default:
 		return 0;
 	}
 }
 
-static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event **take,
-		    const docket_event *ev)
+static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event *ev)
 {
 	replay *r = ctx;
 	int error;
 
-	(void)take;
 	r->cur = cur;
-	error = on_event_args(ctx, txn, seq, ev, NULL);
+	error = on_event_pre(ctx, txn, seq, ev, NULL);
 	r->cur = NULL;
 	return error;
 }
@@ -436,7 +448,7 @@ static int scan_input(replay *r, docket_replay_next next, void *next_ctx)
 			return error;
 		}
 		r->in = &in;
-		error = on_event_args(r, NULL, in.seq, ev, NULL);
+		error = on_event_pre(r, NULL, in.seq, ev, NULL);
 		r->in = NULL;
 		docket_event_free(ev);
 		if (error != 0)
@@ -478,9 +490,9 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	if (!l)
 		error = scan_input(&r, next, next_ctx);
 	else if (threads_for(l, opts) >= 2)
-		error = par_scan(l, opts->session, on_event_args, &r);
+		error = par_scan(l, opts->session, on_event_pre, &r);
 	else
-		error = scan_events(l, opts->session, 0, on_event, &r);
+		error = scan_events(l, opts->session, NULL, on_event, &r);
 cleanup:
 	docket_alloc_json_arena(NULL);
 	docket_arena_dispose(&r.args_arena);

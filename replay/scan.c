@@ -61,13 +61,19 @@ static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all, P
 
 int scan_event_at(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq)
 {
+	return scan_event_in(out, cur, r, txn, seq, &docket_pb_allocator);
+}
+
+int scan_event_in(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq,
+		  ProtobufCAllocator *alloc)
+{
 	/* an approval comes soon after its intent: mostly in the segment the
 	 * scan holds decompressed */
 	if (cur && cur->first && seq >= cur->first && seq - cur->first < cur->count)
 		r = cur;
 	else
 		reader_set_txn(r, txn);
-	return decode(out, r, seq, 1, &docket_pb_allocator);
+	return decode(out, r, seq, 1, alloc);
 }
 
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
@@ -99,8 +105,8 @@ typedef struct scan_state {
 	ledger_reader r;
 	scan_cb cb;
 	void *ctx;
-	int keep;                 /* the callback may keep events: heap allocated */
-	docket_arena arena;       /* otherwise each event is unpacked in here */
+	ProtobufCAllocator *alloc; /* the callback's, or &pb */
+	docket_arena arena;       /* without one, each event is unpacked in here */
 	ProtobufCAllocator pb;
 } scan_state;
 
@@ -125,15 +131,14 @@ static int scan_one(scan_state *s, MDB_txn *txn, uint64_t seq)
 	docket_event *ev = NULL;
 	int error;
 
-	if ((error = decode(&ev, &s->r, seq, 0, s->keep ? &docket_pb_allocator : &s->pb)) < 0)
+	if ((error = decode(&ev, &s->r, seq, 0, s->alloc)) < 0)
 		return error;
 	s->next = seq + 1;
 	if (!ev)
 		return 0;
-	error = s->cb(s->ctx, txn, &s->r, seq, s->keep ? &ev : NULL, ev);
-	if (s->keep)
-		docket_event_free(ev);   /* NULL when the callback took it */
-	else if (!docket_arena_reset(&s->arena))
+	error = s->cb(s->ctx, txn, &s->r, seq, ev);
+	/* the scan's arena: all at once unless a piece spilled to the heap */
+	if (s->alloc == &s->pb && !docket_arena_reset(&s->arena))
 		docket__v1__event__free_unpacked(ev, &s->pb);
 	return error;
 }
@@ -180,7 +185,7 @@ void scan_read_end(docket_ledger *l, MDB_txn *txn)
 		store_txn_abort(l, txn);
 }
 
-int scan_events(docket_ledger *l, const char *session, int keep, scan_cb cb, void *ctx)
+int scan_events(docket_ledger *l, const char *session, ProtobufCAllocator *alloc, scan_cb cb, void *ctx)
 {
 	scan_state s;
 	int error = 0;
@@ -191,10 +196,10 @@ int scan_events(docket_ledger *l, const char *session, int keep, scan_cb cb, voi
 	s.next = 1;
 	s.cb = cb;
 	s.ctx = ctx;
-	s.keep = keep;
+	s.alloc = alloc ? alloc : &s.pb;
 	reader_init(&s.r, l, NULL);
 	s.r.scan = 1;
-	if (!keep && (error = docket_arena_init(&s.arena, SCAN_ARENA)) == 0)
+	if (!alloc && (error = docket_arena_init(&s.arena, SCAN_ARENA)) == 0)
 		docket_arena_pb(&s.pb, &s.arena);
 	while (error == 0 && !s.done)
 		error = scan_chunk(&s);

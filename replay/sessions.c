@@ -280,6 +280,12 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 		json_decref(codex);
 		return error;
 	}
+	if (codex ? s->codex && json_equal(codex, s->codex) : !s->codex) {
+		/* the same settings (a Claude Code policy has none): the context,
+		 * its id and the contexts built from it stay */
+		json_decref(codex);
+		return 0;
+	}
 	json_decref(s->codex);
 	s->codex = codex;
 	touch(t, s);
