@@ -144,7 +144,9 @@ static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in,
 	 * heuristics, grants, approval mode, platform): the last one decided */
 	n = docket_policy_result_reason_count(r->res);
 	code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
-	snprintf(out->reason, sizeof(out->reason), "%s", code ? code : "");
+	n = code ? strnlen(code, sizeof(out->reason) - 1) : 0;
+	memcpy(out->reason, code ? code : "", n);
+	out->reason[n] = '\0';
 	return 0;
 }
 

@@ -98,6 +98,7 @@ typedef struct rsessions {
 	size_t nbuckets, n;
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
+	struct codex_cache *codex;    /* Codex settings by policy text (sessions.c) */
 } rsessions;
 
 void rsessions_dispose(rsessions *t);
