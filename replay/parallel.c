@@ -43,8 +43,8 @@
 #include "util/json.h"
 
 #define PAR_BATCH 256
-#define PAR_DEPTH 8
-#define PAR_ARENA (512u << 10)   /* a batch's events; bigger ones spill to the heap */
+#define PAR_DEPTH 32
+#define PAR_ARENA (256u << 10)   /* a batch's events; bigger ones spill to the heap */
 #define PAR_ARGS_ARENA (64u << 10)
 
 typedef struct par_item {

@@ -18,6 +18,8 @@
  * State: one entry per open session (sessions.c) and a bounded cache of
  * evaluations (memo.c); nothing grows with the number of events.
  */
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -345,6 +347,8 @@ static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *
 		error = r->cb(r->ctx, &c);
 cleanup:
 	intent_dispose(&in);
+	/* everything parsed in the args arena is gone: it starts over */
+	assert(r->args_arena.live == 0 && r->args_arena.used == 0);
 	return error;
 }
 
@@ -412,19 +416,23 @@ static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, d
 
 /*
  * Threads for a ledger replay: opts->threads, or (0) two for a ledger of at
- * least PARALLEL_MIN_EVENTS events on a machine with two cores or more. Two
- * is the most parallel.c uses.
+ * least PARALLEL_MIN_EVENTS events when a second core is free: two cores or
+ * more and a 1-minute load average that leaves one idle. Two threads use
+ * about 10% more CPU than one (the handoff, each thread's caches), which
+ * pays only when it buys wall time (docs/replay.md gives the figures). Two
+ * is the most parallel.c uses; the output is the same either way.
  */
 static int threads_for(docket_ledger *l, const docket_replay_options *o)
 {
 	docket_ledger_info info;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double load[1];
 
 	if (o->version >= 2 && o->threads > 0)
 		return o->threads;
-	if (cores < 2 || docket_ledger_info_get(l, &info) < 0)
+	if (cores < 2 || docket_ledger_info_get(l, &info) < 0 || info.events < PARALLEL_MIN_EVENTS)
 		return 1;
-	return info.events >= PARALLEL_MIN_EVENTS ? 2 : 1;
+	return getloadavg(load, 1) == 1 && load[0] + 1.0 <= (double)cores ? 2 : 1;
 }
 
 static int no_session(void *ctx, const docket_session_info *info)
