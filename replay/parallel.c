@@ -10,7 +10,10 @@
  * events in exactly the same order; the reader only does what depends on
  * nothing but the event itself (and the ledger, which does not change), and
  * what it could not do the evaluating thread does again, so that a failure
- * is reported where a single-threaded run reports it.
+ * is reported where a single-threaded run reports it. The reader builds the
+ * calls only while the evaluating thread has batches waiting: when that
+ * thread waits instead, it builds them itself, so the work splits about
+ * evenly whatever the mix of calls (docs/replay.md gives the figures).
  *
  * Memory crosses the threads in batches: a batch's events, targets and
  * intents live in the batch's arena, and a batch the evaluating thread is
@@ -35,6 +38,7 @@
  *   caller:  ring --> pop: wait while empty and not done --> evaluate --> free list
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "replay_internal.h"
@@ -68,6 +72,7 @@ typedef struct par {
 	pthread_cond_t not_empty, not_full;
 	par_batch *ring[PAR_DEPTH];
 	size_t head, count;
+	atomic_size_t queued;   /* `count`, for the reader to read without the lock */
 	par_batch *spare;       /* the free list */
 	int done, stop;
 	int error;              /* the reader's, with its message in `err` */
@@ -165,6 +170,7 @@ static int push(par *p)
 	if (!(stopped = p->stop)) {
 		p->ring[(p->head + p->count) % PAR_DEPTH] = p->fill;
 		p->count++;
+		atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
 		p->fill = NULL;
 		pthread_cond_signal(&p->not_empty);
 	}
@@ -217,7 +223,11 @@ static int produce(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, do
 	memset(it, 0, sizeof(*it));
 	it->seq = seq;
 	it->ev = ev;
-	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
+	/* the calls are built here while the evaluating thread has batches
+	 * waiting; when it waits for this thread, it builds them itself (the
+	 * two share the work whatever its mix) */
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT &&
+	    atomic_load_explicit(&p->queued, memory_order_relaxed) > 0)
 		prep_intent(p, it);
 	else if (ev->body_case == DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED)
 		prep_settled(p, it, txn, cur);
@@ -277,6 +287,7 @@ static par_batch *pop(par *p)
 		b = p->ring[p->head];
 		p->head = (p->head + 1) % PAR_DEPTH;
 		p->count--;
+		atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
 		pthread_cond_signal(&p->not_full);
 	}
 	pthread_mutex_unlock(&p->mu);
