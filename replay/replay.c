@@ -418,7 +418,7 @@ static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, d
  * Threads for a ledger replay: opts->threads, or (0) two for a ledger of at
  * least PARALLEL_MIN_EVENTS events when a second core is free: two cores or
  * more and a 1-minute load average that leaves one idle. Two threads use
- * about 10% more CPU than one (the handoff, each thread's caches), which
+ * up to ~10% more CPU than one (the handoff, each thread's caches), which
  * pays only when it buys wall time (docs/replay.md gives the figures). Two
  * is the most parallel.c uses; the output is the same either way.
  */
