@@ -465,9 +465,22 @@ int merkle_extend(const seg_writer *w, MDB_txn *txn);
 int merkle_drop(docket_ledger *l, MDB_txn *txn);
 /* Rebuild the tree from the events (reindex). */
 int merkle_rebuild(docket_ledger *l, MDB_txn *txn);
-/* Recompute the tree from the events and compare it with the stored one:
- * 0 when they match, 1 and rep->problem when not (verify). */
-int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep);
+/*
+ * verify's check of the stored tree, fed the events as its rebuild reads
+ * them (one pass): merkle_check_txn() names the read transaction of each
+ * chunk (before any leaf), merkle_check_leaf() takes the events in seq
+ * order from 1, merkle_check_mark()/_rollback() undo a chunk that is
+ * redone, merkle_check_finish() compares the rest (nodes past the end, the
+ * frontier): 0 when the tree matches, 1 and rep->problem when not.
+ */
+typedef struct merkle_check merkle_check;
+int merkle_check_new(merkle_check **out, docket_ledger *l);
+void merkle_check_free(merkle_check *mc);
+void merkle_check_txn(merkle_check *mc, MDB_txn *txn);
+int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len);
+void merkle_check_mark(merkle_check *mc);
+void merkle_check_rollback(merkle_check *mc);
+int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *rep);
 
 /* ---- read.c: single records ---- */
 

@@ -65,10 +65,12 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
 }
 
 /*
- * Apply stored events [from, to] of `src` (read through `r`) to `st`.
- * On a bad event returns its error with *bad_seq set to its seq.
+ * Apply stored events [from, to] of `src` (read through `r`) to `st`, and
+ * (verify) to the Merkle check `mc`. On a bad event returns its error with
+ * *bad_seq set to its seq.
  */
-static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, uint64_t *bad_seq)
+static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, merkle_check *mc,
+			 uint64_t *bad_seq)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	int error = 0;
@@ -79,8 +81,9 @@ static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_
 		const uint8_t *p;
 		size_t len;
 
-		if ((error = reader_check(r, seq, hash, &p, &len)) == 0)
-			error = state_apply_stored(st, seq, p, len, NULL);
+		if ((error = reader_check(r, seq, hash, &p, &len)) == 0 &&
+		    (error = state_apply_stored(st, seq, p, len, NULL)) == 0 && mc)
+			error = merkle_check_leaf(mc, p, len);
 		if (error < 0) {
 			*bad_seq = seq;
 			docket_error_prefix("seq %llu: ", (unsigned long long)seq);
@@ -113,7 +116,7 @@ static int reindex_txn(docket_ledger *l)
 	if ((error = reader_last_seq(&r, &head)) < 0 ||
 	    (error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
-	    (error = rebuild_range(st, &r, 1, head, &bad)) < 0 ||
+	    (error = rebuild_range(st, &r, 1, head, NULL, &bad)) < 0 ||
 	    (error = state_txn_finish(st)) < 0 || (error = merkle_rebuild(l, txn)) < 0 ||
 	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
@@ -144,9 +147,10 @@ int docket_ledger_reindex(docket_ledger *l)
 
 /* ---- verify ---- */
 
-/* Rebuild events (scratch head, to] of `l` into the scratch ledger. */
-static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, uint64_t to,
-			docket_verify_report *rep)
+/* Rebuild events (scratch head, to] of `l` into the scratch ledger, and
+ * check the Merkle tree over them. */
+static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
+			uint64_t to, docket_verify_report *rep)
 {
 	MDB_txn *src = NULL, *dst = NULL;
 	state_txn *st = NULL;
@@ -156,6 +160,8 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 	if ((error = store_txn_begin(&src, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_set_txn(r, src);
+	merkle_check_txn(mc, src);
+	merkle_check_mark(mc);
 	if ((error = store_txn_begin(&dst, scratch, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, scratch, dst)) < 0)
@@ -164,7 +170,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 	uint64_t from = state_head_seq(st) + 1;
 	if (to - from + 1 > VERIFY_CHUNK)
 		to = from + VERIFY_CHUNK - 1;
-	if ((error = rebuild_range(st, r, from, to, &bad)) < 0) {
+	if ((error = rebuild_range(st, r, from, to, mc, &bad)) < 0) {
 		if (bad && is_verdict(error)) {
 			rep->first_bad_seq = bad;
 			rep->events_checked = bad - 1;
@@ -188,6 +194,10 @@ cleanup:
 	state_txn_free(st);
 	if (dst)
 		store_txn_abort(scratch, dst);
+	/* a chunk not committed is redone (or verify ends): its leaves go too */
+	if (error != 0)
+		merkle_check_rollback(mc);
+	merkle_check_txn(mc, NULL);
 	store_txn_abort(l, src);
 	return error;
 }
@@ -310,7 +320,8 @@ static int scratch_error(const char *dir, int error)
 	return error;
 }
 
-static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, docket_verify_report *rep)
+static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
+		      docket_verify_report *rep)
 {
 	for (;;) {
 		MDB_txn *src = NULL;
@@ -335,13 +346,13 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r
 			head = last;
 		if (rep->events_checked >= head) {
 			if ((error = verify_compare(scratch, l, src, rep)) == 0)
-				error = merkle_verify(l, src, rep);
+				error = merkle_check_finish(mc, src, rep);
 			store_txn_abort(l, src);
 			return error;
 		}
 		store_txn_abort(l, src);
 		while (rep->events_checked < head) {
-			error = verify_chunk(scratch, l, r, head, rep);
+			error = verify_chunk(scratch, l, r, mc, head, rep);
 			/* the scratch map is full: grow it and redo the chunk */
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
@@ -357,6 +368,7 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 {
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *scratch = NULL;
+	merkle_check *mc = NULL;
 	ledger_reader r;
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
@@ -371,12 +383,13 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	opts.map_size_max = ledger_verify_scratch_max;
 	if ((error = docket_ledger_open(&scratch, dir, &opts)) < 0)
 		scratch_error(dir, error);
-	else {
+	else if ((error = merkle_check_new(&mc, l)) == 0) {
 		reader_init(&r, l, NULL);
 		r.scan = 1;
-		error = verify_run(scratch, l, &r, rep);
+		error = verify_run(scratch, l, &r, mc, rep);
 		reader_dispose(&r);
 	}
+	merkle_check_free(mc);
 	docket_ledger_free(scratch);
 	store_remove_tree(dir);
 	if (error < 0)
