@@ -74,6 +74,8 @@ typedef struct ledger_codec {
  */
 #define DOCKET_PROJECTION_VERSION 5u
 
+#define LEDGER_MAP_RANGES 4
+
 struct docket_ledger {
 	MDB_env *env;
 	ledger_dbis dbi;
@@ -100,6 +102,13 @@ struct docket_ledger {
 	ledger_codec codec;
 	int has_tree;            /* the `tree` DBI exists (absent: an older ledger opened read-only) */
 	int merkle_off;          /* benchmarks only: do not maintain the tree */
+	/* ledger_map_release: the read-only mappings of the data file, read from
+	 * /proc/self/maps while the map had size map_ranges_size (0: not read).
+	 * Every remap changes map_size (it only grows), so they stay valid
+	 * while it is unchanged. */
+	size_t map_ranges_size;
+	size_t map_nranges;
+	uintptr_t map_ranges[LEDGER_MAP_RANGES][2];
 };
 
 /* ---- store.c ---- */
@@ -423,6 +432,8 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
+/* Unpack with allocator `a` (an arena: util/alloc.h); freed through `a`. */
+int event_unpack_in(docket_event **out, ProtobufCAllocator *a, const uint8_t *data, size_t len);
 
 /* ---- verify.c ---- */
 
@@ -431,6 +442,9 @@ int event_unpack(docket_event **out, const uint8_t *data, size_t len);
  * (if given): its body case. */
 int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind);
 
+/* Events verify rebuilds per scratch transaction (default 16384; tests
+ * make it small to cross chunk boundaries). */
+extern uint64_t ledger_verify_chunk;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
 extern size_t ledger_verify_scratch_map;

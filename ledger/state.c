@@ -229,7 +229,7 @@ static int handle_policy_revised(apply_ctx *c)
 	st->sess.policy_revision = b->revision;
 	st->sess.policy_format = b->format;
 	memcpy(st->sess.policy_hash, hash, sizeof(hash));
-	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json)) < 0)
+	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json, hash)) < 0)
 		return error;
 	st->sess.never_asks = error;
 	st->sess.policy_seq = c->seq;

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,3 +162,74 @@ static void pb_free(void *data, void *ptr)
 }
 
 ProtobufCAllocator docket_pb_allocator = { pb_alloc, pb_free, NULL };
+
+/* ---- the arena ---- */
+
+#define PB_ARENA_FIRST ((size_t)64 << 10)
+#define PB_ARENA_ALIGN 16
+
+struct docket_pb_block {
+	docket_pb_block *next;
+	size_t cap;
+	_Alignas(PB_ARENA_ALIGN) unsigned char data[];
+};
+
+static void *arena_alloc(void *data, size_t size)
+{
+	docket_pb_arena *a = data;
+	docket_pb_block *b = a->blocks;
+	size_t need = (size + PB_ARENA_ALIGN - 1) & ~(size_t)(PB_ARENA_ALIGN - 1), cap;
+
+	if (need < size)
+		return NULL;
+	if (!b || b->cap - a->used < need) {
+		cap = b ? b->cap * 2 : PB_ARENA_FIRST;
+		if (cap < need)
+			cap = need;
+		if (cap > SIZE_MAX - sizeof(*b) || !(b = docket_malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->cap = cap;
+		b->next = a->blocks;
+		a->blocks = b;
+		a->used = 0;
+	}
+	a->used += need;
+	return b->data + a->used - need;
+}
+
+static void arena_free(void *data, void *ptr)
+{
+	(void)data;
+	(void)ptr;
+}
+
+void docket_pb_arena_init(docket_pb_arena *a)
+{
+	a->alloc.alloc = arena_alloc;
+	a->alloc.free = arena_free;
+	a->alloc.allocator_data = a;
+	a->blocks = NULL;
+	a->used = 0;
+}
+
+void docket_pb_arena_reset(docket_pb_arena *a)
+{
+	docket_pb_block *b = a->blocks ? a->blocks->next : NULL;
+
+	while (b) {
+		docket_pb_block *next = b->next;
+
+		docket_free(b);
+		b = next;
+	}
+	if (a->blocks)
+		a->blocks->next = NULL;
+	a->used = 0;
+}
+
+void docket_pb_arena_dispose(docket_pb_arena *a)
+{
+	docket_pb_arena_reset(a);
+	docket_free(a->blocks);
+	a->blocks = NULL;
+}

@@ -52,4 +52,23 @@ int docket_alloc_json_parse_end(void);
 /* protobuf-c allocator that uses docket_malloc. */
 extern ProtobufCAllocator docket_pb_allocator;
 
+/*
+ * A protobuf-c allocator that bumps a pointer through blocks taken from
+ * docket_malloc and frees nothing until docket_pb_arena_reset(): for a loop
+ * that unpacks one message after another and drops each before the next
+ * (verify). Pass &arena.alloc to the unpack; freeing a message unpacked in
+ * it (with the same allocator) does nothing, the reset frees it. The reset
+ * keeps the largest block, so a steady loop allocates nothing.
+ */
+typedef struct docket_pb_block docket_pb_block;
+typedef struct docket_pb_arena {
+	ProtobufCAllocator alloc;
+	docket_pb_block *blocks;   /* the newest (and largest) first */
+	size_t used;               /* bytes taken from the newest block */
+} docket_pb_arena;
+
+void docket_pb_arena_init(docket_pb_arena *a);
+void docket_pb_arena_reset(docket_pb_arena *a);
+void docket_pb_arena_dispose(docket_pb_arena *a);
+
 #endif
