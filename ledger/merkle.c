@@ -524,6 +524,7 @@ typedef struct check_state {
 	uint8_t last[MERKLE_KEY];
 	int have_last;          /* a stored node was compared: resume after `last` */
 	char problem[256];      /* the first difference */
+	int rc;                 /* an LMDB error reading the tree: reported at finish */
 } check_state;
 
 struct merkle_check {
@@ -604,12 +605,16 @@ static int check_node(void *ctx, uint64_t end, unsigned level, const uint8_t has
 	MDB_val k, v;
 	int rc;
 
-	if (*mc->now.problem)
+	if (*mc->now.problem || mc->now.rc)
 		return 0;   /* the first difference is the one reported */
 	rc = next_stored(mc, &k, &v);
 	node_key(key, end, level);
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		return store_error(rc, "read tree");
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		/* an error of the tree, not of the event being rebuilt: kept for
+		 * the end, where verify reads the rest of the tree */
+		mc->now.rc = rc;
+		return 0;
+	}
 	if (rc == 0 && k.mv_size == MERKLE_KEY && memcmp(k.mv_data, key, MERKLE_KEY) == 0 &&
 	    v.mv_size == DOCKET_TLOG_HASH_LEN && memcmp(v.mv_data, hash, DOCKET_TLOG_HASH_LEN) == 0) {
 		memcpy(mc->now.last, key, MERKLE_KEY);
@@ -666,6 +671,8 @@ int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *re
 		return tree_problem(rep, "the Merkle tree record is damaged");
 	if (absent < 0)
 		return absent;
+	if (mc->now.rc)
+		return store_error(mc->now.rc, "read tree");
 	merkle_check_txn(mc, txn);
 	if (!*problem && (rc = next_stored(mc, &k, &v)) != MDB_NOTFOUND) {
 		if (rc != 0)
