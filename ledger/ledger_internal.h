@@ -74,6 +74,8 @@ typedef struct ledger_codec {
  */
 #define DOCKET_PROJECTION_VERSION 5u
 
+#define LEDGER_MAP_RANGES 4
+
 struct docket_ledger {
 	MDB_env *env;
 	ledger_dbis dbi;
@@ -100,6 +102,13 @@ struct docket_ledger {
 	ledger_codec codec;
 	int has_tree;            /* the `tree` DBI exists (absent: an older ledger opened read-only) */
 	int merkle_off;          /* benchmarks only: do not maintain the tree */
+	/* ledger_map_release: the read-only mappings of the data file, read from
+	 * /proc/self/maps while the map had size map_ranges_size (0: not read).
+	 * Every remap changes map_size (it only grows), so they stay valid
+	 * while it is unchanged. */
+	size_t map_ranges_size;
+	size_t map_nranges;
+	uintptr_t map_ranges[LEDGER_MAP_RANGES][2];
 };
 
 /* ---- store.c ---- */
@@ -433,6 +442,9 @@ int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t
  * (if given): its body case. */
 int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind);
 
+/* Events verify rebuilds per scratch transaction (default 16384; tests
+ * make it small to cross chunk boundaries). */
+extern uint64_t ledger_verify_chunk;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
 extern size_t ledger_verify_scratch_map;
@@ -467,9 +479,22 @@ int merkle_extend(const seg_writer *w, MDB_txn *txn);
 int merkle_drop(docket_ledger *l, MDB_txn *txn);
 /* Rebuild the tree from the events (reindex). */
 int merkle_rebuild(docket_ledger *l, MDB_txn *txn);
-/* Recompute the tree from the events and compare it with the stored one:
- * 0 when they match, 1 and rep->problem when not (verify). */
-int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep);
+/*
+ * verify's check of the stored tree, fed the events as its rebuild reads
+ * them (one pass): merkle_check_txn() names the read transaction of each
+ * chunk (before any leaf), merkle_check_leaf() takes the events in seq
+ * order from 1, merkle_check_mark()/_rollback() undo a chunk that is
+ * redone, merkle_check_finish() compares the rest (nodes past the end, the
+ * frontier): 0 when the tree matches, 1 and rep->problem when not.
+ */
+typedef struct merkle_check merkle_check;
+int merkle_check_new(merkle_check **out, docket_ledger *l);
+void merkle_check_free(merkle_check *mc);
+void merkle_check_txn(merkle_check *mc, MDB_txn *txn);
+int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len);
+void merkle_check_mark(merkle_check *mc);
+void merkle_check_rollback(merkle_check *mc);
+int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *rep);
 
 /* ---- read.c: single records ---- */
 

@@ -458,11 +458,6 @@ int event_pack(docket_buf *out, const docket_event *ev)
 	return 0;
 }
 
-int event_unpack(docket_event **out, const uint8_t *data, size_t len)
-{
-	return event_unpack_in(out, &docket_pb_allocator, data, len);
-}
-
 int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len)
 {
 	docket_alloc_take_failure();
@@ -475,6 +470,11 @@ int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t
 		return docket_error_set(DOCKET_ECORRUPT, "event has no body");
 	}
 	return 0;
+}
+
+int event_unpack(docket_event **out, const uint8_t *data, size_t len)
+{
+	return event_unpack_in(out, &docket_pb_allocator, data, len);
 }
 
 int state_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)

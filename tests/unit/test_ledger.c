@@ -422,6 +422,44 @@ static void test_inv2_never_asks_every_format(void **state)
 	assert_true(verify_ok(f));
 }
 
+/*
+ * The never-asks answer is remembered per (format, document digest): the same
+ * text under another format is decided again (Codex's approval_policy means
+ * nothing to Claude Code), and a repeat of the document is decided alike.
+ */
+static void test_inv2_never_asks_remembered(void **state)
+{
+	fixture *f = *state;
+	static const struct { const char *session, *format, *policy; int never; } cases[] = {
+		{ "s1", "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "s2", "claude", "{\"approval_policy\":\"never\"}", 0 },
+		{ "s3", "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "s4", "codex", "{\"approval_policy\":\"on-request\"}", 0 },
+		{ "s5", "claude", "{\"approval_policy\":\"never\"}", 0 },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *sess = cases[i].session;
+
+		snprintf(buf, sizeof(buf), "{\"type\":\"session.opened\",\"session\":\"%s\",\"runtime\":\"t/1\"}", sess);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"policy.revised\",\"session\":\"%s\",\"revision\":1,"
+			 "\"format\":\"%s\",\"policy\":%s}", sess, cases[i].format, cases[i].policy);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.intent\",\"session\":\"%s\",\"invocation\":\"c\","
+			 "\"tool\":\"shell\",\"decision\":{\"verdict\":\"approval_required\"}}", sess);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"%s\",\"invocation\":\"c\","
+			 "\"request\":\"r\"}", sess);
+		if (cases[i].never)
+			refused(f, buf, DOCKET_ETRANSITION, 2);
+		else
+			ok(f, buf);
+	}
+	assert_true(verify_ok(f));
+}
+
 /* A refusing settlement is final (DESIGN §3): no new request, no dispatch. */
 static void test_inv3_refusal_is_final(void **state)
 {
@@ -1035,6 +1073,23 @@ static void fill_session(fixture *f, int calls)
 	}
 }
 
+/* verify's report, the same at any chunk size (the rebuild's chunks, the
+ * tree walk resuming across them, the redo of a chunk). */
+static void verify_chunked(fixture *f, docket_verify_report *rep)
+{
+	uint64_t saved = ledger_verify_chunk;
+	docket_verify_report small;
+
+	assert_int_equal(docket_ledger_verify(f->l, rep), 0);
+	ledger_verify_chunk = 4;
+	assert_int_equal(docket_ledger_verify(f->l, &small), 0);
+	ledger_verify_chunk = saved;
+	assert_int_equal(small.ok, rep->ok);
+	assert_int_equal(small.first_bad_seq, rep->first_bad_seq);
+	assert_int_equal(small.events_checked, rep->events_checked);
+	assert_string_equal(small.problem, rep->problem);
+}
+
 static void test_verify_finds_flipped_byte(void **state)
 {
 	fixture *f = *state;
@@ -1048,7 +1103,7 @@ static void test_verify_finds_flipped_byte(void **state)
 	/* a byte of the body of event 17 */
 	flip_frame_byte(f->dir, 17, -1);
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
 	assert_int_equal(rep.first_bad_seq, 17);
 	assert_non_null(strstr(rep.problem, "seq 17"));
@@ -1062,7 +1117,7 @@ static void test_verify_finds_flipped_byte(void **state)
 	/* a byte of the chain hash stored in the header of event 5 */
 	flip_frame_byte(f->dir, 5, 20);
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
 	assert_int_equal(rep.first_bad_seq, 5);
 }
@@ -1126,6 +1181,36 @@ static uint64_t touch_table(MDB_txn *txn, MDB_dbi dbi, size_t *bytes)
 	return sum;
 }
 
+/* Whether `p` lies in the mappings ledger_map_release keeps for `l`. */
+static int in_kept_map(const docket_ledger *l, const void *p)
+{
+	for (size_t i = 0; i < l->map_nranges; i++)
+		if ((uintptr_t)p >= l->map_ranges[i][0] && (uintptr_t)p < l->map_ranges[i][1])
+			return 1;
+	return 0;
+}
+
+/* ledger_map_release keeps where the map is, and reads it again after the
+ * map is remapped (grown): what it releases is always the map itself. */
+static void map_release_follows_remap(fixture *f)
+{
+	MDB_txn *txn = NULL;
+	MDB_val k = { 8, "head_seq" }, v;
+
+	for (int round = 0; round < 2; round++) {
+		ledger_map_release(f->l);
+		assert_int_equal(f->l->map_ranges_size, f->l->map_size);
+		assert_true(f->l->map_nranges >= 1);
+		assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+		assert_int_equal(mdb_get(txn, f->l->dbi.meta, &k, &v), 0);
+		assert_true(in_kept_map(f->l, v.mv_data));
+		assert_true(in_kept_map(f->l, (const char *)v.mv_data + v.mv_size - 1));
+		store_txn_abort(f->l, txn);
+		assert_int_equal(store_grow(f->l), 0);
+		assert_int_not_equal(f->l->map_ranges_size, f->l->map_size);
+	}
+}
+
 /* ledger_map_release hands the map's resident pages back (RssFile drops by
  * about what the walk touched) and what the map holds reads the same after. */
 static void test_map_release(void **state)
@@ -1153,6 +1238,7 @@ static void test_map_release(void **state)
 	assert_int_equal(after, before);
 	assert_int_equal(again, bytes);
 	store_txn_abort(f->l, txn);
+	map_release_follows_remap(f);
 	/* a ledger opened without an environment is a no-op, not a crash */
 	ledger_map_release(NULL);
 }
@@ -1687,9 +1773,10 @@ static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 	mdb_env_close(env);
 
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
-	assert_non_null(strstr(rep.problem, "sessions"));
+	assert_string_equal(rep.problem, "projection 'sessions' does not match the events (first difference at "
+					 "key \"s1\"); run `docket reindex` to rebuild it");
 	assert_int_equal(docket_ledger_reindex(f->l), 0);
 	assert_true(verify_ok(f));
 	pending_seen seen = { 0 };
@@ -2051,6 +2138,85 @@ static void test_alloc_failures_append(void **state)
 	print_message("append survived %d injected allocation failures\n", failures);
 }
 
+/*
+ * verify out of memory (the protobuf-c arena, the Merkle check, the scratch
+ * ledger): it fails to run with DOCKET_ENOMEM, and never reports an honest
+ * ledger as FAILED.
+ */
+static void test_verify_out_of_memory_never_lies(void **state)
+{
+	fixture *f = *state;
+	int failures = 0;
+
+	fill_session(f, 3);
+	for (long n = 0;; n += 1 + n / 8) {
+		docket_verify_report rep;
+		int rc;
+
+		docket_alloc_fail_after(n);
+		rc = docket_ledger_verify(f->l, &rep);
+		docket_alloc_fail_reset();
+		if (rc == 0) {
+			if (!rep.ok)
+				fail_msg("allocation %ld failing made verify report: %s", n, rep.problem);
+			if (docket_alloc_failures() == 0)
+				break;
+			continue;
+		}
+		assert_int_equal(rc, DOCKET_ENOMEM);
+		failures++;
+		assert_true(n < 100000);
+	}
+	assert_true(failures > 5);
+	assert_true(verify_ok(f));
+}
+
+/* The arena verify decodes into (docket_arena through protobuf-c): an event
+ * bigger than the arena spills to the heap, the arena starts over once every
+ * piece is freed, out of memory is reported as such, garbage as corruption. */
+static void test_pb_arena(void **state)
+{
+	fixture *f = *state;
+	docket_buf packed = DOCKET_BUF_INIT;
+	docket_arena a;
+	ProtobufCAllocator pb;
+	docket_event *ev = NULL, *big = NULL;
+	char *out = docket_malloc(200001), *text = docket_malloc(200200);
+	json_t *j;
+
+	(void)f;
+	memset(out, 'x', 200000);
+	out[200000] = '\0';
+	snprintf(text, 200200, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"%s\""), out);
+	j = test_json(text);
+	assert_int_equal(docket_event_from_json(&big, j), 0);
+	json_decref(j);
+	assert_int_equal(event_pack(&packed, big), 0);
+	assert_int_equal(docket_arena_init(&a, (size_t)64 << 10), 0);
+	docket_arena_pb(&pb, &a);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)packed.ptr, packed.len), 0);
+		assert_string_equal(ev->tool_completed->output, out);
+		assert_string_equal(ev->invocation, "c1");
+		assert_true(a.spilled > 0);   /* the 200 KB output did not fit */
+		docket__v1__event__free_unpacked(ev, &pb);
+		assert_int_equal(a.live, 0);
+		assert_int_equal(a.used, 0);  /* started over */
+	}
+	/* out of memory is an error of its own, not corruption */
+	docket_alloc_fail_after(0);
+	assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)packed.ptr, packed.len), DOCKET_ENOMEM);
+	docket_alloc_fail_reset();
+	/* and garbage is corruption */
+	assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)"\xff\xff\xff", 3), DOCKET_ECORRUPT);
+	assert_int_equal(a.live, 0);
+	docket_arena_dispose(&a);
+	docket_event_free(big);
+	docket_buf_dispose(&packed);
+	docket_free(out);
+	docket_free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2068,6 +2234,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv5_one_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv6_revisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv2_never_asks_every_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_never_asks_remembered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv3_refusal_is_final, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duplicates_answer_original_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv4_revalidation_in_txn, setup, teardown),
@@ -2084,6 +2251,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_out_of_memory_never_lies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pb_arena, setup, teardown),
 		cmocka_unit_test(test_inv_record_layout),
 		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
 		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
