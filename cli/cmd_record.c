@@ -6,9 +6,9 @@
  * of them are JSON objects are the events handed to the ledger, in one call,
  * which appends them in one transaction or rejects them all. Every error
  * names file:line. The work is linear in the input: each file is read once
- * into one buffer, each line parsed once and turned into its event (on two
- * threads for a large input; the JSON tree is freed at once), the events
- * kept in one array.
+ * into one buffer, each line parsed once (simdjson; jansson for the lines it
+ * cannot decide and to say what is wrong with a bad one) and turned into its
+ * event (on two threads for a large input), the events kept in one array.
  */
 #include "cli.h"
 
@@ -160,12 +160,29 @@ static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *te
 	return 0;
 }
 
-static void parse_job(line_job *j)
+/* What the object is not, when it is not an event. */
+static void refuse_job(line_job *j, int error)
+{
+	j->ev = NULL;
+	j->refused_error = error;
+	if (!(j->refused = docket_strdup(docket_error_last()->message)))
+		j->error = DOCKET_ENOMEM;
+}
+
+/* One line through simdjson (`tape`, NULL: none), or, when simdjson cannot
+ * decide it (not JSON, not an object, a text jansson reads differently),
+ * through jansson, which also says what is wrong with a bad line. */
+static void parse_job(line_job *j, docket_json_tape *tape)
 {
 	json_t *ev = NULL;
 	int error;
 
 	docket_error_clear();
+	if (tape && (error = docket_event_from_text(&j->ev, tape, j->text, j->len)) <= 0) {
+		if (error < 0)
+			refuse_job(j, error);
+		return;
+	}
 	if ((error = docket_json_parse(&ev, j->text, j->len)) < 0) {
 		if (error != DOCKET_EINVALID)
 			j->error = error;
@@ -184,12 +201,8 @@ static void parse_job(line_job *j)
 		return;
 	}
 	docket_error_clear();
-	if ((error = docket_event_from_json(&j->ev, ev)) < 0) {
-		j->ev = NULL;
-		j->refused_error = error;
-		if (!(j->refused = docket_strdup(docket_error_last()->message)))
-			j->error = DOCKET_ENOMEM;
-	}
+	if ((error = docket_event_from_json(&j->ev, ev)) < 0)
+		refuse_job(j, error);
 	json_decref(ev);
 }
 
@@ -201,16 +214,19 @@ typedef struct parse_part {
 static void *parse_part_main(void *arg)
 {
 	parse_part *p = arg;
+	docket_json_tape *tape = docket_json_tape_new();
 
 	for (size_t i = 0; i < p->n; i++)
-		parse_job(&p->v[i]);
+		parse_job(&p->v[i], tape);
+	docket_json_tape_free(tape);
 	return NULL;
 }
 
 /*
- * Parse every line, on two threads when the input is large enough to pay
- * (jansson and its allocations are most of `record`'s time): each thread a
- * contiguous half, so the results stay in input order.
+ * Parse every line, on two threads when the input is large enough to pay:
+ * each thread a contiguous half, so the results stay in input order. Lines
+ * go through simdjson (no tree is built; docs/performance.md has the
+ * figures), the few it cannot decide through jansson.
  */
 static void parse_lines(line_jobs *jobs)
 {

@@ -40,6 +40,7 @@
 #endif
 
 #include "bench_util.h"
+#include "gen_format2.h"
 #include "docket/ledger.h"
 #include "util/buf.h"
 
@@ -62,68 +63,13 @@ typedef struct stream {
 
 /* ---- the stream ---- */
 
-static int put_line(stream *s, const char *fmt, ...) DOCKET_PRINTF(2, 3);
-
-static int put_line(stream *s, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp) - 1)
-		return -1;
-	tmp[n++] = '\n';
-	s->events++;
-	return docket_buf_put(&s->text, tmp, (size_t)n);
-}
-
-static const char *const commands[] = {
-	"\"git\",\"status\",\"--short\"", "\"npm\",\"test\"", "\"ls\",\"-la\",\"src\"",
-	"\"git\",\"diff\",\"--stat\"", "\"cargo\",\"build\"", "\"rg\",\"-n\",\"TODO\",\"src\"",
-	"\"cat\",\"README.md\"", "\"make\",\"-j2\"",
-};
-
-static int gen_call(stream *s, size_t i, size_t sessions)
-{
-	unsigned sess = (unsigned)(i % sessions), k = (unsigned)((i * 2654435761u) >> 7) % 8;
-	int ask = i % 5 == 3, rc = 0;
-	char id[64];
-
-	snprintf(id, sizeof(id), "\"session\":\"sess-%04u\",\"invocation\":\"call_%07zu\"", sess, i);
-	rc |= put_line(s, "{\"type\":\"tool.intent\",%s,\"tool\":\"shell\",\"args\":{\"command\":[%s]},"
-		       "\"recovery\":\"idempotent\",\"decision\":{\"verdict\":\"%s\",\"source\":\"policy\"}}",
-		       id, commands[k], ask ? "approval_required" : "allowed");
-	if (ask) {
-		rc |= put_line(s, "{\"type\":\"approval.requested\",%s,\"request\":\"r%zu\",\"reviewer\":\"user\"}",
-			       id, i);
-		rc |= put_line(s, "{\"type\":\"approval.settled\",%s,\"request\":\"r%zu\",\"result\":\"approved\","
-			       "\"actor\":\"user:dev\"}", id, i);
-	}
-	rc |= put_line(s, "{\"type\":\"tool.dispatched\",%s}", id);
-	rc |= put_line(s, "{\"type\":\"tool.completed\",%s,\"status\":\"ok\",\"exit_code\":0,"
-		       "\"duration_ms\":%zu}", id, 3 + i % 400);
-	return rc;
-}
-
 static int stream_build(stream *s, const options *o)
 {
 	size_t pos = 0, n = 0;
-	int rc;
 
 	memset(s, 0, sizeof(*s));
-	rc = put_line(s, "{\"type\":\"runtime.started\",\"runtime\":\"docket-bench/1\"}");
-	for (size_t i = 0; i < o->sessions && rc == 0; i++)
-		rc = put_line(s, "{\"type\":\"session.opened\",\"session\":\"sess-%04zu\",\"runtime\":\"codex/0.171.0\","
-			      "\"platform\":\"linux\",\"cwd\":\"/home/dev/src/project-%zu\"}", i, i % 17);
-	for (size_t i = 0; i < o->calls && rc == 0; i++)
-		rc = gen_call(s, i, o->sessions);
-	for (size_t i = 0; i < o->sessions && rc == 0; i++)
-		rc = put_line(s, "{\"type\":\"session.closed\",\"session\":\"sess-%04zu\"}", i);
-	if (rc != 0 || !(s->line = calloc(s->events, sizeof(*s->line))) ||
-	    !(s->len = calloc(s->events, sizeof(*s->len))))
+	if (gen_format2(&s->text, o->calls, o->sessions, &s->events) < 0 ||
+	    !(s->line = calloc(s->events, sizeof(*s->line))) || !(s->len = calloc(s->events, sizeof(*s->len))))
 		return -1;
 	while (pos < s->text.len) {
 		const char *p = s->text.ptr + pos, *nl = memchr(p, '\n', s->text.len - pos);
