@@ -13,7 +13,8 @@
  *             SQLite inserting the same lines (WAL, synchronous=FULL, one
  *             transaction, prepared INSERT of (seq, line)) in this process.
  *             Rounds alternate the order; a figure is total events over
- *             total time.
+ *             total time. With --before OLD, OLD's `docket record` of the
+ *             same file runs in the same rounds (before/after, one run).
  *   bytes     every file of that ledger against the JSON lines;
  *   small     the first K events (default 24,000) appended through the C
  *             API in commits of 4 events (what `serve` commits under load):
@@ -48,6 +49,7 @@ extern char **environ;
 
 typedef struct options {
 	const char *docket;
+	const char *before;  /* --before DOCKET: that binary's record too, same rounds */
 	const char *dir;
 	size_t calls, sessions, small;
 	unsigned rounds;
@@ -160,12 +162,13 @@ static int count_events(const char *dir, uint64_t *events, uint8_t head[32])
 	return error;
 }
 
-static int run_record(const options *o, const stream *s, const char *file, run *res, uint64_t *bytes)
+static int run_record(const options *o, const char *docket, const stream *s, const char *file, run *res,
+		      uint64_t *bytes)
 {
 	char *dir = bench_tempdir(o->dir, "docket-f2-rec-XXXXXX");
 	char *led = dir ? bench_path_join(dir, "ledger") : NULL;
-	char *init[] = { (char *)o->docket, (char *)"-L", led, (char *)"init", NULL };
-	char *rec[] = { (char *)o->docket, (char *)"-L", led, (char *)"record", (char *)file, NULL };
+	char *init[] = { (char *)docket, (char *)"-L", led, (char *)"init", NULL };
+	char *rec[] = { (char *)docket, (char *)"-L", led, (char *)"record", (char *)file, NULL };
 	run scratch = { 0, 0 };
 	uint64_t events = 0;
 	uint8_t head[32];
@@ -309,6 +312,8 @@ static int parse_args(options *o, int argc, char **argv)
 			o->rounds = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--dir"))
 			o->dir = argv[++i];
+		else if (!strcmp(argv[i], "--before"))
+			o->before = argv[++i];
 		else
 			return -1;
 	}
@@ -324,16 +329,16 @@ int main(int argc, char **argv)
 {
 	options o;
 	stream s;
-	run rec = { 0, 0 }, sql = { 0, 0 };
-	uint64_t rec_bytes = 0, small_before = 0, small_after = 0, small_json = 0;
+	run rec = { 0, 0 }, sql = { 0, 0 }, before = { 0, 0 };
+	uint64_t before_bytes = 0, rec_bytes = 0, small_before = 0, small_after = 0, small_json = 0;
 	char *dir, *file;
 	double rec_rate, sql_rate;
 	json_t *out;
 
 	bench_init("bench_format2");
 	if (parse_args(&o, argc, argv) < 0) {
-		fprintf(stderr, "usage: bench_format2 DOCKET [--calls N] [--small N] [--rounds R] [--dir DIR] "
-			"[--quick] [--keep]\n");
+		fprintf(stderr, "usage: bench_format2 DOCKET [--before DOCKET] [--calls N] [--small N] [--rounds R] "
+			"[--dir DIR] [--quick] [--keep]\n");
 		return 2;
 	}
 	if (stream_build(&s, &o) < 0 || !(dir = bench_tempdir(o.dir, "docket-f2-XXXXXX")) ||
@@ -350,7 +355,11 @@ int main(int argc, char **argv)
 		if (sql_first)
 			run_sqlite(&o, &s, &sql);
 #endif
-		run_record(&o, &s, file, &rec, &rec_bytes);
+		if (o.before && !sql_first)
+			run_record(&o, o.before, &s, file, &before, &before_bytes);
+		run_record(&o, o.docket, &s, file, &rec, &rec_bytes);
+		if (o.before && sql_first)
+			run_record(&o, o.before, &s, file, &before, &before_bytes);
 #if DOCKET_BENCH_SQLITE
 		if (!sql_first)
 			run_sqlite(&o, &s, &sql);
@@ -364,6 +373,11 @@ int main(int argc, char **argv)
 	printf("%-44s %12s %10s\n", "", "events/s", "ratio");
 	printf("%-44s %12.0f %10.2f   (peak RSS %ld MiB)\n", "docket record (CLI, one transaction)", rec_rate,
 	       sql_rate > 0 ? rec_rate / sql_rate : 0, rec.maxrss_kb / 1024);
+	if (o.before)
+		printf("%-44s %12.0f %10.2f   (peak RSS %ld MiB; %s)\n", "docket record, --before binary",
+		       before.seconds > 0 ? (double)s.events * o.rounds / before.seconds : 0,
+		       sql_rate > 0 && before.seconds > 0 ? (double)s.events * o.rounds / before.seconds / sql_rate : 0,
+		       before.maxrss_kb / 1024, o.before);
 	printf("%-44s %12.0f %10.2f\n", "SQLite WAL FULL, one transaction", sql_rate, 1.0);
 	printf("%-44s %12s %10s\n", "bytes on disk", "bytes", "/ JSON");
 	printf("%-44s %12llu %10.3f\n", "after record (data.mdb + lock.mdb)", (unsigned long long)rec_bytes,
