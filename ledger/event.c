@@ -3,7 +3,10 @@
  * event.c: the event codec, JSON (DESIGN §4) <-> docket.v1.Event.
  *
  * from_json is the front door for everything that comes from outside
- * (`docket record`, `docket serve`, importers), so it is strict and bounded:
+ * (`docket record`, `docket serve`, importers), so it is strict and bounded.
+ * It reads JSON through util/jv.h: a jansson tree (docket_event_from_json)
+ * or, for `docket record`'s lines, a simdjson tape (docket_event_from_text),
+ * one code for both:
  *
  *   1. Unknown fields are errors at every level (typos must not pass).
  *   2. Every value is type-checked; integers must be JSON integers, in range.
