@@ -76,7 +76,7 @@ static inline docket_jv docket_jv_of_json(const json_t *v)
  */
 int docket_jv_tape_root(const docket_tape_doc *doc, docket_jv *root) DOCKET_MUST_USE;
 
-/* "object", "string", ... as docket_json_type_name says them. */
+/* "object", "string", "number", ... for messages (docket_json_type_name too). */
 const char *docket_jv_type_name(docket_jv_type t);
 
 #endif
