@@ -534,6 +534,17 @@ int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev);
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,
 		  docket_append_result *results);
 
+/*
+ * ledger_append of events that are still being made while it runs: the
+ * first time it needs events[i] it calls wait(ctx, i), which returns once
+ * events[i] is there (0) or says why it will not be (<0: the transaction is
+ * aborted, nothing is written). `n` is known up front (the map is reserved
+ * for it). Used by `docket record` to append while it parses.
+ */
+typedef int (*ledger_wait_fn)(void *ctx, size_t i);
+int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n,
+			 docket_append_result *results, ledger_wait_fn wait, void *ctx);
+
 /* A group of events that must be appended together (one request). */
 typedef struct ledger_group {
 	docket_event **events;
