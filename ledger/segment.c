@@ -91,7 +91,7 @@ int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, 
 
 int seg_full(const seg_writer *w)
 {
-	return w->count >= SEG_TARGET_EVENTS || w->body.len >= SEG_TARGET_BYTES;
+	return w->count >= (w->target ? w->target : SEG_TARGET_EVENTS) || w->body.len >= SEG_TARGET_BYTES;
 }
 
 /* One entry of a segment index at *p (kind, LEB128 length), bounds-checked
