@@ -198,6 +198,7 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 #define SEG_VERSION 2
 #define SEG_TARGET_EVENTS 1024     /* a writer closes a segment at this many events */
 #define SEG_REWRITE_EVENTS 4096    /* ... `docket compact` and `migrate` at this many */
+#define SEG_REWRITE_LEVEL 9        /* ... compressed at this zstd level */
 #define SEG_TARGET_BYTES (1u << 20) /* ... or at this many payload bytes */
 #define SEG_MAX_EVENTS 65535u      /* what a reader accepts */
 #define SEG_FLAG_MERKLE 0x01       /* reserved: a 32-byte tree root follows the chain hash */
@@ -216,6 +217,7 @@ typedef struct seg_writer {
 	docket_buf out;             /* the encoded segment */
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
 	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
+	int level;                  /* zstd level of a bulk segment (0: level 1) */
 } seg_writer;
 
 /* Where a writer stood, to drop what a refused group added (seg_rollback). */

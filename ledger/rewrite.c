@@ -90,7 +90,9 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 	int error;
 
 	seg_writer_init(&w, dst);
-	w.target = SEG_REWRITE_EVENTS; /* history: fewer, larger segments (docs/file-format.md) */
+	/* history: fewer, larger segments, compressed harder (segment.c) */
+	w.target = SEG_REWRITE_EVENTS;
+	w.level = SEG_REWRITE_LEVEL;
 	if ((error = store_txn_begin(&txn, dst, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, dst, txn)) < 0)
