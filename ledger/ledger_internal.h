@@ -73,7 +73,9 @@ typedef struct ledger_codec {
  * Merkle tree (merkle.c: DBI `tree`, meta "merkle"); version 6 (issue 12)
  * keeps a session's SESS_RECENT latest invocation records inside its
  * session record (SessionState.recent), moving them to `invocations` eight
- * at a time.
+ * at a time, and drops the session record's opened_digest (a re-sent
+ * session.opened is checked against the stored event) and the invocation
+ * record's tool (read from the intent event).
  */
 #define DOCKET_PROJECTION_VERSION 6u
 
@@ -354,7 +356,6 @@ typedef struct sess_state {
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;
 	uint8_t policy_hash[LEDGER_HASH_LEN];
-	uint8_t opened_digest[LEDGER_HASH_LEN];
 	char first_time[STATE_TIME_MAX];
 	char last_time[STATE_TIME_MAX];
 	char runtime[STATE_ID_MAX + 1];

@@ -350,12 +350,14 @@ int docket_ledger_session(docket_ledger *l, const char *session, docket_session_
 
 /* ---- pending ---- */
 
-static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, docket_pending_cb cb, void *ctx)
+static int pending_emit(docket_ledger *l, MDB_txn *txn, ledger_reader *r, const MDB_val *key,
+			docket_pending_cb cb, void *ctx)
 {
 	char session[STATE_ID_MAX + 1], invocation[STATE_ID_MAX + 1];
 	const char *sep = memchr(key->mv_data, '\0', key->mv_size);
 	size_t slen, ilen;
 	docket_pending_info info;
+	docket_event *ev = NULL;
 	inv_state inv;
 	int error;
 
@@ -373,6 +375,16 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, dock
 		return error == DOCKET_ENOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
 			: error;
+	/* the record does not keep the tool: its intent does */
+	if ((error = load_event(&ev, NULL, r, inv.intent_seq)) < 0)
+		return error;
+	if (ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_INTENT) {
+		docket_event_free(ev);
+		return docket_error_set(DOCKET_ECORRUPT, "pending %s/%s: seq %llu is not its intent", session,
+					invocation, (unsigned long long)inv.intent_seq);
+	}
+	snprintf(inv.tool, sizeof(inv.tool), "%s", ev->tool_intent->tool);
+	docket_event_free(ev);
 	info.session = session;
 	info.invocation = invocation;
 	info.tool = inv.tool;
@@ -394,12 +406,14 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 	MDB_cursor *cur = NULL;
 	MDB_val k = { 0, NULL }, v;
 	size_t plen = session ? strlen(session) + 1 : 0;
+	ledger_reader r;
 	int rc, error;
 
 	if (session && (!*session || plen - 1 > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
+	reader_init(&r, l, txn);
 	if ((rc = mdb_cursor_open(txn, l->dbi.pending, &cur)) != 0) {
 		error = store_error(rc, "read pending");
 		goto cleanup;
@@ -415,7 +429,7 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
 			break;
 		if (!state_pending_is_sentinel(k.mv_data, k.mv_size) &&
-		    (error = pending_emit(l, txn, &k, cb, ctx)) != 0)
+		    (error = pending_emit(l, txn, &r, &k, cb, ctx)) != 0)
 			goto cleanup;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
@@ -424,6 +438,7 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
+	reader_dispose(&r);
 	store_txn_abort(l, txn);
 	return error > 0 ? 0 : error;
 }

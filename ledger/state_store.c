@@ -67,7 +67,6 @@ void state_str_copy(char *out, size_t cap, const char *in)
  *              each, when one of them does not fit its 3 bits]
  *   dispatch_seq - intent_seq (0: none), outcome_seq - intent_seq (0: none)
  *   dispatch_epoch
- *   tool       length, bytes
  *   [INV_APPROVAL: requests, request_seq - intent_seq (0: none),
  *              settle_seq - intent_seq (0: none), request_revision,
  *              last_request (length, bytes)]
@@ -77,7 +76,9 @@ void state_str_copy(char *out, size_t cap, const char *in)
  *   [INV_OPEN: open_request (length, bytes); without it the last request
  *              while awaiting approval, else empty]
  *
- * 14 bytes for a completed call without approval (was ~40 of protobuf).
+ * The tool is not stored (projection version 6): it is the intent event's
+ * (state_inv_tool). 8 bytes for a completed call without approval (was
+ * ~40 of protobuf).
  */
 #define INV_APPROVAL (1u << 0)
 #define INV_REFUSED (1u << 16)
@@ -180,7 +181,6 @@ int inv_state_encode(docket_buf *out, const inv_state *s)
 	    (error = rec_delta(&w, s->intent_seq, s->outcome_seq, 0)) < 0)
 		return error;
 	rec_varint(&w, s->dispatch_epoch);
-	rec_string(&w, s->tool);
 	if (approval) {
 		rec_varint(&w, s->requests);
 		if ((error = rec_delta(&w, s->intent_seq, s->request_seq, 0)) < 0 ||
@@ -294,7 +294,6 @@ static int inv_record_decode(inv_state *out, const void *data, size_t len)
 	out->dispatch_seq = rec_get_seq(&r, out->intent_seq, 0);
 	out->outcome_seq = rec_get_seq(&r, out->intent_seq, 0);
 	out->dispatch_epoch = rec_get(&r);
-	rec_get_string(&r, out->tool, sizeof(out->tool));
 	if (mode & INV_APPROVAL) {
 		out->requests = rec_get32(&r);
 		out->request_seq = rec_get_seq(&r, out->intent_seq, 0);
@@ -462,7 +461,6 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 	m.first_time = (char *)s->first_time;
 	m.last_time = (char *)s->last_time;
 	m.runtime = (char *)s->runtime;
-	digest_field(&m.opened_digest, s->opened_digest);
 	m.parent = (char *)s->parent;
 	m.grants = s->grants;
 	m.policy_seq = s->policy_seq;
@@ -500,7 +498,6 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 	state_str_copy(out->first_time, sizeof(out->first_time), m->first_time);
 	state_str_copy(out->last_time, sizeof(out->last_time), m->last_time);
 	state_str_copy(out->runtime, sizeof(out->runtime), m->runtime);
-	digest_copy(out->opened_digest, &m->opened_digest);
 	state_str_copy(out->parent, sizeof(out->parent), m->parent);
 	out->grants = m->grants;
 	out->policy_seq = m->policy_seq;
