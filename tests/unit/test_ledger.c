@@ -1956,6 +1956,7 @@ static void test_recent_invocations_damaged(void **state)
 	static const uint8_t bad[][4] = { { 3, 'a', 'b', 0 }, { 1, 'a', 9, 1 }, { 0, 1, 1, 0 } };
 	MDB_val k = { 2, (void *)"s1" }, v;
 	Docket__V1__SessionState *m;
+	ProtobufCBinaryData saved;
 	uint8_t buf[4096];
 	MDB_txn *txn = NULL;
 	inv_state inv;
@@ -1966,12 +1967,12 @@ static void test_recent_invocations_damaged(void **state)
 		assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
 		assert_int_equal(mdb_get(txn, f->l->dbi.sessions, &k, &v), 0);
 		assert_non_null(m = docket__v1__session_state__unpack(NULL, v.mv_size, v.mv_data));
+		saved = m->recent;
 		m->recent.data = (uint8_t *)bad[i];
 		m->recent.len = sizeof(bad[i]);
 		v.mv_size = docket__v1__session_state__pack(m, buf);
 		v.mv_data = buf;
-		m->recent.data = NULL;
-		m->recent.len = 0;
+		m->recent = saved;
 		docket__v1__session_state__free_unpacked(m, NULL);
 		assert_int_equal(mdb_put(txn, f->l->dbi.sessions, &k, &v, 0), 0);
 		assert_int_equal(store_txn_commit(f->l, txn), 0);
