@@ -676,6 +676,7 @@ typedef struct pending_seen {
 	int n;
 	char states[16][32];
 	char invs[16][32];
+	char tools[16][32];
 } pending_seen;
 
 static int collect_pending(void *ctx, const docket_pending_info *p)
@@ -685,6 +686,7 @@ static int collect_pending(void *ctx, const docket_pending_info *p)
 	if (s->n < 16) {
 		snprintf(s->states[s->n], sizeof(s->states[0]), "%s", p->state);
 		snprintf(s->invs[s->n], sizeof(s->invs[0]), "%s", p->invocation);
+		snprintf(s->tools[s->n], sizeof(s->tools[0]), "%s", p->tool ? p->tool : "");
 		s->n++;
 	}
 	return 0;
@@ -724,6 +726,11 @@ static void test_pending_states(void **state)
 	seen.n = 0;
 	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
 	assert_int_equal(seen.n, 7);
+	/* the tool comes from each call's own intent (the record does not keep it) */
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(seen.tools[i], "shell");
+	assert_string_equal(seen.invs[6], "x");
+	assert_string_equal(seen.tools[6], "t");
 }
 
 /* ---- batches: all or nothing ---- */
