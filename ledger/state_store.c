@@ -77,8 +77,8 @@ void state_str_copy(char *out, size_t cap, const char *in)
  *              while awaiting approval, else empty]
  *
  * The tool is not stored (projection version 6): it is the intent event's
- * (state_inv_tool). 8 bytes for a completed call without approval (was
- * ~40 of protobuf).
+ * (the pending listing reads it there, ledger/read.c). 7 bytes for a
+ * completed call without approval (was ~40 of protobuf).
  */
 #define INV_APPROVAL (1u << 0)
 #define INV_REFUSED (1u << 16)
