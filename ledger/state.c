@@ -157,15 +157,16 @@ static int handle_session_opened(apply_ctx *c)
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
 	if (error == 0) {
-		if ((error = state_event_digest(digest, st, c->ev)) < 0)
+		/* a re-send is checked against the stored event (issue 12: the
+		 * session record keeps no digest of it) */
+		if ((error = state_event_digest(digest, st, c->ev)) < 0 ||
+		    (error = state_stored_matches(st, st->sess.opened_seq, digest)) < 0)
 			return error;
-		if (memcmp(digest, st->sess.opened_digest, LEDGER_HASH_LEN) == 0)
+		if (error)
 			return mark_duplicate(c, st->sess.opened_seq);
 		return refuse(c, DOCKET_ECONFLICT, 8, "session was already opened at seq %llu with other content",
 			      (unsigned long long)st->sess.opened_seq);
 	}
-	if ((error = state_event_digest(st->sess.opened_digest, st, c->ev)) < 0)
-		return error;
 	st->sess.opened_seq = c->seq;
 	state_str_copy(st->sess.runtime, sizeof(st->sess.runtime), b->runtime);
 	state_str_copy(st->sess.parent, sizeof(st->sess.parent), b->parent);

@@ -714,6 +714,7 @@ typedef struct pending_seen {
 	int n;
 	char states[16][32];
 	char invs[16][32];
+	char tools[16][32];
 } pending_seen;
 
 static int collect_pending(void *ctx, const docket_pending_info *p)
@@ -723,6 +724,7 @@ static int collect_pending(void *ctx, const docket_pending_info *p)
 	if (s->n < 16) {
 		snprintf(s->states[s->n], sizeof(s->states[0]), "%s", p->state);
 		snprintf(s->invs[s->n], sizeof(s->invs[0]), "%s", p->invocation);
+		snprintf(s->tools[s->n], sizeof(s->tools[0]), "%s", p->tool ? p->tool : "");
 		s->n++;
 	}
 	return 0;
@@ -762,6 +764,11 @@ static void test_pending_states(void **state)
 	seen.n = 0;
 	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
 	assert_int_equal(seen.n, 7);
+	/* the tool comes from each call's own intent (the record does not keep it) */
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(seen.tools[i], "shell");
+	assert_string_equal(seen.invs[6], "x");
+	assert_string_equal(seen.tools[6], "t");
 }
 
 /* ---- batches: all or nothing ---- */
@@ -1291,8 +1298,9 @@ static void assert_round_trip(const inv_state *in)
 static void test_inv_record_layout(void **state)
 {
 	/* intent 1234, allowed, completed, idempotent, ok, dispatched at 1235
-	 * (epoch 1), outcome at 1236: varints by hand (docs/file-format.md) */
-	static const uint8_t want[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	 * (epoch 1), outcome at 1236: varints by hand (docs/file-format.md);
+	 * the tool is not stored (the intent event has it) */
+	static const uint8_t want[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01 };
 	docket_buf b = DOCKET_BUF_INIT;
 	inv_state s;
 
@@ -1308,11 +1316,11 @@ static void test_inv_record_layout(void **state)
 	s.last_seq = 1236;
 	s.attempts = 1;
 	s.dispatch_epoch = 1;
+	assert_round_trip(&s);
 	memcpy(s.tool, "shell", 6);
 	assert_int_equal(inv_state_encode(&b, &s), 0);
 	assert_int_equal(b.len, sizeof(want));
 	assert_memory_equal(b.ptr, want, sizeof(want));
-	assert_round_trip(&s);
 
 	/* awaiting approval: the open request is the last one, not stored twice */
 	memset(&s, 0, sizeof(s));
@@ -1352,7 +1360,11 @@ static void test_inv_record_layout(void **state)
 
 static void test_inv_record_refuses_bad_bytes(void **state)
 {
-	static const uint8_t good[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	static const uint8_t good[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01 };
+	/* with an approval: requests 1, no request or settle seq, revision 0,
+	 * then the last request's id (a string) */
+	static const uint8_t good_approval[] = { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00,
+						 0x00, 0x02, 'r', '1' };
 	const struct {
 		const char *what;
 		uint8_t bytes[24];
@@ -1360,23 +1372,46 @@ static void test_inv_record_refuses_bad_bytes(void **state)
 	} bad[] = {
 		{ "empty", { 0 }, 0 },
 		{ "truncated", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02 }, 6 },
-		{ "trailing byte", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l', 0 }, 14 },
-		{ "no intent", { 0x00, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' }, 12 },
-		{ "unknown mode bit", { 0xd2, 0x09, 0x80, 0x80, 0x80, 0x02, 0x01, 0x02, 0x01, 0x00 }, 10 },
-		{ "wide and packed enums", { 0xd2, 0x09, 0x82, 0x80, 0x10, 1, 1, 1, 1, 1, 0x01, 0x02, 0x01, 0x00 }, 14 },
-		{ "string past the end", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x09, 's', 'h' }, 10 },
-		{ "NUL in a string", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x02, 's', 0 }, 10 },
+		{ "trailing byte", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0 }, 8 },
+		{ "no intent", { 0x00, 0xc2, 0x0a, 0x01, 0x02, 0x01 }, 6 },
+		{ "unknown mode bit", { 0xd2, 0x09, 0x80, 0x80, 0x80, 0x02, 0x01, 0x02, 0x01 }, 9 },
+		{ "wide and packed enums", { 0xd2, 0x09, 0x82, 0x80, 0x10, 1, 1, 1, 1, 1, 0x01, 0x02, 0x01 }, 13 },
+		{ "string past the end", { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x09,
+					   'r', '1' }, 14 },
+		{ "NUL in a string", { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x02, 'r', 0 },
+		  14 },
 		{ "varint past 64 bits", { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x02 }, 11 },
 		{ "delta past 2^64", { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x05, 0x00,
-				       0x00, 0x00 }, 15 },
+				       0x00 }, 14 },
 	};
 	inv_state s;
 
 	(void)state;
 	assert_int_equal(inv_state_decode(&s, "s", "i", good, sizeof(good)), 0);
+	assert_int_equal(inv_state_decode(&s, "s", "i", good_approval, sizeof(good_approval)), 0);
+	assert_string_equal(s.last_request, "r1");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (inv_state_decode(&s, "s", "i", bad[i].bytes, bad[i].len) != DOCKET_ECORRUPT)
 			fail_msg("%s: decoded", bad[i].what);
+}
+
+/* Rewrite a session record without its recent invocations (the layout
+ * before projection version 6). */
+static void strip_recent(MDB_txn *txn, docket_ledger *l, const char *session)
+{
+	MDB_val k = { strlen(session), (void *)session }, v;
+	Docket__V1__SessionState *m;
+	uint8_t buf[4096];
+
+	assert_int_equal(mdb_get(txn, l->dbi.sessions, &k, &v), 0);
+	assert_non_null(m = docket__v1__session_state__unpack(NULL, v.mv_size, v.mv_data));
+	assert_true(m->recent.len > 0);
+	m->recent.len = 0;
+	assert_true(docket__v1__session_state__get_packed_size(m) <= sizeof(buf));
+	v.mv_size = docket__v1__session_state__pack(m, buf);
+	v.mv_data = buf;
+	docket__v1__session_state__free_unpacked(m, NULL);
+	assert_int_equal(mdb_put(txn, l->dbi.sessions, &k, &v, 0), 0);
 }
 
 /* Projections of the layout before version 4 (protobuf records under a
@@ -1402,6 +1437,7 @@ static void test_old_projections_rebuilt(void **state)
 	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
 	assert_int_equal(mdb_drop(txn, f->l->dbi.invocations, 0), 0);
 	assert_int_equal(mdb_drop(txn, f->l->dbi.session_events, 0), 0);
+	strip_recent(txn, f->l, "s1");
 	assert_int_equal(mdb_put(txn, f->l->dbi.invocations, &k, &v, 0), 0);
 	assert_int_equal(mdb_put(txn, f->l->dbi.session_events, &sk, &sv, 0), 0);
 	assert_int_equal(store_meta_put_u64(txn, f->l, "projection_version", 3), 0);
@@ -1421,7 +1457,7 @@ static void test_old_projections_rebuilt(void **state)
 	assert_int_equal(inv.intent_seq, 2);
 	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
 	assert_int_equal(mdb_stat(txn, f->l->dbi.invocations, &ms), 0);
-	assert_int_equal(ms.ms_entries, 1); /* the old key is gone */
+	assert_int_equal(ms.ms_entries, 0); /* the old key is gone: the record is in the session's */
 	assert_int_equal(mdb_get(txn, f->l->dbi.invocations, &k, &v), MDB_NOTFOUND);
 	store_txn_abort(f->l, txn);
 	assert_true(verify_ok(f));
@@ -1917,6 +1953,127 @@ static void test_group_commit_rolls_back_refused_group(void **state)
 	assert_true(verify_ok(f));
 }
 
+static size_t table_entries(fixture *f, MDB_dbi dbi)
+{
+	MDB_txn *txn = NULL;
+	MDB_stat ms;
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_stat(txn, dbi, &ms), 0);
+	store_txn_abort(f->l, txn);
+	return ms.ms_entries;
+}
+
+static uint64_t call(fixture *f, const char *inv, int complete)
+{
+	char buf[512];
+	uint64_t seq;
+
+	snprintf(buf, sizeof(buf), EV("tool.intent", "%s", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"}"), inv);
+	seq = ok(f, buf);
+	snprintf(buf, sizeof(buf), EV("tool.dispatched", "%s", ""), inv);
+	ok(f, buf);
+	snprintf(buf, sizeof(buf), EV("tool.completed", "%s", ",\"status\":\"ok\""), inv);
+	if (complete)
+		ok(f, buf);
+	return seq;
+}
+
+/*
+ * A session record holds its SESS_RECENT latest invocation records; the
+ * next invocation moves them all to `invocations`. Every record reads back
+ * from either place, a refused group's move is taken back, and a rebuild
+ * (verify) writes the same tables though its commits fall elsewhere.
+ */
+static void test_recent_invocations(void **state)
+{
+	fixture *f = *state;
+	char id[16];
+	uint64_t intent_seq[SESS_RECENT + 1];
+	batch b = { 0 };
+	pending_seen seen = { 0 };
+	sess_state ss;
+	inv_state inv;
+
+	open_session(f, "s1");
+	for (int i = 0; i < SESS_RECENT; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		intent_seq[i] = call(f, id, 1);
+	}
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), 0);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, SESS_RECENT);
+	intent_seq[SESS_RECENT] = call(f, "c8", 0);
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), SESS_RECENT);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, 1);
+	for (int i = 0; i <= SESS_RECENT; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		assert_int_equal(ledger_invocation_get(f->l, "s1", id, &inv), 0);
+		assert_int_equal(inv.intent_seq, intent_seq[i]);
+		assert_int_equal(inv.phase, i < SESS_RECENT ? DOCKET__V1__PHASE__PHASE_COMPLETED
+							    : DOCKET__V1__PHASE__PHASE_DISPATCHED);
+	}
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c9", &inv), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "c8");
+
+	/* fill the list again, then a refused group whose intent moved it */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "d1", ",\"tool\":\"t\""), EV("tool.intent", "d2", ",\"tool\":\"t\""),
+					     EV("tool.intent", "d3", ",\"tool\":\"t\""), EV("tool.intent", "d4", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "d5", ",\"tool\":\"t\""), EV("tool.intent", "d6", ",\"tool\":\"t\""),
+					     EV("tool.intent", "d7", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "e1", ",\"tool\":\"t\""),
+					     EV("tool.completed", "e1", ",\"status\":\"ok\""), NULL }); /* invariant 9 */
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "c8", ",\"status\":\"ok\""), NULL });
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, 0);
+	assert_int_equal(b.g[2].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[3].error, 0);
+	batch_free(&b);
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), SESS_RECENT);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, SESS_RECENT);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "e1", &inv), DOCKET_ENOTFOUND);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c8", &inv), 0);
+	assert_int_equal(inv.phase, DOCKET__V1__PHASE__PHASE_COMPLETED);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "d7", &inv), 0);
+	assert_true(verify_ok(f));
+}
+
+/* A recent list that does not parse is damage, not an absent record. */
+static void test_recent_invocations_damaged(void **state)
+{
+	fixture *f = *state;
+	static const uint8_t bad[][4] = { { 3, 'a', 'b', 0 }, { 1, 'a', 9, 1 }, { 0, 1, 1, 0 } };
+	MDB_val k = { 2, (void *)"s1" }, v;
+	Docket__V1__SessionState *m;
+	ProtobufCBinaryData saved;
+	uint8_t buf[4096];
+	MDB_txn *txn = NULL;
+	inv_state inv;
+
+	open_session(f, "s1");
+	call(f, "c0", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+		assert_int_equal(mdb_get(txn, f->l->dbi.sessions, &k, &v), 0);
+		assert_non_null(m = docket__v1__session_state__unpack(NULL, v.mv_size, v.mv_data));
+		saved = m->recent;
+		m->recent.data = (uint8_t *)bad[i];
+		m->recent.len = sizeof(bad[i]);
+		v.mv_size = docket__v1__session_state__pack(m, buf);
+		v.mv_data = buf;
+		m->recent = saved;
+		docket__v1__session_state__free_unpacked(m, NULL);
+		assert_int_equal(mdb_put(txn, f->l->dbi.sessions, &k, &v, 0), 0);
+		assert_int_equal(store_txn_commit(f->l, txn), 0);
+		assert_int_equal(ledger_invocation_get(f->l, "s1", "c0", &inv), DOCKET_ECORRUPT);
+	}
+}
+
 static void test_readonly_open(void **state)
 {
 	fixture *f = *state;
@@ -2257,6 +2414,8 @@ int main(void)
 		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
 		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_projections_rebuilt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recent_invocations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recent_invocations_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
