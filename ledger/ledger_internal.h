@@ -385,6 +385,8 @@ void sess_state_copy(sess_state *dst, const sess_state *src);
 /* The record of (session, invocation) as `txn` holds it: in its session's
  * record (recent invocations), else in `invocations`. DOCKET_ENOTFOUND
  * when the session or the invocation has none. */
+/* 0, or DOCKET_EVERSION naming `docket reindex` when the projections are older. */
+int ledger_projections_current(const docket_ledger *l);
 int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
 /* The compact invocation record of `s` into `out` (state_store.c). */
 int inv_state_encode(docket_buf *out, const inv_state *s);

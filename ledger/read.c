@@ -295,7 +295,7 @@ static int sessions_scan(docket_ledger *l, const char *only, docket_session_cb c
 	docket_session_info info;
 	int rc, error = 0, found = 0;
 
-	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+	if ((error = ledger_projections_current(l)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	if ((rc = mdb_cursor_open(txn, l->dbi.sessions, &cur)) != 0) {
 		error = store_error(rc, "read sessions");
@@ -411,7 +411,7 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 
 	if (session && (!*session || plen - 1 > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
-	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+	if ((error = ledger_projections_current(l)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_init(&r, l, txn);
 	if ((rc = mdb_cursor_open(txn, l->dbi.pending, &cur)) != 0) {
@@ -524,7 +524,7 @@ int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, c
 
 	if (policy_json)
 		*policy_json = NULL;
-	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+	if ((error = ledger_projections_current(l)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	rc = mdb_get(txn, l->dbi.sessions, &k, &v);
 	if (rc == MDB_NOTFOUND)

@@ -894,6 +894,8 @@ int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *se
 	int rc, error;
 
 	memset(out, 0, sizeof(*out));
+	if ((error = ledger_projections_current(l)) < 0)
+		return error;
 	if (k.mv_size == 0 || k.mv_size > STATE_ID_MAX)
 		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
 	if (ilen == 0 || ilen > STATE_ID_MAX)

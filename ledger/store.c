@@ -246,6 +246,22 @@ int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void 
 	return rc == 0 ? 0 : store_error(rc, "write meta");
 }
 
+/*
+ * The projections (sessions, invocations, pending, per-session index) as
+ * this docket lays them out. A writable open rebuilds older ones; a
+ * read-only open cannot, so a reader of them says the one command to run
+ * instead of misreading a record of the older layout.
+ */
+int ledger_projections_current(const docket_ledger *l)
+{
+	if (l->projection_version >= DOCKET_PROJECTION_VERSION)
+		return 0;
+	return docket_error_set(DOCKET_EVERSION,
+				"ledger %s has indexes written by an older docket (projection version %u, this "
+				"docket reads %u): run `docket -L %s reindex`", l->path, l->projection_version,
+				DOCKET_PROJECTION_VERSION, l->path);
+}
+
 int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out)
 {
 	MDB_val val;
