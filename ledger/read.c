@@ -49,53 +49,25 @@ static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint6
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
 int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
 {
-	json_t *body = NULL, *obj = NULL;
-	const char *key;
-	json_t *value;
 	char hex[2 * LEDGER_HASH_LEN + 1];
-	int error;
+	docket_event_frame frame = { seq, hex };
 
-	*out = NULL;
-	if ((error = docket_event_to_json(&body, ev)) < 0)
-		return stored_damaged(error);
-	if (!(obj = json_object()) || json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0)
-		goto nomem;
-	json_object_foreach(body, key, value) {
-		if (json_object_set(obj, key, value) < 0)
-			goto nomem;
-		if (strcmp(key, "time") == 0 && !json_object_get(body, "epoch") &&
-		    json_object_set_new(obj, "epoch", json_integer((json_int_t)ev->epoch)) < 0)
-			goto nomem;
-	}
 	docket_hex(hex, hash, LEDGER_HASH_LEN);
-	if (json_object_set_new(obj, "hash", json_string(hex)) < 0)
-		goto nomem;
-	json_decref(body);
-	*out = obj;
-	return 0;
-nomem:
-	json_decref(body);
-	json_decref(obj);
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return stored_damaged(docket_event_to_json_framed(out, ev, &frame));
 }
 
-static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
+static int emit(ledger_reader *r, uint64_t seq, ledger_event_cb cb, void *ctx)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
-	json_t *obj = NULL;
 	int error;
 
 	if ((error = load_event(&ev, hash, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = ledger_event_to_json(&obj, seq, ev, hash);
+	error = cb(ctx, seq, ev, hash);
 	docket_event_free(ev);
-	if (error < 0)
-		return error;
-	error = cb(ctx, seq, obj);
-	json_decref(obj);
 	return error;
 }
 
@@ -204,7 +176,7 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
  * transaction. Sets *next past the last event seen; *done at the end.
  */
 static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_reader *r, uint64_t *next,
-		      uint64_t *left, int *done, docket_json_cb cb, void *ctx)
+		      uint64_t *left, int *done, ledger_event_cb cb, void *ctx)
 {
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
@@ -243,8 +215,7 @@ cleanup:
 	return error;
 }
 
-int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
-			    docket_json_cb cb, void *ctx)
+int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx)
 {
 	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
 	ledger_reader r;
@@ -263,6 +234,32 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 		error = scan_chunk(l, opts, &r, &next, &left, &done, cb, ctx);
 	reader_dispose(&r);
 	return error > 0 ? 0 : error;
+}
+
+typedef struct json_read {
+	docket_json_cb cb;
+	void *ctx;
+} json_read;
+
+static int json_event(void *vctx, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	json_read *jr = vctx;
+	json_t *obj = NULL;
+	int error;
+
+	if ((error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
+		return error;
+	error = jr->cb(jr->ctx, seq, obj);
+	json_decref(obj);
+	return error;
+}
+
+int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
+			    docket_json_cb cb, void *ctx)
+{
+	json_read jr = { cb, ctx };
+
+	return ledger_read_events(l, opts, json_event, &jr);
 }
 
 /* ---- sessions ---- */
