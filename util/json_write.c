@@ -16,6 +16,9 @@
 #include "json_write.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "error.h"
 #include "utf8.h"
@@ -77,11 +80,54 @@ static size_t escape(char *o, unsigned char c)
 	return 2;
 }
 
-static int refuse(docket_buf *out, size_t start)
+/*
+ * Copy the plain ASCII run of s[i..len) to o while scanning it, a block at a
+ * time (each block is stored before it is looked at; it never passes the
+ * end of the input, so the room the caller keeps for the rest of the input
+ * suffices); returns the index of the first byte that is not plain, or len.
+ * The bytes stored past that index are overwritten by the caller.
+ */
+static size_t copy_run(char *o, const unsigned char *s, size_t i, size_t len)
+{
+	size_t from = i;
+
+#if defined(__SSE2__)
+	const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+
+	while (len - i >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		/* signed: bytes >= 0x80 are negative, so they are below ' ' too */
+		__m128i m = _mm_or_si128(_mm_cmpgt_epi8(space, v),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		int bits = _mm_movemask_epi8(m);
+
+		_mm_storeu_si128((__m128i *)(void *)(o + (i - from)), v);
+		if (bits)
+			return i + (size_t)__builtin_ctz((unsigned)bits);
+		i += 16;
+	}
+#endif
+	while (len - i >= 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		memcpy(o + (i - from), &w, 8);
+		if (word_special(w))
+			break;
+		i += 8;
+	}
+	while (i < len && byte_plain(s[i])) {
+		o[i - from] = (char)s[i];
+		i++;
+	}
+	return i;
+}
+
+static int refuse(docket_buf *out, size_t start, int error)
 {
 	out->len = start;
 	out->ptr[start] = '\0';
-	return docket_error_set(DOCKET_EINVALID, "string is not valid UTF-8");
+	return error == DOCKET_EINVALID ? docket_error_set(DOCKET_EINVALID, "string is not valid UTF-8") : error;
 }
 
 /*
@@ -92,33 +138,35 @@ static int refuse(docket_buf *out, size_t start)
 int docket_json_write_string(docket_buf *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t start = out->len, i = 0, run = 0;
+	size_t start = out->len, i = 0;
 	int error;
 
-	if (len > SIZE_MAX - 8 || (error = docket_buf_reserve(out, len + 2)) < 0)
-		return len > SIZE_MAX - 8 ? docket_error_set(DOCKET_ENOMEM, "string too long") : error;
+	if (len > SIZE_MAX / 2)
+		return docket_error_set(DOCKET_ENOMEM, "string too long");
+	if ((error = docket_buf_reserve(out, len + 2)) < 0)
+		return error;
 	out->ptr[out->len++] = '"';
 	for (;;) {
-		i = plain_run(s, i, len);
-		if (i < len && s[i] >= 0x80) {
+		size_t end = copy_run(out->ptr + out->len, s, i, len);
+
+		out->len += end - i;
+		i = end;
+		if (i == len)
+			break;
+		if (s[i] >= 0x80) {
 			size_t n = docket_utf8_seq(s + i, len - i);
 
 			if (!n)
-				return refuse(out, start);
+				return refuse(out, start, DOCKET_EINVALID);
+			memcpy(out->ptr + out->len, s + i, n);
+			out->len += n;
 			i += n;
 			continue;
 		}
-		memcpy(out->ptr + out->len, s + run, i - run);
-		out->len += i - run;
-		if (i == len)
-			break;
-		if ((error = docket_buf_reserve(out, len - i + 6)) < 0) {
-			out->len = start;
-			out->ptr[start] = '\0';
-			return error;
-		}
+		if ((error = docket_buf_reserve(out, len - i + 6)) < 0)
+			return refuse(out, start, error);
 		out->len += escape(out->ptr + out->len, s[i]);
-		run = ++i;
+		i++;
 	}
 	out->ptr[out->len++] = '"';
 	out->ptr[out->len] = '\0';
