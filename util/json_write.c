@@ -133,17 +133,21 @@ static int refuse(docket_buf *out, size_t start, int error)
 /*
  * Invariant of the loop: the buffer has room for the rest of the input
  * copied as it is, the closing quote and the NUL; each escape reserves its
- * extra bytes before it is written.
+ * extra bytes before it is written, unless the room for the string escaped
+ * whole (6 bytes a byte) was reserved at the start, as it is for strings of
+ * up to WHOLE_MAX bytes.
  */
+#define WHOLE_MAX ((size_t)64 * 1024)
+
 int docket_json_write_string(docket_buf *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t start = out->len, i = 0;
-	int error;
+	int whole = len <= WHOLE_MAX, error;
 
 	if (len > SIZE_MAX / 2)
 		return docket_error_set(DOCKET_ENOMEM, "string too long");
-	if ((error = docket_buf_reserve(out, len + 2)) < 0)
+	if ((error = docket_buf_reserve(out, (whole ? 6 * len : len) + 2)) < 0)
 		return error;
 	out->ptr[out->len++] = '"';
 	for (;;) {
@@ -163,7 +167,7 @@ int docket_json_write_string(docket_buf *out, const char *str, size_t len)
 			i += n;
 			continue;
 		}
-		if ((error = docket_buf_reserve(out, len - i + 6)) < 0)
+		if (!whole && (error = docket_buf_reserve(out, len - i + 6)) < 0)
 			return refuse(out, start, error);
 		out->len += escape(out->ptr + out->len, s[i]);
 		i++;
