@@ -21,6 +21,7 @@
 
 #include "docket/export.h"
 #include "docket/ledger.h"
+#include "exporters/export_internal.h"
 #include "ledger/event.h"
 #include "ledger/ledger_internal.h"
 #include "test_audit_util.h"
@@ -135,6 +136,7 @@ static void test_fixture_lines(void **state)
 typedef struct read_check {
 	size_t events;
 	size_t json_texts; /* stored args/policy texts seen */
+	int64_t last_ms;   /* the time of the last event read */
 } read_check;
 
 static int check_stored(void *ctx, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
@@ -154,6 +156,7 @@ static int check_stored(void *ctx, uint64_t seq, const docket_event *ev, const u
 		rc->json_texts++;
 	}
 	rc->events++;
+	assert_int_equal(docket_time_to_ms(ev->time, &rc->last_ms), 0);
 	return 0;
 }
 
@@ -161,15 +164,19 @@ static int check_stored(void *ctx, uint64_t seq, const docket_event *ev, const u
 typedef struct tree_lines {
 	docket_buf text;
 	docket_export_stats st;
-	const char *session;
+	int64_t since_ms;
 } tree_lines;
 
 static int tree_line(void *ctx, uint64_t seq, json_t *ev)
 {
 	tree_lines *t = ctx;
 	const char *type = json_string_value(json_object_get(ev, "type"));
+	int64_t ms;
 
 	t->st.head_seq = seq;
+	if (t->since_ms > 0 &&
+	    (docket_time_to_ms(json_string_value(json_object_get(ev, "time")), &ms) < 0 || ms < t->since_ms))
+		return 0;
 	t->st.events++;
 	t->st.records++;
 	t->st.approvals += strcmp(type, "approval.settled") == 0;
@@ -179,11 +186,11 @@ static int tree_line(void *ctx, uint64_t seq, json_t *ev)
 	return 0;
 }
 
-static void export_matches_tree(docket_ledger *l, const char *session, uint64_t since)
+static void export_matches_tree(docket_ledger *l, const char *session, uint64_t since, int64_t since_ms)
 {
 	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
-	tree_lines t = { DOCKET_BUF_INIT, { 0 }, session };
+	tree_lines t = { DOCKET_BUF_INIT, { 0 }, since_ms };
 	docket_export_stats st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -195,6 +202,7 @@ static void export_matches_tree(docket_ledger *l, const char *session, uint64_t 
 	o.format = DOCKET_EXPORT_JSONL;
 	o.session = session;
 	o.since_seq = since;
+	o.since_ms = since_ms;
 	assert_non_null(f);
 	assert_int_equal(docket_export(l, &o, f, &st), 0);
 	fclose(f);
@@ -212,13 +220,18 @@ static void export_matches_tree(docket_ledger *l, const char *session, uint64_t 
 static void check_ledger(docket_ledger *l, size_t min_events)
 {
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
-	read_check rc = { 0, 0 };
+	read_check rc = { 0, 0, 0 };
 
 	assert_int_equal(ledger_read_events(l, &ro, check_stored, &rc), 0);
 	assert_true(rc.events >= min_events);
 	assert_true(rc.json_texts > 0);
-	export_matches_tree(l, NULL, 0);
-	export_matches_tree(l, NULL, rc.events / 2);
+	export_matches_tree(l, NULL, 0, 0);
+	export_matches_tree(l, NULL, rc.events / 2, 0);
+	/* --since: the time of the event in the middle */
+	ro.since = rc.events / 2;
+	ro.limit = 1;
+	assert_int_equal(ledger_read_events(l, &ro, check_stored, &rc), 0);
+	export_matches_tree(l, NULL, 0, rc.last_ms);
 }
 
 static void test_fixture_ledgers(void **state)
@@ -251,7 +264,7 @@ static void test_generated_mix(void **state)
 		audit_record_text(l, text.ptr);
 	}
 	check_ledger(l, 4500);
-	export_matches_tree(l, "nonexistent-session", 0);
+	export_matches_tree(l, "nonexistent-session", 0, 0);
 	docket_ledger_free(l);
 	test_rmdir_free(dir);
 	docket_buf_dispose(&text);
@@ -510,6 +523,41 @@ static void test_completed_integers(void **state)
 	assert_int_equal(same_both(&ev, 1), DOCKET_ECORRUPT);
 }
 
+/* The JSONL sink: a corrupt event fails with the codec's message, and the
+ * lines before it still reach the stream; one before --since is not written. */
+static void test_sink_failure(void **state)
+{
+	docket_event good, bad;
+	Docket__V1__ToolCompleted gb, bb;
+	docket_export_stats st = { 0 };
+	export_sink *sink = NULL;
+	docket_buf want = DOCKET_BUF_INIT;
+	docket_event_frame f = { 1, hash_hex };
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	completed(&good, &gb, (char *)"fine\n");
+	completed(&bad, &bb, (char *)"bad \xc3(");
+	assert_int_equal(sink_jsonl_new(&sink, 0), 0);
+	assert_non_null(sink->out = open_memstream(&buf, &len));
+	sink->stats = &st;
+	assert_int_equal(sink->stored(sink, 1, &good, hash_hex, 1), 0);
+	assert_int_equal(sink->stored(sink, 2, &good, hash_hex, 0), 0);
+	assert_int_equal(sink->stored(sink, 3, &bad, hash_hex, 1), DOCKET_ECORRUPT);
+	assert_string_equal(docket_error_last()->message, "tool.completed: field \"output\": not valid UTF-8");
+	assert_int_equal(sink->stored(sink, 4, &bad, hash_hex, 0), DOCKET_ECORRUPT); /* checked before --since too */
+	fclose(sink->out);
+	assert_int_equal(docket_event_write_json(&want, &good, &f), 0);
+	assert_int_equal(docket_buf_putc(&want, '\n'), 0);
+	assert_int_equal(len, want.len);
+	assert_memory_equal(buf, want.ptr, len);
+	assert_int_equal(st.records, 1);
+	sink->free(sink);
+	free(buf);
+	docket_buf_dispose(&want);
+}
+
 /* ---- util/json_write.c on its own ---- */
 
 static void test_write_int(void **state)
@@ -574,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_stored_json),
 		cmocka_unit_test(test_maps_and_values),
 		cmocka_unit_test(test_completed_integers),
+		cmocka_unit_test(test_sink_failure),
 		cmocka_unit_test(test_write_int),
 		cmocka_unit_test(test_is_dump),
 	};
