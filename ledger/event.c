@@ -18,7 +18,7 @@
  *      failure, including every failed allocation, frees the partial tree
  *      with docket_event_free() and leaks nothing.
  *
- * to_json writes keys in the order of DESIGN §4: type, time, epoch, session,
+ * to_json (ledger/event_emit.c) writes keys in the order of DESIGN §4: type, time, epoch, session,
  * invocation, turn, body fields, provenance. It omits what from_json treats as
  * "not given": empty strings, zero epoch, empty arrays and string maps, unset
  * optional integers, unspecified enums. Therefore to_json(from_json(X)) is
