@@ -423,6 +423,8 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
+/* The same through `alloc` (free with docket__v1__event__free_unpacked and it). */
+int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len);
 
 /* ---- verify.c ---- */
 

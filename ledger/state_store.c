@@ -460,12 +460,17 @@ int event_pack(docket_buf *out, const docket_event *ev)
 
 int event_unpack(docket_event **out, const uint8_t *data, size_t len)
 {
+	return event_unpack_in(out, &docket_pb_allocator, data, len);
+}
+
+int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len)
+{
 	docket_alloc_take_failure();
-	*out = docket__v1__event__unpack(&docket_pb_allocator, len, data);
+	*out = docket__v1__event__unpack(alloc, len, data);
 	if (!*out)
 		return unpack_error("event payload");
 	if ((*out)->body_case == DOCKET__V1__EVENT__BODY__NOT_SET) {
-		docket_event_free(*out);
+		docket__v1__event__free_unpacked(*out, alloc);
 		*out = NULL;
 		return docket_error_set(DOCKET_ECORRUPT, "event has no body");
 	}

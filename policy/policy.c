@@ -73,7 +73,13 @@ void *pol_arena_alloc(pol_arena_block **arena, size_t size)
 	if (size == 0)
 		size = 16;
 	if (!b || b->cap - b->used < size) {
-		size_t cap = size > 16384 ? size : 16384;
+		/* a call's first block is small: replay keeps thousands of calls
+		 * in flight between its threads (and one this size is served by
+		 * malloc's per-thread cache) */
+		size_t cap = b ? 16384 : 1024 - sizeof(*b);
+
+		if (size > cap)
+			cap = size;
 
 		b = docket_malloc(sizeof(*b) + cap);
 		if (!b)

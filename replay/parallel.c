@@ -1,13 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parallel.c: replay on two cores. A reader thread runs scan_events (read
- * each frame, decompress, unpack the kinds replay needs) and parses every
- * tool.intent's args; the calling thread evaluates, classifies and reports,
- * as it does alone. The work splits about evenly (docs/replay.md gives the
- * profile), and the output is the single-threaded run's byte for byte:
- * evaluation needs the sessions' state in seq order, so it stays on one
- * thread and sees exactly the same events in exactly the same order; the
- * reader only does what depends on nothing but the event itself.
+ * each frame, decompress, unpack the kinds replay needs), builds each
+ * tool.intent's policy call and target from its parsed args and reads the
+ * intent each session approval answers; the calling thread keeps the
+ * sessions, evaluates, classifies and reports, as it does alone. The output
+ * is the single-threaded run's byte for byte: evaluation needs the sessions'
+ * state in seq order, so it stays on one thread and sees exactly the same
+ * events in exactly the same order; the reader only does what depends on
+ * nothing but the event itself (and the ledger, which does not change), and
+ * what it could not do the evaluating thread does again, so that a failure
+ * is reported where a single-threaded run reports it. The reader builds the
+ * calls only while the evaluating thread has batches waiting: when that
+ * thread waits instead, it builds them itself, so the work splits about
+ * evenly whatever the mix of calls (docs/replay.md gives the figures).
+ *
+ * Memory crosses the threads in batches: a batch's events, targets and
+ * intents live in the batch's arena, and a batch the evaluating thread is
+ * done with goes back to the reader through a free list, so neither thread
+ * frees what the other allocated piece by piece (only a piece too big for
+ * the arena, and the policy calls, which the evaluating thread frees).
  *
  * Invariants:
  *   1. batches leave the ring in the order they entered it, and the reader
@@ -18,12 +30,15 @@
  *      frees what it would have queued and its scan ends;
  *   4. the reader's error is taken only when the evaluating thread has used
  *      every event before it, so the error reported is the one a
- *      single-threaded run reports (the earliest in seq order).
+ *      single-threaded run reports (the earliest in seq order);
+ *   5. the reader always holds a batch to fill (`fill`) while it scans: the
+ *      scan unpacks each event into that batch's arena.
  *
  *   reader:  fill --(full)--> push: wait while the ring is full -> ring
- *   caller:  ring --> pop: wait while empty and not done --> evaluate --> free
+ *   caller:  ring --> pop: wait while empty and not done --> evaluate --> free list
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "replay_internal.h"
@@ -32,16 +47,21 @@
 #include "util/json.h"
 
 #define PAR_BATCH 256
-#define PAR_DEPTH 8
+#define PAR_DEPTH 32
+#define PAR_ARENA (256u << 10)   /* a batch's events; bigger ones spill to the heap */
+#define PAR_ARGS_ARENA (64u << 10)
 
 typedef struct par_item {
 	uint64_t seq;
 	docket_event *ev;
-	json_t *args;
+	par_prep pre;
 } par_item;
 
 typedef struct par_batch {
+	struct par_batch *next;   /* on the free list */
 	size_t n;
+	docket_arena arena;
+	ProtobufCAllocator pb;    /* over `arena` */
 	par_item items[PAR_BATCH];
 } par_batch;
 
@@ -52,19 +72,91 @@ typedef struct par {
 	pthread_cond_t not_empty, not_full;
 	par_batch *ring[PAR_DEPTH];
 	size_t head, count;
+	atomic_size_t queued;   /* `count`, for the reader to read without the lock */
+	par_batch *spare;       /* the free list */
 	int done, stop;
 	int error;              /* the reader's, with its message in `err` */
 	docket_error err;
-	par_batch *fill;        /* the reader's */
+	/* the reader's */
+	par_batch *fill;
+	ProtobufCAllocator pb;  /* into fill's arena */
+	ledger_reader at;       /* intents outside the scan's segment */
+	docket_buf scratch, target;
 } par;
+
+/* Free what the batch holds and start its arena over. */
+static void batch_clear(par_batch *b)
+{
+	int walk = b->arena.spilled != 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		par_item *it = &b->items[i];
+
+		docket_policy_call_free(it->pre.call);
+		if (walk) {
+			docket__v1__event__free_unpacked(it->ev, &b->pb);
+			if (it->pre.intent)
+				docket__v1__event__free_unpacked((docket_event *)it->pre.intent, &b->pb);
+			docket_arena_free(&b->arena, (void *)it->pre.target);
+		}
+	}
+	if (!walk)
+		docket_arena_reset(&b->arena);
+	b->n = 0;
+}
 
 static void batch_free(par_batch *b)
 {
-	for (size_t i = 0; b && i < b->n; i++) {
-		docket_event_free(b->items[i].ev);
-		json_decref(b->items[i].args);
-	}
+	if (!b)
+		return;
+	batch_clear(b);
+	docket_arena_dispose(&b->arena);
 	docket_free(b);
+}
+
+/* A batch for the reader to fill: a spare one, or a new one. */
+static int batch_get(par_batch **out, par *p)
+{
+	par_batch *b;
+
+	pthread_mutex_lock(&p->mu);
+	if ((b = p->spare))
+		p->spare = b->next;
+	pthread_mutex_unlock(&p->mu);
+	if (!b) {
+		if (!(b = docket_calloc(1, sizeof(*b))))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (docket_arena_init(&b->arena, PAR_ARENA) < 0) {
+			docket_free(b);
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		}
+		docket_arena_pb(&b->pb, &b->arena);
+	}
+	b->n = 0;
+	b->next = NULL;
+	*out = b;
+	return 0;
+}
+
+/* The evaluating thread is done with `b`: back to the reader. */
+static void batch_put(par *p, par_batch *b)
+{
+	batch_clear(b);
+	pthread_mutex_lock(&p->mu);
+	b->next = p->spare;
+	p->spare = b;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* The scan's allocator: into the arena of the batch being filled. */
+static void *fill_alloc(void *data, size_t size)
+{
+	return docket_arena_alloc(&((par *)data)->fill->arena, size);
+}
+
+static void fill_release(void *data, void *ptr)
+{
+	docket_arena_free(&((par *)data)->fill->arena, ptr);
 }
 
 /* Queue the reader's batch; 1 when the evaluating thread stopped. */
@@ -78,6 +170,7 @@ static int push(par *p)
 	if (!(stopped = p->stop)) {
 		p->ring[(p->head + p->count) % PAR_DEPTH] = p->fill;
 		p->count++;
+		atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
 		p->fill = NULL;
 		pthread_cond_signal(&p->not_empty);
 	}
@@ -85,44 +178,93 @@ static int push(par *p)
 	return stopped;
 }
 
-static int produce(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+/* A tool.intent's call and target, built as the evaluating thread would;
+ * on any failure nothing (that thread builds them again and says why). */
+static void prep_intent(par *p, par_item *it)
+{
+	const Docket__V1__ToolIntent *ti = it->ev->tool_intent;
+	json_t *args = NULL;
+	char *t;
+
+	if (replay_args_parse(&args, it->ev) == 0 &&
+	    docket_policy_call_from_args(&it->pre.call, ti->tool, args) == 0 &&
+	    replay_target_json(&p->target, ti->tool, args) == 0 &&
+	    (t = docket_arena_alloc(&p->fill->arena, p->target.len + 1))) {
+		memcpy(t, p->target.ptr ? p->target.ptr : "", p->target.len);
+		t[p->target.len] = '\0';
+		it->pre.target = t;
+	} else {
+		docket_policy_call_free(it->pre.call);
+		it->pre.call = NULL;
+	}
+	json_decref(args);
+}
+
+/* The intent an approved_for_session answer grants (failures: as above). */
+static void prep_settled(par *p, par_item *it, MDB_txn *txn, ledger_reader *cur)
+{
+	const docket_event *ev = it->ev;
+	docket_event *intent = NULL;
+	inv_state st;
+
+	if (ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION ||
+	    scan_invocation(&st, p->l, txn, ev->session, ev->invocation, &p->scratch) < 0)
+		return;
+	if (scan_event_in(&intent, cur, &p->at, txn, st.intent_seq, &p->pb) == 0)
+		it->pre.intent = intent;
+}
+
+static int produce(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event *ev)
 {
 	par *p = ctx;
-	par_item *it;
+	par_item *it = &p->fill->items[p->fill->n++];
+	int error;
 
-	(void)txn;
-	if (!p->fill) {
-		if (!(p->fill = docket_malloc(sizeof(*p->fill))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		p->fill->n = 0;
-	}
-	it = &p->fill->items[p->fill->n++];
 	memset(it, 0, sizeof(*it));
 	it->seq = seq;
-	it->ev = *ev;
-	*ev = NULL;
-	if (it->ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT) {
-		const char *a = it->ev->tool_intent->args_json;
-
-		/* a failure is the evaluating thread's to report, if it ever
-		 * needs these args (the intent may not be selected) */
-		if (docket_json_parse(&it->args, a, strlen(a)) < 0)
-			it->args = NULL;
-	}
-	return p->fill->n == PAR_BATCH ? push(p) : 0;
+	it->ev = ev;
+	/* the calls are built here while the evaluating thread has batches
+	 * waiting; when it waits for this thread, it builds them itself (the
+	 * two share the work whatever its mix) */
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT &&
+	    atomic_load_explicit(&p->queued, memory_order_relaxed) > 0)
+		prep_intent(p, it);
+	else if (ev->body_case == DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED)
+		prep_settled(p, it, txn, cur);
+	if (p->fill->n < PAR_BATCH)
+		return 0;
+	if (push(p))
+		return 1;
+	return (error = batch_get(&p->fill, p)) < 0 ? error : 0;
 }
 
 static void *reader(void *arg)
 {
 	par *p = arg;
-	int error = scan_events(p->l, p->session, produce, p);
+	docket_arena args;
+	int error;
 
+	reader_init(&p->at, p->l, NULL);
+	p->at.scan = 1;
+	p->pb.alloc = fill_alloc;
+	p->pb.free = fill_release;
+	p->pb.allocator_data = p;
+	if ((error = docket_arena_init(&args, PAR_ARGS_ARENA)) == 0) {
+		docket_alloc_json_arena(&args);
+		if ((error = batch_get(&p->fill, p)) == 0)
+			error = scan_events(p->l, p->session, &p->pb, produce, p);
+		docket_alloc_json_arena(NULL);
+		docket_arena_dispose(&args);
+	}
 	/* the events read before an error are evaluated before it is reported
 	 * (invariant 4), as they are by a single-threaded run */
 	if (p->fill && p->fill->n)
 		push(p);
 	batch_free(p->fill);
 	p->fill = NULL;
+	reader_dispose(&p->at);
+	docket_buf_dispose(&p->scratch);
+	docket_buf_dispose(&p->target);
 	pthread_mutex_lock(&p->mu);
 	p->error = error < 0 ? error : 0;
 	if (error < 0)
@@ -145,6 +287,7 @@ static par_batch *pop(par *p)
 		b = p->ring[p->head];
 		p->head = (p->head + 1) % PAR_DEPTH;
 		p->count--;
+		atomic_store_explicit(&p->queued, p->count, memory_order_relaxed);
 		pthread_cond_signal(&p->not_full);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -158,12 +301,8 @@ static int consume(par *p, par_batch *b, par_cb cb, void *ctx)
 
 	if ((error = scan_read_begin(&txn, p->l)) < 0)
 		return error;
-	for (size_t i = 0; i < b->n && error == 0; i++) {
-		json_t *args = b->items[i].args;
-
-		b->items[i].args = NULL;
-		error = cb(ctx, txn, b->items[i].seq, b->items[i].ev, args);
-	}
+	for (size_t i = 0; i < b->n && error == 0; i++)
+		error = cb(ctx, txn, b->items[i].seq, b->items[i].ev, &b->items[i].pre);
 	scan_read_end(p->l, txn);
 	return error;
 }
@@ -187,7 +326,7 @@ int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx)
 	}
 	while (error == 0 && (b = pop(&p))) {
 		error = consume(&p, b, cb, ctx);
-		batch_free(b);
+		batch_put(&p, b);
 	}
 	pthread_mutex_lock(&p.mu);
 	p.stop = 1;
@@ -198,6 +337,10 @@ int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx)
 		batch_free(p.ring[p.head]);
 		p.head = (p.head + 1) % PAR_DEPTH;
 		p.count--;
+	}
+	while ((b = p.spare)) {
+		p.spare = b->next;
+		batch_free(b);
 	}
 	if (error == 0 && p.error < 0) {
 		docket_error_restore(&p.err);

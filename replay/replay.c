@@ -18,6 +18,8 @@
  * State: one entry per open session (sessions.c) and a bounded cache of
  * evaluations (memo.c); nothing grows with the number of events.
  */
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@
 #include "util/json.h"
 
 #define PARALLEL_MIN_EVENTS 65536
+#define ARGS_ARENA (64u << 10)  /* one call's parsed args; bigger ones spill to the heap */
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
@@ -44,6 +47,8 @@ typedef struct replay {
 	docket_policy_result *res;
 	docket_buf scratch, target;
 	ledger_reader at;                 /* scan_event_at's: the intents approvals name are recent */
+	ledger_reader *cur;               /* the scan's, holding the event being handled (or NULL) */
+	docket_arena args_arena;          /* each call's args are parsed in here */
 	eval_out *outs;
 } replay;
 
@@ -73,15 +78,30 @@ typedef struct icall {
 	memo_call key;
 	json_t *args;               /* parsed with the call, kept for the target */
 	docket_policy_call *call;
+	const char *target;         /* the reader thread's (parallel.c), or NULL */
 } icall;
 
-/* `args`: the intent's args already parsed (taken), or NULL. */
-static void intent_init(icall *in, const docket_event *ev, json_t *args)
+/* `pre`: what the reader thread prepared (its call is taken), or NULL. */
+static void intent_init(icall *in, const docket_event *ev, par_prep *pre)
 {
 	in->ev = ev;
-	in->args = args;
-	in->call = NULL;
+	in->args = NULL;
+	in->call = pre ? pre->call : NULL;
+	in->target = pre ? pre->target : NULL;
+	if (pre)
+		pre->call = NULL;
 	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
+}
+
+int replay_args_parse(json_t **out, const docket_event *ev)
+{
+	const char *text = ev->tool_intent->args_json;
+	int error;
+
+	docket_alloc_json_arena_arm(1);
+	error = docket_json_parse(out, text, strlen(text));
+	docket_alloc_json_arena_arm(0);
+	return error;
 }
 
 static void intent_dispose(icall *in)
@@ -99,7 +119,8 @@ static int intent_call(icall *in)
 
 	if (in->call)
 		return 0;
-	if (!in->args && (error = docket_json_parse(&in->args, ti->args_json, in->key.al)) < 0)
+	/* freed by intent_dispose, on this thread, before the next call */
+	if ((error = replay_args_parse(&in->args, in->ev)) < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
@@ -125,7 +146,9 @@ static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in,
 	 * heuristics, grants, approval mode, platform): the last one decided */
 	n = docket_policy_result_reason_count(r->res);
 	code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
-	snprintf(out->reason, sizeof(out->reason), "%s", code ? code : "");
+	n = code ? strnlen(code, sizeof(out->reason) - 1) : 0;
+	memcpy(out->reason, code ? code : "", n);
+	out->reason[n] = '\0';
 	return 0;
 }
 
@@ -295,23 +318,26 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	c->reason = now->reason;
 	c->changed_at = first_change(r, c);
 	/* a kept call shows its target: from the args parsed to evaluate it
-	 * (a memo hit parsed nothing: the report derives it) */
+	 * or the reader thread's (a memo hit parsed nothing: the report
+	 * derives it) */
 	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args) {
 		if ((error = replay_target_json(&r->target, c->tool, in->args)) < 0)
 			return error;
 		c->target = r->target.ptr ? r->target.ptr : "";
+	} else if (c->cls != DOCKET_REPLAY_UNCHANGED) {
+		c->target = in->target;
 	}
 	return 0;
 }
 
-static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
+static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	docket_replay_call c = { 0 };
 	rsession *s = rsessions_get(&r->sessions, ev->session);
 	icall in;
 	int error = 0;
 
-	intent_init(&in, ev, args);
+	intent_init(&in, ev, pre);
 	if (!selected(r, ev))
 		goto cleanup;
 	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
@@ -321,11 +347,14 @@ static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *
 		error = r->cb(r->ctx, &c);
 cleanup:
 	intent_dispose(&in);
+	/* everything parsed in the args arena is gone: it starts over */
+	assert(r->args_arena.live == 0 && r->args_arena.used == 0);
 	return error;
 }
 
-/* An approved_for_session answer: the session is granted what the call asked. */
-static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
+/* An approved_for_session answer: the session is granted what the call
+ * asked. `pre`: the intent the reader thread read, or NULL. */
+static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev, const par_prep *pre)
 {
 	rsession *s = rsessions_get(&r->sessions, ev->session);
 	docket_event *intent = NULL;
@@ -335,10 +364,13 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	if (!s || r->o->approvals == DOCKET_REPLAY_APPROVALS_NONE ||
 	    ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION)
 		return 0;
+	if (pre && pre->intent)
+		return pre->intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT
+			? rsession_grant(&r->sessions, s, pre->intent) : 0;
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
-		error = scan_event_at(&intent, &r->at, txn, inv.st.intent_seq);
+		error = scan_event_at(&intent, r->cur, &r->at, txn, inv.st.intent_seq);
 	if (error < 0 || !intent)
 		return error;
 	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
@@ -347,15 +379,12 @@ static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev)
 	return error;
 }
 
-/* One event; `args`: a tool.intent's args already parsed (taken), or NULL. */
-static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args)
+/* One event; `pre`: what the reader thread prepared, or NULL. */
+static int on_event_pre(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	replay *r = ctx;
 	rsession *s;
 
-	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
-		return on_intent(r, txn, seq, ev, args);
-	json_decref(args);
 	switch (ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
 		return rsessions_open(&s, &r->sessions, ev->session, ev);
@@ -365,33 +394,45 @@ static int on_event_args(void *ctx, MDB_txn *txn, uint64_t seq, const docket_eve
 	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
 		s = rsessions_get(&r->sessions, ev->session);
 		return s ? rsession_policy(&r->sessions, s, ev) : 0;
+	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
+		return on_intent(r, txn, seq, ev, pre);
 	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
-		return on_settled(r, txn, ev);
+		return on_settled(r, txn, ev, pre);
 	default:
 		return 0;
 	}
 }
 
-static int on_event(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev)
+static int on_event(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event *ev)
 {
-	return on_event_args(ctx, txn, seq, *ev, NULL);
+	replay *r = ctx;
+	int error;
+
+	r->cur = cur;
+	error = on_event_pre(ctx, txn, seq, ev, NULL);
+	r->cur = NULL;
+	return error;
 }
 
 /*
  * Threads for a ledger replay: opts->threads, or (0) two for a ledger of at
- * least PARALLEL_MIN_EVENTS events on a machine with two cores or more. Two
- * is the most parallel.c uses.
+ * least PARALLEL_MIN_EVENTS events when a second core is free: two cores or
+ * more and a 1-minute load average that leaves one idle. Two threads use
+ * up to ~10% more CPU than one (the handoff, each thread's caches), which
+ * pays only when it buys wall time (docs/replay.md gives the figures). Two
+ * is the most parallel.c uses; the output is the same either way.
  */
 static int threads_for(docket_ledger *l, const docket_replay_options *o)
 {
 	docket_ledger_info info;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double load[1];
 
 	if (o->version >= 2 && o->threads > 0)
 		return o->threads;
-	if (cores < 2 || docket_ledger_info_get(l, &info) < 0)
+	if (cores < 2 || docket_ledger_info_get(l, &info) < 0 || info.events < PARALLEL_MIN_EVENTS)
 		return 1;
-	return info.events >= PARALLEL_MIN_EVENTS ? 2 : 1;
+	return getloadavg(load, 1) == 1 && load[0] + 1.0 <= (double)cores ? 2 : 1;
 }
 
 static int no_session(void *ctx, const docket_session_info *info)
@@ -417,7 +458,7 @@ static int scan_input(replay *r, docket_replay_next next, void *next_ctx)
 			return error;
 		}
 		r->in = &in;
-		error = on_event_args(r, NULL, in.seq, ev, NULL);
+		error = on_event_pre(r, NULL, in.seq, ev, NULL);
 		r->in = NULL;
 		docket_event_free(ev);
 		if (error != 0)
@@ -452,15 +493,19 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0)
+	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0 ||
+	    (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
 		goto cleanup;
+	docket_alloc_json_arena(&r.args_arena);
 	if (!l)
 		error = scan_input(&r, next, next_ctx);
 	else if (threads_for(l, opts) >= 2)
-		error = par_scan(l, opts->session, on_event_args, &r);
+		error = par_scan(l, opts->session, on_event_pre, &r);
 	else
-		error = scan_events(l, opts->session, on_event, &r);
+		error = scan_events(l, opts->session, NULL, on_event, &r);
 cleanup:
+	docket_alloc_json_arena(NULL);
+	docket_arena_dispose(&r.args_arena);
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
 	docket_policy_result_free(r.res);

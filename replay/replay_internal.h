@@ -18,26 +18,33 @@
 
 /* ---- scan.c ---- */
 
-/* Called per event of interest, inside the scan's read transaction. The
- * callback may keep the event: it then sets *ev to NULL (and frees it). */
-typedef int (*scan_cb)(void *ctx, MDB_txn *txn, uint64_t seq, docket_event **ev);
+/* Called per event of interest, inside the scan's read transaction; `cur`
+ * is the scan's reader, holding the event's segment (for scan_event_at). */
+typedef int (*scan_cb)(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, docket_event *ev);
 
 /*
  * Every event of `session` (NULL: all) in seq order whose body is one of the
  * kinds replay needs (session opened/closed, policy revised, tool intent,
  * approval settled); the others are skipped by their segment's index. Read
- * transactions are reopened every SCAN_CHUNK events.
+ * transactions are reopened every SCAN_CHUNK events. Events are unpacked
+ * through `alloc` and the callback owns them; with `alloc` NULL each is
+ * unpacked in an arena the scan reuses for the next one (and the callback
+ * must not keep it).
  */
-int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx);
+int scan_events(docket_ledger *l, const char *session, ProtobufCAllocator *alloc, scan_cb cb, void *ctx);
 
 /* A read transaction for scan_event_at and scan_invocation on a thread
  * other than the scan's (parallel.c); end accepts NULL. */
 int scan_read_begin(MDB_txn **out, docket_ledger *l);
 void scan_read_end(docket_ledger *l, MDB_txn *txn);
 
-/* The event at `seq`, inside `txn`, through `r` (it keeps the last segment
- * decoded: the intents approvals name are recent); free with docket_event_free. */
-int scan_event_at(docket_event **out, ledger_reader *r, MDB_txn *txn, uint64_t seq);
+/* The event at `seq`, inside `txn`: from the scan's reader `cur` when its
+ * segment holds it, else through `r` (it keeps the last segment decoded:
+ * the intents approvals name are recent); free with docket_event_free. */
+int scan_event_at(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq);
+/* The same unpacked through `alloc`. */
+int scan_event_in(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq,
+		  ProtobufCAllocator *alloc);
 
 /* The invocation record of (session, invocation), inside `txn`. */
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
@@ -45,19 +52,33 @@ int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *
 
 /* ---- parallel.c ---- */
 
-/* Events for the evaluating thread: a tool.intent's args come parsed
- * (NULL: they did not parse there, parse them again to say why); the
- * callback owns `args`. */
-typedef int (*par_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, json_t *args);
+/* What the reader thread prepares for the evaluating one from an event
+ * alone; NULL members were not prepared (the evaluating thread does it
+ * itself, and so reports the error a single-threaded run reports). */
+typedef struct par_prep {
+	docket_policy_call *call;     /* tool.intent: its call (taken by the callback) */
+	const char *target;           /* ... and its target ("git status") */
+	const docket_event *intent;   /* approval.settled approved for the session: its intent */
+} par_prep;
+
+/* Events for the evaluating thread, with what was prepared (NULL: nothing). */
+typedef int (*par_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre);
 
 /*
- * scan_events on a reader thread (frames, decompression, unpacking, args
- * parsing) while `cb` runs on this one, in seq order: the same calls in the
- * same order as scan_events, so the same output. At most PAR_DEPTH batches
- * of PAR_BATCH events are in flight. Errors: those of scan_events and of
+ * scan_events on a reader thread (frames, decompression, unpacking, each
+ * call built from its parsed args, the intent of each session approval)
+ * while `cb` runs on this one, in seq order: the same calls in the same
+ * order as scan_events, so the same output. At most PAR_DEPTH batches of
+ * PAR_BATCH events are in flight. Errors: those of scan_events and of
  * `cb`, the earliest in seq order first; a positive return of `cb` stops.
  */
 int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx);
+
+/* ---- replay.c, for parallel.c ---- */
+
+/* A tool.intent's args, parsed in this thread's args arena when it has one
+ * (free them on this thread before its next parse). */
+int replay_args_parse(json_t **out, const docket_event *ev);
 
 /* ---- sessions.c ---- */
 
@@ -77,6 +98,7 @@ typedef struct rsessions {
 	size_t nbuckets, n;
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
+	struct codex_cache *codex;    /* Codex settings by policy text (sessions.c) */
 } rsessions;
 
 void rsessions_dispose(rsessions *t);

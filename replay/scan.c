@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "replay_internal.h"
+#include "util/alloc.h"
 #include "util/error.h"
 
 #define SCAN_CHUNK 1024
+#define SCAN_ARENA (64u << 10)   /* an event unpacked; a bigger one spills to the heap */
 
 /* Body field numbers of docket.v1.Event (schema/docket.proto). */
 enum {
@@ -36,9 +38,9 @@ static int wanted(unsigned field)
 	}
 }
 
-/* Unpack stored event `seq`; *out NULL when its kind is not wanted (then
- * nothing is decompressed). */
-static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all)
+/* Unpack stored event `seq` through `alloc`; *out NULL when its kind is not
+ * wanted (then nothing is decompressed). */
+static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all, ProtobufCAllocator *alloc)
 {
 	const uint8_t *p;
 	unsigned kind;
@@ -48,7 +50,7 @@ static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all)
 	*out = NULL;
 	if ((error = reader_kind(r, seq, &kind)) == 0 && (all || wanted(kind)) &&
 	    (error = reader_payload(r, seq, &p, &len)) == 0)
-		error = event_unpack(out, p, len);
+		error = event_unpack_in(out, alloc, p, len);
 	if (error == DOCKET_ENOTFOUND)
 		error = docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing",
 					 (unsigned long long)seq);
@@ -57,10 +59,21 @@ static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all)
 	return error;
 }
 
-int scan_event_at(docket_event **out, ledger_reader *r, MDB_txn *txn, uint64_t seq)
+int scan_event_at(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq)
 {
-	reader_set_txn(r, txn);
-	return decode(out, r, seq, 1);
+	return scan_event_in(out, cur, r, txn, seq, &docket_pb_allocator);
+}
+
+int scan_event_in(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_txn *txn, uint64_t seq,
+		  ProtobufCAllocator *alloc)
+{
+	/* an approval comes soon after its intent: mostly in the segment the
+	 * scan holds decompressed */
+	if (cur && cur->first && seq >= cur->first && seq - cur->first < cur->count)
+		r = cur;
+	else
+		reader_set_txn(r, txn);
+	return decode(out, r, seq, 1, alloc);
 }
 
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
@@ -92,6 +105,9 @@ typedef struct scan_state {
 	ledger_reader r;
 	scan_cb cb;
 	void *ctx;
+	ProtobufCAllocator *alloc; /* the callback's, or &pb */
+	docket_arena arena;       /* without one, each event is unpacked in here */
+	ProtobufCAllocator pb;
 } scan_state;
 
 /* The next seq to scan (from the session's index when there is one); 0 at
@@ -115,13 +131,15 @@ static int scan_one(scan_state *s, MDB_txn *txn, uint64_t seq)
 	docket_event *ev = NULL;
 	int error;
 
-	if ((error = decode(&ev, &s->r, seq, 0)) < 0)
+	if ((error = decode(&ev, &s->r, seq, 0, s->alloc)) < 0)
 		return error;
 	s->next = seq + 1;
 	if (!ev)
 		return 0;
-	error = s->cb(s->ctx, txn, seq, &ev);
-	docket_event_free(ev);   /* NULL when the callback took it */
+	error = s->cb(s->ctx, txn, &s->r, seq, ev);
+	/* the scan's arena: all at once unless a piece spilled to the heap */
+	if (s->alloc == &s->pb && !docket_arena_reset(&s->arena))
+		docket__v1__event__free_unpacked(ev, &s->pb);
 	return error;
 }
 
@@ -167,7 +185,7 @@ void scan_read_end(docket_ledger *l, MDB_txn *txn)
 		store_txn_abort(l, txn);
 }
 
-int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx)
+int scan_events(docket_ledger *l, const char *session, ProtobufCAllocator *alloc, scan_cb cb, void *ctx)
 {
 	scan_state s;
 	int error = 0;
@@ -178,10 +196,14 @@ int scan_events(docket_ledger *l, const char *session, scan_cb cb, void *ctx)
 	s.next = 1;
 	s.cb = cb;
 	s.ctx = ctx;
+	s.alloc = alloc ? alloc : &s.pb;
 	reader_init(&s.r, l, NULL);
 	s.r.scan = 1;
-	while (!s.done && error == 0)
+	if (!alloc && (error = docket_arena_init(&s.arena, SCAN_ARENA)) == 0)
+		docket_arena_pb(&s.pb, &s.arena);
+	while (error == 0 && !s.done)
 		error = scan_chunk(&s);
 	reader_dispose(&s.r);
+	docket_arena_dispose(&s.arena);
 	return error > 0 ? 0 : error;
 }

@@ -26,6 +26,21 @@
 #define MIN_BUCKETS 64
 #define CTX_SLOTS 1024u
 #define CTX_MAX_KEY 16384u
+#define CODEX_SLOTS 64u
+#define CODEX_MAX_TEXT 65536u
+
+/* The Codex settings of the policy texts seen last (sessions of one fleet
+ * record the same few): a revision with a known text is not parsed again. */
+typedef struct codex_slot {
+	uint64_t hash;
+	char *text;
+	size_t len;
+	json_t *codex;
+} codex_slot;
+
+struct codex_cache {
+	codex_slot slots[CODEX_SLOTS];
+};
 
 typedef struct ctx_slot {
 	uint64_t hash;
@@ -71,6 +86,11 @@ void rsessions_dispose(rsessions *t)
 	for (size_t i = 0; t->intern && i < CTX_SLOTS; i++)
 		docket_free(t->intern->slots[i].key);
 	docket_free(t->intern);
+	for (size_t i = 0; t->codex && i < CODEX_SLOTS; i++) {
+		docket_free(t->codex->slots[i].text);
+		json_decref(t->codex->slots[i].codex);
+	}
+	docket_free(t->codex);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -256,14 +276,49 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent)
 	return error;
 }
 
+/* The cache slot of a policy text; *hit when it holds that text. */
+static codex_slot *codex_slot_of(rsessions *t, const char *text, size_t len, int *hit)
+{
+	uint64_t h = memo_hash(text, len);
+	codex_slot *e;
+
+	*hit = 0;
+	if (!t->codex && !(t->codex = docket_calloc(1, sizeof(*t->codex))))
+		return NULL;
+	e = &t->codex->slots[h & (CODEX_SLOTS - 1)];
+	*hit = e->text && e->hash == h && e->len == len && memcmp(e->text, text, len) == 0;
+	if (!*hit && len <= CODEX_MAX_TEXT) {
+		docket_free(e->text);
+		json_decref(e->codex);
+		memset(e, 0, sizeof(*e));
+		e->hash = h;
+	}
+	return *hit || len <= CODEX_MAX_TEXT ? e : NULL;
+}
+
+/* Remember the settings of the slot's text (a failure only costs a parse). */
+static void codex_slot_fill(codex_slot *e, const char *text, size_t len, json_t *codex)
+{
+	if (!e || !codex || !(e->text = docket_malloc(len ? len : 1)))
+		return;
+	memcpy(e->text, text, len);
+	e->len = len;
+	e->codex = json_incref(codex);
+}
+
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 {
 	const Docket__V1__PolicyRevised *p = ev->policy_revised;
+	size_t len = strlen(p->policy_json);
 	json_t *doc = NULL, *codex = NULL;
-	int error = 0;
+	codex_slot *slot = NULL;
+	int error = 0, hit = 0;
 
 	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
-	    (error = docket_json_parse(&doc, p->policy_json, strlen(p->policy_json))) == 0) {
+	    (slot = codex_slot_of(t, p->policy_json, len, &hit)) && hit) {
+		codex = json_incref(slot->codex);
+	} else if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
+		   (error = docket_json_parse(&doc, p->policy_json, len)) == 0) {
 		codex = json_object();
 		for (size_t i = 0; codex && i < 2; i++) {
 			const char *key = i ? "sandbox_policy" : "approval_policy";
@@ -275,10 +330,18 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 		json_decref(doc);
 		if (!codex)
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (error == 0)
+			codex_slot_fill(slot, p->policy_json, len, codex);
 	}
 	if (error < 0) {
 		json_decref(codex);
 		return error;
+	}
+	if (codex ? s->codex && json_equal(codex, s->codex) : !s->codex) {
+		/* the same settings (a Claude Code policy has none): the context,
+		 * its id and the contexts built from it stay */
+		json_decref(codex);
+		return 0;
 	}
 	json_decref(s->codex);
 	s->codex = codex;

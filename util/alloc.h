@@ -52,4 +52,43 @@ int docket_alloc_json_parse_end(void);
 /* protobuf-c allocator that uses docket_malloc. */
 extern ProtobufCAllocator docket_pb_allocator;
 
+/*
+ * A bump arena for short-lived trees that are allocated and freed piece by
+ * piece (one event's protobuf unpack, one call's parsed args): an
+ * allocation is a pointer bump inside `cap` bytes, a free inside the arena
+ * only counts, and once every allocation is freed the arena starts over. An
+ * allocation that does not fit comes from docket_malloc (and its free goes
+ * to docket_free), so nothing ever fails for size; fault injection applies
+ * to every allocation as to docket_malloc's.
+ */
+typedef struct docket_arena {
+	unsigned char *base;
+	size_t cap, used;
+	size_t live;     /* allocations not freed yet, inside or spilled */
+	size_t spilled;  /* of those, the ones docket_malloc served */
+} docket_arena;
+
+int docket_arena_init(docket_arena *a, size_t cap);
+/* Accepts an arena never initialised (all zero). */
+void docket_arena_dispose(docket_arena *a);
+void *docket_arena_alloc(docket_arena *a, size_t size);
+void docket_arena_free(docket_arena *a, void *ptr);
+/*
+ * Forget every allocation at once when none was spilled: 1. Otherwise 0
+ * and nothing changes: the tree must be freed piece by piece (which starts
+ * the arena over when the last piece goes).
+ */
+int docket_arena_reset(docket_arena *a);
+/* protobuf-c allocator over the arena in its allocator_data. */
+void docket_arena_pb(ProtobufCAllocator *out, docket_arena *a);
+
+/*
+ * This thread's jansson values come from `a` while armed, and a jansson free
+ * of a pointer inside `a` goes to it, until docket_alloc_json_arena(NULL).
+ * Every value allocated from `a` must be freed on this thread before that
+ * (replay.c arms it around the parse of one call's args).
+ */
+void docket_alloc_json_arena(docket_arena *a);
+void docket_alloc_json_arena_arm(int on);
+
 #endif

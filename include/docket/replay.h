@@ -124,8 +124,9 @@ typedef struct docket_replay_options {
 	int64_t until_ms;
 	int approvals;         /* DOCKET_REPLAY_APPROVALS_* */
 	/* version 2: threads for a ledger replay: 0 chooses (two for a large
-	 * ledger on a machine with two cores or more), 1 one, 2 or more two (a
-	 * reader and an evaluator). The output is the same whatever the count. */
+	 * ledger when a second core is free: two cores or more and a load
+	 * average that leaves one idle), 1 one, 2 or more two (a reader and an
+	 * evaluator). The output is the same whatever the count. */
 	int threads;
 } docket_replay_options;
 

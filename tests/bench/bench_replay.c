@@ -313,9 +313,10 @@ int main(int argc, char **argv)
 	int quick = 0, rc;
 	double t0, rss_max = 0, min_mb = 0, file_mb = 0;
 
-	if (argc < 2) {
+	/* the docket binary comes first: "--help" or any option there is not
+	 * a path to run for minutes */
+	if (argc < 2 || argv[1][0] == '-')
 		return usage();
-	}
 	docket = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0)
