@@ -30,8 +30,9 @@ static int stored_damaged(int error)
 				"damaged; `docket verify` checks it", msg);
 }
 
-/* Decode stored event `seq` (and its chain hash when `hash` is given). */
-static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint64_t seq)
+/* Decode stored event `seq` through `alloc` (and its chain hash when `hash` is given). */
+static int load_event(docket_event **out, ProtobufCAllocator *alloc, uint8_t *hash, ledger_reader *r,
+		      uint64_t seq)
 {
 	const uint8_t *p;
 	size_t len;
@@ -43,7 +44,7 @@ static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint6
 		return error == DOCKET_ENOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq)
 			: error;
-	return stored_damaged(event_unpack(out, p, len));
+	return stored_damaged(event_unpack_in(out, alloc, p, len));
 }
 
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
@@ -56,18 +57,30 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, con
 	return stored_damaged(docket_event_to_json_framed(out, ev, &frame));
 }
 
-static int emit(ledger_reader *r, uint64_t seq, ledger_event_cb cb, void *ctx)
+#define EVENT_ARENA ((size_t)64 << 10) /* an event unpacked; a bigger one spills to the heap */
+
+/* A scan's callback, and the arena each event is unpacked in. */
+typedef struct event_scan {
+	ledger_event_cb cb;
+	void *ctx;
+	docket_arena arena;
+	ProtobufCAllocator pb;
+} event_scan;
+
+static int emit(ledger_reader *r, uint64_t seq, event_scan *es)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
 	int error;
 
-	if ((error = load_event(&ev, hash, r, seq)) < 0) {
+	if ((error = load_event(&ev, &es->pb, hash, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = cb(ctx, seq, ev, hash);
-	docket_event_free(ev);
+	error = es->cb(es->ctx, seq, ev, hash);
+	/* all at once, unless a piece spilled to the heap */
+	if (!docket_arena_reset(&es->arena))
+		docket__v1__event__free_unpacked(ev, &es->pb);
 	return error;
 }
 
@@ -176,7 +189,7 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
  * transaction. Sets *next past the last event seen; *done at the end.
  */
 static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_reader *r, uint64_t *next,
-		      uint64_t *left, int *done, ledger_event_cb cb, void *ctx)
+		      uint64_t *left, int *done, event_scan *es)
 {
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
@@ -200,7 +213,7 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 			error = 0;
 			break;
 		}
-		if (error < 0 || (error = emit(r, seq, cb, ctx)) != 0)
+		if (error < 0 || (error = emit(r, seq, es)) != 0)
 			goto cleanup;
 		*next = seq + 1;
 		(*left)--;
@@ -218,6 +231,7 @@ cleanup:
 int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx)
 {
 	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
+	event_scan es;
 	ledger_reader r;
 	uint64_t next, left;
 	int done = 0, error = 0;
@@ -226,13 +240,20 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 		opts = &defaults;
 	if (opts->session && (!*opts->session || strlen(opts->session) > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	memset(&es, 0, sizeof(es));
+	es.cb = cb;
+	es.ctx = ctx;
+	if ((error = docket_arena_init(&es.arena, EVENT_ARENA)) < 0)
+		return error;
+	docket_arena_pb(&es.pb, &es.arena);
 	next = opts->since ? opts->since : 1;
 	left = opts->limit ? opts->limit : UINT64_MAX;
 	reader_init(&r, l, NULL);
 	r.scan = 1;
 	while (!done && error == 0)
-		error = scan_chunk(l, opts, &r, &next, &left, &done, cb, ctx);
+		error = scan_chunk(l, opts, &r, &next, &left, &done, &es);
 	reader_dispose(&r);
+	docket_arena_dispose(&es.arena);
 	return error > 0 ? 0 : error;
 }
 
@@ -489,7 +510,7 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_init(&r, l, txn);
-	if ((error = load_event(&ev, hash, &r, seq)) == 0)
+	if ((error = load_event(&ev, &docket_pb_allocator, hash, &r, seq)) == 0)
 		error = ledger_event_to_json(out, seq, ev, hash);
 	docket_event_free(ev);
 	reader_dispose(&r);
