@@ -2,13 +2,14 @@
 /*
  * cmd_record.c: `docket record [FILE...]`: append JSON-lines events.
  *
- * All or nothing: every line of every input is parsed first; only when all
- * of them are JSON objects are the events handed to the ledger, in one call,
- * which appends them in one transaction or rejects them all. Every error
- * names file:line. The work is linear in the input: each file is read once
- * into one buffer, each line parsed once and turned into its event (on two
- * threads for a large input; the JSON tree is freed at once), the events
- * kept in one array.
+ * All or nothing, in one transaction: every input is read whole, its lines
+ * parsed on two threads (simdjson; jansson for the lines it cannot decide and
+ * to say what is wrong with a bad one) while the command's thread appends
+ * the events in order as they become ready (ledger_append_stream). A line
+ * that is no event stops the append and aborts the transaction; then every
+ * line is judged as before: bad lines first (up to ten reported), else the
+ * first object that is no event, else the ledger's refusal, each named
+ * file:line, and nothing is written.
  */
 #include "cli.h"
 
@@ -26,96 +27,17 @@
 #include "util/json.h"
 
 #define MAX_REPORTED 10
-
-typedef struct origin {
-	const char *file;  /* display name, borrowed from argv (or "<stdin>") */
-	size_t line;       /* 1-based */
-} origin;
-
-/* The first line that parsed but is not an event (reported only when every
- * line parses, as the ledger would have refused it). */
-typedef struct refusal {
-	int error;         /* 0: none */
-	char *why;         /* malloc'd */
-	origin where;
-} refusal;
-
-typedef struct record_input {
-	docket_event **events;
-	origin *where;
-	size_t n;
-	size_t cap;
-	size_t bad;        /* lines that did not parse */
-	refusal refused;
-	int progress;      /* show progress on stderr (a TTY) */
-} record_input;
-
 #define PROGRESS_EVERY 100000
-#define PARALLEL_MIN 4096   /* lines: below this, parse on one thread */
-
-static int input_push(record_input *in, docket_event *ev, const char *file, size_t line)
-{
-	if (in->n == in->cap) {
-		size_t ncap = in->cap ? in->cap * 2 : 1024;
-		docket_event **nev;
-		origin *nwhere;
-
-		if (ncap > SIZE_MAX / sizeof(origin))
-			return docket_error_set(DOCKET_ENOMEM, "too many events");
-		nev = docket_realloc(in->events, ncap * sizeof(*nev));
-		if (!nev)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		in->events = nev;
-		nwhere = docket_realloc(in->where, ncap * sizeof(origin));
-		if (!nwhere)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		in->where = nwhere;
-		in->cap = ncap;
-	}
-	in->events[in->n] = ev;
-	in->where[in->n].file = file;
-	in->where[in->n].line = line;
-	in->n++;
-	return 0;
-}
-
-static void input_dispose(record_input *in)
-{
-	size_t i;
-
-	for (i = 0; i < in->n; i++)
-		docket_event_free(in->events[i]);
-	docket_free(in->events);
-	docket_free(in->where);
-	docket_free(in->refused.why);
-}
-
-static void report_bad(record_input *in, const char *file, size_t line, const char *why)
-{
-	if (in->bad < MAX_REPORTED) {
-		if (in->progress)
-			fputs("\r\033[K", stderr);
-		cli_error("%s:%zu: %s", file, line, why);
-	}
-	in->bad++;
-}
-
-static int is_blank(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return 0;
-	return 1;
-}
+#define PARALLEL_MIN 4096   /* lines: below this, parse on this thread first */
+#define CHUNK 1024          /* lines a parse thread takes at a time */
+#define PARSERS 2
 
 /* One non-blank input line, and what parsing made of it. */
 typedef struct line_job {
 	const char *text;
 	size_t len;
-	const char *file;
-	size_t line;
+	const char *file;  /* display name, borrowed from argv (or "<stdin>") */
+	size_t line;       /* 1-based */
 	docket_event *ev;  /* its event, or NULL */
 	char *why;         /* why it is not a JSON object (malloc'd), or NULL */
 	char *refused;     /* why the object is not an event (malloc'd), or NULL */
@@ -127,6 +49,16 @@ typedef struct line_jobs {
 	line_job *v;
 	size_t n, cap;
 } line_jobs;
+
+static int is_blank(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
 
 /* The non-blank lines of one input, in order. */
 static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *text)
@@ -160,12 +92,39 @@ static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *te
 	return 0;
 }
 
-static void parse_job(line_job *j)
+static void jobs_dispose(line_jobs *jobs)
+{
+	for (size_t i = 0; i < jobs->n; i++) {
+		docket_event_free(jobs->v[i].ev);
+		docket_free(jobs->v[i].why);
+		docket_free(jobs->v[i].refused);
+	}
+	docket_free(jobs->v);
+}
+
+/* What the object is not, when it is not an event. */
+static void refuse_job(line_job *j, int error)
+{
+	j->ev = NULL;
+	j->refused_error = error;
+	if (!(j->refused = docket_strdup(docket_error_last()->message)))
+		j->error = DOCKET_ENOMEM;
+}
+
+/* One line through simdjson (`tape`, NULL: none), or, when simdjson cannot
+ * decide it (not JSON, not an object, a text jansson reads differently),
+ * through jansson, which also says what is wrong with a bad line. */
+static void parse_job(line_job *j, docket_json_tape *tape)
 {
 	json_t *ev = NULL;
 	int error;
 
 	docket_error_clear();
+	if (tape && (error = docket_event_from_text(&j->ev, tape, j->text, j->len)) <= 0) {
+		if (error < 0)
+			refuse_job(j, error);
+		return;
+	}
 	if ((error = docket_json_parse(&ev, j->text, j->len)) < 0) {
 		if (error != DOCKET_EINVALID)
 			j->error = error;
@@ -184,97 +143,166 @@ static void parse_job(line_job *j)
 		return;
 	}
 	docket_error_clear();
-	if ((error = docket_event_from_json(&j->ev, ev)) < 0) {
-		j->ev = NULL;
-		j->refused_error = error;
-		if (!(j->refused = docket_strdup(docket_error_last()->message)))
-			j->error = DOCKET_ENOMEM;
-	}
+	if ((error = docket_event_from_json(&j->ev, ev)) < 0)
+		refuse_job(j, error);
 	json_decref(ev);
 }
 
-typedef struct parse_part {
-	line_job *v;
+/*
+ * The parse threads and the append meet here: the threads take chunks of
+ * CHUNK lines in order and mark each done; the append (on the command's
+ * thread, ledger_append_stream) waits for the chunk of the event it needs.
+ * So the lines are parsed on both cores while the transaction is written.
+ */
+typedef struct parse_pool {
+	line_job *jobs;
 	size_t n;
-} parse_part;
+	docket_event **events;   /* events[i]: jobs[i].ev, once the append reached it */
+	size_t nchunks, next;    /* next chunk to take */
+	unsigned char *done;     /* per chunk */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t th[PARSERS];
+	int nthreads;
+} parse_pool;
 
-static void *parse_part_main(void *arg)
+static void *parse_main(void *arg)
 {
-	parse_part *p = arg;
+	parse_pool *p = arg;
+	docket_json_tape *tape = docket_json_tape_new();
 
-	for (size_t i = 0; i < p->n; i++)
-		parse_job(&p->v[i]);
+	for (;;) {
+		size_t c, end;
+
+		pthread_mutex_lock(&p->lock);
+		c = p->next < p->nchunks ? p->next++ : p->nchunks;
+		pthread_mutex_unlock(&p->lock);
+		if (c == p->nchunks)
+			break;
+		end = (c + 1) * CHUNK < p->n ? (c + 1) * CHUNK : p->n;
+		for (size_t i = c * CHUNK; i < end; i++)
+			parse_job(&p->jobs[i], tape);
+		pthread_mutex_lock(&p->lock);
+		p->done[c] = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	docket_json_tape_free(tape);
 	return NULL;
 }
 
-/*
- * Parse every line, on two threads when the input is large enough to pay
- * (jansson and its allocations are most of `record`'s time): each thread a
- * contiguous half, so the results stay in input order.
- */
-static void parse_lines(line_jobs *jobs)
+/* ledger_wait_fn: events[i] once its line is parsed; <0 if it is no event
+ * (the append stops, the input is refused: reported from the jobs). */
+static int wait_line(void *ctx, size_t i)
 {
-	parse_part second = { jobs->v + jobs->n / 2, jobs->n - jobs->n / 2 };
-	parse_part first = { jobs->v, jobs->n / 2 };
-	pthread_t th;
+	parse_pool *p = ctx;
+	size_t c = i / CHUNK;
 
+	pthread_mutex_lock(&p->lock);
+	while (!p->done[c])
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	if (!p->jobs[i].ev)
+		return docket_error_set(DOCKET_EINVALID, "%s:%zu: not an event", p->jobs[i].file, p->jobs[i].line);
+	p->events[i] = p->jobs[i].ev;
+	return 0;
+}
+
+static int pool_start(parse_pool *p, line_jobs *jobs)
+{
+	memset(p, 0, sizeof(*p));
+	p->jobs = jobs->v;
+	p->n = jobs->n;
+	p->nchunks = (jobs->n + CHUNK - 1) / CHUNK;
+	if (!(p->done = docket_calloc(p->nchunks, 1)) || !(p->events = docket_calloc(p->n, sizeof(*p->events)))) {
+		docket_free(p->done);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
 	/* jansson seeds its hash function at the first object: do that here,
-	 * before there are two threads */
+	 * before there are more threads */
 	json_decref(json_object());
-	if (jobs->n < PARALLEL_MIN || pthread_create(&th, NULL, parse_part_main, &second) != 0) {
-		first.n = jobs->n;
-		parse_part_main(&first);
-		return;
-	}
-	parse_part_main(&first);
-	pthread_join(th, NULL);
+	for (int t = 0; t < PARSERS && p->n >= PARALLEL_MIN; t++)
+		if (pthread_create(&p->th[p->nthreads], NULL, parse_main, p) == 0)
+			p->nthreads++;
+	if (p->nthreads == 0)
+		parse_main(p); /* a small input (or no threads): parse it all first */
+	return 0;
 }
 
-/* The parsed lines into `in`, in order; bad ones reported and counted.
- * Returns <0 only for system errors. Frees what it does not keep. */
-static int take_lines(record_input *in, line_jobs *jobs)
+/* Every line parsed (the threads joined); then the pool's memory goes. */
+static void pool_finish(parse_pool *p)
 {
-	int error = 0;
+	for (int t = 0; t < p->nthreads; t++)
+		pthread_join(p->th[t], NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	docket_free(p->done);
+	docket_free(p->events);
+}
 
+/* What the parse found wrong, in input order. */
+typedef struct verdict {
+	size_t bad;            /* lines that are no JSON object */
+	const line_job *refused; /* the first object that is no event */
+	int error;             /* <0: a system error */
+} verdict;
+
+static void judge_lines(verdict *v, const line_jobs *jobs, int progress)
+{
+	memset(v, 0, sizeof(*v));
 	for (size_t i = 0; i < jobs->n; i++) {
-		line_job *j = &jobs->v[i];
+		const line_job *j = &jobs->v[i];
 
-		if (error == 0 && j->error < 0)
-			error = docket_error_set(j->error, "out of memory");
-		if (error == 0 && j->why)
-			report_bad(in, j->file, j->line, j->why);
-		docket_free(j->why);
-		if (j->refused && !in->refused.error) {
-			in->refused.error = j->refused_error;
-			in->refused.why = j->refused;
-			in->refused.where.file = j->file;
-			in->refused.where.line = j->line;
-		} else {
-			docket_free(j->refused);
+		if (v->error == 0 && j->error < 0)
+			v->error = docket_error_set(j->error, "out of memory");
+		if (j->why) {
+			if (v->bad < MAX_REPORTED) {
+				if (progress)
+					fputs("\r\033[K", stderr);
+				cli_error("%s:%zu: %s", j->file, j->line, j->why);
+			}
+			v->bad++;
 		}
-		if (j->ev && (error < 0 || in->bad > 0 || in->refused.error)) {
-			/* the input is refused anyway: parsed only to report */
-			docket_event_free(j->ev);
-		} else if (j->ev && (error = input_push(in, j->ev, j->file, j->line)) < 0) {
-			docket_event_free(j->ev);
-		}
+		if (j->refused && !v->refused)
+			v->refused = j;
 	}
-	jobs->n = 0;
-	return error;
 }
 
-/* Parse the lines of one input (`text`, alive until this returns). Returns
- * <0 only for system errors; bad lines are reported and counted. */
-static int parse_input(record_input *in, line_jobs *jobs, const char *name, const docket_buf *text)
+/* Read one input whole into `text`; its lines join `jobs`. */
+static int read_input(const char *path, int *stdin_used, docket_buf *text, line_jobs *jobs)
 {
+	const char *name = path;
+	struct stat st;
+	FILE *f;
 	int error;
 
+	if (strcmp(path, "-") == 0) {
+		if (*stdin_used) {
+			cli_error("standard input can be read only once");
+			return CLI_EXIT_USAGE;
+		}
+		*stdin_used = 1;
+		f = stdin;
+		name = "<stdin>";
+	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		cli_error("%s: is a directory", path);
+		return CLI_EXIT_USAGE;
+	} else if (!(f = fopen(path, "rb"))) {
+		cli_error("%s: %s", path, strerror(errno));
+		return errno == ENOENT || errno == EISDIR ? CLI_EXIT_USAGE : CLI_EXIT_SYSTEM;
+	}
+	error = docket_buf_read_stream(text, f);
+	if (f != stdin)
+		fclose(f);
+	if (error < 0) {
+		cli_error("%s: %s", name, docket_error_last()->message);
+		return cli_exit_code(error);
+	}
 	if ((error = collect_lines(jobs, name, text)) < 0)
-		return error;
-	if (in->progress && jobs->n >= PROGRESS_EVERY)
-		fprintf(stderr, "\rdocket: reading %s: %zu lines", name, jobs->n);
-	parse_lines(jobs);
-	return take_lines(in, jobs);
+		return cli_fail(error, "cannot read the input");
+	return CLI_EXIT_OK;
 }
 
 /*
@@ -318,14 +346,15 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	};
 	static char stdin_name[] = "-";
 	char *stdin_argv[1] = { stdin_name };
-	record_input in = { NULL, NULL, 0, 0, 0, { 0, NULL, { NULL, 0 } }, 0 };
 	docket_append_result *results = NULL;
 	docket_ledger *ledger = NULL;
-	docket_buf text = DOCKET_BUF_INIT;
+	docket_buf *texts = NULL;
 	line_jobs jobs = { NULL, 0, 0 };
+	parse_pool pool;
+	verdict v;
 	uint64_t first = 0, last = 0;
 	size_t i, dups = 0, added = 0;
-	int rc, error, stdin_used = 0;
+	int rc, error, stdin_used = 0, progress, pooled = 0;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
@@ -335,98 +364,73 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	}
 	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)
 		return rc;
-	in.progress = isatty(fileno(stderr));
-
-	for (i = 0; i < (size_t)files.n; i++) {
-		const char *path = files.v[i];
-		const char *name = path;
-		struct stat st;
-		FILE *f;
-
-		if (strcmp(path, "-") == 0) {
-			if (stdin_used) {
-				cli_error("standard input can be read only once");
-				rc = CLI_EXIT_USAGE;
-				goto cleanup;
-			}
-			stdin_used = 1;
-			f = stdin;
-			name = "<stdin>";
-		} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			cli_error("%s: is a directory", path);
-			rc = CLI_EXIT_USAGE;
-			goto cleanup;
-		} else if (!(f = fopen(path, "rb"))) {
-			cli_error("%s: %s", path, strerror(errno));
-			rc = errno == ENOENT || errno == EISDIR ? CLI_EXIT_USAGE : CLI_EXIT_SYSTEM;
-			goto cleanup;
-		}
-		docket_buf_clear(&text);
-		error = docket_buf_read_stream(&text, f);
-		if (f != stdin)
-			fclose(f);
-		if (error < 0) {
-			cli_error("%s: %s", name, docket_error_last()->message);
-			rc = cli_exit_code(error);
-			goto cleanup;
-		}
-		error = text.len > 0 ? parse_input(&in, &jobs, name, &text) : 0;
-		if (in.progress && text.len > 0)
-			fputs("\r\033[K", stderr);
-		if (error < 0) {
-			rc = cli_fail(error, "cannot read the input");
-			goto cleanup;
-		}
-	}
-	docket_buf_dispose(&text);
-
-	if (in.bad > 0) {
-		if (in.bad > MAX_REPORTED)
-			cli_error("... and %zu more bad lines", in.bad - MAX_REPORTED);
-		cli_error("%zu bad line%s: nothing recorded", in.bad, in.bad == 1 ? "" : "s");
-		rc = CLI_EXIT_USAGE;
-		goto cleanup;
-	}
-	if (in.refused.error) {
-		/* what docket_ledger_append_json says of an object that is no event */
-		cli_error("%s:%zu: %s", in.refused.where.file, in.refused.where.line, in.refused.why);
-		cli_error("nothing recorded");
-		rc = cli_exit_code(in.refused.error);
-		goto cleanup;
-	}
-	if (in.n == 0) {
-		printf("recorded 0 events\n");
-		rc = CLI_EXIT_OK;
-		goto cleanup;
-	}
-
-	if (!(results = docket_calloc(in.n, sizeof(*results)))) {
+	progress = isatty(fileno(stderr));
+	if (!(texts = docket_calloc((size_t)files.n, sizeof(*texts)))) {
 		cli_error("out of memory");
 		rc = CLI_EXIT_SYSTEM;
 		goto cleanup;
 	}
-	if (in.progress && in.n >= PROGRESS_EVERY)
-		fprintf(stderr, "\rdocket: appending %zu events in one transaction...\033[K", in.n);
-	docket_error_clear();
-	error = ledger_append(ledger, in.events, in.n, results);
-	if (in.progress && in.n >= PROGRESS_EVERY)
-		fputs("\r\033[K", stderr);
-	if (error < 0) {
-		const docket_error *e = docket_error_last();
-		const char *msg = e->message[0] ? e->message : "the ledger refused the input";
-		size_t idx = e->event_index;
-
-		if (idx >= 1 && idx <= in.n)
-			cli_error("%s:%zu: %s", in.where[idx - 1].file, in.where[idx - 1].line,
-				  strip_event_prefix(msg));
-		else
-			cli_error("%s", msg);
-		cli_error("nothing recorded");
-		rc = cli_exit_code(error);
+	for (i = 0; i < (size_t)files.n; i++)
+		if ((rc = read_input(files.v[i], &stdin_used, &texts[i], &jobs)) != CLI_EXIT_OK)
+			goto cleanup;
+	if (jobs.n == 0) {
+		printf("recorded 0 events\n");
+		rc = CLI_EXIT_OK;
 		goto cleanup;
 	}
+	if (!(results = docket_calloc(jobs.n, sizeof(*results))) || pool_start(&pool, &jobs) < 0) {
+		cli_error("out of memory");
+		rc = CLI_EXIT_SYSTEM;
+		goto cleanup;
+	}
+	pooled = 1;
+	if (progress && jobs.n >= PROGRESS_EVERY)
+		fprintf(stderr, "\rdocket: recording %zu lines in one transaction...\033[K", jobs.n);
+	docket_error_clear();
+	error = ledger_append_stream(ledger, pool.events, jobs.n, results, wait_line, &pool);
+	if (progress && jobs.n >= PROGRESS_EVERY)
+		fputs("\r\033[K", stderr);
+	pool_finish(&pool);
+	pooled = 0;
+	{
+		docket_error appended = *docket_error_last();
 
-	for (i = 0; i < in.n; i++) {
+		/* a line that is no event stopped the append: say what the lines are */
+		judge_lines(&v, &jobs, progress);
+		if (v.error < 0) {
+			rc = cli_fail(v.error, "cannot read the input");
+			goto cleanup;
+		}
+		if (v.bad > 0) {
+			if (v.bad > MAX_REPORTED)
+				cli_error("... and %zu more bad lines", v.bad - MAX_REPORTED);
+			cli_error("%zu bad line%s: nothing recorded", v.bad, v.bad == 1 ? "" : "s");
+			rc = CLI_EXIT_USAGE;
+			goto cleanup;
+		}
+		if (v.refused) {
+			/* what docket_ledger_append_json says of an object that is no event */
+			cli_error("%s:%zu: %s", v.refused->file, v.refused->line, v.refused->refused);
+			cli_error("nothing recorded");
+			rc = cli_exit_code(v.refused->refused_error);
+			goto cleanup;
+		}
+		if (error < 0) {
+			const char *msg = appended.message[0] ? appended.message : "the ledger refused the input";
+			size_t idx = appended.event_index;
+
+			if (idx >= 1 && idx <= jobs.n)
+				cli_error("%s:%zu: %s", jobs.v[idx - 1].file, jobs.v[idx - 1].line,
+					  strip_event_prefix(msg));
+			else
+				cli_error("%s", msg);
+			cli_error("nothing recorded");
+			rc = cli_exit_code(error);
+			goto cleanup;
+		}
+	}
+
+	for (i = 0; i < jobs.n; i++) {
 		if (results[i].duplicate) {
 			dups++;
 			continue;
@@ -448,10 +452,13 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	rc = CLI_EXIT_OK;
 
 cleanup:
-	docket_buf_dispose(&text);
-	docket_free(jobs.v);
+	if (pooled)
+		pool_finish(&pool);
+	for (i = 0; texts && i < (size_t)files.n; i++)
+		docket_buf_dispose(&texts[i]);
+	docket_free(texts);
+	jobs_dispose(&jobs);
 	docket_free(results);
-	input_dispose(&in);
 	docket_ledger_free(ledger);
 	return rc;
 }

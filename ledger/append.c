@@ -16,6 +16,11 @@
  * transaction is then aborted, the map grown and the whole batch replayed
  * from the caller's original events (the fields assigned by the failed
  * attempt are reset first), up to the configured cap.
+ *
+ * ledger_append_stream is ledger_append for events that are still being
+ * made while it runs (`docket record` parses on other threads): the first
+ * time it needs events[i] it waits for it; a wait that fails aborts the
+ * transaction like any other error.
  */
 #include <string.h>
 
@@ -61,6 +66,28 @@ static void reset_assigned(const assigned *a, docket_event *ev)
 	}
 }
 
+/* Events that arrive while the append runs (ledger_append_stream). */
+typedef struct stream_src {
+	ledger_wait_fn wait;
+	void *ctx;
+	assigned *inputs;   /* of the one group */
+	size_t seen;        /* events waited for, their input remembered */
+} stream_src;
+
+/* Before events[i] is first read: wait for it, remember what it was given. */
+static int stream_wait(stream_src *src, ledger_group *g, size_t i)
+{
+	int error;
+
+	if (!src || i < src->seen)
+		return 0;
+	if ((error = src->wait(src->ctx, i)) < 0)
+		return error;
+	remember_input(&src->inputs[i], g->events[i]);
+	src->seen = i + 1;
+	return 0;
+}
+
 static void reset_assigned_all(const ledger_group *g, const assigned *a)
 {
 	for (size_t i = 0; i < g->n; i++)
@@ -98,7 +125,7 @@ static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_even
 
 /* Append the events of one group to `txn`; prefixes errors with the index. */
 static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
-			 docket_buf *payload, seg_writer *w, int flush)
+			 docket_buf *payload, seg_writer *w, int flush, stream_src *src)
 {
 	int error;
 
@@ -106,7 +133,8 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
 		memset(&g->results[i], 0, sizeof(g->results[i]));
 		if (i == g->n / 2 && i > 0)
 			docket_crash_point("append.mid_batch");
-		if ((error = append_one(st, l, txn, g->events[i], &g->results[i], payload, w)) == 0 &&
+		if ((error = stream_wait(src, g, i)) == 0 &&
+		    (error = append_one(st, l, txn, g->events[i], &g->results[i], payload, w)) == 0 &&
 		    flush && seg_full(w))
 			error = seg_flush(w, txn);
 		if (error < 0) {
@@ -134,7 +162,7 @@ static int append_isolated(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger
 	seg_mark_get(w, &mark);
 	if ((error = state_checkpoint(st)) < 0)
 		return error;
-	if ((error = append_events(st, l, txn, g, payload, w, 0)) == 0) {
+	if ((error = append_events(st, l, txn, g, payload, w, 0, NULL)) == 0) {
 		g->error = 0;
 		/* segments are written between groups only: a refused group
 		 * takes back just its own buffered events */
@@ -156,7 +184,7 @@ static int append_isolated(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger
  * each group is accepted or taken back on its own (a checkpoint), and the
  * transaction commits once.
  */
-static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
+static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate, stream_src *src)
 {
 	docket_buf payload = DOCKET_BUF_INIT;
 	state_txn *st = NULL;
@@ -174,7 +202,7 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 			for (size_t i = 0; i < ngroups && error == 0; i++)
 				error = append_isolated(st, l, txn, &groups[i], &payload, &w);
 		} else {
-			error = append_events(st, l, txn, &groups[0], &payload, &w, 1);
+			error = append_events(st, l, txn, &groups[0], &payload, &w, 1, src);
 		}
 		if (error == 0)
 			error = state_txn_finish(st);
@@ -208,14 +236,15 @@ static size_t reserve_bytes(const ledger_group *groups, size_t ngroups)
 	return n * 2048;
 }
 
-static void reset_groups(ledger_group *groups, size_t ngroups, assigned *const *inputs)
+/* Reset what the attempt assigned (of a stream: in the events it reached). */
+static void reset_groups(ledger_group *groups, size_t ngroups, assigned *const *inputs, const stream_src *src)
 {
 	for (size_t g = 0; g < ngroups; g++)
-		for (size_t i = 0; i < groups[g].n; i++)
+		for (size_t i = 0; i < (src ? src->seen : groups[g].n); i++)
 			reset_assigned(&inputs[g][i], groups[g].events[i]);
 }
 
-static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate)
+static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate, stream_src *src)
 {
 	assigned **inputs = NULL;
 	int error = 0;
@@ -227,24 +256,26 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 	for (size_t g = 0; g < ngroups && error == 0; g++) {
 		if (!(inputs[g] = docket_calloc(groups[g].n ? groups[g].n : 1, sizeof(**inputs))))
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-		for (size_t i = 0; error == 0 && i < groups[g].n; i++)
+		for (size_t i = 0; error == 0 && !src && i < groups[g].n; i++)
 			remember_input(&inputs[g][i], groups[g].events[i]);
 	}
+	if (src && error == 0)
+		src->inputs = inputs[0];
 	if (error == 0)
 		error = store_reserve(l, reserve_bytes(groups, ngroups));
 	while (error == 0) {
-		error = append_txn(l, groups, ngroups, isolate);
+		error = append_txn(l, groups, ngroups, isolate, src);
 		if (error != DOCKET_EMAPFULL)
 			break;
 		/* Replay the whole transaction in a bigger map. */
-		reset_groups(groups, ngroups, inputs);
+		reset_groups(groups, ngroups, inputs, src);
 		pthread_mutex_lock(&l->codec.lock);
 		codec_forget(&l->codec);
 		pthread_mutex_unlock(&l->codec.lock);
 		error = store_grow(l);
 	}
 	if (inputs[0] && error < 0)
-		reset_groups(groups, ngroups, inputs);
+		reset_groups(groups, ngroups, inputs, src);
 	else if (inputs[0])
 		for (size_t g = 0; g < ngroups; g++)
 			if (groups[g].error)
@@ -263,7 +294,7 @@ int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups)
 		groups[g].error = 0;
 	if (ngroups == 0)
 		return 0;
-	error = append_groups(l, groups, ngroups, 1);
+	error = append_groups(l, groups, ngroups, 1, NULL);
 	if (error < 0) {
 		docket_error saved = *docket_error_last();
 
@@ -275,7 +306,8 @@ int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups)
 	return error;
 }
 
-int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results)
+static int append_one_group(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results,
+			    stream_src *src)
 {
 	docket_append_result *own = NULL;
 	ledger_group group;
@@ -289,9 +321,22 @@ int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_appe
 	group.events = events;
 	group.n = n;
 	group.results = results;
-	error = append_groups(l, &group, 1, 0);
+	error = append_groups(l, &group, 1, 0, src);
 	docket_free(own);
 	return error;
+}
+
+int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results)
+{
+	return append_one_group(l, events, n, results, NULL);
+}
+
+int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results,
+			 ledger_wait_fn wait, void *ctx)
+{
+	stream_src src = { wait, ctx, NULL, 0 };
+
+	return append_one_group(l, events, n, results, &src);
 }
 
 int docket_ledger_append_json(docket_ledger *l, json_t *const *json, size_t n,

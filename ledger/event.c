@@ -3,7 +3,10 @@
  * event.c: the event codec, JSON (DESIGN §4) <-> docket.v1.Event.
  *
  * from_json is the front door for everything that comes from outside
- * (`docket record`, `docket serve`, importers), so it is strict and bounded:
+ * (`docket record`, `docket serve`, importers), so it is strict and bounded.
+ * It reads JSON through util/jv.h: a jansson tree (docket_event_from_json)
+ * or, for `docket record`'s lines, a simdjson tape (docket_event_from_text),
+ * one code for both:
  *
  *   1. Unknown fields are errors at every level (typos must not pass).
  *   2. Every value is type-checked; integers must be JSON integers, in range.
@@ -43,6 +46,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/jv.h"
 #include "util/utf8.h"
 
 #define ID_MAX_LEN 256
@@ -293,7 +297,27 @@ int docket_time_valid(const char *s)
 
 typedef struct parse_ctx {
 	const char *type; /* event type for messages, "event" before it is known */
+	const docket_jv_ops *ops; /* the parser the JSON came from (util/jv.h) */
 } parse_ctx;
+
+typedef docket_jv jv;
+
+#define PRESENT(v) ((v).p != NULL)
+
+static jv jget(const parse_ctx *c, jv obj, const char *key)
+{
+	return c->ops->get(obj, key);
+}
+
+static docket_jv_type jtype(const parse_ctx *c, jv v)
+{
+	return c->ops->type(v);
+}
+
+static const char *jstring(const parse_ctx *c, jv v, size_t *len)
+{
+	return c->ops->string(v, len);
+}
 
 /* A printable, bounded rendering of outside text for error messages. */
 static const char *shown(char *out, size_t size, const char *s, size_t len)
@@ -348,20 +372,21 @@ static int missing(const parse_ctx *c, const char *prefix, const char *key)
 }
 
 static int wrong_type(const parse_ctx *c, const char *prefix, const char *key,
-		      const char *expected, const json_t *v)
+		      const char *expected, jv v)
 {
 	return field_error(c, prefix, key, "expected %s, got %s", expected,
-			   docket_json_type_name(v));
+			   docket_jv_type_name(jtype(c, v)));
 }
 
 /* Every key of `obj` must be in one of the NULL-terminated lists. */
-static int check_keys(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int check_keys(const parse_ctx *c, jv obj, const char *prefix,
 		      const char *const *a, const char *const *b)
 {
+	docket_jv_iter it;
 	const char *key;
-	json_t *v;
+	jv v;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	for (c->ops->iter(obj, &it); c->ops->next(&it, &key, &v);) {
 		bool known = false;
 		char name[80];
 
@@ -417,16 +442,15 @@ size_t docket_id_unsafe_char(const char *s, size_t len)
 
 /* Check one JSON string value; `what` is "" or " item N" for messages. */
 static int check_string(const parse_ctx *c, const char *prefix, const char *key,
-			const char *what, const json_t *v, enum string_kind kind)
+			const char *what, jv v, enum string_kind kind)
 {
 	const char *s;
 	size_t len;
 
-	if (!json_is_string(v))
+	if (jtype(c, v) != DOCKET_JV_STRING)
 		return field_error(c, prefix, key, "%sexpected string, got %s", what,
-				   docket_json_type_name(v));
-	s = json_string_value(v);
-	len = json_string_length(v);
+				   docket_jv_type_name(jtype(c, v)));
+	s = jstring(c, v, &len);
 	if (strlen(s) != len)
 		return field_error(c, prefix, key, "%sstring contains NUL (\\u0000)", what);
 	if (kind == ID) {
@@ -451,45 +475,46 @@ static int check_string(const parse_ctx *c, const char *prefix, const char *key,
 }
 
 /* Copy a checked JSON string into a tree field (empty stays the default). */
-static int store_string(char **field, const json_t *v)
+static int store_string(const parse_ctx *c, char **field, jv v)
 {
-	size_t len = json_string_length(v);
+	size_t len;
+	const char *s = jstring(c, v, &len);
 	char *copy;
 
 	if (len == 0)
 		return 0;
-	if (!(copy = docket_strndup(json_string_value(v), len)))
+	if (!(copy = docket_strndup(s, len)))
 		return nomem();
 	*field = copy;
 	return 0;
 }
 
-static int get_string(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int get_string(const parse_ctx *c, jv obj, const char *prefix,
 		      const char *key, enum string_kind kind, bool required, char **field)
 {
-	const json_t *v = json_object_get(obj, key);
+	jv v = jget(c, obj, key);
 	int error;
 
-	if (!v)
+	if (!PRESENT(v))
 		return required ? missing(c, prefix, key) : 0;
 	if ((error = check_string(c, prefix, key, "", v, kind)) < 0)
 		return error;
-	return store_string(field, v);
+	return store_string(c, field, v);
 }
 
-static int get_int(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int get_int(const parse_ctx *c, jv obj, const char *prefix,
 		   const char *key, json_int_t min, json_int_t max, bool required,
 		   bool *present, json_int_t *out)
 {
-	const json_t *v = json_object_get(obj, key);
+	jv v = jget(c, obj, key);
 	json_int_t n;
 
 	*present = false;
-	if (!v)
+	if (!PRESENT(v))
 		return required ? missing(c, prefix, key) : 0;
-	if (!json_is_integer(v))
+	if (jtype(c, v) != DOCKET_JV_INTEGER)
 		return wrong_type(c, prefix, key, "integer", v);
-	n = json_integer_value(v);
+	n = c->ops->integer(v);
 	if (n < min || n > max)
 		return field_error(c, prefix, key, "%" JSON_INTEGER_FORMAT " out of range %"
 				   JSON_INTEGER_FORMAT "..%" JSON_INTEGER_FORMAT, n, min, max);
@@ -498,22 +523,22 @@ static int get_int(const parse_ctx *c, const json_t *obj, const char *prefix,
 	return 0;
 }
 
-static int get_enum(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int get_enum(const parse_ctx *c, jv obj, const char *prefix,
 		    const char *key, const enum_table *t, bool required, int *out)
 {
-	const json_t *v = json_object_get(obj, key);
+	jv v = jget(c, obj, key);
 	char expected[256];
 	char value[80];
-	size_t used = 0;
+	size_t used = 0, len;
 	const char *s;
 	int error;
 
 	*out = 0;
-	if (!v)
+	if (!PRESENT(v))
 		return required ? missing(c, prefix, key) : 0;
 	if ((error = check_string(c, prefix, key, "", v, TEXT)) < 0)
 		return error;
-	s = json_string_value(v);
+	s = jstring(c, v, &len);
 	for (size_t i = 1; i < t->count; i++) {
 		if (strcmp(s, t->names[i]) == 0) {
 			*out = (int)i;
@@ -530,38 +555,42 @@ static int get_enum(const parse_ctx *c, const json_t *obj, const char *prefix,
 		used += (size_t)n;
 	}
 	return field_error(c, prefix, key, "unknown value \"%s\" (expected %s)",
-			   shown(value, sizeof(value), s, json_string_length(v)), expected);
+			   shown(value, sizeof(value), s, len), expected);
 }
 
 /* Optional array of strings into a repeated string field. */
-static int get_string_array(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int get_string_array(const parse_ctx *c, jv obj, const char *prefix,
 			    const char *key, char ***field, size_t *n_field)
 {
-	const json_t *v = json_object_get(obj, key);
-	size_t count;
+	jv v = jget(c, obj, key);
+	docket_jv_iter it;
+	const char *none;
+	size_t count, i;
+	jv item;
 	int error;
 
-	if (!v)
+	if (!PRESENT(v))
 		return 0;
-	if (!json_is_array(v))
+	if (jtype(c, v) != DOCKET_JV_ARRAY)
 		return wrong_type(c, prefix, key, "array", v);
-	count = json_array_size(v);
+	count = c->ops->size(v);
 	if (count > ARRAY_MAX_ITEMS)
 		return field_error(c, prefix, key, "more than %d items", ARRAY_MAX_ITEMS);
 	if (count == 0)
 		return 0;
-	for (size_t i = 0; i < count; i++) {
+	for (c->ops->iter(v, &it), i = 0; c->ops->next(&it, &none, &item); i++) {
 		char what[40];
 
 		snprintf(what, sizeof(what), "item %zu: ", i);
-		if ((error = check_string(c, prefix, key, what, json_array_get(v, i), TEXT)) < 0)
+		if ((error = check_string(c, prefix, key, what, item, TEXT)) < 0)
 			return error;
 	}
 	if (!(*field = docket_malloc(count * sizeof(char *))))
 		return nomem();
-	for (size_t i = 0; i < count; i++) {
-		const json_t *item = json_array_get(v, i);
-		char *copy = docket_strndup(json_string_value(item), json_string_length(item));
+	for (c->ops->iter(v, &it), i = 0; c->ops->next(&it, &none, &item); i++) {
+		size_t len;
+		const char *s = jstring(c, item, &len);
+		char *copy = docket_strndup(s, len);
 
 		if (!copy)
 			return nomem();
@@ -572,25 +601,26 @@ static int get_string_array(const parse_ctx *c, const json_t *obj, const char *p
 }
 
 /* Optional object of string values into a repeated KeyValue, in order. */
-static int get_string_map(const parse_ctx *c, const json_t *obj, const char *prefix,
+static int get_string_map(const parse_ctx *c, jv obj, const char *prefix,
 			  const char *key, Docket__V1__KeyValue ***field, size_t *n_field)
 {
-	const json_t *v = json_object_get(obj, key);
+	jv v = jget(c, obj, key);
+	docket_jv_iter it;
 	const char *k;
-	json_t *item;
 	size_t count, i;
+	jv item;
 	int error;
 
-	if (!v)
+	if (!PRESENT(v))
 		return 0;
-	if (!json_is_object(v))
+	if (jtype(c, v) != DOCKET_JV_OBJECT)
 		return wrong_type(c, prefix, key, "object", v);
-	count = json_object_size(v);
+	count = c->ops->size(v);
 	if (count > ARRAY_MAX_ITEMS)
 		return field_error(c, prefix, key, "more than %d entries", ARRAY_MAX_ITEMS);
 	if (count == 0)
 		return 0;
-	json_object_foreach((json_t *)v, k, item) {
+	for (c->ops->iter(v, &it); c->ops->next(&it, &k, &item);) {
 		char what[120];
 		char name[80];
 
@@ -603,7 +633,7 @@ static int get_string_map(const parse_ctx *c, const json_t *obj, const char *pre
 	if (!(*field = docket_malloc(count * sizeof(Docket__V1__KeyValue *))))
 		return nomem();
 	i = 0;
-	json_object_foreach((json_t *)v, k, item) {
+	for (c->ops->iter(v, &it); c->ops->next(&it, &k, &item);) {
 		Docket__V1__KeyValue *kv = docket_malloc(sizeof(*kv));
 
 		if (!kv)
@@ -613,19 +643,19 @@ static int get_string_map(const parse_ctx *c, const json_t *obj, const char *pre
 		*n_field = ++i;
 		if (*k && !(kv->key = docket_strdup(k)))
 			return nomem();
-		if ((error = store_string(&kv->value, item)) < 0)
+		if ((error = store_string(c, &kv->value, item)) < 0)
 			return error;
 	}
 	return 0;
 }
 
 /* A JSON value stored as its compact text (args, policy). */
-static int store_json_text(const parse_ctx *c, const char *key, const json_t *v, char **field)
+static int store_json_text(const parse_ctx *c, const char *key, jv v, char **field)
 {
 	docket_buf buf = DOCKET_BUF_INIT;
 	int error;
 
-	if ((error = docket_json_dump(&buf, v)) < 0) {
+	if ((error = c->ops->dump(&buf, v)) < 0) {
 		docket_buf_dispose(&buf);
 		return error;
 	}
@@ -640,7 +670,7 @@ static int store_json_text(const parse_ctx *c, const char *key, const json_t *v,
 	return 0;
 }
 
-static int parse_decision(const parse_ctx *c, const json_t *v, const char *key,
+static int parse_decision(const parse_ctx *c, jv v, const char *key,
 			  Docket__V1__Decision **field)
 {
 	Docket__V1__Decision *d;
@@ -649,7 +679,7 @@ static int parse_decision(const parse_ctx *c, const json_t *v, const char *key,
 	int verdict;
 	int error;
 
-	if (!json_is_object(v))
+	if (jtype(c, v) != DOCKET_JV_OBJECT)
 		return wrong_type(c, NULL, key, "object", v);
 	if ((error = check_keys(c, v, key, decision_keys, NULL)) < 0)
 		return error;
@@ -669,7 +699,7 @@ static int parse_decision(const parse_ctx *c, const json_t *v, const char *key,
 	return 0;
 }
 
-static int parse_runtime_started(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_runtime_started(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__RuntimeStarted *b = docket_malloc(sizeof(*b));
 
@@ -681,7 +711,7 @@ static int parse_runtime_started(const parse_ctx *c, const json_t *obj, docket_e
 	return get_string(c, obj, NULL, "runtime", NONEMPTY, true, &b->runtime);
 }
 
-static int parse_session_opened(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_session_opened(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__SessionOpened *b = docket_malloc(sizeof(*b));
 	int platform;
@@ -706,10 +736,10 @@ static int parse_session_opened(const parse_ctx *c, const json_t *obj, docket_ev
 	return 0;
 }
 
-static int parse_policy_revised(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_policy_revised(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__PolicyRevised *b = docket_malloc(sizeof(*b));
-	const json_t *policy;
+	jv policy;
 	json_int_t revision = 0;
 	bool present;
 	int format;
@@ -726,9 +756,9 @@ static int parse_policy_revised(const parse_ctx *c, const json_t *obj, docket_ev
 	if ((error = get_enum(c, obj, NULL, "format", &policy_format_table, true, &format)) < 0)
 		return error;
 	b->format = (Docket__V1__PolicyFormat)format;
-	if (!(policy = json_object_get(obj, "policy")))
+	if (!PRESENT(policy = jget(c, obj, "policy")))
 		return missing(c, NULL, "policy");
-	if (json_is_null(policy))
+	if (jtype(c, policy) == DOCKET_JV_NULL)
 		return field_error(c, NULL, "policy", "must not be null");
 	if ((error = store_json_text(c, "policy", policy, &b->policy_json)) < 0 ||
 	    (error = get_string(c, obj, NULL, "actor", TEXT, false, &b->actor)) < 0 ||
@@ -737,10 +767,10 @@ static int parse_policy_revised(const parse_ctx *c, const json_t *obj, docket_ev
 	return 0;
 }
 
-static int parse_tool_intent(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_tool_intent(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__ToolIntent *b = docket_malloc(sizeof(*b));
-	const json_t *args, *decision;
+	jv args, decision;
 	int recovery;
 	int error;
 
@@ -751,8 +781,8 @@ static int parse_tool_intent(const parse_ctx *c, const json_t *obj, docket_event
 	ev->body_case = DOCKET__V1__EVENT__BODY_TOOL_INTENT;
 	if ((error = get_string(c, obj, NULL, "tool", NONEMPTY, true, &b->tool)) < 0)
 		return error;
-	if ((args = json_object_get(obj, "args"))) {
-		if (!json_is_object(args))
+	if (PRESENT(args = jget(c, obj, "args"))) {
+		if (jtype(c, args) != DOCKET_JV_OBJECT)
 			return wrong_type(c, NULL, "args", "object", args);
 		if ((error = store_json_text(c, "args", args, &b->args_json)) < 0)
 			return error;
@@ -762,16 +792,16 @@ static int parse_tool_intent(const parse_ctx *c, const json_t *obj, docket_event
 	if ((error = get_enum(c, obj, NULL, "recovery", &recovery_mode_table, false, &recovery)) < 0)
 		return error;
 	b->recovery = (Docket__V1__RecoveryMode)recovery;
-	if ((decision = json_object_get(obj, "decision")) &&
+	if (PRESENT(decision = jget(c, obj, "decision")) &&
 	    (error = parse_decision(c, decision, "decision", &b->decision)) < 0)
 		return error;
 	return 0;
 }
 
-static int parse_approval_requested(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_approval_requested(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__ApprovalRequested *b = docket_malloc(sizeof(*b));
-	const json_t *risk;
+	jv risk;
 	int reviewer;
 	int error;
 
@@ -787,10 +817,10 @@ static int parse_approval_requested(const parse_ctx *c, const json_t *obj, docke
 		return nomem();
 	if ((error = get_string(c, obj, NULL, "prompt", TEXT, false, &b->prompt)) < 0)
 		return error;
-	if ((risk = json_object_get(obj, "risk"))) {
+	if (PRESENT(risk = jget(c, obj, "risk"))) {
 		Docket__V1__Risk *r;
 
-		if (!json_is_object(risk))
+		if (jtype(c, risk) != DOCKET_JV_OBJECT)
 			return wrong_type(c, NULL, "risk", "object", risk);
 		if ((error = check_keys(c, risk, "risk", risk_keys, NULL)) < 0)
 			return error;
@@ -805,15 +835,15 @@ static int parse_approval_requested(const parse_ctx *c, const json_t *obj, docke
 	}
 	if ((error = get_string_array(c, obj, NULL, "scope", &b->scope, &b->n_scope)) < 0)
 		return error;
-	if ((risk = json_object_get(obj, "decision")))
+	if (PRESENT(risk = jget(c, obj, "decision")))
 		return parse_decision(c, risk, "decision", &b->decision);
 	return 0;
 }
 
-static int parse_approval_settled(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_approval_settled(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__ApprovalSettled *b = docket_malloc(sizeof(*b));
-	const json_t *decision;
+	jv decision;
 	int result;
 	int error;
 
@@ -829,23 +859,23 @@ static int parse_approval_settled(const parse_ctx *c, const json_t *obj, docket_
 	if ((error = get_string(c, obj, NULL, "actor", TEXT, false, &b->actor)) < 0 ||
 	    (error = get_string(c, obj, NULL, "reason", TEXT, false, &b->reason)) < 0)
 		return error;
-	decision = json_object_get(obj, "decision");
+	decision = jget(c, obj, "decision");
 	if (b->result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_SUPERSEDED) {
-		if (!decision)
+		if (!PRESENT(decision))
 			return docket_error_set(DOCKET_EINVALID,
 						"%s: missing required field \"decision\" "
 						"(required with result superseded)", c->type);
-	} else if (decision) {
+	} else if (PRESENT(decision)) {
 		return field_error(c, NULL, "decision",
 				   "not allowed with result \"%s\" (only with superseded)",
 				   approval_result_names[result]);
 	}
-	if (decision && (error = parse_decision(c, decision, "decision", &b->decision)) < 0)
+	if (PRESENT(decision) && (error = parse_decision(c, decision, "decision", &b->decision)) < 0)
 		return error;
 	return 0;
 }
 
-static int parse_tool_dispatched(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_tool_dispatched(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__ToolDispatched *b = docket_malloc(sizeof(*b));
 	json_int_t attempt = 0, revision = 0;
@@ -868,7 +898,7 @@ static int parse_tool_dispatched(const parse_ctx *c, const json_t *obj, docket_e
 	return get_string(c, obj, NULL, "token", TEXT, false, &b->token);
 }
 
-static int parse_tool_completed(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_tool_completed(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__ToolCompleted *b = docket_malloc(sizeof(*b));
 	json_int_t n = 0;
@@ -897,7 +927,7 @@ static int parse_tool_completed(const parse_ctx *c, const json_t *obj, docket_ev
 	return get_string(c, obj, NULL, "error", TEXT, false, &b->error);
 }
 
-static int parse_session_closed(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_session_closed(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__SessionClosed *b = docket_malloc(sizeof(*b));
 
@@ -909,10 +939,10 @@ static int parse_session_closed(const parse_ctx *c, const json_t *obj, docket_ev
 	return get_string(c, obj, NULL, "reason", TEXT, false, &b->reason);
 }
 
-static int parse_recovery_action(const parse_ctx *c, const json_t *obj, docket_event *ev)
+static int parse_recovery_action(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__RecoveryAction *b = docket_malloc(sizeof(*b));
-	const json_t *decision;
+	jv decision;
 	int action;
 	int error;
 
@@ -927,42 +957,44 @@ static int parse_recovery_action(const parse_ctx *c, const json_t *obj, docket_e
 	if ((error = get_string(c, obj, NULL, "detail", TEXT, false, &b->detail)) < 0)
 		return error;
 	/* evaluate records the verdict the current policy gives (DESIGN §6) */
-	decision = json_object_get(obj, "decision");
-	if (decision && b->action != DOCKET__V1__RECOVERY_ACTION_KIND__RECOVERY_ACTION_EVALUATE)
+	decision = jget(c, obj, "decision");
+	if (PRESENT(decision) && b->action != DOCKET__V1__RECOVERY_ACTION_KIND__RECOVERY_ACTION_EVALUATE)
 		return field_error(c, NULL, "decision", "only allowed with action \"evaluate\"");
-	return decision ? parse_decision(c, decision, "decision", &b->decision) : 0;
+	return PRESENT(decision) ? parse_decision(c, decision, "decision", &b->decision) : 0;
 }
 
-static int parse_presence(const parse_ctx *c, const json_t *obj, const char *key,
+static int parse_presence(const parse_ctx *c, jv obj, const char *key,
 			  enum presence rule, char **field)
 {
 	if (rule == FORBIDDEN) {
-		if (json_object_get(obj, key))
+		if (PRESENT(jget(c, obj, key)))
 			return field_error(c, NULL, key, "not allowed on %s", c->type);
 		return 0;
 	}
 	return get_string(c, obj, NULL, key, ID, rule == REQUIRED, field);
 }
 
-static int parse_common(const parse_ctx *c, const json_t *obj, const event_kind *kind,
+static int parse_common(const parse_ctx *c, jv obj, const event_kind *kind,
 			docket_event *ev)
 {
-	const json_t *v;
+	jv v;
 	json_int_t n = 0;
 	bool present;
 	int error;
 
-	if ((v = json_object_get(obj, "time"))) {
+	if (PRESENT(v = jget(c, obj, "time"))) {
 		char shown_time[80];
+		const char *s;
+		size_t len;
 
 		if ((error = check_string(c, NULL, "time", "", v, TEXT)) < 0)
 			return error;
-		if (!docket_time_valid(json_string_value(v)))
+		s = jstring(c, v, &len);
+		if (!docket_time_valid(s))
 			return field_error(c, NULL, "time",
 					   "\"%s\" is not an RFC 3339 UTC time (e.g. 2025-11-17T15:30:28Z)",
-					   shown(shown_time, sizeof(shown_time), json_string_value(v),
-						 json_string_length(v)));
-		if ((error = store_string(&ev->time, v)) < 0)
+					   shown(shown_time, sizeof(shown_time), s, len));
+		if ((error = store_string(c, &ev->time, v)) < 0)
 			return error;
 	}
 	if ((error = get_int(c, obj, NULL, "epoch", 1, JINT_MAX, false, &present, &n)) < 0)
@@ -972,10 +1004,10 @@ static int parse_common(const parse_ctx *c, const json_t *obj, const event_kind 
 	    (error = parse_presence(c, obj, "invocation", kind->invocation, &ev->invocation)) < 0 ||
 	    (error = get_string(c, obj, NULL, "turn", ID, false, &ev->turn)) < 0)
 		return error;
-	if ((v = json_object_get(obj, "provenance"))) {
+	if (PRESENT(v = jget(c, obj, "provenance"))) {
 		Docket__V1__Provenance *p;
 
-		if (!json_is_object(v))
+		if (jtype(c, v) != DOCKET_JV_OBJECT)
 			return wrong_type(c, NULL, "provenance", "object", v);
 		if ((error = check_keys(c, v, "provenance", provenance_keys, NULL)) < 0)
 			return error;
@@ -992,7 +1024,7 @@ static int parse_common(const parse_ctx *c, const json_t *obj, const event_kind 
 	return 0;
 }
 
-static int parse_body(const parse_ctx *c, const json_t *obj, const event_kind *kind,
+static int parse_body(const parse_ctx *c, jv obj, const event_kind *kind,
 		      docket_event *ev)
 {
 	switch (kind->body) {
@@ -1019,31 +1051,34 @@ static const event_kind *kind_by_name(const char *name)
 	return NULL;
 }
 
-int docket_event_from_json(docket_event **out, const json_t *obj)
+/* An event from a JSON object read through `ops` (docket_event_from_json). */
+static int event_from_jv(docket_event **out, const docket_jv_ops *ops, jv obj)
 {
-	parse_ctx c = { "event" };
+	parse_ctx c = { "event", ops };
 	const event_kind *kind;
 	docket_event *ev = NULL;
-	const json_t *type;
+	const char *name;
+	size_t len;
+	jv type;
 	int error;
 
 	*out = NULL;
-	if (!obj || !json_is_object(obj))
+	if (jtype(&c, obj) != DOCKET_JV_OBJECT)
 		return docket_error_set(DOCKET_EINVALID, "event: expected object, got %s",
-					obj ? docket_json_type_name(obj) : "nothing");
-	if (!(type = json_object_get(obj, "type")))
+					PRESENT(obj) ? docket_jv_type_name(jtype(&c, obj)) : "nothing");
+	if (!PRESENT(type = jget(&c, obj, "type")))
 		return missing(&c, NULL, "type");
 	if ((error = check_string(&c, NULL, "type", "", type, TEXT)) < 0)
 		return error;
-	if (!(kind = kind_by_name(json_string_value(type)))) {
-		char name[80];
+	name = jstring(&c, type, &len);
+	if (!(kind = kind_by_name(name))) {
+		char shown_name[80];
 
 		return field_error(&c, NULL, "type", "unknown event type \"%s\" (expected "
 				   "runtime.started, session.opened, policy.revised, tool.intent, "
 				   "approval.requested, approval.settled, tool.dispatched, "
 				   "tool.completed, session.closed, recovery.action)",
-				   shown(name, sizeof(name), json_string_value(type),
-					 json_string_length(type)));
+				   shown(shown_name, sizeof(shown_name), name, len));
 	}
 	c.type = kind->name;
 	if ((error = check_keys(&c, obj, NULL, common_keys, kind->keys)) < 0)
@@ -1059,4 +1094,21 @@ int docket_event_from_json(docket_event **out, const json_t *obj)
 	}
 	*out = ev;
 	return 0;
+}
+
+int docket_event_from_json(docket_event **out, const json_t *obj)
+{
+	return event_from_jv(out, &docket_jv_jansson, docket_jv_of_json(obj));
+}
+
+int docket_event_from_text(docket_event **out, docket_json_tape *p, const char *text, size_t len)
+{
+	docket_tape_doc doc;
+	jv root;
+
+	*out = NULL;
+	if (docket_json_tape_parse(p, text, len, &doc) < 0 || docket_jv_tape_root(&doc, &root) < 0 ||
+	    docket_jv_tape.type(root) != DOCKET_JV_OBJECT)
+		return 1;
+	return event_from_jv(out, &docket_jv_tape, root);
 }

@@ -12,6 +12,7 @@
 #include "docket.pb-c.h"
 #include "docket/common.h"
 #include "util/buf.h"
+#include "util/json_tape.h"
 
 typedef Docket__V1__Event docket_event;
 
@@ -24,6 +25,17 @@ typedef Docket__V1__Event docket_event;
  * docket_malloc. Absent `args` is stored as "{}".
  */
 int docket_event_from_json(docket_event **out, const json_t *obj) DOCKET_MUST_USE;
+
+/*
+ * docket_event_from_json of one line of JSON text parsed by simdjson (`p`,
+ * one per thread; util/json_tape.h) without building a jansson tree: 0 and
+ * *out; <0 and the message docket_event_from_json gives for the same object;
+ * 1 when simdjson cannot decide (the text is not JSON or not an object, nests
+ * deeper than 1,024, or is one jansson reads differently: duplicate keys, a
+ * NUL in a key, an integer above INT64_MAX): parse it with jansson then.
+ * Same events, same errors (tests/unit/test_event_text.c, fuzz_event_text).
+ */
+int docket_event_from_text(docket_event **out, docket_json_tape *p, const char *text, size_t len) DOCKET_MUST_USE;
 
 /*
  * The JSON object of an event as DESIGN §4 shows it, plus the fields the

@@ -70,9 +70,16 @@ typedef struct ledger_codec {
  * its own (state_store.c) under a (session ordinal, invocation) key, and
  * `session_events` names the blocks of SESSION_BLOCK seqs holding a
  * session's events instead of every seq; version 5 (issue 13) added the
- * Merkle tree (merkle.c: DBI `tree`, meta "merkle").
+ * Merkle tree (merkle.c: DBI `tree`, meta "merkle"); version 6 (issue 12)
+ * keeps a session's SESS_RECENT latest invocation records inside its
+ * session record (SessionState.recent), moving them to `invocations` eight
+ * at a time, and drops the session record's opened_digest (a re-sent
+ * session.opened is checked against the stored event) and the invocation
+ * record's tool (read from the intent event).
  */
-#define DOCKET_PROJECTION_VERSION 5u
+#define DOCKET_PROJECTION_VERSION 6u
+
+#define LEDGER_MAP_RANGES 4
 
 struct docket_ledger {
 	MDB_env *env;
@@ -100,6 +107,13 @@ struct docket_ledger {
 	ledger_codec codec;
 	int has_tree;            /* the `tree` DBI exists (absent: an older ledger opened read-only) */
 	int merkle_off;          /* benchmarks only: do not maintain the tree */
+	/* ledger_map_release: the read-only mappings of the data file, read from
+	 * /proc/self/maps while the map had size map_ranges_size (0: not read).
+	 * Every remap changes map_size (it only grows), so they stay valid
+	 * while it is unchanged. */
+	size_t map_ranges_size;
+	size_t map_nranges;
+	uintptr_t map_ranges[LEDGER_MAP_RANGES][2];
 };
 
 /* ---- store.c ---- */
@@ -194,6 +208,8 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 
 #define SEG_VERSION 2
 #define SEG_TARGET_EVENTS 1024     /* a writer closes a segment at this many events */
+#define SEG_REWRITE_EVENTS 4096    /* ... `docket compact` and `migrate` at this many */
+#define SEG_REWRITE_LEVEL 9        /* ... compressed at this zstd level */
 #define SEG_TARGET_BYTES (1u << 20) /* ... or at this many payload bytes */
 #define SEG_MAX_EVENTS 65535u      /* what a reader accepts */
 #define SEG_FLAG_MERKLE 0x01       /* reserved: a 32-byte tree root follows the chain hash */
@@ -211,6 +227,8 @@ typedef struct seg_writer {
 	docket_buf body;            /* the payloads, concatenated */
 	docket_buf out;             /* the encoded segment */
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
+	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
+	int level;                  /* zstd level of a bulk segment (0: level 1) */
 } seg_writer;
 
 /* Where a writer stood, to drop what a refused group added (seg_rollback). */
@@ -328,6 +346,16 @@ typedef struct inv_state {
 	char token[48];
 } inv_state;
 
+/*
+ * The session record holds the records of its SESS_RECENT latest
+ * invocations (state_store.c: "recent invocations"); an entry is at most
+ * SESS_RECENT_ENTRY bytes (its id and its compact record with their
+ * lengths), so the list always fits `recent`.
+ */
+#define SESS_RECENT 8
+#define SESS_RECENT_ENTRY (2 + STATE_ID_MAX + 2 + 10 * 16 + 3 * (2 + STATE_ID_MAX))
+#define SESS_RECENT_BYTES (SESS_RECENT * SESS_RECENT_ENTRY)
+
 typedef struct sess_state {
 	uint64_t opened_seq, closed_seq, events, invocations, pending;
 	uint64_t grants;      /* approved_for_session settlements */
@@ -337,20 +365,27 @@ typedef struct sess_state {
 	int policy_format;    /* Docket__V1__PolicyFormat */
 	int never_asks;
 	uint8_t policy_hash[LEDGER_HASH_LEN];
-	uint8_t opened_digest[LEDGER_HASH_LEN];
 	char first_time[STATE_TIME_MAX];
 	char last_time[STATE_TIME_MAX];
 	char runtime[STATE_ID_MAX + 1];
 	char parent[STATE_ID_MAX + 1];
+	/* last, so that copies stop at recent_len (sess_state_copy) */
+	uint32_t recent_n;    /* entries in `recent` */
+	size_t recent_len;
+	uint8_t recent[SESS_RECENT_BYTES]; /* per entry: id length, id, record length, record (LEB128 lengths) */
 } sess_state;
+
+/* Copy a session record (only the used part of its recent list). */
+void sess_state_copy(sess_state *dst, const sess_state *src);
 
 /* The session index names, per session, the blocks of 1 << SESSION_BLOCK_SHIFT
  * seqs that hold its events (a reader filters the events of a block). */
 #define SESSION_BLOCK_SHIFT 12
 
-/* The key of the record of (session, invocation) in `invocations` into
- * `out`; DOCKET_ENOTFOUND when the session has no record. */
-int state_inv_key(docket_buf *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
+/* The record of (session, invocation) as `txn` holds it: in its session's
+ * record (recent invocations), else in `invocations`. DOCKET_ENOTFOUND
+ * when the session or the invocation has none. */
+int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
 /* The compact invocation record of `s` into `out` (state_store.c). */
 int inv_state_encode(docket_buf *out, const inv_state *s);
 /* An invocation record (its key: session, invocation), with the token of
@@ -433,6 +468,9 @@ int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t
  * (if given): its body case. */
 int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind);
 
+/* Events verify rebuilds per scratch transaction (default 16384; tests
+ * make it small to cross chunk boundaries). */
+extern uint64_t ledger_verify_chunk;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
 extern size_t ledger_verify_scratch_map;
@@ -467,9 +505,22 @@ int merkle_extend(const seg_writer *w, MDB_txn *txn);
 int merkle_drop(docket_ledger *l, MDB_txn *txn);
 /* Rebuild the tree from the events (reindex). */
 int merkle_rebuild(docket_ledger *l, MDB_txn *txn);
-/* Recompute the tree from the events and compare it with the stored one:
- * 0 when they match, 1 and rep->problem when not (verify). */
-int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep);
+/*
+ * verify's check of the stored tree, fed the events as its rebuild reads
+ * them (one pass): merkle_check_txn() names the read transaction of each
+ * chunk (before any leaf), merkle_check_leaf() takes the events in seq
+ * order from 1, merkle_check_mark()/_rollback() undo a chunk that is
+ * redone, merkle_check_finish() compares the rest (nodes past the end, the
+ * frontier): 0 when the tree matches, 1 and rep->problem when not.
+ */
+typedef struct merkle_check merkle_check;
+int merkle_check_new(merkle_check **out, docket_ledger *l);
+void merkle_check_free(merkle_check *mc);
+void merkle_check_txn(merkle_check *mc, MDB_txn *txn);
+int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len);
+void merkle_check_mark(merkle_check *mc);
+void merkle_check_rollback(merkle_check *mc);
+int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *rep);
 
 /* ---- read.c: single records ---- */
 
@@ -514,6 +565,17 @@ int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev);
 /* All `n` events in one durable transaction, or none (first error wins). */
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,
 		  docket_append_result *results);
+
+/*
+ * ledger_append of events that are still being made while it runs: the
+ * first time it needs events[i] it calls wait(ctx, i), which returns once
+ * events[i] is there (0) or says why it will not be (<0: the transaction is
+ * aborted, nothing is written). `n` is known up front (the map is reserved
+ * for it). Used by `docket record` to append while it parses.
+ */
+typedef int (*ledger_wait_fn)(void *ctx, size_t i);
+int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n,
+			 docket_append_result *results, ledger_wait_fn wait, void *ctx);
 
 /* A group of events that must be appended together (one request). */
 typedef struct ledger_group {

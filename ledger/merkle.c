@@ -23,7 +23,7 @@
  *      `size`, and each equals the hash of the events below it.
  *   3. the frontier folds (right to left) to the root of the whole log.
  * merkle_extend keeps 1-3 per flushed segment; merkle_rebuild restores them
- * from the events (reindex); merkle_verify checks them (verify).
+ * from the events (reindex); merkle_check_* checks them in verify's one pass.
  *
  * A subtree below level 8 (and the ragged right edge of a tree) is hashed
  * from the events themselves through a segment reader: a proof reads
@@ -36,6 +36,7 @@
 
 #include "docket/tlog.h"
 #include "ledger_internal.h"
+#include "util/alloc.h"
 #include "util/error.h"
 
 #define MERKLE_STORED_LEVEL 8
@@ -469,7 +470,7 @@ int merkle_drop(docket_ledger *l, MDB_txn *txn)
 	return 0;
 }
 
-/* Every event of the log through `add` (the rebuild and the check). */
+/* Every event of the log through `emit` (the rebuild). */
 static int scan_leaves(docket_ledger *l, MDB_txn *txn, frontier *f, node_fn emit, void *ctx)
 {
 	ledger_reader r;
@@ -510,35 +511,131 @@ int merkle_rebuild(docket_ledger *l, MDB_txn *txn)
 	return f.size ? frontier_store(&f, l, txn) : 0;
 }
 
-/* verify: walk the stored nodes in step with the recomputed ones */
-typedef struct node_check {
-	MDB_cursor *cur;
-	int op;                 /* MDB_FIRST, then MDB_NEXT */
-	char problem[256];
-} node_check;
+/*
+ * verify: the stored tree is checked in step with the rebuild (verify.c),
+ * from the payloads it has just decompressed and chained, so the events are
+ * read once. Each node the recomputation completes is compared with the next
+ * stored one (a cursor walk: a node missing, changed or added in between is
+ * a difference); the walk spans the read transactions of the rebuild's
+ * chunks, resuming after the last node compared (the tree only grows).
+ */
+typedef struct check_state {
+	frontier f;             /* the tree recomputed so far */
+	uint8_t last[MERKLE_KEY];
+	int have_last;          /* a stored node was compared: resume after `last` */
+	char problem[256];      /* the first difference */
+	int rc;                 /* an LMDB error reading the tree: reported at finish */
+} check_state;
+
+struct merkle_check {
+	docket_ledger *l;
+	int off;                /* nothing to compare: older indexes, or no tree */
+	MDB_txn *txn;           /* where the stored nodes are read now */
+	MDB_cursor *cur;        /* on the tree DBI of `txn`; NULL: open at the next node */
+	check_state now, saved; /* saved: at merkle_check_mark */
+};
+
+int merkle_check_new(merkle_check **out, docket_ledger *l)
+{
+	merkle_check *mc = docket_calloc(1, sizeof(*mc));
+
+	*out = NULL;
+	if (!mc)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory (Merkle check)");
+	mc->l = l;
+	/* an older docket's ledger opened read-only: its indexes (the tree
+	 * among them) are reported as old and not compared */
+	mc->off = l->projection_version < DOCKET_PROJECTION_VERSION || !l->has_tree;
+	*out = mc;
+	return 0;
+}
+
+void merkle_check_free(merkle_check *mc)
+{
+	if (!mc)
+		return;
+	if (mc->cur)
+		mdb_cursor_close(mc->cur);
+	docket_free(mc);
+}
+
+void merkle_check_txn(merkle_check *mc, MDB_txn *txn)
+{
+	/* a read-only transaction's cursor is closed by hand, also after it ended */
+	if (mc->cur)
+		mdb_cursor_close(mc->cur);
+	mc->cur = NULL;
+	mc->txn = txn;
+}
+
+void merkle_check_mark(merkle_check *mc)
+{
+	mc->saved = mc->now;
+}
+
+void merkle_check_rollback(merkle_check *mc)
+{
+	mc->now = mc->saved;
+	merkle_check_txn(mc, NULL);
+}
+
+/* The stored node after the last one compared. */
+static int next_stored(merkle_check *mc, MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	if (mc->cur)
+		return mdb_cursor_get(mc->cur, k, v, MDB_NEXT);
+	if ((rc = mdb_cursor_open(mc->txn, mc->l->dbi.tree, &mc->cur)) != 0)
+		return rc;
+	if (!mc->now.have_last)
+		return mdb_cursor_get(mc->cur, k, v, MDB_FIRST);
+	k->mv_size = MERKLE_KEY;
+	k->mv_data = mc->now.last;
+	if ((rc = mdb_cursor_get(mc->cur, k, v, MDB_SET_RANGE)) == 0 && k->mv_size == MERKLE_KEY &&
+	    memcmp(k->mv_data, mc->now.last, MERKLE_KEY) == 0)
+		rc = mdb_cursor_get(mc->cur, k, v, MDB_NEXT);
+	return rc;
+}
 
 static int check_node(void *ctx, uint64_t end, unsigned level, const uint8_t hash[DOCKET_TLOG_HASH_LEN])
 {
-	node_check *nc = ctx;
+	merkle_check *mc = ctx;
 	uint8_t key[MERKLE_KEY];
 	MDB_val k, v;
 	int rc;
 
-	if (*nc->problem)
+	if (*mc->now.problem || mc->now.rc)
 		return 0;   /* the first difference is the one reported */
-	rc = mdb_cursor_get(nc->cur, &k, &v, (MDB_cursor_op)nc->op);
-	nc->op = MDB_NEXT;
+	rc = next_stored(mc, &k, &v);
 	node_key(key, end, level);
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		return store_error(rc, "read tree");
-	if (rc == 0 && k.mv_size == MERKLE_KEY && memcmp(k.mv_data, key, MERKLE_KEY) == 0 &&
-	    v.mv_size == DOCKET_TLOG_HASH_LEN && memcmp(v.mv_data, hash, DOCKET_TLOG_HASH_LEN) == 0)
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		/* an error of the tree, not of the event being rebuilt: kept for
+		 * the end, where verify reads the rest of the tree */
+		mc->now.rc = rc;
 		return 0;
-	snprintf(nc->problem, sizeof(nc->problem),
+	}
+	if (rc == 0 && k.mv_size == MERKLE_KEY && memcmp(k.mv_data, key, MERKLE_KEY) == 0 &&
+	    v.mv_size == DOCKET_TLOG_HASH_LEN && memcmp(v.mv_data, hash, DOCKET_TLOG_HASH_LEN) == 0) {
+		memcpy(mc->now.last, key, MERKLE_KEY);
+		mc->now.have_last = 1;
+		return 0;
+	}
+	snprintf(mc->now.problem, sizeof(mc->now.problem),
 		 "Merkle tree node of level %u over events %llu..%llu %s", level,
 		 (unsigned long long)(end - (1ull << level) + 1), (unsigned long long)end,
 		 rc == MDB_NOTFOUND ? "is missing" : "does not match the events");
-	return 1;
+	return 0;
+}
+
+int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len)
+{
+	uint8_t leaf[DOCKET_TLOG_HASH_LEN];
+
+	if (mc->off)
+		return 0;
+	docket_tlog_leaf_hash(leaf, p, len);
+	return frontier_add(&mc->now.f, leaf, check_node, mc);
 }
 
 static int tree_problem(docket_verify_report *rep, const char *problem)
@@ -557,15 +654,15 @@ static int frontier_same(const frontier *a, const frontier *b)
 	return 1;
 }
 
-int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep)
+int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *rep)
 {
-	node_check nc = { NULL, MDB_FIRST, "" };
-	frontier want, have;
+	docket_ledger *l = mc->l;
+	const frontier *want = &mc->now.f;
+	char *problem = mc->now.problem;
+	frontier have;
 	MDB_val k, v;
-	int rc, error, absent;
+	int rc, absent;
 
-	/* an older docket's ledger opened read-only: its indexes (the tree
-	 * among them) are reported as old and not compared */
 	if (l->projection_version < DOCKET_PROJECTION_VERSION)
 		return 0;
 	if (!l->has_tree)
@@ -574,23 +671,24 @@ int merkle_verify(docket_ledger *l, MDB_txn *txn, docket_verify_report *rep)
 		return tree_problem(rep, "the Merkle tree record is damaged");
 	if (absent < 0)
 		return absent;
-	if ((rc = mdb_cursor_open(txn, l->dbi.tree, &nc.cur)) != 0)
-		return store_error(rc, "read tree");
-	error = scan_leaves(l, txn, &want, check_node, &nc);
-	if (error == 0 && !*nc.problem && mdb_cursor_get(nc.cur, &k, &v, (MDB_cursor_op)nc.op) == 0)
-		snprintf(nc.problem, sizeof(nc.problem), "the Merkle tree holds nodes past the end of the log");
-	mdb_cursor_close(nc.cur);
-	if (error < 0)
-		return error;
-	if (absent && want.size)
+	if (mc->now.rc)
+		return store_error(mc->now.rc, "read tree");
+	merkle_check_txn(mc, txn);
+	if (!*problem && (rc = next_stored(mc, &k, &v)) != MDB_NOTFOUND) {
+		if (rc != 0)
+			return store_error(rc, "read tree");
+		snprintf(problem, sizeof(mc->now.problem), "the Merkle tree holds nodes past the end of the log");
+	}
+	merkle_check_txn(mc, NULL);
+	if (absent && want->size)
 		return tree_problem(rep, "the ledger has no Merkle tree");
-	if (*nc.problem)
-		return tree_problem(rep, nc.problem);
-	if (!frontier_same(&have, &want)) {
-		snprintf(nc.problem, sizeof(nc.problem),
+	if (*problem)
+		return tree_problem(rep, problem);
+	if (!frontier_same(&have, want)) {
+		snprintf(problem, sizeof(mc->now.problem),
 			 "the Merkle tree's frontier (size %llu) does not match the %llu events",
-			 (unsigned long long)have.size, (unsigned long long)want.size);
-		return tree_problem(rep, nc.problem);
+			 (unsigned long long)have.size, (unsigned long long)want->size);
+		return tree_problem(rep, problem);
 	}
 	return 0;
 }

@@ -493,7 +493,7 @@ struct state_mark {
 	uint64_t head_seq, epoch, clock_us, payload_bytes, frame_bytes;
 	uint8_t head_hash[LEDGER_HASH_LEN];
 	char sess_id[STATE_ID_MAX + 1];
-	int sess_loaded, sess_dirty, inv_loaded, inv_dirty;
+	int sess_loaded, sess_dirty, inv_loaded, inv_dirty, inv_in_table;
 	sess_state sess;
 	inv_state inv;
 	docket_buf inv_key;
@@ -518,9 +518,10 @@ int state_checkpoint(state_txn *st)
 	memcpy(m->sess_id, st->sess_id, sizeof(m->sess_id));
 	m->sess_loaded = st->sess_loaded;
 	m->sess_dirty = st->sess_dirty;
-	m->sess = st->sess;
+	sess_state_copy(&m->sess, &st->sess);
 	m->inv_loaded = st->inv_loaded;
 	m->inv_dirty = st->inv_dirty;
+	m->inv_in_table = st->inv_in_table;
 	m->inv = st->inv;
 	return overlay_mark(&st->ov, st->txn);
 }
@@ -541,9 +542,10 @@ void state_rollback(state_txn *st)
 	memcpy(st->sess_id, m->sess_id, sizeof(st->sess_id));
 	st->sess_loaded = m->sess_loaded;
 	st->sess_dirty = m->sess_dirty;
-	st->sess = m->sess;
+	sess_state_copy(&st->sess, &m->sess);
 	st->inv_loaded = m->inv_loaded;
 	st->inv_dirty = m->inv_dirty;
+	st->inv_in_table = m->inv_in_table;
 	st->inv = m->inv;
 	key = st->inv_key; /* a swap: rolling back allocates nothing */
 	st->inv_key = m->inv_key;

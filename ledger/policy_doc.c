@@ -129,15 +129,37 @@ void policy_doc_dispose(policy_layers *ls)
 	memset(ls, 0, sizeof(*ls));
 }
 
-int policy_doc_never_asks(const char *format, const char *policy_json)
+/* The last answers of policy_doc_never_asks(), direct-mapped by digest. */
+#define NEVER_ASKS_CACHE 256
+#define NEVER_ASKS_FORMAT 16
+
+typedef struct never_asks_entry {
+	uint8_t digest[32];
+	char format[NEVER_ASKS_FORMAT];  /* "": empty slot */
+	int never;
+} never_asks_entry;
+
+static _Thread_local never_asks_entry never_asks_cache[NEVER_ASKS_CACHE];
+
+int policy_doc_never_asks(const char *format, const char *policy_json, const uint8_t digest[32])
 {
+	never_asks_entry *e = &never_asks_cache[digest[0] % NEVER_ASKS_CACHE];
+	size_t flen = format ? strlen(format) : 0;
+	int cacheable = flen > 0 && flen < NEVER_ASKS_FORMAT;
 	policy_layers ls;
 	int never, error;
 
+	if (cacheable && strcmp(e->format, format) == 0 && memcmp(e->digest, digest, 32) == 0)
+		return e->never;
 	/* a document the model cannot read decides nothing: it may ask */
 	if ((error = policy_doc_load(&ls, format, policy_json)) < 0)
 		return error == DOCKET_ENOMEM ? error : 0;
 	never = ls.never_asks;
 	policy_doc_dispose(&ls);
+	if (cacheable) {
+		memcpy(e->digest, digest, 32);
+		memcpy(e->format, format, flen + 1);
+		e->never = never;
+	}
 	return never;
 }

@@ -33,8 +33,11 @@ void policy_doc_dispose(policy_layers *ls);
  * 1 when the document never asks for approval (for every format and every
  * layer: docket `approval: never`, Claude Code bypassPermissions/dontAsk,
  * Codex approval_policy never), 0 when it may ask or does not parse,
- * DOCKET_ENOMEM when it could not be read for want of memory.
+ * DOCKET_ENOMEM when it could not be read for want of memory. `digest` is
+ * the SHA-256 of policy_json: the answer is remembered per thread in a
+ * small table keyed by (format, digest), so a rebuild (verify, reindex) of
+ * a ledger whose sessions record the same document parses it once.
  */
-int policy_doc_never_asks(const char *format, const char *policy_json);
+int policy_doc_never_asks(const char *format, const char *policy_json, const uint8_t digest[32]);
 
 #endif

@@ -368,16 +368,16 @@ int docket_ledger_session(docket_ledger *l, const char *session, docket_session_
 
 /* ---- pending ---- */
 
-static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, docket_buf *scratch,
+static int pending_emit(docket_ledger *l, MDB_txn *txn, ledger_reader *r, const MDB_val *key,
 			docket_pending_cb cb, void *ctx)
 {
 	char session[STATE_ID_MAX + 1], invocation[STATE_ID_MAX + 1];
 	const char *sep = memchr(key->mv_data, '\0', key->mv_size);
 	size_t slen, ilen;
 	docket_pending_info info;
+	docket_event *ev = NULL;
 	inv_state inv;
-	MDB_val ik, v;
-	int rc, error;
+	int error;
 
 	if (!sep)
 		return docket_error_set(DOCKET_ECORRUPT, "bad pending key");
@@ -389,18 +389,20 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, const MDB_val *key, dock
 	session[slen] = '\0';
 	memcpy(invocation, sep + 1, ilen);
 	invocation[ilen] = '\0';
-	if ((error = state_inv_key(scratch, l, txn, session, invocation)) < 0)
+	if ((error = state_inv_get(&inv, l, txn, session, invocation)) < 0)
 		return error == DOCKET_ENOTFOUND
-			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no session record", session, invocation)
-			: error;
-	ik.mv_data = scratch->ptr;
-	ik.mv_size = scratch->len;
-	if ((rc = mdb_get(txn, l->dbi.invocations, &ik, &v)) != 0)
-		return rc == MDB_NOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
-			: store_error(rc, "read invocation");
-	if ((error = inv_state_decode(&inv, session, invocation, v.mv_data, v.mv_size)) < 0)
+			: error;
+	/* the record does not keep the tool: its intent does */
+	if ((error = load_event(&ev, &docket_pb_allocator, NULL, r, inv.intent_seq)) < 0)
 		return error;
+	if (ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_INTENT) {
+		docket_event_free(ev);
+		return docket_error_set(DOCKET_ECORRUPT, "pending %s/%s: seq %llu is not its intent", session,
+					invocation, (unsigned long long)inv.intent_seq);
+	}
+	snprintf(inv.tool, sizeof(inv.tool), "%s", ev->tool_intent->tool);
+	docket_event_free(ev);
 	info.session = session;
 	info.invocation = invocation;
 	info.tool = inv.tool;
@@ -421,14 +423,15 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
 	MDB_val k = { 0, NULL }, v;
-	docket_buf scratch = DOCKET_BUF_INIT;
 	size_t plen = session ? strlen(session) + 1 : 0;
+	ledger_reader r;
 	int rc, error;
 
 	if (session && (!*session || plen - 1 > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
+	reader_init(&r, l, txn);
 	if ((rc = mdb_cursor_open(txn, l->dbi.pending, &cur)) != 0) {
 		error = store_error(rc, "read pending");
 		goto cleanup;
@@ -444,16 +447,16 @@ int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_
 		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
 			break;
 		if (!state_pending_is_sentinel(k.mv_data, k.mv_size) &&
-		    (error = pending_emit(l, txn, &k, &scratch, cb, ctx)) != 0)
+		    (error = pending_emit(l, txn, &r, &k, cb, ctx)) != 0)
 			goto cleanup;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		error = store_error(rc, "read pending");
 cleanup:
-	docket_buf_dispose(&scratch);
 	if (cur)
 		mdb_cursor_close(cur);
+	reader_dispose(&r);
 	store_txn_abort(l, txn);
 	return error > 0 ? 0 : error;
 }
@@ -520,31 +523,14 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 
 int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out)
 {
-	docket_buf key = DOCKET_BUF_INIT;
 	MDB_txn *txn = NULL;
-	MDB_val k, v;
-	int rc, error;
+	int error;
 
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
-	if ((error = state_inv_key(&key, l, txn, session, invocation)) < 0) {
-		if (error == DOCKET_ENOTFOUND)
-			error = docket_error_set(DOCKET_ENOTFOUND, "no invocation \"%s\" in session \"%s\"",
-						 invocation, session);
-		goto cleanup;
-	}
-	k.mv_data = key.ptr;
-	k.mv_size = key.len;
-	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
-	if (rc == MDB_NOTFOUND)
+	if ((error = state_inv_get(out, l, txn, session, invocation)) == DOCKET_ENOTFOUND)
 		error = docket_error_set(DOCKET_ENOTFOUND, "no invocation \"%s\" in session \"%s\"", invocation, session);
-	else if (rc != 0)
-		error = store_error(rc, "read invocation");
-	else
-		error = inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
-cleanup:
 	store_txn_abort(l, txn);
-	docket_buf_dispose(&key);
 	return error;
 }
 

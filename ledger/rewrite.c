@@ -90,6 +90,9 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 	int error;
 
 	seg_writer_init(&w, dst);
+	/* history: fewer, larger segments, compressed harder (segment.c) */
+	w.target = SEG_REWRITE_EVENTS;
+	w.level = SEG_REWRITE_LEVEL;
 	if ((error = store_txn_begin(&txn, dst, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, dst, txn)) < 0)
@@ -329,6 +332,37 @@ static int open_source(rewrite *rw, const char *path, size_t map_max)
 	return 0;
 }
 
+/*
+ * The copy was written in several transactions (the dictionaries, chunks of
+ * events, the rest), and LMDB's copy-on-write left free pages behind: its
+ * data file is replaced by LMDB's compacting copy (MDB_CP_COMPACT: the live
+ * pages only, renumbered), written to a new file of mode 0600 and synced,
+ * then renamed over it once the copy's environment is closed.
+ */
+static int compact_file(rewrite *rw, const char *dir)
+{
+	char from[4096], to[4096];
+	int fd, rc;
+
+	snprintf(to, sizeof(to), "%s/data.mdb", dir);
+	snprintf(from, sizeof(from), "%s/data.mdb.compact", dir);
+	if ((fd = open(from, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", from, strerror(errno));
+	rc = mdb_env_copyfd2(rw->dst->env, fd, MDB_CP_COMPACT);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = errno;
+	close(fd);
+	docket_ledger_free(rw->dst);
+	rw->dst = NULL;
+	if (rc == 0 && rename(from, to) < 0)
+		rc = errno;
+	if (rc != 0) {
+		unlink(from);
+		return store_error(rc, "compact the copy");
+	}
+	return 0;
+}
+
 /* Steps 2-4 into `tmp` (created), for an open source. */
 static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max)
 {
@@ -340,10 +374,8 @@ static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max
 	if ((error = docket_ledger_open(&rw->dst, tmp, &o)) < 0 ||
 	    (error = store_reserve(rw->dst, (size_t)(data_size(path) / 2))) < 0 ||
 	    (error = copy_primary(rw, 1)) < 0 || (error = copy_log(rw)) < 0 ||
-	    (error = copy_primary(rw, 0)) < 0)
+	    (error = copy_primary(rw, 0)) < 0 || (error = compact_file(rw, tmp)) < 0)
 		return error;
-	docket_ledger_free(rw->dst);
-	rw->dst = NULL;
 	rw->rep->bytes_after = data_size(tmp);
 	docket_crash_point("rewrite.before_swap");
 	if ((error = swap_dirs(path, tmp)) < 0)

@@ -23,6 +23,11 @@
  * stored, the others are recomputed from the previous segment's. A bulk
  * segment (SEG_SMALL payload bytes or more) is compressed at level 1, a
  * small one (a serve commit) with the ledger's dictionary when it has one.
+ * `docket compact` and `migrate` write history: segments of
+ * SEG_REWRITE_EVENTS events at SEG_REWRITE_LEVEL (issue 12: the events of
+ * bench_format2's compacted small commits took 94 overflow pages so, 117 at
+ * 1,024 events and level 1, 107 at 4,096 and level 1; at 4,096 level 3
+ * gave 110, level 6 100, level 12 94).
  */
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +96,7 @@ int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, 
 
 int seg_full(const seg_writer *w)
 {
-	return w->count >= SEG_TARGET_EVENTS || w->body.len >= SEG_TARGET_BYTES;
+	return w->count >= (w->target ? w->target : SEG_TARGET_EVENTS) || w->body.len >= SEG_TARGET_BYTES;
 }
 
 /* One entry of a segment index at *p (kind, LEB128 length), bounds-checked
@@ -199,7 +204,7 @@ static int seg_encode(seg_writer *w, MDB_txn *txn)
 	p = (uint8_t *)w->out.ptr;
 	bulk = w->body.len >= SEG_SMALL;
 	n = codec_compress(w->l, txn, p + head, bound, (const uint8_t *)w->body.ptr, w->body.len,
-			   !bulk, bulk ? SEG_LEVEL_BULK : SEG_LEVEL_SMALL, &dict_id);
+			   !bulk, bulk ? (w->level ? w->level : SEG_LEVEL_BULK) : SEG_LEVEL_SMALL, &dict_id);
 	if (n < 0)
 		return n;
 	p[0] = SEG_VERSION;
@@ -354,30 +359,52 @@ static void drop_mapped(const MDB_val *v)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-void ledger_map_release(docket_ledger *l)
+/* Find the read-only shared mappings of the ledger's data file (by device
+ * and inode) in /proc/self/maps: LMDB does not say where its map is
+ * (mdb_env_info's address is that of a fixed map only). */
+static void map_ranges_read(docket_ledger *l)
 {
 	char line[4096 + 256];
 	struct stat st;
 	FILE *maps;
 	int fd;
 
-	/* LMDB does not say where its map is (mdb_env_info's address is that
-	 * of a fixed map only): find the read-only shared mappings of this
-	 * ledger's data file by device and inode */
-	if (!l || !l->env || mdb_env_get_fd(l->env, &fd) != 0 || fstat(fd, &st) != 0 ||
-	    !(maps = fopen("/proc/self/maps", "re")))
+	l->map_ranges_size = 0;
+	l->map_nranges = 0;
+	if (mdb_env_get_fd(l->env, &fd) != 0 || fstat(fd, &st) != 0 || !(maps = fopen("/proc/self/maps", "re")))
 		return;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long lo, hi, ino;
 		unsigned maj, min;
 		char perms[5];
 
-		if (sscanf(line, "%lx-%lx %4s %*s %x:%x %lu", &lo, &hi, perms, &maj, &min, &ino) == 6 &&
-		    ino == (unsigned long)st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev) &&
-		    perms[1] == '-' && perms[3] == 's' && hi > lo)
-			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		if (sscanf(line, "%lx-%lx %4s %*s %x:%x %lu", &lo, &hi, perms, &maj, &min, &ino) != 6 ||
+		    ino != (unsigned long)st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev) ||
+		    perms[1] != '-' || perms[3] != 's' || hi <= lo)
+			continue;
+		if (l->map_nranges == LEDGER_MAP_RANGES) {
+			l->map_nranges = 0;   /* more than expected: not kept */
+			break;
+		}
+		l->map_ranges[l->map_nranges][0] = lo;
+		l->map_ranges[l->map_nranges][1] = hi;
+		l->map_nranges++;
 	}
 	fclose(maps);
+	if (l->map_nranges)
+		l->map_ranges_size = l->map_size;
+}
+
+void ledger_map_release(docket_ledger *l)
+{
+	if (!l || !l->env)
+		return;
+	/* read once per map: re-reading /proc/self/maps on every release was
+	 * a few percent of verify */
+	if (!l->map_ranges_size || l->map_ranges_size != l->map_size)
+		map_ranges_read(l);
+	for (size_t i = 0; i < l->map_nranges; i++)
+		madvise((void *)l->map_ranges[i][0], l->map_ranges[i][1] - l->map_ranges[i][0], MADV_DONTNEED);
 }
 
 /* Position on the segment holding `seq`: 0 and its key and value, and the

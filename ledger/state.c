@@ -131,6 +131,22 @@ static const char *verdict_str(int v)
 
 /* ---- handlers, one per event type ---- */
 
+/*
+ * Whether the event is a re-send of the stored event `seq`: 1, 0 when it
+ * differs. The digest is taken only here, when an earlier event with the
+ * same id exists: a rebuild (verify, reindex) then never re-packs and hashes
+ * an event that has no twin.
+ */
+static int stored_resend(apply_ctx *c, uint64_t seq)
+{
+	uint8_t digest[LEDGER_HASH_LEN];
+	int error;
+
+	if ((error = state_event_digest(digest, c->st, c->ev)) < 0)
+		return error;
+	return state_stored_matches(c->st, seq, digest);
+}
+
 static int handle_session_opened(apply_ctx *c)
 {
 	state_txn *st = c->st;
@@ -141,15 +157,16 @@ static int handle_session_opened(apply_ctx *c)
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
 	if (error == 0) {
-		if ((error = state_event_digest(digest, st, c->ev)) < 0)
+		/* a re-send is checked against the stored event (issue 12: the
+		 * session record keeps no digest of it) */
+		if ((error = state_event_digest(digest, st, c->ev)) < 0 ||
+		    (error = state_stored_matches(st, st->sess.opened_seq, digest)) < 0)
 			return error;
-		if (memcmp(digest, st->sess.opened_digest, LEDGER_HASH_LEN) == 0)
+		if (error)
 			return mark_duplicate(c, st->sess.opened_seq);
 		return refuse(c, DOCKET_ECONFLICT, 8, "session was already opened at seq %llu with other content",
 			      (unsigned long long)st->sess.opened_seq);
 	}
-	if ((error = state_event_digest(st->sess.opened_digest, st, c->ev)) < 0)
-		return error;
 	st->sess.opened_seq = c->seq;
 	state_str_copy(st->sess.runtime, sizeof(st->sess.runtime), b->runtime);
 	state_str_copy(st->sess.parent, sizeof(st->sess.parent), b->parent);
@@ -213,7 +230,7 @@ static int handle_policy_revised(apply_ctx *c)
 	st->sess.policy_revision = b->revision;
 	st->sess.policy_format = b->format;
 	memcpy(st->sess.policy_hash, hash, sizeof(hash));
-	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json)) < 0)
+	if ((error = policy_doc_never_asks(docket_policy_format_name(b->format), b->policy_json, hash)) < 0)
 		return error;
 	st->sess.never_asks = error;
 	st->sess.policy_seq = c->seq;
@@ -225,15 +242,12 @@ static int handle_intent(apply_ctx *c)
 {
 	state_txn *st = c->st;
 	Docket__V1__ToolIntent *b = c->ev->tool_intent;
-	uint8_t digest[LEDGER_HASH_LEN];
 	int error = state_inv_load(st, c->ev->session, c->ev->invocation);
 
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
-	if ((error = state_event_digest(digest, st, c->ev)) < 0)
-		return error;
 	if (st->inv.intent_seq) {
-		if ((error = state_stored_matches(st, st->inv.intent_seq, digest)) < 0)
+		if ((error = stored_resend(c, st->inv.intent_seq)) < 0)
 			return error;
 		if (error)
 			return mark_duplicate(c, st->inv.intent_seq);
@@ -298,14 +312,11 @@ static int handle_approval_requested(apply_ctx *c)
 {
 	inv_state *inv = &c->st->inv;
 	const char *req = c->ev->approval_requested->request;
-	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = state_event_digest(digest, c->st, c->ev)) < 0)
-		return error;
 	if ((inv->phase == PH(AWAITING_APPROVAL) && strcmp(inv->open_request, req) == 0) ||
 	    (inv->request_seq && strcmp(inv->last_request, req) == 0)) {
-		if ((error = state_stored_matches(c->st, inv->request_seq, digest)) < 0)
+		if ((error = stored_resend(c, inv->request_seq)) < 0)
 			return error;
 		if (error)
 			return mark_duplicate(c, inv->request_seq);
@@ -374,14 +385,11 @@ static int handle_approval_settled(apply_ctx *c)
 {
 	inv_state *inv = &c->st->inv;
 	Docket__V1__ApprovalSettled *b = c->ev->approval_settled;
-	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = state_event_digest(digest, c->st, c->ev)) < 0)
-		return error;
 	if (inv->phase != PH(AWAITING_APPROVAL) || strcmp(inv->open_request, b->request) != 0) {
 		if (inv->last_result && strcmp(inv->last_request, b->request) == 0) {
-			if ((error = state_stored_matches(c->st, inv->settle_seq, digest)) < 0)
+			if ((error = stored_resend(c, inv->settle_seq)) < 0)
 				return error;
 			if (error)
 				return mark_duplicate(c, inv->settle_seq);
@@ -528,13 +536,10 @@ static int handle_completed(apply_ctx *c)
 	state_txn *st = c->st;
 	inv_state *inv = &st->inv;
 	int status = c->ev->tool_completed->status;
-	uint8_t digest[LEDGER_HASH_LEN];
 	int error;
 
-	if ((error = state_event_digest(digest, st, c->ev)) < 0)
-		return error;
 	if (inv->phase == PH(COMPLETED)) {
-		if ((error = state_stored_matches(st, inv->outcome_seq, digest)) < 0)
+		if ((error = stored_resend(c, inv->outcome_seq)) < 0)
 			return error;
 		if (error)
 			return mark_duplicate(c, inv->outcome_seq);

@@ -74,6 +74,7 @@ struct state_txn {
 	sess_state sess;
 	docket_buf inv_key;
 	int inv_loaded, inv_dirty;
+	int inv_in_table;         /* its record is in `invocations`, not the session's recent list */
 	inv_state inv;
 	overlay ov;               /* records the caches wrote back, not yet put */
 	state_mark *mark;         /* state_checkpoint() */

@@ -7,6 +7,7 @@
  * head, epoch, clock and byte counters. The transitions and their numbered
  * invariants are in state.c.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "state_internal.h"
@@ -66,7 +67,6 @@ void state_str_copy(char *out, size_t cap, const char *in)
  *              each, when one of them does not fit its 3 bits]
  *   dispatch_seq - intent_seq (0: none), outcome_seq - intent_seq (0: none)
  *   dispatch_epoch
- *   tool       length, bytes
  *   [INV_APPROVAL: requests, request_seq - intent_seq (0: none),
  *              settle_seq - intent_seq (0: none), request_revision,
  *              last_request (length, bytes)]
@@ -76,7 +76,9 @@ void state_str_copy(char *out, size_t cap, const char *in)
  *   [INV_OPEN: open_request (length, bytes); without it the last request
  *              while awaiting approval, else empty]
  *
- * 14 bytes for a completed call without approval (was ~40 of protobuf).
+ * The tool is not stored (projection version 6): it is the intent event's
+ * (the pending listing reads it there, ledger/read.c). 7 bytes for a
+ * completed call without approval (was ~40 of protobuf).
  */
 #define INV_APPROVAL (1u << 0)
 #define INV_REFUSED (1u << 16)
@@ -179,7 +181,6 @@ int inv_state_encode(docket_buf *out, const inv_state *s)
 	    (error = rec_delta(&w, s->intent_seq, s->outcome_seq, 0)) < 0)
 		return error;
 	rec_varint(&w, s->dispatch_epoch);
-	rec_string(&w, s->tool);
 	if (approval) {
 		rec_varint(&w, s->requests);
 		if ((error = rec_delta(&w, s->intent_seq, s->request_seq, 0)) < 0 ||
@@ -293,7 +294,6 @@ static int inv_record_decode(inv_state *out, const void *data, size_t len)
 	out->dispatch_seq = rec_get_seq(&r, out->intent_seq, 0);
 	out->outcome_seq = rec_get_seq(&r, out->intent_seq, 0);
 	out->dispatch_epoch = rec_get(&r);
-	rec_get_string(&r, out->tool, sizeof(out->tool));
 	if (mode & INV_APPROVAL) {
 		out->requests = rec_get32(&r);
 		out->request_seq = rec_get_seq(&r, out->intent_seq, 0);
@@ -349,6 +349,100 @@ int inv_state_decode(inv_state *out, const char *session, const char *invocation
 												  : out->attempts);
 }
 
+/*
+ * Recent invocations (issue 12, projection version 6). A session record
+ * carries the records of the session's latest SESS_RECENT invocations, in
+ * the order they began: per entry the invocation id and its compact record
+ * (inv_state_encode), each after its LEB128 length. Serve commits touch
+ * every busy session's record anyway; with the records of live calls in
+ * them, a commit no longer writes one `invocations` leaf per session.
+ *
+ * When an invocation begins and the list is full, every entry moves to
+ * `invocations` (one sorted run under the session's ordinal: one leaf per
+ * SESS_RECENT calls of a session) and the list restarts with it. Whether a
+ * record is in the list or in the table then depends only on the order in
+ * which the session's invocations began, never on where commits fall, so a
+ * rebuild (reindex, verify) writes the same tables.
+ */
+typedef struct recent_entry {
+	const uint8_t *id, *rec;
+	size_t ilen, rlen;
+	size_t off, end;        /* the entry's bytes in the list */
+} recent_entry;
+
+/* The entry at `off` of a list of `len` bytes: 1, 0 at the end, <0 damaged. */
+static int recent_next(const uint8_t *list, size_t len, size_t off, recent_entry *e)
+{
+	rec_reader r = { list + off, list + len, 0 };
+
+	if (off >= len)
+		return 0;
+	e->off = off;
+	e->ilen = (size_t)rec_get(&r);
+	if (r.bad || e->ilen == 0 || e->ilen > STATE_ID_MAX || e->ilen > (size_t)(r.end - r.p))
+		return docket_error_set(DOCKET_ECORRUPT, "session record: bad recent invocation list");
+	e->id = r.p;
+	r.p += e->ilen;
+	e->rlen = (size_t)rec_get(&r);
+	if (r.bad || e->rlen == 0 || e->rlen > (size_t)(r.end - r.p))
+		return docket_error_set(DOCKET_ECORRUPT, "session record: bad recent invocation list");
+	e->rec = r.p;
+	e->end = (size_t)(r.p + e->rlen - list);
+	return 1;
+}
+
+/* Take a stored list into `out`, checking its structure. */
+static int recent_adopt(sess_state *out, const uint8_t *list, size_t len)
+{
+	recent_entry e;
+	size_t off = 0;
+	int rc;
+
+	out->recent_len = 0;
+	out->recent_n = 0;
+	if (len > sizeof(out->recent))
+		return docket_error_set(DOCKET_ECORRUPT, "session record: recent invocation list too long");
+	while ((rc = recent_next(list, len, off, &e)) > 0) {
+		off = e.end;
+		if (++out->recent_n > SESS_RECENT)
+			return docket_error_set(DOCKET_ECORRUPT, "session record: too many recent invocations");
+	}
+	if (rc < 0)
+		return rc;
+	if (len)
+		memcpy(out->recent, list, len);
+	out->recent_len = len;
+	return 0;
+}
+
+/* The entry of `id` in the session's list: 1 found, 0 not, <0 damaged. */
+static int recent_find(const sess_state *s, const char *id, size_t ilen, recent_entry *e)
+{
+	size_t off = 0;
+	int rc;
+
+	while ((rc = recent_next(s->recent, s->recent_len, off, e)) > 0) {
+		if (e->ilen == ilen && memcmp(e->id, id, ilen) == 0)
+			return 1;
+		off = e->end;
+	}
+	return rc;
+}
+
+/* Write the entry (id, rec) at `at` of `out` (capacity checked by callers). */
+static size_t recent_entry_put(uint8_t *at, const char *id, size_t ilen, const void *rec, size_t rlen)
+{
+	rec_writer w = { at };
+
+	rec_varint(&w, ilen);
+	memcpy(w.p, id, ilen);
+	w.p += ilen;
+	rec_varint(&w, rlen);
+	memcpy(w.p, rec, rlen);
+	w.p += rlen;
+	return (size_t)(w.p - at);
+}
+
 static int sess_state_encode(docket_buf *out, const sess_state *s)
 {
 	Docket__V1__SessionState m = DOCKET__V1__SESSION_STATE__INIT;
@@ -367,11 +461,12 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 	m.first_time = (char *)s->first_time;
 	m.last_time = (char *)s->last_time;
 	m.runtime = (char *)s->runtime;
-	digest_field(&m.opened_digest, s->opened_digest);
 	m.parent = (char *)s->parent;
 	m.grants = s->grants;
 	m.policy_seq = s->policy_seq;
 	m.last_seq = s->last_seq;
+	m.recent.data = s->recent_len ? (uint8_t *)s->recent : NULL;
+	m.recent.len = s->recent_len;
 	n = docket__v1__session_state__get_packed_size(&m);
 	docket_buf_clear(out);
 	if ((error = docket_buf_reserve(out, n)) < 0)
@@ -383,11 +478,12 @@ static int sess_state_encode(docket_buf *out, const sess_state *s)
 int sess_state_decode(sess_state *out, const void *data, size_t len)
 {
 	Docket__V1__SessionState *m;
+	int error;
 
 	docket_alloc_take_failure();
 	m = docket__v1__session_state__unpack(&docket_pb_allocator, len, data);
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, offsetof(sess_state, recent));
 	if (!m)
 		return unpack_error("session record");
 	out->opened_seq = m->opened_seq;
@@ -402,13 +498,18 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 	state_str_copy(out->first_time, sizeof(out->first_time), m->first_time);
 	state_str_copy(out->last_time, sizeof(out->last_time), m->last_time);
 	state_str_copy(out->runtime, sizeof(out->runtime), m->runtime);
-	digest_copy(out->opened_digest, &m->opened_digest);
 	state_str_copy(out->parent, sizeof(out->parent), m->parent);
 	out->grants = m->grants;
 	out->policy_seq = m->policy_seq;
 	out->last_seq = m->last_seq;
+	error = recent_adopt(out, m->recent.data, m->recent.len);
 	docket__v1__session_state__free_unpacked(m, &docket_pb_allocator);
-	return 0;
+	return error;
+}
+
+void sess_state_copy(sess_state *dst, const sess_state *src)
+{
+	memcpy(dst, src, offsetof(sess_state, recent) + src->recent_len);
 }
 
 const char *inv_pending_state(const inv_state *inv)
@@ -458,11 +559,6 @@ int event_pack(docket_buf *out, const docket_event *ev)
 	return 0;
 }
 
-int event_unpack(docket_event **out, const uint8_t *data, size_t len)
-{
-	return event_unpack_in(out, &docket_pb_allocator, data, len);
-}
-
 int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len)
 {
 	docket_alloc_take_failure();
@@ -475,6 +571,11 @@ int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t
 		return docket_error_set(DOCKET_ECORRUPT, "event has no body");
 	}
 	return 0;
+}
+
+int event_unpack(docket_event **out, const uint8_t *data, size_t len)
+{
+	return event_unpack_in(out, &docket_pb_allocator, data, len);
 }
 
 int state_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
@@ -611,6 +712,8 @@ void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn)
 
 /* ---- cache: session and invocation records ---- */
 
+static int inv_flush(state_txn *st);
+
 static int sess_flush(state_txn *st)
 {
 	int error;
@@ -635,13 +738,16 @@ int state_sess_load(state_txn *st, const char *session)
 
 	if (st->sess_loaded && strcmp(st->sess_id, session) == 0)
 		return st->sess.opened_seq ? 0 : DOCKET_ENOTFOUND;
-	if ((error = sess_flush(st)) < 0)
+	/* the cached invocation is one of the cached session's: its record
+	 * goes into that session's record first */
+	if ((error = inv_flush(st)) < 0 || (error = sess_flush(st)) < 0)
 		return error;
+	st->inv_loaded = 0;
 	if (len == 0 || len > STATE_ID_MAX)
 		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
 	memcpy(st->sess_id, session, len + 1);
 	st->sess_loaded = 1;
-	memset(&st->sess, 0, sizeof(st->sess));
+	memset(&st->sess, 0, offsetof(sess_state, recent));
 	k.mv_data = (void *)session;
 	k.mv_size = len;
 	rc = overlay_get(&st->ov, st->l->dbi.sessions, k.mv_data, k.mv_size, &v) ? 0
@@ -651,21 +757,6 @@ int state_sess_load(state_txn *st, const char *session)
 	if (rc != 0)
 		return store_error(rc, "read session");
 	return sess_state_decode(&st->sess, v.mv_data, v.mv_size);
-}
-
-static int inv_flush(state_txn *st)
-{
-	int error;
-
-	if (!st->inv_dirty)
-		return 0;
-	if ((error = inv_state_encode(&st->scratch, &st->inv)) < 0)
-		return error;
-	if ((error = overlay_put(&st->ov, st->l->dbi.invocations, st->inv_key.ptr, st->inv_key.len,
-				 st->scratch.ptr, st->scratch.len)) < 0)
-		return error;
-	st->inv_dirty = 0;
-	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
 }
 
 /*
@@ -710,26 +801,6 @@ static int inv_key_build(docket_buf *out, uint64_t opened_seq, const char *invoc
 		: docket_buf_put(out, invocation, ilen);
 }
 
-int state_inv_key(docket_buf *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation)
-{
-	MDB_val k = { strlen(session), (void *)session }, v;
-	sess_state s;
-	int rc, error;
-
-	if (k.mv_size == 0 || k.mv_size > STATE_ID_MAX)
-		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
-	rc = mdb_get(txn, l->dbi.sessions, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return DOCKET_ENOTFOUND;
-	if (rc != 0)
-		return store_error(rc, "read session");
-	if ((error = sess_state_decode(&s, v.mv_data, v.mv_size)) < 0)
-		return error;
-	if (!s.opened_seq)
-		return docket_error_set(DOCKET_ECORRUPT, "session \"%s\" has no opening seq", session);
-	return inv_key_build(out, s.opened_seq, invocation);
-}
-
 /* The invocation id of the cached record (its key past the ordinal). */
 static const char *inv_key_id(const state_txn *st, size_t *len)
 {
@@ -739,14 +810,134 @@ static const char *inv_key_id(const state_txn *st, size_t *len)
 	return st->inv_key.ptr + n;
 }
 
+/* Move every recent invocation of the cached session to `invocations`. */
+static int recent_evict(state_txn *st)
+{
+	uint8_t key[9 + STATE_ID_MAX];
+	size_t olen = ordinal_put(key, st->sess.opened_seq), off = 0;
+	recent_entry e;
+	int rc, error;
+
+	while ((rc = recent_next(st->sess.recent, st->sess.recent_len, off, &e)) > 0) {
+		memcpy(key + olen, e.id, e.ilen);
+		if ((error = overlay_put(&st->ov, st->l->dbi.invocations, key, olen + e.ilen, e.rec, e.rlen)) < 0)
+			return error;
+		off = e.end;
+	}
+	if (rc < 0)
+		return rc;
+	st->sess.recent_len = 0;
+	st->sess.recent_n = 0;
+	st->sess_dirty = 1;
+	return 0;
+}
+
+/* Put the cached invocation's record (encoded in st->scratch) into its
+ * session's recent list: in place of its entry, or as a new one (the list
+ * moved to the table first when it is full). */
+static int recent_put(state_txn *st)
+{
+	sess_state *s = &st->sess;
+	size_t ilen, at, old_len = 0;
+	const char *id = inv_key_id(st, &ilen);
+	uint8_t entry[SESS_RECENT_ENTRY];
+	size_t elen;
+	recent_entry e;
+	int found, error;
+
+	if (st->scratch.len > SESS_RECENT_ENTRY - 4 - ilen)
+		return docket_error_set(DOCKET_EINVALID, "invocation record too large");
+	if ((found = recent_find(s, id, ilen, &e)) < 0)
+		return found;
+	if (!found && s->recent_n == SESS_RECENT && (error = recent_evict(st)) < 0)
+		return error;
+	elen = recent_entry_put(entry, id, ilen, st->scratch.ptr, st->scratch.len);
+	at = found ? e.off : s->recent_len;
+	if (found)
+		old_len = e.end - e.off;
+	if (s->recent_len - old_len + elen > sizeof(s->recent))
+		return docket_error_set(DOCKET_EINVALID, "recent invocations of session \"%s\" too large", st->sess_id);
+	memmove(s->recent + at + elen, s->recent + at + old_len, s->recent_len - at - old_len);
+	memcpy(s->recent + at, entry, elen);
+	s->recent_len = s->recent_len - old_len + elen;
+	if (!found)
+		s->recent_n++;
+	st->sess_dirty = 1;
+	return 0;
+}
+
+static int inv_flush(state_txn *st)
+{
+	int error;
+
+	if (!st->inv_dirty)
+		return 0;
+	if ((error = inv_state_encode(&st->scratch, &st->inv)) < 0)
+		return error;
+	error = st->inv_in_table
+		? overlay_put(&st->ov, st->l->dbi.invocations, st->inv_key.ptr, st->inv_key.len, st->scratch.ptr,
+			      st->scratch.len)
+		: recent_put(st);
+	if (error < 0)
+		return error;
+	st->inv_dirty = 0;
+	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
+}
+
+int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation)
+{
+	MDB_val k = { strlen(session), (void *)session }, v;
+	size_t ilen = strlen(invocation), olen;
+	uint8_t key[9 + STATE_ID_MAX];
+	recent_entry e;
+	sess_state *s;
+	int rc, error;
+
+	memset(out, 0, sizeof(*out));
+	if (k.mv_size == 0 || k.mv_size > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
+	if (ilen == 0 || ilen > STATE_ID_MAX)
+		return docket_error_set(DOCKET_EINVALID, "invocation id must be 1..%d bytes", STATE_ID_MAX);
+	rc = mdb_get(txn, l->dbi.sessions, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return DOCKET_ENOTFOUND;
+	if (rc != 0)
+		return store_error(rc, "read session");
+	if (!(s = docket_malloc(sizeof(*s))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = sess_state_decode(s, v.mv_data, v.mv_size)) < 0)
+		goto done;
+	if (!s->opened_seq) {
+		error = docket_error_set(DOCKET_ECORRUPT, "session \"%s\" has no opening seq", session);
+		goto done;
+	}
+	if ((error = recent_find(s, invocation, ilen, &e)) != 0) {
+		if (error > 0)
+			error = inv_state_decode(out, session, invocation, e.rec, e.rlen);
+		goto done;
+	}
+	olen = ordinal_put(key, s->opened_seq);
+	memcpy(key + olen, invocation, ilen);
+	k.mv_data = key;
+	k.mv_size = olen + ilen;
+	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
+	error = rc == MDB_NOTFOUND ? DOCKET_ENOTFOUND
+		: rc != 0 ? store_error(rc, "read invocation")
+		: inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
+done:
+	docket_free(s);
+	return error;
+}
+
 /* Callers load the event's session first (state.c: invariant 8 before any
  * invocation event), so st->sess is `session`'s record. */
 int state_inv_load(state_txn *st, const char *session, const char *invocation)
 {
 	size_t slen = strlen(session), ilen = strlen(invocation), clen;
 	uint8_t ord[9];
+	recent_entry e;
 	MDB_val k, v;
-	int rc, error;
+	int rc, found, error;
 
 	if (slen + 1 + ilen > 511)
 		return docket_error_set(DOCKET_EINVALID,
@@ -765,7 +956,10 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 		return error;
 	}
 	st->inv_loaded = 1;
+	st->inv_in_table = 0;
 	memset(&st->inv, 0, sizeof(st->inv));
+	if ((found = recent_find(&st->sess, invocation, ilen, &e)) != 0)
+		return found < 0 ? found : inv_state_decode(&st->inv, session, invocation, e.rec, e.rlen);
 	k.mv_data = st->inv_key.ptr;
 	k.mv_size = st->inv_key.len;
 	rc = overlay_get(&st->ov, st->l->dbi.invocations, k.mv_data, k.mv_size, &v) ? 0
@@ -774,6 +968,7 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 		return DOCKET_ENOTFOUND;
 	if (rc != 0)
 		return store_error(rc, "read invocation");
+	st->inv_in_table = 1;
 	return inv_state_decode(&st->inv, session, invocation, v.mv_data, v.mv_size);
 }
 
@@ -868,7 +1063,8 @@ int state_txn_finish(state_txn *st)
 {
 	int error;
 
-	if ((error = sess_flush(st)) < 0 || (error = inv_flush(st)) < 0 ||
+	/* the invocation first: its record may go into the session's */
+	if ((error = inv_flush(st)) < 0 || (error = sess_flush(st)) < 0 ||
 	    (error = overlay_write(&st->ov, st->txn)) < 0)
 		return error;
 	if (st->head_seq != st->start_seq) {

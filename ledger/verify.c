@@ -8,10 +8,15 @@
  *  - reindex: drops every projection and rebuilds it in place, in one write
  *    transaction (all or nothing).
  *  - verify: rebuilds the projections into a scratch ledger in a temporary
- *    directory (the real one is only read), then compares every projection
- *    and the chain head record by record. It proves the chain is unbroken,
- *    every frame decodes, the history obeys every invariant, and the
- *    projections say what the events say.
+ *    directory (the real one is only read), checking the stored Merkle tree
+ *    in the same pass (merkle_check_*: each segment is decompressed once),
+ *    then compares every projection and the chain head record by record,
+ *    then the rest of the tree. It proves the chain is unbroken, every
+ *    frame decodes, the history obeys every invariant, the projections say
+ *    what the events say, and the tree is the tree of the events. The
+ *    scratch ledger commits without fsync (it is thrown away) and events
+ *    are decoded into a protobuf-c arena (docket_arena), which starts over
+ *    once each event is freed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +28,12 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-#define VERIFY_CHUNK 4096
 #define VERIFY_COMPARE_RELEASE 4096  /* records compared between two ledger_map_release */
+#define VERIFY_ARENA ((size_t)64 << 10)  /* one event decoded; a bigger one spills to the heap */
+
+/* Events rebuilt per scratch transaction (tests make it small to cross
+ * chunk boundaries on small ledgers). */
+uint64_t ledger_verify_chunk = 16384;
 
 /* The scratch ledger's first map; it grows (doubling) as the rebuild needs. */
 size_t ledger_verify_scratch_map = (size_t)4 << 20;
@@ -49,46 +58,68 @@ static int is_verdict(int error)
 	}
 }
 
-int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind)
+/* state_apply_stored(), decoding into allocator `a` (the event is freed
+ * through it before this returns: state_apply keeps no pointer into it). */
+static int apply_stored(state_txn *st, ProtobufCAllocator *a, uint64_t seq, const uint8_t *p, size_t len,
+			unsigned *kind)
 {
 	docket_event *ev = NULL;
 	uint64_t out_seq;
 	int dup, error;
 
-	if ((error = event_unpack(&ev, p, len)) == 0 &&
+	if ((error = event_unpack_in(&ev, a, p, len)) == 0 &&
 	    (error = state_apply(st, ev, STATE_REBUILD, seq, &out_seq, &dup, NULL)) == 0 && dup)
 		error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
 	if (error == 0 && kind)
 		*kind = (unsigned)ev->body_case;
-	docket_event_free(ev);
+	if (ev)
+		docket__v1__event__free_unpacked(ev, a);
 	return error;
 }
 
+int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind)
+{
+	return apply_stored(st, &docket_pb_allocator, seq, p, len, kind);
+}
+
 /*
- * Apply stored events [from, to] of `src` (read through `r`) to `st`.
- * On a bad event returns its error with *bad_seq set to its seq.
+ * Apply stored events [from, to] of `src` (read through `r`) to `st`, and
+ * (verify) to the Merkle check `mc`. On a bad event returns its error with
+ * *bad_seq set to its seq; an error reading the stored tree leaves it 0.
  */
-static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, uint64_t *bad_seq)
+static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, merkle_check *mc,
+			 uint64_t *bad_seq)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
-	int error = 0;
+	docket_arena arena;
+	ProtobufCAllocator pb;
+	int error;
 
 	*bad_seq = 0;
 	memcpy(hash, state_head_hash(st), LEDGER_HASH_LEN);
+	/* each event is decoded into the arena and dropped before the next:
+	 * no malloc and free per field */
+	if ((error = docket_arena_init(&arena, VERIFY_ARENA)) < 0)
+		return error;
+	docket_arena_pb(&pb, &arena);
 	for (uint64_t seq = from; seq <= to; seq++) {
 		const uint8_t *p;
 		size_t len;
 
 		if ((error = reader_check(r, seq, hash, &p, &len)) == 0)
-			error = state_apply_stored(st, seq, p, len, NULL);
+			error = apply_stored(st, &pb, seq, p, len, NULL);
 		if (error < 0) {
 			*bad_seq = seq;
 			docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 			break;
 		}
+		/* a tree that cannot be read is no verdict on the event */
+		if (mc && (error = merkle_check_leaf(mc, p, len)) < 0)
+			break;
 		state_set_head(st, seq, hash);
 		state_count_bytes(st, len, seq == r->first ? r->stored : 0);
 	}
+	docket_arena_dispose(&arena);
 	return error;
 }
 
@@ -113,7 +144,7 @@ static int reindex_txn(docket_ledger *l)
 	if ((error = reader_last_seq(&r, &head)) < 0 ||
 	    (error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
-	    (error = rebuild_range(st, &r, 1, head, &bad)) < 0 ||
+	    (error = rebuild_range(st, &r, 1, head, NULL, &bad)) < 0 ||
 	    (error = state_txn_finish(st)) < 0 || (error = merkle_rebuild(l, txn)) < 0 ||
 	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
@@ -144,9 +175,10 @@ int docket_ledger_reindex(docket_ledger *l)
 
 /* ---- verify ---- */
 
-/* Rebuild events (scratch head, to] of `l` into the scratch ledger. */
-static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, uint64_t to,
-			docket_verify_report *rep)
+/* Rebuild events (scratch head, to] of `l` into the scratch ledger, and
+ * check the Merkle tree over them. */
+static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
+			uint64_t to, docket_verify_report *rep)
 {
 	MDB_txn *src = NULL, *dst = NULL;
 	state_txn *st = NULL;
@@ -156,15 +188,17 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 	if ((error = store_txn_begin(&src, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_set_txn(r, src);
+	merkle_check_txn(mc, src);
+	merkle_check_mark(mc);
 	if ((error = store_txn_begin(&dst, scratch, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, scratch, dst)) < 0)
 		goto cleanup;
 	state_set_source(st, l, src);
 	uint64_t from = state_head_seq(st) + 1;
-	if (to - from + 1 > VERIFY_CHUNK)
-		to = from + VERIFY_CHUNK - 1;
-	if ((error = rebuild_range(st, r, from, to, &bad)) < 0) {
+	if (to - from + 1 > ledger_verify_chunk)
+		to = from + ledger_verify_chunk - 1;
+	if ((error = rebuild_range(st, r, from, to, mc, &bad)) < 0) {
 		if (bad && is_verdict(error)) {
 			rep->first_bad_seq = bad;
 			rep->events_checked = bad - 1;
@@ -188,6 +222,10 @@ cleanup:
 	state_txn_free(st);
 	if (dst)
 		store_txn_abort(scratch, dst);
+	/* a chunk not committed is redone (or verify ends): its leaves go too */
+	if (error != 0)
+		merkle_check_rollback(mc);
+	merkle_check_txn(mc, NULL);
 	store_txn_abort(l, src);
 	return error;
 }
@@ -310,7 +348,8 @@ static int scratch_error(const char *dir, int error)
 	return error;
 }
 
-static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, docket_verify_report *rep)
+static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
+		      docket_verify_report *rep)
 {
 	for (;;) {
 		MDB_txn *src = NULL;
@@ -335,13 +374,13 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r
 			head = last;
 		if (rep->events_checked >= head) {
 			if ((error = verify_compare(scratch, l, src, rep)) == 0)
-				error = merkle_verify(l, src, rep);
+				error = merkle_check_finish(mc, src, rep);
 			store_txn_abort(l, src);
 			return error;
 		}
 		store_txn_abort(l, src);
 		while (rep->events_checked < head) {
-			error = verify_chunk(scratch, l, r, head, rep);
+			error = verify_chunk(scratch, l, r, mc, head, rep);
 			/* the scratch map is full: grow it and redo the chunk */
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
@@ -357,6 +396,7 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 {
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *scratch = NULL;
+	merkle_check *mc = NULL;
 	ledger_reader r;
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
@@ -371,12 +411,16 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	opts.map_size_max = ledger_verify_scratch_max;
 	if ((error = docket_ledger_open(&scratch, dir, &opts)) < 0)
 		scratch_error(dir, error);
-	else {
+	/* the scratch copy is thrown away: its commits need not be durable */
+	else if ((error = mdb_env_set_flags(scratch->env, MDB_NOSYNC, 1)) != 0)
+		error = scratch_error(dir, store_error(error, "scratch ledger"));
+	else if ((error = merkle_check_new(&mc, l)) == 0) {
 		reader_init(&r, l, NULL);
 		r.scan = 1;
-		error = verify_run(scratch, l, &r, rep);
+		error = verify_run(scratch, l, &r, mc, rep);
 		reader_dispose(&r);
 	}
+	merkle_check_free(mc);
 	docket_ledger_free(scratch);
 	store_remove_tree(dir);
 	if (error < 0)

@@ -79,22 +79,12 @@ int scan_event_in(docket_event **out, ledger_reader *cur, ledger_reader *r, MDB_
 int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session,
 		    const char *invocation, docket_buf *scratch)
 {
-	MDB_val k, v;
-	int rc, error;
+	int error = state_inv_get(out, l, txn, session, invocation);
 
-	if ((error = state_inv_key(scratch, l, txn, session, invocation)) < 0)
-		return error == DOCKET_ENOTFOUND
-			? docket_error_set(DOCKET_ECORRUPT, "no invocation record for \"%s\" in session \"%s\"",
-					   invocation, session) : error;
-	k.mv_data = scratch->ptr;
-	k.mv_size = scratch->len;
-	rc = mdb_get(txn, l->dbi.invocations, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return docket_error_set(DOCKET_ECORRUPT, "no invocation record for \"%s\" in session \"%s\"",
-					invocation, session);
-	if (rc != 0)
-		return store_error(rc, "read invocation");
-	return inv_state_decode(out, session, invocation, v.mv_data, v.mv_size);
+	(void)scratch;
+	return error == DOCKET_ENOTFOUND
+		? docket_error_set(DOCKET_ECORRUPT, "no invocation record for \"%s\" in session \"%s\"",
+				   invocation, session) : error;
 }
 
 typedef struct scan_state {

@@ -14,7 +14,7 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config meson ninja-build python3
 	liblmdb-dev libprotobuf-c-dev protobuf-c-compiler libzstd-dev
-	libgit2-dev libjansson-dev libfyaml-dev libssl-dev
+	libgit2-dev libjansson-dev libsimdjson-dev libfyaml-dev libssl-dev
 	libcmocka-dev libsqlite3-dev libpq-dev
 	lmdb-utils zstd git jq man-db
 	postgresql

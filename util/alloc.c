@@ -299,3 +299,4 @@ static void pb_free(void *data, void *ptr)
 }
 
 ProtobufCAllocator docket_pb_allocator = { pb_alloc, pb_free, NULL };
+

@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "jv.h"
 
 int docket_json_load(json_t **out, const char *text, size_t len, size_t flags, json_error_t *jerr)
 {
@@ -48,15 +49,5 @@ int docket_json_dump(docket_buf *out, const json_t *value)
 
 const char *docket_json_type_name(const json_t *value)
 {
-	switch (json_typeof(value)) {
-	case JSON_OBJECT: return "object";
-	case JSON_ARRAY: return "array";
-	case JSON_STRING: return "string";
-	case JSON_INTEGER: return "integer";
-	case JSON_REAL: return "number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "boolean";
-	case JSON_NULL: return "null";
-	}
-	return "unknown";
+	return docket_jv_type_name(docket_jv_jansson.type(docket_jv_of_json(value)));
 }

@@ -13,7 +13,8 @@
  *             SQLite inserting the same lines (WAL, synchronous=FULL, one
  *             transaction, prepared INSERT of (seq, line)) in this process.
  *             Rounds alternate the order; a figure is total events over
- *             total time.
+ *             total time. With --before OLD, OLD's `docket record` of the
+ *             same file runs in the same rounds (before/after, one run).
  *   bytes     every file of that ledger against the JSON lines;
  *   small     the first K events (default 24,000) appended through the C
  *             API in commits of 4 events (what `serve` commits under load):
@@ -40,6 +41,7 @@
 #endif
 
 #include "bench_util.h"
+#include "gen_format2.h"
 #include "docket/ledger.h"
 #include "util/buf.h"
 
@@ -47,6 +49,7 @@ extern char **environ;
 
 typedef struct options {
 	const char *docket;
+	const char *before;  /* --before DOCKET: that binary's record too, same rounds */
 	const char *dir;
 	size_t calls, sessions, small;
 	unsigned rounds;
@@ -62,68 +65,13 @@ typedef struct stream {
 
 /* ---- the stream ---- */
 
-static int put_line(stream *s, const char *fmt, ...) DOCKET_PRINTF(2, 3);
-
-static int put_line(stream *s, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp) - 1)
-		return -1;
-	tmp[n++] = '\n';
-	s->events++;
-	return docket_buf_put(&s->text, tmp, (size_t)n);
-}
-
-static const char *const commands[] = {
-	"\"git\",\"status\",\"--short\"", "\"npm\",\"test\"", "\"ls\",\"-la\",\"src\"",
-	"\"git\",\"diff\",\"--stat\"", "\"cargo\",\"build\"", "\"rg\",\"-n\",\"TODO\",\"src\"",
-	"\"cat\",\"README.md\"", "\"make\",\"-j2\"",
-};
-
-static int gen_call(stream *s, size_t i, size_t sessions)
-{
-	unsigned sess = (unsigned)(i % sessions), k = (unsigned)((i * 2654435761u) >> 7) % 8;
-	int ask = i % 5 == 3, rc = 0;
-	char id[64];
-
-	snprintf(id, sizeof(id), "\"session\":\"sess-%04u\",\"invocation\":\"call_%07zu\"", sess, i);
-	rc |= put_line(s, "{\"type\":\"tool.intent\",%s,\"tool\":\"shell\",\"args\":{\"command\":[%s]},"
-		       "\"recovery\":\"idempotent\",\"decision\":{\"verdict\":\"%s\",\"source\":\"policy\"}}",
-		       id, commands[k], ask ? "approval_required" : "allowed");
-	if (ask) {
-		rc |= put_line(s, "{\"type\":\"approval.requested\",%s,\"request\":\"r%zu\",\"reviewer\":\"user\"}",
-			       id, i);
-		rc |= put_line(s, "{\"type\":\"approval.settled\",%s,\"request\":\"r%zu\",\"result\":\"approved\","
-			       "\"actor\":\"user:dev\"}", id, i);
-	}
-	rc |= put_line(s, "{\"type\":\"tool.dispatched\",%s}", id);
-	rc |= put_line(s, "{\"type\":\"tool.completed\",%s,\"status\":\"ok\",\"exit_code\":0,"
-		       "\"duration_ms\":%zu}", id, 3 + i % 400);
-	return rc;
-}
-
 static int stream_build(stream *s, const options *o)
 {
 	size_t pos = 0, n = 0;
-	int rc;
 
 	memset(s, 0, sizeof(*s));
-	rc = put_line(s, "{\"type\":\"runtime.started\",\"runtime\":\"docket-bench/1\"}");
-	for (size_t i = 0; i < o->sessions && rc == 0; i++)
-		rc = put_line(s, "{\"type\":\"session.opened\",\"session\":\"sess-%04zu\",\"runtime\":\"codex/0.171.0\","
-			      "\"platform\":\"linux\",\"cwd\":\"/home/dev/src/project-%zu\"}", i, i % 17);
-	for (size_t i = 0; i < o->calls && rc == 0; i++)
-		rc = gen_call(s, i, o->sessions);
-	for (size_t i = 0; i < o->sessions && rc == 0; i++)
-		rc = put_line(s, "{\"type\":\"session.closed\",\"session\":\"sess-%04zu\"}", i);
-	if (rc != 0 || !(s->line = calloc(s->events, sizeof(*s->line))) ||
-	    !(s->len = calloc(s->events, sizeof(*s->len))))
+	if (gen_format2(&s->text, o->calls, o->sessions, &s->events) < 0 ||
+	    !(s->line = calloc(s->events, sizeof(*s->line))) || !(s->len = calloc(s->events, sizeof(*s->len))))
 		return -1;
 	while (pos < s->text.len) {
 		const char *p = s->text.ptr + pos, *nl = memchr(p, '\n', s->text.len - pos);
@@ -214,12 +162,13 @@ static int count_events(const char *dir, uint64_t *events, uint8_t head[32])
 	return error;
 }
 
-static int run_record(const options *o, const stream *s, const char *file, run *res, uint64_t *bytes)
+static int run_record(const options *o, const char *docket, const stream *s, const char *file, run *res,
+		      uint64_t *bytes)
 {
 	char *dir = bench_tempdir(o->dir, "docket-f2-rec-XXXXXX");
 	char *led = dir ? bench_path_join(dir, "ledger") : NULL;
-	char *init[] = { (char *)o->docket, (char *)"-L", led, (char *)"init", NULL };
-	char *rec[] = { (char *)o->docket, (char *)"-L", led, (char *)"record", (char *)file, NULL };
+	char *init[] = { (char *)docket, (char *)"-L", led, (char *)"init", NULL };
+	char *rec[] = { (char *)docket, (char *)"-L", led, (char *)"record", (char *)file, NULL };
 	run scratch = { 0, 0 };
 	uint64_t events = 0;
 	uint8_t head[32];
@@ -363,6 +312,8 @@ static int parse_args(options *o, int argc, char **argv)
 			o->rounds = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--dir"))
 			o->dir = argv[++i];
+		else if (!strcmp(argv[i], "--before"))
+			o->before = argv[++i];
 		else
 			return -1;
 	}
@@ -378,16 +329,16 @@ int main(int argc, char **argv)
 {
 	options o;
 	stream s;
-	run rec = { 0, 0 }, sql = { 0, 0 };
-	uint64_t rec_bytes = 0, small_before = 0, small_after = 0, small_json = 0;
+	run rec = { 0, 0 }, sql = { 0, 0 }, before = { 0, 0 };
+	uint64_t before_bytes = 0, rec_bytes = 0, small_before = 0, small_after = 0, small_json = 0;
 	char *dir, *file;
 	double rec_rate, sql_rate;
 	json_t *out;
 
 	bench_init("bench_format2");
 	if (parse_args(&o, argc, argv) < 0) {
-		fprintf(stderr, "usage: bench_format2 DOCKET [--calls N] [--small N] [--rounds R] [--dir DIR] "
-			"[--quick] [--keep]\n");
+		fprintf(stderr, "usage: bench_format2 DOCKET [--before DOCKET] [--calls N] [--small N] [--rounds R] "
+			"[--dir DIR] [--quick] [--keep]\n");
 		return 2;
 	}
 	if (stream_build(&s, &o) < 0 || !(dir = bench_tempdir(o.dir, "docket-f2-XXXXXX")) ||
@@ -404,7 +355,11 @@ int main(int argc, char **argv)
 		if (sql_first)
 			run_sqlite(&o, &s, &sql);
 #endif
-		run_record(&o, &s, file, &rec, &rec_bytes);
+		if (o.before && !sql_first)
+			run_record(&o, o.before, &s, file, &before, &before_bytes);
+		run_record(&o, o.docket, &s, file, &rec, &rec_bytes);
+		if (o.before && sql_first)
+			run_record(&o, o.before, &s, file, &before, &before_bytes);
 #if DOCKET_BENCH_SQLITE
 		if (!sql_first)
 			run_sqlite(&o, &s, &sql);
@@ -418,6 +373,11 @@ int main(int argc, char **argv)
 	printf("%-44s %12s %10s\n", "", "events/s", "ratio");
 	printf("%-44s %12.0f %10.2f   (peak RSS %ld MiB)\n", "docket record (CLI, one transaction)", rec_rate,
 	       sql_rate > 0 ? rec_rate / sql_rate : 0, rec.maxrss_kb / 1024);
+	if (o.before)
+		printf("%-44s %12.0f %10.2f   (peak RSS %ld MiB; %s)\n", "docket record, --before binary",
+		       before.seconds > 0 ? (double)s.events * o.rounds / before.seconds : 0,
+		       sql_rate > 0 && before.seconds > 0 ? (double)s.events * o.rounds / before.seconds / sql_rate : 0,
+		       before.maxrss_kb / 1024, o.before);
 	printf("%-44s %12.0f %10.2f\n", "SQLite WAL FULL, one transaction", sql_rate, 1.0);
 	printf("%-44s %12s %10s\n", "bytes on disk", "bytes", "/ JSON");
 	printf("%-44s %12llu %10.3f\n", "after record (data.mdb + lock.mdb)", (unsigned long long)rec_bytes,

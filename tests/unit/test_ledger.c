@@ -422,6 +422,44 @@ static void test_inv2_never_asks_every_format(void **state)
 	assert_true(verify_ok(f));
 }
 
+/*
+ * The never-asks answer is remembered per (format, document digest): the same
+ * text under another format is decided again (Codex's approval_policy means
+ * nothing to Claude Code), and a repeat of the document is decided alike.
+ */
+static void test_inv2_never_asks_remembered(void **state)
+{
+	fixture *f = *state;
+	static const struct { const char *session, *format, *policy; int never; } cases[] = {
+		{ "s1", "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "s2", "claude", "{\"approval_policy\":\"never\"}", 0 },
+		{ "s3", "codex", "{\"approval_policy\":\"never\"}", 1 },
+		{ "s4", "codex", "{\"approval_policy\":\"on-request\"}", 0 },
+		{ "s5", "claude", "{\"approval_policy\":\"never\"}", 0 },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *sess = cases[i].session;
+
+		snprintf(buf, sizeof(buf), "{\"type\":\"session.opened\",\"session\":\"%s\",\"runtime\":\"t/1\"}", sess);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"policy.revised\",\"session\":\"%s\",\"revision\":1,"
+			 "\"format\":\"%s\",\"policy\":%s}", sess, cases[i].format, cases[i].policy);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"tool.intent\",\"session\":\"%s\",\"invocation\":\"c\","
+			 "\"tool\":\"shell\",\"decision\":{\"verdict\":\"approval_required\"}}", sess);
+		ok(f, buf);
+		snprintf(buf, sizeof(buf), "{\"type\":\"approval.requested\",\"session\":\"%s\",\"invocation\":\"c\","
+			 "\"request\":\"r\"}", sess);
+		if (cases[i].never)
+			refused(f, buf, DOCKET_ETRANSITION, 2);
+		else
+			ok(f, buf);
+	}
+	assert_true(verify_ok(f));
+}
+
 /* A refusing settlement is final (DESIGN §3): no new request, no dispatch. */
 static void test_inv3_refusal_is_final(void **state)
 {
@@ -676,6 +714,7 @@ typedef struct pending_seen {
 	int n;
 	char states[16][32];
 	char invs[16][32];
+	char tools[16][32];
 } pending_seen;
 
 static int collect_pending(void *ctx, const docket_pending_info *p)
@@ -685,6 +724,7 @@ static int collect_pending(void *ctx, const docket_pending_info *p)
 	if (s->n < 16) {
 		snprintf(s->states[s->n], sizeof(s->states[0]), "%s", p->state);
 		snprintf(s->invs[s->n], sizeof(s->invs[0]), "%s", p->invocation);
+		snprintf(s->tools[s->n], sizeof(s->tools[0]), "%s", p->tool ? p->tool : "");
 		s->n++;
 	}
 	return 0;
@@ -724,6 +764,11 @@ static void test_pending_states(void **state)
 	seen.n = 0;
 	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
 	assert_int_equal(seen.n, 7);
+	/* the tool comes from each call's own intent (the record does not keep it) */
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(seen.tools[i], "shell");
+	assert_string_equal(seen.invs[6], "x");
+	assert_string_equal(seen.tools[6], "t");
 }
 
 /* ---- batches: all or nothing ---- */
@@ -1035,6 +1080,23 @@ static void fill_session(fixture *f, int calls)
 	}
 }
 
+/* verify's report, the same at any chunk size (the rebuild's chunks, the
+ * tree walk resuming across them, the redo of a chunk). */
+static void verify_chunked(fixture *f, docket_verify_report *rep)
+{
+	uint64_t saved = ledger_verify_chunk;
+	docket_verify_report small;
+
+	assert_int_equal(docket_ledger_verify(f->l, rep), 0);
+	ledger_verify_chunk = 4;
+	assert_int_equal(docket_ledger_verify(f->l, &small), 0);
+	ledger_verify_chunk = saved;
+	assert_int_equal(small.ok, rep->ok);
+	assert_int_equal(small.first_bad_seq, rep->first_bad_seq);
+	assert_int_equal(small.events_checked, rep->events_checked);
+	assert_string_equal(small.problem, rep->problem);
+}
+
 static void test_verify_finds_flipped_byte(void **state)
 {
 	fixture *f = *state;
@@ -1048,7 +1110,7 @@ static void test_verify_finds_flipped_byte(void **state)
 	/* a byte of the body of event 17 */
 	flip_frame_byte(f->dir, 17, -1);
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
 	assert_int_equal(rep.first_bad_seq, 17);
 	assert_non_null(strstr(rep.problem, "seq 17"));
@@ -1062,7 +1124,7 @@ static void test_verify_finds_flipped_byte(void **state)
 	/* a byte of the chain hash stored in the header of event 5 */
 	flip_frame_byte(f->dir, 5, 20);
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
 	assert_int_equal(rep.first_bad_seq, 5);
 }
@@ -1126,6 +1188,36 @@ static uint64_t touch_table(MDB_txn *txn, MDB_dbi dbi, size_t *bytes)
 	return sum;
 }
 
+/* Whether `p` lies in the mappings ledger_map_release keeps for `l`. */
+static int in_kept_map(const docket_ledger *l, const void *p)
+{
+	for (size_t i = 0; i < l->map_nranges; i++)
+		if ((uintptr_t)p >= l->map_ranges[i][0] && (uintptr_t)p < l->map_ranges[i][1])
+			return 1;
+	return 0;
+}
+
+/* ledger_map_release keeps where the map is, and reads it again after the
+ * map is remapped (grown): what it releases is always the map itself. */
+static void map_release_follows_remap(fixture *f)
+{
+	MDB_txn *txn = NULL;
+	MDB_val k = { 8, "head_seq" }, v;
+
+	for (int round = 0; round < 2; round++) {
+		ledger_map_release(f->l);
+		assert_int_equal(f->l->map_ranges_size, f->l->map_size);
+		assert_true(f->l->map_nranges >= 1);
+		assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+		assert_int_equal(mdb_get(txn, f->l->dbi.meta, &k, &v), 0);
+		assert_true(in_kept_map(f->l, v.mv_data));
+		assert_true(in_kept_map(f->l, (const char *)v.mv_data + v.mv_size - 1));
+		store_txn_abort(f->l, txn);
+		assert_int_equal(store_grow(f->l), 0);
+		assert_int_not_equal(f->l->map_ranges_size, f->l->map_size);
+	}
+}
+
 /* ledger_map_release hands the map's resident pages back (RssFile drops by
  * about what the walk touched) and what the map holds reads the same after. */
 static void test_map_release(void **state)
@@ -1153,6 +1245,7 @@ static void test_map_release(void **state)
 	assert_int_equal(after, before);
 	assert_int_equal(again, bytes);
 	store_txn_abort(f->l, txn);
+	map_release_follows_remap(f);
 	/* a ledger opened without an environment is a no-op, not a crash */
 	ledger_map_release(NULL);
 }
@@ -1175,7 +1268,8 @@ static void test_verify_scratch_grows_never_lies(void **state)
 	assert_true(verify_ok(f));
 	assert_int_equal(head(f), 6001);
 
-	ledger_verify_scratch_max = (size_t)96 << 10;
+	/* no room to grow at all: the rebuild needs more than the first map */
+	ledger_verify_scratch_max = ledger_verify_scratch_map;
 	rc = docket_ledger_verify(f->l, &rep);
 	ledger_verify_scratch_map = saved_map;
 	ledger_verify_scratch_max = saved_max;
@@ -1205,8 +1299,9 @@ static void assert_round_trip(const inv_state *in)
 static void test_inv_record_layout(void **state)
 {
 	/* intent 1234, allowed, completed, idempotent, ok, dispatched at 1235
-	 * (epoch 1), outcome at 1236: varints by hand (docs/file-format.md) */
-	static const uint8_t want[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	 * (epoch 1), outcome at 1236: varints by hand (docs/file-format.md);
+	 * the tool is not stored (the intent event has it) */
+	static const uint8_t want[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01 };
 	docket_buf b = DOCKET_BUF_INIT;
 	inv_state s;
 
@@ -1222,11 +1317,11 @@ static void test_inv_record_layout(void **state)
 	s.last_seq = 1236;
 	s.attempts = 1;
 	s.dispatch_epoch = 1;
+	assert_round_trip(&s);
 	memcpy(s.tool, "shell", 6);
 	assert_int_equal(inv_state_encode(&b, &s), 0);
 	assert_int_equal(b.len, sizeof(want));
 	assert_memory_equal(b.ptr, want, sizeof(want));
-	assert_round_trip(&s);
 
 	/* awaiting approval: the open request is the last one, not stored twice */
 	memset(&s, 0, sizeof(s));
@@ -1266,7 +1361,11 @@ static void test_inv_record_layout(void **state)
 
 static void test_inv_record_refuses_bad_bytes(void **state)
 {
-	static const uint8_t good[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' };
+	static const uint8_t good[] = { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01 };
+	/* with an approval: requests 1, no request or settle seq, revision 0,
+	 * then the last request's id (a string) */
+	static const uint8_t good_approval[] = { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00,
+						 0x00, 0x02, 'r', '1' };
 	const struct {
 		const char *what;
 		uint8_t bytes[24];
@@ -1274,23 +1373,46 @@ static void test_inv_record_refuses_bad_bytes(void **state)
 	} bad[] = {
 		{ "empty", { 0 }, 0 },
 		{ "truncated", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02 }, 6 },
-		{ "trailing byte", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l', 0 }, 14 },
-		{ "no intent", { 0x00, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x05, 's', 'h', 'e', 'l', 'l' }, 12 },
-		{ "unknown mode bit", { 0xd2, 0x09, 0x80, 0x80, 0x80, 0x02, 0x01, 0x02, 0x01, 0x00 }, 10 },
-		{ "wide and packed enums", { 0xd2, 0x09, 0x82, 0x80, 0x10, 1, 1, 1, 1, 1, 0x01, 0x02, 0x01, 0x00 }, 14 },
-		{ "string past the end", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x09, 's', 'h' }, 10 },
-		{ "NUL in a string", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0x02, 's', 0 }, 10 },
+		{ "trailing byte", { 0xd2, 0x09, 0xc2, 0x0a, 0x01, 0x02, 0x01, 0 }, 8 },
+		{ "no intent", { 0x00, 0xc2, 0x0a, 0x01, 0x02, 0x01 }, 6 },
+		{ "unknown mode bit", { 0xd2, 0x09, 0x80, 0x80, 0x80, 0x02, 0x01, 0x02, 0x01 }, 9 },
+		{ "wide and packed enums", { 0xd2, 0x09, 0x82, 0x80, 0x10, 1, 1, 1, 1, 1, 0x01, 0x02, 0x01 }, 13 },
+		{ "string past the end", { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x09,
+					   'r', '1' }, 14 },
+		{ "NUL in a string", { 0xd2, 0x09, 0xc3, 0x0a, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x02, 'r', 0 },
+		  14 },
 		{ "varint past 64 bits", { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x02 }, 11 },
 		{ "delta past 2^64", { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x05, 0x00,
-				       0x00, 0x00 }, 15 },
+				       0x00 }, 14 },
 	};
 	inv_state s;
 
 	(void)state;
 	assert_int_equal(inv_state_decode(&s, "s", "i", good, sizeof(good)), 0);
+	assert_int_equal(inv_state_decode(&s, "s", "i", good_approval, sizeof(good_approval)), 0);
+	assert_string_equal(s.last_request, "r1");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (inv_state_decode(&s, "s", "i", bad[i].bytes, bad[i].len) != DOCKET_ECORRUPT)
 			fail_msg("%s: decoded", bad[i].what);
+}
+
+/* Rewrite a session record without its recent invocations (the layout
+ * before projection version 6). */
+static void strip_recent(MDB_txn *txn, docket_ledger *l, const char *session)
+{
+	MDB_val k = { strlen(session), (void *)session }, v;
+	Docket__V1__SessionState *m;
+	uint8_t buf[4096];
+
+	assert_int_equal(mdb_get(txn, l->dbi.sessions, &k, &v), 0);
+	assert_non_null(m = docket__v1__session_state__unpack(NULL, v.mv_size, v.mv_data));
+	assert_true(m->recent.len > 0);
+	m->recent.len = 0;
+	assert_true(docket__v1__session_state__get_packed_size(m) <= sizeof(buf));
+	v.mv_size = docket__v1__session_state__pack(m, buf);
+	v.mv_data = buf;
+	docket__v1__session_state__free_unpacked(m, NULL);
+	assert_int_equal(mdb_put(txn, l->dbi.sessions, &k, &v, 0), 0);
 }
 
 /* Projections of the layout before version 4 (protobuf records under a
@@ -1316,6 +1438,7 @@ static void test_old_projections_rebuilt(void **state)
 	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
 	assert_int_equal(mdb_drop(txn, f->l->dbi.invocations, 0), 0);
 	assert_int_equal(mdb_drop(txn, f->l->dbi.session_events, 0), 0);
+	strip_recent(txn, f->l, "s1");
 	assert_int_equal(mdb_put(txn, f->l->dbi.invocations, &k, &v, 0), 0);
 	assert_int_equal(mdb_put(txn, f->l->dbi.session_events, &sk, &sv, 0), 0);
 	assert_int_equal(store_meta_put_u64(txn, f->l, "projection_version", 3), 0);
@@ -1335,7 +1458,7 @@ static void test_old_projections_rebuilt(void **state)
 	assert_int_equal(inv.intent_seq, 2);
 	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
 	assert_int_equal(mdb_stat(txn, f->l->dbi.invocations, &ms), 0);
-	assert_int_equal(ms.ms_entries, 1); /* the old key is gone */
+	assert_int_equal(ms.ms_entries, 0); /* the old key is gone: the record is in the session's */
 	assert_int_equal(mdb_get(txn, f->l->dbi.invocations, &k, &v), MDB_NOTFOUND);
 	store_txn_abort(f->l, txn);
 	assert_true(verify_ok(f));
@@ -1687,9 +1810,10 @@ static void test_verify_finds_bad_projection_and_reindex_repairs(void **state)
 	mdb_env_close(env);
 
 	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
-	assert_int_equal(docket_ledger_verify(f->l, &rep), 0);
+	verify_chunked(f, &rep);
 	assert_false(rep.ok);
-	assert_non_null(strstr(rep.problem, "sessions"));
+	assert_string_equal(rep.problem, "projection 'sessions' does not match the events (first difference at "
+					 "key \"s1\"); run `docket reindex` to rebuild it");
 	assert_int_equal(docket_ledger_reindex(f->l), 0);
 	assert_true(verify_ok(f));
 	pending_seen seen = { 0 };
@@ -1828,6 +1952,127 @@ static void test_group_commit_rolls_back_refused_group(void **state)
 	assert_string_equal(seen.invs[0], "x");
 	batch_free(&b);
 	assert_true(verify_ok(f));
+}
+
+static size_t table_entries(fixture *f, MDB_dbi dbi)
+{
+	MDB_txn *txn = NULL;
+	MDB_stat ms;
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_stat(txn, dbi, &ms), 0);
+	store_txn_abort(f->l, txn);
+	return ms.ms_entries;
+}
+
+static uint64_t call(fixture *f, const char *inv, int complete)
+{
+	char buf[512];
+	uint64_t seq;
+
+	snprintf(buf, sizeof(buf), EV("tool.intent", "%s", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"}"), inv);
+	seq = ok(f, buf);
+	snprintf(buf, sizeof(buf), EV("tool.dispatched", "%s", ""), inv);
+	ok(f, buf);
+	snprintf(buf, sizeof(buf), EV("tool.completed", "%s", ",\"status\":\"ok\""), inv);
+	if (complete)
+		ok(f, buf);
+	return seq;
+}
+
+/*
+ * A session record holds its SESS_RECENT latest invocation records; the
+ * next invocation moves them all to `invocations`. Every record reads back
+ * from either place, a refused group's move is taken back, and a rebuild
+ * (verify) writes the same tables though its commits fall elsewhere.
+ */
+static void test_recent_invocations(void **state)
+{
+	fixture *f = *state;
+	char id[16];
+	uint64_t intent_seq[SESS_RECENT + 1];
+	batch b = { 0 };
+	pending_seen seen = { 0 };
+	sess_state ss;
+	inv_state inv;
+
+	open_session(f, "s1");
+	for (int i = 0; i < SESS_RECENT; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		intent_seq[i] = call(f, id, 1);
+	}
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), 0);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, SESS_RECENT);
+	intent_seq[SESS_RECENT] = call(f, "c8", 0);
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), SESS_RECENT);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, 1);
+	for (int i = 0; i <= SESS_RECENT; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		assert_int_equal(ledger_invocation_get(f->l, "s1", id, &inv), 0);
+		assert_int_equal(inv.intent_seq, intent_seq[i]);
+		assert_int_equal(inv.phase, i < SESS_RECENT ? DOCKET__V1__PHASE__PHASE_COMPLETED
+							    : DOCKET__V1__PHASE__PHASE_DISPATCHED);
+	}
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c9", &inv), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "c8");
+
+	/* fill the list again, then a refused group whose intent moved it */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "d1", ",\"tool\":\"t\""), EV("tool.intent", "d2", ",\"tool\":\"t\""),
+					     EV("tool.intent", "d3", ",\"tool\":\"t\""), EV("tool.intent", "d4", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "d5", ",\"tool\":\"t\""), EV("tool.intent", "d6", ",\"tool\":\"t\""),
+					     EV("tool.intent", "d7", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "e1", ",\"tool\":\"t\""),
+					     EV("tool.completed", "e1", ",\"status\":\"ok\""), NULL }); /* invariant 9 */
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "c8", ",\"status\":\"ok\""), NULL });
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, 0);
+	assert_int_equal(b.g[2].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[3].error, 0);
+	batch_free(&b);
+	assert_int_equal(table_entries(f, f->l->dbi.invocations), SESS_RECENT);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.recent_n, SESS_RECENT);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "e1", &inv), DOCKET_ENOTFOUND);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c8", &inv), 0);
+	assert_int_equal(inv.phase, DOCKET__V1__PHASE__PHASE_COMPLETED);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "d7", &inv), 0);
+	assert_true(verify_ok(f));
+}
+
+/* A recent list that does not parse is damage, not an absent record. */
+static void test_recent_invocations_damaged(void **state)
+{
+	fixture *f = *state;
+	static const uint8_t bad[][4] = { { 3, 'a', 'b', 0 }, { 1, 'a', 9, 1 }, { 0, 1, 1, 0 } };
+	MDB_val k = { 2, (void *)"s1" }, v;
+	Docket__V1__SessionState *m;
+	ProtobufCBinaryData saved;
+	uint8_t buf[4096];
+	MDB_txn *txn = NULL;
+	inv_state inv;
+
+	open_session(f, "s1");
+	call(f, "c0", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+		assert_int_equal(mdb_get(txn, f->l->dbi.sessions, &k, &v), 0);
+		assert_non_null(m = docket__v1__session_state__unpack(NULL, v.mv_size, v.mv_data));
+		saved = m->recent;
+		m->recent.data = (uint8_t *)bad[i];
+		m->recent.len = sizeof(bad[i]);
+		v.mv_size = docket__v1__session_state__pack(m, buf);
+		v.mv_data = buf;
+		m->recent = saved;
+		docket__v1__session_state__free_unpacked(m, NULL);
+		assert_int_equal(mdb_put(txn, f->l->dbi.sessions, &k, &v, 0), 0);
+		assert_int_equal(store_txn_commit(f->l, txn), 0);
+		assert_int_equal(ledger_invocation_get(f->l, "s1", "c0", &inv), DOCKET_ECORRUPT);
+	}
 }
 
 static void test_readonly_open(void **state)
@@ -2051,6 +2296,85 @@ static void test_alloc_failures_append(void **state)
 	print_message("append survived %d injected allocation failures\n", failures);
 }
 
+/*
+ * verify out of memory (the protobuf-c arena, the Merkle check, the scratch
+ * ledger): it fails to run with DOCKET_ENOMEM, and never reports an honest
+ * ledger as FAILED.
+ */
+static void test_verify_out_of_memory_never_lies(void **state)
+{
+	fixture *f = *state;
+	int failures = 0;
+
+	fill_session(f, 3);
+	for (long n = 0;; n += 1 + n / 8) {
+		docket_verify_report rep;
+		int rc;
+
+		docket_alloc_fail_after(n);
+		rc = docket_ledger_verify(f->l, &rep);
+		docket_alloc_fail_reset();
+		if (rc == 0) {
+			if (!rep.ok)
+				fail_msg("allocation %ld failing made verify report: %s", n, rep.problem);
+			if (docket_alloc_failures() == 0)
+				break;
+			continue;
+		}
+		assert_int_equal(rc, DOCKET_ENOMEM);
+		failures++;
+		assert_true(n < 100000);
+	}
+	assert_true(failures > 5);
+	assert_true(verify_ok(f));
+}
+
+/* The arena verify decodes into (docket_arena through protobuf-c): an event
+ * bigger than the arena spills to the heap, the arena starts over once every
+ * piece is freed, out of memory is reported as such, garbage as corruption. */
+static void test_pb_arena(void **state)
+{
+	fixture *f = *state;
+	docket_buf packed = DOCKET_BUF_INIT;
+	docket_arena a;
+	ProtobufCAllocator pb;
+	docket_event *ev = NULL, *big = NULL;
+	char *out = docket_malloc(200001), *text = docket_malloc(200200);
+	json_t *j;
+
+	(void)f;
+	memset(out, 'x', 200000);
+	out[200000] = '\0';
+	snprintf(text, 200200, EV("tool.completed", "c1", ",\"status\":\"ok\",\"exit_code\":0,\"output\":\"%s\""), out);
+	j = test_json(text);
+	assert_int_equal(docket_event_from_json(&big, j), 0);
+	json_decref(j);
+	assert_int_equal(event_pack(&packed, big), 0);
+	assert_int_equal(docket_arena_init(&a, (size_t)64 << 10), 0);
+	docket_arena_pb(&pb, &a);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)packed.ptr, packed.len), 0);
+		assert_string_equal(ev->tool_completed->output, out);
+		assert_string_equal(ev->invocation, "c1");
+		assert_true(a.spilled > 0);   /* the 200 KB output did not fit */
+		docket__v1__event__free_unpacked(ev, &pb);
+		assert_int_equal(a.live, 0);
+		assert_int_equal(a.used, 0);  /* started over */
+	}
+	/* out of memory is an error of its own, not corruption */
+	docket_alloc_fail_after(0);
+	assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)packed.ptr, packed.len), DOCKET_ENOMEM);
+	docket_alloc_fail_reset();
+	/* and garbage is corruption */
+	assert_int_equal(event_unpack_in(&ev, &pb, (const uint8_t *)"\xff\xff\xff", 3), DOCKET_ECORRUPT);
+	assert_int_equal(a.live, 0);
+	docket_arena_dispose(&a);
+	docket_event_free(big);
+	docket_buf_dispose(&packed);
+	docket_free(out);
+	docket_free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2068,6 +2392,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv5_one_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv6_revisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv2_never_asks_every_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv2_never_asks_remembered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv3_refusal_is_final, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duplicates_answer_original_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv4_revalidation_in_txn, setup, teardown),
@@ -2084,10 +2409,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_out_of_memory_never_lies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pb_arena, setup, teardown),
 		cmocka_unit_test(test_inv_record_layout),
 		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
 		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_projections_rebuilt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recent_invocations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recent_invocations_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_check_in_long_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),

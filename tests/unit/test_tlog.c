@@ -505,6 +505,89 @@ static void test_verify_tree(void **state)
 	assert_int_equal(after.size, before.size);
 }
 
+/* The problem verify reports, or "" when it passes; the same whatever the
+ * size of the chunks it rebuilds in (its tree walk resumes across them). */
+static void verify_problem(docket_ledger *l, char *out, size_t cap)
+{
+	static const uint64_t chunks[] = { 97, 256, 1 };
+	uint64_t saved = ledger_verify_chunk;
+	docket_verify_report rep;
+
+	assert_int_equal(docket_ledger_verify(l, &rep), 0);
+	snprintf(out, cap, "%s", rep.ok ? "" : rep.problem);
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		ledger_verify_chunk = chunks[i];
+		assert_int_equal(docket_ledger_verify(l, &rep), 0);
+		ledger_verify_chunk = saved;
+		assert_string_equal(rep.ok ? "" : rep.problem, out);
+	}
+}
+
+/* Put (or with `del`, delete) the tree node of `level` ending at event `end`. */
+static void tree_edit(docket_ledger *l, uint64_t end, unsigned level, int del)
+{
+	uint8_t key[9], h[32];
+	MDB_val k = { sizeof(key), key }, v = { sizeof(h), h };
+	MDB_txn *txn;
+
+	docket_be64_put(key, end);
+	key[8] = (uint8_t)level;
+	memset(h, 0x5a, sizeof(h));
+	assert_int_equal(store_txn_begin(&txn, l, 0), 0);
+	assert_int_equal(del ? mdb_del(txn, l->dbi.tree, &k, NULL) : mdb_put(txn, l->dbi.tree, &k, &v, 0), 0);
+	assert_int_equal(store_txn_commit(l, txn), 0);
+}
+
+/*
+ * verify checks the tree in the same pass as the chain, chunk by chunk: a
+ * node changed, missing or added (between two, or past the end) is found
+ * with the same message at every chunk size, and an honest tree passes at
+ * every chunk size.
+ */
+static void test_verify_tree_one_pass(void **state)
+{
+	fixture *f = *state;
+	uint64_t last = f->n & ~(uint64_t)255;   /* the last level-8 node ends here */
+	char problem[sizeof(((docket_verify_report *)0)->problem)], want[160];
+
+	assert_true(last >= 1024);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_string_equal(problem, "");
+	/* the last stored node, in the last chunk */
+	spoil_node(f->l, 5);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_non_null(strstr(problem, "Merkle tree node of level"));
+	assert_non_null(strstr(problem, "does not match the events"));
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	/* a node in the middle goes missing */
+	tree_edit(f->l, 768, 8, 1);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_string_equal(problem, "Merkle tree node of level 8 over events 513..768 does not match the events; "
+				     "run `docket reindex` to rebuild it");
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	/* one added between two: level 8 cannot end at event 700 */
+	tree_edit(f->l, 700, 8, 0);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_string_equal(problem, "Merkle tree node of level 8 over events 513..768 does not match the events; "
+				     "run `docket reindex` to rebuild it");
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	/* one added past the end of the log */
+	tree_edit(f->l, last + 256, 8, 0);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_string_equal(problem, "the Merkle tree holds nodes past the end of the log; "
+				     "run `docket reindex` to rebuild it");
+	/* the last node missing: the end of the table comes first */
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	tree_edit(f->l, last, 8, 1);
+	verify_problem(f->l, problem, sizeof(problem));
+	snprintf(want, sizeof(want), "Merkle tree node of level 8 over events %llu..%llu is missing",
+		 (unsigned long long)(last - 255), (unsigned long long)last);
+	assert_non_null(strstr(problem, want));
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	verify_problem(f->l, problem, sizeof(problem));
+	assert_string_equal(problem, "");
+}
+
 /* A format-2 ledger of the docket before the tree: no `tree` table, no
  * meta record, projection version 3. */
 static void make_old(fixture *f)
@@ -711,6 +794,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ledger_proofs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_origin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_tree_one_pass, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_ledger, setup, teardown),
 	};
 

@@ -1,6 +1,7 @@
-# A large input is parsed on two threads (each half of it): the bad lines are
-# still reported in input order, from both halves, with file:line, and
-# nothing is recorded; a good large input records every event in order.
+# A large input is parsed on two threads (in chunks, while the append runs):
+# the bad lines are still reported in input order, from every chunk, with
+# file:line, and nothing is recorded; a good large input records every event
+# in order.
 docket init >/dev/null
 python3 -c '
 import json

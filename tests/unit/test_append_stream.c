@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_append_stream.c: ledger_append_stream, the append `docket record`
+ * runs while its lines are still being parsed. The wait is asked once per
+ * event, in order, and only for the events the append reaches (the slots
+ * after a failure are NULL here: touching one would crash); a failed wait or
+ * a refused event aborts everything; a replay after MDB_MAP_FULL asks for
+ * nothing twice and still writes every event once.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docket/ledger.h"
+#include "ledger/ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define N 400
+
+typedef struct source {
+	docket_event **events;   /* what the append sees */
+	docket_event **made;     /* what the "parser" made */
+	size_t asked[N];         /* how often each index was waited for */
+	size_t order_errors;     /* waits out of order */
+	size_t next;
+	size_t fail_at;          /* wait fails here (N: never) */
+} source;
+
+static int wait_for(void *ctx, size_t i)
+{
+	source *s = ctx;
+
+	if (i != s->next)
+		s->order_errors++;
+	s->next = i + 1;
+	s->asked[i]++;
+	if (i == s->fail_at)
+		return docket_error_set(DOCKET_EINVALID, "line %zu is no event", i + 1);
+	s->events[i] = s->made[i];
+	return 0;
+}
+
+/* session.opened, then intents with `note_bytes` of args each; `bad`: the
+ * index of a dispatch of an unknown call instead (N: none) */
+static void make_events(docket_event **made, size_t note_bytes, size_t bad)
+{
+	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-";
+	char *note = malloc(note_bytes + 1), line[16384];
+	uint64_t x = 88172645463325252ull;
+
+	assert_non_null(note);
+	note[note_bytes] = '\0';
+	for (size_t i = 0; i < N; i++) {
+		json_t *j;
+
+		for (size_t k = 0; k < note_bytes; k++) { /* xorshift: zstd cannot shrink it much */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			note[k] = alphabet[x & 63];
+		}
+		if (i == 0)
+			snprintf(line, sizeof(line), "{\"type\":\"session.opened\",\"session\":\"s\"}");
+		else if (i == bad)
+			snprintf(line, sizeof(line), "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"nope\"}");
+		else
+			snprintf(line, sizeof(line), "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c%zu\","
+				 "\"tool\":\"shell\",\"args\":{\"note\":\"%s%zu\"}}", i, note, i);
+		j = test_json(line);
+		assert_int_equal(docket_event_from_json(&made[i], j), 0);
+		json_decref(j);
+	}
+	free(note);
+}
+
+static docket_ledger *open_small(char **dir)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+
+	*dir = test_mkdtemp();
+	opts.flags = DOCKET_OPEN_CREATE;
+	opts.map_size = 64 * 1024;   /* far less than the batch: the map grows */
+	assert_int_equal(docket_ledger_open(&l, *dir, &opts), 0);
+	return l;
+}
+
+static uint64_t events_in(docket_ledger *l)
+{
+	docket_ledger_info info;
+
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	return info.events;
+}
+
+static void run(size_t note_bytes, size_t bad, size_t fail_at, int want, size_t reached)
+{
+	docket_event *made[N], *events[N];
+	docket_append_result res[N];
+	source s;
+	char *dir;
+	docket_ledger *l = open_small(&dir);
+
+	memset(&s, 0, sizeof(s));
+	memset(events, 0, sizeof(events));
+	s.events = events;
+	s.made = made;
+	s.fail_at = fail_at;
+	make_events(made, note_bytes, bad);
+	assert_int_equal(ledger_append_stream(l, events, N, res, wait_for, &s), want);
+	assert_int_equal(s.order_errors, 0);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(s.asked[i], i < reached ? 1 : 0);
+	if (want == 0) {
+		docket_verify_report rep;
+
+		assert_int_equal(events_in(l), N);
+		assert_int_equal(res[N - 1].seq, N);
+		assert_int_equal(docket_ledger_verify(l, &rep), 0);
+	} else {
+		assert_int_equal(events_in(l), 0);
+	}
+	for (size_t i = 0; i < N; i++)
+		docket_event_free(made[i]);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+static void test_all_in_order(void **state)
+{
+	(void)state;
+	run(16, N, N, 0, N);
+}
+
+/* 400 events of ~6 KB of incompressible text: more than the map reserved
+ * for 400 events, so the append replays after MDB_MAP_FULL, from events it
+ * already has */
+static void test_replay_after_map_full(void **state)
+{
+	(void)state;
+	run(6000, N, N, 0, N);
+}
+
+static void test_wait_fails(void **state)
+{
+	(void)state;
+	run(16, N, 150, DOCKET_EINVALID, 151);
+	assert_non_null(strstr(docket_error_last()->message, "line 151 is no event"));
+	assert_int_equal(docket_error_last()->event_index, 151);
+}
+
+static void test_refused_event_stops_it(void **state)
+{
+	(void)state;
+	run(16, 200, N, DOCKET_ETRANSITION, 201);
+	assert_int_equal(docket_error_last()->event_index, 201);
+	assert_non_null(strstr(docket_error_last()->message, "invariant 1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_in_order),
+		cmocka_unit_test(test_replay_after_map_full),
+		cmocka_unit_test(test_wait_fails),
+		cmocka_unit_test(test_refused_event_stops_it),
+	};
+
+	docket_alloc_install_json();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
