@@ -7,6 +7,12 @@
  *     -> pseudonyms (docket_pseudonymize_event)
  *     -> the format's sink (jsonl here; ocsf.c, otel.c, csv.c)
  *
+ * When nothing transforms the events and the sink can write an event as
+ * stored (JSONL), the json_t is skipped: the ledger's decoded events
+ * (ledger_read_events) go to sink->stored, which writes each line with
+ * docket_event_write_json into one buffer written out in large blocks. The
+ * bytes are those of the tree path (tests/unit/test_event_emit.c).
+ *
  * Events before --since still pass through the sink with emit = 0, so an
  * outcome after the cut can be mapped with the intent it belongs to.
  */
@@ -14,12 +20,15 @@
 #include <time.h>
 
 #include "checkpoint.h"
+#include "event.h"
 #include "export_internal.h"
+#include "ledger_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
 #define RULES_FILE_MAX ((size_t)1 << 20)
+#define JSONL_BLOCK ((size_t)1 << 17) /* the JSONL buffer is written out past this */
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -139,6 +148,11 @@ int docket_export_format_parse(const char *name)
 
 /* ---- JSONL ------------------------------------------------------------- */
 
+typedef struct jsonl_sink {
+	export_sink base;
+	docket_buf lines; /* stored events written, not yet handed to `out` */
+} jsonl_sink;
+
 static int jsonl_event(export_sink *s, const json_t *ev, int emit)
 {
 	if (!emit)
@@ -147,25 +161,65 @@ static int jsonl_event(export_sink *s, const json_t *ev, int emit)
 	return export_json_line(s->out, ev);
 }
 
+/* Hand the lines from the start of the buffer up to `end` to the stream. */
+static int jsonl_write_out(jsonl_sink *j, size_t end)
+{
+	int failed = end && fwrite(j->lines.ptr, 1, end, j->base.out) != end;
+
+	docket_buf_clear(&j->lines);
+	return failed ? docket_error_set(DOCKET_ESTORAGE, "cannot write the export") : 0;
+}
+
+/* An event before --since is written and taken back: it must fail as the
+ * tree path fails on it. The lines before a failure still go out. */
+static int jsonl_stored(export_sink *s, uint64_t seq, const Docket__V1__Event *ev, const char *hash, int emit)
+{
+	jsonl_sink *j = (jsonl_sink *)s;
+	docket_event_frame frame = { seq, hash };
+	size_t start = j->lines.len;
+	int error;
+
+	if ((error = docket_event_write_json(&j->lines, ev, &frame)) < 0 ||
+	    (error = docket_buf_putc(&j->lines, '\n')) < 0) {
+		int write_error = jsonl_write_out(j, start);
+
+		return write_error < 0 ? write_error : error;
+	}
+	if (!emit) {
+		j->lines.len = start;
+		j->lines.ptr[start] = '\0';
+		return 0;
+	}
+	s->stats->records++;
+	return j->lines.len >= JSONL_BLOCK ? jsonl_write_out(j, j->lines.len) : 0;
+}
+
 static int jsonl_finish(export_sink *s)
 {
-	(void)s;
-	return 0;
+	jsonl_sink *j = (jsonl_sink *)s;
+
+	return jsonl_write_out(j, j->lines.len);
 }
 
 static void jsonl_free(export_sink *s)
 {
+	if (s)
+		docket_buf_dispose(&((jsonl_sink *)s)->lines);
 	docket_free(s);
 }
 
 int sink_jsonl_new(export_sink **out, int64_t since_ms)
 {
+	jsonl_sink *j;
+
 	(void)since_ms;
-	if (!(*out = docket_calloc(1, sizeof(**out))))
+	if (!(j = docket_calloc(1, sizeof(*j))))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	(*out)->event = jsonl_event;
-	(*out)->finish = jsonl_finish;
-	(*out)->free = jsonl_free;
+	j->base.event = jsonl_event;
+	j->base.stored = jsonl_stored;
+	j->base.finish = jsonl_finish;
+	j->base.free = jsonl_free;
+	*out = &j->base;
 	return 0;
 }
 
@@ -182,10 +236,8 @@ typedef struct pipeline {
  * second one with the same id), so counting intents counts the distinct
  * invocations without a set that would grow with the ledger.
  */
-static void count_event(pipeline *p, const json_t *ev)
+static void count_event(pipeline *p, const char *type)
 {
-	const char *type = jstr(ev, "type");
-
 	p->stats->events++;
 	if (strcmp(type, "approval.settled") == 0)
 		p->stats->approvals++;
@@ -228,8 +280,27 @@ static int pipeline_event(void *ctx, uint64_t seq, json_t *ev)
 	if ((error = transform(p, ev)) < 0)
 		return error;
 	if (emit)
-		count_event(p, ev);
+		count_event(p, jstr(ev, "type"));
 	return p->sink->event(p->sink, ev, emit);
+}
+
+/* pipeline_event without the json_t: nothing to transform. */
+static int pipeline_stored(void *ctx, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	pipeline *p = ctx;
+	char hex[2 * LEDGER_HASH_LEN + 1];
+	int64_t ms = -1;
+	int emit = p->opts->since_ms <= 0 ||
+		   (docket_time_to_ms(ev->time, &ms) == 0 && ms >= p->opts->since_ms);
+	int error;
+
+	p->stats->head_seq = seq;
+	docket_hex(hex, hash, LEDGER_HASH_LEN);
+	if ((error = p->sink->stored(p->sink, seq, ev, hex, emit)) < 0)
+		return error;
+	if (emit)
+		count_event(p, docket_event_type(ev));
+	return error;
 }
 
 static int sink_new(export_sink **out, int format, int64_t since_ms)
@@ -251,6 +322,7 @@ static int sink_new(export_sink **out, int format, int64_t since_ms)
 typedef struct ledger_read {
 	docket_ledger *ledger;
 	const docket_export_options *opts;
+	export_sink *sink;
 } ledger_read;
 
 static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
@@ -260,6 +332,8 @@ static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
 
 	ro.session = r->opts->session;
 	ro.since = r->opts->since_seq;
+	if (r->sink->stored && !r->opts->redactor && !r->opts->pseudonymizer)
+		return ledger_read_events(r->ledger, &ro, pipeline_stored, cbctx);
 	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);
 }
 
@@ -284,7 +358,7 @@ int export_run_read(export_read read, void *rctx, const docket_export_options *o
 int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
 	       FILE *out, docket_export_stats *stats)
 {
-	ledger_read r = { ledger, opts };
+	ledger_read r = { ledger, opts, sink };
 	int error;
 
 	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)

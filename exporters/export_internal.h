@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "docket.pb-c.h"
 #include "docket/export.h"
 #include "util/buf.h"
 
@@ -27,6 +28,10 @@ struct export_sink {
 	/* One transformed event. `emit` is 0 for events before --since (they
 	 * still feed state such as the intent of a later outcome). */
 	int (*event)(export_sink *s, const json_t *ev, int emit);
+	/* The same event as stored, for a sink that writes it without a json_t
+	 * (JSONL): used instead of `event` when set and nothing transforms the
+	 * events (no redaction, no pseudonyms) and the ledger is local. */
+	int (*stored)(export_sink *s, uint64_t seq, const Docket__V1__Event *ev, const char *hash, int emit);
 	int (*finish)(export_sink *s);
 	void (*free)(export_sink *s);
 	FILE *out;

@@ -11,6 +11,7 @@
 
 #include "docket.pb-c.h"
 #include "docket/common.h"
+#include "util/buf.h"
 #include "util/json_tape.h"
 
 typedef Docket__V1__Event docket_event;
@@ -46,6 +47,26 @@ int docket_event_from_text(docket_event **out, docket_json_tape *p, const char *
  * enum out of range, invalid UTF-8, stored JSON text that does not parse).
  */
 int docket_event_to_json(json_t **out, const docket_event *ev) DOCKET_MUST_USE;
+
+/* What the ledger adds around a stored event: "seq" first, "hash" (lower-case
+ * hex) last, and "epoch" after "time" even when it is 0. */
+typedef struct docket_event_frame {
+	uint64_t seq;
+	const char *hash;
+} docket_event_frame;
+
+/* docket_event_to_json with the frame (NULL: none), the reader's shape. */
+int docket_event_to_json_framed(json_t **out, const docket_event *ev,
+				const docket_event_frame *frame) DOCKET_MUST_USE;
+
+/*
+ * Append the JSON text of the same object straight to `out`, without a
+ * json_t: byte for byte docket_json_dump of docket_event_to_json_framed,
+ * with the same errors (ledger/event_emit.c says how). On error `out` is left
+ * as it was.
+ */
+int docket_event_write_json(docket_buf *out, const docket_event *ev,
+			    const docket_event_frame *frame) DOCKET_MUST_USE;
 
 void docket_event_free(docket_event *ev);
 

@@ -30,8 +30,9 @@ static int stored_damaged(int error)
 				"damaged; `docket verify` checks it", msg);
 }
 
-/* Decode stored event `seq` (and its chain hash when `hash` is given). */
-static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint64_t seq)
+/* Decode stored event `seq` through `alloc` (and its chain hash when `hash` is given). */
+static int load_event(docket_event **out, ProtobufCAllocator *alloc, uint8_t *hash, ledger_reader *r,
+		      uint64_t seq)
 {
 	const uint8_t *p;
 	size_t len;
@@ -43,59 +44,43 @@ static int load_event(docket_event **out, uint8_t *hash, ledger_reader *r, uint6
 		return error == DOCKET_ENOTFOUND
 			? docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing", (unsigned long long)seq)
 			: error;
-	return stored_damaged(event_unpack(out, p, len));
+	return stored_damaged(event_unpack_in(out, alloc, p, len));
 }
 
 /* The JSON of a stored event: seq first, then the event, epoch, hash. */
 int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
 {
-	json_t *body = NULL, *obj = NULL;
-	const char *key;
-	json_t *value;
 	char hex[2 * LEDGER_HASH_LEN + 1];
-	int error;
+	docket_event_frame frame = { seq, hex };
 
-	*out = NULL;
-	if ((error = docket_event_to_json(&body, ev)) < 0)
-		return stored_damaged(error);
-	if (!(obj = json_object()) || json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0)
-		goto nomem;
-	json_object_foreach(body, key, value) {
-		if (json_object_set(obj, key, value) < 0)
-			goto nomem;
-		if (strcmp(key, "time") == 0 && !json_object_get(body, "epoch") &&
-		    json_object_set_new(obj, "epoch", json_integer((json_int_t)ev->epoch)) < 0)
-			goto nomem;
-	}
 	docket_hex(hex, hash, LEDGER_HASH_LEN);
-	if (json_object_set_new(obj, "hash", json_string(hex)) < 0)
-		goto nomem;
-	json_decref(body);
-	*out = obj;
-	return 0;
-nomem:
-	json_decref(body);
-	json_decref(obj);
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return stored_damaged(docket_event_to_json_framed(out, ev, &frame));
 }
 
-static int emit(ledger_reader *r, uint64_t seq, docket_json_cb cb, void *ctx)
+#define EVENT_ARENA ((size_t)64 << 10) /* an event unpacked; a bigger one spills to the heap */
+
+/* A scan's callback, and the arena each event is unpacked in. */
+typedef struct event_scan {
+	ledger_event_cb cb;
+	void *ctx;
+	docket_arena arena;
+	ProtobufCAllocator pb;
+} event_scan;
+
+static int emit(ledger_reader *r, uint64_t seq, event_scan *es)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
-	json_t *obj = NULL;
 	int error;
 
-	if ((error = load_event(&ev, hash, r, seq)) < 0) {
+	if ((error = load_event(&ev, &es->pb, hash, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = ledger_event_to_json(&obj, seq, ev, hash);
-	docket_event_free(ev);
-	if (error < 0)
-		return error;
-	error = cb(ctx, seq, obj);
-	json_decref(obj);
+	error = es->cb(es->ctx, seq, ev, hash);
+	/* all at once, unless a piece spilled to the heap */
+	if (!docket_arena_reset(&es->arena))
+		docket__v1__event__free_unpacked(ev, &es->pb);
 	return error;
 }
 
@@ -204,7 +189,7 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
  * transaction. Sets *next past the last event seen; *done at the end.
  */
 static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_reader *r, uint64_t *next,
-		      uint64_t *left, int *done, docket_json_cb cb, void *ctx)
+		      uint64_t *left, int *done, event_scan *es)
 {
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
@@ -228,7 +213,7 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 			error = 0;
 			break;
 		}
-		if (error < 0 || (error = emit(r, seq, cb, ctx)) != 0)
+		if (error < 0 || (error = emit(r, seq, es)) != 0)
 			goto cleanup;
 		*next = seq + 1;
 		(*left)--;
@@ -243,10 +228,10 @@ cleanup:
 	return error;
 }
 
-int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
-			    docket_json_cb cb, void *ctx)
+int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx)
 {
 	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
+	event_scan es;
 	ledger_reader r;
 	uint64_t next, left;
 	int done = 0, error = 0;
@@ -255,14 +240,47 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 		opts = &defaults;
 	if (opts->session && (!*opts->session || strlen(opts->session) > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	memset(&es, 0, sizeof(es));
+	es.cb = cb;
+	es.ctx = ctx;
+	if ((error = docket_arena_init(&es.arena, EVENT_ARENA)) < 0)
+		return error;
+	docket_arena_pb(&es.pb, &es.arena);
 	next = opts->since ? opts->since : 1;
 	left = opts->limit ? opts->limit : UINT64_MAX;
 	reader_init(&r, l, NULL);
 	r.scan = 1;
 	while (!done && error == 0)
-		error = scan_chunk(l, opts, &r, &next, &left, &done, cb, ctx);
+		error = scan_chunk(l, opts, &r, &next, &left, &done, &es);
 	reader_dispose(&r);
+	docket_arena_dispose(&es.arena);
 	return error > 0 ? 0 : error;
+}
+
+typedef struct json_read {
+	docket_json_cb cb;
+	void *ctx;
+} json_read;
+
+static int json_event(void *vctx, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	json_read *jr = vctx;
+	json_t *obj = NULL;
+	int error;
+
+	if ((error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
+		return error;
+	error = jr->cb(jr->ctx, seq, obj);
+	json_decref(obj);
+	return error;
+}
+
+int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
+			    docket_json_cb cb, void *ctx)
+{
+	json_read jr = { cb, ctx };
+
+	return ledger_read_events(l, opts, json_event, &jr);
 }
 
 /* ---- sessions ---- */
@@ -376,7 +394,7 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, ledger_reader *r, const 
 			? docket_error_set(DOCKET_ECORRUPT, "pending %s/%s has no record", session, invocation)
 			: error;
 	/* the record does not keep the tool: its intent does */
-	if ((error = load_event(&ev, NULL, r, inv.intent_seq)) < 0)
+	if ((error = load_event(&ev, &docket_pb_allocator, NULL, r, inv.intent_seq)) < 0)
 		return error;
 	if (ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_INTENT) {
 		docket_event_free(ev);
@@ -495,7 +513,7 @@ int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out)
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_init(&r, l, txn);
-	if ((error = load_event(&ev, hash, &r, seq)) == 0)
+	if ((error = load_event(&ev, &docket_pb_allocator, hash, &r, seq)) == 0)
 		error = ledger_event_to_json(out, seq, ev, hash);
 	docket_event_free(ev);
 	reader_dispose(&r);

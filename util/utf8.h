@@ -12,4 +12,8 @@
  */
 size_t docket_utf8_check(const char *s, size_t len);
 
+/* Length (1..4) of the valid UTF-8 sequence at p, which has `avail` >= 1
+ * bytes, or 0 when none starts there. */
+size_t docket_utf8_seq(const unsigned char *p, size_t avail);
+
 #endif

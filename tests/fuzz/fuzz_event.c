@@ -8,7 +8,9 @@
  *      explicitly empty optional values ("", [], {}, policy_revision 0);
  *   2. from_json(Y) succeeds and to_json of it is json_equal to Y (fixpoint);
  *   3. with the Nth allocation failing (N taken from the input), from_json
- *      and to_json report DOCKET_ENOMEM and nothing else (ASan finds leaks).
+ *      and to_json report DOCKET_ENOMEM and nothing else (ASan finds leaks);
+ *   4. the direct writer (docket_event_write_json) gives the bytes of
+ *      docket_json_dump(to_json), with and without the reader's frame.
  * Any violation aborts, which libFuzzer and the regression driver report.
  */
 #include <stdbool.h>
@@ -63,6 +65,20 @@ static bool equivalent(const json_t *x, const json_t *y, int depth)
 	return true;
 }
 
+/* Property 4: the text backend writes what jansson dumps of the tree. */
+static void check_writer(const docket_event *ev, const docket_event_frame *f)
+{
+	docket_buf a = DOCKET_BUF_INIT, b = DOCKET_BUF_INIT;
+	json_t *tree = NULL;
+
+	if (docket_event_to_json_framed(&tree, ev, f) != 0 || docket_json_dump(&a, tree) != 0 ||
+	    docket_event_write_json(&b, ev, f) != 0 || a.len != b.len || memcmp(a.ptr, b.ptr, a.len) != 0)
+		abort();
+	json_decref(tree);
+	docket_buf_dispose(&a);
+	docket_buf_dispose(&b);
+}
+
 /* `in` was accepted: under allocation failure only ENOMEM may come back. */
 static void check_alloc_failure(const json_t *in, long n)
 {
@@ -106,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!json_equal(out1, out2))
 			abort();
+		check_writer(ev1, NULL);
+		check_writer(ev1, &(docket_event_frame){ size, "0123456789abcdef" });
 		check_alloc_failure(in, (long)(size % 61));
 	} else if (ev1) {
 		abort(); /* a failed parse must leave *out NULL */
