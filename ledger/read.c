@@ -240,6 +240,9 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 		opts = &defaults;
 	if (opts->session && (!*opts->session || strlen(opts->session) > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
+	/* one session's events come from its index */
+	if (opts->session && (error = ledger_projections_current(l)) < 0)
+		return error;
 	memset(&es, 0, sizeof(es));
 	es.cb = cb;
 	es.ctx = ctx;
