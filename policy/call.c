@@ -11,6 +11,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/jv.h"
 
 static const char *adup(pol_arena_block **a, const char *s)
 {
@@ -27,30 +28,57 @@ static int nomem(void)
 	return docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
+/* obj's member `key`: absent when obj is not an object or has none. */
+static docket_jv member(const docket_jv_ops *o, docket_jv obj, const char *key)
+{
+	docket_jv none = { NULL, 0 };
+
+	return o->type(obj) == DOCKET_JV_OBJECT ? o->get(obj, key) : none;
+}
+
+/* v's text when it is a string, else NULL (jansson's json_string_value). */
+static const char *jstr(const docket_jv_ops *o, docket_jv v, size_t *len)
+{
+	size_t n = 0;
+	const char *s = o->type(v) == DOCKET_JV_STRING ? o->string(v, &n) : NULL;
+
+	if (len)
+		*len = n;
+	return s;
+}
+
+static const char *jtype_name(const docket_jv_ops *o, docket_jv v)
+{
+	return v.p ? docket_jv_type_name(o->type(v)) : "nothing";
+}
+
 /* A JSON array of strings into an arena vector. */
-static int str_array(pol_arena_block **a, const json_t *arr, const char ***out, size_t *n,
-		     const char *what)
+static int jstr_array(pol_arena_block **a, const docket_jv_ops *o, docket_jv arr, const char ***out, size_t *n,
+		      const char *what)
 {
 	size_t i, len;
 	const char **v;
+	docket_jv_iter it;
+	docket_jv e;
+	const char *key, *s;
 
-	if (!json_is_array(arr))
+	if (o->type(arr) != DOCKET_JV_ARRAY)
 		return docket_error_set(DOCKET_EINVALID, "%s must be an array of strings (got %s)", what,
-					arr ? docket_json_type_name(arr) : "nothing");
-	len = json_array_size(arr);
+					jtype_name(o, arr));
+	len = o->size(arr);
 	if (len > 1u << 20)
 		return docket_error_set(DOCKET_EINVALID, "%s has too many elements", what);
 	if (!(v = pol_arena_alloc(a, (len ? len : 1) * sizeof(*v))))
 		return nomem();
-	for (i = 0; i < len; i++) {
-		const json_t *e = json_array_get(arr, i);
+	for (o->iter(arr, &it), i = 0; i < len && o->next(&it, &key, &e); i++) {
+		size_t sl;
 
-		if (!json_is_string(e))
+		if (!(s = jstr(o, e, &sl)))
 			return docket_error_set(DOCKET_EINVALID, "%s[%zu] must be a string (got %s)", what, i,
-						docket_json_type_name(e));
-		if (strlen(json_string_value(e)) != json_string_length(e))
+						jtype_name(o, e));
+		if (memchr(s, '\0', sl))
 			return docket_error_set(DOCKET_EINVALID, "%s[%zu] contains a NUL byte", what, i);
-		if (!(v[i] = adup(a, json_string_value(e))))
+		if (!(v[i] = adup(a, s)))
 			return nomem();
 	}
 	*out = v;
@@ -58,25 +86,39 @@ static int str_array(pol_arena_block **a, const json_t *arr, const char ***out, 
 	return 0;
 }
 
-static int get_str(pol_arena_block **a, const json_t *obj, const char *key, const char **out,
-		   bool required, const char *tool)
+static int str_array(pol_arena_block **a, const json_t *arr, const char ***out, size_t *n, const char *what)
 {
-	const json_t *v = json_object_get(obj, key);
+	return jstr_array(a, &docket_jv_jansson, docket_jv_of_json(arr), out, n, what);
+}
+
+static int jget_str(pol_arena_block **a, const docket_jv_ops *o, docket_jv obj, const char *key,
+		    const char **out, bool required, const char *tool)
+{
+	docket_jv v = member(o, obj, key);
+	docket_jv_type t = o->type(v);
+	const char *s;
+	size_t len;
 
 	*out = NULL;
-	if (!v || json_is_null(v)) {
+	if (t == DOCKET_JV_ABSENT || t == DOCKET_JV_NULL) {
 		if (required)
 			return docket_error_set(DOCKET_EINVALID, "%s call needs args.%s", tool, key);
 		return 0;
 	}
-	if (!json_is_string(v))
+	if (!(s = jstr(o, v, &len)))
 		return docket_error_set(DOCKET_EINVALID, "%s args.%s must be a string (got %s)", tool, key,
-					docket_json_type_name(v));
-	if (strlen(json_string_value(v)) != json_string_length(v))
+					docket_jv_type_name(t));
+	if (memchr(s, '\0', len))
 		return docket_error_set(DOCKET_EINVALID, "%s args.%s contains a NUL byte", tool, key);
-	if (!(*out = adup(a, json_string_value(v))))
+	if (!(*out = adup(a, s)))
 		return nomem();
 	return 0;
+}
+
+static int get_str(pol_arena_block **a, const json_t *obj, const char *key, const char **out, bool required,
+		   const char *tool)
+{
+	return jget_str(a, &docket_jv_jansson, docket_jv_of_json(obj), key, out, required, tool);
 }
 
 static void lower(char *s)
@@ -211,31 +253,30 @@ static int wrap_script(docket_policy_call *c, const char *script)
 	return 0;
 }
 
-static int parse_shell(docket_policy_call *c, const json_t *args)
+static int parse_shell(docket_policy_call *c, const docket_jv_ops *o, docket_jv args)
 {
-	const json_t *cmd = json_object_get(args, "command");
-	const json_t *sp = json_object_get(args, "sandbox_permissions");
-	const json_t *pr = json_object_get(args, "prefix_rule");
+	docket_jv cmd = member(o, args, "command");
+	docket_jv sp = member(o, args, "sandbox_permissions");
+	docket_jv pr = member(o, args, "prefix_rule");
+	bool has_pr = pr.p && o->type(pr) != DOCKET_JV_NULL;
 	const char *s;
 	int error;
 
-	if (!cmd)
-		cmd = json_object_get(args, "cmd");
-	if (json_is_string(cmd)) {
-		if ((error = wrap_script(c, json_string_value(cmd))) < 0)
+	if (!cmd.p)
+		cmd = member(o, args, "cmd");
+	if ((s = jstr(o, cmd, NULL))) {
+		if ((error = wrap_script(c, s)) < 0)
 			return error;
-	} else if ((error = str_array(&c->arena, cmd, &c->argv, &c->argc, "shell args.command")) < 0) {
+	} else if ((error = jstr_array(&c->arena, o, cmd, &c->argv, &c->argc, "shell args.command")) < 0) {
 		return error;
 	}
-	if ((error = get_str(&c->arena, args, "cwd", &c->cwd, false, "shell")) < 0)
+	if ((error = jget_str(&c->arena, o, args, "cwd", &c->cwd, false, "shell")) < 0)
 		return error;
-	if (json_is_boolean(json_object_get(args, "with_escalated_permissions")) &&
-	    json_is_true(json_object_get(args, "with_escalated_permissions")))
+	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE)
 		c->sbperm = SBP_REQUIRE_ESCALATED;
-	if (sp && !json_is_null(sp)) {
-		if (!json_is_string(sp))
+	if (sp.p && o->type(sp) != DOCKET_JV_NULL) {
+		if (!(s = jstr(o, sp, NULL)))
 			return docket_error_set(DOCKET_EINVALID, "shell args.sandbox_permissions must be a string");
-		s = json_string_value(sp);
 		if (strcmp(s, "use_default") == 0)
 			c->sbperm = SBP_DEFAULT;
 		else if (strcmp(s, "require_escalated") == 0)
@@ -245,33 +286,140 @@ static int parse_shell(docket_policy_call *c, const json_t *args)
 		else
 			return docket_error_set(DOCKET_EINVALID, "unknown sandbox_permissions %s", s);
 	}
-	if (pr && !json_is_null(pr) &&
-	    (error = str_array(&c->arena, pr, &c->prefix_rule, &c->nprefix_rule, "shell args.prefix_rule")) < 0)
+	if (has_pr &&
+	    (error = jstr_array(&c->arena, o, pr, &c->prefix_rule, &c->nprefix_rule, "shell args.prefix_rule")) < 0)
 		return error;
-	if (pr && !json_is_null(pr) && !c->prefix_rule)
+	if (has_pr && !c->prefix_rule)
 		c->prefix_rule = c->argv; /* non-NULL marks "given" even when empty */
 	return 0;
 }
 
-static int parse_patch(docket_policy_call *c, const json_t *args)
+static int parse_patch(docket_policy_call *c, const docket_jv_ops *o, docket_jv args)
 {
-	const json_t *changes = json_object_get(args, "changes");
+	docket_jv changes = member(o, args, "changes"), ch;
+	docket_jv_iter it;
+	const char *key, *path, *to;
 	size_t i;
 	int error;
 
-	if (!json_is_array(changes))
+	if (o->type(changes) != DOCKET_JV_ARRAY)
 		return docket_error_set(DOCKET_EINVALID, "apply_patch call needs args.changes (an array)");
-	for (i = 0; i < json_array_size(changes); i++) {
-		const json_t *ch = json_array_get(changes, i);
-		const json_t *path = json_object_get(ch, "path"), *to = json_object_get(ch, "to");
-
-		if (!json_is_object(ch) || !json_is_string(path))
+	for (o->iter(changes, &it), i = 0; o->next(&it, &key, &ch); i++) {
+		if (!(path = jstr(o, member(o, ch, "path"), NULL)))
 			return docket_error_set(DOCKET_EINVALID, "apply_patch args.changes[%zu] needs a path", i);
-		if ((error = one_path(c, json_string_value(path))) < 0)
+		if ((error = one_path(c, path)) < 0)
 			return error;
-		if (json_is_string(to) && (error = one_path(c, json_string_value(to))) < 0)
+		if ((to = jstr(o, member(o, ch, "to"), NULL)) && (error = one_path(c, to)) < 0)
 			return error;
 	}
+	return 0;
+}
+
+/* args.path, or Claude Code's args.file_path, as the call's one path. */
+static int one_path_arg(docket_policy_call *c, const docket_jv_ops *o, docket_jv args, const char *name)
+{
+	const char *p;
+	int error;
+
+	if ((error = jget_str(&c->arena, o, args, member(o, args, "path").p ? "path" : "file_path", &p, true,
+			      name)) < 0)
+		return error;
+	return one_path(c, p);
+}
+
+static int parse_network(docket_policy_call *c, const docket_jv_ops *o, docket_jv args, const char *name)
+{
+	const char *url = NULL, *host = NULL, *proto = NULL;
+	docket_jv port = member(o, args, "port");
+	int error;
+
+	c->tool = CT_NETWORK;
+	if ((error = jget_str(&c->arena, o, args, "url", &url, false, name)) < 0 ||
+	    (error = jget_str(&c->arena, o, args, "host", &host, false, name)) < 0 ||
+	    (error = jget_str(&c->arena, o, args, "protocol", &proto, false, name)) < 0)
+		return error;
+	if (url)
+		return parse_url(c, url);
+	if (!host)
+		return docket_error_set(DOCKET_EINVALID, "network call needs args.url or args.host");
+	lower((char *)host);
+	c->host = host;
+	if ((error = parse_proto(proto, &c->protocol)) < 0)
+		return error;
+	if (port.p && o->type(port) != DOCKET_JV_NULL) {
+		if (o->type(port) != DOCKET_JV_INTEGER || o->integer(port) < 0 || o->integer(port) > 65535)
+			return docket_error_set(DOCKET_EINVALID, "network args.port must be 0..65535");
+		c->port = (unsigned)o->integer(port);
+	}
+	return 0;
+}
+
+static int parse_mcp(docket_policy_call *c, const docket_jv_ops *o, docket_jv args, const char *name)
+{
+	const char *server, *t;
+	docket_buf b = DOCKET_BUF_INIT;
+	int error;
+
+	c->tool = CT_MCP;
+	if ((error = jget_str(&c->arena, o, args, "server", &server, true, name)) < 0 ||
+	    (error = jget_str(&c->arena, o, args, "tool", &t, true, name)) < 0)
+		return error;
+	if ((error = docket_buf_printf(&b, "mcp__%s__%s", server, t)) == 0 && !(c->name = adup(&c->arena, b.ptr)))
+		error = nomem();
+	docket_buf_dispose(&b);
+	return error;
+}
+
+static bool is_one_of(const char *name, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+static int parse_args(docket_policy_call *c, const docket_jv_ops *o, docket_jv args, const char *name)
+{
+	static const char *const shells[] = { "shell", "local_shell", "shell_command", "exec_command", "Bash", NULL };
+	static const char *const reads[] = { "read_file", "Read", NULL };
+	static const char *const writes[] = { "write_file", "Write", "Edit", "MultiEdit", NULL };
+	int error;
+
+	if (is_one_of(name, shells)) {
+		c->tool = CT_SHELL;
+		return parse_shell(c, o, args);
+	}
+	if (strcmp(name, "apply_patch") == 0) {
+		c->tool = CT_APPLY_PATCH;
+		return parse_patch(c, o, args);
+	}
+	if (is_one_of(name, reads) || is_one_of(name, writes)) {
+		c->tool = is_one_of(name, reads) ? CT_READ : CT_WRITE;
+		return one_path_arg(c, o, args, name);
+	}
+	if (strcmp(name, "network") == 0 && !member(o, args, "url").p && !member(o, args, "host").p &&
+	    jstr(o, member(o, args, "query"), NULL)) {
+		/* a web search (Claude Code's WebSearch, imported as network
+		 * {query}): no host to match, so rules match it by tool name */
+		c->tool = CT_OTHER;
+		return (c->name = adup(&c->arena, "WebSearch")) ? 0 : nomem();
+	}
+	if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0)
+		return parse_network(c, o, args, name);
+	if (strcmp(name, "run_code") == 0) {
+		c->tool = CT_RUN_CODE;
+		return jget_str(&c->arena, o, args, "language", &c->language, true, name);
+	}
+	if (strcmp(name, "install_packages") == 0) {
+		c->tool = CT_INSTALL;
+		if ((error = jget_str(&c->arena, o, args, "ecosystem", &c->ecosystem, true, name)) < 0)
+			return error;
+		return jstr_array(&c->arena, o, member(o, args, "packages"), &c->packages, &c->npackages,
+				  "install_packages args.packages");
+	}
+	if (strcmp(name, "mcp") == 0)
+		return parse_mcp(c, o, args, name);
+	c->tool = strncmp(name, "mcp__", 5) == 0 ? CT_MCP : CT_OTHER;
 	return 0;
 }
 
@@ -291,112 +439,25 @@ int docket_policy_call_from_json(docket_policy_call **out, const json_t *intent)
 
 int docket_policy_call_from_args(docket_policy_call **out, const char *name, const json_t *args)
 {
+	return docket_policy_call_from_jv(out, name, &docket_jv_jansson, docket_jv_of_json(args));
+}
+
+int docket_policy_call_from_jv(docket_policy_call **out, const char *name, const docket_jv_ops *o, docket_jv args)
+{
 	docket_policy_call *c = NULL;
-	int error = 0;
+	int error;
 
 	*out = NULL;
 	if (!name)
 		return docket_error_set(DOCKET_EINVALID, "a call needs a string \"tool\"");
-	if (args && !json_is_object(args))
+	if (args.p && o->type(args) != DOCKET_JV_OBJECT)
 		return docket_error_set(DOCKET_EINVALID, "a call's \"args\" must be an object");
 	if (!(c = docket_calloc(1, sizeof(*c))))
 		return nomem();
-	if (!(c->name = adup(&c->arena, name))) {
+	if (!(c->name = adup(&c->arena, name)))
 		error = nomem();
-		goto cleanup;
-	}
-	if (!args)
-		args = json_object();
 	else
-		json_incref((json_t *)args);
-
-	if (strcmp(name, "shell") == 0 || strcmp(name, "local_shell") == 0 ||
-	    strcmp(name, "shell_command") == 0 || strcmp(name, "exec_command") == 0 ||
-	    strcmp(name, "Bash") == 0) {
-		c->tool = CT_SHELL;
-		error = parse_shell(c, args);
-	} else if (strcmp(name, "apply_patch") == 0) {
-		c->tool = CT_APPLY_PATCH;
-		error = parse_patch(c, args);
-	} else if (strcmp(name, "read_file") == 0 || strcmp(name, "Read") == 0) {
-		const char *p;
-
-		c->tool = CT_READ;
-		if ((error = get_str(&c->arena, args, json_object_get(args, "path") ? "path" : "file_path",
-				     &p, true, name)) == 0)
-			error = one_path(c, p);
-	} else if (strcmp(name, "write_file") == 0 || strcmp(name, "Write") == 0 ||
-		   strcmp(name, "Edit") == 0 || strcmp(name, "MultiEdit") == 0) {
-		const char *p;
-
-		c->tool = CT_WRITE;
-		if ((error = get_str(&c->arena, args, json_object_get(args, "path") ? "path" : "file_path",
-				     &p, true, name)) == 0)
-			error = one_path(c, p);
-	} else if (strcmp(name, "network") == 0 && !json_object_get(args, "url") &&
-		   !json_object_get(args, "host") && json_is_string(json_object_get(args, "query"))) {
-		/* a web search (Claude Code's WebSearch, imported as network
-		 * {query}): no host to match, so rules match it by tool name */
-		c->tool = CT_OTHER;
-		if (!(c->name = adup(&c->arena, "WebSearch")))
-			error = nomem();
-	} else if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0) {
-		const char *url = NULL, *host = NULL, *proto = NULL;
-		const json_t *port = json_object_get(args, "port");
-
-		c->tool = CT_NETWORK;
-		if ((error = get_str(&c->arena, args, "url", &url, false, name)) < 0 ||
-		    (error = get_str(&c->arena, args, "host", &host, false, name)) < 0 ||
-		    (error = get_str(&c->arena, args, "protocol", &proto, false, name)) < 0)
-			goto done;
-		if (url) {
-			error = parse_url(c, url);
-		} else if (host) {
-			char *h = (char *)host;
-
-			lower(h);
-			c->host = h;
-			if ((error = parse_proto(proto, &c->protocol)) < 0)
-				goto done;
-			if (port && !json_is_null(port)) {
-				if (!json_is_integer(port) || json_integer_value(port) < 0 ||
-				    json_integer_value(port) > 65535) {
-					error = docket_error_set(DOCKET_EINVALID, "network args.port must be 0..65535");
-					goto done;
-				}
-				c->port = (unsigned)json_integer_value(port);
-			}
-		} else {
-			error = docket_error_set(DOCKET_EINVALID, "network call needs args.url or args.host");
-		}
-	} else if (strcmp(name, "run_code") == 0) {
-		c->tool = CT_RUN_CODE;
-		error = get_str(&c->arena, args, "language", &c->language, true, name);
-	} else if (strcmp(name, "install_packages") == 0) {
-		c->tool = CT_INSTALL;
-		if ((error = get_str(&c->arena, args, "ecosystem", &c->ecosystem, true, name)) == 0)
-			error = str_array(&c->arena, json_object_get(args, "packages"), &c->packages,
-					  &c->npackages, "install_packages args.packages");
-	} else if (strcmp(name, "mcp") == 0) {
-		const char *server, *t;
-		docket_buf b = DOCKET_BUF_INIT;
-
-		c->tool = CT_MCP;
-		if ((error = get_str(&c->arena, args, "server", &server, true, name)) < 0 ||
-		    (error = get_str(&c->arena, args, "tool", &t, true, name)) < 0)
-			goto done;
-		if ((error = docket_buf_printf(&b, "mcp__%s__%s", server, t)) == 0 &&
-		    !(c->name = adup(&c->arena, b.ptr)))
-			error = nomem();
-		docket_buf_dispose(&b);
-	} else if (strncmp(name, "mcp__", 5) == 0) {
-		c->tool = CT_MCP;
-	} else {
-		c->tool = CT_OTHER;
-	}
-done:
-	json_decref((json_t *)args);
-cleanup:
+		error = parse_args(c, o, args, name);
 	if (error < 0) {
 		docket_policy_call_free(c);
 		return error;

@@ -20,6 +20,7 @@
 
 #include "docket/policy.h"
 #include "util/buf.h"
+#include "util/jv.h"
 
 /* Decisions, strictest last; they map onto docket_verdict one to one. */
 enum pol_decision { POL_ALLOW = 0, POL_ASK = 1, POL_DENY = 2, POL_UNSUPPORTED = 3 };
@@ -179,6 +180,15 @@ struct docket_policy {
 
 	unsigned unsupported[PLAT_COUNT];   /* CAP_* per platform */
 };
+
+/* ---- calls (call.c) ---- */
+/*
+ * docket_policy_call_from_args through either JSON view (util/jv.h): the
+ * one implementation; from_args is it over jansson, replay hands it the
+ * simdjson tape of the stored args. args.p == NULL: no args.
+ */
+int docket_policy_call_from_jv(docket_policy_call **out, const char *name, const docket_jv_ops *o,
+			       docket_jv args) DOCKET_MUST_USE;
 
 /* ---- arena and building (policy.c) ---- */
 void *pol_arena_alloc(pol_arena_block **arena, size_t size);

@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/rfc3339.h"
 #include "util/json.h"
+#include "util/jv.h"
 
 #define TARGET_MAX 120
 
@@ -38,14 +39,48 @@ docket_replay_class replay_classify(docket_verdict was, docket_verdict now)
 
 /* ---- the target of a call ---- */
 
-static int put_words(docket_buf *out, const json_t *arr, const char *sep)
+/* obj's member `key` (absent unless obj is an object) and a string's text. */
+static docket_jv member(const docket_jv_ops *o, docket_jv obj, const char *key)
 {
-	size_t i;
-	json_t *w;
+	docket_jv none = { NULL, 0 };
+
+	return o->type(obj) == DOCKET_JV_OBJECT ? o->get(obj, key) : none;
+}
+
+static const char *str_of(const docket_jv_ops *o, docket_jv v)
+{
+	size_t len;
+
+	return o->type(v) == DOCKET_JV_STRING ? o->string(v, &len) : NULL;
+}
+
+/* Item `n` of an array (absent past its end). */
+static docket_jv item(const docket_jv_ops *o, docket_jv arr, size_t n)
+{
+	docket_jv_iter it;
+	docket_jv v = { NULL, 0 };
+	const char *key;
+
+	for (o->iter(arr, &it); o->next(&it, &key, &v) && n; n--)
+		;
+	if (n) {
+		v.p = NULL;
+		v.i = 0;
+	}
+	return v;
+}
+
+static int put_words(docket_buf *out, const docket_jv_ops *o, docket_jv arr, const char *sep)
+{
+	docket_jv_iter it;
+	docket_jv w;
+	const char *key;
 	int error = 0, first = 1;
 
-	json_array_foreach(arr, i, w) {
-		const char *s = json_is_string(w) ? json_string_value(w) : json_string_value(json_object_get(w, "path"));
+	if (o->type(arr) != DOCKET_JV_ARRAY)
+		return 0;
+	for (o->iter(arr, &it); o->next(&it, &key, &w);) {
+		const char *s = str_of(o, w) ? str_of(o, w) : str_of(o, member(o, w, "path"));
 
 		if (!s)
 			continue;
@@ -56,42 +91,38 @@ static int put_words(docket_buf *out, const json_t *arr, const char *sep)
 	return error;
 }
 
-static int is_shell_c(const json_t *argv)
+static int is_shell_c(const docket_jv_ops *o, docket_jv argv)
 {
-	const char *sh = json_string_value(json_array_get(argv, 0));
-	const char *flag = json_string_value(json_array_get(argv, 1));
+	const char *sh = str_of(o, item(o, argv, 0)), *flag = str_of(o, item(o, argv, 1));
 	const char *base;
 
-	if (json_array_size(argv) != 3 || !sh || !flag || !json_is_string(json_array_get(argv, 2)))
+	if (o->size(argv) != 3 || !sh || !flag || !str_of(o, item(o, argv, 2)))
 		return 0;
 	base = strrchr(sh, '/') ? strrchr(sh, '/') + 1 : sh;
 	return (strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0 || strcmp(base, "zsh") == 0) &&
 	       (strcmp(flag, "-c") == 0 || strcmp(flag, "-lc") == 0);
 }
 
-static int target_of(docket_buf *out, const char *tool, const json_t *args)
+static int target_of(docket_buf *out, const docket_jv_ops *o, docket_jv args)
 {
-	const json_t *cmd = json_object_get(args, "command"), *v;
-	const char *s;
+	docket_jv cmd = member(o, args, "command"), v;
+	const char *s, *t;
 
-	if (json_is_array(cmd))
-		return is_shell_c(cmd) ? docket_buf_puts(out, json_string_value(json_array_get(cmd, 2)))
-				       : put_words(out, cmd, " ");
-	if ((v = json_object_get(args, "changes")) && json_is_array(v))
-		return put_words(out, v, ", ");
-	if ((s = json_string_value(json_object_get(args, "path"))) || (s = json_string_value(json_object_get(args, "url"))))
+	if (o->type(cmd) == DOCKET_JV_ARRAY)
+		return is_shell_c(o, cmd) ? docket_buf_puts(out, str_of(o, item(o, cmd, 2)))
+					  : put_words(out, o, cmd, " ");
+	if (o->type(v = member(o, args, "changes")) == DOCKET_JV_ARRAY)
+		return put_words(out, o, v, ", ");
+	if ((s = str_of(o, member(o, args, "path"))) || (s = str_of(o, member(o, args, "url"))) ||
+	    (s = str_of(o, member(o, args, "host"))))
 		return docket_buf_puts(out, s);
-	if ((s = json_string_value(json_object_get(args, "host"))))
+	if ((s = str_of(o, member(o, args, "server"))))
+		return docket_buf_printf(out, "%s/%s", s, (t = str_of(o, member(o, args, "tool"))) ? t : "");
+	if ((s = str_of(o, member(o, args, "ecosystem"))) && docket_buf_printf(out, "%s: ", s) == 0)
+		return put_words(out, o, member(o, args, "packages"), " ");
+	if ((s = str_of(o, member(o, args, "language"))))
 		return docket_buf_puts(out, s);
-	if ((s = json_string_value(json_object_get(args, "server"))))
-		return docket_buf_printf(out, "%s/%s", s, json_string_value(json_object_get(args, "tool")) ?
-					 json_string_value(json_object_get(args, "tool")) : "");
-	if ((s = json_string_value(json_object_get(args, "ecosystem"))) && docket_buf_printf(out, "%s: ", s) == 0)
-		return put_words(out, json_object_get(args, "packages"), " ");
-	if ((s = json_string_value(json_object_get(args, "language"))))
-		return docket_buf_puts(out, s);
-	(void)tool;
-	return docket_json_dump(out, args);
+	return o->dump(out, args);
 }
 
 /* One line: control characters become spaces; at most TARGET_MAX bytes,
@@ -112,27 +143,27 @@ static void one_line(docket_buf *b)
 	b->len = n + 3;
 }
 
-int replay_target_json(docket_buf *out, const char *tool, const json_t *args)
+int replay_target_jv(docket_buf *out, const docket_jv_ops *o, docket_jv args)
 {
 	int error;
 
 	docket_buf_clear(out);
-	if ((error = target_of(out, tool, args)) == 0)
+	if ((error = target_of(out, o, args)) == 0)
 		one_line(out);
 	return error;
 }
 
-int replay_target(docket_buf *out, const char *tool, const char *args_json)
+int replay_target(docket_buf *out, const char *args_json)
 {
-	json_t *args = NULL;
+	docket_jv_doc d;
 	int error;
 
 	docket_buf_clear(out);
-	if (docket_json_parse(&args, args_json, strlen(args_json)) < 0)
+	if (docket_jv_parse(&d, NULL, args_json, strlen(args_json)) < 0)
 		error = docket_buf_puts(out, args_json);
 	else
-		error = target_of(out, tool, args);
-	json_decref(args);
+		error = target_of(out, d.ops, d.root);
+	docket_jv_doc_dispose(&d);
 	if (error == 0)
 		one_line(out);
 	return error;

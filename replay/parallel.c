@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "replay_internal.h"
+#include "policy/policy.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -82,6 +83,7 @@ typedef struct par {
 	ProtobufCAllocator pb;  /* into fill's arena */
 	ledger_reader at;       /* intents outside the scan's segment */
 	docket_buf scratch, target;
+	docket_json_tape *tape; /* each call's args are parsed with this */
 } par;
 
 /* Free what the batch holds and start its arena over. */
@@ -183,12 +185,12 @@ static int push(par *p)
 static void prep_intent(par *p, par_item *it)
 {
 	const Docket__V1__ToolIntent *ti = it->ev->tool_intent;
-	json_t *args = NULL;
+	docket_jv_doc args;
 	char *t;
 
-	if (replay_args_parse(&args, it->ev) == 0 &&
-	    docket_policy_call_from_args(&it->pre.call, ti->tool, args) == 0 &&
-	    replay_target_json(&p->target, ti->tool, args) == 0 &&
+	if (replay_args_parse(&args, p->tape, it->ev) == 0 &&
+	    docket_policy_call_from_jv(&it->pre.call, ti->tool, args.ops, args.root) == 0 &&
+	    replay_target_jv(&p->target, args.ops, args.root) == 0 &&
 	    (t = docket_arena_alloc(&p->fill->arena, p->target.len + 1))) {
 		memcpy(t, p->target.ptr ? p->target.ptr : "", p->target.len);
 		t[p->target.len] = '\0';
@@ -197,7 +199,7 @@ static void prep_intent(par *p, par_item *it)
 		docket_policy_call_free(it->pre.call);
 		it->pre.call = NULL;
 	}
-	json_decref(args);
+	docket_jv_doc_dispose(&args);
 }
 
 /* The intent an approved_for_session answer grants (failures: as above). */
@@ -249,7 +251,9 @@ static void *reader(void *arg)
 	p->pb.alloc = fill_alloc;
 	p->pb.free = fill_release;
 	p->pb.allocator_data = p;
-	if ((error = docket_arena_init(&args, PAR_ARGS_ARENA)) == 0) {
+	if (!(p->tape = docket_json_tape_new()))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	else if ((error = docket_arena_init(&args, PAR_ARGS_ARENA)) == 0) {
 		docket_alloc_json_arena(&args);
 		if ((error = batch_get(&p->fill, p)) == 0)
 			error = scan_events(p->l, p->session, &p->pb, produce, p);
@@ -263,6 +267,8 @@ static void *reader(void *arg)
 	batch_free(p->fill);
 	p->fill = NULL;
 	reader_dispose(&p->at);
+	docket_json_tape_free(p->tape);
+	p->tape = NULL;
 	docket_buf_dispose(&p->scratch);
 	docket_buf_dispose(&p->target);
 	pthread_mutex_lock(&p->mu);

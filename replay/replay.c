@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "replay_internal.h"
+#include "policy/policy.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -48,7 +49,8 @@ typedef struct replay {
 	docket_buf scratch, target;
 	ledger_reader at;                 /* scan_event_at's: the intents approvals name are recent */
 	ledger_reader *cur;               /* the scan's, holding the event being handled (or NULL) */
-	docket_arena args_arena;          /* each call's args are parsed in here */
+	docket_arena args_arena;          /* each call's args are parsed in here (jansson) */
+	docket_json_tape *tape;           /* ... or with this (simdjson) */
 	eval_out *outs;
 } replay;
 
@@ -76,7 +78,7 @@ const char *docket_replay_baseline_name(docket_replay_baseline b)
 typedef struct icall {
 	const docket_event *ev;
 	memo_call key;
-	json_t *args;               /* parsed with the call, kept for the target */
+	docket_jv_doc args;         /* parsed with the call, kept for the target (ops: parsed) */
 	docket_policy_call *call;
 	const char *target;         /* the reader thread's (parallel.c), or NULL */
 } icall;
@@ -85,7 +87,7 @@ typedef struct icall {
 static void intent_init(icall *in, const docket_event *ev, par_prep *pre)
 {
 	in->ev = ev;
-	in->args = NULL;
+	memset(&in->args, 0, sizeof(in->args));
 	in->call = pre ? pre->call : NULL;
 	in->target = pre ? pre->target : NULL;
 	if (pre)
@@ -93,13 +95,13 @@ static void intent_init(icall *in, const docket_event *ev, par_prep *pre)
 	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
 }
 
-int replay_args_parse(json_t **out, const docket_event *ev)
+int replay_args_parse(docket_jv_doc *out, docket_json_tape *tape, const docket_event *ev)
 {
 	const char *text = ev->tool_intent->args_json;
 	int error;
 
 	docket_alloc_json_arena_arm(1);
-	error = docket_json_parse(out, text, strlen(text));
+	error = docket_jv_parse(out, tape, text, strlen(text));
 	docket_alloc_json_arena_arm(0);
 	return error;
 }
@@ -107,12 +109,11 @@ int replay_args_parse(json_t **out, const docket_event *ev)
 static void intent_dispose(icall *in)
 {
 	docket_policy_call_free(in->call);
-	json_decref(in->args);
+	docket_jv_doc_dispose(&in->args);
 	in->call = NULL;
-	in->args = NULL;
 }
 
-static int intent_call(icall *in)
+static int intent_call(icall *in, docket_json_tape *tape)
 {
 	const Docket__V1__ToolIntent *ti = in->ev->tool_intent;
 	int error;
@@ -120,13 +121,13 @@ static int intent_call(icall *in)
 	if (in->call)
 		return 0;
 	/* freed by intent_dispose, on this thread, before the next call */
-	if ((error = replay_args_parse(&in->args, in->ev)) < 0)
+	if ((error = replay_args_parse(&in->args, tape, in->ev)) < 0)
 		/* stored arguments were JSON when appended: the file is damaged */
 		return error == DOCKET_EINVALID
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	return docket_policy_call_from_args(&in->call, ti->tool, in->args);
+	return docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root);
 }
 
 static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)
@@ -136,7 +137,7 @@ static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in,
 	size_t n;
 	int error;
 
-	if ((error = intent_call(in)) < 0 ||
+	if ((error = intent_call(in, r->tape)) < 0 ||
 	    (error = rsession_context(&ctx, s, docket_policy_get_format(p) == DOCKET_POLICY_CODEX)) < 0 ||
 	    (error = docket_policy_eval(r->res, p, in->call, ctx)) < 0)
 		return error;
@@ -320,8 +321,8 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	/* a kept call shows its target: from the args parsed to evaluate it
 	 * or the reader thread's (a memo hit parsed nothing: the report
 	 * derives it) */
-	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args) {
-		if ((error = replay_target_json(&r->target, c->tool, in->args)) < 0)
+	if (c->cls != DOCKET_REPLAY_UNCHANGED && in->args.ops) {
+		if ((error = replay_target_jv(&r->target, in->args.ops, in->args.root)) < 0)
 			return error;
 		c->target = r->target.ptr ? r->target.ptr : "";
 	} else if (c->cls != DOCKET_REPLAY_UNCHANGED) {
@@ -496,6 +497,10 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0 ||
 	    (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
 		goto cleanup;
+	if (!(r.tape = docket_json_tape_new())) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto cleanup;
+	}
 	docket_alloc_json_arena(&r.args_arena);
 	if (!l)
 		error = scan_input(&r, next, next_ctx);
@@ -506,6 +511,7 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 cleanup:
 	docket_alloc_json_arena(NULL);
 	docket_arena_dispose(&r.args_arena);
+	docket_json_tape_free(r.tape);
 	rsessions_dispose(&r.sessions);
 	memo_free(r.memo);
 	docket_policy_result_free(r.res);

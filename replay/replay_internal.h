@@ -15,6 +15,7 @@
 #include "docket/replay.h"
 #include "ledger/ledger_internal.h"
 #include "util/buf.h"
+#include "util/jv.h"
 
 /* ---- scan.c ---- */
 
@@ -76,9 +77,11 @@ int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx);
 
 /* ---- replay.c, for parallel.c ---- */
 
-/* A tool.intent's args, parsed in this thread's args arena when it has one
- * (free them on this thread before its next parse). */
-int replay_args_parse(json_t **out, const docket_event *ev);
+/* A tool.intent's args, parsed with this thread's simdjson parser `tape`
+ * (valid until its next parse) or, for the texts the tape view refuses,
+ * with jansson in this thread's args arena when it has one (dispose them
+ * on this thread before its next parse). */
+int replay_args_parse(docket_jv_doc *out, docket_json_tape *tape, const docket_event *ev);
 
 /* ---- sessions.c ---- */
 
@@ -160,8 +163,8 @@ int replay_rank(docket_verdict v);
 docket_replay_class replay_classify(docket_verdict was, docket_verdict now);
 
 /* "git status", "src/a.c, src/b.c", "https://x" ...: what the call does. */
-int replay_target(docket_buf *out, const char *tool, const char *args_json);
-/* The same from the parsed args. */
-int replay_target_json(docket_buf *out, const char *tool, const json_t *args);
+int replay_target(docket_buf *out, const char *args_json);
+/* The same from the parsed args, through either JSON view. */
+int replay_target_jv(docket_buf *out, const docket_jv_ops *o, docket_jv args);
 
 #endif

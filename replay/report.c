@@ -213,7 +213,7 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 		r->human_denied++;
 	if (c->cls == DOCKET_REPLAY_UNCHANGED)
 		return 0;
-	if (!c->target && (error = replay_target(&r->target, c->tool, c->args_json)) < 0)
+	if (!c->target && (error = replay_target(&r->target, c->args_json)) < 0)
 		return error;
 	row_of(&row, c, c->target ? c->target : r->target.ptr ? r->target.ptr : "");
 	if ((error = report_keep(r, &row)) < 0)

@@ -408,3 +408,25 @@ int docket_jv_tape_root(const docket_tape_doc *doc, docket_jv *root)
 	root->i = 1;
 	return 0;
 }
+
+int docket_jv_parse(docket_jv_doc *d, docket_json_tape *p, const char *text, size_t len)
+{
+	int error;
+
+	memset(d, 0, sizeof(*d));
+	if (p && docket_json_tape_parse(p, text, len, &d->tape) == 0 && docket_jv_tape_root(&d->tape, &d->root) == 0) {
+		d->ops = &docket_jv_tape;
+		return 0;
+	}
+	if ((error = docket_json_parse(&d->json, text, len)) < 0)
+		return error;
+	d->ops = &docket_jv_jansson;
+	d->root = docket_jv_of_json(d->json);
+	return 0;
+}
+
+void docket_jv_doc_dispose(docket_jv_doc *d)
+{
+	json_decref(d->json);
+	memset(d, 0, sizeof(*d));
+}

@@ -76,6 +76,24 @@ static inline docket_jv docket_jv_of_json(const json_t *v)
  */
 int docket_jv_tape_root(const docket_tape_doc *doc, docket_jv *root) DOCKET_MUST_USE;
 
+/*
+ * One JSON text parsed for a view: the tape when `p` is given, it parses
+ * and docket_jv_tape_root takes it; jansson (docket_json_parse) otherwise,
+ * which then says why a text does not parse. d->root points into d: parse
+ * into its final place and do not copy it. Valid until the next parse with
+ * `p` and docket_jv_doc_dispose.
+ */
+typedef struct docket_jv_doc {
+	const docket_jv_ops *ops;
+	docket_jv root;
+	docket_tape_doc tape;
+	json_t *json;                   /* jansson's tree, or NULL */
+} docket_jv_doc;
+
+int docket_jv_parse(docket_jv_doc *d, docket_json_tape *p, const char *text, size_t len) DOCKET_MUST_USE;
+/* Accepts a doc never parsed (all zero) and disposes twice. */
+void docket_jv_doc_dispose(docket_jv_doc *d);
+
 /* "object", "string", "number", ... for messages (docket_json_type_name too). */
 const char *docket_jv_type_name(docket_jv_type t);
 

@@ -25,6 +25,22 @@
  *   bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR] [--rounds N]
  *                [--rss-max MB --min-ledger-mb MB]
  *
+ * Then the floor, in this process on the same ledger: what every replay of
+ * it must do per intent whatever its method, one cumulative pass each, CPU
+ * time divided by the intents:
+ *   kinds     each event's kind from its segment's index (LMDB reads, the
+ *             segment headers)
+ *   + read    the payload of each kind replay reads (intents, approvals,
+ *             session events): every segment holding one decompressed once
+ *   + unpack  protobuf-c unpack of those events (into an arena)
+ *   + parse   each intent's args text parsed (simdjson tape, jansson where
+ *             the tape view refuses: docket_jv_parse)
+ *   + eval    each intent's call built (docket_policy_call_from_jv) and
+ *             evaluated under the settings in one fixed context, no memo
+ * The replay (1 thread) line above the last one is the session state, the
+ * memo, the invocation lookups and the report (`+ eval` evaluates every
+ * intent where replay's memo evaluates each distinct call once per context).
+ *
  * --ledger reuses a ledger --keep kept (generating 1M intents takes
  * minutes). --quick (5,000 intents, plain `meson test`) checks only that
  * every command succeeds and that the replay's totals count every intent;
@@ -45,9 +61,15 @@
 
 #include "bench_util.h"
 #include "docket/ledger.h"
+#include "docket/policy.h"
 #include "gen_mix.h"
+#include "ledger/ledger_internal.h"
+#include "policy/policy.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/jv.h"
 
 #define CHUNK_EVENTS 60000
 #define BATCH 4096
@@ -214,6 +236,165 @@ static int rss_check(const measure *const *ms, size_t n, double max_mb)
 	return over;
 }
 
+/* ---- the floor ---- */
+
+typedef enum stage { KINDS, READ, UNPACK, PARSE, EVAL, STAGES } stage;
+static const char *const stage_names[STAGES] = { "kinds", "+ read", "+ unpack", "+ parse", "+ eval" };
+
+static const char floor_context[] = "{\"platform\":\"linux\",\"cwd\":\"/home/u/app\","
+				    "\"workspace_roots\":[\"/home/u/app\"],\"env\":{\"HOME\":\"/home/u\"}}";
+
+/* What a floor pass works with. */
+typedef struct floor_ctx {
+	docket_ledger *l;
+	docket_policy *policy;
+	docket_policy_context *ctx;
+	docket_policy_result *res;
+	docket_json_tape *tape;
+	docket_arena arena;        /* each event is unpacked in here, as replay's scan */
+	ProtobufCAllocator pb;
+} floor_ctx;
+
+/* The kinds replay reads (replay/scan.c's `wanted`). */
+static int replay_reads(unsigned kind)
+{
+	return kind == 0 || kind == DOCKET__V1__EVENT__BODY_SESSION_OPENED ||
+	       kind == DOCKET__V1__EVENT__BODY_POLICY_REVISED || kind == DOCKET__V1__EVENT__BODY_TOOL_INTENT ||
+	       kind == DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED || kind == DOCKET__V1__EVENT__BODY_SESSION_CLOSED;
+}
+
+/* Parse (and with EVAL build and evaluate) one intent's call. */
+static int floor_intent(floor_ctx *f, const docket_event *ev, stage upto)
+{
+	const char *text = ev->tool_intent->args_json;
+	docket_policy_call *call = NULL;
+	docket_jv_doc d;
+	int error;
+
+	if ((error = docket_jv_parse(&d, f->tape, text, strlen(text))) == 0 && upto >= EVAL &&
+	    /* a call the policy cannot build is an outcome replay reports, not a failure */
+	    docket_policy_call_from_jv(&call, ev->tool_intent->tool, d.ops, d.root) == 0)
+		error = docket_policy_eval(f->res, f->policy, call, f->ctx);
+	docket_policy_call_free(call);
+	docket_jv_doc_dispose(&d);
+	return error;
+}
+
+/* One pass over events 1..last doing the work up to `upto`; the intents seen. */
+static int floor_pass(floor_ctx *f, uint64_t last, stage upto, size_t *intents)
+{
+	ledger_reader r;
+	MDB_txn *txn = NULL;
+	int error = 0;
+
+	*intents = 0;
+	reader_init(&r, f->l, NULL);
+	r.scan = 1;
+	for (uint64_t seq = 1; seq <= last && error == 0; seq++) {
+		const uint8_t *p;
+		size_t len;
+		unsigned kind;
+		docket_event *ev = NULL;
+
+		/* a fresh read transaction per 1,024 events, as replay's scan */
+		if (seq % 1024 == 1) {
+			if (txn)
+				store_txn_abort(f->l, txn);
+			if ((error = store_txn_begin(&txn, f->l, MDB_RDONLY)) < 0)
+				break;
+			reader_set_txn(&r, txn);
+		}
+		if ((error = reader_kind(&r, seq, &kind)) < 0)
+			break;
+		if (!replay_reads(kind))
+			continue;
+		*intents += kind == DOCKET__V1__EVENT__BODY_TOOL_INTENT;
+		if (upto < READ || (error = reader_payload(&r, seq, &p, &len)) < 0 || upto < UNPACK)
+			continue;
+		if ((error = event_unpack_in(&ev, &f->pb, p, len)) < 0)
+			break;
+		if (upto >= PARSE && ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
+			error = floor_intent(f, ev, upto);
+		if (!docket_arena_reset(&f->arena))
+			docket__v1__event__free_unpacked(ev, &f->pb);
+	}
+	reader_dispose(&r);
+	if (txn)
+		store_txn_abort(f->l, txn);
+	return error;
+}
+
+static int floor_open(floor_ctx *f, const char *dir, const char *policy)
+{
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	json_t *cj = NULL;
+	int error;
+
+	memset(f, 0, sizeof(*f));
+	oo.flags = DOCKET_OPEN_READONLY;
+	if ((error = docket_ledger_open(&f->l, dir, &oo)) < 0 ||
+	    (error = docket_policy_load(&f->policy, policy)) < 0 ||
+	    (error = docket_arena_init(&f->arena, (size_t)64 << 10)) < 0 ||
+	    (error = docket_policy_result_new(&f->res)) < 0 ||
+	    (error = docket_json_parse(&cj, floor_context, strlen(floor_context))) < 0 ||
+	    (error = docket_policy_context_from_json(&f->ctx, cj)) < 0)
+		goto done;
+	if (!(f->tape = docket_json_tape_new()))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	docket_arena_pb(&f->pb, &f->arena);
+done:
+	json_decref(cj);
+	return error;
+}
+
+static void floor_close(floor_ctx *f)
+{
+	docket_json_tape_free(f->tape);
+	docket_policy_context_free(f->ctx);
+	docket_policy_result_free(f->res);
+	docket_policy_free(f->policy);
+	docket_arena_dispose(&f->arena);
+	docket_ledger_free(f->l);
+}
+
+/* The floor table; 1 when a pass fails or misses an intent. */
+static int measure_floor(const char *dir, const char *policy, size_t intents, size_t events, double replay_cpu)
+{
+	floor_ctx f;
+	double prev = 0, cpu = 0;
+	int error;
+
+	if ((error = floor_open(&f, dir, policy)) < 0) {
+		bench_docket_fail("floor: open the ledger and the policy");
+		floor_close(&f);
+		return 1;
+	}
+	printf("floor (this process, CPU time per intent, cumulative):\n");
+	for (stage s = KINDS; s < STAGES && error == 0; s++) {
+		uint64_t t0 = bench_cpu_ns();
+		size_t seen;
+
+		if ((error = floor_pass(&f, events, s, &seen)) < 0) {
+			bench_docket_fail(stage_names[s]);
+			break;
+		}
+		cpu = (double)(bench_cpu_ns() - t0) / 1e9;
+		if (seen != intents) {
+			fprintf(stderr, "bench_replay: FAIL: %s saw %zu of %zu intents\n", stage_names[s], seen, intents);
+			error = -1;
+			break;
+		}
+		printf("  %-9s %6.3f us/intent (+%.3f)  %10.0f intents/s/core\n", stage_names[s],
+		       cpu * 1e6 / (double)intents, (cpu - prev) * 1e6 / (double)intents, (double)intents / cpu);
+		prev = cpu;
+	}
+	if (error == 0)
+		printf("  replay    %6.3f us/intent (+%.3f: sessions, memo, invocations, report; 1 thread)\n",
+		       replay_cpu * 1e6 / (double)intents, (replay_cpu - cpu) * 1e6 / (double)intents);
+	floor_close(&f);
+	return error < 0;
+}
+
 static int measure_all(const char *docket, const char *dir, size_t intents, size_t events, int quick,
 		       double rss_max)
 {
@@ -259,6 +440,8 @@ static int measure_all(const char *docket, const char *dir, size_t intents, size
 				     "replay", row_json(&r2, intents, "intents"), "verify", row_json(&ve, events, "events"),
 				     "replay_over_export_wall", r2.wall / ex.wall, "replay_over_export_cpu",
 				     r2.cpu / ex.cpu));
+	if (measure_floor(dir, policy, intents, events, r1.cpu) != 0)
+		return 1;
 	return rss_max > 0 ? rss_check(all, sizeof(all) / sizeof(all[0]), rss_max) : 0;
 }
 

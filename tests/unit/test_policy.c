@@ -16,6 +16,8 @@
 #include "policy/policy.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/json.h"
+#include "util/jv.h"
 
 static docket_policy *load(docket_policy_format f, const char *text)
 {
@@ -706,6 +708,155 @@ static char *eval_dump(const docket_policy *p, const docket_policy_call *c, cons
 	return d;
 }
 
+/* One args text through jansson + docket_policy_call_from_args and through
+ * docket_jv_parse (the tape when it takes the text) + from_jv: the same
+ * return, message and verdict. 1 when the tape view took the text. */
+static int same_call_both_views(const docket_policy *p, docket_json_tape *tape, const char *tool,
+				const char *text, size_t len)
+{
+	json_t *j = NULL;
+	docket_jv_doc d;
+	docket_policy_call *a = NULL, *b = NULL;
+	char ma[1100] = "", mb[1100] = "";
+	int ra, rb, took;
+
+	if ((ra = docket_json_parse(&j, text, len)) == 0)
+		ra = docket_policy_call_from_args(&a, tool, j);
+	if (ra < 0)
+		snprintf(ma, sizeof(ma), "%s", docket_error_last()->message);
+	if ((rb = docket_jv_parse(&d, tape, text, len)) == 0)
+		rb = docket_policy_call_from_jv(&b, tool, d.ops, d.root);
+	if (rb < 0)
+		snprintf(mb, sizeof(mb), "%s", docket_error_last()->message);
+	took = d.ops == &docket_jv_tape;
+	if (ra != rb || strcmp(ma, mb) != 0)
+		fail_msg("%s %.60s: jansson %d (%s), jv %d (%s)", tool, text, ra, ma, rb, mb);
+	if (ra == 0) {
+		char *da = eval_dump(p, a, CTX), *db = eval_dump(p, b, CTX);
+
+		if (strcmp(da, db) != 0)
+			fail_msg("%s %.60s: jansson %s, jv %s", tool, text, da, db);
+		free(da);
+		free(db);
+	}
+	docket_policy_call_free(a);
+	docket_policy_call_free(b);
+	docket_jv_doc_dispose(&d);
+	json_decref(j);
+	return took;
+}
+
+/* `depth` arrays around a string, in an args object. */
+static void nested_args(docket_buf *b, size_t depth)
+{
+	docket_buf_clear(b);
+	assert_int_equal(docket_buf_puts(b, "{\"command\":\"ls\",\"x\":"), 0);
+	for (size_t i = 0; i < depth; i++)
+		assert_int_equal(docket_buf_puts(b, "["), 0);
+	assert_int_equal(docket_buf_puts(b, "\"deep\""), 0);
+	for (size_t i = 0; i < depth; i++)
+		assert_int_equal(docket_buf_puts(b, "]"), 0);
+	assert_int_equal(docket_buf_puts(b, "}"), 0);
+}
+
+/* The jv path (replay's: simdjson tapes) against the json_t one. */
+static void call_from_jv_cases(const docket_policy *p)
+{
+	/* tool, args text, 1 when the tape must take it (0: jansson's fallback) */
+	static const struct {
+		const char *tool, *args;
+		int tape;
+	} cases[] = {
+		{ "shell", "{\"command\":[\"bash\",\"-lc\",\"git push\"],\"cwd\":\"/home/u/app\"}", 1 },
+		{ "Bash", "{\"command\":\"rm -rf x\"}", 1 },
+		{ "exec_command", "{\"cmd\":\"npm run test\",\"sandbox_permissions\":\"require_escalated\"}", 1 },
+		{ "shell", "{\"command\":[\"git\",\"status\"],\"prefix_rule\":[\"git\"],\"with_escalated_permissions\":true}", 1 },
+		{ "shell", "{\"command\":[\"git\"],\"prefix_rule\":[]}", 1 },
+		{ "shell", "{\"command\":[\"git\"],\"sandbox_permissions\":\"bogus\"}", 1 },
+		{ "shell", "{\"command\":[\"git\"],\"sandbox_permissions\":1}", 1 },
+		{ "shell", "{\"command\":[1]}", 1 },
+		{ "shell", "{}", 1 },
+		{ "shell", "[]", 1 },
+		{ "shell", "null", 1 },
+		{ "shell", "\"ls\"", 1 },
+		{ "read_file", "{\"path\":\"secrets/k\"}", 1 },
+		{ "Read", "{\"file_path\":\"./.env\"}", 1 },
+		{ "Read", "{\"file_path\":7}", 1 },
+		{ "Write", "{\"file_path\":\"src/a\",\"content\":\"x\"}", 1 },
+		{ "write_file", "{}", 1 },
+		{ "apply_patch", "{\"changes\":[{\"path\":\"a\",\"op\":\"move\",\"to\":\"/etc/b\"},{\"path\":\"c\"}]}", 1 },
+		{ "apply_patch", "{\"changes\":[{\"to\":\"x\"}]}", 1 },
+		{ "apply_patch", "{\"changes\":{}}", 1 },
+		{ "network", "{\"url\":\"https://Docs.RS:8443/x?q#f\"}", 1 },
+		{ "network", "{\"query\":\"lmdb\"}", 1 },
+		{ "network", "{\"host\":\"Example.COM\",\"port\":443,\"protocol\":\"https\"}", 1 },
+		{ "network", "{\"host\":\"x\",\"port\":65536}", 1 },
+		{ "network", "{\"host\":\"x\",\"port\":443.0}", 1 },
+		{ "network", "{\"host\":\"x\",\"port\":9223372036854775807}", 1 },
+		{ "network", "{\"host\":\"x\",\"port\":-9223372036854775808}", 1 },
+		{ "WebFetch", "{\"url\":\"nohost\"}", 1 },
+		{ "run_code", "{\"language\":\"python\"}", 1 },
+		{ "install_packages", "{\"ecosystem\":\"npm\",\"packages\":[\"left-pad\",\"x\"]}", 1 },
+		{ "install_packages", "{\"ecosystem\":\"npm\"}", 1 },
+		{ "mcp", "{\"server\":\"github\",\"tool\":\"create_issue\"}", 1 },
+		{ "mcp__github__x", "{}", 1 },
+		{ "Glob", "{\"pattern\":\"**\"}", 1 },
+		/* hostile: NUL in strings (kept, cut or refused as jansson's are) */
+		{ "Bash", "{\"command\":\"ls\\u0000 -la\"}", 1 },
+		{ "shell", "{\"command\":[\"ls\",\"a\\u0000b\"]}", 1 },
+		{ "shell", "{\"command\":[\"ls\"],\"cwd\":\"/a\\u0000\"}", 1 },
+		{ "read_file", "{\"path\":\"a\\u0000b\"}", 1 },
+		/* ... what the tape view refuses: NUL in a key, duplicate keys,
+		 * integers past int64 */
+		{ "Bash", "{\"a\\u0000b\":1,\"command\":\"ls\"}", 0 },
+		{ "Bash", "{\"command\":\"ls\",\"command\":\"rm -rf /\"}", 0 },
+		{ "Bash", "{\"command\":\"ls\",\"x\":{\"k\":1,\"k\":2}}", 0 },
+		{ "network", "{\"host\":\"x\",\"port\":18446744073709551615}", 0 },
+		{ "network", "{\"host\":\"x\",\"port\":99999999999999999999999}", 0 },
+		{ "network", "{\"host\":\"x\",\"port\":-9223372036854775809}", 0 },
+		{ "network", "{\"host\":\"x\",\"port\":1e400}", 0 },
+		/* ... and what neither parses */
+		{ "Bash", "{\"command\":\"\\ud800\"}", 0 },
+		{ "Bash", "{\"command\":\"\xff\"}", 0 },
+		{ "Bash", "{\"command\":\"ls\"} x", 0 },
+		{ "Bash", "{", 0 },
+		{ "Bash", "", 0 },
+	};
+	docket_json_tape *tape = docket_json_tape_new();
+	docket_buf deep = DOCKET_BUF_INIT;
+
+	assert_non_null(tape);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (same_call_both_views(p, tape, cases[i].tool, cases[i].args, strlen(cases[i].args)) !=
+		    cases[i].tape)
+			fail_msg("%s %s: the tape %s it", cases[i].tool, cases[i].args,
+				 cases[i].tape ? "refused" : "took");
+	/* a NUL byte in the text itself (not JSON) */
+	assert_int_equal(same_call_both_views(p, tape, "Bash", "{\"command\":\"l\0s\"}", 17), 0);
+	/* nesting: the tape takes 100 levels, refuses 1,500 (simdjson's limit
+	 * is 1,024: jansson's 2,048 takes it) and neither takes 3,000 */
+	nested_args(&deep, 100);
+	assert_int_equal(same_call_both_views(p, tape, "Bash", deep.ptr, deep.len), 1);
+	nested_args(&deep, 1500);
+	assert_int_equal(same_call_both_views(p, tape, "Bash", deep.ptr, deep.len), 0);
+	nested_args(&deep, 3000);
+	assert_int_equal(same_call_both_views(p, tape, "Bash", deep.ptr, deep.len), 0);
+	docket_buf_dispose(&deep);
+	/* no args at all */
+	{
+		docket_jv none = { NULL, 0 };
+		docket_policy_call *c = NULL;
+
+		assert_int_equal(docket_policy_call_from_jv(&c, "Glob", &docket_jv_tape, none), 0);
+		docket_policy_call_free(c);
+		assert_int_equal(docket_policy_call_from_jv(&c, "Bash", &docket_jv_tape, none), DOCKET_EINVALID);
+		assert_int_equal(docket_policy_call_from_args(&c, "Bash", NULL), DOCKET_EINVALID);
+		assert_int_equal(docket_policy_call_from_jv(&c, NULL, &docket_jv_tape, none), DOCKET_EINVALID);
+		assert_null(c);
+	}
+	docket_json_tape_free(tape);
+}
+
 /* docket_policy_call_from_args (replay's entry point) is from_json of {tool, args} */
 static void test_call_from_args(void **state)
 {
@@ -755,6 +906,7 @@ static void test_call_from_args(void **state)
 	}
 	assert_int_equal(docket_policy_call_from_args(&c, NULL, NULL), DOCKET_EINVALID);
 	assert_null(c);
+	call_from_jv_cases(p);
 	docket_policy_free(p);
 }
 

@@ -18,6 +18,7 @@
 #include "replay/replay_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/jv.h"
 
 #define MAX_CALLS 32
 
@@ -433,30 +434,58 @@ static void test_report_determinism_and_fail_on(void **state)
 	free(b);
 }
 
+/* replay_target (jansson) and, when the tape takes the text, replay_target_jv
+ * over the tape: the same bytes. */
+static int target_both(docket_buf *b, const char *text)
+{
+	docket_json_tape *tape = docket_json_tape_new();
+	docket_buf t = DOCKET_BUF_INIT;
+	docket_jv_doc d;
+	int error = replay_target(b, text);
+
+	assert_non_null(tape);
+	if (docket_jv_parse(&d, tape, text, strlen(text)) == 0 && d.ops == &docket_jv_tape) {
+		assert_int_equal(replay_target_jv(&t, d.ops, d.root), 0);
+		assert_int_equal(t.len, b->len);
+		assert_memory_equal(t.ptr, b->ptr, t.len);
+	}
+	docket_jv_doc_dispose(&d);
+	docket_buf_dispose(&t);
+	docket_json_tape_free(tape);
+	return error;
+}
+
 static void test_target(void **state)
 {
 	docket_buf b = DOCKET_BUF_INIT;
 	char big[400];
 
 	(void)state;
-	assert_int_equal(replay_target(&b, "shell", "{\"command\":[\"bash\",\"-lc\",\"a\\nb\"]}"), 0);
+	assert_int_equal(target_both(&b, "{\"command\":[\"bash\",\"-lc\",\"a\\nb\"]}"), 0);
 	assert_string_equal(b.ptr, "a b");
-	assert_int_equal(replay_target(&b, "shell", "{\"command\":[\"git\",\"push\"]}"), 0);
+	assert_int_equal(target_both(&b, "{\"command\":[\"git\",\"push\"]}"), 0);
 	assert_string_equal(b.ptr, "git push");
-	assert_int_equal(replay_target(&b, "apply_patch", "{\"changes\":[{\"path\":\"a\"},{\"path\":\"b\"}]}"), 0);
+	assert_int_equal(target_both(&b, "{\"changes\":[{\"path\":\"a\"},{\"path\":\"b\"}]}"), 0);
 	assert_string_equal(b.ptr, "a, b");
-	assert_int_equal(replay_target(&b, "mcp", "{\"server\":\"gh\",\"tool\":\"list\"}"), 0);
+	assert_int_equal(target_both(&b, "{\"server\":\"gh\",\"tool\":\"list\"}"), 0);
 	assert_string_equal(b.ptr, "gh/list");
-	assert_int_equal(replay_target(&b, "install_packages", "{\"ecosystem\":\"npm\",\"packages\":[\"a\",\"b\"]}"), 0);
+	assert_int_equal(target_both(&b, "{\"ecosystem\":\"npm\",\"packages\":[\"a\",\"b\"]}"), 0);
 	assert_string_equal(b.ptr, "npm: a b");
-	assert_int_equal(replay_target(&b, "x", "not json"), 0);
+	assert_int_equal(target_both(&b, "not json"), 0);
 	assert_string_equal(b.ptr, "not json");
 	memset(big, 'x', sizeof(big));
 	memcpy(big, "{\"path\":\"", 9);
 	memcpy(big + sizeof(big) - 3, "\"}", 3);
-	assert_int_equal(replay_target(&b, "read_file", big), 0);
+	assert_int_equal(target_both(&b, big), 0);
 	assert_int_equal(b.len, 120);
 	assert_string_equal(b.ptr + 117, "...");
+	/* what no rule names: the args as jansson dumps them, from either view */
+	assert_int_equal(target_both(&b, "{\"q\" : [1, 2.5, -0, 1e3, \"\\u00e9\\t\\u2028\"], \"n\":null}"), 0);
+	assert_string_equal(b.ptr, "{\"q\":[1,2.5,0,1000.0,\"\xc3\xa9\\t\xe2\x80\xa8\"],\"n\":null}");
+	assert_int_equal(target_both(&b, "{\"command\":[\"bash\",\"-c\",\"x\",\"y\"]}"), 0);
+	assert_string_equal(b.ptr, "bash -c x y");
+	assert_int_equal(target_both(&b, "{\"host\":\"h\",\"url\":7}"), 0);
+	assert_string_equal(b.ptr, "h");
 	docket_buf_dispose(&b);
 }
 
