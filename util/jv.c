@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "json.h"
+#include "json_write.h"
 
 const char *docket_jv_type_name(docket_jv_type t)
 {
@@ -232,44 +233,6 @@ static size_t t_size(docket_jv v)
 	return n;
 }
 
-/* A string as jansson's dump writes it: '"', '\\' and code points below
- * 0x20 escaped (\b \f \n \r \t, else \u00XX in upper-case hex), the rest,
- * DEL and U+2028 included, copied as it is (the tape holds valid UTF-8). */
-static int dump_string(docket_buf *out, const char *s, size_t len)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t run = 0;
-	int error;
-
-	if ((error = docket_buf_put(out, "\"", 1)) < 0)
-		return error;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-		size_t n = 6;
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		switch (c) {
-		case '"': e[1] = '"'; n = 2; break;
-		case '\\': e[1] = '\\'; n = 2; break;
-		case '\b': e[1] = 'b'; n = 2; break;
-		case '\f': e[1] = 'f'; n = 2; break;
-		case '\n': e[1] = 'n'; n = 2; break;
-		case '\r': e[1] = 'r'; n = 2; break;
-		case '\t': e[1] = 't'; n = 2; break;
-		default: break;
-		}
-		if ((error = docket_buf_put(out, s + run, i - run)) < 0 ||
-		    (error = docket_buf_put(out, e, n)) < 0)
-			return error;
-		run = i + 1;
-	}
-	if ((error = docket_buf_put(out, s + run, len - run)) < 0)
-		return error;
-	return docket_buf_put(out, "\"", 1);
-}
-
 /* A real as jansson writes it (its own formatting: "%.17g", ".0" added). */
 static int dump_real(docket_buf *out, const docket_tape_doc *d, size_t i)
 {
@@ -288,7 +251,7 @@ static int dump_real(docket_buf *out, const docket_tape_doc *d, size_t i)
 static int dump_at(docket_buf *out, docket_jv v)
 {
 	const docket_tape_doc *d = doc_of(v);
-	char c = word_type(d, v.i), num[32];
+	char c = word_type(d, v.i);
 	docket_jv_iter it;
 	const char *key;
 	docket_jv item;
@@ -305,7 +268,7 @@ static int dump_at(docket_buf *out, docket_jv v)
 				break;
 			if (key) {
 				key = tape_str(d, item.i - 1, &len);
-				if ((error = dump_string(out, key, len)) < 0 ||
+				if ((error = docket_json_write_string(out, key, len)) < 0 ||
 				    (error = docket_buf_put(out, ":", 1)) < 0)
 					break;
 			}
@@ -314,10 +277,9 @@ static int dump_at(docket_buf *out, docket_jv v)
 		return error < 0 ? error : docket_buf_put(out, c == '{' ? "}" : "]", 1);
 	case '"':
 		key = tape_str(d, v.i, &len);
-		return dump_string(out, key, len);
+		return docket_json_write_string(out, key, len);
 	case 'l':
-		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, t_integer(v));
-		return docket_buf_put(out, num, (size_t)n);
+		return docket_json_write_int(out, t_integer(v));
 	case 'd': return dump_real(out, d, v.i);
 	case 't': return docket_buf_put(out, "true", 4);
 	case 'f': return docket_buf_put(out, "false", 5);
