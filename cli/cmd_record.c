@@ -50,16 +50,6 @@ typedef struct line_jobs {
 	size_t n, cap;
 } line_jobs;
 
-static int is_blank(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return 0;
-	return 1;
-}
-
 /* The non-blank lines of one input, in order. */
 static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *text)
 {
@@ -72,7 +62,7 @@ static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *te
 
 		line++;
 		pos += len + (nl ? 1 : 0);
-		if (is_blank(start, len))
+		if (docket_blank_line(start, len))
 			continue;
 		if (jobs->n == jobs->cap) {
 			size_t ncap = jobs->cap ? jobs->cap * 2 : 1024;

@@ -18,16 +18,6 @@
 
 #define LINE_MAX_BYTES ((size_t)64 << 20)
 
-static int is_blank(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return 0;
-	return 1;
-}
-
 /*
  * Parse one line into an object (*out); *out NULL and a counted problem
  * when it is not one; DOCKET_ENOMEM when memory ran out.
@@ -66,7 +56,7 @@ static int one_line(imp_walk *w, const char *s, size_t len)
 	json_t *obj;
 	int error;
 
-	if (is_blank(s, len))
+	if (docket_blank_line(s, len))
 		return 0;
 	c->time[0] = '\0';
 	if ((error = parse_line(&obj, c, s, len)) < 0 || !obj)
@@ -87,7 +77,7 @@ int imp_walk_run(imp_walk *w)
 		const char *nl = memchr(start, '\n', w->len - pos);
 		size_t len = nl ? (size_t)(nl - start) : w->len - pos;
 
-		if (!nl && !is_blank(start, len)) {
+		if (!nl && !docket_blank_line(start, len)) {
 			/* an unterminated last line: only when it parses */
 			json_t *probe = NULL;
 			json_error_t jerr;

@@ -190,3 +190,11 @@ int docket_buf_read_path(docket_buf *out, const char *path)
 		docket_error_prefix("%s: ", path);
 	return error;
 }
+
+int docket_blank_line(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}

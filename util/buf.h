@@ -53,4 +53,7 @@ void docket_hex(char *out, const uint8_t *data, size_t len);
 /* Parse exactly 2*len hex digits; -1 on any bad digit. */
 int docket_unhex(uint8_t *out, size_t len, const char *hex);
 
+/* 1 when s[0..len) holds only spaces, tabs and CRs (a blank JSONL line). */
+int docket_blank_line(const char *s, size_t len);
+
 #endif

@@ -72,7 +72,6 @@
 #include "util/jv.h"
 
 #define CHUNK_EVENTS 60000
-#define BATCH 4096
 #define ROUNDS 2
 
 static int rounds = ROUNDS;
@@ -100,28 +99,12 @@ static int append_chunk(docket_ledger *l, uint64_t seed, size_t events, size_t *
 {
 	docket_buf text = DOCKET_BUF_INIT;
 	gen_mix_stats st;
-	json_t *batch[BATCH];
-	size_t n = 0;
-	char *line, *save = NULL;
 	int error;
 
 	if ((error = gen_mix(&text, events, seed, &st)) < 0)
 		return error;
 	*intents += st.calls;
-	for (line = strtok_r(text.ptr, "\n", &save); line && error == 0; line = strtok_r(NULL, "\n", &save)) {
-		if (!(batch[n++] = json_loads(line, 0, NULL)))
-			error = docket_error_set(DOCKET_EINVALID, "generated line does not parse");
-		if (error == 0 && n == BATCH) {
-			error = docket_ledger_append_json(l, batch, n, NULL);
-			for (size_t i = 0; i < n; i++)
-				json_decref(batch[i]);
-			n = 0;
-		}
-	}
-	if (error == 0 && n)
-		error = docket_ledger_append_json(l, batch, n, NULL);
-	for (size_t i = 0; i < n; i++)
-		json_decref(batch[i]);
+	error = gen_mix_append(l, text.ptr);
 	docket_buf_dispose(&text);
 	return error;
 }

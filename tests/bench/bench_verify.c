@@ -41,7 +41,6 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-#define BATCH 4096
 
 typedef enum stage { READ, CHAIN, TREE, DECODE, STAGES } stage;
 static const char *const stage_names[STAGES] = { "read", "+ chain", "+ tree", "+ decode" };
@@ -158,28 +157,12 @@ static int make_ledger(const char *dir, size_t want)
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
 	docket_buf text = DOCKET_BUF_INIT;
 	docket_ledger *l = NULL;
-	json_t *batch[BATCH];
-	size_t n = 0;
-	char *line, *save = NULL;
 	int error;
 
 	oo.flags = DOCKET_OPEN_CREATE;
 	if ((error = docket_ledger_open(&l, dir, &oo)) < 0 || (error = gen_mix(&text, want, 7, NULL)) < 0)
 		goto cleanup;
-	for (line = strtok_r(text.ptr, "\n", &save); line && error == 0; line = strtok_r(NULL, "\n", &save)) {
-		if (!(batch[n++] = json_loads(line, 0, NULL)))
-			error = docket_error_set(DOCKET_EINVALID, "generated line does not parse");
-		if (error == 0 && n == BATCH) {
-			error = docket_ledger_append_json(l, batch, n, NULL);
-			for (size_t i = 0; i < n; i++)
-				json_decref(batch[i]);
-			n = 0;
-		}
-	}
-	if (error == 0 && n)
-		error = docket_ledger_append_json(l, batch, n, NULL);
-	for (size_t i = 0; i < n; i++)
-		json_decref(batch[i]);
+	error = gen_mix_append(l, text.ptr);
 cleanup:
 	if (error < 0)
 		bench_docket_fail("make the ledger");

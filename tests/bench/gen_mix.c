@@ -22,9 +22,12 @@
 #include <time.h>
 
 #include "docket/common.h"
+#include "docket/ledger.h"
+#include "util/error.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define ACTIVE_SESSIONS 3
+#define GEN_MIX_BATCH 4096
 
 /* ---- random numbers (splitmix64) ---- */
 
@@ -1203,4 +1206,28 @@ int gen_mix(docket_buf *out, size_t target_events, uint64_t seed, gen_mix_stats 
 	if (stats)
 		*stats = g.st;
 	return g.error;
+}
+
+int gen_mix_append(struct docket_ledger *l, char *text)
+{
+	json_t *batch[GEN_MIX_BATCH];
+	char *line, *save = NULL;
+	size_t n = 0;
+	int error = 0;
+
+	for (line = strtok_r(text, "\n", &save); line && error == 0; line = strtok_r(NULL, "\n", &save)) {
+		if (!(batch[n++] = json_loads(line, 0, NULL)))
+			error = docket_error_set(DOCKET_EINVALID, "generated line does not parse");
+		if (error == 0 && n == GEN_MIX_BATCH) {
+			error = docket_ledger_append_json(l, batch, n, NULL);
+			for (size_t i = 0; i < n; i++)
+				json_decref(batch[i]);
+			n = 0;
+		}
+	}
+	if (error == 0 && n)
+		error = docket_ledger_append_json(l, batch, n, NULL);
+	for (size_t i = 0; i < n; i++)
+		json_decref(batch[i]);
+	return error;
 }

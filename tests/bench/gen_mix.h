@@ -42,4 +42,11 @@ typedef struct gen_mix_stats {
  */
 int gen_mix(docket_buf *out, size_t target_events, uint64_t seed, gen_mix_stats *stats) DOCKET_MUST_USE;
 
+/*
+ * Append the JSON lines of `text` (gen_mix's output; split in place) to
+ * `ledger` in batches of 4,096 events. Returns 0 or a negative DOCKET_E* code.
+ */
+struct docket_ledger;
+int gen_mix_append(struct docket_ledger *ledger, char *text) DOCKET_MUST_USE;
+
 #endif
