@@ -296,7 +296,8 @@ static int parse_args(options *o, int argc, char **argv)
 	o->small = 24000;
 	o->rounds = 2;
 	o->dir = tmp && *tmp ? tmp : "/tmp";
-	if (argc < 2)
+	/* an option where the binary goes (`--help`) is a usage error, not a run */
+	if (argc < 2 || argv[1][0] == '-' || !argv[1][0])
 		return -1;
 	o->docket = argv[1];
 	for (int i = 2; i < argc; i++) {
