@@ -147,3 +147,17 @@ data[pos + len(name) + off] ^= 0x01
 open(path, "r+b").write(data)
 PY
 }
+
+# large_stream FILE: session s, then 6,000 calls (intent, dispatch): 12,001
+# lines, enough for record to parse in chunks while it appends.
+large_stream() {
+	python3 -c '
+import json
+print(json.dumps({"type": "session.opened", "session": "s", "runtime": "t/1"}))
+for i in range(6000):
+    c = "c%d" % i
+    print(json.dumps({"type": "tool.intent", "session": "s", "invocation": c, "tool": "shell",
+                      "args": {"command": ["echo", c]}, "decision": {"verdict": "allowed"}}))
+    print(json.dumps({"type": "tool.dispatched", "session": "s", "invocation": c}))
+' >"$1"
+}

@@ -18,6 +18,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/jv.h"
+#include "../fuzz/call_args_diff.h"
 
 static docket_policy *load(docket_policy_format f, const char *text)
 {
@@ -710,39 +711,21 @@ static char *eval_dump(const docket_policy *p, const docket_policy_call *c, cons
 
 /* One args text through jansson + docket_policy_call_from_args and through
  * docket_jv_parse (the tape when it takes the text) + from_jv: the same
- * return, message and verdict. 1 when the tape view took the text. */
+ * return, message, verdict and target (call_args_diff). 1 when the tape view
+ * took the text. */
 static int same_call_both_views(const docket_policy *p, docket_json_tape *tape, const char *tool,
 				const char *text, size_t len)
 {
-	json_t *j = NULL;
-	docket_jv_doc d;
-	docket_policy_call *a = NULL, *b = NULL;
-	char ma[1100] = "", mb[1100] = "";
-	int ra, rb, took;
+	json_t *xj = test_json(CTX);
+	docket_policy_context *x = NULL;
+	char why[1200] = "";
+	int took = 0;
 
-	if ((ra = docket_json_parse(&j, text, len)) == 0)
-		ra = docket_policy_call_from_args(&a, tool, j);
-	if (ra < 0)
-		snprintf(ma, sizeof(ma), "%s", docket_error_last()->message);
-	if ((rb = docket_jv_parse(&d, tape, text, len)) == 0)
-		rb = docket_policy_call_from_jv(&b, tool, d.ops, d.root);
-	if (rb < 0)
-		snprintf(mb, sizeof(mb), "%s", docket_error_last()->message);
-	took = d.ops == &docket_jv_tape;
-	if (ra != rb || strcmp(ma, mb) != 0)
-		fail_msg("%s %.60s: jansson %d (%s), jv %d (%s)", tool, text, ra, ma, rb, mb);
-	if (ra == 0) {
-		char *da = eval_dump(p, a, CTX), *db = eval_dump(p, b, CTX);
-
-		if (strcmp(da, db) != 0)
-			fail_msg("%s %.60s: jansson %s, jv %s", tool, text, da, db);
-		free(da);
-		free(db);
-	}
-	docket_policy_call_free(a);
-	docket_policy_call_free(b);
-	docket_jv_doc_dispose(&d);
-	json_decref(j);
+	assert_int_equal(docket_policy_context_from_json(&x, xj), 0);
+	if (call_args_diff(p, x, tape, tool, text, len, &took, why, sizeof(why)) != 0)
+		fail_msg("%s %.60s: %s", tool, text, why);
+	docket_policy_context_free(x);
+	json_decref(xj);
 	return took;
 }
 

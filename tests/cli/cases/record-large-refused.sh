@@ -4,15 +4,7 @@
 # the ledger would refuse (the bad line wins, as when parsing came first);
 # a bad line in the second of two files.
 docket init >/dev/null
-python3 -c '
-import json
-print(json.dumps({"type": "session.opened", "session": "s", "runtime": "t/1"}))
-for i in range(6000):
-    c = "c%d" % i
-    print(json.dumps({"type": "tool.intent", "session": "s", "invocation": c, "tool": "shell",
-                      "args": {"command": ["echo", c]}, "decision": {"verdict": "allowed"}}))
-    print(json.dumps({"type": "tool.dispatched", "session": "s", "invocation": c}))
-' >good.jsonl || exit 99
+large_stream good.jsonl || exit 99
 awk 'NR == 9000 { sub(/"tool": "shell"/, "\"tool\": \"shell\", \"tool_x\": 1") } { print }' good.jsonl >unknown.jsonl
 awk 'NR == 11000 { print "{\"type\": \"tool.dispatched\", \"session\": \"s\", \"invocation\": \"nope\"}"; next } { print }' \
 	good.jsonl >refused.jsonl
