@@ -84,6 +84,24 @@ static int emit(ledger_reader *r, uint64_t seq, event_scan *es)
 	return error;
 }
 
+/* A protobuf varint at *p: 0 and *p past it, or -1 (no terminating byte
+ * before `end`, or more than 64 bits). */
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* The session field (3) of a packed docket.v1.Event, without unpacking it:
  * its top-level fields are walked (the last occurrence wins, as protobuf
  * says). Fuzzed against event_unpack by tests/fuzz/fuzz_segment.c. */
@@ -93,15 +111,9 @@ int ledger_payload_session_is(const uint8_t *p, size_t len, const char *session,
 	uint64_t found_len = 0;
 
 	while (p < end) {
-		uint64_t tag = 0, n = 0;
-		int shift;
+		uint64_t tag, n = 0;
 
-		for (shift = 0; p < end && shift < 64; shift += 7) {
-			tag |= (uint64_t)(*p & 0x7f) << shift;
-			if (!(*p++ & 0x80))
-				break;
-		}
-		if (shift >= 64 || (p == end && (p[-1] & 0x80)))
+		if (wire_varint(&p, end, &tag) < 0)
 			goto bad;
 		switch (tag & 7) {
 		case 0:
@@ -117,12 +129,7 @@ int ledger_payload_session_is(const uint8_t *p, size_t len, const char *session,
 			n = 4;
 			break;
 		case 2:
-			for (shift = 0; p < end && shift < 64; shift += 7) {
-				n |= (uint64_t)(*p & 0x7f) << shift;
-				if (!(*p++ & 0x80))
-					break;
-			}
-			if (shift >= 64 || (p == end && (p[-1] & 0x80)))
+			if (wire_varint(&p, end, &n) < 0)
 				goto bad;
 			break;
 		default:
