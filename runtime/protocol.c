@@ -38,6 +38,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/json_write.h"
 
 struct proto_ctx {
 	docket_ledger *ledger;
@@ -47,6 +48,9 @@ struct proto_ctx {
 	char *operator_format;
 	docket_reconcile_cb reconcile_cb;
 	void *reconcile_ctx;
+	docket_json_tape *tape;  /* the text path's parser of request lines */
+	docket_json_tape *event_tape; /* ... of the event texts built from them */
+	docket_buf text;         /* an event's JSON text being built */
 	/* the last epoch this context issued, and the peer that asked for it
 	 * (runtime.attach binds more connections of that same process) */
 	uint64_t started_epoch;
@@ -119,6 +123,10 @@ int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts)
 		docket_free(c);
 		return error;
 	}
+	if (!(c->tape = docket_json_tape_new()) || !(c->event_tape = docket_json_tape_new())) {
+		proto_ctx_free(c);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
 	if (opts->operator_policy) {
 		c->operator_policy = json_deep_copy(opts->operator_policy);
 		c->operator_format = docket_strdup(opts->operator_format ? opts->operator_format : "docket");
@@ -136,6 +144,9 @@ void proto_ctx_free(proto_ctx *c)
 	if (!c)
 		return;
 	authority_free(c->auth);
+	docket_json_tape_free(c->tape);
+	docket_json_tape_free(c->event_tape);
+	docket_buf_dispose(&c->text);
 	json_decref(c->operator_policy);
 	docket_free(c->operator_format);
 	docket_free(c);
@@ -160,6 +171,38 @@ void proto_call_dispose(proto_call *call)
 	json_decref(call->result);
 	call->decision = NULL;
 	call->result = NULL;
+	docket_free(call->line);
+	json_decref(call->tree);
+	call->line = NULL;
+	call->session = NULL;
+	call->tree = NULL;
+}
+
+const char *proto_text_method(const char *method)
+{
+	const struct method *m = method_find(method);
+
+	return m && (m->kind == M_TOOL_INTENT || m->kind == M_TOOL_COMPLETE) ? m->name : NULL;
+}
+
+int proto_call_set_line(proto_call *call, const char *method, const char *line, size_t len,
+			const char *session, size_t session_len)
+{
+	char *block = docket_malloc(len + 1 + (session ? session_len + 1 : 0));
+
+	if (!block)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	memcpy(block, line, len);
+	block[len] = '\0';
+	if (session) {
+		memcpy(block + len + 1, session, session_len);
+		block[len + 1 + session_len] = '\0';
+		call->session = block + len + 1;
+	}
+	call->line = block;
+	call->line_len = len;
+	call->method = method;
+	return 0;
 }
 
 /* ---- preparing: params -> events ---- */
@@ -188,19 +231,12 @@ static int refuse_current(proto_call *call, int code)
 	return code;
 }
 
-/* Build an event of `type` from `obj` (consumed) and add it to the call. */
-static int add_event(proto_call *call, const char *type, json_t *obj)
+/* Room for one more event in the call. */
+static int reserve_event(proto_call *call)
 {
-	docket_event *ev = NULL;
-	int error;
-
-	if (!obj)
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
-	if (call->n == PROTO_MAX_EVENTS) {
-		json_decref(obj);
+	if (call->n == PROTO_MAX_EVENTS)
 		return refuse(call, DOCKET_EINVALID, "%s: more than %d events for one call", call->method,
 			      PROTO_MAX_EVENTS);
-	}
 	if (call->n == call->cap) {
 		size_t cap = call->cap ? call->cap * 2 : 2;
 		docket_event **evs = docket_realloc(call->events, cap * sizeof(*evs));
@@ -209,12 +245,25 @@ static int add_event(proto_call *call, const char *type, json_t *obj)
 		if (evs)
 			call->events = evs;
 		res = evs ? docket_realloc(call->results, cap * sizeof(*res)) : NULL;
-		if (!res) {
-			json_decref(obj);
+		if (!res)
 			return refuse(call, DOCKET_ENOMEM, "out of memory");
-		}
 		call->results = res;
 		call->cap = cap;
+	}
+	return 0;
+}
+
+/* Build an event of `type` from `obj` (consumed) and add it to the call. */
+static int add_event(proto_call *call, const char *type, json_t *obj)
+{
+	docket_event *ev = NULL;
+	int error;
+
+	if (!obj)
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	if ((error = reserve_event(call)) < 0) {
+		json_decref(obj);
+		return error;
 	}
 	json_object_set_new(obj, "type", json_string(type));
 	if (call->conn && call->conn->epoch && !json_object_get(obj, "epoch") &&
@@ -238,9 +287,120 @@ static json_t *params_event(const json_t *params, const char *const *options)
 	return obj;
 }
 
+/* A member of an object read through `ops`; absent when `obj` is not an object. */
+static docket_jv member(const docket_jv_ops *ops, docket_jv obj, const char *key)
+{
+	docket_jv none = { NULL, 0 };
+
+	return ops->type(obj) == DOCKET_JV_OBJECT ? ops->get(obj, key) : none;
+}
+
+static docket_jv param(const proto_call *call, const char *key)
+{
+	return member(call->pops, call->pv, key);
+}
+
+/* The string `v` is, or NULL (json_string_value). */
+static const char *jv_str(const proto_call *call, docket_jv v)
+{
+	size_t len;
+
+	return call->pops->type(v) == DOCKET_JV_STRING ? call->pops->string(v, &len) : NULL;
+}
+
 static const char *param_str(const proto_call *call, const char *key)
 {
-	return json_string_value(json_object_get(call->params, key));
+	return jv_str(call, param(call, key));
+}
+
+/*
+ * The event a JSON text (in `text`, written by this file) describes, added
+ * to the call: simdjson reads it, jansson when simdjson cannot decide.
+ */
+static int add_event_text(proto_ctx *ctx, proto_call *call, const docket_buf *text)
+{
+	docket_event *ev = NULL;
+	json_t *obj = NULL;
+	int error;
+
+	if ((error = reserve_event(call)) < 0)
+		return error;
+	if ((error = docket_event_from_text(&ev, ctx->event_tape, text->ptr, text->len)) == 1) {
+		if ((error = docket_json_parse(&obj, text->ptr, text->len)) == 0)
+			error = docket_event_from_json(&ev, obj);
+		json_decref(obj);
+	}
+	if (error < 0)
+		return refuse_current(call, error);
+	call->events[call->n++] = ev;
+	return 0;
+}
+
+/* Open an event's text in ctx->text: {"type":TYPE */
+static int event_text_begin(proto_ctx *ctx, const char *type)
+{
+	int error;
+
+	docket_buf_clear(&ctx->text);
+	if ((error = docket_buf_puts(&ctx->text, "{\"type\":")) < 0)
+		return error;
+	return docket_json_write_string(&ctx->text, type, strlen(type));
+}
+
+/* ,"KEY": */
+static int event_text_key(proto_ctx *ctx, const char *key)
+{
+	int error;
+
+	if ((error = docket_buf_putc(&ctx->text, ',')) < 0 ||
+	    (error = docket_json_write_string(&ctx->text, key, strlen(key))) < 0)
+		return error;
+	return docket_buf_putc(&ctx->text, ':');
+}
+
+/* Close it, with the connection's epoch unless it names one (add_event's rule). */
+static int event_text_end(proto_ctx *ctx, const proto_call *call, const char *type, int names_epoch)
+{
+	int error;
+
+	if (call->conn && call->conn->epoch && !names_epoch && strcmp(type, "runtime.started") != 0 &&
+	    ((error = event_text_key(ctx, "epoch")) < 0 ||
+	     (error = docket_json_write_int(&ctx->text, (int64_t)call->conn->epoch)) < 0))
+		return error;
+	return docket_buf_putc(&ctx->text, '}');
+}
+
+static int listed(const char *key, const char *const *list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (strcmp(key, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The text path's params_event + add_event: an event of `type` from the
+ * params' members but `options`, each value as jansson dumps it.
+ */
+static int add_params_text(proto_ctx *ctx, proto_call *call, const char *type, const char *const *options)
+{
+	docket_jv_iter it;
+	const char *key;
+	docket_jv v;
+	int error;
+
+	if ((error = event_text_begin(ctx, type)) < 0)
+		return refuse_current(call, error);
+	call->pops->iter(call->pv, &it);
+	while (call->pops->next(&it, &key, &v)) {
+		if (listed(key, options))
+			continue;
+		if ((error = event_text_key(ctx, key)) < 0 || (error = call->pops->dump(&ctx->text, v)) < 0)
+			return refuse_current(call, error);
+	}
+	if ((error = event_text_end(ctx, call, type, param(call, "epoch").p != NULL)) < 0)
+		return refuse_current(call, error);
+	return add_event_text(ctx, call, &ctx->text);
 }
 
 static int prepare_session_open(proto_ctx *ctx, proto_call *call)
@@ -480,10 +640,45 @@ static int recorded_decision(proto_ctx *ctx, json_t *ev)
 	return error;
 }
 
+static const char *const intent_options[] = { "dispatch_if_allowed", NULL };
+
+/*
+ * An intent that asked dispatch_if_allowed and was decided allowed is
+ * dispatched in the same group: attempt 1 named, so a re-sent intent gets
+ * its original dispatch back (attempt and token); docket's decision names
+ * its revision. The intent's event is built: session and invocation are
+ * its strings.
+ */
+static int dispatch_if_allowed(proto_ctx *ctx, proto_call *call)
+{
+	static const char *const ids[] = { "session", "invocation", NULL };
+	json_int_t revision = json_integer_value(json_object_get(call->decision, "policy_revision"));
+	int error = 0;
+
+	if (call->pops->type(param(call, "dispatch_if_allowed")) != DOCKET_JV_TRUE || !call->decision ||
+	    strcmp(json_string_value(json_object_get(call->decision, "verdict")), "allowed") != 0)
+		return 0;
+	if ((error = event_text_begin(ctx, "tool.dispatched")) < 0)
+		return refuse_current(call, error);
+	for (size_t i = 0; ids[i] && error == 0; i++) {
+		const char *v = param_str(call, ids[i]);
+
+		if (v && (error = event_text_key(ctx, ids[i])) == 0)
+			error = docket_json_write_string(&ctx->text, v, strlen(v));
+	}
+	if (error == 0 && (error = event_text_key(ctx, "attempt")) == 0)
+		error = docket_buf_putc(&ctx->text, '1');
+	if (error == 0 && revision > 0 && (error = event_text_key(ctx, "policy_revision")) == 0 &&
+	    (error = docket_json_write_int(&ctx->text, revision)) == 0)
+		error = docket_buf_puts(&ctx->text, ",\"verdict\":\"allowed\"");
+	if (error < 0 || (error = event_text_end(ctx, call, "tool.dispatched", 0)) < 0)
+		return refuse_current(call, error);
+	return add_event_text(ctx, call, &ctx->text);
+}
+
 static int prepare_intent(proto_ctx *ctx, proto_call *call)
 {
-	static const char *const options[] = { "dispatch_if_allowed", NULL };
-	json_t *ev = params_event(call->params, options), *dispatch;
+	json_t *ev = params_event(call->params, intent_options);
 	const json_t *d;
 	int error;
 
@@ -497,18 +692,7 @@ static int prepare_intent(proto_ctx *ctx, proto_call *call)
 		call->decision = json_deep_copy(d);
 	if ((error = add_event(call, "tool.intent", ev)) < 0)
 		return error;
-	if (!json_is_true(json_object_get(call->params, "dispatch_if_allowed")) || !call->decision ||
-	    strcmp(json_string_value(json_object_get(call->decision, "verdict")), "allowed") != 0)
-		return 0;
-	/* attempt 1 named: a re-sent intent gets its original dispatch back
-	 * (attempt and token); docket's decision names its revision */
-	dispatch = json_pack("{s:O?, s:O?, s:i}", "session", json_object_get(call->params, "session"),
-			     "invocation", json_object_get(call->params, "invocation"), "attempt", 1);
-	if (dispatch && json_integer_value(json_object_get(call->decision, "policy_revision")) > 0) {
-		json_object_set(dispatch, "policy_revision", json_object_get(call->decision, "policy_revision"));
-		json_object_set_new(dispatch, "verdict", json_string("allowed"));
-	}
-	return add_event(call, "tool.dispatched", dispatch);
+	return dispatch_if_allowed(ctx, call);
 }
 
 /*
@@ -704,13 +888,14 @@ static int check_context(proto_ctx *ctx, proto_call *call)
  * under its runtime name; under an operator policy no client drives a
  * session that has no trusted policy (opened by `record` or `import`).
  */
-static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m)
+static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, sess_state *out, int *have)
 {
-	const char *session = json_string_value(json_object_get(call->params, "session"));
-	const char *named = json_string_value(json_object_get(call->params, "runtime"));
+	const char *session = param_str(call, "session");
+	const char *named = param_str(call, "runtime");
 	proto_conn *conn = call->conn;
 	sess_state ss;
 
+	*have = 0;
 	if ((m->kind == M_APPROVAL_SETTLE || m->kind == M_RECOVER_APPLY) && conn->role == PROTO_ROLE_RUNTIME)
 		return refuse(call, DOCKET_EINVALID, "%s needs the approver or operator role; this connection "
 			      "(uid %lld) is a runtime", m->name, conn->peer_uid);
@@ -724,6 +909,8 @@ static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m)
 	}
 	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
 		return 0; /* the state machine names what is missing */
+	*out = ss;
+	*have = 1;
 	if (conn->role == PROTO_ROLE_RUNTIME && strcmp(ss.runtime, conn->runtime) != 0)
 		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" belongs to runtime \"%s\", not \"%s\"",
 			      m->name, session, ss.runtime, conn->runtime);
@@ -735,9 +922,9 @@ static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m)
 
 static int check_client(proto_call *call, const struct method *m)
 {
-	const json_t *p = call->params, *epoch = json_object_get(p, "epoch");
-	const char *source = json_string_value(json_object_get(json_object_get(p, "decision"), "source"));
-	const char *result = json_string_value(json_object_get(p, "result"));
+	docket_jv epoch = param(call, "epoch");
+	const char *source = jv_str(call, member(call->pops, param(call, "decision"), "source"));
+	const char *result = param_str(call, "result");
 	uint64_t bound = call->conn ? call->conn->epoch : 0;
 
 	if (m->kind == M_RUNTIME_START || m->kind == M_RUNTIME_ATTACH || m->kind == M_RECOVER_PLAN)
@@ -745,16 +932,16 @@ static int check_client(proto_call *call, const struct method *m)
 	if (!bound)
 		return refuse(call, DOCKET_ESTALE, "%s: this connection has no epoch; call runtime.start first "
 			      "(every mutating connection is fenced)", m->name);
-	if (epoch && (!json_is_integer(epoch) || (uint64_t)json_integer_value(epoch) != bound))
+	if (epoch.p && (call->pops->type(epoch) != DOCKET_JV_INTEGER || (uint64_t)call->pops->integer(epoch) != bound))
 		return refuse(call, DOCKET_ESTALE, "%s: epoch is the connection's (%llu), not the client's",
 			      m->name, (unsigned long long)bound);
-	if (json_object_get(p, "time"))
+	if (param(call, "time").p)
 		return refuse(call, DOCKET_EINVALID, "%s: \"time\" is docket's clock on live appends", m->name);
 	if (m->kind == M_TOOL_DISPATCH &&
-	    (json_object_get(p, "policy_revision") || json_object_get(p, "verdict")))
+	    (param(call, "policy_revision").p || param(call, "verdict").p))
 		return refuse(call, DOCKET_EINVALID, "tool.dispatch: docket revalidates the call itself "
 			      "(policy_revision and verdict are not a client's to give)");
-	if (m->kind == M_APPROVAL_REQUEST && json_object_get(p, "decision"))
+	if (m->kind == M_APPROVAL_REQUEST && param(call, "decision").p)
 		return refuse(call, DOCKET_EINVALID, "approval.request: the decision is docket's");
 	if (m->kind == M_APPROVAL_SETTLE && result && strcmp(result, "superseded") == 0)
 		return refuse(call, DOCKET_EINVALID, "approval.settle: only docket settles superseded "
@@ -812,17 +999,98 @@ static void identify(proto_call *call, const struct method *m)
 	json_object_set_new(call->params, "actor", json_string(who));
 }
 
+/*
+ * The text path (tool.complete, tool.intent in record mode): 0 and the call
+ * prepared from simdjson's tape of its line; 1 when the tree path must
+ * prepare it instead (it then gives the reply or the refusal). Anything
+ * the tree path would refuse, decide or look up differently goes there.
+ */
+static int prepare_text(proto_ctx *ctx, proto_call *call, const struct method *m)
+{
+	docket_tape_doc doc;
+	docket_jv root, decision;
+	docket_buf text = DOCKET_BUF_INIT;
+	const char *session, *inv;
+	sess_state ss;
+	inv_state st;
+	int have = 0, error;
+
+	if (docket_json_tape_parse(ctx->tape, call->line, call->line_len, &doc) < 0 ||
+	    docket_jv_tape_root(&doc, &root) < 0)
+		return 1;
+	call->pops = &docket_jv_tape;
+	call->pv = member(call->pops, root, "params");
+	if (call->pops->type(call->pv) != DOCKET_JV_OBJECT || param(call, "type").p ||
+	    check_client(call, m) < 0 || check_role(ctx, call, m, &ss, &have) < 0)
+		return 1;
+	if (m->kind == M_TOOL_COMPLETE)
+		return add_params_text(ctx, call, m->event_type, NULL) < 0;
+	session = param_str(call, "session");
+	inv = param_str(call, "invocation");
+	decision = param(call, "decision");
+	/* authority mode decides on the tree; so does a re-sent intent (recorded_decision) */
+	if (!have || ss.policy_revision || !session || !inv ||
+	    (!decision.p && ledger_invocation_get(ctx->ledger, session, inv, &st) == 0))
+		return 1;
+	if (decision.p) {
+		error = call->pops->dump(&text, decision);
+		if (error == 0)
+			error = docket_json_parse(&call->decision, text.ptr, text.len);
+		docket_buf_dispose(&text);
+		if (error < 0)
+			return 1;
+	}
+	if (add_params_text(ctx, call, m->event_type, intent_options) < 0)
+		return 1;
+	return dispatch_if_allowed(ctx, call) < 0;
+}
+
+/* Undo what the text path prepared and hand the call to the tree path. */
+static int text_to_tree(proto_call *call)
+{
+	json_error_t jerr;
+	char *line = call->line;
+	const char *session = call->session;
+	json_t *params;
+	int error;
+
+	call->line = NULL;
+	proto_call_dispose(call);
+	call->line = line;
+	call->session = session;
+	call->error = 0;
+	call->refused_outcome = 0;
+	memset(&call->err, 0, sizeof(call->err));
+	if ((error = docket_json_load(&call->tree, line, call->line_len, JSON_REJECT_DUPLICATES, &jerr)) < 0)
+		return refuse_current(call, error);
+	params = json_object_get(call->tree, "params");
+	if (!json_is_object(params))
+		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", call->method);
+	call->params = params;
+	return 0;
+}
+
 static int prepare(proto_ctx *ctx, proto_call *call)
 {
 	const struct method *m = method_find(call->method);
+	sess_state ss;
+	int have, error;
 
 	call->kind = m ? m->kind : M_UNKNOWN;
 	call->barrier = m ? m->barrier : 0;
 	if (!m)
 		return refuse(call, DOCKET_ENOTFOUND, "method not found: %s", call->method ? call->method : "");
+	if (!call->params && call->line && proto_text_method(m->name)) {
+		if (prepare_text(ctx, call, m) == 0)
+			return 0;
+		if ((error = text_to_tree(call)) < 0)
+			return error;
+	}
 	if (!json_is_object(call->params))
 		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
-	if (check_client(call, m) < 0 || check_role(ctx, call, m) < 0)
+	call->pops = &docket_jv_jansson;
+	call->pv = docket_jv_of_json(call->params);
+	if (check_client(call, m) < 0 || check_role(ctx, call, m, &ss, &have) < 0)
 		return call->error;
 	identify(call, m);
 	switch (m->kind) {
@@ -1020,50 +1288,76 @@ static const char *verdict_of(const proto_call *call)
 	return v ? v : "undecided";
 }
 
-static json_t *result_of(proto_call *call)
+/* ,"KEY": */
+static int put_key(docket_buf *b, const char *key)
+{
+	int error;
+
+	if ((error = docket_buf_putc(b, ',')) < 0 || (error = docket_json_write_string(b, key, strlen(key))) < 0)
+		return error;
+	return docket_buf_putc(b, ':');
+}
+
+static int put_int_member(docket_buf *b, const char *key, int64_t v)
+{
+	int error = put_key(b, key);
+
+	return error < 0 ? error : docket_json_write_int(b, v);
+}
+
+static int put_string_member(docket_buf *b, const char *key, const char *v)
+{
+	int error;
+
+	if (!v)
+		return 0; /* json_string(NULL): no member */
+	if ((error = put_key(b, key)) < 0)
+		return error;
+	return docket_json_write_string(b, v, strlen(v));
+}
+
+/* The result of a call that appended (or needed nothing), as jansson would dump it. */
+static int result_text(const proto_call *call, docket_buf *b)
 {
 	const docket_append_result *first, *last;
-	json_t *r;
+	int error;
 
 	if (!call->n)
-		return json_object();
+		return docket_buf_puts(b, "{}");
 	first = &call->results[0];
 	last = &call->results[call->n - 1];
-	if (!(r = json_pack("{s:I}", "seq", (json_int_t)first->seq)))
-		return NULL;
-	if (first->duplicate)
-		json_object_set_new(r, "duplicate", json_true());
+	if ((error = docket_buf_puts(b, "{\"seq\":")) < 0 || (error = docket_json_write_int(b, (int64_t)first->seq)) < 0 ||
+	    (first->duplicate && (error = docket_buf_puts(b, ",\"duplicate\":true")) < 0))
+		return error;
 	switch (call->kind) {
 	case M_RUNTIME_START:
-		json_object_set_new(r, "epoch", json_integer((json_int_t)first->epoch));
+		error = put_int_member(b, "epoch", (int64_t)first->epoch);
 		break;
 	case M_POLICY_SET:
-		json_object_set_new(r, "revision", json_integer(call->events[0]->policy_revised->revision));
+		error = put_int_member(b, "revision", call->events[0]->policy_revised->revision);
 		break;
 	case M_TOOL_INTENT:
-		json_object_set_new(r, "verdict", json_string(verdict_of(call)));
-		if (call->decision)
-			json_object_set(r, "decision", call->decision);
-		json_object_set_new(r, "dispatched", json_boolean(call->n > 1));
-		if (call->n > 1) {
-			json_object_set_new(r, "attempt", json_integer(last->attempt));
-			json_object_set_new(r, "token", json_string(last->token));
-		}
+		if ((error = put_string_member(b, "verdict", verdict_of(call))) < 0 ||
+		    (call->decision && ((error = put_key(b, "decision")) < 0 ||
+					(error = docket_json_dump(b, call->decision)) < 0)) ||
+		    (error = docket_buf_puts(b, call->n > 1 ? ",\"dispatched\":true" : ",\"dispatched\":false")) < 0)
+			break;
+		if (call->n > 1 && (error = put_int_member(b, "attempt", last->attempt)) == 0)
+			error = put_string_member(b, "token", last->token);
 		break;
 	case M_TOOL_DISPATCH:
-		json_object_set_new(r, "attempt", json_integer(first->attempt));
-		json_object_set_new(r, "token", json_string(first->token));
+		if ((error = put_int_member(b, "attempt", first->attempt)) == 0)
+			error = put_string_member(b, "token", first->token);
 		break;
 	default:
 		break;
 	}
-	return r;
+	return error < 0 ? error : docket_buf_putc(b, '}');
 }
 
-json_t *proto_reply(proto_ctx *ctx, proto_call *call)
+/* What a reply tells the connection: the epoch (and runtime) it is bound to. */
+static void reply_binds(proto_ctx *ctx, proto_call *call)
 {
-	json_t *result;
-
 	if (!call->error && call->kind == M_RUNTIME_START && call->conn) {
 		const char *name = call->events[0]->runtime_started->runtime;
 
@@ -1077,8 +1371,11 @@ json_t *proto_reply(proto_ctx *ctx, proto_call *call)
 		call->conn->epoch = (uint64_t)json_integer_value(json_object_get(call->result, "epoch"));
 		snprintf(call->conn->runtime, sizeof(call->conn->runtime), "%s", ctx->started_runtime);
 	}
-	if (!call->id)
-		return NULL;
+}
+
+/* The reply of a refused call, or of one whose result is a JSON value. */
+static json_t *reply_json(proto_call *call)
+{
 	if (call->error) {
 		int code = call->kind == M_UNKNOWN && call->error == DOCKET_ENOTFOUND ? RPC_METHOD_NOT_FOUND
 										       : rpc_code(call->error);
@@ -1095,9 +1392,43 @@ json_t *proto_reply(proto_ctx *ctx, proto_call *call)
 			 verdict_of(call), (unsigned long long)call->results[0].seq);
 		return proto_error_response(call->id, RPC_DOCKET_ERROR, e.message, &e);
 	}
-	if (call->result)
-		result = json_incref(call->result);
-	else
-		result = result_of(call);
-	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", call->id, "result", result);
+	return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", call->id, "result", call->result);
+}
+
+int proto_reply_text(proto_ctx *ctx, proto_call *call, docket_buf *out)
+{
+	size_t start = out->len;
+	json_t *r;
+	int error;
+
+	reply_binds(ctx, call);
+	if (!call->id)
+		return 0;
+	if (call->error || call->refused_outcome || call->result) {
+		r = reply_json(call);
+		error = r ? docket_json_dump(out, r) : docket_error_set(DOCKET_ENOMEM, "out of memory");
+		json_decref(r);
+	} else if ((error = docket_buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":")) == 0 &&
+		   (error = docket_json_dump(out, call->id)) == 0 &&
+		   (error = docket_buf_puts(out, ",\"result\":")) == 0 &&
+		   (error = result_text(call, out)) == 0) {
+		error = docket_buf_putc(out, '}');
+	}
+	if (error < 0 && out->ptr) {
+		out->len = start;
+		out->ptr[start] = '\0';
+	}
+	return error;
+}
+
+json_t *proto_reply(proto_ctx *ctx, proto_call *call)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	json_t *reply = NULL;
+
+	if (proto_reply_text(ctx, call, &text) == 0 && text.len &&
+	    docket_json_parse(&reply, text.ptr, text.len) < 0)
+		reply = NULL;
+	docket_buf_dispose(&text);
+	return reply;
 }

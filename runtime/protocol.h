@@ -15,6 +15,7 @@
 
 #include "docket/ledger.h"
 #include "ledger/ledger_internal.h"
+#include "util/jv.h"
 
 #define PROTO_MAX_EVENTS 256   /* events one call may append */
 
@@ -75,7 +76,39 @@ typedef struct proto_call {
 	json_t *result;                  /* a result that needs no append */
 	int refused_outcome;             /* dispatch refused by revalidation */
 	json_t *reply;                   /* server: answered before execution (parse error) */
+
+	/*
+	 * The text path (the server's tool.intent and tool.complete): params is
+	 * NULL and `line` (owned, freed by proto_call_dispose) is the request,
+	 * which simdjson reads again when the call is prepared; its events are
+	 * built from the params' text without a jansson tree. Whatever that path
+	 * does not take (authority mode, a re-sent intent, any refusal) is
+	 * prepared again on jansson's tree of the line (`tree`), so replies and
+	 * refusals are the tree path's. `session` (in the same block as `line`)
+	 * is the params' session string, for the server's batching.
+	 */
+	char *line;
+	size_t line_len;
+	const char *session;
+	json_t *tree;
+	/* the params as prepare() reads them (either path) */
+	const docket_jv_ops *pops;
+	docket_jv pv;
 } proto_call;
+
+/*
+ * The method table's name for `method` when the text path takes it
+ * (tool.intent, tool.complete), else NULL.
+ */
+const char *proto_text_method(const char *method);
+
+/*
+ * Give `call` (zeroed but for conn) the request `line` for the text path:
+ * `method` from proto_text_method, `session` the params' session string or
+ * NULL. DOCKET_ENOMEM.
+ */
+int proto_call_set_line(proto_call *call, const char *method, const char *line, size_t len,
+			const char *session, size_t session_len) DOCKET_MUST_USE;
 
 /* Is this method a barrier (policy.set, runtime.start, recover.*)? */
 int proto_method_is_barrier(const char *method);
@@ -87,7 +120,15 @@ int proto_method_is_barrier(const char *method);
  */
 int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n);
 
-/* The JSON-RPC response of an executed call (NULL for a notification). */
+/*
+ * The JSON-RPC response of an executed call appended to `out` as one line
+ * without its newline (nothing for a notification); a reply also binds the
+ * connection (runtime.start, runtime.attach). 0, or DOCKET_ENOMEM with `out`
+ * as it was.
+ */
+int proto_reply_text(proto_ctx *ctx, proto_call *call, docket_buf *out) DOCKET_MUST_USE;
+
+/* The same reply as a JSON value (NULL for a notification or out of memory). */
 json_t *proto_reply(proto_ctx *ctx, proto_call *call);
 
 void proto_call_dispose(proto_call *call);

@@ -89,6 +89,7 @@ typedef struct server {
 	docket_ledger *ledger;
 	const server_options *opts;
 	proto_ctx *ctx;
+	docket_json_tape *tape;  /* reads request lines for the text path */
 	conn *conns[MAX_CONNS];
 	size_t nconns;
 	int listen_fd;
@@ -193,6 +194,19 @@ static int conn_queue(conn *c, json_t *reply)
 	if ((error = docket_json_dump(&c->out, reply)) == 0)
 		error = docket_buf_putc(&c->out, '\n');
 	json_decref(reply);
+	return error;
+}
+
+/* Queue the reply of an executed call (nothing for a notification). */
+static int conn_queue_call(server *s, conn *c, proto_call *call)
+{
+	size_t before = c->out.len;
+	int error;
+
+	if (pending_out(c) == 0)
+		c->progress_ms = now_ms();
+	if ((error = proto_reply_text(s->ctx, call, &c->out)) == 0 && c->out.len > before)
+		error = docket_buf_putc(&c->out, '\n');
 	return error;
 }
 
@@ -378,6 +392,56 @@ static int too_many_values(const char *line, size_t len, size_t max)
 }
 
 /*
+ * A request the text path takes (proto_text_method): a JSON-RPC 2.0 object
+ * that jansson would parse the same (no NUL in a string: the tree path
+ * parses without JSON_ALLOW_NUL), with an id that is a string, an integer
+ * or null (or none), a text-path method and an object for params. 1 and
+ * `call` set up (the id parsed, *holder owns it); 0: the tree path reads
+ * the line (and answers whatever is wrong with it); <0 out of memory.
+ */
+static int text_call(server *s, const char *line, size_t len, proto_call *call, json_t **holder)
+{
+	const docket_jv_ops *o = &docket_jv_tape;
+	docket_tape_doc doc;
+	docket_jv root, v, params, session;
+	const char *method, *sv = NULL;
+	size_t n, slen = 0;
+	json_t *id = NULL;
+	int error;
+
+	if (!s->tape || docket_json_tape_parse(s->tape, line, len, &doc) < 0 || docket_jv_tape_root(&doc, &root) < 0 ||
+	    o->type(root) != DOCKET_JV_OBJECT || docket_jv_tape_has_nul(&doc))
+		return 0;
+	v = o->get(root, "jsonrpc");
+	if (o->type(v) != DOCKET_JV_STRING || strcmp(o->string(v, &n), "2.0") != 0)
+		return 0;
+	v = o->get(root, "method");
+	params = o->get(root, "params");
+	if (o->type(v) != DOCKET_JV_STRING || !(method = proto_text_method(o->string(v, &n))) ||
+	    o->type(params) != DOCKET_JV_OBJECT)
+		return 0;
+	v = o->get(root, "id");
+	switch (o->type(v)) {
+	case DOCKET_JV_ABSENT: break;
+	case DOCKET_JV_NULL: id = json_null(); break;
+	case DOCKET_JV_INTEGER: id = json_integer(o->integer(v)); break;
+	case DOCKET_JV_STRING: sv = o->string(v, &n); id = json_stringn(sv, n); break;
+	default: return 0;
+	}
+	if (v.p && !id)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	session = o->get(params, "session");
+	sv = o->type(session) == DOCKET_JV_STRING ? o->string(session, &slen) : NULL;
+	if ((error = proto_call_set_line(call, method, line, len, sv, slen)) < 0) {
+		json_decref(id);
+		return error;
+	}
+	call->id = id;
+	*holder = id ? id : json_null(); /* a held call is known by its holder */
+	return 1;
+}
+
+/*
  * Turn one line into a call (returns 1), or into a call that is already
  * answered (0: parse error, invalid request; call->reply is set, so the
  * answer keeps its place among the connection's replies), or skip it (-1:
@@ -388,6 +452,7 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 	json_t *req = NULL, *id, *params, *version;
 	const char *method;
 	json_error_t jerr;
+	int rc;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
@@ -406,6 +471,13 @@ static int line_to_call(server *s, conn *c, const char *line, size_t len, proto_
 			 s->max_request / VALUE_BYTES, VALUE_BYTES);
 		call->reply = invalid(NULL, RPC_INVALID_REQUEST, msg);
 		s->stats.oversized++;
+		return 0;
+	}
+	if ((rc = text_call(s, line, len, call, holder)) != 0) {
+		if (rc > 0)
+			return 1;
+		call->reply = proto_error_response(NULL, RPC_DOCKET_ERROR, "out of memory parsing the request",
+						   docket_error_last());
 		return 0;
 	}
 	if (docket_json_load(&req, line, len, JSON_REJECT_DUPLICATES, &jerr) == DOCKET_ENOMEM) {
@@ -467,7 +539,7 @@ static int opened_in_batch(const server *s, const char *session)
 
 static const char *call_session(const proto_call *call)
 {
-	return json_string_value(json_object_get(call->params, "session"));
+	return call->params ? json_string_value(json_object_get(call->params, "session")) : call->session;
 }
 
 /* Hold calls[n] (of connection c) for the next batch. */
@@ -578,7 +650,10 @@ static void execute_batch(server *s, size_t n)
 		}
 		if (call->error || call->reply)
 			s->stats.errors++;
-		conn_queue(s->call_conn[i], call->reply ? call->reply : proto_reply(s->ctx, call));
+		if (call->reply)
+			conn_queue(s->call_conn[i], call->reply);
+		else
+			conn_queue_call(s, s->call_conn[i], call);
 		call->reply = NULL;
 		proto_call_dispose(call);
 		json_decref(s->call_json[i]);
@@ -1029,6 +1104,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	}
 	if ((error = proto_ctx_new(&s.ctx, l, &opts->proto)) < 0)
 		goto cleanup;
+	s.tape = docket_json_tape_new(); /* without it, every line takes the tree path */
 	if (s.stdio) {
 		set_nonblock(STDIN_FILENO);
 		if (!conn_new(&s, STDIN_FILENO, STDOUT_FILENO)) {
@@ -1061,6 +1137,9 @@ cleanup:
 		wake_pipe[i] = -1;
 	}
 	proto_ctx_free(s.ctx);
+	docket_json_tape_free(s.tape);
+	if (s.held_json)
+		proto_call_dispose(&s.held_call);
 	docket_free(s.calls);
 	docket_free(s.call_conn);
 	docket_free(s.call_json);

@@ -314,6 +314,7 @@ static int key_cmp(const void *a, const void *b)
 }
 
 #define FEW_KEYS 16
+#define PAIRWISE_KEYS 12
 
 /* 0 when the object at i has no key twice and no NUL in a key (jansson,
  * JSON_REJECT_DUPLICATES, refuses both); -1 otherwise. */
@@ -344,7 +345,13 @@ static int keys_ok(const docket_tape_doc *d, size_t i)
 		}
 		k[n++] = r;
 	}
-	if (rc == 0 && n > 1) {
+	if (rc == 0 && n > 1 && n <= PAIRWISE_KEYS) {
+		/* a request's or an event's few keys: comparing pairs beats sorting */
+		for (size_t a = 0; a < n && rc == 0; a++)
+			for (size_t b = a + 1; b < n && rc == 0; b++)
+				if (k[a].len == k[b].len && memcmp(k[a].s, k[b].s, k[a].len) == 0)
+					rc = -1;
+	} else if (rc == 0 && n > 1) {
 		qsort(k, n, sizeof(*k), key_cmp);
 		for (size_t j = 1; j < n && rc == 0; j++)
 			if (key_cmp(&k[j - 1], &k[j]) == 0)
@@ -368,6 +375,22 @@ int docket_jv_tape_root(const docket_tape_doc *doc, docket_jv *root)
 	}
 	root->p = doc;
 	root->i = 1;
+	return 0;
+}
+
+int docket_jv_tape_has_nul(const docket_tape_doc *doc)
+{
+	size_t end = (size_t)TAPE_VALUE(doc->tape[0]);
+
+	for (size_t i = 1; i < end;) {
+		char c = word_type(doc, i);
+		size_t len;
+		const char *s;
+
+		if (c == '"' && (s = tape_str(doc, i, &len)) && memchr(s, '\0', len))
+			return 1;
+		i += c == 'l' || c == 'u' || c == 'd' ? 2 : 1;
+	}
 	return 0;
 }
 

@@ -76,6 +76,10 @@ static inline docket_jv docket_jv_of_json(const json_t *v)
  */
 int docket_jv_tape_root(const docket_tape_doc *doc, docket_jv *root) DOCKET_MUST_USE;
 
+/* 1 when a string of the tape (a key or a value) holds a NUL byte: what
+ * jansson refuses to parse without JSON_ALLOW_NUL (`serve`'s requests). */
+int docket_jv_tape_has_nul(const docket_tape_doc *doc);
+
 /*
  * One JSON text parsed for a view: the tape when `p` is given, it parses
  * and docket_jv_tape_root takes it; jansson (docket_json_parse) otherwise,
