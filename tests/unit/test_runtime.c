@@ -839,6 +839,142 @@ static void operator_context(void **state, int merged)
 static void test_operator_context_split(void **state) { operator_context(state, 0); }
 static void test_operator_context_merged(void **state) { operator_context(state, 1); }
 
+/* ---- the server's text path against the tree path ---- */
+
+/*
+ * One request line through `ctx`: on the text path (what `serve` does for
+ * tool.intent and tool.complete) or on jansson's tree; its reply line goes
+ * to `out`. Returns whether the call ended on the tree (call.tree is set
+ * when the text path handed it over).
+ */
+static int run_line(proto_ctx *ctx, proto_conn *conn, const char *line, int text, docket_buf *out)
+{
+	json_t *req = test_json(line), *params = json_object_get(req, "params"), *id = json_object_get(req, "id");
+	const char *method = json_string_value(json_object_get(req, "method"));
+	const char *session = json_string_value(json_object_get(params, "session"));
+	proto_call c;
+	int tree;
+
+	memset(&c, 0, sizeof(c));
+	c.conn = conn;
+	c.id = id;
+	if (text && proto_text_method(method))
+		assert_int_equal(proto_call_set_line(&c, proto_text_method(method), line, strlen(line), session,
+						     session ? strlen(session) : 0), 0);
+	else
+		c.method = method, c.params = params;
+	assert_int_equal(proto_execute(ctx, &c, 1), 0);
+	tree = c.params != NULL;
+	assert_int_equal(proto_reply_text(ctx, &c, out), 0);
+	assert_int_equal(docket_buf_putc(out, '\n'), 0);
+	proto_call_dispose(&c);
+	json_decref(req);
+	return tree;
+}
+
+/* Every event of `l` as JSON without its time and hash (which differ between ledgers). */
+static json_t *events_without_time(docket_ledger *l)
+{
+	docket_ledger_info info;
+	json_t *all = json_array();
+
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	for (uint64_t seq = 1; seq <= info.events; seq++) {
+		json_t *ev = NULL;
+
+		assert_int_equal(ledger_event_json(l, seq, &ev), 0);
+		json_object_del(ev, "time");
+		json_object_del(ev, "hash");
+		json_array_append_new(all, ev);
+	}
+	return all;
+}
+
+static void test_text_path_matches_tree_path(void **state)
+{
+	fixture *f = *state;
+	static const struct {
+		const char *line;
+		int tree; /* the text path hands it to the tree path */
+	} reqs[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.open\",\"params\":{\"session\":\"s1\",\"cwd\":\"/w\"}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"a\","
+		  "\"tool\":\"shell\",\"args\":{\"command\":[\"echo\",\"a\"]},\"recovery\":\"idempotent\","
+		  "\"decision\":{\"verdict\":\"allowed\",\"source\":\"runtime\"},\"dispatch_if_allowed\":true}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"three\",\"method\":\"tool.complete\",\"params\":{\"session\":\"s1\",\"invocation\":\"a\","
+		  "\"status\":\"ok\",\"exit_code\":0,\"output\":\"a\\n\\u00e9\"}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tool.complete\",\"params\":{\"session\":\"s1\",\"invocation\":\"a\","
+		  "\"status\":\"ok\",\"exit_code\":0,\"output\":\"a\\n\\u00e9\"}}", 0 },
+		/* args of every JSON kind, spacing and escapes jansson writes otherwise */
+		{ "{ \"jsonrpc\" : \"2.0\", \"id\":5, \"method\":\"tool.intent\", \"params\":{ \"session\":\"s1\", \"invocation\":\"b\","
+		  "\"tool\":\"t\", \"args\":{\"r\":1.5e3, \"n\":[true,false,null,{},[]], \"s\":\"\\/\\u0041\\t\", \"z\":-0}}}", 0 },
+		/* re-sent without a decision: the recorded one (tree) */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"b\","
+		  "\"tool\":\"t\",\"args\":{\"r\":1.5e3,\"n\":[true,false,null,{},[]],\"s\":\"/A\\t\",\"z\":-0}}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"c\",\"tool\":\"t\",\"bogus\":1}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tool.complete\",\"params\":{\"session\":\"s1\",\"invocation\":\"b\",\"status\":\"ok\",\"type\":\"x\"}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"d\",\"tool\":\"t\",\"epoch\":2}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"d\",\"tool\":\"t\",\"epoch\":1}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"e\",\"tool\":\"t\",\"time\":\"2026-01-01T00:00:00Z\"}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"e\",\"tool\":\"t\","
+		  "\"decision\":{\"verdict\":\"allowed\",\"source\":\"docket\"}}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tool.complete\",\"params\":{\"session\":\"nope\",\"invocation\":\"a\",\"status\":\"ok\"}}", 0 }, /* the state machine refuses it */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"f\",\"tool\":\"t\","
+		  "\"decision\":{\"verdict\":\"denied\",\"source\":\"runtime\"},\"dispatch_if_allowed\":true}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"g\",\"tool\":\"t\","
+		  "\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":1}}", 0 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"tool.intent\",\"params\":{\"session\":\"s1\",\"invocation\":\"h\",\"tool\":\"t\","
+		  "\"decision\":\"allowed\"}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"tool.complete\",\"params\":{\"session\":\"s1\",\"invocation\":\"g\",\"status\":\"error\"}}", 0 },
+		/* authority mode: docket decides on the tree */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"session.open\",\"params\":{\"session\":\"s2\",\"cwd\":\"/w\"}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"policy.set\",\"params\":{\"session\":\"s2\",\"format\":\"docket\",\"policy\":"
+		  "{\"version\":1,\"commands\":[{\"pattern\":[\"git\"],\"decision\":\"allow\"}]}}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"tool.intent\",\"params\":{\"session\":\"s2\",\"invocation\":\"a\",\"tool\":\"shell\","
+		  "\"args\":{\"command\":[\"git\",\"log\"]},\"dispatch_if_allowed\":true}}", 1 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tool.complete\",\"params\":{\"session\":\"s2\",\"invocation\":\"a\",\"status\":\"ok\"}}", 0 },
+	};
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	char *dir2 = test_mkdtemp();
+	docket_ledger *l2 = NULL;
+	docket_runtime *rt2 = NULL;
+	proto_options po;
+	proto_ctx *text_ctx = NULL, *tree_ctx = NULL;
+	proto_conn text_conn = { .epoch = 1, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	proto_conn tree_conn = text_conn;
+	docket_buf text_out = DOCKET_BUF_INIT, tree_out = DOCKET_BUF_INIT;
+	json_t *a, *b;
+
+	opts.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l2, dir2, &opts), 0);
+	assert_int_equal(docket_runtime_start(&rt2, l2, "test/1"), 0);
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&text_ctx, f->l, &po), 0);
+	assert_int_equal(proto_ctx_new(&tree_ctx, l2, &po), 0);
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		size_t at = text_out.len;
+
+		if (run_line(text_ctx, &text_conn, reqs[i].line, 1, &text_out) != reqs[i].tree)
+			fail_msg("request %zu: %s the tree path", i, reqs[i].tree ? "expected" : "did not expect");
+		assert_int_equal(run_line(tree_ctx, &tree_conn, reqs[i].line, 0, &tree_out), 1);
+		if (strcmp(text_out.ptr, tree_out.ptr) != 0)
+			fail_msg("request %zu: text path replied %s", i, text_out.ptr + at);
+	}
+	a = events_without_time(f->l);
+	b = events_without_time(l2);
+	assert_true(json_array_size(a) > 10);
+	assert_true(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+	docket_buf_dispose(&text_out);
+	docket_buf_dispose(&tree_out);
+	proto_ctx_free(text_ctx);
+	proto_ctx_free(tree_ctx);
+	docket_runtime_free(rt2);
+	docket_ledger_free(l2);
+	test_rmdir_free(dir2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -849,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_authority_supersedes_open_approvals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_policy_set_narrows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_isolates_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_path_matches_tree_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_every_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery_authority_evaluates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_supersede_split, setup, teardown),
