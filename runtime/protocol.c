@@ -895,7 +895,8 @@ static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, 
 	proto_conn *conn = call->conn;
 	sess_state ss;
 
-	*have = 0;
+	if (have)
+		*have = 0;
 	if ((m->kind == M_APPROVAL_SETTLE || m->kind == M_RECOVER_APPLY) && conn->role == PROTO_ROLE_RUNTIME)
 		return refuse(call, DOCKET_EINVALID, "%s needs the approver or operator role; this connection "
 			      "(uid %lld) is a runtime", m->name, conn->peer_uid);
@@ -907,10 +908,14 @@ static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, 
 				      named, conn->runtime);
 		return check_context(ctx, call);
 	}
+	if (!out && conn->role != PROTO_ROLE_RUNTIME && !(ctx->operator_policy && !conn->trusted))
+		return 0; /* nothing below applies, and the caller needs no session */
 	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
 		return 0; /* the state machine names what is missing */
-	*out = ss;
-	*have = 1;
+	if (out) {
+		*out = ss;
+		*have = 1;
+	}
 	if (conn->role == PROTO_ROLE_RUNTIME && strcmp(ss.runtime, conn->runtime) != 0)
 		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" belongs to runtime \"%s\", not \"%s\"",
 			      m->name, session, ss.runtime, conn->runtime);
@@ -1021,7 +1026,8 @@ static int prepare_text(proto_ctx *ctx, proto_call *call, const struct method *m
 	call->pops = &docket_jv_tape;
 	call->pv = member(call->pops, root, "params");
 	if (call->pops->type(call->pv) != DOCKET_JV_OBJECT || param(call, "type").p ||
-	    check_client(call, m) < 0 || check_role(ctx, call, m, &ss, &have) < 0)
+	    check_client(call, m) < 0 ||
+	    check_role(ctx, call, m, m->kind == M_TOOL_INTENT ? &ss : NULL, &have) < 0)
 		return 1;
 	if (m->kind == M_TOOL_COMPLETE)
 		return add_params_text(ctx, call, m->event_type, NULL) < 0;
@@ -1073,8 +1079,7 @@ static int text_to_tree(proto_call *call)
 static int prepare(proto_ctx *ctx, proto_call *call)
 {
 	const struct method *m = method_find(call->method);
-	sess_state ss;
-	int have, error;
+	int error;
 
 	call->kind = m ? m->kind : M_UNKNOWN;
 	call->barrier = m ? m->barrier : 0;
@@ -1090,7 +1095,7 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
 	call->pops = &docket_jv_jansson;
 	call->pv = docket_jv_of_json(call->params);
-	if (check_client(call, m) < 0 || check_role(ctx, call, m, &ss, &have) < 0)
+	if (check_client(call, m) < 0 || check_role(ctx, call, m, NULL, NULL) < 0)
 		return call->error;
 	identify(call, m);
 	switch (m->kind) {
