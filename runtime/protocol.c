@@ -1222,8 +1222,10 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		proto_call *c = &calls[i];
 
-		c->error = 0;
 		group_of[i] = SIZE_MAX;
+		if (c->reply)
+			continue; /* answered before execution */
+		c->error = 0;
 		if (prepare(ctx, c) < 0 || c->n == 0)
 			continue;
 		group_of[i] = ngroups;

@@ -114,9 +114,10 @@ int proto_call_set_line(proto_call *call, const char *method, const char *line, 
 int proto_method_is_barrier(const char *method);
 
 /*
- * Execute calls[0..n) as one batch (at most one barrier, at the end).
- * Every call gets a reply from proto_reply(). Returns <0 only when the
- * commit itself failed; then every call carries that error.
+ * Execute calls[0..n) as one batch (at most one barrier, at the end); a
+ * call whose `reply` is set (answered before execution) is left alone.
+ * Every other call gets a reply from proto_reply(). Returns <0 only when
+ * the commit itself failed; then every call carries that error.
  */
 int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n);
 

@@ -619,24 +619,9 @@ static size_t gather(server *s, int *more)
 
 static void execute_batch(server *s, size_t n)
 {
-	proto_call *todo = NULL;
-	size_t k = 0;
-	int error = 0;
-
 	/* the calls already answered (parse errors) are not executed */
-	if ((todo = docket_calloc(n, sizeof(*todo)))) {
-		for (size_t i = 0; i < n; i++)
-			if (!s->calls[i].reply)
-				todo[k++] = s->calls[i];
-		error = proto_execute(s->ctx, todo, k);
-		k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (!s->calls[i].reply)
-				s->calls[i] = todo[k++];
-	} else {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-	}
-	docket_free(todo);
+	int error = proto_execute(s->ctx, s->calls, n);
+
 	s->stats.batches++;
 	s->stats.requests += n;
 	if (n > s->stats.max_batch)
