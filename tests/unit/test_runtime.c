@@ -858,11 +858,13 @@ static int run_line(proto_ctx *ctx, proto_conn *conn, const char *line, int text
 	memset(&c, 0, sizeof(c));
 	c.conn = conn;
 	c.id = id;
-	if (text && proto_text_method(method))
+	if (text && proto_text_method(method)) {
 		assert_int_equal(proto_call_set_line(&c, proto_text_method(method), line, strlen(line), session,
 						     session ? strlen(session) : 0), 0);
-	else
-		c.method = method, c.params = params;
+	} else {
+		c.method = method;
+		c.params = params;
+	}
 	assert_int_equal(proto_execute(ctx, &c, 1), 0);
 	tree = c.params != NULL;
 	assert_int_equal(proto_reply_text(ctx, &c, out), 0);
