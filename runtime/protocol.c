@@ -253,6 +253,15 @@ static int reserve_event(proto_call *call)
 	return 0;
 }
 
+/* Add the event a conversion made (room reserved), or keep its error as the refusal. */
+static int push_event(proto_call *call, int error, docket_event *ev)
+{
+	if (error < 0)
+		return refuse_current(call, error);
+	call->events[call->n++] = ev;
+	return 0;
+}
+
 /* Build an event of `type` from `obj` (consumed) and add it to the call. */
 static int add_event(proto_call *call, const char *type, json_t *obj)
 {
@@ -271,10 +280,7 @@ static int add_event(proto_call *call, const char *type, json_t *obj)
 		json_object_set_new(obj, "epoch", json_integer((json_int_t)call->conn->epoch));
 	error = docket_event_from_json(&ev, obj);
 	json_decref(obj);
-	if (error < 0)
-		return refuse_current(call, error);
-	call->events[call->n++] = ev;
-	return 0;
+	return push_event(call, error, ev);
 }
 
 /* The params as an event object: a copy without the method's own options. */
@@ -330,10 +336,7 @@ static int add_event_text(proto_ctx *ctx, proto_call *call, const docket_buf *te
 			error = docket_event_from_json(&ev, obj);
 		json_decref(obj);
 	}
-	if (error < 0)
-		return refuse_current(call, error);
-	call->events[call->n++] = ev;
-	return 0;
+	return push_event(call, error, ev);
 }
 
 /* Open an event's text in ctx->text: {"type":TYPE */
