@@ -29,7 +29,8 @@
 typedef struct ledger_dbis {
 	MDB_dbi events;          /* be64 first seq -> segment (format 2) */
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
-	MDB_dbi meta;            /* name -> value */
+	MDB_dbi meta;            /* name -> value (the records every append rewrites: in `main`) */
+	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
 	MDB_dbi sessions;        /* session -> SessionState */
 	MDB_dbi session_events;  /* session -> be32 block (seq >> SESSION_BLOCK_SHIFT; DUPSORT|DUPFIXED) */
 	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
@@ -145,6 +146,8 @@ int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_
 int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v);
 int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out);
 int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void *v, size_t len);
+/* Remove a meta record (absent: 0). */
+int store_meta_del(MDB_txn *txn, docket_ledger *l, const char *name);
 
 /* ---- frame.c ---- */
 

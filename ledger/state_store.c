@@ -1144,11 +1144,10 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn)
 			return store_error(rc, "clear projection");
 	}
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
-		MDB_val k = { strlen(meta[i]), (void *)meta[i] };
-		int rc = mdb_del(txn, l->dbi.meta, &k, NULL);
+		int error = store_meta_del(txn, l, meta[i]);
 
-		if (rc != 0 && rc != MDB_NOTFOUND)
-			return store_error(rc, "clear meta");
+		if (error < 0)
+			return error;
 	}
 	return 0;
 }
