@@ -76,9 +76,12 @@ typedef struct ledger_codec {
  * session record (SessionState.recent), moving them to `invocations` eight
  * at a time, and drops the session record's opened_digest (a re-sent
  * session.opened is checked against the stored event) and the invocation
- * record's tool (read from the intent event).
+ * record's tool (read from the intent event); version 7 (issue 12, fifth
+ * pass) names in `pending` only the unfinished invocations whose records
+ * moved to `invocations` (those still in a recent list are listed from
+ * their records) and counts them all in meta "pending_count".
  */
-#define DOCKET_PROJECTION_VERSION 6u
+#define DOCKET_PROJECTION_VERSION 7u
 
 #define LEDGER_MAP_RANGES 4
 
@@ -401,6 +404,10 @@ int inv_state_decode(inv_state *out, const char *session, const char *invocation
 int state_dispatch_token(char out[48], const char *session, const char *invocation, uint64_t intent_seq,
 			 uint32_t attempt);
 int sess_state_decode(sess_state *out, const void *data, size_t len);
+/* fn(ctx, id, length) for each invocation of the recent list of `s` that
+ * has no outcome (the pending index does not name them); stops at a
+ * non-zero return of fn and returns it. */
+int state_recent_unfinished(const sess_state *s, int (*fn)(void *ctx, const char *id, size_t ilen), void *ctx);
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);
 

@@ -237,7 +237,7 @@ int store_reserve(docket_ledger *l, size_t bytes)
  * (meta_relocate). "merkle" is merkle.c's frontier.
  */
 static const char *const hot_meta[] = {
-	"head_seq", "head_hash", "epoch", "clock_us", "payload_bytes", "frame_bytes", "merkle",
+	"head_seq", "head_hash", "epoch", "clock_us", "payload_bytes", "frame_bytes", "merkle", "pending_count",
 };
 
 static int meta_hot(const char *name)

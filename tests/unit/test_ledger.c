@@ -771,6 +771,83 @@ static void test_pending_states(void **state)
 	assert_string_equal(seen.tools[6], "t");
 }
 
+static uint64_t pending_index_keys(fixture *f)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	uint64_t n = 0;
+	int rc;
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_cursor_open(txn, f->l->dbi.pending, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		n += !state_pending_is_sentinel(k.mv_data, k.mv_size);
+	assert_int_equal(rc, MDB_NOTFOUND);
+	mdb_cursor_close(cur);
+	store_txn_abort(f->l, txn);
+	return n;
+}
+
+static uint64_t pending_counted(fixture *f)
+{
+	docket_ledger_info info;
+
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	return info.pending;
+}
+
+/* The index names only unfinished calls whose records left the session's
+ * recent list; the listing merges both in index order; the count is all. */
+static void test_pending_index_only_moved(void **state)
+{
+	fixture *f = *state;
+	pending_seen seen = { 0 };
+	char id[8];
+
+	open_session(f, "s1");
+	intent(f, "c0", "allowed", NULL);
+	assert_int_equal(pending_index_keys(f), 0);
+	assert_int_equal(pending_counted(f), 1);
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "c0");
+	/* c8 is the ninth: c0..c7 move to the table, c1 finished before */
+	ok(f, EV("tool.dispatched", "c0", ""));
+	for (int i = 1; i <= 8; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		intent(f, id, "allowed", NULL);
+		if (i == 1)
+			ok(f, EV("tool.completed", "c1", ",\"status\":\"denied\""));
+	}
+	assert_int_equal(pending_index_keys(f), 7);
+	assert_int_equal(pending_counted(f), 8);
+	intent(f, "a9", "allowed", NULL); /* in the recent list, sorts first */
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 9);
+	assert_string_equal(seen.invs[0], "a9");
+	assert_string_equal(seen.invs[1], "c0");
+	assert_string_equal(seen.states[1], "in_doubt");
+	assert_string_equal(seen.invs[2], "c2");
+	assert_string_equal(seen.invs[8], "c8");
+	/* an outcome takes a moved call out of the index, a recent one out of the list */
+	ok(f, EV("tool.completed", "c0", ",\"status\":\"ok\""));
+	ok(f, EV("tool.completed", "a9", ",\"status\":\"denied\""));
+	assert_int_equal(pending_index_keys(f), 6);
+	assert_int_equal(pending_counted(f), 7);
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 7);
+	assert_string_equal(seen.invs[0], "c2");
+	assert_string_equal(seen.invs[6], "c8");
+	assert_true(verify_ok(f));
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	assert_int_equal(pending_index_keys(f), 6);
+	assert_int_equal(pending_counted(f), 7);
+	assert_true(verify_ok(f));
+}
+
 /* ---- batches: all or nothing ---- */
 
 static void test_batch_all_or_nothing(void **state)
@@ -2496,6 +2573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv10_recovery_fits_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_index_only_moved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
