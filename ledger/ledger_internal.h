@@ -29,7 +29,8 @@
 typedef struct ledger_dbis {
 	MDB_dbi events;          /* be64 first seq -> segment (format 2) */
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
-	MDB_dbi meta;            /* name -> value */
+	MDB_dbi meta;            /* name -> value (the records every append rewrites: in `main`) */
+	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
 	MDB_dbi sessions;        /* session -> SessionState */
 	MDB_dbi session_events;  /* session -> be32 block (seq >> SESSION_BLOCK_SHIFT; DUPSORT|DUPFIXED) */
 	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
@@ -75,9 +76,12 @@ typedef struct ledger_codec {
  * session record (SessionState.recent), moving them to `invocations` eight
  * at a time, and drops the session record's opened_digest (a re-sent
  * session.opened is checked against the stored event) and the invocation
- * record's tool (read from the intent event).
+ * record's tool (read from the intent event); version 7 (issue 12, fifth
+ * pass) names in `pending` only the unfinished invocations whose records
+ * moved to `invocations` (those still in a recent list are listed from
+ * their records) and counts them all in meta "pending_count".
  */
-#define DOCKET_PROJECTION_VERSION 6u
+#define DOCKET_PROJECTION_VERSION 7u
 
 #define LEDGER_MAP_RANGES 4
 
@@ -145,6 +149,8 @@ int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_
 int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v);
 int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out);
 int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void *v, size_t len);
+/* Remove a meta record (absent: 0). */
+int store_meta_del(MDB_txn *txn, docket_ledger *l, const char *name);
 
 /* ---- frame.c ---- */
 
@@ -398,6 +404,10 @@ int inv_state_decode(inv_state *out, const char *session, const char *invocation
 int state_dispatch_token(char out[48], const char *session, const char *invocation, uint64_t intent_seq,
 			 uint32_t attempt);
 int sess_state_decode(sess_state *out, const void *data, size_t len);
+/* fn(ctx, id, length) for each invocation of the recent list of `s` that
+ * has no outcome (the pending index does not name them); stops at a
+ * non-zero return of fn and returns it. */
+int state_recent_unfinished(const sess_state *s, int (*fn)(void *ctx, const char *id, size_t ilen), void *ctx);
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);
 

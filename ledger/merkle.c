@@ -458,16 +458,13 @@ int merkle_extend(const seg_writer *w, MDB_txn *txn)
 
 int merkle_drop(docket_ledger *l, MDB_txn *txn)
 {
-	MDB_val k = { sizeof(MERKLE_META) - 1, (void *)MERKLE_META };
 	int rc;
 
 	if (!l->has_tree)
 		return 0;
 	if ((rc = mdb_drop(txn, l->dbi.tree, 0)) != 0)
 		return store_error(rc, "clear tree");
-	if ((rc = mdb_del(txn, l->dbi.meta, &k, NULL)) != 0 && rc != MDB_NOTFOUND)
-		return store_error(rc, "clear tree");
-	return 0;
+	return store_meta_del(txn, l, MERKLE_META);
 }
 
 /* Every event of the log through `emit` (the rebuild). */

@@ -5,6 +5,7 @@
  * projections. Read transactions are kept short: a long scan reopens its
  * transaction every READ_CHUNK events.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -428,44 +429,138 @@ static int pending_emit(docket_ledger *l, MDB_txn *txn, ledger_reader *r, const 
 	return cb(ctx, &info);
 }
 
+/*
+ * The pending invocations of one session (projection version 7): those of
+ * its record's recent list without an outcome, and those the index names
+ * (their records moved to `invocations` unfinished), as index keys
+ * (session NUL invocation) sorted the way the index sorts them.
+ */
+typedef struct pending_list {
+	docket_buf bytes;      /* the keys, one after the other */
+	size_t *end;           /* where each ends in `bytes` */
+	size_t n, cap;
+	const char *session;
+	size_t slen;
+} pending_list;
+
+static int pending_list_add(void *vp, const char *id, size_t ilen)
+{
+	pending_list *p = vp;
+	int error;
+
+	if (p->n == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 16;
+		size_t *e = docket_realloc(p->end, ncap * sizeof(*e));
+
+		if (!e)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		p->end = e;
+		p->cap = ncap;
+	}
+	if ((error = docket_buf_put(&p->bytes, p->session, p->slen + 1)) < 0 ||
+	    (error = docket_buf_put(&p->bytes, id, ilen)) < 0)
+		return error;
+	p->end[p->n++] = p->bytes.len;
+	return 0;
+}
+
+/* LMDB's default key order: bytes, then the shorter first. */
+static int key_order(const void *a, const void *b)
+{
+	const MDB_val *x = a, *y = b;
+	size_t n = x->mv_size < y->mv_size ? x->mv_size : y->mv_size;
+	int c = memcmp(x->mv_data, y->mv_data, n);
+
+	return c ? c : (x->mv_size > y->mv_size) - (x->mv_size < y->mv_size);
+}
+
+static int session_pending(docket_ledger *l, MDB_txn *txn, MDB_cursor *idx, ledger_reader *r, const MDB_val *sk,
+			   const MDB_val *sv, pending_list *p, docket_pending_cb cb, void *ctx)
+{
+	char id[STATE_ID_MAX + 1];
+	MDB_val k, v, *keys;
+	sess_state s;
+	int rc, error;
+
+	if (sk->mv_size == 0 || sk->mv_size > STATE_ID_MAX)
+		return docket_error_set(DOCKET_ECORRUPT, "bad session key");
+	memcpy(id, sk->mv_data, sk->mv_size);
+	id[sk->mv_size] = '\0';
+	if ((error = sess_state_decode(&s, sv->mv_data, sv->mv_size)) < 0 || !s.pending)
+		return error;
+	p->n = 0;
+	docket_buf_clear(&p->bytes);
+	p->session = id;
+	p->slen = sk->mv_size;
+	if ((error = state_recent_unfinished(&s, pending_list_add, p)) < 0)
+		return error;
+	k.mv_data = id;
+	k.mv_size = p->slen + 1; /* session + NUL: the prefix of its keys */
+	for (rc = mdb_cursor_get(idx, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(idx, &k, &v, MDB_NEXT)) {
+		if (k.mv_size <= p->slen + 1 || memcmp(k.mv_data, id, p->slen + 1) != 0)
+			break;
+		if ((error = pending_list_add(p, (const char *)k.mv_data + p->slen + 1, k.mv_size - p->slen - 1)) < 0)
+			return error;
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_error(rc, "read pending");
+	if (!(keys = docket_calloc(p->n ? p->n : 1, sizeof(*keys))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n; i++) {
+		size_t from = i ? p->end[i - 1] : 0;
+
+		keys[i].mv_data = p->bytes.ptr + from;
+		keys[i].mv_size = p->end[i] - from;
+	}
+	qsort(keys, p->n, sizeof(*keys), key_order);
+	for (size_t i = 0; i < p->n && error == 0; i++)
+		error = pending_emit(l, txn, r, &keys[i], cb, ctx);
+	docket_free(keys);
+	return error;
+}
+
 int docket_ledger_pending(docket_ledger *l, const char *session, docket_pending_cb cb, void *ctx)
 {
 	MDB_txn *txn = NULL;
-	MDB_cursor *cur = NULL;
+	MDB_cursor *cur = NULL, *idx = NULL;
 	MDB_val k = { 0, NULL }, v;
-	size_t plen = session ? strlen(session) + 1 : 0;
+	pending_list p = { DOCKET_BUF_INIT, NULL, 0, 0, NULL, 0 };
 	ledger_reader r;
 	int rc, error;
 
-	if (session && (!*session || plen - 1 > STATE_ID_MAX))
+	if (session && (!*session || strlen(session) > STATE_ID_MAX))
 		return docket_error_set(DOCKET_EINVALID, "bad session id");
 	if ((error = ledger_projections_current(l)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
 	reader_init(&r, l, txn);
-	if ((rc = mdb_cursor_open(txn, l->dbi.pending, &cur)) != 0) {
+	if ((rc = mdb_cursor_open(txn, l->dbi.sessions, &cur)) != 0 ||
+	    (rc = mdb_cursor_open(txn, l->dbi.pending, &idx)) != 0) {
 		error = store_error(rc, "read pending");
 		goto cleanup;
 	}
 	if (session) {
 		k.mv_data = (void *)session;
-		k.mv_size = plen; /* session + NUL: the prefix of its keys */
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		k.mv_size = strlen(session);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
 	} else {
 		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
 	}
 	while (rc == 0) {
-		if (session && (k.mv_size < plen || memcmp(k.mv_data, session, plen) != 0))
-			break;
-		if (!state_pending_is_sentinel(k.mv_data, k.mv_size) &&
-		    (error = pending_emit(l, txn, &r, &k, cb, ctx)) != 0)
+		if ((error = session_pending(l, txn, idx, &r, &k, &v, &p, cb, ctx)) != 0)
 			goto cleanup;
+		if (session)
+			break;
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		error = store_error(rc, "read pending");
 cleanup:
+	if (idx)
+		mdb_cursor_close(idx);
 	if (cur)
 		mdb_cursor_close(cur);
+	docket_buf_dispose(&p.bytes);
+	docket_free(p.end);
 	reader_dispose(&r);
 	store_txn_abort(l, txn);
 	return error > 0 ? 0 : error;

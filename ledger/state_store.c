@@ -810,6 +810,55 @@ static const char *inv_key_id(const state_txn *st, size_t *len)
 	return st->inv_key.ptr + n;
 }
 
+/*
+ * The pending index lists only the unfinished invocations whose records are
+ * in `invocations`: one still in its session's recent list is listed from
+ * its record there (docket_ledger_pending), so the common call, whose
+ * outcome comes before eight more calls of its session begin, never writes
+ * the index (a page less for the commits of its intent and its outcome).
+ * An unfinished record that moves to the table gets its key here.
+ */
+static int pending_key(uint8_t *out, const char *session, const char *id, size_t ilen)
+{
+	size_t slen = strlen(session);
+
+	memcpy(out, session, slen + 1);
+	memcpy(out + slen + 1, id, ilen);
+	return (int)(slen + 1 + ilen);
+}
+
+static int pending_index_evicted(state_txn *st, const recent_entry *e)
+{
+	uint8_t key[2 * STATE_ID_MAX + 1];
+	inv_state inv;
+	int error;
+
+	if ((error = inv_record_decode(&inv, e->rec, e->rlen)) < 0)
+		return error;
+	if (inv.phase == DOCKET__V1__PHASE__PHASE_COMPLETED)
+		return 0;
+	return overlay_defer(&st->ov, st->l->dbi.pending, OV_PUT, key,
+			     (size_t)pending_key(key, st->sess_id, (const char *)e->id, e->ilen), NULL, 0);
+}
+
+int state_recent_unfinished(const sess_state *s, int (*fn)(void *ctx, const char *id, size_t ilen), void *ctx)
+{
+	recent_entry e;
+	size_t off = 0;
+	int rc, error;
+
+	while ((rc = recent_next(s->recent, s->recent_len, off, &e)) > 0) {
+		inv_state inv;
+
+		if ((error = inv_record_decode(&inv, e.rec, e.rlen)) < 0)
+			return error;
+		if (inv.phase != DOCKET__V1__PHASE__PHASE_COMPLETED && (error = fn(ctx, (const char *)e.id, e.ilen)) != 0)
+			return error;
+		off = e.end;
+	}
+	return rc;
+}
+
 /* Move every recent invocation of the cached session to `invocations`. */
 static int recent_evict(state_txn *st)
 {
@@ -820,7 +869,8 @@ static int recent_evict(state_txn *st)
 
 	while ((rc = recent_next(st->sess.recent, st->sess.recent_len, off, &e)) > 0) {
 		memcpy(key + olen, e.id, e.ilen);
-		if ((error = overlay_put(&st->ov, st->l->dbi.invocations, key, olen + e.ilen, e.rec, e.rlen)) < 0)
+		if ((error = overlay_put(&st->ov, st->l->dbi.invocations, key, olen + e.ilen, e.rec, e.rlen)) < 0 ||
+		    (error = pending_index_evicted(st, &e)) < 0)
 			return error;
 		off = e.end;
 	}
@@ -982,6 +1032,29 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
  */
 static const char pending_sentinel[1] = { 0 };
 
+/* The count of unfinished invocations (meta "pending_count", in the main
+ * table), kept through the overlay so that a checkpoint takes it back. */
+static int pending_count_add(state_txn *st, int delta)
+{
+	static const char name[] = "pending_count";
+	MDB_val k = { sizeof(name) - 1, (void *)name }, v;
+	uint8_t be[8];
+	uint64_t n = 0;
+	int rc = overlay_get(&st->ov, st->l->dbi.main, k.mv_data, k.mv_size, &v) ? 0
+		: mdb_get(st->txn, st->l->dbi.main, &k, &v);
+
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_error(rc, "read pending count");
+	if (rc == 0 && v.mv_size != 8)
+		return docket_error_set(DOCKET_ECORRUPT, "meta pending_count: bad length %zu", v.mv_size);
+	if (rc == 0)
+		n = docket_be64_get(v.mv_data);
+	if (delta < 0 && n == 0)
+		return docket_error_set(DOCKET_ECORRUPT, "meta pending_count: below zero");
+	docket_be64_put(be, delta < 0 ? n - 1 : n + 1);
+	return overlay_put(&st->ov, st->l->dbi.main, k.mv_data, k.mv_size, be, sizeof(be));
+}
+
 int state_pending_set(state_txn *st, int present)
 {
 	MDB_dbi dbi = st->l->dbi.pending;
@@ -989,6 +1062,11 @@ int state_pending_set(state_txn *st, int present)
 	const char *id = inv_key_id(st, &ilen);
 	int error;
 
+	if ((error = pending_count_add(st, present ? 1 : -1)) < 0)
+		return error;
+	/* in its session's recent list: listed from its record there */
+	if (!st->inv_in_table)
+		return 0;
 	/* pending keys name the session (listing by session is a prefix scan) */
 	docket_buf_clear(&st->scratch);
 	if ((error = docket_buf_put(&st->scratch, st->sess_id, strlen(st->sess_id) + 1)) < 0 ||
@@ -1012,9 +1090,19 @@ int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out)
 {
 	MDB_val k = { sizeof(pending_sentinel), (void *)pending_sentinel }, v;
 	MDB_stat ms;
-	int rc;
+	int rc, error;
 
 	*out = 0;
+	if ((error = store_meta_get(txn, l, "pending_count", &v)) == 0) {
+		if (v.mv_size != 8)
+			return docket_error_set(DOCKET_ECORRUPT, "meta pending_count: bad length %zu", v.mv_size);
+		*out = docket_be64_get(v.mv_data);
+		return 0;
+	}
+	if (error != DOCKET_ENOTFOUND)
+		return error;
+	/* none yet, or projections older than version 7: the index holds
+	 * every unfinished invocation */
 	if ((rc = mdb_stat(txn, l->dbi.pending, &ms)) != 0)
 		return store_error(rc, "read pending");
 	*out = ms.ms_entries;
@@ -1135,7 +1223,8 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn)
 {
 	MDB_dbi dbis[] = { l->dbi.sessions, l->dbi.session_events, l->dbi.invocations,
 			   l->dbi.pending, l->dbi.policies };
-	static const char *const meta[] = { "head_seq", "head_hash", "epoch", "payload_bytes", "frame_bytes" };
+	static const char *const meta[] = { "head_seq", "head_hash", "epoch", "payload_bytes", "frame_bytes",
+					    "pending_count" };
 
 	for (size_t i = 0; i < sizeof(dbis) / sizeof(dbis[0]); i++) {
 		int rc = mdb_drop(txn, dbis[i], 0);
@@ -1144,11 +1233,10 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn)
 			return store_error(rc, "clear projection");
 	}
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
-		MDB_val k = { strlen(meta[i]), (void *)meta[i] };
-		int rc = mdb_del(txn, l->dbi.meta, &k, NULL);
+		int error = store_meta_del(txn, l, meta[i]);
 
-		if (rc != 0 && rc != MDB_NOTFOUND)
-			return store_error(rc, "clear meta");
+		if (error < 0)
+			return error;
 	}
 	return 0;
 }

@@ -227,11 +227,34 @@ int store_reserve(docket_ledger *l, size_t bytes)
 	return 0;
 }
 
+/*
+ * The meta records every append rewrites live in LMDB's main table, the
+ * one that holds the roots of the named tables: its leaf is written by
+ * every commit anyway, so kept in `meta` they cost one page more per commit
+ * (issue 12, fifth pass; docs/file-format.md). Every other record stays in
+ * `meta`. A reader looks in the main table first, then in `meta` (a ledger
+ * of an older docket, open read-only); a writable open moves them
+ * (meta_relocate). "merkle" is merkle.c's frontier.
+ */
+static const char *const hot_meta[] = {
+	"head_seq", "head_hash", "epoch", "clock_us", "payload_bytes", "frame_bytes", "merkle", "pending_count",
+};
+
+static int meta_hot(const char *name)
+{
+	for (size_t i = 0; i < sizeof(hot_meta) / sizeof(hot_meta[0]); i++)
+		if (strcmp(name, hot_meta[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out)
 {
 	MDB_val key = { strlen(name), (void *)name };
-	int rc = mdb_get(txn, l->dbi.meta, &key, out);
+	int rc = meta_hot(name) ? mdb_get(txn, l->dbi.main, &key, out) : MDB_NOTFOUND;
 
+	if (rc == MDB_NOTFOUND)
+		rc = mdb_get(txn, l->dbi.meta, &key, out);
 	if (rc == MDB_NOTFOUND)
 		return DOCKET_ENOTFOUND;
 	return rc == 0 ? 0 : store_error(rc, "read meta");
@@ -241,9 +264,42 @@ int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void 
 {
 	MDB_val key = { strlen(name), (void *)name };
 	MDB_val val = { len, (void *)v };
-	int rc = mdb_put(txn, l->dbi.meta, &key, &val, 0);
+	int rc = mdb_put(txn, meta_hot(name) ? l->dbi.main : l->dbi.meta, &key, &val, 0);
 
 	return rc == 0 ? 0 : store_error(rc, "write meta");
+}
+
+int store_meta_del(MDB_txn *txn, docket_ledger *l, const char *name)
+{
+	MDB_val key = { strlen(name), (void *)name };
+	MDB_dbi dbis[2] = { l->dbi.meta, l->dbi.main };
+
+	for (int i = 0; i < (meta_hot(name) ? 2 : 1); i++) {
+		int rc = mdb_del(txn, dbis[i], &key, NULL);
+
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			return store_error(rc, "clear meta");
+	}
+	return 0;
+}
+
+/* Move the hot records an older docket kept in `meta` to the main table. */
+static int meta_relocate(docket_ledger *l, MDB_txn *txn)
+{
+	for (size_t i = 0; i < sizeof(hot_meta) / sizeof(hot_meta[0]); i++) {
+		MDB_val key = { strlen(hot_meta[i]), (void *)hot_meta[i] }, val;
+		int rc = mdb_get(txn, l->dbi.meta, &key, &val);
+
+		if (rc == MDB_NOTFOUND)
+			continue;
+		if (rc == 0)
+			rc = mdb_put(txn, l->dbi.main, &key, &val, 0);
+		if (rc == 0)
+			rc = mdb_del(txn, l->dbi.meta, &key, NULL);
+		if (rc != 0)
+			return store_error(rc, "move meta");
+	}
+	return 0;
 }
 
 /*
@@ -286,6 +342,7 @@ int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_
 
 static int open_dbis(docket_ledger *l, MDB_txn *txn, unsigned int create)
 {
+	int rc;
 	static const struct {
 		const char *name;
 		size_t offset;
@@ -305,8 +362,7 @@ static int open_dbis(docket_ledger *l, MDB_txn *txn, unsigned int create)
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		MDB_dbi *dbi = (MDB_dbi *)((char *)&l->dbi + table[i].offset);
-		int rc = mdb_dbi_open(txn, table[i].name, table[i].flags | create, dbi);
-
+		rc = mdb_dbi_open(txn, table[i].name, table[i].flags | create, dbi);
 		if (rc == MDB_NOTFOUND)
 			return docket_error_set(DOCKET_ECORRUPT,
 				"ledger %s has no '%s' table: not a docket ledger or damaged",
@@ -314,7 +370,8 @@ static int open_dbis(docket_ledger *l, MDB_txn *txn, unsigned int create)
 		if (rc != 0)
 			return store_error(rc, table[i].name);
 	}
-	return 0;
+	rc = mdb_dbi_open(txn, NULL, 0, &l->dbi.main);
+	return rc == 0 ? 0 : store_error(rc, "main table");
 }
 
 /* Write the meta records of a new ledger, or check those of an existing one. */
@@ -363,7 +420,7 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 	else if (error < 0)
 		return error;
 	l->projection_version = (unsigned)(version < UINT32_MAX ? version : UINT32_MAX);
-	return 0;
+	return writable && l->format == DOCKET_FORMAT_VERSION ? meta_relocate(l, txn) : 0;
 }
 
 /*

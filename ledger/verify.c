@@ -287,9 +287,12 @@ static int compare_dbi(docket_ledger *la, MDB_txn *a_txn, MDB_dbi a, docket_ledg
 static int compare_meta(MDB_txn *a_txn, docket_ledger *a, MDB_txn *b_txn, docket_ledger *b,
 			docket_verify_report *rep)
 {
-	static const char *const names[] = { "head_seq", "head_hash", "epoch", "payload_bytes", "frame_bytes" };
+	static const char *const names[] = { "head_seq", "head_hash", "epoch", "payload_bytes", "frame_bytes",
+					     "pending_count" };
+	/* an older projection did not count (the last name) */
+	size_t n = sizeof(names) / sizeof(names[0]) - (a->projection_version < DOCKET_PROJECTION_VERSION);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		MDB_val va = { 0, NULL }, vb = { 0, NULL };
 		int ea = store_meta_get(a_txn, a, names[i], &va);
 		int eb = store_meta_get(b_txn, b, names[i], &vb);

@@ -86,6 +86,7 @@ typedef struct result {
 	size_t commits;
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
+	uint64_t sys_ns;       /* the kernel's part of cpu_ns */
 	bench_lat lat;         /* per-commit latencies */
 } result;
 
@@ -112,11 +113,24 @@ static double rate(const result *r)
 	return r->wall_ns ? (double)r->events * 1e9 / (double)r->wall_ns : 0;
 }
 
-/* A timed run of n events that started at t0 (wall) and c0 (CPU) is over. */
-static void run_done(result *res, size_t n, uint64_t t0, uint64_t c0)
+/* When a timed run started: wall, CPU and system time. */
+typedef struct run_start {
+	uint64_t wall, cpu, sys;
+} run_start;
+
+static void run_begin(run_start *s)
 {
-	res->cpu_ns += bench_cpu_ns() - c0;
-	res->wall_ns += bench_now_ns() - t0;
+	s->wall = bench_now_ns();
+	s->cpu = bench_cpu_ns();
+	s->sys = bench_cpu_sys_ns();
+}
+
+/* A timed run of n events that started at `s` is over. */
+static void run_done(result *res, size_t n, const run_start *s)
+{
+	res->cpu_ns += bench_cpu_ns() - s->cpu;
+	res->sys_ns += bench_cpu_sys_ns() - s->sys;
+	res->wall_ns += bench_now_ns() - s->wall;
 	res->events += n;
 	res->ran = 1;
 }
@@ -198,7 +212,8 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 	docket_ledger *l = NULL;
 	docket_ledger_info info;
 	char *path = bench_path_join(dir, "ledger");
-	uint64_t t0, c0, t;
+	run_start rs;
+	uint64_t t;
 	int error = -1;
 
 	if (!ar || !path)
@@ -219,8 +234,7 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 			}
 		}
 	}
-	t0 = bench_now_ns();
-	c0 = bench_cpu_ns();
+	run_begin(&rs);
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 		int rc;
@@ -241,7 +255,7 @@ static int run_docket(const mix *m, int pre, size_t batch, size_t n, const char 
 		}
 		res->commits++;
 	}
-	run_done(res, n, t0, c0);
+	run_done(res, n, &rs);
 	if (docket_ledger_info_get(l, &info) < 0) {
 		bench_docket_fail("docket_ledger_info_get");
 		goto cleanup;
@@ -302,7 +316,8 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 	MDB_txn *txn = NULL;
 	MDB_dbi dbi;
 	MDB_stat st;
-	uint64_t t0, c0, t;
+	run_start rs;
+	uint64_t t;
 	int rc, error = -1;
 
 	if ((rc = mdb_env_create(&env)) != 0)
@@ -320,8 +335,7 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 		goto cleanup;
 	}
 	txn = NULL;
-	t0 = bench_now_ns();
-	c0 = bench_cpu_ns();
+	run_begin(&rs);
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
@@ -350,7 +364,7 @@ static int run_lmdb(const mix *m, size_t batch, size_t n, const char *dir, resul
 		}
 		res->commits++;
 	}
-	run_done(res, n, t0, c0);
+	run_done(res, n, &rs);
 	if ((rc = mdb_env_stat(env, &st)) != 0) {
 		lmdb_fail("mdb_env_stat", rc);
 		goto cleanup;
@@ -382,15 +396,15 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 	char *path = bench_path_join(dir, "bench.db");
 	sqlite3 *db = NULL;
 	sqlite3_stmt *ins = NULL, *cnt = NULL;
-	uint64_t t0, c0, t;
+	run_start rs;
+	uint64_t t;
 	int error = -1;
 
 	if (!path)
 		return -1;
 	if (bench_sqlite_open(path, &db, &ins) < 0)
 		goto cleanup;
-	t0 = bench_now_ns();
-	c0 = bench_cpu_ns();
+	run_begin(&rs);
 	for (size_t i = 0; i < n; i += batch) {
 		size_t k = n - i < batch ? n - i : batch;
 
@@ -405,7 +419,7 @@ static int run_sqlite(const mix *m, size_t batch, size_t n, const char *dir, res
 		bench_lat_push(&res->lat, bench_now_ns() - t);
 		res->commits++;
 	}
-	run_done(res, n, t0, c0);
+	run_done(res, n, &rs);
 	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM events", -1, &cnt, NULL) != SQLITE_OK ||
 	    sqlite3_step(cnt) != SQLITE_ROW || (size_t)sqlite3_column_int64(cnt, 0) != n) {
 		bench_fail("SQLite", "does not hold every appended event");
@@ -652,19 +666,19 @@ int main(int argc, char **argv)
 	if (!have_sqlite)
 		printf("  SQLite baseline NOT BUILT: sqlite3 was not found by pkg-config at configure time\n");
 	printf("\nDurable appends (events/s = events / wall time; p50/p99: one commit's latency; cpu: user+sys\n"
-	       "of this process per event and as a share of wall time; ratios are this row over the baseline,\n"
-	       ">1 is faster)\n");
-	printf("%5s  %-20s %7s %7s %10s %8s %8s %9s %5s %9s %9s\n", "batch", "configuration", "events",
-	       "commits", "events/s", "p50 ms", "p99 ms", "cpu us/ev", "cpu%", "vs LMDB", "vs SQLite");
+	       "of this process per event (sys: the kernel's part) and as a share of wall time; ratios are\n"
+	       "this row over the baseline, >1 is faster)\n");
+	printf("%5s  %-20s %7s %7s %10s %8s %8s %9s %6s %5s %9s %9s\n", "batch", "configuration", "events",
+	       "commits", "events/s", "p50 ms", "p99 ms", "cpu us/ev", "sys", "cpu%", "vs LMDB", "vs SQLite");
 	for (int b = 0; b < NBATCH; b++) {
 		for (int c = 0; c < C_COUNT; c++) {
 			result *r = &res[c][b];
 
 			if (!r->ran)
 				continue;
-			printf("%5zu  %-20s %7zu %7zu %10.0f %8.3f %8.3f %9.1f %4.0f%%", batch_sizes[b],
+			printf("%5zu  %-20s %7zu %7zu %10.0f %8.3f %8.3f %9.1f %6.1f %4.0f%%", batch_sizes[b],
 			       config_name[c], r->events, r->commits, rate(r), bench_lat_ms(&r->lat, 50), bench_lat_ms(&r->lat, 99),
-			       (double)r->cpu_ns / 1e3 / (double)r->events,
+			       (double)r->cpu_ns / 1e3 / (double)r->events, (double)r->sys_ns / 1e3 / (double)r->events,
 			       100.0 * (double)r->cpu_ns / (double)(r->wall_ns ? r->wall_ns : 1));
 			print_ratio(c == C_LMDB ? 0 : ratio(rate(r), rate(&res[C_LMDB][b])));
 			print_ratio(c == C_SQLITE || !res[C_SQLITE][b].ran ? 0 : ratio(rate(r), rate(&res[C_SQLITE][b])));
@@ -727,11 +741,12 @@ int main(int argc, char **argv)
 
 			if (!r->ran)
 				continue;
-			json_array_append_new(runs, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f}",
+			json_array_append_new(runs, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
 				"config", config_key[c], "batch", (json_int_t)batch_sizes[b],
 				"events", (json_int_t)r->events, "commits", (json_int_t)r->commits,
 				"events_per_s", rate(r), "commit_ms_p50", bench_lat_ms(&r->lat, 50),
 				"commit_ms_p99", bench_lat_ms(&r->lat, 99), "cpu_us_per_event", (double)r->cpu_ns / 1e3 / (double)r->events,
+				"sys_us_per_event", (double)r->sys_ns / 1e3 / (double)r->events,
 				"vs_lmdb", c == C_LMDB ? 1.0 : ratio(rate(r), rate(&res[C_LMDB][b])),
 				"vs_sqlite", res[C_SQLITE][b].ran ? ratio(rate(r), rate(&res[C_SQLITE][b])) : 0.0));
 		}

@@ -32,6 +32,7 @@ int bench_common_flag(const char *arg, int *quick, int *keep);
 uint64_t bench_now_ns(void);          /* CLOCK_MONOTONIC */
 double bench_now_s(void);             /* CLOCK_MONOTONIC, in seconds */
 uint64_t bench_cpu_ns(void);          /* user + system time of this process */
+uint64_t bench_cpu_sys_ns(void);      /* its system time alone */
 
 /* ---- failures: counted, never fatal ---- */
 

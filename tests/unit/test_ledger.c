@@ -771,6 +771,83 @@ static void test_pending_states(void **state)
 	assert_string_equal(seen.tools[6], "t");
 }
 
+static uint64_t pending_index_keys(fixture *f)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	uint64_t n = 0;
+	int rc;
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_cursor_open(txn, f->l->dbi.pending, &cur), 0);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		n += !state_pending_is_sentinel(k.mv_data, k.mv_size);
+	assert_int_equal(rc, MDB_NOTFOUND);
+	mdb_cursor_close(cur);
+	store_txn_abort(f->l, txn);
+	return n;
+}
+
+static uint64_t pending_counted(fixture *f)
+{
+	docket_ledger_info info;
+
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	return info.pending;
+}
+
+/* The index names only unfinished calls whose records left the session's
+ * recent list; the listing merges both in index order; the count is all. */
+static void test_pending_index_only_moved(void **state)
+{
+	fixture *f = *state;
+	pending_seen seen = { 0 };
+	char id[8];
+
+	open_session(f, "s1");
+	intent(f, "c0", "allowed", NULL);
+	assert_int_equal(pending_index_keys(f), 0);
+	assert_int_equal(pending_counted(f), 1);
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "c0");
+	/* c8 is the ninth: c0..c7 move to the table, c1 finished before */
+	ok(f, EV("tool.dispatched", "c0", ""));
+	for (int i = 1; i <= 8; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		intent(f, id, "allowed", NULL);
+		if (i == 1)
+			ok(f, EV("tool.completed", "c1", ",\"status\":\"denied\""));
+	}
+	assert_int_equal(pending_index_keys(f), 7);
+	assert_int_equal(pending_counted(f), 8);
+	intent(f, "a9", "allowed", NULL); /* in the recent list, sorts first */
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 9);
+	assert_string_equal(seen.invs[0], "a9");
+	assert_string_equal(seen.invs[1], "c0");
+	assert_string_equal(seen.states[1], "in_doubt");
+	assert_string_equal(seen.invs[2], "c2");
+	assert_string_equal(seen.invs[8], "c8");
+	/* an outcome takes a moved call out of the index, a recent one out of the list */
+	ok(f, EV("tool.completed", "c0", ",\"status\":\"ok\""));
+	ok(f, EV("tool.completed", "a9", ",\"status\":\"denied\""));
+	assert_int_equal(pending_index_keys(f), 6);
+	assert_int_equal(pending_counted(f), 7);
+	seen.n = 0;
+	assert_int_equal(docket_ledger_pending(f->l, "s1", collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 7);
+	assert_string_equal(seen.invs[0], "c2");
+	assert_string_equal(seen.invs[6], "c8");
+	assert_true(verify_ok(f));
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	assert_int_equal(pending_index_keys(f), 6);
+	assert_int_equal(pending_counted(f), 7);
+	assert_true(verify_ok(f));
+}
+
 /* ---- batches: all or nothing ---- */
 
 static void test_batch_all_or_nothing(void **state)
@@ -1202,14 +1279,14 @@ static int in_kept_map(const docket_ledger *l, const void *p)
 static void map_release_follows_remap(fixture *f)
 {
 	MDB_txn *txn = NULL;
-	MDB_val k = { 8, "head_seq" }, v;
+	MDB_val v;
 
 	for (int round = 0; round < 2; round++) {
 		ledger_map_release(f->l);
 		assert_int_equal(f->l->map_ranges_size, f->l->map_size);
 		assert_true(f->l->map_nranges >= 1);
 		assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
-		assert_int_equal(mdb_get(txn, f->l->dbi.meta, &k, &v), 0);
+		assert_int_equal(store_meta_get(txn, f->l, "head_seq", &v), 0);
 		assert_true(in_kept_map(f->l, v.mv_data));
 		assert_true(in_kept_map(f->l, (const char *)v.mv_data + v.mv_size - 1));
 		store_txn_abort(f->l, txn);
@@ -1483,6 +1560,78 @@ static void test_old_projections_rebuilt(void **state)
 	assert_int_equal(ms.ms_entries, 0); /* the old key is gone: the record is in the session's */
 	assert_int_equal(mdb_get(txn, f->l->dbi.invocations, &k, &v), MDB_NOTFOUND);
 	store_txn_abort(f->l, txn);
+	assert_true(verify_ok(f));
+}
+
+/* The meta records every append rewrites: in LMDB's main table, none in
+ * `meta` (one page less per commit); where an older docket left them in
+ * `meta`, a read-only open reads them there and a writable open moves them. */
+static const char *const hot_names[] = { "head_seq", "head_hash", "clock_us", "payload_bytes", "frame_bytes",
+					 "merkle" };
+
+static void hot_meta_where(fixture *f, MDB_dbi want, MDB_dbi other, uint8_t copy[][64], size_t *lens)
+{
+	MDB_txn *txn = NULL;
+
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	for (size_t i = 0; i < sizeof(hot_names) / sizeof(hot_names[0]); i++) {
+		MDB_val k = { strlen(hot_names[i]), (void *)hot_names[i] }, v;
+
+		assert_int_equal(mdb_get(txn, other, &k, &v), MDB_NOTFOUND);
+		assert_int_equal(mdb_get(txn, want, &k, &v), 0);
+		if (lens[i]) {
+			assert_int_equal(v.mv_size, lens[i]);
+			assert_memory_equal(v.mv_data, copy[i], lens[i]);
+		} else {
+			assert_true(v.mv_size > 0 && v.mv_size <= 64);
+			memcpy(copy[i], v.mv_data, v.mv_size);
+			lens[i] = v.mv_size;
+		}
+	}
+	store_txn_abort(f->l, txn);
+}
+
+static void test_hot_meta_in_main(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	uint8_t copy[6][64];
+	size_t lens[6] = { 0 };
+	MDB_txn *txn = NULL;
+	MDB_val v;
+
+	open_session(f, "s1");
+	intent(f, "c1", "allowed", NULL);
+	hot_meta_where(f, f->l->dbi.main, f->l->dbi.meta, copy, lens);
+	/* the others stay in meta */
+	assert_int_equal(store_txn_begin(&txn, f->l, MDB_RDONLY), 0);
+	assert_int_equal(mdb_get(txn, f->l->dbi.main, &(MDB_val){ 14, "format_version" }, &v), MDB_NOTFOUND);
+	assert_int_equal(mdb_get(txn, f->l->dbi.meta, &(MDB_val){ 14, "format_version" }, &v), 0);
+	store_txn_abort(f->l, txn);
+
+	/* what an older docket left: the same records in meta */
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	for (size_t i = 0; i < sizeof(hot_names) / sizeof(hot_names[0]); i++) {
+		MDB_val k = { strlen(hot_names[i]), (void *)hot_names[i] }, val = { lens[i], copy[i] };
+
+		assert_int_equal(mdb_del(txn, f->l->dbi.main, &k, NULL), 0);
+		assert_int_equal(mdb_put(txn, f->l->dbi.meta, &k, &val, 0), 0);
+	}
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	docket_ledger_free(f->l);
+
+	opts.flags = DOCKET_OPEN_READONLY;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(head(f), 2);
+	assert_true(verify_ok(f));
+	hot_meta_where(f, f->l->dbi.meta, f->l->dbi.main, copy, lens);
+	docket_ledger_free(f->l);
+
+	opts.flags = 0;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	hot_meta_where(f, f->l->dbi.main, f->l->dbi.meta, copy, lens);
+	intent(f, "c2", "allowed", NULL);
+	assert_int_equal(head(f), 3);
 	assert_true(verify_ok(f));
 }
 
@@ -2424,6 +2573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv10_recovery_fits_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_index_only_moved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_all_or_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
@@ -2435,6 +2585,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pb_arena, setup, teardown),
 		cmocka_unit_test(test_inv_record_layout),
 		cmocka_unit_test(test_inv_record_refuses_bad_bytes),
+		cmocka_unit_test_setup_teardown(test_hot_meta_in_main, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_index_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_projections_rebuilt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recent_invocations, setup, teardown),

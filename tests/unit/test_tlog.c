@@ -596,7 +596,7 @@ static void make_old(fixture *f)
 
 	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
 	assert_int_equal(mdb_drop(txn, f->l->dbi.tree, 1), 0);
-	assert_int_equal(mdb_del(txn, f->l->dbi.meta, &(MDB_val){ 6, "merkle" }, NULL), 0);
+	assert_int_equal(mdb_del(txn, f->l->dbi.main, &(MDB_val){ 6, "merkle" }, NULL), 0);
 	assert_int_equal(store_meta_put_u64(txn, f->l, "projection_version", 3), 0);
 	assert_int_equal(store_txn_commit(f->l, txn), 0);
 	docket_ledger_free(f->l);
