@@ -87,26 +87,34 @@ static overlay_entry *find(const overlay *o, MDB_dbi dbi, const uint8_t *k, size
 	for (size_t i = h & (o->cap - 1);; i = (i + 1) & (o->cap - 1)) {
 		overlay_entry *e = &o->slots[i];
 
-		if (!e->hash || (e->hash == h && e->dbi == dbi && e->klen == klen && !memcmp(e->key, k, klen)))
+		if (!o->tags[i] || (o->tags[i] == h && e->dbi == dbi && e->klen == klen && !memcmp(e->key, k, klen)))
 			return e;
 	}
 }
 
 static int grow(overlay *o)
 {
-	size_t ncap = o->cap ? o->cap * 2 : 64; /* a serve batch or one event: small */
+	size_t ncap = o->cap ? o->cap * 2 : 64, oldcap = o->cap; /* a serve batch or one event: small */
 	overlay_entry *old = o->slots, *slots = docket_calloc(ncap, sizeof(*slots));
+	uint32_t *oldtags = o->tags, *tags = docket_calloc(ncap, sizeof(*tags));
 
-	if (!slots)
+	if (!slots || !tags) {
+		docket_free(slots);
+		docket_free(tags);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
-	size_t oldcap = o->cap;
-
+	}
 	o->slots = slots;
+	o->tags = tags;
 	o->cap = ncap;
 	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].hash)
-			*find(o, old[i].dbi, old[i].key, old[i].klen, old[i].hash) = old[i];
+		if (old[i].hash) {
+			overlay_entry *e = find(o, old[i].dbi, old[i].key, old[i].klen, old[i].hash);
+
+			*e = old[i];
+			o->tags[e - o->slots] = e->hash;
+		}
 	docket_free(old);
+	docket_free(oldtags);
 	return 0;
 }
 
@@ -163,6 +171,7 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 		e->klen = klen;
 		e->dbi = dbi;
 		e->hash = h;
+		o->tags[e - o->slots] = h;
 		e->val = NULL;
 		e->vcap = 0;
 		e->vlen = 0;
@@ -301,8 +310,10 @@ static void release(overlay *o)
 		docket_free(o->slots[i].key);
 		docket_free(o->slots[i].val);
 	}
-	if (o->n)
+	if (o->n) {
 		memset(o->slots, 0, o->cap * sizeof(*o->slots));
+		memset(o->tags, 0, o->cap * sizeof(*o->tags));
+	}
 	o->n = 0;
 	o->nundo = 0;
 	docket_buf_clear(&o->old);
@@ -463,6 +474,7 @@ void overlay_dispose(overlay *o)
 	if (o->slots)
 		release(o);
 	docket_free(o->slots);
+	docket_free(o->tags);
 	docket_free(o->ops);
 	docket_free(o->undo);
 	docket_buf_dispose(&o->arena);

@@ -45,33 +45,50 @@ static uint32_t id_hash(const char *id, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (uint8_t)id[i]) * 16777619u;
-	return h;
+	return h ? h : 1; /* 0 tags a free slot */
 }
 
 /* The slot of `id`, or the free place it goes (cap is a power of two). */
+/* The slot of `id`, or the free place it goes (cap is a power of two);
+ * the probes read the tags, a slot only when its tag matches. */
 static sess_slot **find(const sess_cache *c, const char *id, size_t len, uint32_t h)
 {
 	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
 		sess_slot **p = &c->slots[i];
 
-		if (!*p || ((*p)->hash == h && (*p)->idlen == len && memcmp((*p)->id, id, len) == 0))
+		if (!c->tags[i] || (c->tags[i] == h && (*p)->idlen == len && memcmp((*p)->id, id, len) == 0))
 			return p;
 	}
+}
+
+/* Put `slot` where find() looks for it. */
+static void place(sess_cache *c, sess_slot *slot)
+{
+	sess_slot **p = find(c, slot->id, slot->idlen, slot->hash);
+
+	*p = slot;
+	c->tags[p - c->slots] = slot->hash;
 }
 
 static int grow(sess_cache *c)
 {
 	size_t ncap = c->cap ? c->cap * 2 : 64, oldcap = c->cap;
 	sess_slot **old = c->slots, **slots = docket_calloc(ncap, sizeof(*slots));
+	uint32_t *oldtags = c->tags, *tags = docket_calloc(ncap, sizeof(*tags));
 
-	if (!slots)
+	if (!slots || !tags) {
+		docket_free(slots);
+		docket_free(tags);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory (session cache)");
+	}
 	c->slots = slots;
+	c->tags = tags;
 	c->cap = ncap;
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i])
-			*find(c, old[i]->id, old[i]->idlen, old[i]->hash) = old[i];
+			place(c, old[i]);
 	docket_free(old);
+	docket_free(oldtags);
 	return 0;
 }
 
@@ -112,6 +129,7 @@ int sess_cache_park(state_txn *st)
 		(*p)->dirty = 0;
 		(*p)->idlen = len;
 		memcpy((*p)->id, st->sess_id, len + 1);
+		c->tags[p - c->slots] = h;
 		c->n++;
 	}
 	sess_state_copy(&(*p)->s, &st->sess);
@@ -144,6 +162,7 @@ void sess_cache_drop(sess_cache *c)
 	for (size_t i = 0; c->n && i < c->cap; i++) {
 		docket_free(c->slots[i]);
 		c->slots[i] = NULL;
+		c->tags[i] = 0;
 	}
 	c->n = 0;
 }
@@ -152,5 +171,6 @@ void sess_cache_dispose(sess_cache *c)
 {
 	sess_cache_drop(c);
 	docket_free(c->slots);
+	docket_free(c->tags);
 	memset(c, 0, sizeof(*c));
 }

@@ -15,6 +15,8 @@ typedef struct overlay_op overlay_op;
 typedef struct overlay_undo overlay_undo;
 typedef struct overlay {
 	overlay_entry *slots;
+	uint32_t *tags;          /* per slot: its entry's hash, 0 free (probes
+				  * read these, not the entries) */
 	size_t cap, n;
 	/* writes to the tables nothing reads back inside the transaction (the
 	 * pending index, the per-session event index, policy documents), in
@@ -70,6 +72,7 @@ void overlay_dispose(overlay *o);
 typedef struct sess_slot sess_slot;
 typedef struct sess_cache {
 	sess_slot **slots;
+	uint32_t *tags;           /* per slot: the hash of its id, 0 free */
 	size_t cap, n;
 } sess_cache;
 
