@@ -201,8 +201,10 @@ static void *parse_main(void *arg)
 
 			parse_job(j, tape);
 			j->rest_off = p->packed[c].len;
-			/* on failure the append packs it */
-			if (j->ev && event_pack_rest(&p->packed[c], j->ev) == 0)
+			/* on failure the append packs it, as it does a dispatch
+			 * (it assigns the attempt and the token) */
+			if (j->ev && j->ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED &&
+			    event_pack_rest(&p->packed[c], j->ev) == 0)
 				j->rest_len = p->packed[c].len - j->rest_off;
 		}
 		pthread_mutex_lock(&p->lock);
