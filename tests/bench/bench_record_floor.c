@@ -108,8 +108,9 @@ static int parse_all(const lines *s, docket_event **evs, docket_buf *rests, doub
 			error = -1;
 	*parse_s = thread_cpu_s() - t0;
 	t0 = thread_cpu_s();
-	for (size_t i = 0; i < s->n && error == 0; i++)
-		error = event_pack_rest(&rests[i], evs[i]);
+	for (size_t i = 0; i < s->n && error == 0; i++) /* as record: not a dispatch */
+		if (evs[i]->body_case != DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED)
+			error = event_pack_rest(&rests[i], evs[i]);
 	*rest_s = thread_cpu_s() - t0;
 	docket_json_tape_free(tape);
 	return error;
