@@ -2023,6 +2023,38 @@ static void test_group_commit_parked_sessions(void **state)
 	assert_true(verify_ok(f));
 }
 
+/*
+ * An intent's pending entry and its outcome's delete in one log cancel out
+ * (overlay_cancel), but only inside one group: an outcome in a refused
+ * group leaves the earlier group's entry, and one in a later group deletes
+ * it.
+ */
+static void test_group_commit_pending_cancel(void **state)
+{
+	fixture *f = *state;
+	batch b = { 0 };
+	pending_seen seen = { 0 };
+
+	open_session(f, "s1");
+	/* p last: the one whose put the next group could wrongly take back */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "q", ",\"tool\":\"t\""),
+					     EV("tool.intent", "p", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "p", ",\"status\":\"denied\""),
+					     EV("tool.dispatched", "nope", ""), NULL });   /* invariant 1 */
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "q", ",\"status\":\"denied\""),
+					     EV("tool.intent", "r", ",\"tool\":\"t\""),
+					     EV("tool.completed", "r", ",\"status\":\"denied\""), NULL });
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[2].error, 0);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "p");
+	batch_free(&b);
+	assert_true(verify_ok(f));
+}
+
 /* More sessions in one transaction than the session cache holds: it is
  * written back and emptied on the way, and every record is still right. */
 static void test_parked_sessions_overflow(void **state)
@@ -2531,6 +2563,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_rolls_back_refused_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_parked_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_pending_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parked_sessions_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
