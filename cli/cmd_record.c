@@ -39,6 +39,7 @@ typedef struct line_job {
 	const char *file;  /* display name, borrowed from argv (or "<stdin>") */
 	size_t line;       /* 1-based */
 	docket_event *ev;  /* its event, or NULL */
+	size_t rest_off, rest_len; /* its event_pack_rest() in its chunk's buffer */
 	char *why;         /* why it is not a JSON object (malloc'd), or NULL */
 	char *refused;     /* why the object is not an event (malloc'd), or NULL */
 	int refused_error; /* and the error code of that */
@@ -82,13 +83,36 @@ static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *te
 	return 0;
 }
 
+typedef struct job_range {
+	line_job *v;
+	size_t n;
+} job_range;
+
+static void *jobs_free_range(void *arg)
+{
+	job_range *r = arg;
+
+	for (size_t i = 0; i < r->n; i++) {
+		docket_event_free(r->v[i].ev);
+		docket_free(r->v[i].why);
+		docket_free(r->v[i].refused);
+	}
+	return NULL;
+}
+
+/* The events are freed on two threads when there are many (freeing 200k
+ * events was 5% of a bulk record's wall time on one). */
 static void jobs_dispose(line_jobs *jobs)
 {
-	for (size_t i = 0; i < jobs->n; i++) {
-		docket_event_free(jobs->v[i].ev);
-		docket_free(jobs->v[i].why);
-		docket_free(jobs->v[i].refused);
-	}
+	job_range half = { jobs->v, jobs->n / 2 }, rest = { jobs->v + jobs->n / 2, jobs->n - jobs->n / 2 };
+	pthread_t th;
+	int threaded = jobs->n >= PARALLEL_MIN && pthread_create(&th, NULL, jobs_free_range, &half) == 0;
+
+	if (!threaded)
+		rest = (job_range){ jobs->v, jobs->n };
+	jobs_free_range(&rest);
+	if (threaded)
+		pthread_join(th, NULL);
 	docket_free(jobs->v);
 }
 
@@ -150,6 +174,8 @@ typedef struct parse_pool {
 	docket_event **events;   /* events[i]: jobs[i].ev, once the append reached it */
 	size_t nchunks, next;    /* next chunk to take */
 	unsigned char *done;     /* per chunk */
+	docket_buf *packed;      /* per chunk: its events packed without time and
+				  * epoch, so the append does not pack them */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t th[PARSERS];
@@ -170,8 +196,17 @@ static void *parse_main(void *arg)
 		if (c == p->nchunks)
 			break;
 		end = (c + 1) * CHUNK < p->n ? (c + 1) * CHUNK : p->n;
-		for (size_t i = c * CHUNK; i < end; i++)
-			parse_job(&p->jobs[i], tape);
+		for (size_t i = c * CHUNK; i < end; i++) {
+			line_job *j = &p->jobs[i];
+
+			parse_job(j, tape);
+			j->rest_off = p->packed[c].len;
+			/* on failure the append packs it, as it does a dispatch
+			 * (it assigns the attempt and the token) */
+			if (j->ev && j->ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED &&
+			    event_pack_rest(&p->packed[c], j->ev) == 0)
+				j->rest_len = p->packed[c].len - j->rest_off;
+		}
 		pthread_mutex_lock(&p->lock);
 		p->done[c] = 1;
 		pthread_cond_broadcast(&p->cond);
@@ -183,7 +218,7 @@ static void *parse_main(void *arg)
 
 /* ledger_wait_fn: events[i] once its line is parsed; <0 if it is no event
  * (the append stops, the input is refused: reported from the jobs). */
-static int wait_line(void *ctx, size_t i)
+static int wait_line(void *ctx, size_t i, docket_slice *rest)
 {
 	parse_pool *p = ctx;
 	size_t c = i / CHUNK;
@@ -195,6 +230,8 @@ static int wait_line(void *ctx, size_t i)
 	if (!p->jobs[i].ev)
 		return docket_error_set(DOCKET_EINVALID, "%s:%zu: not an event", p->jobs[i].file, p->jobs[i].line);
 	p->events[i] = p->jobs[i].ev;
+	rest->ptr = (const uint8_t *)p->packed[c].ptr + p->jobs[i].rest_off;
+	rest->len = p->jobs[i].rest_len;
 	return 0;
 }
 
@@ -204,8 +241,10 @@ static int pool_start(parse_pool *p, line_jobs *jobs)
 	p->jobs = jobs->v;
 	p->n = jobs->n;
 	p->nchunks = (jobs->n + CHUNK - 1) / CHUNK;
-	if (!(p->done = docket_calloc(p->nchunks, 1)) || !(p->events = docket_calloc(p->n, sizeof(*p->events)))) {
+	if (!(p->done = docket_calloc(p->nchunks, 1)) || !(p->events = docket_calloc(p->n, sizeof(*p->events))) ||
+	    !(p->packed = docket_calloc(p->nchunks, sizeof(*p->packed)))) {
 		docket_free(p->done);
+		docket_free(p->events);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&p->lock, NULL);
@@ -230,6 +269,9 @@ static void pool_finish(parse_pool *p)
 	pthread_cond_destroy(&p->cond);
 	docket_free(p->done);
 	docket_free(p->events);
+	for (size_t c = 0; c < p->nchunks; c++)
+		docket_buf_dispose(&p->packed[c]);
+	docket_free(p->packed);
 }
 
 /* What the parse found wrong, in input order. */

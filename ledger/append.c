@@ -71,8 +71,19 @@ typedef struct stream_src {
 	ledger_wait_fn wait;
 	void *ctx;
 	assigned *inputs;   /* of the one group */
+	docket_slice *rests; /* what the wait gave: each event's event_pack_rest() */
 	size_t seen;        /* events waited for, their input remembered */
 } stream_src;
+
+/* What the events of one transaction share. */
+typedef struct append_ctx {
+	state_txn *st;
+	docket_ledger *l;
+	MDB_txn *txn;
+	seg_writer *w;
+	docket_buf payload;
+	int redact;         /* the ledger has redaction rules */
+} append_ctx;
 
 /* Before events[i] is first read: wait for it, remember what it was given. */
 static int stream_wait(stream_src *src, ledger_group *g, size_t i)
@@ -81,7 +92,7 @@ static int stream_wait(stream_src *src, ledger_group *g, size_t i)
 
 	if (!src || i < src->seen)
 		return 0;
-	if ((error = src->wait(src->ctx, i)) < 0)
+	if ((error = src->wait(src->ctx, i, &src->rests[i])) < 0)
 		return error;
 	remember_input(&src->inputs[i], g->events[i]);
 	src->seen = i + 1;
@@ -94,38 +105,49 @@ static void reset_assigned_all(const ledger_group *g, const assigned *a)
 		reset_assigned(&a[i], g->events[i]);
 }
 
-static int append_one(state_txn *st, docket_ledger *l, MDB_txn *txn, docket_event *ev,
-		      docket_append_result *res, docket_buf *payload, seg_writer *w)
+/* The event as it is stored: from its packing without time and epoch when
+ * the parse made one and nothing else changed since (a redaction, or the
+ * attempt and token a dispatch is given), else packed whole. */
+static int pack(append_ctx *a, docket_event *ev, const docket_slice *rest, const docket_buf **out)
+{
+	int error;
+
+	/* state_apply packed the event already when it needed its digest */
+	if ((*out = state_payload(a->st)))
+		return 0;
+	*out = &a->payload;
+	if (rest && rest->len && !a->redact && ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED)
+		return event_pack_onto(&a->payload, ev, rest->ptr, rest->len);
+	if ((error = event_pack(&a->payload, ev)) < 0)
+		return error;
+	return 0;
+}
+
+static int append_one(append_ctx *a, docket_event *ev, const docket_slice *rest, docket_append_result *res)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	const docket_buf *packed;
 	uint64_t seq;
 	int duplicate, error;
 
-	if ((error = ledger_redact_event(l, txn, ev)) < 0 ||
-	    (error = state_apply(st, ev, STATE_APPEND, 0, &seq, &duplicate, res)) < 0)
+	if ((a->redact && (error = ledger_redact_event(a->l, a->txn, ev)) < 0) ||
+	    (error = state_apply(a->st, ev, STATE_APPEND, 0, &seq, &duplicate, res)) < 0)
 		return error;
 	res->seq = seq;
 	res->duplicate = duplicate;
 	if (duplicate)
 		return 0;
-	/* state_apply packed the event already when it needed its digest */
-	if (!(packed = state_payload(st))) {
-		if ((error = event_pack(payload, ev)) < 0)
-			return error;
-		packed = payload;
-	}
-	if ((error = chain_next(hash, state_head_hash(st), seq, (const uint8_t *)packed->ptr, packed->len)) < 0 ||
-	    (error = seg_add(w, seq, (unsigned)ev->body_case, (const uint8_t *)packed->ptr, packed->len, hash)) < 0)
+	if ((error = pack(a, ev, rest, &packed)) < 0 ||
+	    (error = chain_next(hash, state_head_hash(a->st), seq, (const uint8_t *)packed->ptr, packed->len)) < 0 ||
+	    (error = seg_add(a->w, seq, (unsigned)ev->body_case, (const uint8_t *)packed->ptr, packed->len, hash)) < 0)
 		return error;
-	state_set_head(st, seq, hash);
-	state_count_bytes(st, packed->len, 0);
+	state_set_head(a->st, seq, hash);
+	state_count_bytes(a->st, packed->len, 0);
 	return 0;
 }
 
 /* Append the events of one group to `txn`; prefixes errors with the index. */
-static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
-			 docket_buf *payload, seg_writer *w, int flush, stream_src *src)
+static int append_events(append_ctx *a, ledger_group *g, int flush, stream_src *src)
 {
 	int error;
 
@@ -134,9 +156,9 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
 		if (i == g->n / 2 && i > 0)
 			docket_crash_point("append.mid_batch");
 		if ((error = stream_wait(src, g, i)) == 0 &&
-		    (error = append_one(st, l, txn, g->events[i], &g->results[i], payload, w)) == 0 &&
-		    flush && seg_full(w))
-			error = seg_flush(w, txn);
+		    (error = append_one(a, g->events[i], src ? &src->rests[i] : NULL, &g->results[i])) == 0 &&
+		    flush && seg_full(a->w))
+			error = seg_flush(a->w, a->txn);
 		if (error < 0) {
 			if (g->n > 1 && error != DOCKET_EMAPFULL)
 				docket_error_prefix("event %zu of %zu: ", i + 1, g->n);
@@ -153,23 +175,22 @@ static int append_events(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_g
  * its error kept; MDB_MAP_FULL and storage errors fail all. No nested LMDB
  * transaction: nothing of a group reaches LMDB before it is accepted.
  */
-static int append_isolated(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger_group *g,
-			   docket_buf *payload, seg_writer *w)
+static int append_isolated(append_ctx *a, ledger_group *g)
 {
 	seg_mark mark;
 	int error;
 
-	seg_mark_get(w, &mark);
-	if ((error = state_checkpoint(st)) < 0)
+	seg_mark_get(a->w, &mark);
+	if ((error = state_checkpoint(a->st)) < 0)
 		return error;
-	if ((error = append_events(st, l, txn, g, payload, w, 0, NULL)) == 0) {
+	if ((error = append_events(a, g, 0, NULL)) == 0) {
 		g->error = 0;
 		/* segments are written between groups only: a refused group
 		 * takes back just its own buffered events */
-		return seg_full(w) ? seg_flush(w, txn) : 0;
+		return seg_full(a->w) ? seg_flush(a->w, a->txn) : 0;
 	}
-	state_rollback(st);
-	seg_rollback(w, &mark);
+	state_rollback(a->st);
+	seg_rollback(a->w, &mark);
 	if (error == DOCKET_EMAPFULL || error == DOCKET_ESTORAGE || error == DOCKET_ECORRUPT)
 		return error;
 	/* the group is refused; the others go on */
@@ -186,42 +207,45 @@ static int append_isolated(state_txn *st, docket_ledger *l, MDB_txn *txn, ledger
  */
 static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate, stream_src *src)
 {
-	docket_buf payload = DOCKET_BUF_INIT;
-	state_txn *st = NULL;
-	MDB_txn *txn = NULL;
+	append_ctx a = { NULL, l, NULL, NULL, DOCKET_BUF_INIT, 0 };
 	seg_writer w;
 	uint64_t head = 0;
 	int error;
 
 	seg_writer_init(&w, l);
-	if ((error = store_txn_begin(&txn, l, 0)) < 0)
+	a.w = &w;
+	if ((error = store_txn_begin(&a.txn, l, 0)) < 0)
 		return error;
-	if ((error = state_txn_begin(&st, l, txn)) == 0) {
-		state_set_writer(st, &w);
+	if ((error = ledger_redact_configured(l, a.txn)) >= 0) {
+		a.redact = error;
+		error = state_txn_begin(&a.st, l, a.txn);
+	}
+	if (error == 0) {
+		state_set_writer(a.st, &w);
 		if (isolate) {
 			for (size_t i = 0; i < ngroups && error == 0; i++)
-				error = append_isolated(st, l, txn, &groups[i], &payload, &w);
+				error = append_isolated(&a, &groups[i]);
 		} else {
-			error = append_events(st, l, txn, &groups[0], &payload, &w, 1, src);
+			error = append_events(&a, &groups[0], 1, src);
 		}
 		if (error == 0)
-			error = state_txn_finish(st);
-		head = state_head_seq(st);
+			error = state_txn_finish(a.st);
+		head = state_head_seq(a.st);
 	}
-	if (error < 0 || (error = seg_flush(&w, txn)) < 0 ||
-	    (error = frame_maybe_train(l, txn, head)) < 0)
+	if (error < 0 || (error = seg_flush(&w, a.txn)) < 0 ||
+	    (error = frame_maybe_train(l, a.txn, head)) < 0)
 		goto cleanup;
 	docket_crash_point("append.before_commit");
-	error = store_txn_commit(l, txn);
-	txn = NULL;
+	error = store_txn_commit(l, a.txn);
+	a.txn = NULL;
 	if (error == 0)
 		docket_crash_point("append.after_commit");
 cleanup:
-	if (txn)
-		store_txn_abort(l, txn);
-	state_txn_free(st);
+	if (a.txn)
+		store_txn_abort(l, a.txn);
+	state_txn_free(a.st);
 	seg_writer_dispose(&w);
-	docket_buf_dispose(&payload);
+	docket_buf_dispose(&a.payload);
 	return error;
 }
 
@@ -259,8 +283,11 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 		for (size_t i = 0; error == 0 && !src && i < groups[g].n; i++)
 			remember_input(&inputs[g][i], groups[g].events[i]);
 	}
-	if (src && error == 0)
+	if (src && error == 0) {
 		src->inputs = inputs[0];
+		if (!(src->rests = docket_calloc(groups[0].n ? groups[0].n : 1, sizeof(*src->rests))))
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
 	if (error == 0)
 		error = store_reserve(l, reserve_bytes(groups, ngroups));
 	while (error == 0) {
@@ -283,6 +310,8 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 	for (size_t g = 0; g < ngroups; g++)
 		docket_free(inputs[g]);
 	docket_free(inputs);
+	if (src)
+		docket_free(src->rests);
 	return error;
 }
 
@@ -334,7 +363,7 @@ int ledger_append(docket_ledger *l, docket_event **events, size_t n, docket_appe
 int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n, docket_append_result *results,
 			 ledger_wait_fn wait, void *ctx)
 {
-	stream_src src = { wait, ctx, NULL, 0 };
+	stream_src src = { wait, ctx, NULL, NULL, 0 };
 
 	return append_one_group(l, events, n, results, &src);
 }

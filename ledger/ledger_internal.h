@@ -468,6 +468,13 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 
 /* Packed protobuf of an event into `out`. */
 int event_pack(docket_buf *out, const docket_event *ev);
+/* Append to `out` the packing of `ev` with time and epoch cleared (they are
+ * restored): what the event's payload is past those two fields, which only
+ * the append assigns. Made where the event is parsed, off the append. */
+int event_pack_rest(docket_buf *out, docket_event *ev);
+/* The packing of `ev` (event_pack) from `rest`, its event_pack_rest() made
+ * before its time and epoch were assigned (nothing else may have changed). */
+int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len);
 /* Unpack; *out freed with docket_event_free. */
 int event_unpack(docket_event **out, const uint8_t *data, size_t len);
 /* The same through `alloc` (free with docket__v1__event__free_unpacked and it). */
@@ -571,6 +578,9 @@ int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, c
  * (write-time redaction, configured per ledger). 0 when nothing to do.
  */
 int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev);
+/* 1 when `txn` holds redaction rules (ledger_redact_event may change an
+ * event), 0 when not. */
+int ledger_redact_configured(docket_ledger *l, MDB_txn *txn);
 
 /* ---- append.c ---- */
 
@@ -583,9 +593,11 @@ int ledger_append(docket_ledger *l, docket_event **events, size_t n,
  * first time it needs events[i] it calls wait(ctx, i), which returns once
  * events[i] is there (0) or says why it will not be (<0: the transaction is
  * aborted, nothing is written). `n` is known up front (the map is reserved
- * for it). Used by `docket record` to append while it parses.
+ * for it). Used by `docket record` to append while it parses. The wait may
+ * also give events[i]'s event_pack_rest() in *rest (it starts empty: none),
+ * valid until the append returns: the append then packs the event from it.
  */
-typedef int (*ledger_wait_fn)(void *ctx, size_t i);
+typedef int (*ledger_wait_fn)(void *ctx, size_t i, docket_slice *rest);
 int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n,
 			 docket_append_result *results, ledger_wait_fn wait, void *ctx);
 

@@ -87,26 +87,34 @@ static overlay_entry *find(const overlay *o, MDB_dbi dbi, const uint8_t *k, size
 	for (size_t i = h & (o->cap - 1);; i = (i + 1) & (o->cap - 1)) {
 		overlay_entry *e = &o->slots[i];
 
-		if (!e->hash || (e->hash == h && e->dbi == dbi && e->klen == klen && !memcmp(e->key, k, klen)))
+		if (!o->tags[i] || (o->tags[i] == h && e->dbi == dbi && e->klen == klen && !memcmp(e->key, k, klen)))
 			return e;
 	}
 }
 
 static int grow(overlay *o)
 {
-	size_t ncap = o->cap ? o->cap * 2 : 64; /* a serve batch or one event: small */
+	size_t ncap = o->cap ? o->cap * 2 : 64, oldcap = o->cap; /* a serve batch or one event: small */
 	overlay_entry *old = o->slots, *slots = docket_calloc(ncap, sizeof(*slots));
+	uint32_t *oldtags = o->tags, *tags = docket_calloc(ncap, sizeof(*tags));
 
-	if (!slots)
+	if (!slots || !tags) {
+		docket_free(slots);
+		docket_free(tags);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
-	size_t oldcap = o->cap;
-
+	}
 	o->slots = slots;
+	o->tags = tags;
 	o->cap = ncap;
 	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].hash)
-			*find(o, old[i].dbi, old[i].key, old[i].klen, old[i].hash) = old[i];
+		if (old[i].hash) {
+			overlay_entry *e = find(o, old[i].dbi, old[i].key, old[i].klen, old[i].hash);
+
+			*e = old[i];
+			o->tags[e - o->slots] = e->hash;
+		}
 	docket_free(old);
+	docket_free(oldtags);
 	return 0;
 }
 
@@ -147,7 +155,8 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 	overlay_entry *e;
 	int error;
 
-	if ((o->n + 1) * 4 > o->cap * 3 && (error = grow(o)) < 0)
+	/* at most half full: linear probing stays short */
+	if ((o->n + 1) * 2 > o->cap && (error = grow(o)) < 0)
 		return error;
 	e = find(o, dbi, k, klen, h);
 	if ((error = save_old(o, e, dbi, k, klen, h)) < 0)
@@ -162,6 +171,7 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 		e->klen = klen;
 		e->dbi = dbi;
 		e->hash = h;
+		o->tags[e - o->slots] = h;
 		e->val = NULL;
 		e->vcap = 0;
 		e->vlen = 0;
@@ -214,6 +224,22 @@ int overlay_defer(overlay *o, MDB_dbi dbi, overlay_op_kind kind, const void *k, 
 	op->vlen = vlen;
 	op->order = o->nops++;
 	return 0;
+}
+
+overlay_ref overlay_last(const overlay *o)
+{
+	overlay_ref r = { o->ops_epoch, o->nops - 1 };
+
+	return r;
+}
+
+int overlay_cancel(overlay *o, overlay_ref ref)
+{
+	if (ref.epoch != o->ops_epoch || ref.index >= o->nops || (o->marked && ref.index < o->ops_mark) ||
+	    o->ops[ref.index].kind != OV_PUT)
+		return 0;
+	o->ops[ref.index].kind = OV_NONE;
+	return 1;
 }
 
 int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v)
@@ -272,6 +298,7 @@ static int last_key(MDB_txn *txn, MDB_dbi dbi, docket_buf *last, int *has)
 
 static void ops_release(overlay *o)
 {
+	o->ops_epoch++;
 	o->nops = o->ops_mark = 0;
 	docket_buf_clear(&o->arena);
 	o->arena_mark = 0;
@@ -283,8 +310,10 @@ static void release(overlay *o)
 		docket_free(o->slots[i].key);
 		docket_free(o->slots[i].val);
 	}
-	if (o->n)
+	if (o->n) {
 		memset(o->slots, 0, o->cap * sizeof(*o->slots));
+		memset(o->tags, 0, o->cap * sizeof(*o->tags));
+	}
 	o->n = 0;
 	o->nundo = 0;
 	docket_buf_clear(&o->old);
@@ -388,6 +417,7 @@ static int op_apply(const overlay *o, const overlay_op *op, MDB_txn *txn)
 static int ops_write(overlay *o, MDB_txn *txn)
 {
 	op_ref *order;
+	size_t n = 0;
 	int error = 0;
 
 	if (!o->nops)
@@ -395,15 +425,17 @@ static int ops_write(overlay *o, MDB_txn *txn)
 	if (!(order = docket_malloc(o->nops * sizeof(*order))))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
 	for (size_t i = 0; i < o->nops; i++) {
-		order[i].o = o;
-		order[i].op = &o->ops[i];
+		if (o->ops[i].kind == OV_NONE)
+			continue; /* taken back (overlay_cancel) */
+		order[n].o = o;
+		order[n++].op = &o->ops[i];
 	}
-	qsort(order, o->nops, sizeof(*order), op_cmp);
-	for (size_t i = 0; i < o->nops && error == 0; i++) {
+	qsort(order, n, sizeof(*order), op_cmp);
+	for (size_t i = 0; i < n && error == 0; i++) {
 		const overlay_op *op = order[i].op;
 
 		/* of a key's puts and deletes only the last counts */
-		if (op->kind != OV_ADD_DUP && i + 1 < o->nops && same_key(o, op, order[i + 1].op))
+		if (op->kind != OV_ADD_DUP && i + 1 < n && same_key(o, op, order[i + 1].op))
 			continue;
 		error = op_apply(o, op, txn);
 	}
@@ -442,6 +474,7 @@ void overlay_dispose(overlay *o)
 	if (o->slots)
 		release(o);
 	docket_free(o->slots);
+	docket_free(o->tags);
 	docket_free(o->ops);
 	docket_free(o->undo);
 	docket_buf_dispose(&o->arena);
@@ -487,6 +520,7 @@ static void overlay_rollback(overlay *o)
 	docket_buf_clear(&o->old);
 	o->nops = o->ops_mark;
 	o->arena.len = o->arena_mark;
+	o->ops_epoch++;
 }
 
 struct state_mark {
@@ -523,6 +557,10 @@ int state_checkpoint(state_txn *st)
 	m->inv_dirty = st->inv_dirty;
 	m->inv_in_table = st->inv_in_table;
 	m->inv = st->inv;
+	/* the parked records into the overlay, whose rollback then covers
+	 * them (sess_cache.c, invariant 3) */
+	if ((error = sess_cache_flush(st)) < 0)
+		return error;
 	return overlay_mark(&st->ov, st->txn);
 }
 
@@ -551,6 +589,7 @@ void state_rollback(state_txn *st)
 	st->inv_key = m->inv_key;
 	m->inv_key = key;
 	st->payload_ok = 0;
+	sess_cache_drop(&st->cache);
 	overlay_rollback(&st->ov);
 }
 

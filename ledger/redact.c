@@ -634,6 +634,14 @@ cleanup:
 	return error;
 }
 
+int ledger_redact_configured(docket_ledger *l, MDB_txn *txn)
+{
+	MDB_val rules;
+	int error = store_meta_get(txn, l, REDACT_META_KEY, &rules);
+
+	return error == 0 ? 1 : error == DOCKET_ENOTFOUND ? 0 : error;
+}
+
 int ledger_redact_event(docket_ledger *l, MDB_txn *txn, docket_event *ev)
 {
 	const docket_redactor *r = NULL;

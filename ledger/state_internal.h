@@ -15,6 +15,8 @@ typedef struct overlay_op overlay_op;
 typedef struct overlay_undo overlay_undo;
 typedef struct overlay {
 	overlay_entry *slots;
+	uint32_t *tags;          /* per slot: its entry's hash, 0 free (probes
+				  * read these, not the entries) */
 	size_t cap, n;
 	/* writes to the tables nothing reads back inside the transaction (the
 	 * pending index, the per-session event index, policy documents), in
@@ -29,6 +31,7 @@ typedef struct overlay {
 	overlay_undo *undo;
 	size_t nundo, undo_cap, ops_mark, arena_mark;
 	docket_buf old;
+	uint64_t ops_epoch;      /* bumped whenever the log is cut (overlay_cancel) */
 } overlay;
 
 int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen);
@@ -37,9 +40,20 @@ int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_v
 
 /* A deferred write (overlay_defer): put, put unless the key exists, delete
  * (absent is fine), add a duplicate (MDB_DUPSORT tables). */
-typedef enum overlay_op_kind { OV_PUT, OV_PUT_NEW, OV_DEL, OV_ADD_DUP } overlay_op_kind;
+typedef enum overlay_op_kind { OV_PUT, OV_PUT_NEW, OV_DEL, OV_ADD_DUP, OV_NONE } overlay_op_kind;
 int overlay_defer(overlay *o, MDB_dbi dbi, overlay_op_kind kind, const void *k, size_t klen,
 		  const void *v, size_t vlen);
+/* Where a deferred write is in the log, for overlay_cancel. */
+typedef struct overlay_ref {
+	uint64_t epoch;
+	size_t index;
+} overlay_ref;
+/* The last deferred write (after overlay_defer returned 0). */
+overlay_ref overlay_last(const overlay *o);
+/* Take back the OV_PUT at `ref` when it is still in the log, not applied
+ * and (under a checkpoint) made since it: 1 taken back, 0 not. A key put
+ * and deleted in one log need not reach LMDB when it was absent before. */
+int overlay_cancel(overlay *o, overlay_ref ref);
 /* Time to write the records back early (bounded memory); never while a
  * checkpoint is set. */
 int overlay_full(const overlay *o);
@@ -51,6 +65,16 @@ int overlay_write_due(overlay *o, MDB_txn *txn);
  * key), then every deferred write in key order, then empty. */
 int overlay_write(overlay *o, MDB_txn *txn);
 void overlay_dispose(overlay *o);
+
+/* sess_cache.c: the decoded session records of the transaction; past
+ * SESS_CACHE_MAX sessions (~10 KiB each) it is flushed and emptied. */
+#define SESS_CACHE_MAX 1024u
+typedef struct sess_slot sess_slot;
+typedef struct sess_cache {
+	sess_slot **slots;
+	uint32_t *tags;           /* per slot: the hash of its id, 0 free */
+	size_t cap, n;
+} sess_cache;
 
 /* state_checkpoint()'s copy of the state transaction (overlay.c). */
 typedef struct state_mark state_mark;
@@ -76,7 +100,14 @@ struct state_txn {
 	int inv_loaded, inv_dirty;
 	int inv_in_table;         /* its record is in `invocations`, not the session's recent list */
 	inv_state inv;
+	sess_cache cache;         /* session records parked by a switch (decoded) */
 	overlay ov;               /* records the caches wrote back, not yet put */
+	/* the pending-index put of the cached invocation's intent, while it may
+	 * still be taken back by its outcome (state_pending_set) */
+	overlay_ref pending_put;
+	int pending_put_ok;
+	uint64_t sentinel_epoch;  /* the log (ops_epoch) the pending sentinel is in */
+	int sentinel_ok;
 	state_mark *mark;         /* state_checkpoint() */
 
 	/* the events of this commit not yet written as segments (append.c) */
@@ -103,6 +134,21 @@ int state_stored_matches(state_txn *st, uint64_t seq, const uint8_t digest[LEDGE
 /* Load a record into the one-entry cache: 0 found, DOCKET_ENOTFOUND not. */
 int state_sess_load(state_txn *st, const char *session);
 int state_inv_load(state_txn *st, const char *session, const char *invocation);
+/* The session record of the transaction as protobuf (state_store.c). */
+int sess_state_encode(docket_buf *out, const sess_state *s);
+
+/*
+ * sess_cache.c. get: 1 and `session`'s parked record copied into st->sess,
+ * 0 when it has none. park: keep st->sess (and whether it changed) in its
+ * slot before another session is loaded. flush: put every changed parked
+ * record into the overlay. drop: forget every slot (state_rollback).
+ */
+int sess_cache_get(state_txn *st, const char *session, size_t len);
+int sess_cache_park(state_txn *st);
+int sess_cache_flush(state_txn *st);
+void sess_cache_drop(sess_cache *c);
+void sess_cache_dispose(sess_cache *c);
+
 /* Add (present) or remove the cached invocation from the pending index. */
 int state_pending_set(state_txn *st, int present);
 

@@ -443,7 +443,7 @@ static size_t recent_entry_put(uint8_t *at, const char *id, size_t ilen, const v
 	return (size_t)(w.p - at);
 }
 
-static int sess_state_encode(docket_buf *out, const sess_state *s)
+int sess_state_encode(docket_buf *out, const sess_state *s)
 {
 	Docket__V1__SessionState m = DOCKET__V1__SESSION_STATE__INIT;
 	size_t n;
@@ -556,6 +556,64 @@ int event_pack(docket_buf *out, const docket_event *ev)
 	if ((error = docket_buf_reserve(out, n)) < 0)
 		return error;
 	out->len = docket__v1__event__pack(ev, (uint8_t *)out->ptr);
+	return 0;
+}
+
+/* protobuf's varint (wire format) at `p`; its length. */
+static size_t pb_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v > 0x7f; v >>= 7)
+		p[n++] = (uint8_t)(v | 0x80);
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+int event_pack_rest(docket_buf *out, docket_event *ev)
+{
+	char *time = ev->time;
+	uint64_t epoch = ev->epoch;
+	size_t n;
+	int error;
+
+	ev->time = (char *)protobuf_c_empty_string;
+	ev->epoch = 0;
+	n = docket__v1__event__get_packed_size(ev);
+	if ((error = docket_buf_reserve(out, n)) == 0)
+		out->len += docket__v1__event__pack(ev, (uint8_t *)out->ptr + out->len);
+	ev->time = time;
+	ev->epoch = epoch;
+	return error;
+}
+
+/*
+ * The packing of `ev` from its packing without time and epoch (`rest`,
+ * event_pack_rest): fields 1 (time) and 2 (epoch) first, as protobuf-c
+ * packs them, each left out when it holds its default (proto3).
+ */
+int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len)
+{
+	size_t tlen = ev->time ? strlen(ev->time) : 0;
+	uint8_t *p;
+	int error;
+
+	docket_buf_clear(out);
+	if ((error = docket_buf_reserve(out, 2 + 2 * 10 + tlen + len)) < 0)
+		return error;
+	p = (uint8_t *)out->ptr;
+	if (tlen) {
+		*p++ = 1 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+		p += pb_varint(p, tlen);
+		memcpy(p, ev->time, tlen);
+		p += tlen;
+	}
+	if (ev->epoch) {
+		*p++ = 2 << 3 | PROTOBUF_C_WIRE_TYPE_VARINT;
+		p += pb_varint(p, ev->epoch);
+	}
+	memcpy(p, rest, len);
+	out->len = (size_t)(p + len - (uint8_t *)out->ptr);
 	return 0;
 }
 
@@ -714,22 +772,8 @@ void state_set_source(state_txn *st, docket_ledger *l, MDB_txn *txn)
 
 static int inv_flush(state_txn *st);
 
-static int sess_flush(state_txn *st)
-{
-	int error;
-
-	if (!st->sess_dirty)
-		return 0;
-	if ((error = sess_state_encode(&st->scratch, &st->sess)) < 0)
-		return error;
-	if ((error = overlay_put(&st->ov, st->l->dbi.sessions, st->sess_id, strlen(st->sess_id), st->scratch.ptr,
-				 st->scratch.len)) < 0)
-		return error;
-	st->sess_dirty = 0;
-	return overlay_full(&st->ov) ? overlay_write(&st->ov, st->txn) : 0;
-}
-
-/* Load the session record into the cache; 0 if found, DOCKET_ENOTFOUND if not. */
+/* Load the session record into the cache; 0 if found, DOCKET_ENOTFOUND if
+ * not. The record left is parked decoded (sess_cache.c), not encoded. */
 int state_sess_load(state_txn *st, const char *session)
 {
 	MDB_val k, v;
@@ -740,13 +784,18 @@ int state_sess_load(state_txn *st, const char *session)
 		return st->sess.opened_seq ? 0 : DOCKET_ENOTFOUND;
 	/* the cached invocation is one of the cached session's: its record
 	 * goes into that session's record first */
-	if ((error = inv_flush(st)) < 0 || (error = sess_flush(st)) < 0)
+	if ((error = inv_flush(st)) < 0 || (error = sess_cache_park(st)) < 0)
 		return error;
 	st->inv_loaded = 0;
+	st->pending_put_ok = 0;
+	st->sess_loaded = 0;
 	if (len == 0 || len > STATE_ID_MAX)
 		return docket_error_set(DOCKET_EINVALID, "session id must be 1..%d bytes", STATE_ID_MAX);
 	memcpy(st->sess_id, session, len + 1);
 	st->sess_loaded = 1;
+	st->sess_dirty = 0;
+	if (sess_cache_get(st, session, len))
+		return st->sess.opened_seq ? 0 : DOCKET_ENOTFOUND;
 	memset(&st->sess, 0, offsetof(sess_state, recent));
 	k.mv_data = (void *)session;
 	k.mv_size = len;
@@ -1003,6 +1052,7 @@ int state_inv_load(state_txn *st, const char *session, const char *invocation)
 		return st->inv.intent_seq ? 0 : DOCKET_ENOTFOUND;
 	if ((error = inv_flush(st)) < 0)
 		return error;
+	st->pending_put_ok = 0;
 	if ((error = inv_key_build(&st->inv_key, st->sess.opened_seq, invocation)) < 0) {
 		st->inv_loaded = 0;
 		return error;
@@ -1074,10 +1124,28 @@ int state_pending_set(state_txn *st, int present)
 		return error;
 	/* deferred (overlay.c): the sentinel sorts first, so it is in place
 	 * before any delete */
-	if (present)
-		return overlay_defer(&st->ov, dbi, OV_PUT, st->scratch.ptr, st->scratch.len, NULL, 0);
-	if ((error = overlay_defer(&st->ov, dbi, OV_PUT_NEW, pending_sentinel, sizeof(pending_sentinel), NULL, 0)) < 0)
-		return error;
+	if (present) {
+		if ((error = overlay_defer(&st->ov, dbi, OV_PUT, st->scratch.ptr, st->scratch.len, NULL, 0)) < 0)
+			return error;
+		st->pending_put = overlay_last(&st->ov);
+		st->pending_put_ok = 1;
+		return 0;
+	}
+	/* the sentinel once per log (a rollback or a write-back starts a new
+	 * one): it is put once and stays */
+	if (!st->sentinel_ok || st->sentinel_epoch != st->ov.ops_epoch) {
+		if ((error = overlay_defer(&st->ov, dbi, OV_PUT_NEW, pending_sentinel, sizeof(pending_sentinel),
+					   NULL, 0)) < 0)
+			return error;
+		st->sentinel_epoch = st->ov.ops_epoch;
+		st->sentinel_ok = 1;
+	}
+	/* the intent's put still in the log: the key was absent before it
+	 * (invariant 1), so taking the put back is the delete */
+	if (st->pending_put_ok && overlay_cancel(&st->ov, st->pending_put)) {
+		st->pending_put_ok = 0;
+		return 0;
+	}
 	return overlay_defer(&st->ov, dbi, OV_DEL, st->scratch.ptr, st->scratch.len, NULL, 0);
 }
 
@@ -1154,8 +1222,8 @@ int state_txn_finish(state_txn *st)
 	int error;
 
 	/* the invocation first: its record may go into the session's */
-	if ((error = inv_flush(st)) < 0 || (error = sess_flush(st)) < 0 ||
-	    (error = overlay_write(&st->ov, st->txn)) < 0)
+	if ((error = inv_flush(st)) < 0 || (error = sess_cache_park(st)) < 0 ||
+	    (error = sess_cache_flush(st)) < 0 || (error = overlay_write(&st->ov, st->txn)) < 0)
 		return error;
 	if (st->head_seq != st->start_seq) {
 		if ((error = store_meta_put_u64(st->txn, st->l, "head_seq", st->head_seq)) < 0 ||
@@ -1193,6 +1261,7 @@ void state_txn_free(state_txn *st)
 	docket_buf_dispose(&st->inv_key);
 	docket_buf_dispose(&st->scratch);
 	docket_buf_dispose(&st->payload);
+	sess_cache_dispose(&st->cache);
 	overlay_dispose(&st->ov);
 	state_mark_free(st->mark);
 	docket_free(st);

@@ -28,9 +28,11 @@ typedef struct source {
 	size_t order_errors;     /* waits out of order */
 	size_t next;
 	size_t fail_at;          /* wait fails here (N: never) */
+	docket_buf rest[N];      /* odd indexes: the event packed without time
+				  * and epoch, as the parse threads give it */
 } source;
 
-static int wait_for(void *ctx, size_t i)
+static int wait_for(void *ctx, size_t i, docket_slice *rest)
 {
 	source *s = ctx;
 
@@ -41,7 +43,33 @@ static int wait_for(void *ctx, size_t i)
 	if (i == s->fail_at)
 		return docket_error_set(DOCKET_EINVALID, "line %zu is no event", i + 1);
 	s->events[i] = s->made[i];
+	rest->ptr = (const uint8_t *)s->rest[i].ptr;
+	rest->len = s->rest[i].len;
 	return 0;
+}
+
+/* Each stored payload is the packing of the event as appended (its time
+ * and epoch assigned), whether the append packed it or built it from the
+ * packing the wait gave. */
+static void check_payloads(docket_ledger *l, docket_event **events)
+{
+	docket_buf want = DOCKET_BUF_INIT;
+	ledger_reader r;
+	MDB_txn *txn = NULL;
+	const uint8_t *p;
+	size_t len;
+
+	assert_int_equal(store_txn_begin(&txn, l, MDB_RDONLY), 0);
+	reader_init(&r, l, txn);
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(reader_payload(&r, i + 1, &p, &len), 0);
+		assert_int_equal(event_pack(&want, events[i]), 0);
+		assert_int_equal(len, want.len);
+		assert_memory_equal(p, want.ptr, len);
+	}
+	reader_dispose(&r);
+	store_txn_abort(l, txn);
+	docket_buf_dispose(&want);
 }
 
 /* session.opened, then intents with `note_bytes` of args each; `bad`: the
@@ -111,6 +139,8 @@ static void run(size_t note_bytes, size_t bad, size_t fail_at, int want, size_t 
 	s.made = made;
 	s.fail_at = fail_at;
 	make_events(made, note_bytes, bad);
+	for (size_t i = 1; i < N; i += 2)
+		assert_int_equal(event_pack_rest(&s.rest[i], made[i]), 0);
 	assert_int_equal(ledger_append_stream(l, events, N, res, wait_for, &s), want);
 	assert_int_equal(s.order_errors, 0);
 	for (size_t i = 0; i < N; i++)
@@ -121,11 +151,14 @@ static void run(size_t note_bytes, size_t bad, size_t fail_at, int want, size_t 
 		assert_int_equal(events_in(l), N);
 		assert_int_equal(res[N - 1].seq, N);
 		assert_int_equal(docket_ledger_verify(l, &rep), 0);
+		check_payloads(l, events);
 	} else {
 		assert_int_equal(events_in(l), 0);
 	}
-	for (size_t i = 0; i < N; i++)
+	for (size_t i = 0; i < N; i++) {
 		docket_event_free(made[i]);
+		docket_buf_dispose(&s.rest[i]);
+	}
 	docket_ledger_free(l);
 	test_rmdir_free(dir);
 }

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "docket/ledger.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/state_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -2125,6 +2125,125 @@ static void test_group_commit_rolls_back_refused_group(void **state)
 	assert_true(verify_ok(f));
 }
 
+/*
+ * Sessions interleaved in one batch: a switch parks the session record it
+ * leaves, decoded (ledger/sess_cache.c). A refused group that changed a
+ * parked record and the loaded one leaves neither changed; what the groups
+ * before it changed is kept.
+ */
+static void test_group_commit_parked_sessions(void **state)
+{
+	fixture *f = *state;
+	batch b = { 0 };
+	sess_state ss;
+	inv_state inv;
+
+	open_session(f, "s1");
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "a", ",\"tool\":\"t\""),
+		"{\"type\":\"session.opened\",\"session\":\"s2\",\"runtime\":\"t/1\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s2\",\"invocation\":\"b\",\"tool\":\"t\"}", NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "c", ",\"tool\":\"t\""),
+		"{\"type\":\"tool.intent\",\"session\":\"s2\",\"invocation\":\"d\",\"tool\":\"t\"}",
+		EV("tool.completed", "c", ",\"status\":\"ok\""), NULL });   /* invariant 9 */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "c", ",\"tool\":\"other\""),
+		"{\"type\":\"tool.intent\",\"session\":\"s2\",\"invocation\":\"d\",\"tool\":\"other\"}",
+		EV("tool.completed", "a", ",\"status\":\"denied\""), NULL });
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[1].err.invariant, 9);
+	assert_int_equal(b.g[2].error, 0);
+	assert_int_equal(b.res[2][0].duplicate, 0);
+	assert_int_equal(b.res[2][0].seq, 5);
+	assert_int_equal(head(f), 7);
+	assert_int_equal(ledger_session_get(f->l, "s1", &ss, NULL), 0);
+	assert_int_equal(ss.invocations, 2);
+	assert_int_equal(ss.pending, 1);
+	assert_int_equal(ss.events, 4);
+	assert_int_equal(ledger_session_get(f->l, "s2", &ss, NULL), 0);
+	assert_int_equal(ss.invocations, 2);
+	assert_int_equal(ss.pending, 2);
+	assert_int_equal(ss.events, 3);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "a", &inv), 0);
+	assert_int_equal(inv.phase, DOCKET__V1__PHASE__PHASE_COMPLETED);
+	assert_int_equal(ledger_invocation_get(f->l, "s1", "c", &inv), 0);
+	assert_int_equal(inv.intent_seq, 5);
+	batch_free(&b);
+	assert_true(verify_ok(f));
+}
+
+/*
+ * An intent's pending entry and its outcome's delete in one log cancel out
+ * (overlay_cancel), but only inside one group: an outcome in a refused
+ * group leaves the earlier group's entry, and one in a later group deletes
+ * it.
+ */
+static void test_group_commit_pending_cancel(void **state)
+{
+	fixture *f = *state;
+	batch b = { 0 };
+	pending_seen seen = { 0 };
+
+	open_session(f, "s1");
+	/* p last: the one whose put the next group could wrongly take back */
+	batch_add(&b, (const char *const[]){ EV("tool.intent", "q", ",\"tool\":\"t\""),
+					     EV("tool.intent", "p", ",\"tool\":\"t\""), NULL });
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "p", ",\"status\":\"denied\""),
+					     EV("tool.dispatched", "nope", ""), NULL });   /* invariant 1 */
+	batch_add(&b, (const char *const[]){ EV("tool.completed", "q", ",\"status\":\"denied\""),
+					     EV("tool.intent", "r", ",\"tool\":\"t\""),
+					     EV("tool.completed", "r", ",\"status\":\"denied\""), NULL });
+	assert_int_equal(ledger_append_groups(f->l, b.g, b.n), 0);
+	assert_int_equal(b.g[0].error, 0);
+	assert_int_equal(b.g[1].error, DOCKET_ETRANSITION);
+	assert_int_equal(b.g[2].error, 0);
+	assert_int_equal(docket_ledger_pending(f->l, NULL, collect_pending, &seen), 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.invs[0], "p");
+	batch_free(&b);
+	assert_true(verify_ok(f));
+}
+
+/* More sessions in one transaction than the session cache holds: it is
+ * written back and emptied on the way, and every record is still right. */
+static void test_parked_sessions_overflow(void **state)
+{
+	fixture *f = *state;
+	size_t nsess = SESS_CACHE_MAX + 20, n = 0;
+	docket_event **evs = calloc(nsess * 3, sizeof(*evs));
+	char text[256];
+	sess_state ss;
+
+	assert_non_null(evs);
+	for (int pass = 0; pass < 3; pass++)
+		for (size_t i = 0; i < nsess; i++) {
+			if (pass == 0)
+				snprintf(text, sizeof(text),
+					 "{\"type\":\"session.opened\",\"session\":\"s%zu\",\"runtime\":\"t/1\"}", i);
+			else
+				snprintf(text, sizeof(text),
+					 "{\"type\":\"tool.intent\",\"session\":\"s%zu\",\"invocation\":\"i%d\",\"tool\":\"t\"}",
+					 i, pass);
+			json_t *j = test_json(text);
+			assert_int_equal(docket_event_from_json(&evs[n++], j), 0);
+			json_decref(j);
+		}
+	assert_int_equal(ledger_append(f->l, evs, n, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		docket_event_free(evs[i]);
+	free(evs);
+	assert_int_equal(head(f), n);
+	snprintf(text, sizeof(text), "s%zu", nsess - 1);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(ledger_session_get(f->l, k ? text : "s0", &ss, NULL), 0);
+		assert_int_equal(ss.invocations, 2);
+		assert_int_equal(ss.pending, 2);
+		assert_int_equal(ss.events, 3);
+	}
+	assert_int_equal(ledger_session_get(f->l, "s99999", &ss, NULL), DOCKET_ENOTFOUND);
+	assert_true(verify_ok(f));
+}
+
 static size_t table_entries(fixture *f, MDB_dbi dbi)
 {
 	MDB_txn *txn = NULL;
@@ -2594,6 +2713,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_checks_the_data_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_isolates_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit_rolls_back_refused_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_parked_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit_pending_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parked_sessions_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compact_refuses_stale_writer, setup, teardown),
