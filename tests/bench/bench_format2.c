@@ -197,27 +197,14 @@ static int run_sqlite(const options *o, const stream *s, run *res)
 {
 	char *dir = bench_tempdir(o->dir, "docket-f2-sql-XXXXXX");
 	char *path = dir ? bench_path_join(dir, "bench.db") : NULL;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *ins = NULL;
-	double t0;
-	int error = -1;
+	double seconds = 0;
+	int error;
 
 	if (!path)
 		return -1;
 	bench_settle_disk(dir);
-	t0 = bench_now_s();
-	if (bench_sqlite_open(path, &db, &ins) < 0 || bench_sql_exec(db, "BEGIN") < 0)
-		goto cleanup;
-	for (size_t i = 0; i < s->events; i++)
-		if (bench_sqlite_insert(db, ins, i + 1, s->line[i], s->len[i]) < 0)
-			goto cleanup;
-	if (bench_sql_exec(db, "COMMIT") < 0)
-		goto cleanup;
-	res->seconds += bench_now_s() - t0;
-	error = 0;
-cleanup:
-	sqlite3_finalize(ins);
-	sqlite3_close(db);
+	if ((error = bench_sqlite_one_txn(path, s->line, s->len, s->events, &seconds, NULL)) == 0)
+		res->seconds += seconds;
 	free(path);
 	return error;
 }

@@ -207,29 +207,12 @@ static int sqlite_rate(const lines *s, double *seconds, double *cpu)
 {
 	char *dir = bench_tempdir(tmp_base(), "docket-floor-sql-XXXXXX");
 	char *path = dir ? bench_path_join(dir, "bench.db") : NULL;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *ins = NULL;
-	double t0;
-	int error = -1;
+	int error;
 
 	if (!path)
 		return -1;
 	bench_settle_disk(dir);
-	t0 = bench_now_s();
-	*cpu = thread_cpu_s();
-	if (bench_sqlite_open(path, &db, &ins) < 0 || bench_sql_exec(db, "BEGIN") < 0)
-		goto cleanup;
-	for (size_t i = 0; i < s->n; i++)
-		if (bench_sqlite_insert(db, ins, i + 1, s->line[i], s->len[i]) < 0)
-			goto cleanup;
-	if (bench_sql_exec(db, "COMMIT") < 0)
-		goto cleanup;
-	*seconds = bench_now_s() - t0;
-	*cpu = thread_cpu_s() - *cpu;
-	error = 0;
-cleanup:
-	sqlite3_finalize(ins);
-	sqlite3_close(db);
+	error = bench_sqlite_one_txn(path, s->line, s->len, s->n, seconds, cpu);
 	free(path);
 	return error;
 }

@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bench_util.h"
 
@@ -54,6 +55,40 @@ static inline int bench_sqlite_insert(sqlite3 *db, sqlite3_stmt *ins, uint64_t s
 	if (!ok)
 		bench_fail("sqlite insert", sqlite3_errmsg(db));
 	return ok ? 0 : -1;
+}
+
+/*
+ * The bulk baseline: `n` lines inserted into a new database at `path` in one
+ * transaction. *seconds (wall) and, when cpu is not NULL, *cpu (this thread's
+ * CPU) run from the open to the COMMIT, as a bulk `docket record` runs from
+ * its start to its commit.
+ */
+static inline int bench_sqlite_one_txn(const char *path, const char *const *line, const size_t *len, size_t n,
+				       double *seconds, double *cpu)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *ins = NULL;
+	struct timespec c0, c1;
+	double t0 = bench_now_s();
+	int error = -1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	if (bench_sqlite_open(path, &db, &ins) < 0 || bench_sql_exec(db, "BEGIN") < 0)
+		goto cleanup;
+	for (size_t i = 0; i < n; i++)
+		if (bench_sqlite_insert(db, ins, i + 1, line[i], len[i]) < 0)
+			goto cleanup;
+	if (bench_sql_exec(db, "COMMIT") < 0)
+		goto cleanup;
+	*seconds = bench_now_s() - t0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	if (cpu)
+		*cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+	error = 0;
+cleanup:
+	sqlite3_finalize(ins);
+	sqlite3_close(db);
+	return error;
 }
 
 #endif
