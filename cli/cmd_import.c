@@ -35,13 +35,11 @@ static int list_add(path_list *l, const char *path)
 	char *copy;
 
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		char **v = docket_realloc(l->v, cap * sizeof(*v));
+		char **v = docket_array_grow(l->v, &l->cap, sizeof(*v), 16);
 
 		if (!v)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return DOCKET_ENOMEM;
 		l->v = v;
-		l->cap = cap;
 	}
 	if (!(copy = docket_strdup(path)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");

@@ -66,13 +66,11 @@ static int collect_lines(line_jobs *jobs, const char *name, const docket_buf *te
 		if (docket_blank_line(start, len))
 			continue;
 		if (jobs->n == jobs->cap) {
-			size_t ncap = jobs->cap ? jobs->cap * 2 : 1024;
-			line_job *nv = docket_realloc(jobs->v, ncap * sizeof(*nv));
+			line_job *nv = docket_array_grow(jobs->v, &jobs->cap, sizeof(*nv), 1024);
 
 			if (!nv)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+				return DOCKET_ENOMEM;
 			jobs->v = nv;
-			jobs->cap = ncap;
 		}
 		memset(&jobs->v[jobs->n], 0, sizeof(jobs->v[0]));
 		jobs->v[jobs->n].text = start;

@@ -108,13 +108,11 @@ static merge_inv *inv_get(merge_session *s, const char *id, int create)
 	if (!create)
 		return NULL;
 	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		merge_inv *v = docket_realloc(s->v, cap * sizeof(*v));
+		merge_inv *v = docket_array_grow(s->v, &s->cap, sizeof(*v), 16);
 
 		if (!v)
 			return NULL;
 		s->v = v;
-		s->cap = cap;
 	}
 	if (imp_map_put(&s->ix, id, s->n) < 0)
 		return NULL;
@@ -204,12 +202,9 @@ static int session_of(imp_merge *m, const char *id, merge_session **out)
 		return 0;
 	}
 	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4;
-
-		if (!(s = docket_realloc(m->s, cap * sizeof(*s))))
+		if (!(s = docket_array_grow(m->s, &m->cap, sizeof(*s), 4)))
 			return nomem();
 		m->s = s;
-		m->cap = cap;
 	}
 	s = &m->s[m->n];
 	memset(s, 0, sizeof(*s));

@@ -449,13 +449,11 @@ static int pending_list_add(void *vp, const char *id, size_t ilen)
 	int error;
 
 	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 16;
-		size_t *e = docket_realloc(p->end, ncap * sizeof(*e));
+		size_t *e = docket_array_grow(p->end, &p->cap, sizeof(*e), 16);
 
 		if (!e)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return DOCKET_ENOMEM;
 		p->end = e;
-		p->cap = ncap;
 	}
 	if ((error = docket_buf_put(&p->bytes, p->session, p->slen + 1)) < 0 ||
 	    (error = docket_buf_put(&p->bytes, id, ilen)) < 0)

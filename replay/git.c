@@ -233,13 +233,11 @@ static int push_commit(docket_replay_history *h, git_repository *repo, git_commi
 	int rc, error;
 
 	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 8;
-		hist_commit *v = docket_realloc(h->commits, cap * sizeof(*v));
+		hist_commit *v = docket_array_grow(h->commits, &h->cap, sizeof(*v), 8);
 
 		if (!v)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return DOCKET_ENOMEM;
 		h->commits = v;
-		h->cap = cap;
 	}
 	hc = &h->commits[h->n];
 	memset(hc, 0, sizeof(*hc));

@@ -110,6 +110,19 @@ char *docket_strdup(const char *s)
 	return docket_strndup(s, strlen(s));
 }
 
+void *docket_array_grow(void *v, size_t *cap, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *nv;
+
+	if (ncap < *cap || ncap > SIZE_MAX / elem || !(nv = docket_realloc(v, ncap * elem))) {
+		docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return NULL;
+	}
+	*cap = ncap;
+	return nv;
+}
+
 /*
  * jansson 2.14 asserts (aborts) when an allocation fails in its lexer: a
  * token byte it could not save is popped anyway on unget ("c == d"), and a

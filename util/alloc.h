@@ -22,6 +22,12 @@ void *docket_realloc(void *ptr, size_t size);
 void docket_free(void *ptr);
 char *docket_strdup(const char *s);
 char *docket_strndup(const char *s, size_t n);
+/*
+ * An array of `elem`-byte items at `v` with room for *cap, grown to twice
+ * that (or `first` when empty): the new block, *cap updated; NULL with
+ * DOCKET_ENOMEM set (and `v` and *cap untouched) when it cannot grow.
+ */
+void *docket_array_grow(void *v, size_t *cap, size_t elem, size_t first);
 
 /*
  * Fault injection (tests only). After `n` more successful allocations every
