@@ -23,7 +23,7 @@
 #include "docket/tlog.h"
 #include "gen_mix.h"
 #include "ledger/ledger_internal.h"
-#include "ledger/receipt.h"
+#include "audit/receipt.h"
 #include "util/alloc.h"
 #include "util/json.h"
 

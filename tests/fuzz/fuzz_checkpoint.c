@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ledger/checkpoint.h"
+#include "audit/checkpoint.h"
 #include "util/alloc.h"
 #include "util/json.h"
 

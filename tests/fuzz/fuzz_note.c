@@ -11,7 +11,7 @@
 
 #include <openssl/evp.h>
 
-#include "util/note.h"
+#include "audit/note.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

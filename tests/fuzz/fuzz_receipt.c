@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ledger/receipt.h"
+#include "audit/receipt.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

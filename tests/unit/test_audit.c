@@ -14,12 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ledger/checkpoint.h"
+#include "audit/checkpoint.h"
 #include "ledger/ledger_internal.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
 #include "util/file.h"
-#include "util/note.h"
+#include "audit/note.h"
 
 typedef struct fixture {
 	char *dir;

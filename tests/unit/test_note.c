@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "util/buf.h"
-#include "util/note.h"
+#include "audit/note.h"
 
 #define EM "\xe2\x80\x94"
 

@@ -13,13 +13,13 @@
 #include <string.h>
 
 #include "docket/tlog.h"
-#include "ledger/checkpoint.h"
+#include "audit/checkpoint.h"
 #include "ledger/ledger_internal.h"
-#include "ledger/receipt.h"
+#include "audit/receipt.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
 #include "util/json.h"
-#include "util/note.h"
+#include "audit/note.h"
 
 typedef struct fixture {
 	char *dir, *dir2, *key, *pub, *key2, *pub2;

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * export.c: the export pipeline and the JSONL format.
+ *
+ *   ledger (docket_ledger_read_json, one session or all)
+ *     -> redaction (docket_redact_event, hits listed in "redacted")
+ *     -> pseudonyms (docket_pseudonymize_event)
+ *     -> the format's sink (jsonl here; ocsf.c, otel.c, csv.c)
+ *
+ * When nothing transforms the events and the sink can write an event as
+ * stored (JSONL), the json_t is skipped: the ledger's decoded events
+ * (ledger_read_events) go to sink->stored, which writes each line with
+ * docket_event_write_json into one buffer written out in large blocks. The
+ * bytes are those of the tree path (tests/unit/test_event_emit.c).
+ *
+ * Events before --since still pass through the sink with emit = 0, so an
+ * outcome after the cut can be mapped with the intent it belongs to.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "audit/checkpoint.h"
+#include "ledger/event.h"
+#include "export_internal.h"
+#include "ledger/ledger_internal.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#define RULES_FILE_MAX ((size_t)1 << 20)
+#define JSONL_BLOCK ((size_t)1 << 17) /* the JSONL buffer is written out past this */
+
+/* ---- helpers ----------------------------------------------------------- */
+
+const char *jstr(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "";
+}
+
+int jhas(const json_t *obj, const char *key)
+{
+	return json_object_get(obj, key) != NULL;
+}
+
+int export_json_line(FILE *out, const json_t *value)
+{
+	docket_buf line = DOCKET_BUF_INIT;
+	int error;
+
+	if ((error = docket_json_dump(&line, value)) == 0 && (error = docket_buf_putc(&line, '\n')) == 0 &&
+	    fwrite(line.ptr, 1, line.len, out) != line.len)
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
+	docket_buf_dispose(&line);
+	return error;
+}
+
+/* Parse the digits of `s` (exactly n of them). */
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* "Z", "+HH:MM" or "-HH:MM" -> offset in seconds east of UTC. */
+static int zone_offset(const char *s, long *out)
+{
+	int h, m;
+
+	if (strcmp(s, "Z") == 0 || strcmp(s, "z") == 0) {
+		*out = 0;
+		return 0;
+	}
+	if ((s[0] != '+' && s[0] != '-') || strlen(s) != 6 || s[3] != ':' ||
+	    digits(s + 1, 2, &h) < 0 || digits(s + 4, 2, &m) < 0 || h > 23 || m > 59)
+		return -1;
+	*out = (s[0] == '-' ? -1L : 1L) * (h * 3600L + m * 60L);
+	return 0;
+}
+
+int docket_time_to_ms(const char *s, int64_t *out_ms)
+{
+	struct tm tm;
+	const char *rest;
+	long offset;
+	int ms = 0, n = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || !(rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return -1;
+	if (*rest == '.') {
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++, n++)
+			if (n < 3)
+				ms = ms * 10 + (*rest - '0');
+		if (n == 0)
+			return -1;
+		for (; n < 3; n++)
+			ms *= 10;
+	}
+	if (zone_offset(rest, &offset) < 0)
+		return -1;
+	*out_ms = ((int64_t)timegm(&tm) - offset) * 1000 + ms;
+	return 0;
+}
+
+int64_t event_ms(const json_t *ev)
+{
+	int64_t ms;
+
+	return docket_time_to_ms(json_string_value(json_object_get(ev, "time")), &ms) == 0 ? ms : -1;
+}
+
+int docket_redaction_rules_read(char **out, size_t *len, const char *path)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	int error;
+
+	*out = NULL;
+	*len = 0;
+	if ((error = audit_read_file(&text, path, RULES_FILE_MAX)) < 0 ||
+	    (error = docket_buf_reserve(&text, 0)) < 0) {
+		docket_buf_dispose(&text);
+		return error == DOCKET_ENOTFOUND ? docket_error_set(DOCKET_EINVALID, "%s: no such file", path)
+						 : error;
+	}
+	*out = text.ptr;
+	*len = text.len;
+	return 0;
+}
+
+int docket_export_format_parse(const char *name)
+{
+	static const char *const names[] = { "jsonl", "ocsf", "otel", "csv" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- JSONL ------------------------------------------------------------- */
+
+typedef struct jsonl_sink {
+	export_sink base;
+	docket_buf lines; /* stored events written, not yet handed to `out` */
+} jsonl_sink;
+
+static int jsonl_event(export_sink *s, const json_t *ev, int emit)
+{
+	if (!emit)
+		return 0;
+	s->stats->records++;
+	return export_json_line(s->out, ev);
+}
+
+/* Hand the lines from the start of the buffer up to `end` to the stream. */
+static int jsonl_write_out(jsonl_sink *j, size_t end)
+{
+	int failed = end && fwrite(j->lines.ptr, 1, end, j->base.out) != end;
+
+	docket_buf_clear(&j->lines);
+	return failed ? docket_error_set(DOCKET_ESTORAGE, "cannot write the export") : 0;
+}
+
+/* An event before --since is written and taken back: it must fail as the
+ * tree path fails on it. The lines before a failure still go out. */
+static int jsonl_stored(export_sink *s, uint64_t seq, const Docket__V1__Event *ev, const char *hash, int emit)
+{
+	jsonl_sink *j = (jsonl_sink *)s;
+	docket_event_frame frame = { seq, hash };
+	size_t start = j->lines.len;
+	int error;
+
+	if ((error = docket_event_write_json(&j->lines, ev, &frame)) < 0 ||
+	    (error = docket_buf_putc(&j->lines, '\n')) < 0) {
+		int write_error = jsonl_write_out(j, start);
+
+		return write_error < 0 ? write_error : error;
+	}
+	if (!emit) {
+		j->lines.len = start;
+		j->lines.ptr[start] = '\0';
+		return 0;
+	}
+	s->stats->records++;
+	return j->lines.len >= JSONL_BLOCK ? jsonl_write_out(j, j->lines.len) : 0;
+}
+
+static int jsonl_finish(export_sink *s)
+{
+	jsonl_sink *j = (jsonl_sink *)s;
+
+	return jsonl_write_out(j, j->lines.len);
+}
+
+static void jsonl_free(export_sink *s)
+{
+	if (s)
+		docket_buf_dispose(&((jsonl_sink *)s)->lines);
+	docket_free(s);
+}
+
+int sink_jsonl_new(export_sink **out, int64_t since_ms)
+{
+	jsonl_sink *j;
+
+	(void)since_ms;
+	if (!(j = docket_calloc(1, sizeof(*j))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	j->base.event = jsonl_event;
+	j->base.stored = jsonl_stored;
+	j->base.finish = jsonl_finish;
+	j->base.free = jsonl_free;
+	*out = &j->base;
+	return 0;
+}
+
+/* ---- the pipeline ------------------------------------------------------ */
+
+typedef struct pipeline {
+	const docket_export_options *opts;
+	export_sink *sink;
+	docket_export_stats *stats;
+} pipeline;
+
+/*
+ * A ledger holds one tool.intent per invocation (the append refuses a
+ * second one with the same id), so counting intents counts the distinct
+ * invocations without a set that would grow with the ledger.
+ */
+static void count_event(pipeline *p, const char *type)
+{
+	p->stats->events++;
+	if (strcmp(type, "approval.settled") == 0)
+		p->stats->approvals++;
+	else if (strcmp(type, "tool.intent") == 0)
+		p->stats->invocations++;
+}
+
+/* Redact and pseudonymise one event in place. */
+static int transform(pipeline *p, json_t *ev)
+{
+	json_t *hits = NULL;
+	int error = 0;
+
+	if (p->opts->redactor) {
+		if (!(hits = json_array()))
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if ((error = docket_redact_event(p->opts->redactor, ev, hits, NULL)) < 0)
+			goto cleanup;
+		p->stats->redactions += json_array_size(hits);
+		if (json_array_size(hits) && json_object_set(ev, "redacted", hits) < 0) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	}
+	if (p->opts->pseudonymizer)
+		error = docket_pseudonymize_event(p->opts->pseudonymizer, ev);
+cleanup:
+	json_decref(hits);
+	return error;
+}
+
+static int pipeline_event(void *ctx, uint64_t seq, json_t *ev)
+{
+	pipeline *p = ctx;
+	int64_t ms = event_ms(ev);
+	int emit = p->opts->since_ms <= 0 || ms >= p->opts->since_ms;
+	int error;
+
+	p->stats->head_seq = seq;
+	if ((error = transform(p, ev)) < 0)
+		return error;
+	if (emit)
+		count_event(p, jstr(ev, "type"));
+	return p->sink->event(p->sink, ev, emit);
+}
+
+/* pipeline_event without the json_t: nothing to transform. */
+static int pipeline_stored(void *ctx, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	pipeline *p = ctx;
+	char hex[2 * LEDGER_HASH_LEN + 1];
+	int64_t ms = -1;
+	int emit = p->opts->since_ms <= 0 ||
+		   (docket_time_to_ms(ev->time, &ms) == 0 && ms >= p->opts->since_ms);
+	int error;
+
+	p->stats->head_seq = seq;
+	docket_hex(hex, hash, LEDGER_HASH_LEN);
+	if ((error = p->sink->stored(p->sink, seq, ev, hex, emit)) < 0)
+		return error;
+	if (emit)
+		count_event(p, docket_event_type(ev));
+	return error;
+}
+
+static int sink_new(export_sink **out, int format, int64_t since_ms)
+{
+	switch (format) {
+	case DOCKET_EXPORT_JSONL:
+		return sink_jsonl_new(out, since_ms);
+	case DOCKET_EXPORT_OCSF:
+		return sink_ocsf_new(out, since_ms);
+	case DOCKET_EXPORT_OTEL:
+		return sink_otel_new(out, since_ms);
+	case DOCKET_EXPORT_CSV:
+		return sink_csv_new(out, since_ms);
+	default:
+		return docket_error_set(DOCKET_EINVALID, "unknown export format %d", format);
+	}
+}
+
+typedef struct ledger_read {
+	docket_ledger *ledger;
+	const docket_export_options *opts;
+	export_sink *sink;
+} ledger_read;
+
+static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
+{
+	ledger_read *r = vctx;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+
+	ro.session = r->opts->session;
+	ro.since = r->opts->since_seq;
+	if (r->sink->stored && !r->opts->redactor && !r->opts->pseudonymizer)
+		return ledger_read_events(r->ledger, &ro, pipeline_stored, cbctx);
+	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);
+}
+
+int export_run_read(export_read read, void *rctx, const docket_export_options *opts, export_sink *sink,
+		    FILE *out, docket_export_stats *stats)
+{
+	docket_export_stats own;
+	pipeline p = { opts, sink, stats ? stats : &own };
+	int error;
+
+	memset(p.stats, 0, sizeof(*p.stats));
+	sink->out = out;
+	sink->ledger_id = sink->info.ledger_id;
+	sink->since_ms = opts->since_ms;
+	sink->stats = p.stats;
+	if ((error = read(rctx, pipeline_event, &p)) == 0 &&
+	    (error = sink->finish(sink)) == 0 && out && (fflush(out) != 0 || ferror(out)))
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
+	return error;
+}
+
+int export_run(docket_ledger *ledger, const docket_export_options *opts, export_sink *sink,
+	       FILE *out, docket_export_stats *stats)
+{
+	ledger_read r = { ledger, opts, sink };
+	int error;
+
+	if ((error = docket_ledger_info_get(ledger, &sink->info)) < 0)
+		return error;
+	sink->ledger = ledger;
+	return export_run_read(read_ledger, &r, opts, sink, out, stats);
+}
+
+int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+		  docket_export_stats *stats)
+{
+	export_sink *sink = NULL;
+	int error;
+
+	if ((error = sink_new(&sink, opts->format, opts->since_ms)) < 0)
+		return error;
+	error = export_run(ledger, opts, sink, out, stats);
+	sink->free(sink);
+	return error;
+}
