@@ -41,7 +41,7 @@ else
 		meson setup "$root/build" "$root" >/dev/null
 	fi
 	ninja -C "$root/build" >/dev/null
-	docket="$root/build/cli/docket"
+	docket="$root/build/app/cli/docket"
 fi
 example=${EXAMPLE_BIN:-$(dirname "$docket")/../examples/runtime_example}
 

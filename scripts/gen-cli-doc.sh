@@ -6,7 +6,7 @@
 # man/docket.1 and man/docket-COMMAND.1 (roff, by scripts/gen-man.py), with
 # man/meson.build, which installs them. The test docs_cli checks that the
 # committed files match. After changing a command run:
-#   scripts/gen-cli-doc.sh --update build/cli/docket
+#   scripts/gen-cli-doc.sh --update build/app/cli/docket
 #
 #   gen-cli-doc.sh DOCKET_BIN            docs/cli.md on stdout
 #   gen-cli-doc.sh --man DIR DOCKET_BIN  the man pages and meson.build into DIR

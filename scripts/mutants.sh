@@ -7,13 +7,40 @@
 # each mutation of scripts/mutants.txt: apply it (sed), rebuild, run the
 # unit tests that own the checks and the CLI golden cases, restore.
 # Prints a table (killed / SURVIVED / not applied) and exits 1 when a
-# mutation survived or did not apply.
+# mutation survived or did not apply (its file is gone, or its sed changed
+# nothing: a mutation that names nothing is a failure, never a pass).
 #
 #   scripts/mutants.sh [LIST] [NAME...]     default LIST: scripts/mutants.txt
 #   meson test -C build --suite slow mutants
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# --applies [LIST]: only check that every mutation still names code (its file
+# exists and its sed changes it), on the working tree, without building: the
+# default suite runs this (test mutants_apply), so a move or an edit that
+# strands a mutation fails at once rather than in the slow run.
+if [ "${1:-}" = "--applies" ]; then
+	list=${2:-$root/scripts/mutants.txt}
+	bad=0 n=0
+	tmp=$(mktemp "${TMPDIR:-/tmp}/docket-mutant.XXXXXX")
+	while IFS='|' read -r name file script; do
+		name=$(echo "$name" | xargs)
+		file=$(echo "$file" | xargs)
+		script=$(echo "$script" | sed 's/^ *//')
+		case $name in ''|'#'*) continue ;; esac
+		n=$((n + 1))
+		if [ ! -f "$root/$file" ]; then
+			echo "mutants: $name: no such file $file"; bad=1; continue
+		fi
+		cp "$root/$file" "$tmp"
+		if ! sed -i -e "$script" "$tmp" 2>/dev/null || cmp -s "$tmp" "$root/$file"; then
+			echo "mutants: $name: the sed changes nothing in $file"; bad=1
+		fi
+	done <"$list"
+	rm -f "$tmp"
+	[ $bad -eq 0 ] && echo "mutants: all $n mutations apply"
+	exit $bad
+fi
 list=${1:-$root/scripts/mutants.txt}
 [ $# -gt 0 ] && shift
 only=("$@")
@@ -30,7 +57,7 @@ ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; e
 # Only what a mutant can change is rebuilt and run: the docket binary, the
 # unit tests that own the checks, and the CLI cases of record, serve and
 # recover (run.sh directly), so a mutant costs a relink, not a full build.
-targets=(cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event)
+targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event)
 run_tests() {
 	local t cases=()
 	for t in test_ledger test_runtime test_event; do
@@ -39,7 +66,7 @@ run_tests() {
 	for t in "$src"/tests/cli/cases/{record,serve,recover}-*.sh; do
 		cases+=("$(basename "$t" .sh)")
 	done
-	DOCKET_SOURCE_ROOT="$src" timeout 900 bash "$src/tests/cli/run.sh" "$build/cli/docket" "$src" "${cases[@]}" \
+	DOCKET_SOURCE_ROOT="$src" timeout 900 bash "$src/tests/cli/run.sh" "$build/app/cli/docket" "$src" "${cases[@]}" \
 		>>"$work/test.log" 2>&1
 }
 run_tests || { echo "mutants: the unmutated tree fails its tests"; grep -E "FAIL" "$work/test.log" | head; exit 2; }
@@ -54,10 +81,18 @@ while IFS='|' read -r name file script; do
 	if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then
 		continue
 	fi
+	if [ ! -f "$src/$file" ]; then
+		# a moved or renamed file: the mutation names nothing (a failure,
+		# never a silent pass)
+		printf '%-22s %-20s %s\n' "$name" "$file" "not applied (no such file)"
+		bad=1
+		continue
+	fi
 	cp "$src/$file" "$work/orig"
 	sed -i -e "$script" "$src/$file"
 	if cmp -s "$src/$file" "$work/orig"; then
-		result="not applied"
+		# the sed changed nothing: the mutation no longer matches the code
+		result="not applied (the sed changed nothing)"
 		bad=1
 	elif ! ninja -C "$build" -j2 "${targets[@]}" >"$work/build.log" 2>&1; then
 		result="killed (does not build)"

@@ -5,7 +5,7 @@
 set -euo pipefail
 docket=$1
 root=$2
-fix="run scripts/gen-cli-doc.sh --update build/cli/docket"
+fix="run scripts/gen-cli-doc.sh --update build/app/cli/docket"
 if ! diff -u "$root/docs/cli.md" <(bash "$root/scripts/gen-cli-doc.sh" "$docket"); then
 	echo "docs/cli.md is out of date: $fix" >&2
 	exit 1
