@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fleet_internal.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

@@ -32,7 +32,7 @@
 
 #include "fleet_internal.h"
 #include "docket/audit.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

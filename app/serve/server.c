@@ -939,7 +939,7 @@ static void check_readers(server *s, int64_t now)
 		return;
 	s->reader_checked_batches = s->stats.batches;
 	s->reader_checked_ms = now;
-	if (mdb_reader_check(s->ledger->env, &dead) == 0 && dead > 0)
+	if (ledger_reader_check(s->ledger, &dead) == 0 && dead > 0)
 		fprintf(stderr, "docket: cleared %d stale reader slot%s (a reader process died)\n", dead,
 			dead == 1 ? "" : "s");
 }

@@ -35,7 +35,7 @@
 #include <openssl/rand.h>
 
 #include "checkpoint.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -542,7 +542,7 @@ static int last_record(checkpoint_record *out, int *found, docket_ledger *l, MDB
 	int rc, error = 0;
 
 	*found = 0;
-	if ((rc = mdb_cursor_open(txn, l->dbi.checkpoints, &cur)) != 0)
+	if ((rc = mdb_cursor_open(txn, ledger_table_dbi(l, LEDGER_TABLE_CHECKPOINTS), &cur)) != 0)
 		return store_error(rc, "read checkpoints");
 	rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	if (rc == 0 && (error = record_from_mdb(out, &k, &v)) == 0)
@@ -567,7 +567,7 @@ static int load_all(checkpoint_record **out, size_t *n, docket_ledger *l)
 	*n = 0;
 	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		return error;
-	if ((rc = mdb_cursor_open(txn, l->dbi.checkpoints, &cur)) != 0) {
+	if ((rc = mdb_cursor_open(txn, ledger_table_dbi(l, LEDGER_TABLE_CHECKPOINTS), &cur)) != 0) {
 		error = store_error(rc, "read checkpoints");
 		goto cleanup;
 	}
@@ -632,7 +632,7 @@ static int next_record(checkpoint_record *c, docket_ledger *l, MDB_txn *txn,
 	if (head.mv_size != CHECKPOINT_HASH_LEN)
 		return docket_error_set(DOCKET_ECORRUPT, "meta head_hash: bad length %zu", head.mv_size);
 	memcpy(c->head, head.mv_data, CHECKPOINT_HASH_LEN);
-	memcpy(c->ledger_id, l->ledger_id, sizeof(c->ledger_id));
+	snprintf(c->ledger_id, sizeof(c->ledger_id), "%s", ledger_id(l));
 	memcpy(c->key_id, kid, CHECKPOINT_HASH_LEN);
 	now_rfc3339(c->time, sizeof(c->time));
 	c->index = found ? last->index + 1 : 1;
@@ -655,7 +655,7 @@ static int put_record(docket_ledger *l, MDB_txn *txn, const checkpoint_record *c
 	docket_be64_put(key, c->index);
 	v.mv_size = text.len;
 	v.mv_data = text.ptr;
-	if ((rc = mdb_put(txn, l->dbi.checkpoints, &k, &v, MDB_NOOVERWRITE)) != 0)
+	if ((rc = mdb_put(txn, ledger_table_dbi(l, LEDGER_TABLE_CHECKPOINTS), &k, &v, MDB_NOOVERWRITE)) != 0)
 		error = store_error(rc, "write checkpoint");
 cleanup:
 	json_decref(obj);
@@ -754,8 +754,8 @@ int docket_checkpoint_create(docket_checkpoint *out, int *created, docket_ledger
 
 	memset(out, 0, sizeof(*out));
 	*created = 0;
-	if (l->flags & DOCKET_OPEN_READONLY)
-		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", l->path);
+	if (ledger_readonly(l))
+		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", ledger_path(l));
 	if ((error = load_key(&key, key_path, 1)) < 0 || (error = key_id(kid, key)) < 0)
 		goto cleanup;
 	for (int tries = 0;; tries++) {
@@ -1024,9 +1024,9 @@ static int check_signed(seal_ctx *s, const checkpoint_record *c, const char *wha
 	char kid[65];
 	int ok;
 
-	if (strcmp(c->ledger_id, s->l->ledger_id) != 0)
+	if (strcmp(c->ledger_id, ledger_id(s->l)) != 0)
 		return problem(s->rep, "%s belongs to ledger %s, not to this ledger (%s)",
-			       what, c->ledger_id, s->l->ledger_id);
+			       what, c->ledger_id, ledger_id(s->l));
 	if (memcmp(c->key_id, s->kid, sizeof(s->kid)) != 0) {
 		docket_hex(kid, c->key_id, sizeof(c->key_id));
 		return problem(s->rep, "%s names key %.16s..., not the given key %.16s...: "

@@ -30,7 +30,7 @@
 
 #include "checkpoint.h"
 #include "docket/tlog.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "receipt.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -67,7 +67,7 @@ static int policy_before(uint64_t *out, docket_ledger *l, MDB_txn *txn, ledger_r
 
 	*out = 0;
 	docket_be64_put(be, before);
-	if ((rc = mdb_cursor_open(txn, l->dbi.session_events, &cur)) != 0)
+	if ((rc = mdb_cursor_open(txn, ledger_table_dbi(l, LEDGER_TABLE_SESSION_EVENTS), &cur)) != 0)
 		return store_error(rc, "read session events");
 	rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE);
 	if (rc == 0)
@@ -285,7 +285,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 			if (seqs[i] == inv.intent_seq)
 				intent = json_object_get(json_array_get(c.events, i), "event");
 		if ((error = set_str(obj, "format", RECEIPT_FORMAT)) < 0 ||
-		    (error = set_str(obj, "ledger", l->ledger_id)) < 0 ||
+		    (error = set_str(obj, "ledger", ledger_id(l))) < 0 ||
 		    (error = set_str(obj, "session", json_string_value(json_object_get(intent, "session")))) < 0 ||
 		    (error = set_str(obj, "invocation", invocation)) < 0)
 			goto cleanup;

@@ -36,7 +36,7 @@
 #include "checkpoint.h"
 #include "docket/export.h"
 #include "docket/tlog.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/file.h"

@@ -22,7 +22,7 @@
 #include "audit/checkpoint.h"
 #include "ledger/event.h"
 #include "export_internal.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"

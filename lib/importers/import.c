@@ -32,7 +32,7 @@
 #include <openssl/evp.h>
 
 #include "import_internal.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ledger_internal.h: what the ledger's own files share.
+ * ledger_internal.h: what the ledger's own files share. Private to
+ * lib/ledger/ (and white-box tests): every other module uses the friend
+ * header ledger_sys.h, which this one includes (tests/layering checks it).
  *
  * store.c owns the LMDB environment (open, DBIs, map growth, transactions);
  * segment.c owns format 2's segments (writer and reader) and `docket compact`
@@ -20,9 +22,9 @@
 
 #include "docket/ledger.h"
 #include "event.h"
+#include "ledger_sys.h"
 #include "util/buf.h"
 
-#define LEDGER_HASH_LEN 32
 
 /* Named databases. `events` and `dicts` are primary data; the rest are
  * projections that reindex rebuilds from `events`. */
@@ -122,19 +124,10 @@ struct docket_ledger {
 
 /* ---- store.c ---- */
 
-/* Begin a transaction; maps LMDB errors, adopts a map grown by another process. */
-int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags);
-/* Commit (write) or abort; releases the resize lock. */
-int store_txn_commit(docket_ledger *l, MDB_txn *txn);
-void store_txn_abort(docket_ledger *l, MDB_txn *txn);
-/* Map an LMDB return code to a docket error with `what` as context. */
-int store_error(int rc, const char *what);
 /* Check the structure of a data file LMDB would trust (meta pages, file
  * size, roots) before mapping it: DOCKET_ECORRUPT "the data file is
  * corrupt: ...", DOCKET_ENOTFOUND when there is no such file. */
 int store_check_file(const char *datafile);
-/* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
-int store_grow(docket_ledger *l);
 /* rm -rf `dir` (scratch and replaced ledgers), best effort. */
 void store_remove_tree(const char *dir);
 /* Before a batch: grow the map (doubling, up to the cap) until `bytes`
@@ -145,9 +138,7 @@ int store_reserve(docket_ledger *l, size_t bytes);
  * says which it is; only rewrite.c reads format 1). */
 int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_options *opts, int legacy_ok);
 
-int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out);
 int store_meta_put_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t v);
-int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out);
 int store_meta_put(MDB_txn *txn, docket_ledger *l, const char *name, const void *v, size_t len);
 /* Remove a meta record (absent: 0). */
 int store_meta_del(MDB_txn *txn, docket_ledger *l, const char *name);
@@ -183,9 +174,6 @@ const struct evp_md_st *ledger_sha256_md(void);
 /* This thread's SHA-256 digest context (frame.c), reused call after call. */
 struct evp_md_ctx_st *ledger_sha256_ctx(void);
 
-/* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
-int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
-	       uint64_t seq, const uint8_t *payload, size_t len);
 
 /*
  * zstd `src` into `dst` (capacity `cap`): with the dictionary active in
@@ -261,47 +249,7 @@ void seg_rollback(seg_writer *w, const seg_mark *m);
  * adds its size to meta frame_bytes. */
 int seg_flush(seg_writer *w, MDB_txn *txn);
 
-/*
- * A reader of stored events: it keeps one segment decoded, so reading seqs
- * in order costs one LMDB lookup and one decompression per segment. What it
- * returns stays valid until it moves to another segment; it survives a
- * change of transaction (segments never change once committed).
- */
-typedef struct ledger_reader {
-	docket_ledger *l;
-	MDB_txn *txn;
-	uint64_t first;             /* first seq of the loaded segment; 0: none */
-	uint32_t count;
-	size_t stored;              /* its size as stored */
-	uint8_t codec, dict_id;
-	uint8_t last[LEDGER_HASH_LEN]; /* its stored chain hash (of its last event) */
-	uint8_t prev[LEDGER_HASH_LEN]; /* chain hash before its first event */
-	int prev_ok, decoded, hashed;
-	int scan;                   /* a long scan: drop the mapped pages behind it */
-	uint32_t since_release;     /* segments loaded since the last ledger_map_release */
-	uint32_t cap;
-	uint8_t *kinds;
-	uint32_t *lens;
-	size_t *offs;
-	uint8_t (*hashes)[LEDGER_HASH_LEN];
-	docket_buf seg;             /* the stored segment, copied */
-	size_t body_off;
-	docket_buf body;            /* its payloads, decompressed */
-} ledger_reader;
 
-void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn);
-void reader_set_txn(ledger_reader *r, MDB_txn *txn);
-void reader_dispose(ledger_reader *r);
-/* Load the segment holding `seq`: 0; DOCKET_ENOTFOUND past the end of the
- * log; DOCKET_ECORRUPT when seq is missing or its segment is damaged. */
-int reader_seek(ledger_reader *r, uint64_t seq);
-/* The body case of `seq` without decompressing anything. */
-int reader_kind(ledger_reader *r, uint64_t seq, unsigned *kind);
-/* The payload of `seq` (borrowed). Errors as reader_seek. */
-int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *len);
-/* The chain hash h[seq], computed over its segment from the one before and
- * checked against the segment's stored hash. */
-int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
 /* For a reader going through the log in seq order from the start (verify,
  * reindex, compact): the payload of `seq`, checked against the chain that
  * ends in `head` (advanced to h[seq]), the stored hash of its segment at
@@ -330,56 +278,9 @@ int seg_truncate(docket_ledger *l, MDB_txn *txn, uint64_t keep);
 
 /* ---- state.c ---- */
 
-#define STATE_ID_MAX 256
-#define STATE_TIME_MAX 64
 
-/* The projection records, as plain structs (encoded as docket.v1 messages). */
-typedef struct inv_state {
-	uint64_t intent_seq, last_seq, dispatch_seq, outcome_seq, request_seq, settle_seq;
-	uint64_t dispatch_epoch;  /* epoch of the last dispatch (a redispatch needs a newer one) */
-	uint32_t request_revision; /* policy revision when the last request was made */
-	int refused;          /* settled denied/aborted/expired/closed */
-	int verdict;          /* Docket__V1__Verdict */
-	int phase;            /* Docket__V1__Phase */
-	int recovery;         /* Docket__V1__RecoveryMode */
-	int last_result;      /* Docket__V1__ApprovalResult */
-	int status;           /* Docket__V1__OutcomeStatus */
-	uint32_t attempts, requests;
-	int redispatch_granted;
-	char open_request[STATE_ID_MAX + 1];
-	char last_request[STATE_ID_MAX + 1];
-	char tool[STATE_ID_MAX + 1];
-	char token[48];
-} inv_state;
 
-/*
- * The session record holds the records of its SESS_RECENT latest
- * invocations (state_store.c: "recent invocations"); an entry is at most
- * SESS_RECENT_ENTRY bytes (its id and its compact record with their
- * lengths), so the list always fits `recent`.
- */
-#define SESS_RECENT 8
-#define SESS_RECENT_ENTRY (2 + STATE_ID_MAX + 2 + 10 * 16 + 3 * (2 + STATE_ID_MAX))
-#define SESS_RECENT_BYTES (SESS_RECENT * SESS_RECENT_ENTRY)
 
-typedef struct sess_state {
-	uint64_t opened_seq, closed_seq, events, invocations, pending;
-	uint64_t grants;      /* approved_for_session settlements */
-	uint64_t policy_seq;  /* seq of the current policy revision */
-	uint64_t last_seq;    /* seq of its last event */
-	uint32_t policy_revision;
-	int policy_format;    /* Docket__V1__PolicyFormat */
-	int never_asks;
-	uint8_t policy_hash[LEDGER_HASH_LEN];
-	char first_time[STATE_TIME_MAX];
-	char last_time[STATE_TIME_MAX];
-	char runtime[STATE_ID_MAX + 1];
-	char parent[STATE_ID_MAX + 1];
-	/* last, so that copies stop at recent_len (sess_state_copy) */
-	uint32_t recent_n;    /* entries in `recent` */
-	size_t recent_len;
-	uint8_t recent[SESS_RECENT_BYTES]; /* per entry: id length, id, record length, record (LEB128 lengths) */
-} sess_state;
 
 /* Copy a session record (only the used part of its recent list). */
 void sess_state_copy(sess_state *dst, const sess_state *src);
@@ -388,12 +289,6 @@ void sess_state_copy(sess_state *dst, const sess_state *src);
  * seqs that hold its events (a reader filters the events of a block). */
 #define SESSION_BLOCK_SHIFT 12
 
-/* The record of (session, invocation) as `txn` holds it: in its session's
- * record (recent invocations), else in `invocations`. DOCKET_ENOTFOUND
- * when the session or the invocation has none. */
-/* 0, or DOCKET_EVERSION naming `docket reindex` when the projections are older. */
-int ledger_projections_current(const docket_ledger *l);
-int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
 /* The compact invocation record of `s` into `out` (state_store.c). */
 int inv_state_encode(docket_buf *out, const inv_state *s);
 /* An invocation record (its key: session, invocation), with the token of
@@ -408,8 +303,6 @@ int sess_state_decode(sess_state *out, const void *data, size_t len);
  * has no outcome (the pending index does not name them); stops at a
  * non-zero return of fn and returns it. */
 int state_recent_unfinished(const sess_state *s, int (*fn)(void *ctx, const char *id, size_t ilen), void *ctx);
-/* The pending-state name of an unfinished invocation (ledger.h). */
-const char *inv_pending_state(const inv_state *inv);
 
 typedef enum state_mode {
 	STATE_APPEND,   /* validate, assign ledger fields, write projections */
@@ -475,10 +368,6 @@ int event_pack_rest(docket_buf *out, docket_event *ev);
 /* The packing of `ev` (event_pack) from `rest`, its event_pack_rest() made
  * before its time and epoch were assigned (nothing else may have changed). */
 int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len);
-/* Unpack; *out freed with docket_event_free. */
-int event_unpack(docket_event **out, const uint8_t *data, size_t len);
-/* The same through `alloc` (free with docket__v1__event__free_unpacked and it). */
-int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len);
 
 /* ---- verify.c ---- */
 
@@ -498,24 +387,11 @@ extern size_t ledger_verify_scratch_max;
 
 /* ---- merkle.c: the tree (include/docket/tlog.h) ---- */
 
-/* Where a tree's leaves come from: `leaf` hashes leaf `index`; `node` (may
- * be NULL) gives a stored complete subtree (level, index k: leaves
- * [k << level, (k + 1) << level)) or DOCKET_ENOTFOUND to compute it. */
-typedef struct merkle_src {
-	int (*leaf)(void *ctx, uint64_t index, uint8_t out[LEDGER_HASH_LEN]);
-	int (*node)(void *ctx, unsigned level, uint64_t k, uint8_t out[LEDGER_HASH_LEN]);
-	void *ctx;
-} merkle_src;
 
 struct docket_tlog_proof;
-/* RFC 9162 MTH(D[start:end]), PATH (index < size) and PROOF (0 < old <= new). */
-int merkle_mth(const merkle_src *s, uint64_t start, uint64_t end, uint8_t out[LEDGER_HASH_LEN]);
 int merkle_inclusion(struct docket_tlog_proof *out, const merkle_src *s, uint64_t index, uint64_t size);
 int merkle_consistency(struct docket_tlog_proof *out, const merkle_src *s, uint64_t old_size, uint64_t new_size);
 
-/* The stored node of `level` (>= 8) over leaves [k << level, (k + 1) << level),
- * complete in the tree: DOCKET_ECORRUPT when it is missing (tlog-tiles export). */
-int merkle_node_get(docket_ledger *l, MDB_txn *txn, unsigned level, uint64_t k, uint8_t out[LEDGER_HASH_LEN]);
 /* Open (create: or create) the `tree` DBI at ledger open (store.c). */
 int merkle_open(docket_ledger *l, MDB_txn *txn, int create);
 /* Add a segment's events to the tree, before it is written (seg_flush). */
@@ -545,31 +421,10 @@ int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *re
 
 /* The stored frame of `seq` (borrowed from `txn`); DOCKET_ECORRUPT if absent. */
 int ledger_frame_get(MDB_txn *txn, docket_ledger *l, uint64_t seq, MDB_val *out);
-/* An event as `docket log --json` shows it: seq first, the event, epoch after
- * time, hash last (the fleet stores and prints the same object). */
-int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
-			 const uint8_t hash[LEDGER_HASH_LEN]);
-/* Each stored event decoded, as docket_ledger_read_json reads them (which
- * is this plus ledger_event_to_json): `ev` and `hash` are borrowed for the
- * call. The callback returns 0 to go on, >0 to stop, <0 on error. */
-typedef int (*ledger_event_cb)(void *ctx, uint64_t seq, const docket_event *ev,
-			       const uint8_t hash[LEDGER_HASH_LEN]);
-int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx);
-/* One stored event as JSON (seq, hash included). */
-int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
-/* With `cur` on `session_events`: the first seq of `session` at or after
- * `from` (0: none), found by reading the events (r) of the blocks the index
- * names for it. */
-int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, uint64_t from, uint64_t *seq);
 /* Whether the packed docket.v1.Event `p` names session `session` (its
  * field 3, read without unpacking the event): 1 yes, 0 no, DOCKET_ECORRUPT
  * when it is not protobuf. */
 int ledger_payload_session_is(const uint8_t *p, size_t len, const char *session, size_t slen);
-/* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
-int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);
-/* The record of one session and, if `policy_json` is given, its current
- * policy document (docket_malloc'd; NULL when it has none). */
-int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, char **policy_json);
 
 /* ---- redact.c ---- */
 
@@ -601,32 +456,9 @@ typedef int (*ledger_wait_fn)(void *ctx, size_t i, docket_slice *rest);
 int ledger_append_stream(docket_ledger *l, docket_event **events, size_t n,
 			 docket_append_result *results, ledger_wait_fn wait, void *ctx);
 
-/* A group of events that must be appended together (one request). */
-typedef struct ledger_group {
-	docket_event **events;
-	size_t n;
-	docket_append_result *results;  /* n entries */
-	int error;                      /* out: 0, or why this group was refused */
-	docket_error err;               /* out: the message of that error */
-} ledger_group;
 
-/*
- * Group commit: every group is atomic and isolated (a nested transaction),
- * all of them share one durable commit. A refused group does not affect the
- * others. Returns <0 only when the whole transaction failed (storage, cap);
- * then every group carries that error.
- */
-int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups);
 
 /* ---- import_state.c ---- */
 
-/*
- * Importer progress per source file in the `imports` table (primary data;
- * keys and values are the importer's own format). get: DOCKET_ENOTFOUND when
- * there is no record; the value is copied into `out`. put: one durable write.
- */
-int ledger_import_state_get(docket_ledger *l, const void *key, size_t klen, docket_buf *out);
-int ledger_import_state_put(docket_ledger *l, const void *key, size_t klen, const void *value,
-			    size_t len);
 
 #endif

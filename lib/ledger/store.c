@@ -794,3 +794,32 @@ void docket_ledger_free(docket_ledger *l)
 	docket_free(l->path);
 	docket_free(l);
 }
+
+/* ---- the friend API's view of a ledger (ledger_sys.h) ---- */
+
+MDB_dbi ledger_table_dbi(const docket_ledger *l, ledger_table t)
+{
+	return t == LEDGER_TABLE_CHECKPOINTS ? l->dbi.checkpoints : l->dbi.session_events;
+}
+
+const char *ledger_id(const docket_ledger *l)
+{
+	return l->ledger_id;
+}
+
+const char *ledger_path(const docket_ledger *l)
+{
+	return l->path;
+}
+
+int ledger_readonly(const docket_ledger *l)
+{
+	return (l->flags & DOCKET_OPEN_READONLY) != 0;
+}
+
+int ledger_reader_check(docket_ledger *l, int *dead)
+{
+	int rc = mdb_reader_check(l->env, dead);
+
+	return rc == 0 ? 0 : store_error(rc, "reader check");
+}

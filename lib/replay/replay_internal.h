@@ -13,7 +13,7 @@
 #include <stdbool.h>
 
 #include "docket/replay.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/buf.h"
 #include "util/jv.h"
 

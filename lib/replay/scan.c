@@ -143,7 +143,7 @@ static int scan_chunk(scan_state *s)
 	if ((error = store_txn_begin(&txn, s->l, MDB_RDONLY)) < 0)
 		return error;
 	reader_set_txn(&s->r, txn);
-	if (s->session && (rc = mdb_cursor_open(txn, s->l->dbi.session_events, &cur)) != 0) {
+	if (s->session && (rc = mdb_cursor_open(txn, ledger_table_dbi(s->l, LEDGER_TABLE_SESSION_EVENTS), &cur)) != 0) {
 		error = store_error(rc, "read events");
 		goto cleanup;
 	}

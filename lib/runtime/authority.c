@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "docket/policy.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"

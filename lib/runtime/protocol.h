@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "docket/ledger.h"
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "util/jv.h"
 
 #define PROTO_MAX_EVENTS 256   /* events one call may append */

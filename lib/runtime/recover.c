@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "protocol.h"
 #include "util/alloc.h"
 #include "util/error.h"
