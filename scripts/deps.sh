@@ -12,7 +12,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config meson ninja-build python3
+	build-essential clang pkg-config meson ninja-build python3
 	liblmdb-dev libprotobuf-c-dev protobuf-c-compiler libzstd-dev
 	libgit2-dev libjansson-dev libsimdjson-dev libfyaml-dev libssl-dev
 	libcmocka-dev libsqlite3-dev libpq-dev

@@ -375,9 +375,12 @@ static int recent_next(const uint8_t *list, size_t len, size_t off, recent_entry
 {
 	rec_reader r = { list + off, list + len, 0 };
 
+	/* every field set on every path: callers read e only after a 1, which
+	 * gcc -O3 cannot prove (docket_error_set's result is not known to be
+	 * negative) */
+	*e = (recent_entry){ NULL, NULL, 0, 0, off, off };
 	if (off >= len)
 		return 0;
-	e->off = off;
 	e->ilen = (size_t)rec_get(&r);
 	if (r.bad || e->ilen == 0 || e->ilen > STATE_ID_MAX || e->ilen > (size_t)(r.end - r.p))
 		return docket_error_set(DOCKET_ECORRUPT, "session record: bad recent invocation list");

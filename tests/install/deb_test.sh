@@ -47,6 +47,7 @@ done
 # each package holds what it should
 contents() { dpkg-deb -c "$dir/${1}_${version}_$arch.deb" | awk '{print $6}' | sed 's|^\./|/|'; }
 contents docket | grep -x /usr/bin/docket >/dev/null || fail "docket lacks /usr/bin/docket"
+contents docket | grep -x /usr/bin/docket-hook >/dev/null || fail "docket lacks /usr/bin/docket-hook (integrate writes it into every hook)"
 contents docket | grep -x /usr/share/man/man1/docket-verify.1.gz >/dev/null || fail "docket lacks the man pages"
 contents docket | grep -x /usr/share/bash-completion/completions/docket >/dev/null || fail "docket lacks the bash completion"
 contents libdocket0 | grep '/libdocket\.so\.0\.' >/dev/null || fail "libdocket0 lacks libdocket.so.0.*"
@@ -62,6 +63,7 @@ done
 [ "$("$dir/root/usr/bin/docket" --version)" = "docket $version (ledger format 2)" ] \
 	|| fail "the packaged docket --version does not say $version"
 check_installed_tree "$dir/root" "$src" "$dir/work"
+check_integrate "$dir/root" "$dir/work"
 
 if command -v lintian >/dev/null; then
 	lintian --fail-on error,warning \

@@ -31,6 +31,7 @@ mkdir "$dir/root" "$dir/work"
 cflags=()
 [ "$sanitize" = none ] || cflags+=("-fsanitize=$sanitize")
 check_installed_tree "$dir/root" "$src" "$dir/work"
+check_integrate "$dir/root" "$dir/work"
 
 # the man pages and the completion are where man(1) and bash-completion look
 for page in "$src"/man/*.1; do
@@ -54,4 +55,14 @@ expect_broken() {
 }
 expect_broken "include/docket/ledger.h" '*/include/docket/ledger.h' "the installed include/docket differs"
 expect_broken "libdocket.so.0" '*/libdocket.so.0' "nothing installed matches */libdocket.so.0"
+# and integrate's check on an install without the hook binary it names
+rm -rf "$dir/broken" "$dir/work2"
+cp -a "$dir/root" "$dir/broken"
+mkdir "$dir/work2"
+rm -f "$(find "$dir/broken" -path '*/bin/docket-hook' | head -1)"
+if (check_integrate "$dir/broken" "$dir/work2") >"$dir/broken.log" 2>&1; then
+	fail "an install without docket-hook passes the integrate check"
+fi
+grep -qF "nothing installed matches */bin/docket-hook" "$dir/broken.log" \
+	|| fail "without docket-hook the integrate check fails for another reason: $(cat "$dir/broken.log")"
 echo "install_test: ok"

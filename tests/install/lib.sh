@@ -28,6 +28,31 @@ find_one() {
 	printf '%s\n' "$hits"
 }
 
+# check_integrate ROOT WORKDIR: the installed docket's `integrate` writes
+# hooks that run the installed docket-hook (beside it), and that hook,
+# started as Claude Code would start it, records into the ledger.
+check_integrate() {
+	local root=$1 work=$2 bin hook cmd ledger settings events
+	bin=$(find_one "$root" '*/bin/docket') || exit 1
+	hook=$(find_one "$root" '*/bin/docket-hook') || exit 1
+	[ -x "$hook" ] || fail "the installed docket-hook is not executable"
+	ledger="$work/integrate-ledger"
+	settings="$work/integrate-settings.json"
+	"$bin" -L "$ledger" init >/dev/null || fail "installed docket init failed"
+	(cd "$work" && DOCKET_LEDGER="$ledger" "$bin" integrate claude --settings "$settings" >/dev/null) \
+		|| fail "installed docket integrate claude failed"
+	cmd=$(jq -r '.hooks.PreToolUse[0].hooks[0].command' "$settings")
+	case $cmd in
+	*"$hook"*) ;;
+	*) fail "integrate wrote a hook command that does not run the installed docket-hook: $cmd" ;;
+	esac
+	printf '%s' '{"session_id":"deb-s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_deb1","cwd":"/tmp","transcript_path":"/dev/null"}' \
+		| (cd "$work" && DOCKET_LEDGER="$ledger" sh -c "$cmd") >/dev/null \
+		|| fail "the installed docket-hook failed on a PreToolUse event: $cmd"
+	events=$("$bin" -L "$ledger" log --json | jq -s '[.[] | select(.invocation == "toolu_deb1")] | length')
+	[ "$events" -ge 1 ] || fail "the installed docket-hook recorded nothing"
+}
+
 check_installed_tree() {
 	local root=$1 src=$2 work=$3 pc bin lib h flags version
 
