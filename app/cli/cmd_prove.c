@@ -3,7 +3,7 @@
  * cmd_prove.c: `docket prove SESSION INVOCATION` writes a receipt (one
  * invocation's events with inclusion proofs and the signed checkpoint they
  * are proved against); `docket verify-receipt FILE --pubkey KEY` checks one
- * with no ledger (ledger/receipt.c, docs/audit.md "## Receipts").
+ * with no ledger (audit/receipt.c, docs/audit.md "## Receipts").
  */
 #include "cli.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_witness.c: `docket witness`: a tiny transparency-log witness that
- * co-signs checkpoints which extend what it saw (ledger/witness.c). */
+ * co-signs checkpoints which extend what it saw (audit/witness.c). */
 #include "cli.h"
 
 #include <errno.h>

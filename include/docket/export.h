@@ -90,7 +90,7 @@ typedef struct docket_git_report {
  */
 DOCKET_EXTERN int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report *rep) DOCKET_MUST_USE;
 
-/* ---- tlog-tiles (exporters/tiles.c, docs/audit.md "Publishing as tiles") */
+/* ---- tlog-tiles (audit/tiles.c, docs/audit.md "Publishing as tiles") */
 
 typedef struct docket_tiles_stats {
 	uint64_t size;          /* the tree size published (the newest checkpoint's) */

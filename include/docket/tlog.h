@@ -15,8 +15,8 @@
  * with origin "docket.dev/ledger/<ledger id>" (docket_tlog_origin).
  *
  * Owners: the tree, proofs and receipts: ledger/merkle.c, cli/cmd_prove.c;
- * notes, checkpoints, consistency and witnesses: util/note.c,
- * ledger/checkpoint.c, cli/cmd_checkpoint.c, cli/cmd_witness.c.
+ * notes, checkpoints, consistency and witnesses: audit/note.c,
+ * audit/checkpoint.c, cli/cmd_checkpoint.c, cli/cmd_witness.c.
  */
 #ifndef DOCKET_TLOG_H
 #define DOCKET_TLOG_H
@@ -111,7 +111,7 @@ DOCKET_EXTERN int docket_checkpoint_note(char **out, size_t *len, docket_ledger 
 DOCKET_EXTERN int docket_note_verify(docket_note_checkpoint *out, const char *note, size_t len,
 				     const char *pubkey_path, char *problem, size_t problem_len) DOCKET_MUST_USE;
 
-/* ---- consistency proofs and witnesses (ledger/checkpoint.c, ledger/witness.c) */
+/* ---- consistency proofs and witnesses (audit/checkpoint.c, audit/witness.c) */
 
 /*
  * The RFC 6962 consistency proof from the tree of `old_note` (a checkpoint

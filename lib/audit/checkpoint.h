@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * checkpoint.h: signed checkpoints (ledger/checkpoint.c), the internals the
+ * checkpoint.h: signed checkpoints (audit/checkpoint.c), the internals the
  * tests and the fuzz target use. The public API is in docket/audit.h; the
  * model is described in docs/audit.md.
  *

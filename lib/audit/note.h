@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * note.h: C2SP signed notes, tlog-checkpoint bodies and tlog-cosignature/v1
- * (util/note.c). Pure functions over bytes and OpenSSL keys; the ledger
- * side (which key, which checkpoint) is ledger/checkpoint.c.
+ * (audit/note.c). Pure functions over bytes and OpenSSL keys; the ledger
+ * side (which key, which checkpoint) is audit/checkpoint.c.
  *
  *   signed note   text ending "\n", a blank line, then one or more lines
  *                 "— <key name> <base64(be32 key ID || signature)>\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * receipt.c: `docket prove` and `docket verify-receipt` (ledger/receipt.h).
+ * receipt.c: `docket prove` and `docket verify-receipt` (audit/receipt.h).
  *
  * A receipt is one JSON object (docs/file-format.md "Receipts"):
  *

@@ -2,7 +2,7 @@
 /*
  * receipt.h: receipts (docs/audit.md "## Receipts", docs/file-format.md):
  * one invocation's events, each with an inclusion proof in the tree a signed
- * checkpoint note names, checkable with no ledger (ledger/receipt.c).
+ * checkpoint note names, checkable with no ledger (audit/receipt.c).
  */
 #ifndef DOCKET_LEDGER_RECEIPT_H
 #define DOCKET_LEDGER_RECEIPT_H

@@ -38,7 +38,7 @@ typedef struct ledger_dbis {
 	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
 	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
-	MDB_dbi checkpoints;     /* primary: signed checkpoints (ledger/checkpoint.c) */
+	MDB_dbi checkpoints;     /* primary: signed checkpoints (audit/checkpoint.c) */
 	MDB_dbi imports;         /* primary: importer progress per source file */
 	MDB_dbi tree;            /* Merkle tree nodes of level >= 8 (merkle.c) */
 } ledger_dbis;

@@ -81,7 +81,7 @@ void authority_free(authority *a)
 	docket_free(a);
 }
 
-/* ---- policies: one format, or an all_of composition (ledger/policy_doc.c) ---- */
+/* ---- policies: one format, or an all_of composition (policy/policy_doc.c) ---- */
 
 int authority_load_layers(authority_layers *out, const char *format, const char *policy_json)
 {

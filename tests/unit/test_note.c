@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_note.c: C2SP signed notes, checkpoints and cosignatures (util/note.c).
+ * test_note.c: C2SP signed notes, checkpoints and cosignatures (audit/note.c).
  *
  * The expected values come from outside docket: the signed note of
  * golang.org/x/mod/sumdb/note's documentation (key PeterNeumann, whose

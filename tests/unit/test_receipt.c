@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_receipt.c: receipts (ledger/receipt.c): a good one verifies and tells
+ * test_receipt.c: receipts (audit/receipt.c): a good one verifies and tells
  * the story; one changed proof hash, changed event bytes, edited JSON, a
  * checkpoint of another ledger, the wrong key, a truncated or garbage file
  * are each refused; a redacted receipt verifies by leaf hash and says so;
