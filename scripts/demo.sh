@@ -43,7 +43,8 @@ else
 	ninja -C "$root/build" >/dev/null
 	docket="$root/build/app/cli/docket"
 fi
-example=${EXAMPLE_BIN:-$(dirname "$docket")/../examples/runtime_example}
+# the build tree: app/cli/docket beside examples/runtime_example
+example=${EXAMPLE_BIN:-$(dirname "$docket")/../../examples/runtime_example}
 
 out=${DEMO_OUT:-$root/demo-out}
 mkdir -p "$out"
