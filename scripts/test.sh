@@ -59,7 +59,7 @@ if [ -n "${CI:-}" ] && [ "${1:-}" != "--plain" ]; then
 	if command -v clang >/dev/null 2>&1; then
 		echo "== clang release build (build-ci-clang, compile only)"
 		if [ ! -f build-ci-clang/build.ninja ]; then
-			CC=clang CXX=clang++ meson setup build-ci-clang --werror --buildtype=release -Dtests=disabled \
+			CC=clang CXX=clang++ meson setup build-ci-clang --werror --buildtype=release \
 				>build-ci-clang.setup.log 2>&1 || { cat build-ci-clang.setup.log; status=1; }
 		fi
 		if [ -f build-ci-clang/build.ninja ] && ! ninja -C build-ci-clang >build-ci-clang.build.log 2>&1; then

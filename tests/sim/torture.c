@@ -532,7 +532,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf = NULL;
-	long n;
+	long n = 0;
 
 	*len = 0;
 	if (!f)
