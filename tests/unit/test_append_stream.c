@@ -194,6 +194,137 @@ static void test_refused_event_stops_it(void **state)
 	assert_non_null(strstr(docket_error_last()->message, "invariant 1"));
 }
 
+/* ---- ledger_record: the bulk append behind `docket record` ---- */
+
+static docket_ledger *record_ledger(char **dir)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+
+	opts.flags = DOCKET_OPEN_CREATE;
+	*dir = test_mkdtemp();
+	assert_int_equal(docket_ledger_open(&l, *dir, &opts), 0);
+	return l;
+}
+
+static uint64_t ledger_events(docket_ledger *l)
+{
+	docket_ledger_info info;
+
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	return info.events;
+}
+
+/* Two inputs, blank lines skipped, a re-sent event counted as a duplicate:
+ * the report says what was appended, and every event is there. */
+static void test_record_inputs(void **state)
+{
+	static const char a[] =
+		"{\"type\":\"session.opened\",\"session\":\"s1\",\"runtime\":\"t\"}\n\n"
+		"{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+		"\"args\":{\"command\":[\"ls\"]}}\n";
+	static const char b[] =
+		"   \n{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+		"\"args\":{\"command\":[\"ls\"]}}\n"
+		"{\"type\":\"tool.dispatched\",\"session\":\"s1\",\"invocation\":\"c1\"}";
+	ledger_record_input in[2] = { { "a.jsonl", a, sizeof(a) - 1 }, { "b.jsonl", b, sizeof(b) - 1 } };
+	ledger_record_report rep;
+	char *dir;
+	docket_ledger *l = record_ledger(&dir);
+
+	(void)state;
+	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), 0);
+	assert_int_equal(rep.lines, 4);
+	assert_int_equal(rep.added, 3);
+	assert_int_equal(rep.duplicates, 1);
+	assert_int_equal(rep.first, 1);
+	assert_int_equal(rep.last, 3);
+	assert_int_equal(rep.bad, 0);
+	assert_int_equal(rep.refused, 0);
+	assert_int_equal(ledger_events(l), 3);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Bad lines are all counted, the first ten named file:line, and nothing is
+ * written even though good lines came first. */
+static void test_record_bad_lines(void **state)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	ledger_record_input in;
+	ledger_record_report rep;
+	char *dir;
+	docket_ledger *l = record_ledger(&dir);
+
+	(void)state;
+	assert_int_equal(docket_buf_puts(&text, "{\"type\":\"session.opened\",\"session\":\"s1\",\"runtime\":\"t\"}\n"), 0);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(docket_buf_puts(&text, "{not json\n"), 0);
+	assert_int_equal(docket_buf_puts(&text, "[1]\n"), 0);
+	in = (ledger_record_input){ "x.jsonl", text.ptr, text.len };
+	assert_int_equal(ledger_record(l, &in, 1, &rep, NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(rep.bad, 13);
+	assert_int_equal(rep.nreported, LEDGER_RECORD_REPORTED);
+	assert_string_equal(rep.reported[0].file, "x.jsonl");
+	assert_int_equal(rep.reported[0].line, 2);
+	assert_int_equal(rep.reported[9].line, 11);
+	assert_int_equal(rep.added, 0);
+	assert_int_equal(ledger_events(l), 0);
+	docket_buf_dispose(&text);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* An object that is no event, and an event the ledger refuses, are named
+ * by their line in their own input; nothing is written. */
+static void test_record_refusals(void **state)
+{
+	static const char good[] = "{\"type\":\"session.opened\",\"session\":\"s1\",\"runtime\":\"t\"}\n";
+	static const char unknown[] = "{\"type\":\"session.opened\",\"session\":\"s2\",\"runtime\":\"t\",\"colour\":1}\n";
+	static const char early[] = "\n{\"type\":\"tool.dispatched\",\"session\":\"s1\",\"invocation\":\"nope\"}\n";
+	ledger_record_input in[2] = { { "good", good, sizeof(good) - 1 }, { "bad", unknown, sizeof(unknown) - 1 } };
+	ledger_record_report rep;
+	char *dir;
+	docket_ledger *l = record_ledger(&dir);
+
+	(void)state;
+	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(rep.bad, 0);
+	assert_int_equal(rep.refused, 1);
+	assert_string_equal(rep.refusal.file, "bad");
+	assert_int_equal(rep.refusal.line, 1);
+	assert_non_null(strstr(rep.refusal.message, "colour"));
+	assert_int_equal(ledger_events(l), 0);
+
+	in[1] = (ledger_record_input){ "early", early, sizeof(early) - 1 };
+	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), DOCKET_ETRANSITION);
+	assert_int_equal(rep.refused, 1);
+	assert_string_equal(rep.refusal.file, "early");
+	assert_int_equal(rep.refusal.line, 2);
+	/* the ledger's "event I of N: " prefix gives way to file:line */
+	assert_null(strstr(rep.refusal.message, "event 2 of 2"));
+	assert_non_null(strstr(rep.refusal.message, "invariant"));
+	assert_int_equal(ledger_events(l), 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* No input lines: nothing appended, no error. */
+static void test_record_empty(void **state)
+{
+	ledger_record_input in = { "<stdin>", "\n \n", 3 };
+	ledger_record_report rep;
+	char *dir;
+	docket_ledger *l = record_ledger(&dir);
+
+	(void)state;
+	assert_int_equal(ledger_record(l, &in, 1, &rep, NULL, NULL), 0);
+	assert_int_equal(rep.lines, 0);
+	assert_int_equal(rep.added, 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +332,10 @@ int main(void)
 		cmocka_unit_test(test_replay_after_map_full),
 		cmocka_unit_test(test_wait_fails),
 		cmocka_unit_test(test_refused_event_stops_it),
+		cmocka_unit_test(test_record_inputs),
+		cmocka_unit_test(test_record_bad_lines),
+		cmocka_unit_test(test_record_refusals),
+		cmocka_unit_test(test_record_empty),
 	};
 
 	docket_alloc_install_json();
