@@ -127,7 +127,18 @@ static int intent_call(icall *in, docket_json_tape *tape)
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	return docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root);
+	/* the arguments are the ledger's, not the user's: arguments that do not
+	 * fit the call's shape are a damaged file (or a record from before
+	 * docket checked them), never a usage error */
+	if ((error = docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root)) ==
+	    DOCKET_EINVALID) {
+		docket_error why = *docket_error_last();   /* set below overwrites it */
+
+		return docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not fit a %s call (%.300s): the "
+					"data file is damaged, or the call was recorded before docket checked "
+					"arguments; `docket verify` checks the file", ti->tool, why.message);
+	}
+	return error;
 }
 
 static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)

@@ -328,6 +328,38 @@ static void test_filters_negative(void **state)
 	docket_policy_free(p);
 }
 
+/* Stored arguments that do not fit their tool (a damaged file, or a call
+ * recorded before docket checked arguments) are the ledger's problem:
+ * DOCKET_ECORRUPT naming the call and the field, never a usage error. */
+static void test_stored_args_unfit(void **state)
+{
+	fixture *f = *state;
+	docket_policy *p = policy("base.yaml");
+	const docket_policy *ps[1] = { p };
+	json_t *ev[2] = {
+		test_json("{\"type\":\"session.opened\",\"session\":\"odd\",\"runtime\":\"t\"}"),
+		test_json("{\"type\":\"tool.intent\",\"session\":\"odd\",\"invocation\":\"c\",\"tool\":\"shell\","
+			  "\"args\":{\"command\":[1,2]}}"),
+	};
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	collect col = { 0 };
+	int error = docket_ledger_append_json(f->ledger, ev, 2, NULL);
+
+	json_decref(ev[0]);
+	json_decref(ev[1]);
+	if (error == DOCKET_EINVALID) {
+		/* the ledger checks arguments itself: nothing odd can be stored */
+		docket_policy_free(p);
+		skip();
+	}
+	assert_int_equal(error, 0);
+	o.session = "odd";
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, &o, on_call, &col), DOCKET_ECORRUPT);
+	assert_non_null(strstr(docket_error_last()->message, "invocation c"));
+	assert_non_null(strstr(docket_error_last()->message, "command[0] must be a string"));
+	docket_policy_free(p);
+}
+
 /* ---- sources ---- */
 
 static void test_sources_negative(void **state)
@@ -532,6 +564,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loosened_human_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_inferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stored_args_unfit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history_changed_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
