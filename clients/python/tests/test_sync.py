@@ -322,7 +322,7 @@ class FakeServer(unittest.TestCase):
         c = docket.spawn("/nonexistent/ledger", docket=DOCKET, init=False)
         with self.assertRaises(docket.ConnectionLost) as cm:
             c.start("x")
-        self.assertIn("exited", str(cm.exception))
+        self.assertIn("docket serve", str(cm.exception))
         c.close()
 
 

@@ -321,7 +321,9 @@ class Call:
         Session.run) or Outcome's fields (status, exit_code, output, error)."""
         if self._state != "running":
             raise errors.DocketError(f"{self.invocation}: finish() belongs inside the call scope")
-        self._outcome = outcome_of(fields if value is None and fields else value)
+        outcome = outcome_of(fields if value is None and fields else value)
+        outcome.params()  # a bad outcome fails here, inside the scope, and becomes an error outcome
+        self._outcome = outcome
 
     def __enter__(self) -> "Call":
         if self._state != "new":
