@@ -107,11 +107,16 @@ def _approval(req: ApprovalRequest, has_approver: bool, prompt: Optional[str], a
 
 
 def resume(p: Pending, has_approver: bool, prompt: Optional[str]) -> Flow:
-    """Re-enter a recovered call through the same scope (after recover.apply)."""
+    """Re-enter a recovered call through the same scope (after recover.apply);
+    refused at once when the item has nothing for the runtime to run."""
     if not p.runnable:
         raise errors.DocketError(
             f"{p.invocation}: nothing to run (recovery next step {p.next!r}"
             f"{', not applied: ' + (p.error or '') if not p.applied else ''})")
+    return _resume(p, has_approver, prompt)
+
+
+def _resume(p: Pending, has_approver: bool, prompt: Optional[str]) -> Flow:
     key = _key(p.session, p.invocation)
     if p.next in ("dispatch", "redispatch"):
         d = yield Rpc("tool.dispatch", key)
