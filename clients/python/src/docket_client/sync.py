@@ -85,7 +85,15 @@ class Client:
                 timeout: Any = _DEFAULT) -> Any:
         """One JSON-RPC request; the result, or a typed ServerError."""
         rid, self._next_id = self._next_id, self._next_id + 1
-        self._write(request_line(rid, method, params))
+        try:
+            self._write(request_line(rid, method, params))
+        except errors.ConnectionLost as lost:
+            # the server may have said why before closing (busy)
+            try:
+                msg = self._reply(rid, time.monotonic() + 1.0)
+            except errors.DocketError:
+                raise lost from None
+            return result_of(msg, method)
         return result_of(self._reply(rid, self._deadline(timeout)), method)
 
     def request_many(self, calls: Sequence[Tuple[str, Optional[Dict[str, Any]]]],
