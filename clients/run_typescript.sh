@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# usage: run_typescript.sh DOCKET SOURCE_DIR WORK_DIR
+# usage: run_typescript.sh DOCKET SOURCE_DIR WORK_DIR [EXAMPLES_DIR]
 # Copies the package into WORK_DIR (the build tree: no compiled output in the
 # source tree), installs its dev dependencies (tsc, @types/node) with npm,
 # compiles and runs `node --test`. Exit 77 without Node >= 20 and npm, or
-# when npm cannot reach its registry and nothing is installed yet.
+# when npm cannot reach its registry and nothing is installed yet. With
+# EXAMPLES_DIR, compiles its *.ts against the package (they import
+# "docket-client" by name) and runs its clients_example_test.sh instead.
 set -eu
-docket=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$2 work=$3
+docket=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$2 work=$3 examples=${4:-}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "SKIP: node or npm missing"; exit 77
 fi
@@ -25,4 +27,10 @@ if ! npm install --ignore-scripts --no-audit --no-fund --loglevel=error >npm-ins
 	echo "npm install failed; using the dev dependencies already installed"
 fi
 node_modules/.bin/tsc -p .
+if [ -n "$examples" ]; then
+	rm -rf examples && mkdir examples && cp "$examples"/*.ts examples/
+	printf '{"extends":"./tsconfig.json","include":["examples/*.ts"]}\n' > tsconfig.examples.json
+	node_modules/.bin/tsc -p tsconfig.examples.json
+	EXAMPLE_EXT=js exec bash "$examples/clients_example_test.sh" "$docket" node "$work/dist/examples/"
+fi
 DOCKET_BIN=$docket exec node --test dist/test/client.test.js
