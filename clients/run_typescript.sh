@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# usage: run_typescript.sh DOCKET SOURCE_DIR WORK_DIR [EXAMPLES_DIR]
+# usage: run_typescript.sh DOCKET SOURCE_DIR WORK_DIR [EXAMPLES_DIR | --build-only]
 # Copies the package into WORK_DIR (the build tree: no compiled output in the
 # source tree), installs its dev dependencies (tsc, @types/node) with npm,
 # compiles and runs `node --test`. Exit 77 without Node >= 20 and npm, or
@@ -27,6 +27,7 @@ if ! npm install --ignore-scripts --no-audit --no-fund --loglevel=error >npm-ins
 	echo "npm install failed; using the dev dependencies already installed"
 fi
 node_modules/.bin/tsc -p .
+[ "$examples" = --build-only ] && exit 0
 if [ -n "$examples" ]; then
 	rm -rf examples && mkdir examples && cp "$examples"/*.ts examples/
 	printf '{"extends":"./tsconfig.json","include":["examples/*.ts"]}\n' > tsconfig.examples.json

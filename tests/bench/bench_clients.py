@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench_clients (Python half): one allowed call (tool.intent with
+dispatch_if_allowed, then tool.complete) through docket_client's call scope
+against the same two requests over raw JSON-RPC on a socket, interleaved
+call by call on the same server. Prints the medians per call and the ratio.
+
+usage: bench_clients.py SOCKET CALLS_PER_ROUND ROUNDS"""
+import json
+import socket
+import statistics
+import sys
+import time
+
+import docket_client as docket
+
+POLICY = {"version": 1, "commands": [{"pattern": ["echo"], "decision": "allow"}]}
+
+
+class Raw:
+    """The hand-written client a runtime would otherwise write."""
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.connect(path)
+        self.buf = b""
+        self.id = 0
+
+    def rpc(self, method, params):
+        self.id += 1
+        self.s.sendall((json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
+                                    "params": params}) + "\n").encode())
+        while b"\n" not in self.buf:
+            self.buf += self.s.recv(65536)
+        line, _, self.buf = self.buf.partition(b"\n")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
+
+def main():
+    path, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    dk = docket.connect(path)
+    rt = dk.start("bench/1")
+    raw = Raw(path)  # the same runtime on a second connection (a second start would fence the first)
+    raw.rpc("runtime.attach", {"epoch": rt.epoch})
+    raw.rpc("session.open", {"session": "raw", "runtime": "bench/1", "cwd": "/tmp"})
+    raw.rpc("policy.set", {"session": "raw", "format": "docket", "policy": POLICY})
+    s = rt.open_session("client", cwd="/tmp", policy=POLICY)
+    args = {"command": ["echo", "hi"]}
+    t_raw, t_client = [], []
+
+    def raw_call(inv):
+        res = raw.rpc("tool.intent", {"session": "raw", "invocation": inv, "tool": "shell", "args": args,
+                                      "recovery": "replay_safe", "dispatch_if_allowed": True})
+        assert res["dispatched"], res
+        raw.rpc("tool.complete", {"session": "raw", "invocation": inv, "status": "ok", "exit_code": 0,
+                                  "output": "hi\n"})
+
+    def client_call(inv):
+        with s.call(inv, "shell", args, recovery="replay_safe") as call:
+            call.finish("hi\n")
+    # one of each per step, alternating which goes first, so both see the
+    # same disk and the same neighbours; the medians compare like with like
+    for i in range(n * rounds):
+        pair = [(raw_call, t_raw), (client_call, t_client)]
+        for fn, out in (pair if i % 2 == 0 else pair[::-1]):
+            t0 = time.perf_counter()
+            fn(f"{'r' if fn is raw_call else 'c'}{i}")
+            out.append(time.perf_counter() - t0)
+    assert rt.recover() == [], "calls left pending"
+    mr, mc = statistics.median(t_raw), statistics.median(t_client)
+    print(f"python      raw JSON-RPC {mr * 1e6:8.0f} us/call   docket_client {mc * 1e6:8.0f} us/call   "
+          f"ratio {mc / mr:.3f} (median of {n * rounds} calls each, interleaved)")
+
+
+if __name__ == "__main__":
+    main()
