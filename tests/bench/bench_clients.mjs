@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // bench_clients (TypeScript half): one allowed call through docket-client's
 // call scope against the same two requests over raw JSON-RPC, interleaved call
-// by call on the same server. Prints the medians per call and the ratio.
+// by call on the same server. Prints the medians per call, the ratio,
+// and the CPU time the calling process spent per call on each side.
 // usage: node bench_clients.mjs CLIENT_INDEX_JS SOCKET CALLS_PER_ROUND ROUNDS
 import { connect as netConnect } from "node:net";
 import { pathToFileURL } from "node:url";
@@ -47,6 +48,7 @@ await raw.rpc("policy.set", { session: "raw-ts", format: "docket", policy: POLIC
 const s = await rt.openSession("client-ts", { cwd: "/tmp", policy: POLICY });
 const args = { command: ["echo", "hi"] };
 const tRaw = [], tClient = [];
+const cpu = { r: 0, c: 0 };
 async function rawCall(inv) {
   const res = await raw.rpc("tool.intent", { session: "raw-ts", invocation: inv, tool: "shell", args,
                                              recovery: "replay_safe", dispatch_if_allowed: true });
@@ -58,15 +60,18 @@ const clientCall = (inv) => s.call({ invocation: inv, tool: "shell", args, recov
 for (let i = 0; i < n * rounds; i++) {
   const pair = [[rawCall, tRaw, "r"], [clientCall, tClient, "c"]];
   for (const [fn, out, p] of i % 2 === 0 ? pair : pair.reverse()) {
-    const t0 = performance.now();
+    const c0 = process.cpuUsage(), t0 = performance.now();
     await fn(`${p}${i}`);
     out.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu[p] += c.user + c.system;
   }
 }
 if ((await rt.recover()).length !== 0) throw new Error("calls left pending");
 const median = (a) => { const b = [...a].sort((x, y) => x - y); return b[b.length >> 1]; };
 const mr = median(tRaw), mc = median(tClient);
 console.log(`typescript  raw JSON-RPC ${(mr * 1e3).toFixed(0).padStart(8)} us/call   docket-client ${(mc * 1e3).toFixed(0).padStart(8)} us/call   ` +
-  `ratio ${(mc / mr).toFixed(3)} (median of ${n * rounds} calls each, interleaved)`);
+  `ratio ${(mc / mr).toFixed(3)} (median of ${n * rounds} calls each, interleaved); ` +
+  `client CPU ${(cpu.r / tRaw.length).toFixed(0)} vs ${(cpu.c / tClient.length).toFixed(0)} us/call`);
 sock.end();
 await dk.close();

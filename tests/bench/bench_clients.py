@@ -3,7 +3,8 @@
 """bench_clients (Python half): one allowed call (tool.intent with
 dispatch_if_allowed, then tool.complete) through docket_client's call scope
 against the same two requests over raw JSON-RPC on a socket, interleaved
-call by call on the same server. Prints the medians per call and the ratio.
+call by call on the same server. Prints the medians per call, the ratio,
+and the CPU time the calling process spent per call on each side.
 
 usage: bench_clients.py SOCKET CALLS_PER_ROUND ROUNDS"""
 import json
@@ -50,6 +51,7 @@ def main():
     s = rt.open_session("client", cwd="/tmp", policy=POLICY)
     args = {"command": ["echo", "hi"]}
     t_raw, t_client = [], []
+    cpu = {"raw": 0.0, "client": 0.0}
 
     def raw_call(inv):
         res = raw.rpc("tool.intent", {"session": "raw", "invocation": inv, "tool": "shell", "args": args,
@@ -66,13 +68,16 @@ def main():
     for i in range(n * rounds):
         pair = [(raw_call, t_raw), (client_call, t_client)]
         for fn, out in (pair if i % 2 == 0 else pair[::-1]):
-            t0 = time.perf_counter()
-            fn(f"{'r' if fn is raw_call else 'c'}{i}")
+            side = "raw" if fn is raw_call else "client"
+            c0, t0 = time.process_time(), time.perf_counter()
+            fn(f"{side[0]}{i}")
             out.append(time.perf_counter() - t0)
+            cpu[side] += time.process_time() - c0
     assert rt.recover() == [], "calls left pending"
     mr, mc = statistics.median(t_raw), statistics.median(t_client)
     print(f"python      raw JSON-RPC {mr * 1e6:8.0f} us/call   docket_client {mc * 1e6:8.0f} us/call   "
-          f"ratio {mc / mr:.3f} (median of {n * rounds} calls each, interleaved)")
+          f"ratio {mc / mr:.3f} (median of {n * rounds} calls each, interleaved); "
+          f"client CPU {cpu['raw'] / len(t_raw) * 1e6:.0f} vs {cpu['client'] / len(t_client) * 1e6:.0f} us/call")
 
 
 if __name__ == "__main__":
