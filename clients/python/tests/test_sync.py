@@ -76,10 +76,12 @@ class Scope(LedgerCase):
     def test_approver_failure_or_no_approver_denies(self):
         def broken(req):
             raise RuntimeError("UI crashed")
-        with self.assertRaises(docket.ApprovalRefused):
-            with self.s.call("c2", "shell", {"command": ["rm", "x"]}, approve=broken, approval_timeout=5):
-                self.fail("the body ran")
-        self.assertEqual(self.events("c2", "approval.settled")[0]["result"], "denied")
+        for inv, timeout in (("c2", 5), ("c2b", None)):
+            with self.assertRaises(docket.ApprovalRefused):
+                with self.s.call(inv, "shell", {"command": ["rm", "x"]}, approve=broken, approval_timeout=timeout):
+                    self.fail("the body ran")
+            self.assertEqual(self.events(inv, "approval.settled")[0]["result"], "denied")
+            self.assertEqual(self.outcome(inv)["status"], "denied")
         bare = self.rt.session("s1")
         with self.assertRaises(docket.ApprovalRefused) as cm:
             with bare.call("c3", "shell", {"command": ["rm", "y"]}):
@@ -198,6 +200,9 @@ class Scope(LedgerCase):
         with self.assertRaises(ValueError):
             with self.s.call("x4", "shell", {"command": ["rm", "x"]}, approve=lambda r: "maybe"):
                 self.fail("the body ran")
+        # a bad answer denies (the request is not left open) before it is raised
+        self.assertEqual(self.events("x4", "approval.settled")[0]["result"], "denied")
+        self.assertEqual(self.outcome("x4")["status"], "denied")
         self.verify()
 
 

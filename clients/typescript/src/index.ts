@@ -471,6 +471,7 @@ export class Session {
 }
 
 interface Dispatched { attempt: number; token: string; verdict: string; decision: Decision }
+interface Waited { answer: Approval; cause?: unknown; invalid?: Error }
 
 /** One call's steps; used once. */
 class Scope {
@@ -562,22 +563,23 @@ class Scope {
     }
     const req: ApprovalRequest = { session: this.session, invocation: this.invocation, request, tool: this.tool,
                                    args: this.args, decision, reasons: decision.reasons ?? [] };
-    const { answer, cause } = await this.wait(approve, req);
+    const { answer, cause, invalid } = await this.wait(approve, req);
     await this.client.request("approval.settle", { ...this.key, request, result: answer.result,
       actor: answer.actor ?? "user", ...(answer.reason !== undefined ? { reason: answer.reason } : {}) });
     if (GRANTS.includes(answer.result)) {
       return this.dispatched(await this.client.request("tool.dispatch", this.key), "approval_required", decision);
     }
     await this.complete({ status: "denied", error: `approval ${answer.result}` });
+    if (invalid) throw invalid;
     throw new ApprovalRefused(`${this.invocation}: approval ${answer.result}`, "approval_required", decision,
       answer.result, { cause });
   }
 
   /** Wait for the approver, bounded by the timeout (expired) and the
    * caller's signal (aborted); an approver that throws denies. */
-  private async wait(approve: Approver, req: ApprovalRequest): Promise<{ answer: Approval; cause?: unknown }> {
+  private async wait(approve: Approver, req: ApprovalRequest): Promise<Waited> {
     const ctl = new AbortController();
-    const stops: Promise<{ answer: Approval; cause?: unknown }>[] = [];
+    const stops: Promise<Waited>[] = [];
     const cleanups: (() => void)[] = [];
     if (this.opts.approvalTimeoutMs !== undefined) {
       const ms = this.opts.approvalTimeoutMs;
@@ -599,12 +601,18 @@ class Scope {
         }
       }));
     }
-    const asked = (async () => {
+    const asked = (async (): Promise<Waited> => {
+      let got: unknown;
       try {
-        return { answer: approvalOf(await approve(req, ctl.signal)) };
+        got = await approve(req, ctl.signal);
       } catch (e) {
-        if (e instanceof TypeError) throw e;
-        return { answer: { result: "denied" as const, actor: "docket-client", reason: `approver failed: ${String(e)}` } };
+        return { answer: { result: "denied", actor: "docket-client", reason: `approver failed: ${String(e)}` } };
+      }
+      try {
+        return { answer: approvalOf(got) };
+      } catch (e) { // a bad answer denies, then is thrown
+        return { answer: { result: "denied", actor: "docket-client", reason: `invalid approver answer: ${String(e)}` },
+                 invalid: e as Error };
       }
     })();
     try {

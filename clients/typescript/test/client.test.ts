@@ -151,6 +151,8 @@ describe("call scope", { skip }, () => {
     await assert.rejects(s.call({ invocation: "x4", tool: "shell", args: { command: ["rm", "x"] },
       approve: () => "maybe" as never }, () => assert.fail("the body ran")), TypeError);
     assert.equal(L.events("x4", "tool.dispatched").length, 0);
+    assert.equal(L.events("x4", "approval.settled")[0]!.result, "denied");
+    assert.equal(L.outcome("x4").status, "denied");
     assert.ok(L.verify());
   });
 });

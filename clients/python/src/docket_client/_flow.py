@@ -93,7 +93,11 @@ def _approval(req: ApprovalRequest, has_approver: bool, prompt: Optional[str], a
         if prompt is not None:
             p["prompt"] = prompt
         yield Rpc("approval.request", p)
-    answer: Approval = approval_of((yield Ask(req)))
+    invalid: Optional[Exception] = None
+    try:
+        answer: Approval = approval_of((yield Ask(req)))
+    except (TypeError, ValueError) as e:  # a bad answer denies, then is raised
+        answer, invalid = Approval("denied", "docket-client", f"invalid approver answer: {e}"), e
     settle = {**key, "request": req.request, "result": answer.result, "actor": answer.actor}
     if answer.reason is not None:
         settle["reason"] = answer.reason
@@ -102,6 +106,8 @@ def _approval(req: ApprovalRequest, has_approver: bool, prompt: Optional[str], a
         d = yield Rpc("tool.dispatch", key)
         return _dispatched(d, "approval_required", req.decision)
     yield Rpc("tool.complete", {**key, "status": "denied", "error": f"approval {answer.result}"})
+    if invalid is not None:
+        raise invalid
     raise errors.ApprovalRefused(f"{req.invocation}: approval {answer.result}", "approval_required",
                                  req.decision, answer.result)
 

@@ -157,6 +157,8 @@ async def _ask(approve: Optional[AsyncApprover], req: ApprovalRequest,
         return got
     except asyncio.TimeoutError:
         return Approval("expired", "docket-client", f"no answer within {timeout:g} s")
+    except Exception as e:  # the approver's failure denies, never allows
+        return Approval("denied", "docket-client", f"approver failed: {type(e).__name__}: {e}")
 
 
 async def _drive(client: Client, flow: Any, approve: Optional[AsyncApprover],

@@ -170,15 +170,18 @@ def _ask(approve: Optional[Approver], req: ApprovalRequest, timeout: Optional[fl
     """Wait for the approver; past `timeout` the request is settled expired
     (the approver thread's late answer is ignored)."""
     assert approve is not None
+
+    def answer() -> Any:
+        try:
+            return approve(req)
+        except Exception as e:  # the approver's failure denies, never allows
+            return Approval("denied", "docket-client", f"approver failed: {type(e).__name__}: {e}")
     if timeout is None:
-        return approve(req)
+        return answer()
     box: List[Any] = []
 
     def run() -> None:
-        try:
-            box.append(approve(req))
-        except BaseException as e:  # the approver's failure denies, never allows
-            box.append(Approval("denied", "docket-client", f"approver failed: {e}"))
+        box.append(answer())
     t = threading.Thread(target=run, daemon=True, name=f"docket-approval-{req.invocation}")
     t.start()
     t.join(timeout)
