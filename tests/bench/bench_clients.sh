@@ -18,7 +18,15 @@ trap cleanup EXIT
 "$docket" -L "$tmp/ledger" init >/dev/null
 "$docket" -L "$tmp/ledger" serve --socket "$tmp/s" 2>"$tmp/serve.log" &
 server=$!
-for _ in $(seq 500); do [ -S "$tmp/s" ] && break; sleep 0.01; done
+# the socket file appears before listen(): wait until a connection is accepted
+accepting() {
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$1" 2>/dev/null
+	else
+		node -e 'require("net").connect(process.argv[1]).on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' "$1" 2>/dev/null
+	fi
+}
+for _ in $(seq 500); do accepting "$tmp/s" && break; sleep 0.01; done
 ran=0
 if command -v python3 >/dev/null && python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
 	PYTHONPATH="$root/clients/python/src" python3 "$root/tests/bench/bench_clients.py" "$tmp/s" $n $rounds

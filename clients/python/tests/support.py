@@ -4,6 +4,7 @@ fresh ledger, the ledger's events, and a receipt-keeping executor."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,11 +44,14 @@ class LedgerCase(unittest.TestCase):
 
     def serve(self, *extra: str) -> str:
         self.server = subprocess.Popen([DOCKET, "-L", self.ledger, "serve", "--socket", self.sock, *extra])
-        for _ in range(500):
-            if os.path.exists(self.sock):
-                return self.sock
-            time.sleep(0.01)
-        self.fail("docket serve did not create its socket")
+        for _ in range(1000):  # the socket file appears before listen(): wait for a connection
+            with socket.socket(socket.AF_UNIX) as probe:
+                try:
+                    probe.connect(self.sock)
+                    return self.sock
+                except OSError:
+                    time.sleep(0.01)
+        self.fail("docket serve does not accept connections")
 
     def events(self, invocation=None, type_=None):
         out = subprocess.run([DOCKET, "-L", self.ledger, "log", "--json"], check=True,

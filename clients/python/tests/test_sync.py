@@ -225,8 +225,15 @@ class Fencing(LedgerCase):
 
     def test_busy_server(self):
         sock = self.serve("--max-clients", "1")
-        with docket.connect(sock) as a:
-            a.start("agent/1.0")
+        for _ in range(100):  # until serve has seen serve()'s readiness probe go
+            a = docket.connect(sock)
+            try:
+                a.start("agent/1.0")
+                break
+            except docket.Busy:
+                a.close()
+                time.sleep(0.02)
+        with a:
             with docket.connect(sock) as b:
                 with self.assertRaises(docket.Busy) as cm:
                     b.start("agent/1.0")

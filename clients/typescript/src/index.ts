@@ -130,11 +130,18 @@ export class Client {
       const id = this.nextId++;
       lines.push(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } :
         { jsonrpc: "2.0", id, method, params }) + "\n");
-      return new Promise<Json>((resolve, reject) => this.waiting.set(id, { resolve, reject }))
-        .finally(() => this.waiting.delete(id));
+      return new Promise<Json>((resolve, reject) => {
+        // a request that timed out is forgotten: its late reply is dropped
+        const timer = Number.isFinite(timeoutMs) ? setTimeout(() => {
+          this.waiting.delete(id);
+          reject(new RequestTimeout(`no reply from docket serve in ${timeoutMs} ms; re-sending is safe`));
+        }, timeoutMs) : undefined;
+        const done = () => { clearTimeout(timer); this.waiting.delete(id); };
+        this.waiting.set(id, { resolve: (m) => { done(); resolve(m); }, reject: (e) => { done(); reject(e); } });
+      });
     });
     this.output.write(lines.join(""));
-    return replies.map((p) => withTimeout(p, timeoutMs));
+    return replies;
   }
 
   /** One JSON-RPC request: the result, or a typed ServerError. */
@@ -177,16 +184,6 @@ export class Client {
       (this.input as Socket).destroy?.();
     }
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  if (!Number.isFinite(ms)) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RequestTimeout(
-      `no reply from docket serve in ${ms} ms; re-sending is safe`)), ms);
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
 function resultOf(msg: Json, method: string): unknown {

@@ -180,8 +180,15 @@ describe("fencing and recovery", { skip }, () => {
     const L = new Ledger();
     try {
       const sock = await L.serve("--max-clients", "1");
-      const a = await connect(sock);
-      await a.start("agent/1.0");
+      let a = await connect(sock);
+      for (let i = 0; i < 100; i++) { // until serve has seen serve()'s readiness probe go
+        try { await a.start("agent/1.0"); break; } catch (e) {
+          if (!(e instanceof Busy)) throw e;
+          await a.close();
+          await new Promise((r) => setTimeout(r, 20));
+          a = await connect(sock);
+        }
+      }
       const b = await connect(sock);
       await new Promise((r) => setTimeout(r, 200));
       await assert.rejects(b.start("agent/1.0"), (e: unknown) => e instanceof Busy && /busy/.test(e.serverMessage));

@@ -4,6 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { appendFileSync, closeSync, existsSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect as netConnect } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -33,9 +34,17 @@ export class Ledger {
 
   async serve(...extra: string[]): Promise<string> {
     this.server = spawn(DOCKET, ["-L", this.path, "serve", "--socket", this.sock, ...extra], { stdio: "inherit" });
-    for (let i = 0; i < 500 && !existsSync(this.sock); i++) await sleep(10);
-    if (!existsSync(this.sock)) throw new Error("docket serve did not create its socket");
-    return this.sock;
+    // the socket file appears before listen(): wait until a connection is accepted
+    for (let i = 0; i < 1000; i++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const probe = netConnect(this.sock);
+        probe.once("connect", () => { probe.destroy(); resolve(true); });
+        probe.once("error", () => resolve(false));
+      });
+      if (ok) return this.sock;
+      await sleep(10);
+    }
+    throw new Error("docket serve does not accept connections");
   }
 
   events(invocation?: string, type?: string): Event[] {
