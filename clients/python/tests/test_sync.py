@@ -331,7 +331,7 @@ class FakeServer(unittest.TestCase):
     def test_spawn_of_a_missing_ledger_without_init(self):
         if not DOCKET:
             self.skipTest("no docket binary")
-        c = docket.spawn("/nonexistent/ledger", docket=DOCKET, init=False)
+        c = docket.spawn("/nonexistent/ledger", docket=DOCKET, init=False, stderr=subprocess.DEVNULL)
         with self.assertRaises(docket.ConnectionLost) as cm:
             c.start("x")
         self.assertIn("docket serve", str(cm.exception))

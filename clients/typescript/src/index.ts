@@ -208,6 +208,8 @@ export interface SpawnOptions extends ConnectOptions {
   args?: string[];
   /** Create the ledger first when it does not exist (default true). */
   init?: boolean;
+  /** Where the child's log goes (default "inherit"). */
+  stderr?: "inherit" | "ignore";
 }
 
 /** Start `docket [-L LEDGER] serve --stdio` as a child; it ends with close(). */
@@ -219,7 +221,7 @@ export async function spawn(opts: SpawnOptions = {}): Promise<Client> {
     if (r.status !== 0) throw new DocketError(`${docket} init failed (${r.error?.message ?? `status ${r.status}`})`);
   }
   const child = spawnChild(docket, [...lf, "serve", "--stdio", ...(opts.args ?? [])],
-    { stdio: ["pipe", "pipe", "inherit"] });
+    { stdio: ["pipe", "pipe", opts.stderr ?? "inherit"] });
   await new Promise<void>((resolve, reject) => {
     child.once("spawn", resolve);
     child.once("error", (e) => reject(new ConnectionLost(`cannot start ${docket}: ${e.message}`)));

@@ -281,7 +281,7 @@ describe("replies docket never sends", () => {
   });
 
   test("a child that cannot serve is a lost connection", { skip }, async () => {
-    const c = await spawn({ ledger: "/nonexistent/ledger", docket: DOCKET, init: false });
+    const c = await spawn({ ledger: "/nonexistent/ledger", docket: DOCKET, init: false, stderr: "ignore" });
     await assert.rejects(c.start("x"), ConnectionLost);
     await c.close();
   });

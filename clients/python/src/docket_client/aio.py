@@ -133,7 +133,7 @@ async def connect(path: str, timeout: Optional[float] = 30.0) -> Client:
 
 
 async def spawn(ledger: Optional[str] = None, docket: str = "docket", args: Iterable[str] = (),
-                timeout: Optional[float] = 30.0, init: bool = True) -> Client:
+                timeout: Optional[float] = 30.0, init: bool = True, stderr: Any = None) -> Client:
     if init and ledger is not None:
         argv = init_argv(docket, ledger)
         if argv is not None:
@@ -142,7 +142,8 @@ async def spawn(ledger: Optional[str] = None, docket: str = "docket", args: Iter
                 raise errors.DocketError(f"{' '.join(argv)} failed with status {p.returncode}")
     proc = await asyncio.create_subprocess_exec(*serve_argv(docket, ledger, list(args)),
                                                 stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE, limit=_LIMIT)
+                                                stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                                                limit=_LIMIT)
     assert proc.stdout is not None and proc.stdin is not None
     return Client(proc.stdout, proc.stdin, proc=proc, timeout=timeout)
 

@@ -153,15 +153,16 @@ def connect(path: str, timeout: Optional[float] = 30.0) -> Client:
 
 
 def spawn(ledger: Optional[str] = None, docket: str = "docket", args: Iterable[str] = (),
-          timeout: Optional[float] = 30.0, init: bool = True) -> Client:
+          timeout: Optional[float] = 30.0, init: bool = True, stderr: Any = None) -> Client:
     """Start `docket [-L LEDGER] serve --stdio` as a child (creating the
-    ledger first unless init=False). The child ends when the client closes."""
+    ledger first unless init=False). The child ends when the client closes.
+    Its log goes to `stderr` (inherited; subprocess.DEVNULL to silence)."""
     if init and ledger is not None:
         argv = init_argv(docket, ledger)
         if argv is not None:
             subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     proc = subprocess.Popen(serve_argv(docket, ledger, list(args)), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, bufsize=0)
+                            stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
     assert proc.stdin is not None and proc.stdout is not None
     return Client(proc.stdout.fileno(), proc.stdin.fileno(), proc=proc, timeout=timeout)
 
