@@ -653,14 +653,16 @@ static const char *const m3[] = {
 	"  event jsonb, time text, type text, session text, invocation text, tool text,\n"
 	"  verdict text, status text, actor text, policy_revision integer);\n"
 	"CREATE FUNCTION docket_event_row(p_payload bytea, p_seq bigint, p_hash bytea) RETURNS docket_derived\n"
-	"LANGUAGE sql IMMUTABLE AS $f$\n"
-	"  SELECT ROW(e, e ->> 'time', e ->> 'type', e ->> 'session', e ->> 'invocation', e ->> 'tool',\n"
+	"LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  e jsonb := docket_pb_json(p_payload, 'Event') || jsonb_build_object('seq', p_seq, 'hash', encode(p_hash, 'hex'));\n"
+	"  rev jsonb := coalesce(e -> 'revision', e -> 'decision' -> 'policy_revision');\n"
+	"BEGIN\n"
+	"  RETURN ROW(e, e ->> 'time', e ->> 'type', e ->> 'session', e ->> 'invocation', e ->> 'tool',\n"
 	"             e -> 'decision' ->> 'verdict', e ->> 'status', e ->> 'actor',\n"
 	"             CASE WHEN jsonb_typeof(rev) = 'number' AND rev::numeric BETWEEN 0 AND 2147483647\n"
-	"                  THEN rev::numeric::integer END)::docket_derived\n"
-	"  FROM (SELECT e, coalesce(e -> 'revision', e -> 'decision' -> 'policy_revision') AS rev\n"
-	"        FROM (SELECT docket_pb_json(p_payload, 'Event')\n"
-	"                     || jsonb_build_object('seq', p_seq, 'hash', encode(p_hash, 'hex')) AS e) x) y $f$;\n",
+	"                  THEN rev::numeric::integer END)::docket_derived;\n"
+	"END $f$;\n",
 
 	/* Whether a shipped row is exactly what its payload says: every
 	 * attribute of docket_derived against the row's column of that name
