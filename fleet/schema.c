@@ -658,6 +658,12 @@ static const char *const m3[] = {
 	"  e jsonb := docket_pb_json(p_payload, 'Event') || jsonb_build_object('seq', p_seq, 'hash', encode(p_hash, 'hex'));\n"
 	"  rev jsonb := coalesce(e -> 'revision', e -> 'decision' -> 'policy_revision');\n"
 	"BEGIN\n"
+	/* docket_time_valid's spelling (ledger/event.c), and a time PostgreSQL
+	 * can place: the partition key */
+	"  IF NOT coalesce(e ->> 'time' ~ '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?Z$', false) THEN\n"
+	"    RAISE EXCEPTION 'docket: the event time is not YYYY-MM-DDTHH:MM:SS[.F]Z';\n"
+	"  END IF;\n"
+	"  PERFORM (e ->> 'time')::timestamptz;\n"
 	"  RETURN ROW(e, e ->> 'time', e ->> 'type', e ->> 'session', e ->> 'invocation', e ->> 'tool',\n"
 	"             e -> 'decision' ->> 'verdict', e ->> 'status', e ->> 'actor',\n"
 	"             CASE WHEN jsonb_typeof(rev) = 'number' AND rev::numeric BETWEEN 0 AND 2147483647\n"

@@ -694,3 +694,73 @@ case_host_binding() {
 	[ "$(grep -c '^ok' out)" = 2 ] || fail "verify: $(cat out)"
 	: "$ida $idc"
 }
+
+# The server's decoder (docket_pb_json, plpgsql) against docket's own codec
+# (fleet verify, C), on hostile payloads: genuine payloads of every event
+# kind, mutated (bytes flipped, inserted, dropped, cut; fields repeated,
+# unknown fields added; enumeration values out of range), each shipped as
+# the one event of a ledger of its own with its columns as the server
+# derives them. Property: whatever the server accepts, fleet verify (which
+# decodes with docket's codec and compares every column) accepts too; a
+# payload the server cannot decode is refused as `forged`.
+case_decoder_differential() {
+	ledger A "$FIXTURES/sessions/demo-basic.jsonl" "$FIXTURES/replay/sessions.jsonl" "$FIXTURES/sessions/open-pending.jsonl"
+	local honest=h_$PGDATABASE
+	pg_sql -d postgres -c "CREATE DATABASE $honest"
+	docket fleet init --db "postgresql:///$honest?host=$PG_DIR&user=docket_admin" >/dev/null || exit 99
+	expect_exit 0 docket -L A ship --to "postgresql:///$honest?host=$PG_DIR&user=docket_admin" --host d
+	pg_sql -d "$honest" -c "SELECT encode(payload, 'hex') FROM docket_events ORDER BY seq" >payloads
+	pg_sql -d postgres -c "DROP DATABASE $honest WITH (FORCE)"
+	python3 - payloads "${FLEET_MUTANTS:-400}" <<'PY' || fail "cannot make the mutants"
+import hashlib, os, random, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import varint, field
+rnd = random.Random(28)
+genuine = [bytes.fromhex(l.strip()) for l in open(sys.argv[1]) if l.strip()]
+def mutate(p):
+    k = rnd.randrange(8)
+    i = rnd.randrange(len(p)) if p else 0
+    if k == 0:   # a byte flipped
+        return p[:i] + bytes([p[i] ^ (1 << rnd.randrange(8))]) + p[i + 1:]
+    if k == 1:   # a byte inserted
+        return p[:i] + bytes([rnd.randrange(256)]) + p[i:]
+    if k == 2:   # a byte dropped
+        return p[:i] + p[i + 1:]
+    if k == 3:   # cut short
+        return p[:i]
+    if k == 4:   # the time (field 1) given twice
+        return p + field(1, b"2020-01-01T00:00:00Z")
+    if k == 5:   # an unknown field
+        return p + field(rnd.choice([7, 9, 15, 26, 99]), b"x")
+    if k == 6:   # the session (field 3) repeated, or a varint field appended
+        return p + (field(3, b"other") if rnd.randrange(2) else varint(2 << 3) + varint(rnd.randrange(1 << 70)))
+    return p     # unchanged: the control group
+with open("mutants.sql", "w") as f:
+    # the row as the server derives it (NULLs and {} when it cannot decode)
+    f.write("CREATE FUNCTION pg_temp.derived(p bytea, h bytea) RETURNS docket_derived LANGUAGE plpgsql AS $$"
+            " BEGIN RETURN docket_event_row(p, 1, h); EXCEPTION WHEN OTHERS THEN RETURN NULL; END $$;\n"
+            "CREATE TEMP TABLE docket_batch OF docket_batch_row;\n")
+    for n in range(int(sys.argv[2])):
+        p = mutate(rnd.choice(genuine))
+        h = hashlib.sha256(bytes(32) + (1).to_bytes(8, "big") + p).digest()
+        lid = hashlib.md5(b"mutant %d" % n).hexdigest()
+        f.write("TRUNCATE docket_batch;\n"
+                "INSERT INTO docket_batch SELECT 1, (d).time, (d).type, (d).session, (d).invocation, (d).tool,"
+                " (d).verdict, (d).status, (d).actor, (d).policy_revision, coalesce((d).event, '{}'), p, h"
+                " FROM (SELECT pg_temp.derived(p, h) AS d, p, h FROM (VALUES ('\\x%s'::bytea, '\\x%s'::bytea)) v (p, h)) x;\n"
+                "SELECT status || ' ' || split_part(detail, ':', 1) FROM docket_ingest('%s', 'd', 1);\n"
+                % (p.hex(), h.hex(), lid))
+PY
+	pg_sql -f mutants.sql >answers 2>err || { cat err >&2; fail "mutants.sql"; }
+	local accepted refused other
+	accepted=$(grep -c '^ok ' answers)
+	refused=$(grep -c '^refused forged$' answers)
+	other=$(grep -vc '^ok \|^refused forged$' answers)
+	[ "$other" = 0 ] || fail "answers other than ok or forged: $(grep -v '^ok \|^refused forged$' answers | sort | uniq -c)"
+	[ "$accepted" -gt 20 ] && [ "$refused" -gt 20 ] || fail "accepted $accepted, refused $refused: too few of one kind to mean anything"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# (a refused ledger is held with no event: verified, 0 events)
+	[ "$(grep -c '^ok .*: 1 events' out)" = "$accepted" ] && ! grep -q FAILED out ||
+		fail "verify: $(grep -c '^ok .*: 1 events' out) verified with their event, $accepted accepted: $(grep -v '^ok ' out | head)"
+	echo "decoder_differential: $accepted accepted (verify agrees on each), $refused refused"
+}
