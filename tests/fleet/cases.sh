@@ -764,3 +764,88 @@ PY
 		fail "verify: $(grep -c '^ok .*: 1 events' out) verified with their event, $accepted accepted: $(grep -v '^ok ' out | head)"
 	echo "decoder_differential: $accepted accepted (verify agrees on each), $refused refused"
 }
+
+# Scale, reduced (issue 35 item 1; slow suite): FLEET_SCALE_EVENTS events
+# (default 1,000,000) of FLEET_SCALE_MACHINES machines (default 1,000) in the
+# fleet schema, then the documented fleet queries timed. One machine's
+# ledger is made by `gen.py` and shipped (the real path); the others are
+# server-side copies of its rows under their own ledger ids and hosts,
+# shifted by whole months over a year (12 partitions), so the rows,
+# partitions, indexes and views are docket ship's. The copies' chains do not
+# verify (their times moved), nothing here needs them to. Prints one JSON
+# line: each query's p50 and p95 over FLEET_SCALE_RUNS runs (default 20),
+# server time (psql \timing) or, for the CLI ones, wall time; and the
+# EXPLAIN (ANALYZE, BUFFERS) of each SQL query on stderr. No goal is
+# asserted (reduced form), only that the rows are all there.
+case_scale() {
+	local events=${FLEET_SCALE_EVENTS:-1000000} machines=${FLEET_SCALE_MACHINES:-1000} runs=${FLEET_SCALE_RUNS:-20}
+	local per=$((events / machines)) sessions id n t0 t1
+	sessions=$(((per + 16) / 17))
+	python3 "$GEN" s "$sessions" 2025-01-10 | head -n "$per" >t.jsonl
+	ledger T t.jsonl
+	id=$(ledger_id T)
+	n=$(wc -l <t.jsonl)
+	expect_exit 0 docket -L T ship --to "$PG_URL" --host m0 --batch 5000
+	t0=$(date +%s.%N)
+	pg_sql -c "SELECT docket_partition_for(make_timestamptz(2025, m, 1, 0, 0, 0, 'UTC')) FROM generate_series(1, 12) m" >/dev/null
+	pg_sql -c "INSERT INTO docket_ledgers (ledger_id, host, owner, high_seq, head)
+		SELECT md5('machine ' || m), 'm' || m, 'docket_admin', high_seq, head
+		FROM docket_ledgers, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
+		INSERT INTO docket_hosts (host, owner) SELECT 'm' || m, 'docket_admin' FROM generate_series(1, $machines - 1) m;
+		INSERT INTO docket_events SELECT md5('machine ' || m), seq, time + make_interval(months => m % 12),
+			type, session, invocation, tool, verdict, status, actor, policy_revision,
+			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => m % 12)) AT TIME ZONE 'UTC',
+				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
+		FROM docket_events, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
+		ANALYZE docket_events; ANALYZE docket_ledgers;" || fail "cannot copy the rows"
+	t1=$(date +%s.%N)
+	[ "$(pg_sql -c 'SELECT count(*) FROM docket_events')" = $((n * machines)) ] || fail "rows: $(pg_sql -c 'SELECT count(*) FROM docket_events')"
+	local q1 q2 q3 q4 q
+	# approvals by actor and tool in a month; denials by tool in a month;
+	# one call's history; a month's escalations (approval requests)
+	q1="SELECT host, time, session, args -> 'command' FROM docket_approvals WHERE actor = 'user:ana' AND tool = 'shell' AND result = 'approved' AND args -> 'command' @> '[\"git\", \"push\", \"--force\"]' AND time >= '2025-03-01' AND time < '2025-04-01'"
+	q2="SELECT host, count(*) FROM docket_denials WHERE tool = 'shell' AND time >= '2025-03-01' AND time < '2025-04-01' GROUP BY host"
+	q3="SELECT seq, type, time, event FROM docket_events WHERE ledger_id = md5('machine 17') AND session = 's-3' AND invocation = 'c2' ORDER BY seq"
+	q4="SELECT count(*) FROM docket_events WHERE type = 'approval.requested' AND time >= '2025-03-01' AND time < '2025-04-01'"
+	for q in "$q1" "$q2" "$q3" "$q4"; do
+		pg_sql -c "EXPLAIN (ANALYZE, BUFFERS) $q" >&2 || fail "$q"
+	done
+	{
+		echo '\timing on'
+		for q in "$q1" "$q2" "$q3" "$q4"; do
+			for _ in $(seq 1 "$runs"); do echo "$q;"; done
+		done
+	} >queries.sql
+	pg_sql -f queries.sql | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' >times || fail "queries"
+	[ "$(wc -l <times)" = $((4 * runs)) ] || fail "timings: $(wc -l <times)"
+	local s
+	: >cli
+	for _ in $(seq 1 "$runs"); do
+		s=$(date +%s%N)
+		docket fleet sessions --db "$PG_URL" --host m17 --json >sessions.out || fail "fleet sessions"
+		echo "sessions $((($(date +%s%N) - s) / 1000000))" >>cli
+		s=$(date +%s%N)
+		docket fleet show --db "$PG_URL" --host m17 --json s-3 >show.out || fail "fleet show"
+		echo "show $((($(date +%s%N) - s) / 1000000))" >>cli
+	done
+	[ "$(wc -l <sessions.out)" -gt 0 ] && [ "$(wc -l <show.out)" = 1 ] || fail "fleet sessions or show: no rows"
+	python3 - times cli "$runs" "$((n * machines))" "$machines" "$(echo "$t1 - $t0" | bc)" <<'PY'
+import json, sys
+times = [float(x) for x in open(sys.argv[1])]
+runs = int(sys.argv[3])
+def pct(xs, p):
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(p * len(xs)))], 1)
+out = {"scale": "fleet", "events": int(sys.argv[4]), "machines": int(sys.argv[5]), "load_s": round(float(sys.argv[6]), 1)}
+for i, name in enumerate(["approvals_by_actor_tool_month", "denials_by_tool_month", "one_call_history", "escalations_month"]):
+    xs = times[i * runs:(i + 1) * runs]
+    out[name + "_ms"] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
+cli = {}
+for line in open(sys.argv[2]):
+    k, v = line.split()
+    cli.setdefault(k, []).append(float(v))
+for k, xs in cli.items():
+    out["cli_fleet_%s_ms" % k] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
+print(json.dumps(out))
+PY
+}
