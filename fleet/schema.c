@@ -991,6 +991,7 @@ static const migration migrations[] = {
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+_Static_assert(NMIGRATIONS == DOCKET_FLEET_SCHEMA_VERSION, "fleet.h names the latest migration");
 
 int fleet_schema_latest(void)
 {
