@@ -90,9 +90,12 @@ static const char *column_problem(const PGresult *res, int row, const json_t *ob
 		if (!same_text(col(res, row, text[i].col), *(const char *const *)((const char *)&c + text[i].off)))
 			return text[i].name;
 	if (PQgetisnull(res, row, C_REVISION) != !c.has_revision ||
-	    (c.has_revision && (int32_t)docket_be32_get((const uint8_t *)PQgetvalue(res, row, C_REVISION)) != c.revision))
+	    (c.has_revision && (PQgetlength(res, row, C_REVISION) != 4 ||
+				(int32_t)docket_be32_get((const uint8_t *)PQgetvalue(res, row, C_REVISION)) != c.revision)))
 		return "policy_revision";
 	/* the stored time is microseconds, the payload's kept to the millisecond */
+	if (PQgetlength(res, row, C_TIME_US) != 8)
+		return "time";
 	us = (int64_t)docket_be64_get((const uint8_t *)PQgetvalue(res, row, C_TIME_US));
 	if (!c.time || docket_time_parse_ms(c.time, 0, &ms) < 0 || ms > INT64_MAX / 1000 || ms < INT64_MIN / 1000 ||
 	    us - ms * 1000 > 1000 || ms * 1000 - us > 1000)
