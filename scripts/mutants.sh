@@ -5,10 +5,13 @@
 # time and see that the fast suites fail. Works on a copy of the committed
 # tree (git archive HEAD), never on the checkout; builds it once, then for
 # each mutation of scripts/mutants.txt: apply it (sed), rebuild, run the
-# unit tests that own the checks and the CLI golden cases, restore.
-# Prints a table (killed / SURVIVED / not applied) and exits 1 when a
-# mutation survived or did not apply (its file is gone, or its sed changed
-# nothing: a mutation that names nothing is a failure, never a pass).
+# tests that own the checks, restore: for a mutation in app/fleet/ the fleet
+# suite (tests/fleet/run.sh, every case, on a real PostgreSQL server), for
+# any other the unit tests and the CLI golden cases. Prints a table
+# (killed / SURVIVED / not applied / no such file / sed failed) and exits 1
+# when a mutation survived or could not be applied (its file is gone, or its
+# sed changed nothing: a mutation that names nothing is a failure, never a
+# pass).
 #
 #   scripts/mutants.sh [LIST] [NAME...]     default LIST: scripts/mutants.txt
 #   meson test -C build --suite slow mutants
@@ -58,7 +61,7 @@ ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; e
 # unit tests that own the checks, and the CLI cases of record, serve and
 # recover (run.sh directly), so a mutant costs a relink, not a full build.
 targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event)
-run_tests() {
+run_core_tests() {
 	local t cases=()
 	for t in test_ledger test_runtime test_event; do
 		(cd "$build" && timeout 600 "tests/unit/$t") >>"$work/test.log" 2>&1 || { echo "$t FAIL" >>"$work/test.log"; return 1; }
@@ -69,7 +72,36 @@ run_tests() {
 	DOCKET_SOURCE_ROOT="$src" timeout 900 bash "$src/tests/cli/run.sh" "$build/app/cli/docket" "$src" "${cases[@]}" \
 		>>"$work/test.log" 2>&1
 }
-run_tests || { echo "mutants: the unmutated tree fails its tests"; grep -E "FAIL" "$work/test.log" | head; exit 2; }
+# every case of the fleet suite (a skip, no PostgreSQL, counts as a failure:
+# a mutant no test ran is not killed)
+run_fleet_tests() {
+	local cases
+	cases=$(sed -n 's/^case_\([a-z0-9_]*\)() {$/\1/p' "$src/tests/fleet/cases.sh")
+	# shellcheck disable=SC2086
+	DOCKET_PG_TEMPLATE="$work/pg-template" timeout 1800 bash "$src/tests/fleet/run.sh" "$build/app/cli/docket" "$src" \
+		$cases >>"$work/test.log" 2>&1 || { echo "fleet FAIL" >>"$work/test.log"; return 1; }
+}
+# the tests that own FILE's checks
+run_tests() {
+	case $1 in
+	app/fleet/*) run_fleet_tests ;;
+	*) run_core_tests ;;
+	esac
+}
+# the selected mutations, and which suites they need
+declare -A need=()
+while IFS='|' read -r name file script; do
+	name=$(echo "$name" | xargs)
+	file=$(echo "$file" | xargs)
+	case $name in ''|'#'*) continue ;; esac
+	if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then
+		continue
+	fi
+	case $file in app/fleet/*) need[app/fleet/]=1 ;; *) need[core]=1 ;; esac
+done <"$list"
+for suite in "${!need[@]}"; do
+	run_tests "$suite" || { echo "mutants: the unmutated tree fails its tests ($suite)"; grep -E "FAIL" "$work/test.log" | head; exit 2; }
+done
 
 printf '%-22s %-20s %s\n' MUTATION FILE RESULT
 bad=0
@@ -82,25 +114,24 @@ while IFS='|' read -r name file script; do
 		continue
 	fi
 	if [ ! -f "$src/$file" ]; then
-		# a moved or renamed file: the mutation names nothing (a failure,
-		# never a silent pass)
-		printf '%-22s %-20s %s\n' "$name" "$file" "not applied (no such file)"
+		printf '%-22s %-20s %s\n' "$name" "$file" "no such file"
 		bad=1
 		continue
 	fi
 	cp "$src/$file" "$work/orig"
-	sed -i -e "$script" "$src/$file"
-	if cmp -s "$src/$file" "$work/orig"; then
-		# the sed changed nothing: the mutation no longer matches the code
-		result="not applied (the sed changed nothing)"
+	if ! sed -i -e "$script" "$src/$file" 2>"$work/sed.log"; then
+		result="sed failed: $(head -1 "$work/sed.log")"
+		bad=1
+	elif cmp -s "$src/$file" "$work/orig"; then
+		result="not applied"
 		bad=1
 	elif ! ninja -C "$build" -j2 "${targets[@]}" >"$work/build.log" 2>&1; then
 		result="killed (does not build)"
-	elif : >"$work/test.log" && run_tests; then
+	elif : >"$work/test.log" && run_tests "$file"; then
 		result="SURVIVED"
 		bad=1
 	else
-		result="killed by $( { grep -oE '^test_[a-z]+ FAIL' "$work/test.log" | awk '{print $1}'; grep -oE '^FAIL [a-z0-9-]+' "$work/test.log" | awk '{print $2}'; } | head -3 | paste -sd, -)"
+		result="killed by $( { grep -oE '^test_[a-z]+ FAIL' "$work/test.log" | awk '{print $1}'; grep -oE '^FAIL [a-z0-9-]+' "$work/test.log" | awk '{print $2}'; grep -oE '^case [a-z0-9_]+: exit' "$work/test.log" | awk '{print $2}' | tr -d :; } | head -3 | paste -sd, -)"
 	fi
 	cp "$work/orig" "$src/$file"
 	printf '%-22s %-20s %s\n' "$name" "$file" "$result"

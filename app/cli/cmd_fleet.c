@@ -143,8 +143,10 @@ static int on_verified(void *vctx, const docket_fleet_verify_report *r)
 	if (r->ok)
 		printf("%llu events, %llu checkpoints verified\n", (unsigned long long)r->events_checked,
 		       (unsigned long long)r->checkpoints_checked);
-	else
+	else if (r->first_bad_seq)
 		printf("at seq %llu: %s\n", (unsigned long long)r->first_bad_seq, r->problem);
+	else
+		printf("%s\n", r->problem);
 	return 0;
 }
 

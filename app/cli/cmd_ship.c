@@ -38,8 +38,11 @@ static int print_report(const docket_ship_report *r, int json, const cli_global 
 		return cli_put_json_line(report_json(r)) < 0 ? -1 : 0;
 	if (r->refused) {
 		cli_put_color(stdout, g->color_out, CLI_RED, "REFUSED");
-		printf(": ledger %s: %s (the server holds events 1..%llu)\n", r->ledger_id, r->incident,
-		       (unsigned long long)r->high_seq);
+		printf(": ledger %s: %s ", r->ledger_id, r->incident);
+		if (r->high_seq)
+			printf("(the server holds events 1..%llu)\n", (unsigned long long)r->high_seq);
+		else
+			printf("(the server holds none of its events)\n");
 		return 0;
 	}
 	printf("shipped %llu event%s and %llu checkpoint%s of ledger %s (the server holds 1..%llu)\n",

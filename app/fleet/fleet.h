@@ -5,7 +5,9 @@
  * A machine ships its ledger (docket_fleet_ship): every event not yet held
  * centrally, in seq order, in batches of one transaction each; the server
  * checks that each batch continues the ledger's hash chain from the head it
- * holds and refuses (and records an incident) otherwise. The central side
+ * holds, derives every column from the payloads (what the shipper sends
+ * beside them must agree), checks the host is bound to the shipping role,
+ * and refuses (and records an incident) otherwise. The central side
  * re-checks every ledger (docket_fleet_verify) and answers the fleet
  * queries and replays (docket_fleet_events, docket_fleet_replay).
  *
@@ -26,7 +28,7 @@
 typedef struct docket_fleet docket_fleet;
 
 /* The schema version this docket writes and reads (docs/fleet.md). */
-#define DOCKET_FLEET_SCHEMA_VERSION 1
+#define DOCKET_FLEET_SCHEMA_VERSION 3
 
 /*
  * Connect. DOCKET_EINVALID: libpq cannot parse `conninfo`; DOCKET_ESTORAGE:
@@ -130,10 +132,12 @@ typedef struct docket_fleet_verify_report {
 typedef int (*docket_fleet_verify_cb)(void *ctx, const docket_fleet_verify_report *r);
 
 /*
- * Re-check every selected ledger from the stored bytes: seqs 1..high_seq
- * without a gap, the chain recomputed from each payload equals each stored
- * hash and the head held, each payload decodes to the event its columns
- * describe, each checkpoint names the chain hash at its seq and its
+ * Re-check every selected ledger from the stored bytes: its host bound to
+ * its owner (docket_hosts), seqs 1..high_seq without a gap, the chain
+ * recomputed from each payload equals each stored hash and the head held,
+ * each payload decodes (docket's codec) to exactly the event JSON and every
+ * column its row holds (a difference names the column), each checkpoint
+ * names the chain hash at its seq and its
  * predecessor's digest; with `pubkey_path` (an Ed25519 public key, PEM)
  * each checkpoint's record must also be signed by that key for its ledger.
  * `cb` once per ledger, in ledger-id order. Returns 0 when the check ran

@@ -11,6 +11,8 @@
 #define DOCKET_FLEET_INTERNAL_H
 
 #include <libpq-fe.h>
+#include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "fleet/fleet.h"
@@ -34,6 +36,20 @@ int fleet_exec(docket_fleet *f, const char *sql);
 void fleet_rollback(docket_fleet *f);
 /* The docket error for a failed result. */
 int fleet_result_error(const PGresult *res, docket_fleet *f, const char *what);
+
+/* ---- ship.c ---- */
+
+/* The decoded columns of docket_events, as read from an event's JSON (the
+ * object ledger_event_to_json gives): the shipper sends them, fleet verify
+ * compares them with what it derives from the payload (the server derives
+ * them the same way, docket_event_row in schema.c). Borrowed from `ev`. */
+typedef struct fleet_columns {
+	const char *time, *type, *session, *invocation, *tool, *verdict, *status, *actor;
+	int has_revision;        /* 0: policy_revision is NULL */
+	int32_t revision;
+} fleet_columns;
+
+void fleet_event_columns(fleet_columns *out, const json_t *ev);
 
 /* ---- schema.c ---- */
 

@@ -25,12 +25,15 @@
 #include <string.h>
 
 #include "fleet_internal.h"
+#include "ledger/event.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef struct migration {
 	int version;
 	const char *description;
 	const char *const *sql;  /* statements, NULL-terminated (C caps literal length) */
+	int (*prepare)(docket_fleet *f);  /* run first, in the same transaction (NULL: none) */
 } migration;
 
 static const char schema_table[] =
@@ -383,12 +386,612 @@ static const char *const m2[] = {
 	NULL
 };
 
+/*
+ * Migration 3: the store derives, never trusts (issue 28). A shipper sends
+ * genuine payloads; everything else in a row (the event jsonb and every
+ * decoded column) is what the shipper *says* the payload holds. The server
+ * now decodes each payload itself (docket_pb_json: the protobuf wire format
+ * walked in plpgsql, the field map below, the enumeration names written by
+ * this docket at init from its own tables, docket_pb_names) and refuses a
+ * batch whose columns differ from what it derives (an incident of kind
+ * `forged` naming the event and the column). Partitions are made only
+ * after a batch passed every check, at most FLEET_PARTITIONS_PER_BATCH new
+ * ones per batch (more: kind `partitions`), and a host name is bound to
+ * the role that first shipped as it (docket_hosts; another role shipping
+ * as that host: kind `host`).
+ *
+ * Deadlock rule kept from migration 2: a batch that needs a new month
+ * takes the partition lock before it reads docket_events (creating a
+ * partition locks the parent, and two shippers that each read it and then
+ * waited for the other's partition would deadlock).
+ */
+#define FLEET_PARTITIONS_PER_BATCH "12"
+
+static const char *const m3[] = {
+	/* every month's partition has one name */
+	"CREATE FUNCTION docket_partition_name(t timestamptz) RETURNS text\n"
+	"LANGUAGE sql STABLE SET search_path = pg_catalog, public AS $f$\n"
+	"  SELECT format('%I.%I', n.nspname, 'docket_events_' || to_char(date_trunc('month', t AT TIME ZONE 'UTC'), 'YYYYMM'))\n"
+	"  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'docket_events'::regclass $f$;\n"
+	"CREATE OR REPLACE FUNCTION docket_partition_for(t timestamptz) RETURNS void\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  lo timestamp := date_trunc('month', t AT TIME ZONE 'UTC');\n"
+	"  name text := docket_partition_name(t);\n"
+	"BEGIN\n"
+	"  IF to_regclass(name) IS NOT NULL THEN RETURN; END IF;\n"
+	"  PERFORM pg_advisory_xact_lock(hashtext('docket_partitions'));\n"
+	"  IF to_regclass(name) IS NOT NULL THEN RETURN; END IF;\n"
+	"  EXECUTE format('CREATE TABLE %s PARTITION OF docket_events FOR VALUES FROM (%L) TO (%L)',\n"
+	"                 name, (lo AT TIME ZONE 'UTC'), ((lo + interval '1 month') AT TIME ZONE 'UTC'));\n"
+	"END $f$;\n",
+
+	/* Before anything reads docket_events: the partition lock, when the
+	 * batch has a month without its partition (or a time that does not
+	 * parse: the batch will be refused, the lock costs nothing then). */
+	"CREATE FUNCTION docket_partitions_lock() RETURNS void\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  missing boolean;\n"
+	"BEGIN\n"
+	"  BEGIN\n"
+	"    SELECT bool_or(to_regclass(docket_partition_name(m)) IS NULL) INTO missing\n"
+	"      FROM (SELECT DISTINCT date_trunc('month', x.time::timestamptz) AS m FROM pg_temp.docket_batch x) ms;\n"
+	"  EXCEPTION WHEN OTHERS THEN\n"
+	"    missing := true;\n"
+	"  END;\n"
+	"  IF missing THEN\n"
+	"    PERFORM pg_advisory_xact_lock(hashtext('docket_partitions'));\n"
+	"  END IF;\n"
+	"END $f$;\n",
+
+	/* After a batch passed every check: its months' partitions, at most
+	 * FLEET_PARTITIONS_PER_BATCH new ones (else the refusal, nothing made). */
+	"CREATE FUNCTION docket_partitions_make(p_after bigint) RETURNS text\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  months timestamptz[];\n"
+	"  m timestamptz;\n"
+	"  missing int;\n"
+	"BEGIN\n"
+	"  SELECT array_agg(DISTINCT date_trunc('month', (x.time::timestamptz) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')\n"
+	"    INTO months FROM pg_temp.docket_batch x WHERE x.seq > p_after;\n"
+	"  SELECT count(*) INTO missing FROM unnest(months) u WHERE to_regclass(docket_partition_name(u)) IS NULL;\n"
+	"  IF missing > " FLEET_PARTITIONS_PER_BATCH " THEN\n"
+	"    RETURN format('the batch needs %s new month partitions, at most %s are made per batch', missing, "
+	FLEET_PARTITIONS_PER_BATCH ");\n"
+	"  END IF;\n"
+	"  FOREACH m IN ARRAY coalesce(months, '{}') LOOP\n"
+	"    PERFORM docket_partition_for(m);\n"
+	"  END LOOP;\n"
+	"  RETURN NULL;\n"
+	"END $f$;\n",
+
+	/* A host name belongs to the role that first shipped as it (or the one
+	 * the operator registered it for). */
+	"CREATE TABLE docket_hosts (\n"
+	"  host text PRIMARY KEY,\n"
+	"  owner name NOT NULL,\n"
+	"  registered_at timestamptz NOT NULL DEFAULT now());\n"
+	"INSERT INTO docket_hosts (host, owner)\n"
+	"  SELECT DISTINCT ON (host) host, owner FROM docket_ledgers ORDER BY host, registered_at, ledger_id;\n"
+	"GRANT SELECT ON docket_hosts TO docket_reader;\n",
+
+	"CREATE FUNCTION docket_host_problem(p_host text) RETURNS text\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  o name;\n"
+	"BEGIN\n"
+	"  IF p_host IS NULL OR p_host = '' THEN\n"
+	"    RETURN 'no host name';\n"
+	"  END IF;\n"
+	"  PERFORM pg_advisory_xact_lock(hashtext('docket_host:' || p_host));\n"
+	"  SELECT h.owner INTO o FROM docket_hosts h WHERE h.host = p_host;\n"
+	"  IF FOUND AND o <> session_user AND NOT pg_has_role(session_user, o, 'MEMBER') THEN\n"
+	"    RETURN format('role %s may not ship as host %s: the host belongs to role %s', session_user, p_host, o);\n"
+	"  END IF;\n"
+	"  RETURN NULL;\n"
+	"END $f$;\n",
+
+	/* The protobuf wire format of docket.v1.Event (schema/docket.proto),
+	 * decoded to the JSON docket_event_to_json gives (ledger/event_emit.c):
+	 * per message, field number -> [JSON key, kind, message or enumeration].
+	 * Stricter than protobuf: an unknown field, a wire type other than the
+	 * schema's, a non-repeated field twice, a second body, invalid UTF-8 or
+	 * a value out of range is an error (the batch is refused). */
+	"CREATE FUNCTION docket_pb_fields() RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$ SELECT '{\n"
+	"    \"Event\": {\"1\": [\"time\", \"str\"], \"2\": [\"epoch\", \"uint\"], \"3\": [\"session\", \"str\"],\n"
+	"      \"4\": [\"invocation\", \"str\"], \"5\": [\"turn\", \"str\"], \"6\": [\"provenance\", \"msg\", \"Provenance\"],\n"
+	"      \"16\": [null, \"body\", \"RuntimeStarted\"], \"17\": [null, \"body\", \"SessionOpened\"],\n"
+	"      \"18\": [null, \"body\", \"PolicyRevised\"], \"19\": [null, \"body\", \"ToolIntent\"],\n"
+	"      \"20\": [null, \"body\", \"ApprovalRequested\"], \"21\": [null, \"body\", \"ApprovalSettled\"],\n"
+	"      \"22\": [null, \"body\", \"ToolDispatched\"], \"23\": [null, \"body\", \"ToolCompleted\"],\n"
+	"      \"24\": [null, \"body\", \"SessionClosed\"], \"25\": [null, \"body\", \"RecoveryAction\"]},\n"
+	"    \"Provenance\": {\"1\": [\"file\", \"str\"], \"2\": [\"line\", \"uint\"]},\n"
+	"    \"KeyValue\": {\"1\": [\"key\", \"str\"], \"2\": [\"value\", \"str\"]},\n"
+	"    \"Decision\": {\"1\": [\"verdict\", \"enum\", \"verdict\"], \"2\": [\"source\", \"str\"],\n"
+	"      \"3\": [\"reasons\", \"strs\"], \"4\": [\"rules\", \"strs\"], \"5\": [\"policy_revision\", \"uint\"]},\n"
+	"    \"Risk\": {\"1\": [\"level\", \"str\"], \"2\": [\"category\", \"str\"], \"3\": [\"summary\", \"str\"]},\n"
+	"    \"RuntimeStarted\": {\"1\": [\"runtime\", \"str\"]},\n"
+	"    \"SessionOpened\": {\"1\": [\"runtime\", \"str\"], \"2\": [\"platform\", \"enum\", \"platform\"],\n"
+	"      \"3\": [\"cwd\", \"str\"], \"4\": [\"workspace_roots\", \"strs\"], \"5\": [\"env\", \"map\", \"KeyValue\"],\n"
+	"      \"6\": [\"parent\", \"str\"], \"7\": [\"labels\", \"map\", \"KeyValue\"]},\n"
+	"    \"PolicyRevised\": {\"1\": [\"revision\", \"uint\"], \"2\": [\"format\", \"enum\", \"format\"],\n"
+	"      \"3\": [\"policy\", \"json\"], \"4\": [\"actor\", \"str\"], \"5\": [\"reason\", \"str\"]},\n"
+	"    \"ToolIntent\": {\"1\": [\"tool\", \"str\"], \"2\": [\"args\", \"jsonobj\"],\n"
+	"      \"3\": [\"recovery\", \"enum\", \"recovery\"], \"4\": [\"decision\", \"msg\", \"Decision\"]},\n"
+	"    \"ApprovalRequested\": {\"1\": [\"request\", \"str\"], \"2\": [\"reviewer\", \"str\"], \"3\": [\"prompt\", \"str\"],\n"
+	"      \"4\": [\"risk\", \"msg\", \"Risk\"], \"5\": [\"scope\", \"strs\"], \"6\": [\"decision\", \"msg\", \"Decision\"]},\n"
+	"    \"ApprovalSettled\": {\"1\": [\"request\", \"str\"], \"2\": [\"result\", \"enum\", \"result\"],\n"
+	"      \"3\": [\"actor\", \"str\"], \"4\": [\"reason\", \"str\"], \"5\": [\"decision\", \"msg\", \"Decision\"]},\n"
+	"    \"ToolDispatched\": {\"1\": [\"attempt\", \"uint\"], \"2\": [\"token\", \"str\"],\n"
+	"      \"3\": [\"policy_revision\", \"uint\"], \"4\": [\"verdict\", \"enum\", \"verdict\"]},\n"
+	"    \"ToolCompleted\": {\"1\": [\"status\", \"enum\", \"status\"], \"2\": [\"exit_code\", \"int64\"],\n"
+	"      \"3\": [\"output\", \"str\"], \"4\": [\"duration_ms\", \"uint0\"], \"5\": [\"error\", \"str\"],\n"
+	"      \"6\": [\"exit_code_set\", \"flag\"], \"7\": [\"duration_ms_set\", \"flag\"]},\n"
+	"    \"SessionClosed\": {\"1\": [\"reason\", \"str\"]},\n"
+	"    \"RecoveryAction\": {\"1\": [\"action\", \"enum\", \"action\"], \"2\": [\"detail\", \"str\"],\n"
+	"      \"3\": [\"decision\", \"msg\", \"Decision\"]}}'::jsonb $f$;\n",
+
+	"CREATE FUNCTION docket_pb_json(p bytea, msg text) RETURNS jsonb\n"
+	"LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	" fields CONSTANT jsonb := docket_pb_fields();\n"
+	" names CONSTANT jsonb := docket_pb_names();\n"
+	" o jsonb := '{}';\n"
+	" n int := length(p);\n"
+	" pos int := 0;\n"
+	" c int;\n"
+	" v numeric;\n"
+	" mul numeric;\n"
+	" num int;\n"
+	" wt int;\n"
+	" f jsonb;\n"
+	" k text;\n"
+	" kind text;\n"
+	" b bytea;\n"
+	" s text;\n"
+	" x jsonb;\n"
+	"BEGIN\n"
+	" WHILE pos < n LOOP\n"
+	/* the tag, then a varint: the value (wire type 0) or the length (2) */
+	"  FOR i IN 1..2 LOOP\n"
+	"   IF pos < n AND get_byte(p, pos) < 128 THEN\n"
+	"    v := get_byte(p, pos);\n"
+	"    pos := pos + 1;\n"
+	"   ELSE\n"
+	"   v := 0;\n"
+	"   mul := 1;\n"
+	"   LOOP\n"
+	"    IF pos >= n OR mul > 9223372036854775808 THEN\n"
+	"     RAISE EXCEPTION 'docket: %: bad varint', msg;\n"
+	"    END IF;\n"
+	"    c := get_byte(p, pos);\n"
+	"    pos := pos + 1;\n"
+	"    v := v + (c & 127) * mul;\n"
+	"    mul := mul * 128;\n"
+	"    EXIT WHEN c < 128;\n"
+	"   END LOOP;\n"
+	"   END IF;\n"
+	"   IF i = 1 THEN\n"
+	"    IF v >= 4294967296 THEN RAISE EXCEPTION 'docket: %: bad tag', msg; END IF;\n"
+	"    num := div(v, 8);\n"
+	"    wt := mod(v, 8);\n"
+	"    f := fields -> msg -> (num::text);\n"
+	"    IF f IS NULL THEN RAISE EXCEPTION 'docket: % has no field %', msg, num; END IF;\n"
+	"    k := f ->> 0;\n"
+	"    kind := f ->> 1;\n"
+	"    IF wt <> (CASE WHEN kind IN ('uint', 'uint0', 'int64', 'enum', 'flag') THEN 0 ELSE 2 END) THEN\n"
+	"     RAISE EXCEPTION 'docket: %.% has wire type %', msg, num, wt;\n"
+	"    END IF;\n"
+	"   END IF;\n"
+	"  END LOOP;\n"
+	"  IF wt = 2 THEN\n"
+	"   IF v > n - pos THEN RAISE EXCEPTION 'docket: %.% runs past the end', msg, num; END IF;\n"
+	"   b := substring(p FROM pos + 1 FOR v::int);\n"
+	"   pos := pos + v::int;\n"
+	"   IF kind IN ('str', 'strs', 'json', 'jsonobj') THEN s := convert_from(b, 'UTF8'); END IF;\n"
+	"  END IF;\n"
+	"  IF kind NOT IN ('strs', 'map', 'body') AND o ? k THEN\n"
+	"   RAISE EXCEPTION 'docket: %.% appears twice', msg, k;\n"
+	"  END IF;\n"
+	"  x := NULL;\n"
+	"  CASE kind\n"
+	"  WHEN 'str' THEN\n"
+	"   IF s <> '' THEN x := to_jsonb(s); END IF;\n"
+	"  WHEN 'strs' THEN\n"
+	"   x := coalesce(o -> k, '[]') || jsonb_build_array(s);\n"
+	"  WHEN 'uint', 'uint0' THEN\n"
+	"   IF v > 9223372036854775807 THEN RAISE EXCEPTION 'docket: %.% is too large', msg, k; END IF;\n"
+	"   IF v <> 0 OR kind = 'uint0' THEN x := to_jsonb(v); END IF;\n"
+	"  WHEN 'int64' THEN\n"
+	"   IF v >= 18446744073709551616 THEN RAISE EXCEPTION 'docket: %.% is too large', msg, k; END IF;\n"
+	"   x := to_jsonb(CASE WHEN v > 9223372036854775807 THEN v - 18446744073709551616 ELSE v END);\n"
+	"  WHEN 'flag' THEN\n"
+	"   x := to_jsonb(v <> 0);\n"
+	"  WHEN 'enum' THEN\n"
+	"   IF v <> 0 THEN\n"
+	"    x := names -> (f ->> 2) -> (v::text);\n"
+	"    IF x IS NULL THEN RAISE EXCEPTION 'docket: %.% = % unknown', msg, k, v; END IF;\n"
+	"   END IF;\n"
+	"  WHEN 'json', 'jsonobj' THEN\n"
+	"   IF s <> '' THEN x := s::jsonb; END IF;\n"
+	"   IF kind = 'jsonobj' AND x = '{}' THEN x := NULL; END IF;\n"
+	"  WHEN 'msg' THEN\n"
+	"   x := docket_pb_json(b, f ->> 2);\n"
+	"  WHEN 'map' THEN\n"
+	"   x := docket_pb_json(b, f ->> 2);\n"
+	"   x := coalesce(o -> k, '{}') || jsonb_build_object(coalesce(x ->> 'key', ''), coalesce(x ->> 'value', ''));\n"
+	"  WHEN 'body' THEN\n"
+	"   IF o ? 'type' THEN RAISE EXCEPTION 'docket: % has two bodies', msg; END IF;\n"
+	"   o := o || docket_pb_json(b, f ->> 2) || jsonb_build_object('type', names -> 'type' -> (num::text));\n"
+	"  END CASE;\n"
+	"  IF x IS NOT NULL THEN\n"
+	"   o := o || jsonb_build_object(k, x);\n"
+	"  END IF;\n"
+	" END LOOP;\n"
+	/* what the emitter writes whatever the wire holds */
+	" IF msg = 'ToolCompleted' THEN\n"
+	"  o := CASE WHEN (o ->> 'exit_code_set')::boolean THEN o || jsonb_build_object('exit_code', coalesce(o -> 'exit_code', '0'))\n"
+	"       ELSE o - 'exit_code' END;\n"
+	"  o := CASE WHEN (o ->> 'duration_ms_set')::boolean THEN o || jsonb_build_object('duration_ms', coalesce(o -> 'duration_ms', '0'))\n"
+	"       ELSE o - 'duration_ms' END;\n"
+	"  o := o - 'exit_code_set' - 'duration_ms_set';\n"
+	" ELSIF msg = 'Provenance' THEN\n"
+	"  o := jsonb_build_object('file', coalesce(o -> 'file', '\"\"'), 'line', coalesce(o -> 'line', '0'));\n"
+	" ELSIF msg = 'Event' THEN\n"
+	"  IF NOT o ? 'type' THEN RAISE EXCEPTION 'docket: the event has no body'; END IF;\n"
+	"  IF o ? 'time' AND NOT o ? 'epoch' THEN o := o || '{\"epoch\": 0}'; END IF;\n"
+	" END IF;\n"
+	" RETURN o;\n"
+	"END $f$;\n",
+
+	/* What a row of docket_events holds, derived from its payload alone:
+	 * the event as `docket log --json` prints it and the columns
+	 * (fleet_event_columns in ship.c reads them the same way). */
+	"CREATE TYPE docket_derived AS (\n"
+	"  event jsonb, time text, type text, session text, invocation text, tool text,\n"
+	"  verdict text, status text, actor text, policy_revision integer);\n"
+	"CREATE FUNCTION docket_event_row(p_payload bytea, p_seq bigint, p_hash bytea) RETURNS docket_derived\n"
+	"LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  e jsonb := docket_pb_json(p_payload, 'Event') || jsonb_build_object('seq', p_seq, 'hash', encode(p_hash, 'hex'));\n"
+	"  rev jsonb := coalesce(e -> 'revision', e -> 'decision' -> 'policy_revision');\n"
+	"BEGIN\n"
+	/* docket_time_valid's spelling (ledger/event.c), and a time PostgreSQL
+	 * can place: the partition key */
+	"  IF NOT coalesce(e ->> 'time' ~ '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?Z$', false) THEN\n"
+	"    RAISE EXCEPTION 'docket: the event time is not YYYY-MM-DDTHH:MM:SS[.F]Z';\n"
+	"  END IF;\n"
+	"  PERFORM (e ->> 'time')::timestamptz;\n"
+	"  RETURN ROW(e, e ->> 'time', e ->> 'type', e ->> 'session', e ->> 'invocation', e ->> 'tool',\n"
+	"             e -> 'decision' ->> 'verdict', e ->> 'status', e ->> 'actor',\n"
+	"             CASE WHEN jsonb_typeof(rev) = 'number' AND rev::numeric BETWEEN 0 AND 2147483647\n"
+	"                  THEN rev::numeric::integer END)::docket_derived;\n"
+	"END $f$;\n",
+
+	/* Whether a shipped row is exactly what its payload says: every
+	 * attribute of docket_derived against the row's column of that name
+	 * (an attribute the row does not have makes them differ). */
+	"CREATE FUNCTION docket_column_same(b docket_batch_row, d docket_derived) RETURNS boolean\n"
+	"LANGUAGE sql IMMUTABLE AS $f$\n"
+	"  SELECT to_jsonb(b) - '{seq, payload, hash}'::text[] = to_jsonb(d) $f$;\n",
+
+	/* The first column of a shipped row that is not what its payload says
+	 * (NULL: none). Every attribute of docket_derived is compared. */
+	"CREATE FUNCTION docket_column_problem(b docket_batch_row, d docket_derived) RETURNS text\n"
+	"LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  sent jsonb := to_jsonb(b);\n"
+	"  c record;\n"
+	"BEGIN\n"
+	"  IF docket_column_same(b, d) THEN\n"
+	"    RETURN NULL;\n"
+	"  END IF;\n"
+	"  IF b.event IS DISTINCT FROM d.event THEN\n"
+	"    RETURN format('column event is not the event the payload holds (it differs at %s)',\n"
+	"      CASE WHEN jsonb_typeof(b.event) = 'object' THEN (SELECT string_agg(coalesce(x.key, y.key), ', '\n"
+	"        ORDER BY coalesce(x.key, y.key)) FROM jsonb_each(b.event) x FULL JOIN jsonb_each(d.event) y\n"
+	"        ON x.key = y.key WHERE x.value IS DISTINCT FROM y.value) ELSE 'its top' END);\n"
+	"  END IF;\n"
+	"  FOR c IN SELECT key, value FROM jsonb_each(to_jsonb(d)) WHERE key <> 'event' ORDER BY key LOOP\n"
+	"    IF sent -> c.key IS DISTINCT FROM c.value THEN\n"
+	"      RETURN format('column %s is %s, the payload says %s', c.key, coalesce(sent ->> c.key, 'null'),\n"
+	"                    coalesce(c.value #>> '{}', 'null'));\n"
+	"    END IF;\n"
+	"  END LOOP;\n"
+	"  RETURN 'a column the payload does not give';\n"
+	"END $f$;\n"
+	"CREATE FUNCTION docket_batch_problem(b docket_batch_row) RETURNS text\n"
+	"LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public AS $f$\n"
+	"BEGIN\n"
+	"  RETURN docket_column_problem(b, docket_event_row(b.payload, b.seq, b.hash));\n"
+	"EXCEPTION WHEN OTHERS THEN\n"
+	"  RETURN format('the payload does not decode (%s)', SQLERRM);\n"
+	"END $f$;\n",
+
+	/* the batch must be a plain temp table of our row type: a view, row
+	 * security policies or rules would run the caller's code with the
+	 * ingest functions' rights */
+	"CREATE FUNCTION docket_batch_ok() RETURNS boolean\n"
+	"LANGUAGE sql STABLE SET search_path = pg_catalog, public AS $f$\n"
+	"  SELECT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = to_regclass('pg_temp.docket_batch')\n"
+	"    AND c.relkind = 'r' AND c.relpersistence = 't' AND NOT c.relrowsecurity\n"
+	"    AND NOT c.relhasrules AND c.reloftype = 'docket_batch_row'::regtype) $f$;\n",
+
+	/* The rows of the batch after seq p_after into docket_events, each as
+	 * derived from its payload; returns how many of them were sent with a
+	 * column that is not what their payload says (the caller refuses the
+	 * batch then, and the insert is rolled back with it). */
+	"CREATE FUNCTION docket_events_insert(p_ledger text, p_after bigint) RETURNS bigint\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  forged bigint;\n"
+	"BEGIN\n"
+	"  WITH d AS MATERIALIZED (\n"
+	"    SELECT b, docket_event_row(b.payload, b.seq, b.hash) AS r\n"
+	"    FROM pg_temp.docket_batch b WHERE b.seq > p_after),\n"
+	"  ins AS (\n"
+	"    INSERT INTO docket_events (ledger_id, seq, time, type, session, invocation, tool, verdict,\n"
+	"                               status, actor, policy_revision, event, payload, hash)\n"
+	"    SELECT p_ledger, (b).seq, (r).time::timestamptz, (r).type, (r).session, (r).invocation, (r).tool,\n"
+	"           (r).verdict, (r).status, (r).actor, (r).policy_revision, (r).event, (b).payload, (b).hash\n"
+	"    FROM d RETURNING 1)\n"
+	"  SELECT count(*) INTO forged FROM d WHERE NOT docket_column_same(b, r);\n"
+	"  RETURN forged;\n"
+	"END $f$;\n",
+
+	/* The reference check, row by row (migration 1's, with the host, the
+	 * columns and the partitions): it finds the first thing wrong and
+	 * records the incident. docket_ingest hands it every batch it does not
+	 * accept outright. */
+	"CREATE OR REPLACE FUNCTION docket_ingest_checked(p_ledger text, p_host text, p_local_head bigint)\n"
+	"RETURNS TABLE (status text, high_seq bigint, head text, detail text)\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  l docket_ledgers%ROWTYPE;\n"
+	"  r docket_batch_row;\n"
+	"  h bytea;\n"
+	"  hi bigint;\n"
+	"  held bytea;\n"
+	"  why text;\n"
+	"  kind text;\n"
+	"  at bigint;\n"
+	"BEGIN\n"
+	"  IF p_ledger IS NULL OR p_ledger !~ '^[0-9a-f]{32}$' THEN\n"
+	"    RAISE EXCEPTION 'docket: bad ledger id %', p_ledger USING ERRCODE = '22023';\n"
+	"  END IF;\n"
+	"  IF NOT docket_batch_ok() THEN\n"
+	"    RAISE EXCEPTION 'docket: pg_temp.docket_batch must be a temporary table OF docket_batch_row'\n"
+	"      USING ERRCODE = '42501';\n"
+	"  END IF;\n"
+	"  why := docket_host_problem(p_host);\n"
+	"  IF why IS NOT NULL THEN\n"
+	"    PERFORM docket_incident(p_ledger, p_host, 'host', NULL, why);\n"
+	"    SELECT * INTO l FROM docket_ledgers d WHERE d.ledger_id = p_ledger;\n"
+	"    RETURN QUERY SELECT 'refused'::text, coalesce(l.high_seq, 0), encode(coalesce(l.head, '\\x'), 'hex'),\n"
+	"      'host: ' || why;\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  PERFORM docket_partitions_lock();\n"
+	"  INSERT INTO docket_ledgers (ledger_id, host, owner) VALUES (p_ledger, p_host, session_user)\n"
+	"    ON CONFLICT (ledger_id) DO NOTHING;\n"
+	"  SELECT * INTO l FROM docket_ledgers d WHERE d.ledger_id = p_ledger FOR UPDATE;\n"
+	"  IF l.owner <> session_user AND NOT pg_has_role(session_user, l.owner, 'MEMBER') THEN\n"
+	"    kind := 'foreign_ledger';\n"
+	"    why := format('role %s may not ship ledger %s: it belongs to role %s', session_user, p_ledger, l.owner);\n"
+	"  END IF;\n"
+	"  hi := l.high_seq;\n"
+	"  h := l.head;\n"
+	"  IF kind IS NULL THEN\n"
+	"    FOR r IN SELECT * FROM pg_temp.docket_batch b ORDER BY b.seq LOOP\n"
+	"      IF r.seq <= l.high_seq THEN\n"
+	"        SELECT e.hash INTO held FROM docket_events e WHERE e.ledger_id = p_ledger AND e.seq = r.seq;\n"
+	"        IF held IS DISTINCT FROM r.hash THEN\n"
+	"          kind := 'rewritten'; at := r.seq;\n"
+	"          why := format('event %s differs from the one shipped earlier: the ledger''s history was rewritten', r.seq);\n"
+	"          EXIT;\n"
+	"        END IF;\n"
+	"        CONTINUE;\n"
+	"      END IF;\n"
+	"      IF r.seq <> hi + 1 THEN\n"
+	"        kind := 'gap'; at := r.seq;\n"
+	"        why := format('event %s does not follow event %s held centrally', r.seq, hi);\n"
+	"        EXIT;\n"
+	"      END IF;\n"
+	"      IF r.hash IS NULL OR r.payload IS NULL OR sha256(h || int8send(r.seq) || r.payload) <> r.hash THEN\n"
+	"        kind := CASE WHEN r.seq = l.high_seq + 1 THEN 'rewritten' ELSE 'chain_break' END; at := r.seq;\n"
+	"        why := format('event %s does not continue the hash chain held centrally (head %s at seq %s)',\n"
+	"                      r.seq, encode(h, 'hex'), hi);\n"
+	"        EXIT;\n"
+	"      END IF;\n"
+	"      why := docket_batch_problem(r);\n"
+	"      IF why IS NOT NULL THEN\n"
+	"        kind := 'forged'; at := r.seq;\n"
+	"        why := format('event %s: %s', r.seq, why);\n"
+	"        EXIT;\n"
+	"      END IF;\n"
+	"      h := r.hash;\n"
+	"      hi := r.seq;\n"
+	"    END LOOP;\n"
+	"  END IF;\n"
+	"  IF kind IS NULL AND p_local_head < l.high_seq THEN\n"
+	"    kind := 'truncated'; at := p_local_head;\n"
+	"    why := format('the ledger holds %s events, %s were shipped before', p_local_head, l.high_seq);\n"
+	"  END IF;\n"
+	"  IF kind IS NULL AND hi > l.high_seq THEN\n"
+	"    why := docket_partitions_make(l.high_seq);\n"
+	"    IF why IS NOT NULL THEN\n"
+	"      kind := 'partitions'; at := l.high_seq + 1;\n"
+	"    END IF;\n"
+	"  END IF;\n"
+	"  IF kind IS NOT NULL THEN\n"
+	"    PERFORM docket_incident(p_ledger, p_host, kind, at, why);\n"
+	"    RETURN QUERY SELECT 'refused'::text, l.high_seq, encode(l.head, 'hex'), kind || ': ' || why;\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  IF hi > l.high_seq AND docket_events_insert(p_ledger, l.high_seq) > 0 THEN\n"
+	"    RAISE EXCEPTION 'docket: a column checked row by row differs when inserted';\n"
+	"  END IF;\n"
+	"  INSERT INTO docket_hosts (host, owner) VALUES (p_host, session_user) ON CONFLICT (host) DO NOTHING;\n"
+	"  UPDATE docket_ledgers d SET high_seq = hi, head = h, host = p_host, shipped_at = now()\n"
+	"    WHERE d.ledger_id = p_ledger;\n"
+	"  RETURN QUERY SELECT 'ok'::text, hi, encode(h, 'hex'), format('%s new events', hi - l.high_seq);\n"
+	"END $f$;\n"
+	"REVOKE ALL ON FUNCTION docket_ingest_checked(text, text, bigint) FROM PUBLIC, docket_shipper;\n",
+
+	/* The set-based check (migration 2's) with the host, the columns and
+	 * the partitions: the events held again and the new events' chain in
+	 * two queries; then, in a subtransaction, the months' partitions and
+	 * the rows as derived from their payloads, inserted while each is
+	 * compared with what was sent. Anything wrong rolls the subtransaction
+	 * back (partitions included) and hands the batch to
+	 * docket_ingest_checked, which records why. */
+	"CREATE OR REPLACE FUNCTION docket_ingest(p_ledger text, p_host text, p_local_head bigint)\n"
+	"RETURNS TABLE (status text, high_seq bigint, head text, detail text)\n"
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  l docket_ledgers%ROWTYPE;\n"
+	"  ok boolean;\n"
+	"  n bigint;\n"
+	"  hi bigint;\n"
+	"  h bytea;\n"
+	"  forged bigint;\n"
+	"BEGIN\n"
+	"  IF p_ledger IS NULL OR p_ledger !~ '^[0-9a-f]{32}$' OR NOT docket_batch_ok()\n"
+	"      OR docket_host_problem(p_host) IS NOT NULL THEN\n"
+	"    RETURN QUERY SELECT * FROM docket_ingest_checked(p_ledger, p_host, p_local_head);\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  PERFORM docket_partitions_lock();\n"
+	"  INSERT INTO docket_ledgers (ledger_id, host, owner) VALUES (p_ledger, p_host, session_user)\n"
+	"    ON CONFLICT (ledger_id) DO NOTHING;\n"
+	"  SELECT * INTO l FROM docket_ledgers d WHERE d.ledger_id = p_ledger FOR UPDATE;\n"
+	"  ok := (l.owner = session_user OR pg_has_role(session_user, l.owner, 'MEMBER'))\n"
+	"        AND p_local_head >= l.high_seq;\n"
+	/* the events held again (the anchor) carry the hash held */
+	"  ok := ok AND NOT EXISTS (SELECT 1 FROM pg_temp.docket_batch b WHERE b.seq IS NULL\n"
+	"    OR (b.seq <= l.high_seq AND b.hash IS DISTINCT FROM\n"
+	"        (SELECT e.hash FROM docket_events e WHERE e.ledger_id = p_ledger AND e.seq = b.seq)));\n"
+	/* every new event follows its predecessor in seq and in the chain */
+	"  IF ok THEN\n"
+	"    SELECT count(*), max(x.seq), coalesce(bool_and(coalesce(x.seq = coalesce(x.prev_seq, l.high_seq) + 1\n"
+	"             AND x.payload IS NOT NULL AND x.hash IS NOT NULL\n"
+	"             AND sha256(coalesce(x.prev, l.head) || int8send(x.seq) || x.payload) = x.hash, false)), true)\n"
+	"      INTO n, hi, ok\n"
+	"      FROM (SELECT b.seq, b.payload, b.hash, lag(b.seq) OVER w AS prev_seq, lag(b.hash) OVER w AS prev\n"
+	"            FROM pg_temp.docket_batch b WHERE b.seq > l.high_seq WINDOW w AS (ORDER BY b.seq)) x;\n"
+	"  END IF;\n"
+	"  IF ok AND n > 0 THEN\n"
+	"    BEGIN\n"
+	"      IF docket_partitions_make(l.high_seq) IS NOT NULL THEN\n"
+	"        RAISE EXCEPTION 'docket: too many partitions';\n"
+	"      END IF;\n"
+	"      forged := docket_events_insert(p_ledger, l.high_seq);\n"
+	"      IF forged > 0 THEN\n"
+	"        RAISE EXCEPTION 'docket: forged columns';\n"
+	"      END IF;\n"
+	"    EXCEPTION WHEN OTHERS THEN\n"
+	"      ok := false;\n"
+	"    END;\n"
+	"  END IF;\n"
+	"  IF NOT ok THEN\n"
+	"    RETURN QUERY SELECT * FROM docket_ingest_checked(p_ledger, p_host, p_local_head);\n"
+	"    RETURN;\n"
+	"  END IF;\n"
+	"  hi := coalesce(hi, l.high_seq);\n"
+	"  h := l.head;\n"
+	"  IF n > 0 THEN\n"
+	"    SELECT x.hash INTO h FROM pg_temp.docket_batch x WHERE x.seq = hi;\n"
+	"  END IF;\n"
+	"  INSERT INTO docket_hosts (host, owner) VALUES (p_host, session_user) ON CONFLICT (host) DO NOTHING;\n"
+	"  UPDATE docket_ledgers d SET high_seq = hi, head = h, host = p_host, shipped_at = now()\n"
+	"    WHERE d.ledger_id = p_ledger;\n"
+	"  RETURN QUERY SELECT 'ok'::text, hi, encode(h, 'hex'), format('%s new events', hi - l.high_seq);\n"
+	"END $f$;\n",
+
+	"REVOKE ALL ON FUNCTION docket_partitions_lock(), docket_partitions_make(bigint), docket_host_problem(text),\n"
+	"  docket_partition_name(timestamptz), docket_events_insert(text, bigint), docket_batch_ok() FROM PUBLIC;\n",
+	NULL
+};
+
+/*
+ * docket_pb_names(): the names the server's decoder gives enumeration values
+ * and event bodies, written from this docket's own tables (ledger/event.c),
+ * so that the server and the ledger cannot disagree on a name.
+ */
+#define ENUM_SCAN 64  /* past the last value of every enumeration */
+
+/* "key": {"1": "name", ...}, after a '{' or a previous key */
+static int put_enum_names(docket_buf *b, const char *key, const char *(*name)(int))
+{
+	const char *sep = "";
+	int error = docket_buf_printf(b, "%s\"%s\": {", b->ptr[b->len - 1] == '{' ? "" : ", ", key);
+
+	for (int v = 1; v <= ENUM_SCAN && error == 0; v++) {
+		const char *n = name(v);
+
+		if (!n || strcmp(n, "unknown") == 0)
+			continue;
+		if (strpbrk(n, "'\"\\$"))
+			return docket_error_set(DOCKET_EINVALID, "enumeration name %s cannot be quoted", n);
+		error = docket_buf_printf(b, "%s\"%d\": \"%s\"", sep, v, n);
+		sep = ", ";
+	}
+	return error < 0 ? error : docket_buf_puts(b, "}");
+}
+
+static const char *verdict_name(int v) { return docket_verdict_name((Docket__V1__Verdict)v); }
+static const char *result_name(int v) { return docket_approval_result_name((Docket__V1__ApprovalResult)v); }
+static const char *status_name(int v) { return docket_outcome_status_name((Docket__V1__OutcomeStatus)v); }
+static const char *recovery_name(int v) { return docket_recovery_mode_name((Docket__V1__RecoveryMode)v); }
+static const char *format_name(int v) { return docket_policy_format_name((Docket__V1__PolicyFormat)v); }
+static const char *platform_name(int v) { return docket_platform_name((Docket__V1__Platform)v); }
+static const char *action_name(int v) { return docket_recovery_action_name((Docket__V1__RecoveryActionKind)v); }
+
+static const char *body_name(int v)
+{
+	docket_event ev = DOCKET__V1__EVENT__INIT;
+
+	ev.body_case = (Docket__V1__Event__BodyCase)v;
+	return docket_event_type(&ev);
+}
+
+static int create_names(docket_fleet *f)
+{
+	static const struct {
+		const char *key;
+		const char *(*name)(int);
+	} enums[] = {
+		{ "verdict", verdict_name }, { "result", result_name }, { "status", status_name },
+		{ "recovery", recovery_name }, { "format", format_name }, { "platform", platform_name },
+		{ "action", action_name },
+	};
+	docket_buf b = DOCKET_BUF_INIT;
+	int error;
+
+	if ((error = docket_buf_puts(&b, "CREATE FUNCTION docket_pb_names() RETURNS jsonb LANGUAGE sql IMMUTABLE "
+				     "PARALLEL SAFE AS $f$ SELECT '{")) < 0 ||
+	    (error = put_enum_names(&b, "type", body_name)) < 0)
+		goto cleanup;
+	for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]) && error == 0; i++)
+		error = put_enum_names(&b, enums[i].key, enums[i].name);
+	if (error < 0 || (error = docket_buf_puts(&b, "}'::jsonb $f$")) < 0)
+		goto cleanup;
+	error = fleet_exec(f, b.ptr);
+cleanup:
+	docket_buf_dispose(&b);
+	return error;
+}
+
 static const migration migrations[] = {
-	{ 1, "events, checkpoints, incidents, views, roles, ingest functions", m1 },
-	{ 2, "set-based chain check at ingest", m2 },
+	{ 1, "events, checkpoints, incidents, views, roles, ingest functions", m1, NULL },
+	{ 2, "set-based chain check at ingest", m2, NULL },
+	{ 3, "columns derived from the payload, partitions after acceptance, hosts bound to roles", m3, create_names },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+_Static_assert(NMIGRATIONS == DOCKET_FLEET_SCHEMA_VERSION, "fleet.h names the latest migration");
 
 int fleet_schema_latest(void)
 {
@@ -441,6 +1044,8 @@ static int apply(docket_fleet *f, const migration *m)
 	snprintf(version, sizeof(version), "%d", m->version);
 	params[0] = version;
 	params[1] = m->description;
+	if (m->prepare)
+		error = m->prepare(f);
 	for (size_t i = 0; m->sql[i] && error == 0; i++)
 		error = fleet_exec(f, m->sql[i]);
 	if (error == 0)

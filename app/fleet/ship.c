@@ -88,14 +88,14 @@ static int put_int8(docket_buf *b, uint64_t v)
 	return docket_buf_put(b, be, 8);
 }
 
-static int put_int4(docket_buf *b, const json_t *v)
+static int put_int4(docket_buf *b, int has, int32_t v)
 {
 	uint8_t be[4];
 	int error;
 
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+	if (!has)
 		return put_len(b, -1);
-	docket_be32_put(be, (uint32_t)json_integer_value(v));
+	docket_be32_put(be, (uint32_t)v);
 	if ((error = put_len(b, 4)) < 0)
 		return error;
 	return docket_buf_put(b, be, 4);
@@ -135,30 +135,46 @@ static const char *jstr(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+void fleet_event_columns(fleet_columns *out, const json_t *ev)
+{
+	const json_t *decision = json_object_get(ev, "decision");
+	const json_t *rev = json_object_get(ev, "revision");
+
+	if (!rev)
+		rev = json_object_get(decision, "policy_revision");
+	out->time = jstr(ev, "time");
+	out->type = jstr(ev, "type");
+	out->session = jstr(ev, "session");
+	out->invocation = jstr(ev, "invocation");
+	out->tool = jstr(ev, "tool");
+	out->verdict = jstr(decision, "verdict");
+	out->status = jstr(ev, "status");
+	out->actor = jstr(ev, "actor");
+	out->has_revision = json_is_integer(rev) && json_integer_value(rev) >= 0 && json_integer_value(rev) <= INT32_MAX;
+	out->revision = out->has_revision ? (int32_t)json_integer_value(rev) : 0;
+}
+
 /* One event as a row of docket_batch_row: the decoded columns a query
  * needs, the event as jsonb, the payload and its chain hash. */
 static int copy_row(docket_buf *b, uint64_t seq, const json_t *ev, const uint8_t *payload, size_t len,
 		    const uint8_t hash[LEDGER_HASH_LEN])
 {
-	const json_t *decision = json_object_get(ev, "decision");
-	const json_t *rev = json_object_get(ev, "revision");
 	uint8_t n[2] = { 0, SHIP_COLUMNS };
-	const char *verdict = jstr(decision, "verdict");
+	fleet_columns c;
 	int error;
 
-	if (!rev)
-		rev = json_object_get(decision, "policy_revision");
+	fleet_event_columns(&c, ev);
 	if ((error = docket_buf_put(b, n, 2)) < 0 ||
 	    (error = put_int8(b, seq)) < 0 ||
-	    (error = put_text(b, jstr(ev, "time"))) < 0 ||
-	    (error = put_text(b, jstr(ev, "type"))) < 0 ||
-	    (error = put_text(b, jstr(ev, "session"))) < 0 ||
-	    (error = put_text(b, jstr(ev, "invocation"))) < 0 ||
-	    (error = put_text(b, jstr(ev, "tool"))) < 0 ||
-	    (error = put_text(b, verdict)) < 0 ||
-	    (error = put_text(b, jstr(ev, "status"))) < 0 ||
-	    (error = put_text(b, jstr(ev, "actor"))) < 0 ||
-	    (error = put_int4(b, rev)) < 0 ||
+	    (error = put_text(b, c.time)) < 0 ||
+	    (error = put_text(b, c.type)) < 0 ||
+	    (error = put_text(b, c.session)) < 0 ||
+	    (error = put_text(b, c.invocation)) < 0 ||
+	    (error = put_text(b, c.tool)) < 0 ||
+	    (error = put_text(b, c.verdict)) < 0 ||
+	    (error = put_text(b, c.status)) < 0 ||
+	    (error = put_text(b, c.actor)) < 0 ||
+	    (error = put_int4(b, c.has_revision, c.revision)) < 0 ||
 	    (error = put_jsonb(b, ev)) < 0 ||
 	    (error = put_bytes(b, payload, len)) < 0)
 		return error;
@@ -167,9 +183,37 @@ static int copy_row(docket_buf *b, uint64_t seq, const json_t *ev, const uint8_t
 
 /* ---- reading the ledger ---- */
 
+/* The months (UTC, "YYYY-MM") of one batch's events: the server makes at
+ * most FLEET_MONTHS_PER_BATCH new month partitions for one batch (schema.c)
+ * and refuses a batch that needs more, so a batch is cut before the event
+ * whose month would be one too many. */
+#define FLEET_MONTHS_PER_BATCH 12
+
+typedef struct month_set {
+	char month[FLEET_MONTHS_PER_BATCH][8];
+	int n;
+} month_set;
+
+/* 1 when `time`'s month is in the set or was added, 0 when the set is full. */
+static int month_add(month_set *m, const char *time)
+{
+	char month[8] = "";
+
+	if (time)
+		snprintf(month, sizeof(month), "%.7s", time);
+	for (int i = 0; i < m->n; i++)
+		if (strcmp(m->month[i], month) == 0)
+			return 1;
+	if (m->n == FLEET_MONTHS_PER_BATCH)
+		return 0;
+	memcpy(m->month[m->n++], month, sizeof(month));
+	return 1;
+}
+
 /* The event at `seq` as `docket log --json` shows it, with its payload,
- * as a row of `b`. */
-static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq)
+ * as a row of `b`; 1 (nothing written) when its month does not fit in
+ * `months`. */
+static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq, month_set *months)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
@@ -184,7 +228,10 @@ static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq)
 	    (error = event_unpack(&ev, payload, len)) < 0 ||
 	    (error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
 		goto cleanup;
-	error = copy_row(b, seq, obj, payload, len, hash);
+	if (!month_add(months, json_string_value(json_object_get(obj, "time"))))
+		error = 1;
+	else
+		error = copy_row(b, seq, obj, payload, len, hash);
 cleanup:
 	if (error < 0)
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
@@ -193,19 +240,28 @@ cleanup:
 	return error;
 }
 
-/* Events first..last into `b` in COPY binary format, in one read
- * transaction. */
-static int read_range(shipper *s, docket_buf *b, uint64_t first, uint64_t last)
+typedef struct range {
+	uint64_t first, want;  /* what was asked for: first..want */
+	uint64_t last;         /* what was read (want, or less: the months) */
+} range;
+
+/* Events r->first..r->want into `b` in COPY binary format, in one read
+ * transaction, cut at the months' bound (r->last: the last one read). */
+static int read_range(shipper *s, docket_buf *b, range *r)
 {
 	static const uint8_t trailer[2] = { 0xff, 0xff };
 	MDB_txn *txn = NULL;
+	month_set months;
 	int error;
 
+	months.n = 0;
+	r->last = r->first;
 	if ((error = copy_header(b)) < 0 ||
 	    (error = store_txn_begin(&txn, s->l, MDB_RDONLY)) < 0)
 		return error;
-	for (uint64_t seq = first; seq && seq <= last && error == 0; seq++)
-		error = read_one(s, b, txn, seq);
+	for (uint64_t seq = r->first; seq && seq <= r->want && error == 0; seq++)
+		if ((error = read_one(s, b, txn, seq, &months)) == 0)
+			r->last = seq;
 	store_txn_abort(s->l, txn);
 	return error < 0 ? error : docket_buf_put(b, trailer, 2);
 }
@@ -326,10 +382,6 @@ static int server_state(shipper *s, uint64_t *high, uint64_t *checkpoints)
 	return 0;
 }
 
-typedef struct range {
-	uint64_t first, last;
-} range;
-
 /* What to send when the server holds 1..high: from the anchor, the last
  * event the server holds (or our last one, when the server holds more than
  * we have: it says truncated; with no event at all the batch is empty). */
@@ -340,16 +392,17 @@ static range next_range(uint64_t high, uint64_t head, uint64_t batch)
 	r.first = high < head ? high : head;
 	if (r.first == 0 && head > 0)
 		r.first = 1;
-	r.last = high + batch < head ? high + batch : head;
-	if (r.last < r.first)
-		r.last = r.first;
+	r.want = high + batch < head ? high + batch : head;
+	if (r.want < r.first)
+		r.want = r.first;
+	r.last = r.first;
 	return r;
 }
 
 static int ship_events(shipper *s, uint64_t head, uint64_t batch)
 {
 	uint64_t high, cps, before;
-	range cur, next = { 0, 0 };
+	range cur, next = { 0, 0, 0 }, want;
 	int i = 0, ready, error, read_error;
 
 	if ((error = server_state(s, &high, &cps)) < 0)
@@ -357,7 +410,7 @@ static int ship_events(shipper *s, uint64_t head, uint64_t batch)
 	if (head == 0 && high == 0)
 		goto done;
 	cur = next_range(high, head, batch);
-	if ((error = read_range(s, &s->copy[i], cur.first, cur.last)) < 0)
+	if ((error = read_range(s, &s->copy[i], &cur)) < 0)
 		return error;
 	for (;;) {
 		before = high;
@@ -368,7 +421,7 @@ static int ship_events(shipper *s, uint64_t head, uint64_t batch)
 		read_error = 0;
 		if (ready) {
 			next = next_range(cur.last, head, batch);
-			read_error = read_range(s, &s->copy[!i], next.first, next.last);
+			read_error = read_range(s, &s->copy[!i], &next);
 		}
 		if ((error = collect(s, &high)) < 0)
 			return error;
@@ -379,10 +432,14 @@ static int ship_events(shipper *s, uint64_t head, uint64_t batch)
 		if (s->rep->refused || high >= head)
 			break;
 		i = !i;
-		cur = next_range(high, head, batch);
-		if ((!ready || cur.first != next.first || cur.last != next.last) &&
-		    (error = read_range(s, &s->copy[i], cur.first, cur.last)) < 0)
-			return error;
+		want = next_range(high, head, batch);
+		if (ready && want.first == next.first && want.want == next.want) {
+			cur = next;
+		} else {
+			cur = want;
+			if ((error = read_range(s, &s->copy[i], &cur)) < 0)
+				return error;
+		}
 	}
 done:
 	s->rep->high_seq = high;

@@ -3,11 +3,14 @@
  * verify.c: the central re-check. For each ledger held, its events are read
  * back in seq order (in chunks, by seq range) and the chain is recomputed
  * from the stored payloads with the ledger's own chain function; each
- * payload must decode to an event of the type, session and invocation its
- * columns say (the columns are what fleet queries read); the end of the
+ * payload is decoded here, by docket's own codec, and every column of its
+ * row (the event jsonb, time, type, session, invocation, tool, verdict,
+ * status, actor, policy revision: what fleet queries and the views read)
+ * must be what the payload says; the end of the
  * chain must be the head docket_ingest recorded; each shipped checkpoint must
  * name the chain hash at its seq and the digest of the one before it.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "fleet_internal.h"
@@ -16,6 +19,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/rfc3339.h"
 
 #define VERIFY_CHUNK 5000
 
@@ -42,23 +46,77 @@ static const char *col(const PGresult *res, int row, int c)
 	return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
 }
 
-static int same(const char *a, const char *b)
+/* The columns of check_events' query. */
+enum {
+	C_SEQ, C_PAYLOAD, C_HASH, C_TYPE, C_SESSION, C_INVOCATION, C_TOOL, C_VERDICT, C_STATUS, C_ACTOR,
+	C_REVISION, C_EVENT, C_TIME_US
+};
+
+/* A stored text column against the value derived from the payload. */
+static int same_text(const char *stored, const char *derived)
 {
-	return (!a && (!b || !*b)) || (a && b && strcmp(a, b) == 0);
+	return (!stored && !derived) || (stored && derived && strcmp(stored, derived) == 0);
 }
 
-/* One stored event: seq, payload, hash, type, session, invocation (binary). */
+/* The first column of the row that is not what the payload `obj` says
+ * (NULL: none); `obj` is the payload's event as docket log --json prints it. */
+static const char *column_problem(const PGresult *res, int row, const json_t *obj)
+{
+	static const struct {
+		int col;
+		const char *name;
+		size_t off;
+	} text[] = {
+		{ C_TYPE, "type", offsetof(fleet_columns, type) },
+		{ C_SESSION, "session", offsetof(fleet_columns, session) },
+		{ C_INVOCATION, "invocation", offsetof(fleet_columns, invocation) },
+		{ C_TOOL, "tool", offsetof(fleet_columns, tool) },
+		{ C_VERDICT, "verdict", offsetof(fleet_columns, verdict) },
+		{ C_STATUS, "status", offsetof(fleet_columns, status) },
+		{ C_ACTOR, "actor", offsetof(fleet_columns, actor) },
+	};
+	fleet_columns c;
+	json_t *stored;
+	int64_t ms, us;
+	int equal;
+
+	stored = PQgetisnull(res, row, C_EVENT) ? NULL : json_loads(PQgetvalue(res, row, C_EVENT), JSON_DECODE_ANY, NULL);
+	equal = stored && json_equal(stored, (json_t *)obj);
+	json_decref(stored);
+	if (!equal)
+		return "event";
+	fleet_event_columns(&c, obj);
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		if (!same_text(col(res, row, text[i].col), *(const char *const *)((const char *)&c + text[i].off)))
+			return text[i].name;
+	if (PQgetisnull(res, row, C_REVISION) != !c.has_revision ||
+	    (c.has_revision && (PQgetlength(res, row, C_REVISION) != 4 ||
+				(int32_t)docket_be32_get((const uint8_t *)PQgetvalue(res, row, C_REVISION)) != c.revision)))
+		return "policy_revision";
+	/* the stored time is microseconds, the payload's kept to the millisecond */
+	if (PQgetlength(res, row, C_TIME_US) != 8)
+		return "time";
+	us = (int64_t)docket_be64_get((const uint8_t *)PQgetvalue(res, row, C_TIME_US));
+	if (!c.time || docket_time_parse_ms(c.time, 0, &ms) < 0 || ms > INT64_MAX / 1000 || ms < INT64_MIN / 1000 ||
+	    us - ms * 1000 > 1000 || ms * 1000 - us > 1000)
+		return "time";
+	return NULL;
+}
+
+/* One stored event (the columns of check_events' query, binary). */
 static int check_row(vstate *v, const PGresult *res, int row)
 {
 	uint8_t h[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
-	const uint8_t *payload = (const uint8_t *)PQgetvalue(res, row, 1);
-	size_t len = (size_t)PQgetlength(res, row, 1);
+	json_t *obj = NULL;
+	const uint8_t *payload = (const uint8_t *)PQgetvalue(res, row, C_PAYLOAD);
+	size_t len = (size_t)PQgetlength(res, row, C_PAYLOAD);
+	const char *column;
 	uint64_t seq;
 	char num[24];
 	int error;
 
-	seq = docket_be64_get((const uint8_t *)PQgetvalue(res, row, 0));
+	seq = docket_be64_get((const uint8_t *)PQgetvalue(res, row, C_SEQ));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
 	if (seq != v->seq + 1) {
 		char want[24];
@@ -68,14 +126,19 @@ static int check_row(vstate *v, const PGresult *res, int row)
 	}
 	if ((error = chain_next(h, v->head, seq, payload, len)) < 0)
 		return error;
-	if (PQgetlength(res, row, 2) != LEDGER_HASH_LEN || memcmp(h, PQgetvalue(res, row, 2), LEDGER_HASH_LEN) != 0)
+	if (PQgetlength(res, row, C_HASH) != LEDGER_HASH_LEN ||
+	    memcmp(h, PQgetvalue(res, row, C_HASH), LEDGER_HASH_LEN) != 0)
 		return BAD(v, seq, "event %s: the chain recomputed from the stored payload does not match "
 			   "the stored hash%s", num, "");
-	if (event_unpack(&ev, payload, len) < 0)
+	if (event_unpack(&ev, payload, len) < 0 || ledger_event_to_json(&obj, seq, ev, h) < 0) {
+		docket_event_free(ev);
 		return BAD(v, seq, "event %s: the stored payload does not decode%s", num, "");
-	if (!same(col(res, row, 3), docket_event_type(ev)) || !same(col(res, row, 4), ev->session) ||
-	    !same(col(res, row, 5), ev->invocation)) {
-		BAD(v, seq, "event %s: its columns do not describe its payload (a %s)", num, docket_event_type(ev));
+	}
+	column = column_problem(res, row, obj);
+	json_decref(obj);
+	if (column) {
+		BAD(v, seq, "event %s: column %s is not what its payload says (a %s)", num, column,
+		    docket_event_type(ev));
 		docket_event_free(ev);
 		return 1;
 	}
@@ -89,7 +152,8 @@ static int check_row(vstate *v, const PGresult *res, int row)
 static int check_events(docket_fleet *f, vstate *v)
 {
 	static const char sql[] =
-		"SELECT seq, payload, hash, type, session, invocation FROM docket_events"
+		"SELECT seq, payload, hash, type, session, invocation, tool, verdict, status, actor,"
+		" policy_revision, event::text, (extract(epoch FROM time) * 1000000)::bigint FROM docket_events"
 		" WHERE ledger_id = $1 AND seq > $2 ORDER BY seq LIMIT " "5000";
 	const char *params[2];
 	char after[24];
@@ -185,6 +249,31 @@ static int check_checkpoints(docket_fleet *f, vstate *v, const char *head_hex)
 	return error;
 }
 
+/* The ledger's host is bound (docket_hosts) to the role that owns the
+ * ledger, or to a role it is a member of: a host name edited in
+ * docket_ledgers, or a binding edited in docket_hosts, shows here. */
+static int check_host(docket_fleet *f, vstate *v)
+{
+	static const char sql[] =
+		"SELECT h.owner, CASE WHEN l.owner = h.owner THEN true"
+		" WHEN (SELECT count(*) FROM pg_roles r WHERE r.rolname IN (l.owner, h.owner)) < 2 THEN false"
+		" ELSE pg_has_role(l.owner, h.owner, 'MEMBER') END FROM docket_ledgers l"
+		" LEFT JOIN docket_hosts h ON h.host = l.host WHERE l.ledger_id = $1";
+	const char *params[1] = { v->r->ledger.ledger_id };
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_query(&res, f, sql, 1, params)) < 0)
+		return error;
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+		error = BAD(v, 0, "column host: host %s is not registered in docket_hosts", v->r->ledger.host);
+	else if (strcmp(PQgetvalue(res, 0, 1), "t") != 0)
+		error = BAD(v, 0, "column host: host %s is bound to role %s, the ledger belongs to role %s",
+			    v->r->ledger.host, PQgetvalue(res, 0, 0), v->r->ledger.owner);
+	PQclear(res);
+	return error;
+}
+
 typedef struct verify_ctx {
 	docket_fleet *f;
 	docket_fleet_verify_cb cb;
@@ -208,7 +297,7 @@ static int verify_one(void *vctx, const docket_fleet_ledger *l)
 	v.r = &r;
 	v.key = c->key;
 	memcpy(v.key_id, c->key_id, sizeof(v.key_id));
-	if ((error = check_events(c->f, &v)) == 0)
+	if ((error = check_host(c->f, &v)) == 0 && (error = check_events(c->f, &v)) == 0)
 		error = check_checkpoints(c->f, &v, head_hex);
 	if (error < 0)
 		return error;

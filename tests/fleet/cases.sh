@@ -245,7 +245,7 @@ case_verify_tamper() {
 	expect_exit 0 docket fleet verify --db "$PG_URL"
 	pg_sql -c "UPDATE docket_events SET session = 'other' WHERE seq = 5"
 	expect_exit 1 docket fleet verify --db "$PG_URL"
-	grep -q "columns do not describe" out || fail "$(cat out)"
+	grep -q "event 5: column session is not what its payload says" out || fail "$(cat out)"
 }
 
 # fleet replay equals the union of the machines' local replays
@@ -384,6 +384,18 @@ PY
 	expect_exit 2 docket report -o x.html --host alpha
 }
 
+# ingest_as ROLE PASSWORD LEDGER HOST LOCAL_HEAD TSV: one batch through the
+# shipping protocol (a temp table OF docket_batch_row, COPY, docket_ingest)
+# as that role, from a file in COPY text format; prints "status high_seq
+# kind" (or "ok high_seq N new events")
+ingest_as() {
+	PGPASSWORD=$2 pg_sql -U "$1" -c "CREATE TEMP TABLE docket_batch OF docket_batch_row;
+		DO \$\$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',
+		(SELECT p.proowner::regrole::text FROM pg_proc p WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END \$\$" \
+		-c "\\copy docket_batch FROM '$6'" \
+		-c "SELECT status || ' ' || high_seq || ' ' || split_part(detail, ':', 1) FROM docket_ingest('$3', '$4', $5)"
+}
+
 # batches crafted by hand (not by docket ship) against the ingest check, as
 # the shipping role: each must be refused with its kind, nothing merged; the
 # chain hashes are computed here (Python), not by the code under test
@@ -391,48 +403,46 @@ case_crafted_batches() {
 	shipper_role mc pwc
 	local id=cccccccccccccccccccccccccccccccc
 	python3 - <<'PY'
-import hashlib
-def chain(rows, h=bytes(32)):
-    out = []
-    for seq, payload in rows:
-        h = hashlib.sha256(h + seq.to_bytes(8, "big") + payload).digest()
-        out.append((seq, payload, h))
-    return out
+import os, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import session_closed, event_json, chain, row
+session_of = {}  # payload -> its session, to write the columns that go with it
+def t(seq):
+    return "2025-05-01T00:00:%02dZ" % (seq % 60)
+def ev(seq, tag=""):
+    payload = session_closed(t(seq), "s" + tag)
+    session_of[payload] = "s" + tag
+    return (seq, payload)
 def write(name, rows):
     with open(name, "w") as f:
         for seq, payload, h in rows:
-            p = "\\N" if payload is None else "\\\\x" + payload.hex()
-            f.write("%d\t2025-05-01T00:00:%02dZ\tx.test\ts\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t{}\t%s\t\\\\x%s\n"
-                    % (seq, seq % 60, p, h.hex()))
-good = chain([(i, b"event %d" % i) for i in range(1, 6)])
+            s = session_of.get(payload, "s")
+            f.write(row(seq, t(seq), "session.closed", s, None, None, None, None, None, None,
+                        event_json(seq, t(seq), s, h), payload, h))
+good = chain([ev(i) for i in range(1, 6)])
 write("ok.tsv", good)
 # 1..3 then 5: a gap, the chain itself consistent
-write("gap.tsv", chain([(1, b"a"), (2, b"b"), (3, b"c"), (5, b"e")]))
+write("gap.tsv", chain([ev(1), ev(2), ev(3), ev(5)]))
 # 2 twice, each consistent with its predecessor, 3 missing: duplicate
-write("dup.tsv", chain([(1, b"a"), (2, b"b"), (2, b"b2"), (4, b"d")]))
+write("dup.tsv", chain([ev(1), ev(2), ev(2, "b2"), ev(4)]))
 # a hash that does not follow from its payload, in the middle: chain_break
 # (rewritten is for the first new event)
-bad = chain([(i, b"x%d" % i) for i in range(1, 5)])
-bad[2] = (bad[2][0], b"changed", bad[2][2])
+bad = chain([ev(i, "x") for i in range(1, 5)])
+bad[2] = (bad[2][0], ev(3, "changed")[1], bad[2][2])
 write("hash.tsv", bad)
 # a payload missing
-nul = chain([(1, b"a"), (2, b"b")])
+nul = chain([ev(1), ev(2)])
 write("null.tsv", [nul[0], (2, None, nul[1][2])])
 # after ok.tsv (1..5 held): the anchor 5 with another hash, then 6
-alt = chain([(i, b"event %d" % i) for i in range(1, 5)] + [(5, b"other"), (6, b"six")])
+alt = chain([ev(i) for i in range(1, 5)] + [ev(5, "other"), ev(6)])
 write("anchor.tsv", alt[4:])
 # after ok.tsv: 5 (the true anchor), then 6, 7 chained from it
-more = chain([(i, b"event %d" % i) for i in range(1, 8)])
+more = chain([ev(i) for i in range(1, 8)])
 write("more.tsv", more[4:])
 open("head7", "w").write(more[6][2].hex() + "\n")
 PY
 	local f want got
-	ingest_as_mc() {
-		PGPASSWORD=pwc pg_sql -U mc -c "CREATE TEMP TABLE docket_batch OF docket_batch_row;
-			DO \$\$ BEGIN EXECUTE format('GRANT SELECT ON pg_temp.docket_batch TO %I',
-			(SELECT p.proowner::regrole::text FROM pg_proc p WHERE p.oid = 'docket_ingest(text, text, bigint)'::regprocedure)); END \$\$" \
-			-c "\\copy docket_batch FROM '$1'" -c "SELECT status || ' ' || high_seq || ' ' || split_part(detail, ':', 1) FROM docket_ingest('$id', 'c', $2)"
-	}
+	ingest_as_mc() { ingest_as mc pwc "$id" c "$2" "$1"; }
 	for f in gap:gap dup:gap hash:chain_break null:chain_break; do
 		want="refused 0 ${f#*:}"
 		got=$(ingest_as_mc "${f%%:*}.tsv" 10) || fail "${f%%:*}: $got"
@@ -450,4 +460,392 @@ PY
 		"gap gap chain_break chain_break rewritten truncated" ] || fail "incidents: $(pg_sql -c 'SELECT kind, seq, detail FROM docket_incidents')"
 	[ "$(pg_sql -c "SELECT encode(head, 'hex') FROM docket_ledgers WHERE ledger_id = '$id'")" = "$(cat head7)" ] ||
 		fail "head after more.tsv"
+}
+
+# A forging shipper (issue 28): genuine payloads and chain hashes, with one
+# decoded column changed, sent through the shipping protocol as the
+# shipping role. The genuine rows are built here: payloads and hashes as an
+# honest `docket ship` stored them in another database (their chain is
+# recomputed here), columns and event JSON from the machine's own `docket
+# log --json`, read as docs/fleet.md says. Each forgery is refused at ingest
+# as `forged`, naming the column; nothing is stored and no partition made.
+# Then the same columns forged in the database, as a superuser would:
+# `fleet verify` names each one.
+case_forged_columns() {
+	shipper_role mf pwf
+	ledger A "$FIXTURES/sessions/demo-basic.jsonl" "$FIXTURES/replay/sessions.jsonl"
+	local id n col got honest=h_$PGDATABASE
+	id=$(ledger_id A)
+	n=$(docket -L A stats --json | jq -r .events)
+	pg_sql -d postgres -c "CREATE DATABASE $honest"
+	docket fleet init --db "postgresql:///$honest?host=$PG_DIR&user=docket_admin" >/dev/null || exit 99
+	expect_exit 0 docket -L A ship --to "postgresql:///$honest?host=$PG_DIR&user=docket_admin" --host f
+	pg_sql -d "$honest" -c "SELECT seq || ' ' || encode(payload, 'hex') || ' ' || encode(hash, 'hex') FROM docket_events ORDER BY seq" >stored
+	docket -L A log --json >local.jsonl
+	python3 - local.jsonl stored <<'PY' || fail "cannot build the forged batches"
+import hashlib, json, os, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import row
+log = [json.loads(l) for l in open(sys.argv[1])]
+stored = [l.split() for l in open(sys.argv[2])]
+assert len(log) == len(stored), (len(log), len(stored))
+h = bytes(32)
+rows = []
+for ev, (seq, payload, hh) in zip(log, stored):
+    payload, hh = bytes.fromhex(payload), bytes.fromhex(hh)
+    h = hashlib.sha256(h + int(seq).to_bytes(8, "big") + payload).digest()
+    assert h == hh and h.hex() == ev["hash"] and int(seq) == ev["seq"], seq
+    d = ev.get("decision") or {}
+    rev = ev.get("revision", d.get("policy_revision"))
+    rows.append(dict(seq=ev["seq"], time=ev["time"], type=ev["type"], session=ev.get("session"),
+                     invocation=ev.get("invocation"), tool=ev.get("tool"), verdict=d.get("verdict"),
+                     status=ev.get("status"), actor=ev.get("actor"), policy_revision=rev, event=ev,
+                     payload=payload, hash=hh))
+def write(name, rows):
+    with open(name, "w") as f:
+        for r in rows:
+            f.write(row(r["seq"], r["time"], r["type"], r["session"], r["invocation"], r["tool"], r["verdict"],
+                        r["status"], r["actor"], r["policy_revision"], r["event"], r["payload"], r["hash"]))
+write("genuine.tsv", rows)
+def first(pred):
+    return next(i for i, r in enumerate(rows) if pred(r))
+settled = first(lambda r: r["type"] == "approval.settled" and r["actor"])
+intent = first(lambda r: r["type"] == "tool.intent" and r["verdict"] == "denied")
+done = first(lambda r: r["type"] == "tool.completed" and r["status"])
+policy = first(lambda r: r["type"] == "policy.revised")
+flip = {"denied": "allowed", "allowed": "denied", "ok": "denied"}
+def forge(name, i, **cols):
+    forged = [dict(r) for r in rows]
+    forged[i].update(cols)
+    write("forged_%s.tsv" % name, forged)
+forge("actor", settled, actor="user:ceo")
+forge("event", settled, event=dict(rows[settled]["event"], actor="user:ceo", result="approved"))
+forge("verdict", intent, verdict="allowed")
+forge("tool", intent, tool="read_file")
+forge("invocation", intent, invocation="call_x")
+forge("status", done, status=flip.get(rows[done]["status"], "ok"))
+forge("time", done, time="2020-01-01T00:00:00Z")
+forge("type", intent, type="session.closed")
+forge("session", intent, session="other")
+forge("policy_revision", policy, policy_revision=rows[policy]["policy_revision"] + 1)
+# the review's forgery: a denied `git push --force` shown as `read_file
+# README` approved by user:ceo in 2020, every column and the JSON agreeing
+ceo = [dict(r) for r in rows]
+ceo[intent].update(tool="read_file", time="2020-01-01T00:00:00Z",
+                   event=dict(rows[intent]["event"], tool="read_file", args={"path": "README"},
+                              time="2020-01-01T00:00:00Z"))
+write("forged_ceo.tsv", ceo)
+with open("rows", "w") as f:
+    f.write("%d %d %d %d\n" % (rows[settled]["seq"], rows[intent]["seq"], rows[done]["seq"], rows[policy]["seq"]))
+PY
+	for col in actor event verdict tool invocation status time type session policy_revision ceo; do
+		got=$(ingest_as mf pwf "$id" f "$n" "forged_$col.tsv") || fail "$col: $got"
+		[ "$got" = "refused 0 forged" ] || fail "forged $col: got '$got', want 'refused 0 forged'"
+		[ "$(events_held "$id")" = "0 0 0" ] || fail "forged $col stored: $(events_held "$id")"
+		[ "$col" = ceo ] && col=event
+		pg_sql -c "SELECT detail FROM docket_incidents WHERE kind = 'forged' ORDER BY id DESC LIMIT 1" |
+			grep -q "column $col " || fail "the incident does not name column $col: $(pg_sql -c 'SELECT detail FROM docket_incidents ORDER BY id DESC LIMIT 1')"
+	done
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_incidents WHERE kind = 'forged' AND role = 'mf'")" = 11 ] ||
+		fail "incidents: $(pg_sql -c 'SELECT kind, role, detail FROM docket_incidents')"
+	[ "$(pg_sql -c "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docket_events_%'")" = 0 ] ||
+		fail "a refused batch made partitions: $(pg_sql -c "SELECT tablename FROM pg_tables WHERE tablename LIKE 'docket_events_%'")"
+	# the genuine rows, the same way: accepted, and fleet verify agrees
+	got=$(ingest_as mf pwf "$id" f "$n" genuine.tsv)
+	[ "$got" = "ok $n $n new events" ] || fail "genuine batch: $got"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# what the views show is what the ledger says
+	[ "$(pg_sql -c "SELECT string_agg(actor || ' ' || result, ',' ORDER BY seq) FROM docket_approvals")" = \
+		"$(jq -r 'select(.type == "approval.settled") | .actor + " " + .result' local.jsonl | paste -sd,)" ] ||
+		fail "docket_approvals: $(pg_sql -c 'SELECT * FROM docket_approvals')"
+	# forged in the database: fleet verify names the column
+	local settled intent done policy sql
+	read -r settled intent done policy <rows
+	pg_sql -c "CREATE TABLE saved AS SELECT * FROM docket_events"
+	while IFS='|' read -r col sql; do
+		pg_sql -c "$sql" || fail "cannot forge $col"
+		expect_exit 1 docket fleet verify --db "$PG_URL"
+		grep -q "column $col " out || fail "verify does not name column $col: $(cat out)"
+		pg_sql -c "DELETE FROM docket_events; INSERT INTO docket_events SELECT * FROM saved"
+	done <<SQL
+actor|UPDATE docket_events SET actor = 'user:ceo' WHERE seq = $settled
+event|UPDATE docket_events SET event = jsonb_set(event, '{actor}', '"user:ceo"') WHERE seq = $settled
+verdict|UPDATE docket_events SET verdict = 'allowed' WHERE seq = $intent
+tool|UPDATE docket_events SET tool = 'read_file' WHERE seq = $intent
+invocation|UPDATE docket_events SET invocation = 'call_x' WHERE seq = $intent
+status|UPDATE docket_events SET status = CASE WHEN status = 'ok' THEN 'denied' ELSE 'ok' END WHERE seq = $done
+time|UPDATE docket_events SET time = time + interval '1 minute' WHERE seq = $done
+type|UPDATE docket_events SET type = 'session.closed' WHERE seq = $intent
+session|UPDATE docket_events SET session = 'other' WHERE seq = $intent
+policy_revision|UPDATE docket_events SET policy_revision = policy_revision + 1 WHERE seq = $policy
+SQL
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	pg_sql -c "UPDATE docket_ledgers SET host = 'elsewhere'"
+	expect_exit 1 docket fleet verify --db "$PG_URL"
+	grep -q "column host: host elsewhere is not registered" out || fail "verify, host: $(cat out)"
+	pg_sql -d postgres -c "DROP DATABASE $honest WITH (FORCE)"
+}
+
+# Partitions are made only for an accepted batch, at most 12 new ones per
+# batch (issue 28): batches of genuine events over 30 months, crafted here,
+# refused for a forged column, a broken chain or too many months make no
+# table; 12 months are accepted; `docket ship` of a ledger over 30 months
+# cuts its batches to fit and ships everything.
+case_partitions() {
+	shipper_role mp pwp
+	local id=dddddddddddddddddddddddddddddddd
+	python3 - <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import closed_rows, write_rows
+months = [(2019 + m // 12, m % 12 + 1) for m in range(30)]
+rows = closed_rows([(i + 1, "%04d-%02d-15T12:00:00Z" % ym, "p%d" % i) for i, ym in enumerate(months)])
+write_rows("months30.tsv", rows)
+write_rows("months12.tsv", rows[:12])
+forged = [dict(r) for r in rows]
+forged[-1]["session"] = "forged"
+write_rows("forged30.tsv", forged)
+broken = [dict(r) for r in rows]
+broken[-1]["hash"] = bytes(32)
+write_rows("broken30.tsv", broken)
+PY
+	partitions() { pg_sql -c "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docket_events_%'"; }
+	local f want got
+	for f in forged30:forged broken30:chain_break months30:partitions; do
+		want="refused 0 ${f#*:}"
+		got=$(ingest_as mp pwp "$id" p 30 "${f%%:*}.tsv") || fail "${f%%:*}: $got"
+		[ "$got" = "$want" ] || fail "${f%%:*}.tsv: got '$got', want '$want'"
+		[ "$(partitions)" = 0 ] || fail "${f%%:*}.tsv (refused) made $(partitions) partitions"
+		[ "$(events_held "$id")" = "0 0 0" ] || fail "${f%%:*}.tsv stored: $(events_held "$id")"
+	done
+	pg_sql -c "SELECT detail FROM docket_incidents WHERE kind = 'partitions'" |
+		grep -q "needs 30 new month partitions, at most 12" || fail "$(pg_sql -c 'SELECT kind, detail FROM docket_incidents')"
+	got=$(ingest_as mp pwp "$id" p 12 months12.tsv)
+	[ "$got" = "ok 12 12 new events" ] || fail "months12.tsv: $got"
+	[ "$(partitions)" = 12 ] || fail "12 months made $(partitions) partitions"
+	# a real ledger over 30 months (2022-01..2024-06) ships in batches of at most 12 months
+	local m
+	docket -L A init >/dev/null || exit 99
+	for m in $(seq 0 29); do
+		python3 "$GEN" "m$m" 1 "$(printf '%04d-%02d-03' $((2022 + m / 12)) $((m % 12 + 1)))" >m.jsonl
+		docket -L A record m.jsonl >/dev/null || exit 99
+	done
+	local n
+	n=$(docket -L A stats --json | jq -r .events)
+	expect_exit 0 docket -L A ship --to "$(url_as mp pwp)" --host p
+	[ "$(events_held "$(ledger_id A)")" = "$n $n $n" ] || fail "30 months: held $(events_held "$(ledger_id A)"), want $n"
+	[ "$(partitions)" = 42 ] || fail "partitions: $(partitions), want 12 + 30"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_incidents WHERE ledger_id = '$(ledger_id A)'")" = 0 ] || fail "incidents for A"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+}
+
+# A host name is bound to the role that first shipped as it (issue 28):
+# role mb shipping as laptop-a (ma's) is an incident, not data; an operator
+# can pin a name to a role before its first ship; fleet verify checks the
+# binding of every ledger's host.
+case_host_binding() {
+	shipper_role ma pwa
+	shipper_role mb pwb
+	ledger A "$FIXTURES/sessions/demo-basic.jsonl"
+	ledger B "$FIXTURES/replay/sessions.jsonl"
+	ledger C "$FIXTURES/sessions/open-pending.jsonl"
+	local ida idb idc
+	ida=$(ledger_id A)
+	idb=$(ledger_id B)
+	idc=$(ledger_id C)
+	expect_exit 0 docket -L A ship --to "$(url_as ma pwa)" --host laptop-a
+	expect_exit 1 docket -L B ship --to "$(url_as mb pwb)" --host laptop-a
+	grep -q "REFUSED.*host: role mb may not ship as host laptop-a: the host belongs to role ma" out ||
+		fail "no host refusal: $(cat out err)"
+	[ "$(events_held "$idb")" = "0 0 0" ] || fail "B stored: $(events_held "$idb")"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_ledgers WHERE ledger_id = '$idb'")" = 0 ] || fail "B registered"
+	[ "$(pg_sql -c "SELECT kind || ' ' || role || ' ' || host FROM docket_incidents")" = "host mb laptop-a" ] ||
+		fail "incident: $(pg_sql -c 'SELECT * FROM docket_incidents')"
+	# laptop-a's sessions are A's only
+	expect_exit 0 docket fleet sessions --db "$PG_URL" --host laptop-a --json
+	[ "$(wc -l <out)" = "$(docket -L A sessions --json | wc -l)" ] && ! grep -q "$idb" out ||
+		fail "laptop-a shows other sessions: $(cat out)"
+	# mb ships as its own host; then as ma's again: refused, nothing added
+	expect_exit 0 docket -L B ship --to "$(url_as mb pwb)" --host laptop-b
+	python3 "$GEN" h 1 >h.jsonl
+	docket -L B record h.jsonl >/dev/null || exit 99
+	local held
+	held=$(events_held "$idb")
+	expect_exit 1 docket -L B ship --to "$(url_as mb pwb)" --host laptop-a
+	[ "$(events_held "$idb")" = "$held" ] || fail "B grew as laptop-a"
+	[ "$(pg_sql -c "SELECT host FROM docket_ledgers WHERE ledger_id = '$idb'")" = laptop-b ] || fail "B's host moved"
+	# a crafted batch as mb under ma's host is refused the same way
+	printf '' >empty.tsv
+	[ "$(ingest_as mb pwb "$idb" laptop-a 0 empty.tsv)" = "refused $(events_held "$idb" | cut -d' ' -f3) host" ] ||
+		fail "crafted as laptop-a: $(ingest_as mb pwb "$idb" laptop-a 0 empty.tsv)"
+	# pinned by the operator before its first ship
+	pg_sql -c "INSERT INTO docket_hosts (host, owner) VALUES ('laptop-c', 'ma')"
+	expect_exit 1 docket -L C ship --to "$(url_as mb pwb)" --host laptop-c
+	grep -q "host laptop-c: the host belongs to role ma" out || fail "pinned host: $(cat out)"
+	expect_exit 0 docket -L C ship --to "$(url_as ma pwa)" --host laptop-c
+	[ "$(pg_sql -c "SELECT string_agg(host || '=' || owner, ' ' ORDER BY host) FROM docket_hosts")" = \
+		"laptop-a=ma laptop-b=mb laptop-c=ma" ] || fail "hosts: $(pg_sql -c 'SELECT * FROM docket_hosts')"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# a superuser moves B under laptop-a: fleet verify sees the binding broken
+	pg_sql -c "UPDATE docket_ledgers SET host = 'laptop-a' WHERE ledger_id = '$idb'"
+	expect_exit 1 docket fleet verify --db "$PG_URL"
+	grep -q "FAILED $idb (laptop-a): column host: host laptop-a is bound to role ma, the ledger belongs to role mb" out ||
+		fail "verify, host: $(cat out)"
+	[ "$(grep -c '^ok' out)" = 2 ] || fail "verify: $(cat out)"
+	: "$ida $idc"
+}
+
+# The server's decoder (docket_pb_json, plpgsql) against docket's own codec
+# (fleet verify, C), on hostile payloads: genuine payloads of every event
+# kind, mutated (bytes flipped, inserted, dropped, cut; fields repeated,
+# unknown fields added; enumeration values out of range), each shipped as
+# the one event of a ledger of its own with its columns as the server
+# derives them. Property: whatever the server accepts, fleet verify (which
+# decodes with docket's codec and compares every column) accepts too; a
+# payload the server cannot decode is refused as `forged`.
+case_decoder_differential() {
+	ledger A "$FIXTURES/sessions/demo-basic.jsonl" "$FIXTURES/replay/sessions.jsonl" "$FIXTURES/sessions/open-pending.jsonl"
+	local honest=h_$PGDATABASE
+	pg_sql -d postgres -c "CREATE DATABASE $honest"
+	docket fleet init --db "postgresql:///$honest?host=$PG_DIR&user=docket_admin" >/dev/null || exit 99
+	expect_exit 0 docket -L A ship --to "postgresql:///$honest?host=$PG_DIR&user=docket_admin" --host d
+	pg_sql -d "$honest" -c "SELECT encode(payload, 'hex') FROM docket_events ORDER BY seq" >payloads
+	pg_sql -d postgres -c "DROP DATABASE $honest WITH (FORCE)"
+	python3 - payloads "${FLEET_MUTANTS:-400}" <<'PY' || fail "cannot make the mutants"
+import hashlib, os, random, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import varint, field
+rnd = random.Random(28)
+genuine = [bytes.fromhex(l.strip()) for l in open(sys.argv[1]) if l.strip()]
+def mutate(p):
+    k = rnd.randrange(8)
+    i = rnd.randrange(len(p)) if p else 0
+    if k == 0:   # a byte flipped
+        return p[:i] + bytes([p[i] ^ (1 << rnd.randrange(8))]) + p[i + 1:]
+    if k == 1:   # a byte inserted
+        return p[:i] + bytes([rnd.randrange(256)]) + p[i:]
+    if k == 2:   # a byte dropped
+        return p[:i] + p[i + 1:]
+    if k == 3:   # cut short
+        return p[:i]
+    if k == 4:   # the time (field 1) given twice
+        return p + field(1, b"2020-01-01T00:00:00Z")
+    if k == 5:   # an unknown field
+        return p + field(rnd.choice([7, 9, 15, 26, 99]), b"x")
+    if k == 6:   # the session (field 3) repeated, or a varint field appended
+        return p + (field(3, b"other") if rnd.randrange(2) else varint(2 << 3) + varint(rnd.randrange(1 << 70)))
+    return p     # unchanged: the control group
+with open("mutants.sql", "w") as f:
+    # the row as the server derives it (NULLs and {} when it cannot decode)
+    f.write("CREATE FUNCTION pg_temp.derived(p bytea, h bytea) RETURNS docket_derived LANGUAGE plpgsql AS $$"
+            " BEGIN RETURN docket_event_row(p, 1, h); EXCEPTION WHEN OTHERS THEN RETURN NULL; END $$;\n"
+            "CREATE TEMP TABLE docket_batch OF docket_batch_row;\n")
+    for n in range(int(sys.argv[2])):
+        p = mutate(rnd.choice(genuine))
+        h = hashlib.sha256(bytes(32) + (1).to_bytes(8, "big") + p).digest()
+        lid = hashlib.md5(b"mutant %d" % n).hexdigest()
+        f.write("TRUNCATE docket_batch;\n"
+                "INSERT INTO docket_batch SELECT 1, (d).time, (d).type, (d).session, (d).invocation, (d).tool,"
+                " (d).verdict, (d).status, (d).actor, (d).policy_revision, coalesce((d).event, '{}'), p, h"
+                " FROM (SELECT pg_temp.derived(p, h) AS d, p, h FROM (VALUES ('\\x%s'::bytea, '\\x%s'::bytea)) v (p, h)) x;\n"
+                "SELECT status || ' ' || split_part(detail, ':', 1) FROM docket_ingest('%s', 'd', 1);\n"
+                % (p.hex(), h.hex(), lid))
+PY
+	pg_sql -f mutants.sql >answers 2>err || { cat err >&2; fail "mutants.sql"; }
+	local accepted refused other
+	accepted=$(grep -c '^ok ' answers)
+	refused=$(grep -c '^refused forged$' answers)
+	other=$(grep -vc '^ok \|^refused forged$' answers)
+	[ "$other" = 0 ] || fail "answers other than ok or forged: $(grep -v '^ok \|^refused forged$' answers | sort | uniq -c)"
+	[ "$accepted" -gt 20 ] && [ "$refused" -gt 20 ] || fail "accepted $accepted, refused $refused: too few of one kind to mean anything"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# (a refused ledger is held with no event: verified, 0 events)
+	[ "$(grep -c '^ok .*: 1 events' out)" = "$accepted" ] && ! grep -q FAILED out ||
+		fail "verify: $(grep -c '^ok .*: 1 events' out) verified with their event, $accepted accepted: $(grep -v '^ok ' out | head)"
+	echo "decoder_differential: $accepted accepted (verify agrees on each), $refused refused"
+}
+
+# Scale, reduced (issue 35 item 1; slow suite): FLEET_SCALE_EVENTS events
+# (default 1,000,000) of FLEET_SCALE_MACHINES machines (default 1,000) in the
+# fleet schema, then the documented fleet queries timed. One machine's
+# ledger is made by `gen.py` and shipped (the real path); the others are
+# server-side copies of its rows under their own ledger ids and hosts,
+# shifted by whole months over a year (12 partitions), so the rows,
+# partitions, indexes and views are docket ship's. The copies' chains do not
+# verify (their times moved), nothing here needs them to. Prints one JSON
+# line: each query's p50 and p95 over FLEET_SCALE_RUNS runs (default 20),
+# server time (psql \timing) or, for the CLI ones, wall time; and the
+# EXPLAIN (ANALYZE, BUFFERS) of each SQL query on stderr. No goal is
+# asserted (reduced form), only that the rows are all there.
+case_scale() {
+	local events=${FLEET_SCALE_EVENTS:-1000000} machines=${FLEET_SCALE_MACHINES:-1000} runs=${FLEET_SCALE_RUNS:-20}
+	local per=$((events / machines)) sessions id n t0 t1
+	sessions=$(((per + 16) / 17))
+	python3 "$GEN" s "$sessions" 2025-01-10 | head -n "$per" >t.jsonl
+	ledger T t.jsonl
+	id=$(ledger_id T)
+	n=$(wc -l <t.jsonl)
+	expect_exit 0 docket -L T ship --to "$PG_URL" --host m0 --batch 5000
+	t0=$(date +%s.%N)
+	pg_sql -c "SELECT docket_partition_for(make_timestamptz(2025, m, 1, 0, 0, 0, 'UTC')) FROM generate_series(1, 12) m" >/dev/null
+	pg_sql -c "INSERT INTO docket_ledgers (ledger_id, host, owner, high_seq, head)
+		SELECT md5('machine ' || m), 'm' || m, 'docket_admin', high_seq, head
+		FROM docket_ledgers, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
+		INSERT INTO docket_hosts (host, owner) SELECT 'm' || m, 'docket_admin' FROM generate_series(1, $machines - 1) m;
+		INSERT INTO docket_events SELECT md5('machine ' || m), seq, time + make_interval(months => m % 12),
+			type, session, invocation, tool, verdict, status, actor, policy_revision,
+			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => m % 12)) AT TIME ZONE 'UTC',
+				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
+		FROM docket_events, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
+		ANALYZE docket_events; ANALYZE docket_ledgers;" || fail "cannot copy the rows"
+	t1=$(date +%s.%N)
+	[ "$(pg_sql -c 'SELECT count(*) FROM docket_events')" = $((n * machines)) ] || fail "rows: $(pg_sql -c 'SELECT count(*) FROM docket_events')"
+	local q1 q2 q3 q4 q
+	# approvals by actor and tool in a month; denials by tool in a month;
+	# one call's history; a month's escalations (approval requests)
+	q1="SELECT host, time, session, args -> 'command' FROM docket_approvals WHERE actor = 'user:ana' AND tool = 'shell' AND result = 'approved' AND args -> 'command' @> '[\"git\", \"push\", \"--force\"]' AND time >= '2025-03-01' AND time < '2025-04-01'"
+	q2="SELECT host, count(*) FROM docket_denials WHERE tool = 'shell' AND time >= '2025-03-01' AND time < '2025-04-01' GROUP BY host"
+	q3="SELECT seq, type, time, event FROM docket_events WHERE ledger_id = md5('machine 17') AND session = 's-3' AND invocation = 'c2' ORDER BY seq"
+	q4="SELECT count(*) FROM docket_events WHERE type = 'approval.requested' AND time >= '2025-03-01' AND time < '2025-04-01'"
+	for q in "$q1" "$q2" "$q3" "$q4"; do
+		pg_sql -c "EXPLAIN (ANALYZE, BUFFERS) $q" >&2 || fail "$q"
+	done
+	{
+		echo '\timing on'
+		for q in "$q1" "$q2" "$q3" "$q4"; do
+			for _ in $(seq 1 "$runs"); do echo "$q;"; done
+		done
+	} >queries.sql
+	pg_sql -f queries.sql | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' >times || fail "queries"
+	[ "$(wc -l <times)" = $((4 * runs)) ] || fail "timings: $(wc -l <times)"
+	local s
+	: >cli
+	for _ in $(seq 1 "$runs"); do
+		s=$(date +%s%N)
+		docket fleet sessions --db "$PG_URL" --host m17 --json >sessions.out || fail "fleet sessions"
+		echo "sessions $((($(date +%s%N) - s) / 1000000))" >>cli
+		s=$(date +%s%N)
+		docket fleet show --db "$PG_URL" --host m17 --json s-3 >show.out || fail "fleet show"
+		echo "show $((($(date +%s%N) - s) / 1000000))" >>cli
+	done
+	[ "$(wc -l <sessions.out)" -gt 0 ] && jq -e .session show.out >/dev/null || fail "fleet sessions or show: no rows"
+	python3 - times cli "$runs" "$((n * machines))" "$machines" "$(echo "$t1 - $t0" | bc)" <<'PY'
+import json, sys
+times = [float(x) for x in open(sys.argv[1])]
+runs = int(sys.argv[3])
+def pct(xs, p):
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(p * len(xs)))], 1)
+out = {"scale": "fleet", "events": int(sys.argv[4]), "machines": int(sys.argv[5]), "load_s": round(float(sys.argv[6]), 1)}
+for i, name in enumerate(["approvals_by_actor_tool_month", "denials_by_tool_month", "one_call_history", "escalations_month"]):
+    xs = times[i * runs:(i + 1) * runs]
+    out[name + "_ms"] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
+cli = {}
+for line in open(sys.argv[2]):
+    k, v = line.split()
+    cli.setdefault(k, []).append(float(v))
+for k, xs in cli.items():
+    out["cli_fleet_%s_ms" % k] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
+print(json.dumps(out))
+PY
 }

@@ -21,6 +21,7 @@ pg_start
 trap 'pg_cleanup; rm -rf "$work"' EXIT
 FIXTURES=$root/fixtures
 GEN=$here/gen.py
+export FLEET_HERE=$here
 
 # (background jobs run "$docket_bin" itself: $! must be its pid, not a subshell's)
 docket() { "$docket_bin" "$@"; }
