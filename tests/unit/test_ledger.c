@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "docket/audit.h"
 #include "docket/ledger.h"
 #include "ledger/state_internal.h"
 #include "util/alloc.h"
@@ -2417,6 +2418,126 @@ static void test_file_modes(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 }
 
+/* ---- write-time redaction by secret key name (issue 28) ---- */
+
+#define R_FIELD "\"[REDACTED:secret-field]\""
+
+/* The stored event at `seq` (1-based), as `log --json` shows it. */
+static json_t *stored_event(fixture *f, uint64_t seq)
+{
+	json_t *all = json_array(), *ev;
+
+	assert_int_equal(docket_ledger_read_json(f->l, NULL, collect_json, all), 0);
+	ev = json_incref(json_array_get(all, seq - 1));
+	json_decref(all);
+	assert_non_null(ev);
+	return ev;
+}
+
+static void assert_member_json(fixture *f, uint64_t seq, const char *member, const char *want_text)
+{
+	json_t *ev = stored_event(f, seq), *want = test_json(want_text);
+
+	if (!json_equal(json_object_get(ev, member), want)) {
+		char *got = json_dumps(json_object_get(ev, member), JSON_COMPACT);
+
+		fail_msg("seq %llu %s:\n  got  %s\n  want %s", (unsigned long long)seq, member, got, want_text);
+	}
+	json_decref(want);
+	json_decref(ev);
+}
+
+static void assert_member_string(fixture *f, uint64_t seq, const char *member, const char *want)
+{
+	json_t *ev = stored_event(f, seq);
+	const char *got = json_string_value(json_object_get(ev, member));
+
+	if (!got || strcmp(got, want) != 0)
+		fail_msg("seq %llu %s:\n  got  %s\n  want %s", (unsigned long long)seq, member, got ? got : "(none)", want);
+	json_decref(ev);
+}
+
+static void test_redact_secret_keys_nested(void **state)
+{
+	fixture *f = *state;
+	const char *builtin = "{\"builtin\":true}";
+	const char *intent =
+		"{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"deploy\","
+		"\"decision\":{\"verdict\":\"allowed\"},\"args\":{"
+		"\"cfg\":{\"apiKey\":\"k1\",\"nested\":[{\"Client-Secret\":{\"a\":\"s2\"}},"
+		"{\"PROXYPASSWORD\":1234,\"password\":true,\"token\":\"\",\"auth\":null}],"
+		"\"max_tokens\":5,\"tokenizer\":\"bpe\",\"secret_name\":\"prod\"},"
+		"\"X-Api-Key\":\"k3\",\"headers\":{\"Authorization\":\"Basic abc\",\"Cookie\":[\"c1\",\"c2\"]},"
+		"\"list\":[[\"deep\",{\"refresh_token\":\"r1\"}]]}}";
+	docket_append_result res;
+	json_t *ev;
+	uint64_t s0, s1, c1, done1, done2;
+
+	/* before the rules are set, a secret under a secret key is stored as given */
+	s0 = ok(f, "{\"type\":\"session.opened\",\"session\":\"s0\",\"env\":{\"GITHUB_TOKEN\":\"hunter2\"}}");
+	assert_member_json(f, s0, "env", "{\"GITHUB_TOKEN\":\"hunter2\"}");
+	assert_int_equal(docket_ledger_set_redaction(f->l, builtin, strlen(builtin)), 0);
+
+	/* env maps: by key name in any spelling, and a secret used as a key */
+	s1 = ok(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"env\":{\"PATH\":\"/bin\",\"GITHUB_TOKEN\":\"hunter2\","
+		   "\"db-password\":\"pw1\",\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\":\"1\",\"secret_name\":\"prod\"}}");
+	assert_member_json(f, s1, "env", "{\"PATH\":\"/bin\",\"GITHUB_TOKEN\":" R_FIELD ",\"db-password\":" R_FIELD ","
+			   "\"[REDACTED:github-token]\":\"1\",\"secret_name\":\"prod\"}");
+	/* nested args: objects in arrays in objects; a value of any type is
+	 * replaced whole; null, booleans and "" have nothing to hide; names
+	 * that only contain a secret word (max_tokens, tokenizer, secret_name) are kept */
+	c1 = ok(f, intent);
+	assert_member_json(f, c1, "args",
+		"{\"cfg\":{\"apiKey\":" R_FIELD ",\"nested\":[{\"Client-Secret\":" R_FIELD "},"
+		"{\"PROXYPASSWORD\":" R_FIELD ",\"password\":true,\"token\":\"\",\"auth\":null}],"
+		"\"max_tokens\":5,\"tokenizer\":\"bpe\",\"secret_name\":\"prod\"},"
+		"\"X-Api-Key\":" R_FIELD ",\"headers\":{\"Authorization\":" R_FIELD ",\"Cookie\":" R_FIELD "},"
+		"\"list\":[[\"deep\",{\"refresh_token\":" R_FIELD "}]]}");
+	/* the same intent re-sent is redacted the same way: still a duplicate */
+	ev = test_json(intent);
+	assert_int_equal(docket_ledger_append_json(f->l, &ev, 1, &res), 0);
+	assert_true(res.duplicate);
+	assert_int_equal(res.seq, c1);
+	json_decref(ev);
+	/* output that is a JSON document is walked and written back compact;
+	 * JSON with nothing to hide and text that is not JSON stay byte for byte */
+	ok(f, EV("tool.dispatched", "c1", ""));
+	done1 = ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\","
+			 "\"output\":\"{\\\"data\\\": [{\\\"access_token\\\": \\\"tok1\\\"}], \\\"n\\\": 1}\""));
+	assert_member_string(f, done1, "output", "{\"data\":[{\"access_token\":\"[REDACTED:secret-field]\"}],\"n\":1}");
+	ok(f, EV("tool.intent", "c2", ",\"tool\":\"deploy\",\"decision\":{\"verdict\":\"allowed\"}"));
+	ok(f, EV("tool.dispatched", "c2", ""));
+	done2 = ok(f, EV("tool.completed", "c2", ",\"status\":\"error\",\"output\":\"{ \\\"n\\\": 1 }\","
+			 "\"error\":\"{password: not json\""));
+	assert_member_string(f, done2, "output", "{ \"n\": 1 }");
+	assert_member_string(f, done2, "error", "{password: not json");
+	assert_true(verify_ok(f));
+}
+
+/* Own key names, the built-ins off; bad "keys" are refused. */
+static void test_redact_secret_keys_configured(void **state)
+{
+	fixture *f = *state;
+	const char *own = "{\"builtin\":false,\"keys\":[\"x-acme-auth\"]}";
+	const char *bad[] = {
+		"{\"keys\":\"password\"}", "{\"keys\":[1]}", "{\"keys\":[\"\"]}", "{\"keys\":[\"--__\"]}",
+		"{\"keys\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}",
+	};
+	docket_redactor *r = NULL;
+	uint64_t seq;
+
+	assert_int_equal(docket_ledger_set_redaction(f->l, own, strlen(own)), 0);
+	seq = ok(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"env\":{\"X_ACME_AUTH\":\"a1\",\"acmeAuth\":\"a2\","
+		    "\"PASSWORD\":\"p1\"}}");
+	assert_member_json(f, seq, "env", "{\"X_ACME_AUTH\":" R_FIELD ",\"acmeAuth\":\"a2\",\"PASSWORD\":\"p1\"}");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (docket_redactor_new(&r, bad[i], strlen(bad[i])) != DOCKET_EINVALID)
+			fail_msg("accepted: %s", bad[i]);
+		assert_null(r);
+		assert_int_equal(docket_ledger_set_redaction(f->l, bad[i], strlen(bad[i])), DOCKET_EINVALID);
+	}
+}
+
 static void test_open_errors(void **state)
 {
 	fixture *f = *state;
@@ -2722,6 +2843,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_segment_gap_and_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_sentinel_not_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redact_secret_keys_nested, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redact_secret_keys_configured, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_append, setup, teardown),
