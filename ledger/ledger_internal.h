@@ -16,6 +16,7 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zstd.h>
 
 #include "docket/ledger.h"
@@ -133,6 +134,11 @@ int store_error(int rc, const char *what);
  * size, roots) before mapping it: DOCKET_ECORRUPT "the data file is
  * corrupt: ...", DOCKET_ENOTFOUND when there is no such file. */
 int store_check_file(const char *datafile);
+/* Refuse (DOCKET_ESTORAGE, saying why) a ledger directory `path` that
+ * someone other than `uid` or root could change or replace: a symbolic link
+ * or parent directory they own, group- or world-writable directory or
+ * files, files they own (`writable` opens). DOCKET_ENOTFOUND: no such path. */
+int store_check_trust(const char *path, uid_t uid, int writable);
 /* After MDB_MAP_FULL: grow the map (doubling, up to the cap). */
 int store_grow(docket_ledger *l);
 /* rm -rf `dir` (scratch and replaced ledgers), best effort. */
