@@ -22,6 +22,7 @@
 #include "ledger/state_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/error.h"
 
 typedef struct fixture {
 	char *dir;
@@ -2538,6 +2539,155 @@ static void test_redact_secret_keys_configured(void **state)
 	}
 }
 
+/* ---- who may change the ledger (issue 28): store_check_trust ---- */
+
+/*
+ * "Another user": as root, `path` is given to uid 65534 and checked as root;
+ * otherwise it stays ours and is checked as a uid that is not ours (nor
+ * root). Either way the owner is neither the checking uid nor root.
+ */
+static uid_t give_away(const char *path)
+{
+	if (geteuid() == 0) {
+		assert_int_equal(lchown(path, 65534, (gid_t)-1), 0);
+		return 0;
+	}
+	return geteuid() + 1;
+}
+
+static int open_flags(docket_ledger **l, const char *dir, unsigned flags)
+{
+	docket_open_options o = DOCKET_OPEN_OPTIONS_INIT;
+
+	o.flags = flags;
+	docket_error_clear();
+	return docket_ledger_open(l, dir, &o);
+}
+
+/* Opening `dir` (writable, and read-only) fails, naming `why`. */
+static void open_refused(const char *dir, const char *why)
+{
+	static const unsigned flags[] = { 0, DOCKET_OPEN_READONLY };
+	docket_ledger *l = NULL;
+
+	for (size_t i = 0; i < 2; i++) {
+		int rc = open_flags(&l, dir, flags[i]);
+
+		if (rc != DOCKET_ESTORAGE || !strstr(docket_error_last()->message, why))
+			fail_msg("open %s (flags %u): %d '%s', expected a refusal naming '%s'", dir, flags[i], rc,
+				 docket_error_last()->message, why);
+		assert_null(l);
+	}
+}
+
+static void open_fine(const char *dir)
+{
+	docket_ledger *l = NULL;
+
+	if (open_flags(&l, dir, 0) != 0)
+		fail_msg("open %s: %s", dir, docket_error_last()->message);
+	docket_ledger_free(l);
+}
+
+static void test_trust_modes_and_links(void **state)
+{
+	fixture *f = *state;
+	char path[4096], link[4096];
+	char *other = test_mkdtemp();
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	/* the directory, or a file of it, writable by group or others */
+	assert_int_equal(chmod(f->dir, 0770), 0);
+	open_refused(f->dir, "is writable by its group (mode 0770)");
+	assert_int_equal(chmod(f->dir, 0705), 0);
+	open_fine(f->dir);   /* readable by others is fine */
+	assert_int_equal(chmod(f->dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+	assert_int_equal(chmod(path, 0602), 0);
+	open_refused(f->dir, "data.mdb is writable by others (mode 0602)");
+	assert_int_equal(chmod(path, 0600), 0);
+	/* a link inside the ledger */
+	snprintf(path, sizeof(path), "%s/data.mdb.bak", f->dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	open_refused(f->dir, "data.mdb.bak is a symbolic link");
+	assert_int_equal(unlink(path), 0);
+	/* my own link to my own ledger is followed */
+	snprintf(link, sizeof(link), "%s/ledger", other);
+	assert_int_equal(symlink(f->dir, link), 0);
+	open_fine(link);
+	/* a dangling link is not created through, and nothing is made */
+	snprintf(path, sizeof(path), "%s/dangling", other);
+	snprintf(link, sizeof(link), "%s/missing", other);
+	assert_int_equal(symlink(link, path), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "a symbolic link to a directory that does not exist"));
+	assert_int_equal(access(link, F_OK), -1);
+	open_fine(f->dir);
+	test_rmdir_free(other);
+}
+
+static void test_trust_parent(void **state)
+{
+	fixture *f = *state;
+	char *d = test_mkdtemp();
+	char path[4096];
+	uid_t uid;
+
+	snprintf(path, sizeof(path), "%s/l", d);
+	/* a parent anyone can write, no sticky bit: refused, and nothing left there */
+	assert_int_equal(chmod(d, 0777), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "which anyone can write (mode 0777, no sticky bit)"));
+	assert_null(f->l);
+	assert_int_equal(access(path, F_OK), -1);
+	/* with the sticky bit (as /tmp), others cannot replace what is ours */
+	assert_int_equal(chmod(d, 01777), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), 0);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	assert_int_equal(chmod(d, 0700), 0);
+	assert_int_equal(store_check_trust(path, geteuid(), 1), 0);
+	/* a parent another user owns: that user can rename the ledger away */
+	uid = give_away(d);
+	assert_int_equal(store_check_trust(path, uid, 0), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "which uid "));
+	assert_non_null(strstr(docket_error_last()->message, "that user can replace the ledger"));
+	if (geteuid() == 0)
+		assert_int_equal(chown(d, 0, (gid_t)-1), 0);
+	test_rmdir_free(d);
+}
+
+static void test_trust_other_owner(void **state)
+{
+	fixture *f = *state;
+	char *d = test_mkdtemp();
+	char link[4096];
+	uid_t uid;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	assert_int_equal(store_check_trust(f->dir, geteuid(), 1), 0);
+	/* a ledger another user owns: refused for writing */
+	uid = give_away(f->dir);
+	assert_int_equal(store_check_trust(f->dir, uid, 1), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "is owned by uid "));
+	assert_non_null(strstr(docket_error_last()->message, "its owner can change the log under you"));
+	if (geteuid() == 0)
+		assert_int_equal(chown(f->dir, 0, (gid_t)-1), 0);
+	/* a link another user owns, to my own ledger: they can re-point it */
+	snprintf(link, sizeof(link), "%s/ledger", d);
+	assert_int_equal(symlink(f->dir, link), 0);
+	assert_int_equal(store_check_trust(link, geteuid(), 1), 0);
+	uid = give_away(link);
+	assert_int_equal(store_check_trust(link, uid, 0), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "is a symbolic link owned by uid "));
+	/* no such path: for the caller to report */
+	snprintf(link, sizeof(link), "%s/none", d);
+	assert_int_equal(store_check_trust(link, geteuid(), 1), DOCKET_ENOTFOUND);
+	test_rmdir_free(d);
+}
+
 static void test_open_errors(void **state)
 {
 	fixture *f = *state;
@@ -2845,6 +2995,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redact_secret_keys_nested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redact_secret_keys_configured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_modes_and_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_other_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_append, setup, teardown),
