@@ -15,9 +15,10 @@
  * Besides the patterns, a redactor holds secret key names (password, token,
  * api_key, authorization, cookie, ...; configurable): the value under an
  * object key with such a name is replaced whole, whatever its type, by
- * "[REDACTED:secret-field]". Names match case-insensitively and across
- * spellings (api_key, api-key, apiKey, APIKEY, X-Api-Key, GITHUB_TOKEN: the
- * key's words end with the name's words, or both squashed are equal). Object
+ * "[REDACTED:secret-field]". Names match case-insensitively, across
+ * spellings and as a suffix (api_key, api-key, apiKey, APIKEY, X-Api-Key,
+ * GITHUB_TOKEN, DBPASSWORD: the key reduced to its lower-case letters and
+ * digits ends with the name so reduced). Object
  * keys are redacted by the patterns too (a secret used as a key), and a
  * string that is a whole JSON object or array (a tool's JSON output) is
  * walked the same way and, when something in it was redacted, written back
@@ -179,20 +180,21 @@ static int add_key(docket_redactor *r, const char *name)
 	return 0;
 }
 
-/* 1 when `key` names a secret: its words end with a name's words, or squashed they are equal. */
+/* 1 when `key` names a secret: squashed (lower-case letters and digits
+ * only), it ends with a name squashed ("DB_PASSWORD", "proxyPassword",
+ * "PROXYPASSWORD" all end with "password"). Over-matching ("notoken") only
+ * hides a value; under-matching would store a secret. */
 static int key_is_secret(const docket_redactor *r, const char *key, size_t len)
 {
 	char words[2 * KEY_TAIL + 1], squashed[2 * KEY_TAIL + 1];
-	size_t n = key_words(words, key, len);
+	size_t n;
 
-	squash(squashed, words);
+	key_words(words, key, len);
+	n = squash(squashed, words);
 	for (size_t i = 0; i < r->nkeys; i++) {
-		const secret_key *k = &r->keys[i];
-		size_t kn = strlen(k->words);
+		size_t kn = strlen(r->keys[i].squashed);
 
-		if (n >= kn && memcmp(words + n - kn, k->words, kn) == 0 && (n == kn || words[n - kn - 1] == '_'))
-			return 1;
-		if (strcmp(squashed, k->squashed) == 0)
+		if (n >= kn && memcmp(squashed + n - kn, r->keys[i].squashed, kn) == 0)
 			return 1;
 	}
 	return 0;
