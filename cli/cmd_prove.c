@@ -137,7 +137,8 @@ int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, ch
 		"Exit 0: verified, every event shown as its stored bytes decode. Exit 4:\n"
 		"verified with redacted events: those are proved in the log by leaf hash\n"
 		"only and shown only as redacted (no result, verdict or status is drawn from\n"
-		"them). Exit 1: a check failed (named on stderr). Exit 2: usage.";
+		"them). Exit 1: a check failed (named on stderr). Exit 2: usage, or a key\n"
+		"that cannot be read.";
 	const char *file = NULL, *pubkey = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "FILE", 0, &file, NULL, "the receipt", CLI_OPT_REQUIRED },

@@ -765,8 +765,8 @@ int receipt_story_text(docket_buf *out, const json_t *story, const receipt_repor
 				       (long long)json_integer_value(json_object_get(story, "tree_size")))) < 0)
 		return error;
 	if (!rep->intent_proved &&
-	    (error = docket_buf_puts(out, "NOT PROVED: the intent is redacted, so that these events are this call's "
-					  "is not proved\n")) < 0)
+	    (error = docket_buf_puts(out, "NOT PROVED: the intent is redacted: what was called, with which verdict, "
+					  "under which policy revision\n")) < 0)
 		return error;
 	for (size_t i = 0; i < json_array_size(evs); i++)
 		if ((error = story_line(out, json_array_get(evs, i))) < 0)
