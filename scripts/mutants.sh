@@ -105,7 +105,7 @@ done
 
 printf '%-22s %-20s %s\n' MUTATION FILE RESULT
 bad=0
-while IFS='|' read -r name file script; do
+while IFS='|' read -r name file script <&3; do
 	name=$(echo "$name" | xargs)
 	file=$(echo "$file" | xargs)
 	script=$(echo "$script" | sed 's/^ *//')
@@ -135,5 +135,5 @@ while IFS='|' read -r name file script; do
 	fi
 	cp "$work/orig" "$src/$file"
 	printf '%-22s %-20s %s\n' "$name" "$file" "$result"
-done <"$list"
+done 3<"$list"   # fd 3: a test that reads stdin must not eat the list
 exit $bad

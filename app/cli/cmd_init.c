@@ -52,7 +52,13 @@ int cmd_init(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	static const char description[] =
 		"Creates the ledger directory (mode 0700, files 0600) at the path given by\n"
 		"-L, else $DOCKET_LEDGER, else ./.docket, and any missing directory above it.\n"
-		"An existing ledger is left as it is.\n";
+		"An existing ledger is left as it is.\n"
+		"A ledger someone else could change or replace is refused, here and at every\n"
+		"open (hooks included), with the reason: a directory or file writable by group\n"
+		"or others, one owned by another user (root is trusted), a symbolic link to it\n"
+		"owned by another user, a link inside it, a parent directory another user owns\n"
+		"or anyone can write without the sticky bit. A link to a directory that does\n"
+		"not exist is not created through.\n";
 	const cli_opt opts[] = {
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};

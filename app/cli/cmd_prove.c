@@ -17,6 +17,12 @@
 #include "util/error.h"
 #include "util/json.h"
 
+/* verify-receipt: every check held, but some events are redacted (shown only
+ * as redacted; their content is not proved). Not 0, so that `verify-receipt
+ * && deploy` fails closed; not 1, so that a script that accepts redacted
+ * receipts can tell them from forged ones (docs/audit.md "Receipts"). */
+#define EXIT_VERIFIED_REDACTED 4
+
 typedef struct prove_args {
 	const char *session, *invocation, *out;
 	const char *pseudo_key;
@@ -74,7 +80,7 @@ static int prove(docket_ledger *ledger, const prove_args *a)
 		fprintf(stderr, "receipt: %zu events, %zu bytes, proved against the checkpoint of %lld events%s\n",
 			json_array_size(json_object_get(receipt, "events")), text.len + 1,
 			(long long)json_integer_value(json_object_get(receipt, "tree_size")),
-			redactor || pseudo ? " (redacted: leaf hashes only)" : "");
+			json_is_true(json_object_get(receipt, "redacted")) ? " (redacted events: leaf hashes only)" : "");
 cleanup:
 	json_decref(receipt);
 	docket_buf_dispose(&text);
@@ -94,8 +100,9 @@ int cmd_prove(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"public key checks it with `docket verify-receipt`, without the ledger.\n"
 		"The checkpoint must cover the call's events: sign one first with\n"
 		"`docket checkpoint --key KEY`.\n"
-		"--redact and --pseudonymize show each event redacted and carry the hash of\n"
-		"the stored event instead of its bytes: the hash is proved, the text is not.";
+		"--redact and --pseudonymize show each event that they change redacted and\n"
+		"carry the hash of the stored event instead of its bytes: its place in the\n"
+		"log is proved, its text is not (verify-receipt shows it only as redacted).";
 	docket_ledger *ledger = NULL;
 	prove_args a = { NULL, NULL, NULL, NULL, 0 };
 	const cli_opt opts[] = {
@@ -126,9 +133,12 @@ int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, ch
 		"every event's leaf hash and inclusion proof, that each event shown is the\n"
 		"decoding of its bytes, and that the events are one tool call's. Prints who\n"
 		"asked and who approved what, when, under which policy revision (strings with\n"
-		"control characters are shown escaped). Exit 0 when all holds, 1 when anything\n"
-		"does not. A redacted receipt proves the stored events' hashes, not the\n"
-		"redacted text it shows.";
+		"control characters are shown escaped).\n"
+		"Exit 0: verified, every event shown as its stored bytes decode. Exit 4:\n"
+		"verified with redacted events: those are proved in the log by leaf hash\n"
+		"only and shown only as redacted (no result, verdict or status is drawn from\n"
+		"them). Exit 1: a check failed (named on stderr). Exit 2: usage, or a key\n"
+		"that cannot be read.";
 	const char *file = NULL, *pubkey = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "FILE", 0, &file, NULL, "the receipt", CLI_OPT_REQUIRED },
@@ -163,7 +173,7 @@ int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, ch
 		goto cleanup;
 	}
 	fwrite(out.ptr, 1, out.len, stdout);
-	rc = CLI_EXIT_OK;
+	rc = rep.redacted ? EXIT_VERIFIED_REDACTED : CLI_EXIT_OK;
 cleanup:
 	json_decref(story);
 	docket_buf_dispose(&text);

@@ -12,7 +12,7 @@
 
 static int show_rules(docket_ledger *ledger)
 {
-	const char *names[64];
+	const char *names[256];
 	docket_redactor *r = NULL;
 	char *stored = NULL;
 	size_t n;
@@ -33,6 +33,12 @@ static int show_rules(docket_ledger *ledger)
 	printf("write-time redaction: on, %zu rule%s\n", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < n && i < sizeof(names) / sizeof(names[0]); i++)
 		printf("  %s\n", names[i]);
+	n = docket_redactor_keys(r, names, sizeof(names) / sizeof(names[0]));
+	printf("secret keys (values under them are redacted): %zu\n", n);
+	for (size_t i = 0; i < n && i < sizeof(names) / sizeof(names[0]); i++)
+		printf("%s%s", i % 6 ? ", " : i ? ",\n  " : "  ", names[i]);
+	if (n)
+		printf("\n");
 	docket_redactor_free(r);
 	docket_free(stored);
 	return CLI_EXIT_OK;
@@ -45,9 +51,12 @@ int cmd_redact(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"event appended afterwards has its matches replaced by [REDACTED:rule] before\n"
 		"it is validated, encoded or written, so the secret never reaches the disk.\n"
 		"Events already in the ledger are not changed (the chain forbids it).\n"
+		"Values under secret key names (password, token, api_key, authorization, ...,\n"
+		"in any spelling: API-KEY, apiKey, GITHUB_TOKEN) are replaced whole, at any\n"
+		"depth, and so is a string that is a JSON document's secret (walked as JSON).\n"
 		"FILE: {\"builtin\": true, \"rules\": [{\"name\": \"n\", \"pattern\": \"ERE\",\n"
-		"\"group\": 0, \"icase\": false}]} (see docs/audit.md). Without an option, shows\n"
-		"the current rules.\n";
+		"\"group\": 0, \"icase\": false}], \"keys\": [\"x-acme-auth\"]} (see docs/audit.md).\n"
+		"Without an option, shows the current rules.\n";
 	const char *rules = NULL;
 	int builtin = 0, off = 0, set = 0;
 	const cli_opt opts[] = {

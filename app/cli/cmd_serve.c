@@ -83,7 +83,7 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_STRING, "policy", 0, &policy_src, "SRC", "the operator's policy: PATH, codex:PATH or claude:PATH", 0 },
 		{ CLI_OPT_SWITCH, "allow-client-policy", 0, &allow_client, NULL, "let clients replace (widen) policies", 0 },
 		{ CLI_OPT_STRING, "socket-mode", 0, &mode_s, "MODE", "socket permissions, octal (default 600; never world)", 0 },
-		{ CLI_OPT_STRING, "socket-group", 0, &group_s, "GROUP", "group owning the socket", 0 },
+		{ CLI_OPT_STRING, "socket-group", 0, &group_s, "GROUP", "group owning the socket (its directory may then be writable by it)", 0 },
 		{ CLI_OPT_U64, "max-request", 0, &max_request, "BYTES", "longest request line (default 1048576)", 0 },
 		{ CLI_OPT_U64, "max-queued", 0, &max_queued, "BYTES", "unread reply bytes before a client is paused (default 4194304)", 0 },
 		{ CLI_OPT_U64, "max-clients", 0, &max_clients, "N", "connections at once (default 256)", 0 },

@@ -673,8 +673,14 @@ static void drain(server *s)
 
 /* ---- the socket ---- */
 
-/* The directory holding `path` must not let others replace the socket. */
-static int check_socket_dir(const char *path)
+/*
+ * The directory holding `path` must not let anyone but us replace the
+ * socket: not another user's (its owner could), not writable by others,
+ * and writable by its group only when the operator named that group with
+ * --socket-group (its members are then trusted with the socket anyway).
+ * The sticky bit (as in /tmp) keeps writers to their own files.
+ */
+static int check_socket_dir(const char *path, const server_options *o)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	const char *slash = strrchr(path, '/');
@@ -686,11 +692,20 @@ static int check_socket_dir(const char *path)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	if (stat(dir, &st) < 0)
 		return docket_error_set(DOCKET_EINVALID, "socket directory %s: %s", dir, strerror(errno));
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return docket_error_set(DOCKET_EINVALID,
+			"socket directory %s is owned by uid %lu (you are uid %lu): its owner could replace the socket",
+			dir, (unsigned long)st.st_uid, (unsigned long)geteuid());
 	/* others may write (and so swap the socket) unless the sticky bit keeps
 	 * them to their own files, as in /tmp */
 	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
 		return docket_error_set(DOCKET_EINVALID,
 			"socket directory %s is writable by others: anyone could replace the socket", dir);
+	if ((st.st_mode & S_IWGRP) && !(st.st_mode & S_ISVTX) && !(o->socket_gid_set && st.st_gid == o->socket_gid))
+		return docket_error_set(DOCKET_EINVALID,
+			"socket directory %s is writable by its group (gid %lu): its members could replace the socket; "
+			"chmod g-w it, or name that group with --socket-group if its members are trusted with the socket",
+			dir, (unsigned long)st.st_gid);
 	return 0;
 }
 
@@ -730,7 +745,7 @@ static int listen_on(server *s, const char *path)
 	if (strlen(path) >= sizeof(addr.sun_path))
 		return docket_error_set(DOCKET_EINVALID, "socket path too long: %s", path);
 	memcpy(addr.sun_path, path, strlen(path) + 1);
-	if ((error = check_socket_dir(path)) < 0 || (error = clear_socket_path(&addr, path)) < 0)
+	if ((error = check_socket_dir(path, s->opts)) < 0 || (error = clear_socket_path(&addr, path)) < 0)
 		return error;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return docket_error_set(DOCKET_ESTORAGE, "socket: %s", strerror(errno));

@@ -100,13 +100,17 @@ typedef struct docket_redactor docket_redactor;
 
 /*
  * A redactor with the built-in rules (cloud access keys, API tokens, private
- * keys, passwords in URLs, bearer headers, password assignments) and, when
- * `rules_json` is not NULL, the rules of that document:
+ * keys, passwords in URLs, bearer headers, password assignments) and the
+ * built-in secret key names (password, token, api_key, secret,
+ * authorization, cookie, private_key, ...) and, when `rules_json` is not
+ * NULL, the rules of that document:
  *   {"builtin": true|false,
  *    "rules": [{"name": "acme-token", "pattern": "acme_[A-Za-z0-9]{24}",
- *               "group": 0, "icase": false}]}
+ *               "group": 0, "icase": false}],
+ *    "keys": ["x-acme-auth"]}
  * (POSIX extended regular expressions; `group` N replaces only that
- * capture group). Unknown keys, bad names and patterns are DOCKET_EINVALID.
+ * capture group; "builtin": false drops the built-in rules and key names).
+ * Unknown keys, bad names and patterns are DOCKET_EINVALID.
  */
 DOCKET_EXTERN int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t len) DOCKET_MUST_USE;
 DOCKET_EXTERN void docket_redactor_free(docket_redactor *r);
@@ -117,10 +121,14 @@ DOCKET_EXTERN int docket_redaction_rules_read(char **out, size_t *len, const cha
 
 /* The rules' names, in the order they are applied (for `--help` and docs). */
 DOCKET_EXTERN size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_t max);
+/* The secret key names, normalised (words in lower case joined by '_'). */
+DOCKET_EXTERN size_t docket_redactor_keys(const docket_redactor *r, const char **names, size_t max);
 
 /*
  * Redact every free-text string of one event (DESIGN §4 JSON): args,
- * output, error, prompt, reasons, env and label values, the policy document.
+ * output, error, prompt, reasons, env and label values, the policy document;
+ * values under secret key names at any depth; object keys that are secrets;
+ * strings that are whole JSON documents, walked the same way.
  * Ids, enums, times and hashes are left alone. For each field a rule hit,
  * {"field": "args.command[2]", "rule": "aws-access-key"} is appended to
  * `hits` (may be NULL); markers already in the event (write-time redaction)

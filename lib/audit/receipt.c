@@ -8,8 +8,9 @@
  *   ledger      the ledger id (32 hex digits)
  *   session, invocation
  *   tree_size   the size of the tree the checkpoint signs
- *   redacted    false: events carry their stored bytes;
- *               true: their leaf hashes and a redacted JSON form
+ *   redacted    false: every event carries its stored bytes;
+ *               true: an event that redaction changed carries its leaf
+ *               hash and its redacted JSON instead (the others their bytes)
  *   checkpoint  the signed note (C2SP tlog-checkpoint, origin
  *               "docket.dev/ledger/<ledger id>")
  *   events      [{seq, type, bytes | leaf_hash, event, proof}] in seq order:
@@ -20,9 +21,14 @@
  * What verify-receipt proves (receipt_verify): the checkpoint is signed by
  * the given key and names this ledger; each event (its bytes, or with
  * redaction only its leaf hash) is leaf seq - 1 of that tree; each `event`
- * is the decoding of its bytes (not checked when redacted: the text shown
- * is then the prover's word); the events are those of one invocation and
+ * is the decoding of its bytes; the events are those of one invocation and
  * the policy revision the intent cites.
+ *
+ * A redacted event's JSON is the prover's word: nothing checks it against
+ * the leaf hash. So nothing is drawn from it: not its type, session,
+ * result, verdict or status. The story shows it only as redacted, the
+ * checks of content apply to the events with bytes, and the report counts
+ * the redacted events so that verify-receipt can exit with its own code.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +150,7 @@ typedef struct prove_ctx {
 	const docket_redactor *redactor;
 	const docket_pseudonymizer *pseudo;
 	json_t *events;
+	size_t redacted;         /* events that carry a leaf hash */
 } prove_ctx;
 
 static int add_event(prove_ctx *c, uint64_t seq)
@@ -152,15 +159,25 @@ static int add_event(prove_ctx *c, uint64_t seq)
 	docket_tlog_proof *proof = NULL;
 	docket_event *ev = NULL;
 	json_t *obj = NULL, *shown = NULL, *v = NULL;
+	json_t *stored = NULL;
 	const uint8_t *p;
 	size_t len;
-	int redact = c->redactor || c->pseudo, error;
+	int redact = 0, error;
 
 	if ((error = reader_payload(c->r, seq, &p, &len)) < 0 || (error = decode_event(&shown, &ev, seq, p, len)) < 0)
 		goto cleanup;
-	if ((c->redactor && (error = docket_redact_event(c->redactor, shown, NULL, NULL)) < 0) ||
-	    (c->pseudo && (error = docket_pseudonymize_event(c->pseudo, shown)) < 0))
-		goto cleanup;
+	if (c->redactor || c->pseudo) {
+		if (!(stored = json_deep_copy(shown))) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		if ((c->redactor && (error = docket_redact_event(c->redactor, shown, NULL, NULL)) < 0) ||
+		    (c->pseudo && (error = docket_pseudonymize_event(c->pseudo, shown)) < 0))
+			goto cleanup;
+		/* an event redaction left alone keeps its bytes: they show nothing more */
+		redact = !json_equal(stored, shown);
+		c->redacted += redact;
+	}
 	docket_tlog_leaf_hash(leaf, p, len);
 	if (!(proof = docket_malloc(sizeof(*proof)))) {
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
@@ -187,6 +204,7 @@ static int add_event(prove_ctx *c, uint64_t seq)
 cleanup:
 	docket_free(proof);
 	docket_event_free(ev);
+	json_decref(stored);
 	json_decref(shown);
 	json_decref(obj);
 	return error;
@@ -291,7 +309,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 			goto cleanup;
 	}
 	if (json_object_set_new(obj, "tree_size", json_integer((json_int_t)cp.size)) < 0 ||
-	    json_object_set_new(obj, "redacted", json_boolean(redactor || pseudo)) < 0 ||
+	    json_object_set_new(obj, "redacted", json_boolean(c.redacted > 0)) < 0 ||
 	    json_object_set_new(obj, "checkpoint", json_stringn(note_text, note_len)) < 0 ||
 	    json_object_set(obj, "events", c.events) < 0) {
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
@@ -394,51 +412,9 @@ static int check_member(vctx *c, const json_t *shown, const char *type, uint64_t
 	return 0;
 }
 
-/* One event of the receipt: its shape, its leaf hash (from its bytes, or the
- * one given when redacted), its proof, that its JSON is the decoding of its
- * bytes and that it belongs to the invocation. 0 when all holds. */
-static int check_event(vctx *c, const json_t *e, uint64_t prev_seq, uint64_t *seq_out,
-		       uint8_t leaf[DOCKET_TLOG_HASH_LEN], docket_tlog_proof *proof)
+/* The proof of event `seq` as the receipt gives it. */
+static int read_proof(vctx *c, const json_t *pj, json_int_t seq, docket_tlog_proof *proof)
 {
-	static const char *const keys[] = { "seq", "type", "bytes", "leaf_hash", "event", "proof", NULL };
-	static const char *const required[] = { "seq", "type", "event", "proof", NULL };
-	static uint8_t bytes[RECEIPT_MAX_EVENT_BYTES];
-	const json_t *shown = json_object_get(e, "event"), *pj = json_object_get(e, "proof");
-	const char *type = get_string(e, "type");
-	json_int_t seq;
-	size_t len;
-
-	if (!keys_ok(e, keys, required) || !json_is_integer(json_object_get(e, "seq")) || !type ||
-	    !json_is_object(shown) || !json_is_array(pj))
-		return bad(c->rep, "an event of the receipt is malformed");
-	seq = json_integer_value(json_object_get(e, "seq"));
-	if (seq < 1 || (uint64_t)seq <= prev_seq || (uint64_t)seq > c->size)
-		return bad(c->rep, "event seq %lld is out of order or outside the checkpoint's %llu events",
-			   (long long)seq, (unsigned long long)c->size);
-	*seq_out = (uint64_t)seq;
-	if (c->redacted) {
-		if (json_object_get(e, "bytes") || b64_get(leaf, NULL, json_object_get(e, "leaf_hash"), 32, 32) < 0)
-			return bad(c->rep, "event %lld: a redacted receipt carries a leaf hash (base64, 32 bytes)",
-				   (long long)seq);
-	} else {
-		json_t *decoded = NULL;
-		docket_event *ev = NULL;
-		int same;
-
-		if (json_object_get(e, "leaf_hash") ||
-		    b64_get(bytes, &len, json_object_get(e, "bytes"), 0, sizeof(bytes)) < 0)
-			return bad(c->rep, "event %lld: its bytes are missing or not base64", (long long)seq);
-		docket_tlog_leaf_hash(leaf, bytes, len);
-		if (decode_event(&decoded, &ev, (uint64_t)seq, bytes, len) < 0)
-			return bad(c->rep, "event %lld: its bytes are not a docket event", (long long)seq);
-		same = json_equal(decoded, (json_t *)shown) && strcmp(type, docket_event_type(ev)) == 0;
-		json_decref(decoded);
-		docket_event_free(ev);
-		if (!same)
-			return bad(c->rep, "event %lld: the JSON shown is not the decoding of its bytes", (long long)seq);
-	}
-	if (!get_string(shown, "type") || strcmp(get_string(shown, "type"), type) != 0)
-		return bad(c->rep, "event %lld: its type does not match", (long long)seq);
 	if (json_array_size(pj) > DOCKET_TLOG_MAX_PROOF)
 		return bad(c->rep, "event %lld: its proof is too long", (long long)seq);
 	memset(proof, 0, sizeof(*proof));
@@ -448,7 +424,84 @@ static int check_event(vctx *c, const json_t *e, uint64_t prev_seq, uint64_t *se
 	for (size_t i = 0; i < proof->len; i++)
 		if (b64_get(proof->hash[i], NULL, json_array_get(pj, i), 32, 32) < 0)
 			return bad(c->rep, "event %lld: proof hash %zu is not base64 of 32 bytes", (long long)seq, i + 1);
+	return 0;
+}
+
+/* An event with bytes: its leaf hash from them, and its JSON their decoding. */
+static int check_bytes(vctx *c, const json_t *e, json_int_t seq, const char *type,
+		       uint8_t leaf[DOCKET_TLOG_HASH_LEN])
+{
+	static uint8_t bytes[RECEIPT_MAX_EVENT_BYTES];
+	json_t *decoded = NULL;
+	docket_event *ev = NULL;
+	size_t len;
+	int same;
+
+	if (b64_get(bytes, &len, json_object_get(e, "bytes"), 0, sizeof(bytes)) < 0)
+		return bad(c->rep, "event %lld: its bytes are missing or not base64", (long long)seq);
+	docket_tlog_leaf_hash(leaf, bytes, len);
+	if (decode_event(&decoded, &ev, (uint64_t)seq, bytes, len) < 0)
+		return bad(c->rep, "event %lld: its bytes are not a docket event", (long long)seq);
+	same = json_equal(decoded, json_object_get(e, "event")) && strcmp(type, docket_event_type(ev)) == 0;
+	json_decref(decoded);
+	docket_event_free(ev);
+	if (!same)
+		return bad(c->rep, "event %lld: the JSON shown is not the decoding of its bytes", (long long)seq);
+	return 0;
+}
+
+/*
+ * One event of the receipt: its shape, its leaf hash (from its bytes, or
+ * the one given when it is redacted), its proof; for an event with bytes,
+ * that its JSON is their decoding and that it belongs to the invocation.
+ * A redacted event (leaf hash only, in a receipt marked redacted) proves
+ * its place in the log and nothing else: *redacted_out is set and nothing
+ * of its JSON is checked or used. 0 when all holds.
+ */
+static int check_event(vctx *c, const json_t *e, uint64_t prev_seq, uint64_t *seq_out, int *redacted_out,
+		       uint8_t leaf[DOCKET_TLOG_HASH_LEN], docket_tlog_proof *proof)
+{
+	static const char *const keys[] = { "seq", "type", "bytes", "leaf_hash", "event", "proof", NULL };
+	static const char *const required[] = { "seq", "type", "event", "proof", NULL };
+	const json_t *shown = json_object_get(e, "event"), *pj = json_object_get(e, "proof");
+	const char *type = get_string(e, "type");
+	int has_bytes = json_object_get(e, "bytes") != NULL, has_leaf = json_object_get(e, "leaf_hash") != NULL;
+	json_int_t seq;
+
+	*redacted_out = 0;
+	if (!keys_ok(e, keys, required) || !json_is_integer(json_object_get(e, "seq")) || !type ||
+	    !json_is_object(shown) || !json_is_array(pj))
+		return bad(c->rep, "an event of the receipt is malformed");
+	seq = json_integer_value(json_object_get(e, "seq"));
+	if (seq < 1 || (uint64_t)seq <= prev_seq || (uint64_t)seq > c->size)
+		return bad(c->rep, "event seq %lld is out of order or outside the checkpoint's %llu events",
+			   (long long)seq, (unsigned long long)c->size);
+	*seq_out = (uint64_t)seq;
+	if (has_bytes == has_leaf)
+		return bad(c->rep, "event %lld: carries %s", (long long)seq,
+			   has_bytes ? "both bytes and a leaf hash" : "neither bytes nor a leaf hash");
+	if (has_leaf && !c->redacted)
+		return bad(c->rep, "event %lld: a leaf hash in a receipt not marked redacted", (long long)seq);
+	if (read_proof(c, pj, seq, proof) != 0)
+		return 1;
+	if (has_leaf) {
+		if (b64_get(leaf, NULL, json_object_get(e, "leaf_hash"), 32, 32) < 0)
+			return bad(c->rep, "event %lld: a redacted event carries a leaf hash (base64, 32 bytes)",
+				   (long long)seq);
+		*redacted_out = 1;
+		return 0;
+	}
+	if (check_bytes(c, e, seq, type, leaf) != 0)
+		return 1;
+	if (!get_string(shown, "type") || strcmp(get_string(shown, "type"), type) != 0)
+		return bad(c->rep, "event %lld: its type does not match", (long long)seq);
 	return check_member(c, shown, type, (uint64_t)seq);
+}
+
+/* What the story shows of a redacted event: its seq (proved by its place in the tree), nothing else. */
+static json_t *redacted_stub(uint64_t seq)
+{
+	return json_pack("{s:I, s:b}", "seq", (json_int_t)seq, "redacted", 1);
 }
 
 int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t len, const char *pubkey_path)
@@ -518,7 +571,6 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 	c.size = cp.size;
 	c.redacted = json_is_true(json_object_get(obj, "redacted"));
 	c.cited_revision = -1;
-	rep->redacted = c.redacted;
 	if (!(out_story = json_object()) || json_object_set_new(out_story, "ledger", json_string(ledger)) < 0 ||
 	    json_object_set(out_story, "session", json_object_get(obj, "session")) < 0 ||
 	    json_object_set(out_story, "invocation", json_object_get(obj, "invocation")) < 0 ||
@@ -532,8 +584,10 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 		static docket_tlog_proof proof;
 		uint8_t leaf[DOCKET_TLOG_HASH_LEN];
 		uint64_t seq = 0;
+		int redacted = 0;
+		json_t *shown;
 
-		if (check_event(&c, e, prev, &seq, leaf, &proof) != 0)
+		if (check_event(&c, e, prev, &seq, &redacted, leaf, &proof) != 0)
 			break;
 		prev = seq;
 		if (docket_tlog_verify_inclusion(&proof, leaf, root) < 0) {
@@ -541,19 +595,28 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 			    docket_error_last()->message);
 			break;
 		}
-		json_array_append(json_object_get(out_story, "events"), json_object_get(e, "event"));
+		shown = redacted ? redacted_stub(seq) : json_incref(json_object_get(e, "event"));
+		if (!shown || json_array_append_new(json_object_get(out_story, "events"), shown) < 0) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			goto done;
+		}
 		rep->events++;
+		rep->redacted += (size_t)redacted;
 	}
-	if (rep->ok && c.cited_revision < 0)
+	/* with the intent redacted, which call these events are is not proved
+	 * (the story says so); with nothing redacted, an intent is required */
+	rep->intent_proved = c.cited_revision >= 0;
+	if (rep->ok && !rep->intent_proved && rep->redacted == 0)
 		bad(rep, "the receipt has no tool.intent");
-	if (rep->ok) {
+	if (rep->ok && rep->intent_proved) {
 		/* the policy revision shown must be the one the intent cites */
 		json_t *evs = json_object_get(out_story, "events");
 
 		for (size_t i = 0; i < json_array_size(evs); i++) {
 			json_t *e = json_array_get(evs, i), *rev = json_object_get(e, "revision");
+			const char *type = get_string(e, "type");
 
-			if (strcmp(get_string(e, "type"), "policy.revised") == 0 &&
+			if (type && strcmp(type, "policy.revised") == 0 &&
 			    (!json_is_integer(rev) || json_integer_value(rev) != c.cited_revision))
 				bad(rep, "the policy revision in the receipt is not the one the intent cites (%lld)",
 				    (long long)c.cited_revision);
@@ -634,10 +697,13 @@ static int story_line(docket_buf *out, const json_t *e)
 
 	size_t at;
 
-	if ((error = docket_buf_printf(out, "  %-6lld ", (long long)json_integer_value(json_object_get(e, "seq")))) < 0 ||
-	    (error = put_safe(out, get_string(e, "time"))) < 0 || (error = docket_buf_puts(out, "  ")) < 0)
+	if ((error = docket_buf_printf(out, "  %-6lld ", (long long)json_integer_value(json_object_get(e, "seq")))) < 0)
 		return error;
-	/* the type as shown (a redacted receipt's is the prover's word) */
+	/* a redacted event: nothing of its text is proved, so nothing is shown */
+	if (json_is_true(json_object_get(e, "redacted")))
+		return docket_buf_puts(out, "[redacted: its place in the log is proved; its content is not, and is not shown]\n");
+	if ((error = put_safe(out, get_string(e, "time"))) < 0 || (error = docket_buf_puts(out, "  ")) < 0)
+		return error;
 	at = out->len;
 	if ((error = put_safe(out, type)) < 0)
 		return error;
@@ -698,13 +764,17 @@ int receipt_story_text(docket_buf *out, const json_t *story, const receipt_repor
 	    (error = docket_buf_printf(out, ", checkpoint of %lld events: signature good\n",
 				       (long long)json_integer_value(json_object_get(story, "tree_size")))) < 0)
 		return error;
-	if (rep->redacted &&
-	    (error = docket_buf_puts(out, "REDACTED: the content below is the redacted form; only each event's "
-					  "leaf hash is proved, not the text shown\n")) < 0)
+	if (!rep->intent_proved &&
+	    (error = docket_buf_puts(out, "NOT PROVED: the intent is redacted: what was called, with which verdict, "
+					  "under which policy revision\n")) < 0)
 		return error;
 	for (size_t i = 0; i < json_array_size(evs); i++)
 		if ((error = story_line(out, json_array_get(evs, i))) < 0)
 			return error;
-	return docket_buf_printf(out, "verified: %zu events, each in the log the checkpoint signs%s\n", rep->events,
-				 rep->redacted ? " (by leaf hash)" : ", each shown as its stored bytes decode");
+	if (rep->redacted)
+		return docket_buf_printf(out, "verified with redacted events: %zu events in the log the checkpoint signs; "
+					      "%zu redacted (only their place in the log is proved), %zu shown as their "
+					      "stored bytes decode\n", rep->events, rep->redacted, rep->events - rep->redacted);
+	return docket_buf_printf(out, "verified: %zu events, each in the log the checkpoint signs, each shown as its "
+				      "stored bytes decode\n", rep->events);
 }

@@ -23,8 +23,8 @@
 /*
  * The receipt of `invocation` of `session` against the checkpoint `note`
  * (a signed tlog-checkpoint note of this ledger). With `redactor` or
- * `pseudo`, each event carries the leaf hash of its stored bytes and its
- * redacted JSON instead of the bytes. DOCKET_ENOTFOUND: no such invocation,
+ * `pseudo`, each event that redaction changes carries the leaf hash of its
+ * stored bytes and its redacted JSON instead of the bytes. DOCKET_ENOTFOUND: no such invocation,
  * or the checkpoint does not cover its events (the message says what to run).
  */
 int receipt_build(json_t **out, docket_ledger *l, const char *session, const char *invocation,
@@ -33,7 +33,8 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 
 typedef struct receipt_report {
 	int ok;                  /* every check held */
-	int redacted;            /* the events shown are redacted: only leaf hashes are proved */
+	size_t redacted;         /* events proved by leaf hash only: shown only as redacted */
+	int intent_proved;       /* the intent carries its bytes: the call is proved */
 	size_t events;
 	char problem[512];       /* the first check that failed */
 } receipt_report;
@@ -46,6 +47,8 @@ typedef struct receipt_report {
  * check ran (rep->ok says how it went; `story` (may be NULL) gets the
  * one-screen story, terminal-safe), <0 when it could not run (the key).
  * Anything wrong with the receipt is rep->ok == 0, never a negative code.
+ * rep->ok with rep->redacted > 0 is "verified with redacted events": the
+ * story shows those events only as redacted (nothing drawn from their text).
  */
 int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t len,
 		   const char *pubkey_path) DOCKET_MUST_USE;

@@ -18,6 +18,7 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zstd.h>
 
 #include "docket/ledger.h"
@@ -128,6 +129,11 @@ struct docket_ledger {
  * size, roots) before mapping it: DOCKET_ECORRUPT "the data file is
  * corrupt: ...", DOCKET_ENOTFOUND when there is no such file. */
 int store_check_file(const char *datafile);
+/* Refuse (DOCKET_ESTORAGE, saying why) a ledger directory `path` that
+ * someone other than `uid` or root could change or replace: a symbolic link
+ * or parent directory they own, group- or world-writable directory or
+ * files, files they own (`writable` opens). DOCKET_ENOTFOUND: no such path. */
+int store_check_trust(const char *path, uid_t uid, int writable);
 /* rm -rf `dir` (scratch and replaced ledgers), best effort. */
 void store_remove_tree(const char *dir);
 /* Before a batch: grow the map (doubling, up to the cap) until `bytes`

@@ -12,6 +12,18 @@
  * alone, so replaying a batch (map growth) or re-sending an event (idempotent
  * appends) gives the same bytes.
  *
+ * Besides the patterns, a redactor holds secret key names (password, token,
+ * api_key, authorization, cookie, ...; configurable): the value under an
+ * object key with such a name is replaced whole, whatever its type, by
+ * "[REDACTED:secret-field]". Names match case-insensitively, across
+ * spellings and as a suffix (api_key, api-key, apiKey, APIKEY, X-Api-Key,
+ * GITHUB_TOKEN, DBPASSWORD: the key reduced to its lower-case letters and
+ * digits ends with the name so reduced). Object
+ * keys are redacted by the patterns too (a secret used as a key), and a
+ * string that is a whole JSON object or array (a tool's JSON output) is
+ * walked the same way and, when something in it was redacted, written back
+ * compact.
+ *
  * Write time: when the ledger's meta table holds rules under
  * REDACT_META_KEY, ledger_redact_event() rewrites each event at the start of
  * the append path, inside the write transaction and before validation, so a
@@ -35,6 +47,13 @@
 #define MARKER_PREFIX "[REDACTED:"
 #define PATTERN_MAX 512
 #define REPEAT_BUDGET 4096
+#define KEYS_MAX 128
+#define KEY_NAME_MAX 64
+#define KEY_TAIL 128             /* a longer key is judged by its last bytes */
+#define SECRET_FIELD_RULE "secret-field"
+#define JSON_TEXT_DEPTH 2        /* JSON inside a string inside JSON inside a string */
+#define JSON_TEXT_MAX ((size_t)1 << 20)
+#define KEY_RENAME_MAX 1000
 
 typedef struct redact_rule {
 	char name[RULE_NAME_MAX + 1];
@@ -42,9 +61,17 @@ typedef struct redact_rule {
 	size_t group;
 } redact_rule;
 
+/* A secret key name, as words joined by '_' ("api_key") and squashed ("apikey"). */
+typedef struct secret_key {
+	char words[2 * KEY_NAME_MAX + 1];
+	char squashed[KEY_NAME_MAX + 1];
+} secret_key;
+
 struct docket_redactor {
 	redact_rule *rules;
 	size_t n;
+	secret_key *keys;
+	size_t nkeys;
 };
 
 typedef struct builtin_rule {
@@ -75,6 +102,112 @@ static const builtin_rule builtins[] = {
 				 "access[_-]?token|auth[_-]?token)[\"']?[[:space:]]*[:=][[:space:]]*"
 				 "[\"']?([^[:space:]\"'&,;]{4,})", 1, 3 },
 };
+
+/* The default secret key names (docs/audit.md "Redaction"). */
+static const char *const builtin_keys[] = {
+	"password", "passwd", "passphrase", "api_key", "token", "access_token", "refresh_token",
+	"id_token", "auth_token", "secret", "client_secret", "secret_key", "secret_access_key",
+	"private_key", "authorization", "cookie", "credential", "credentials",
+};
+
+/* ---- secret key names -------------------------------------------------- */
+
+static int is_upper(int c) { return c >= 'A' && c <= 'Z'; }
+static int is_lower_or_digit(int c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static int is_word_char(int c) { return is_upper(c) || is_lower_or_digit(c) || c >= 0x80; }
+
+/*
+ * The words of `key` in lower case joined by '_': separators are the
+ * characters other than ASCII letters and digits, and camelCase humps
+ * ("apiKey", "APIKey" -> "api_key"). Only the last KEY_TAIL bytes of a longer
+ * key count (the names match at the end). `out` holds 2 * KEY_TAIL + 1.
+ */
+static size_t key_words(char *out, const char *key, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)key;
+	size_t n = 0;
+	int sep = 0;
+
+	if (len > KEY_TAIL) {
+		s += len - KEY_TAIL;
+		len = KEY_TAIL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		int c = s[i];
+
+		if (!is_word_char(c)) {
+			sep = n > 0;
+			continue;
+		}
+		if (is_upper(c) && i > 0 &&
+		    (is_lower_or_digit(s[i - 1]) || (is_upper(s[i - 1]) && i + 1 < len && s[i + 1] >= 'a' && s[i + 1] <= 'z')))
+			sep = n > 0;
+		if (sep)
+			out[n++] = '_';
+		sep = 0;
+		out[n++] = (char)(is_upper(c) ? c - 'A' + 'a' : c);
+	}
+	out[n] = '\0';
+	return n;
+}
+
+static size_t squash(char *out, const char *words)
+{
+	size_t n = 0;
+
+	for (; *words; words++)
+		if (*words != '_')
+			out[n++] = *words;
+	out[n] = '\0';
+	return n;
+}
+
+static int add_key(docket_redactor *r, const char *name)
+{
+	char words[2 * KEY_TAIL + 1];
+	size_t len = strlen(name);
+	secret_key *k = &r->keys[r->nkeys];
+
+	if (r->nkeys >= KEYS_MAX)
+		return docket_error_set(DOCKET_EINVALID, "redaction rules: more than %d secret keys", KEYS_MAX);
+	if (len == 0 || len > KEY_NAME_MAX || key_words(words, name, len) == 0)
+		return docket_error_set(DOCKET_EINVALID,
+			"redaction rules: secret key '%s': 1-%d characters, at least one letter or digit",
+			name, KEY_NAME_MAX);
+	memcpy(k->words, words, strlen(words) + 1);
+	squash(k->squashed, words);
+	r->nkeys++;
+	return 0;
+}
+
+/* 1 when `key` names a secret: squashed (lower-case letters and digits
+ * only), it ends with a name squashed ("DB_PASSWORD", "proxyPassword",
+ * "PROXYPASSWORD" all end with "password"). Over-matching ("notoken") only
+ * hides a value; under-matching would store a secret. */
+static int key_is_secret(const docket_redactor *r, const char *key, size_t len)
+{
+	char words[2 * KEY_TAIL + 1], squashed[2 * KEY_TAIL + 1];
+	size_t n;
+
+	key_words(words, key, len);
+	n = squash(squashed, words);
+	for (size_t i = 0; i < r->nkeys; i++) {
+		size_t kn = strlen(r->keys[i].squashed);
+
+		if (n >= kn && memcmp(squashed + n - kn, r->keys[i].squashed, kn) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int add_builtin_keys(docket_redactor *r)
+{
+	int error = 0;
+
+	for (size_t i = 0; i < sizeof(builtin_keys) / sizeof(builtin_keys[0]) && error == 0; i++)
+		error = add_key(r, builtin_keys[i]);
+	return error;
+}
 
 /* ---- rules ------------------------------------------------------------- */
 
@@ -256,8 +389,8 @@ static int add_user_rule(docket_redactor *r, const json_t *rule, size_t index)
 
 static int load_document(docket_redactor *r, const char *text, size_t len)
 {
-	static const char *const keys[] = { "builtin", "rules", NULL };
-	json_t *doc = NULL, *rules, *builtin, *rule;
+	static const char *const keys[] = { "builtin", "rules", "keys", NULL };
+	json_t *doc = NULL, *rules, *builtin, *rule, *names;
 	size_t i;
 	int error;
 
@@ -269,20 +402,30 @@ static int load_document(docket_redactor *r, const char *text, size_t len)
 		goto cleanup;
 	builtin = json_object_get(doc, "builtin");
 	rules = json_object_get(doc, "rules");
-	if ((builtin && !json_is_boolean(builtin)) || (rules && !json_is_array(rules))) {
+	names = json_object_get(doc, "keys");
+	if ((builtin && !json_is_boolean(builtin)) || (rules && !json_is_array(rules)) ||
+	    (names && !json_is_array(names))) {
 		error = docket_error_set(DOCKET_EINVALID,
-			"redaction rules: 'builtin' is a boolean, 'rules' an array");
+			"redaction rules: 'builtin' is a boolean, 'rules' and 'keys' arrays");
 		goto cleanup;
 	}
 	if (json_array_size(rules) > RULES_MAX - sizeof(builtins) / sizeof(builtins[0])) {
 		error = docket_error_set(DOCKET_EINVALID, "redaction rules: too many rules");
 		goto cleanup;
 	}
-	if ((!builtin || json_is_true(builtin)) && (error = add_builtins(r)) < 0)
+	if ((!builtin || json_is_true(builtin)) && ((error = add_builtins(r)) < 0 || (error = add_builtin_keys(r)) < 0))
 		goto cleanup;
 	json_array_foreach(rules, i, rule)
 		if ((error = add_user_rule(r, rule, i)) < 0)
 			goto cleanup;
+	json_array_foreach(names, i, rule) {
+		if (!json_is_string(rule)) {
+			error = docket_error_set(DOCKET_EINVALID, "redaction rules: keys[%zu] is not a string", i);
+			goto cleanup;
+		}
+		if ((error = add_key(r, json_string_value(rule))) < 0)
+			goto cleanup;
+	}
 cleanup:
 	json_decref(doc);
 	return error;
@@ -295,11 +438,15 @@ int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t le
 
 	*out = NULL;
 	if (!(r = docket_calloc(1, sizeof(*r))) ||
-	    !(r->rules = docket_calloc(RULES_MAX, sizeof(*r->rules)))) {
-		docket_free(r);
+	    !(r->rules = docket_calloc(RULES_MAX, sizeof(*r->rules))) ||
+	    !(r->keys = docket_calloc(KEYS_MAX, sizeof(*r->keys)))) {
+		docket_redactor_free(r);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	}
-	error = rules_json ? load_document(r, rules_json, len) : add_builtins(r);
+	if (rules_json)
+		error = load_document(r, rules_json, len);
+	else if ((error = add_builtins(r)) == 0)
+		error = add_builtin_keys(r);
 	if (error < 0) {
 		docket_redactor_free(r);
 		return error;
@@ -315,6 +462,7 @@ void docket_redactor_free(docket_redactor *r)
 	for (size_t i = 0; i < r->n; i++)
 		regfree(&r->rules[i].re);
 	docket_free(r->rules);
+	docket_free(r->keys);
 	docket_free(r);
 }
 
@@ -323,6 +471,13 @@ size_t docket_redactor_rules(const docket_redactor *r, const char **names, size_
 	for (size_t i = 0; i < r->n && i < max; i++)
 		names[i] = r->rules[i].name;
 	return r->n;
+}
+
+size_t docket_redactor_keys(const docket_redactor *r, const char **names, size_t max)
+{
+	for (size_t i = 0; i < r->nkeys && i < max; i++)
+		names[i] = r->keys[i].words;
+	return r->nkeys;
 }
 
 /* ---- strings ----------------------------------------------------------- */
@@ -424,6 +579,7 @@ typedef struct walk {
 	docket_buf path;
 	docket_buf a, b;
 	int changed;
+	int depth;              /* JSON texts entered */
 } walk;
 
 static int add_hit(walk *w, const char *rule, const char *stage)
@@ -465,15 +621,14 @@ static int list_markers(walk *w, const char *s, size_t len)
 	return 0;
 }
 
-static int redact_leaf(walk *w, json_t *str)
+/* Apply every rule to `s`; *out is the result (w->a or w->b), or NULL when
+ * no rule matched. Each rule that matched is a hit at the current path. */
+static int redact_text(walk *w, const char *s, size_t len, const docket_buf **out)
 {
-	const char *s = json_string_value(str);
-	size_t len = json_string_length(str);
 	docket_buf *cur = NULL;
 	int error;
 
-	if ((error = list_markers(w, s, len)) < 0)
-		return error;
+	*out = NULL;
 	for (size_t i = 0; i < w->r->n; i++) {
 		docket_buf *next = cur == &w->a ? &w->b : &w->a;
 		size_t hits = 0;
@@ -487,6 +642,54 @@ static int redact_leaf(walk *w, json_t *str)
 		if ((error = add_hit(w, w->r->rules[i].name, NULL)) < 0)
 			return error;
 	}
+	*out = cur;
+	return 0;
+}
+
+static int walk_value(walk *w, json_t *v);
+
+/*
+ * A string that is a whole JSON object or array (a tool's JSON output) is
+ * walked like the event: secret keys, secret patterns, secrets as keys.
+ * When something in it was redacted it is written back compact; otherwise
+ * it is left byte for byte. Text that is not JSON is left to the patterns.
+ */
+static int redact_json_text(walk *w, json_t *str)
+{
+	const char *s = json_string_value(str);
+	size_t len = json_string_length(str), i = 0;
+	docket_buf text = DOCKET_BUF_INIT;
+	json_t *inner;
+	int outer_changed = w->changed, error = 0;
+
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	if (w->depth >= JSON_TEXT_DEPTH || len > JSON_TEXT_MAX || i == len || (s[i] != '{' && s[i] != '['))
+		return 0;
+	if (!(inner = json_loadb(s, len, 0, NULL)))
+		return 0;
+	w->changed = 0;
+	w->depth++;
+	error = walk_value(w, inner);
+	w->depth--;
+	if (error == 0 && w->changed && (error = docket_json_dump(&text, inner)) == 0 &&
+	    json_string_setn_nocheck(str, text.ptr, text.len) < 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	w->changed |= outer_changed;
+	json_decref(inner);
+	docket_buf_dispose(&text);
+	return error;
+}
+
+static int redact_leaf(walk *w, json_t *str)
+{
+	const docket_buf *cur = NULL;
+	int error;
+
+	if ((error = list_markers(w, json_string_value(str), json_string_length(str))) < 0 ||
+	    (error = redact_json_text(w, str)) < 0 ||
+	    (error = redact_text(w, json_string_value(str), json_string_length(str), &cur)) < 0)
+		return error;
 	if (!cur)
 		return 0;
 	w->changed = 1;
@@ -495,43 +698,160 @@ static int redact_leaf(walk *w, json_t *str)
 	return 0;
 }
 
-static int walk_value(walk *w, json_t *v);
+/* Append `key` (or [index]) to the path. */
+static int path_push(walk *w, const char *key, size_t index)
+{
+	if (key)
+		return docket_buf_printf(&w->path, "%s%s", w->path.len ? "." : "", key);
+	return docket_buf_printf(&w->path, "[%zu]", index);
+}
+
+static void path_pop(walk *w, size_t mark)
+{
+	w->path.len = mark;
+	if (w->path.ptr)
+		w->path.ptr[mark] = '\0';
+}
 
 static int walk_child(walk *w, json_t *child, const char *key, size_t index)
 {
 	size_t mark = w->path.len;
 	int error;
 
-	if (key)
-		error = docket_buf_printf(&w->path, "%s%s", mark ? "." : "", key);
-	else
-		error = docket_buf_printf(&w->path, "[%zu]", index);
-	if (error == 0)
+	if ((error = path_push(w, key, index)) == 0)
 		error = walk_value(w, child);
-	w->path.len = mark;
-	if (w->path.ptr)
-		w->path.ptr[mark] = '\0';
+	path_pop(w, mark);
+	return error;
+}
+
+/* A value with nothing to hide: null, a boolean, "" or a marker. */
+static int nothing_to_hide(const json_t *v)
+{
+	return json_is_null(v) || json_is_boolean(v) ||
+	       (json_is_string(v) && (json_string_length(v) == 0 ||
+				       is_marker(json_string_value(v), json_string_length(v))));
+}
+
+static int has_marker_prefix(const char *s)
+{
+	return strncmp(s, MARKER_PREFIX, sizeof(MARKER_PREFIX) - 1) == 0;
+}
+
+/* The value of a member whose key names a secret: replaced whole. */
+static int redact_secret_value(walk *w, json_t *obj, void *iter, const char *key)
+{
+	size_t mark = w->path.len;
+	int error;
+
+	if (nothing_to_hide(json_object_iter_value(iter)))
+		return 0;
+	if (json_object_iter_set_new(obj, iter, json_string(MARKER_PREFIX SECRET_FIELD_RULE "]")) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	w->changed = 1;
+	if ((error = path_push(w, key, 0)) == 0)
+		error = add_hit(w, SECRET_FIELD_RULE, NULL);
+	path_pop(w, mark);
+	return error;
+}
+
+/* `key` as the patterns leave it (*out NULL: unchanged), in a new string. */
+static int redact_key(walk *w, const char *key, char **out)
+{
+	const docket_buf *cur = NULL;
+	size_t mark = w->path.len;
+	int error;
+
+	*out = NULL;
+	if (has_marker_prefix(key))
+		return 0;
+	/* a hit on a key is reported at its object: the key itself is the secret */
+	if ((error = path_push(w, "{key}", 0)) == 0)
+		error = redact_text(w, key, strlen(key), &cur);
+	path_pop(w, mark);
+	if (error == 0 && cur && !(*out = docket_strndup(cur->ptr, cur->len)))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return error;
+}
+
+/* Move the member `old` of `obj` to `key`, made unique with "#N". */
+static int rename_member(json_t *obj, const char *old, const char *key)
+{
+	docket_buf name = DOCKET_BUF_INIT;
+	json_t *v = json_incref(json_object_get(obj, old));
+	int error = docket_buf_puts(&name, key);
+
+	for (unsigned n = 2; error == 0 && json_object_get(obj, name.ptr); n++) {
+		docket_buf_clear(&name);
+		error = n > KEY_RENAME_MAX ? docket_error_set(DOCKET_EINVALID, "too many secrets used as keys in one object")
+					   : docket_buf_printf(&name, "%s#%u", key, n);
+	}
+	if (error == 0 && (json_object_del(obj, old) < 0 || json_object_set(obj, name.ptr, v) < 0))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	json_decref(v);
+	docket_buf_dispose(&name);
+	return error;
+}
+
+/*
+ * An object: each key is redacted by the patterns (a secret used as a key;
+ * the path then shows the redacted key), a member whose key names a secret
+ * has its value replaced, every other value is walked. Renames happen after
+ * the walk (an object may not change keys while it is iterated).
+ */
+static int walk_object(walk *w, json_t *obj)
+{
+	char **renamed = NULL;
+	size_t n = json_object_size(obj), i = 0;
+	int error = 0;
+
+	if (n && !(renamed = docket_calloc(n, sizeof(*renamed))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (void *it = json_object_iter(obj); it && error == 0; it = json_object_iter_next(obj, it), i++) {
+		const char *key = json_object_iter_key(it);
+
+		if ((error = redact_key(w, key, &renamed[i])) < 0)
+			break;
+		if (!has_marker_prefix(key) && key_is_secret(w->r, key, strlen(key)))
+			error = redact_secret_value(w, obj, it, renamed[i] ? renamed[i] : key);
+		else
+			error = walk_child(w, json_object_iter_value(it), renamed[i] ? renamed[i] : key, 0);
+	}
+	if (error == 0) {
+		/* keys first, as the loop saw them: renaming moves members to the end */
+		const char **old = n ? docket_calloc(n, sizeof(*old)) : NULL;
+		size_t k = 0;
+
+		if (n && !old)
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		for (void *it = json_object_iter(obj); error == 0 && it && k < n; it = json_object_iter_next(obj, it))
+			old[k++] = json_object_iter_key(it);
+		for (size_t j = 0; error == 0 && j < k; j++)
+			if (renamed[j]) {
+				w->changed = 1;
+				error = rename_member(obj, old[j], renamed[j]);
+			}
+		docket_free((void *)old);
+	}
+	for (size_t j = 0; j < n; j++)
+		docket_free(renamed[j]);
+	docket_free(renamed);
 	return error;
 }
 
 static int walk_value(walk *w, json_t *v)
 {
-	const char *key;
 	json_t *child;
 	size_t i;
 	int error = 0;
 
 	if (json_is_string(v))
 		return redact_leaf(w, v);
-	if (json_is_array(v)) {
+	if (json_is_object(v))
+		return walk_object(w, v);
+	if (json_is_array(v))
 		json_array_foreach(v, i, child)
 			if ((error = walk_child(w, child, NULL, i)) < 0)
 				return error;
-	} else if (json_is_object(v)) {
-		json_object_foreach(v, key, child)
-			if ((error = walk_child(w, child, key, 0)) < 0)
-				return error;
-	}
 	return error;
 }
 
@@ -545,7 +865,7 @@ static int structural(const char *key)
 
 int docket_redact_event(const docket_redactor *r, json_t *event, json_t *hits, int *changed)
 {
-	walk w = { r, hits, DOCKET_BUF_INIT, DOCKET_BUF_INIT, DOCKET_BUF_INIT, 0 };
+	walk w = { r, hits, DOCKET_BUF_INIT, DOCKET_BUF_INIT, DOCKET_BUF_INIT, 0, 0 };
 	const char *key;
 	json_t *child;
 	int error = 0;

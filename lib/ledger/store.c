@@ -14,13 +14,17 @@
  *    (store_check_file), lock files are created with their blocks allocated
  *    (lock_file_prepare), a ledger nobody can write is read MDB_NOLOCK
  *    (env_open);
- *  - DBIs are opened once, at open, in a write transaction.
+ *  - DBIs are opened once, at open, in a write transaction;
+ *  - a ledger someone else could change or replace is refused at every
+ *    open and create (store_check_trust).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <fcntl.h>
 #include <openssl/rand.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -564,10 +568,136 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-static int make_dir(const char *path, int create)
+/* ---- who may change the ledger (issue 28) ---- */
+
+/*
+ * A ledger is trusted only when nobody but its user (or root) can change it:
+ * whoever can write its directory or files can rewrite history before the
+ * next checkpoint, and whoever can replace it (its parent's owner, anyone
+ * in a world-writable parent without the sticky bit, the owner of a
+ * symbolic link to it) can hand docket another ledger. store_check_trust
+ * refuses, with a message that says why:
+ *   - a symbolic link (the last component) owned by another user;
+ *   - a ledger directory (the link's target) that is not a directory, is
+ *     owned by another user (writable opens; read-only opens accept
+ *     another owner, e.g. an auditor reading a colleague's ledger), or is
+ *     writable by group or others;
+ *   - a parent directory (of the resolved path) owned by another user, or
+ *     writable by others without the sticky bit;
+ *   - an entry in the ledger directory that is a symbolic link, is owned by
+ *     another user (writable opens) or is writable by group or others.
+ * "Another user" is neither `uid` nor root. ENOENT is left to the caller.
+ */
+#define TRUST_PATH_MAX 4096
+
+static int trusted_owner(uid_t owner, uid_t uid)
+{
+	return owner == uid || owner == 0;
+}
+
+static int check_link(const char *path, uid_t uid)
 {
 	struct stat st;
 
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? DOCKET_ENOTFOUND : docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode) && !trusted_owner(st.st_uid, uid))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: it is a symbolic link owned by uid %lu "
+					"(you are uid %lu): its owner can point it at another ledger",
+					path, (unsigned long)st.st_uid, (unsigned long)uid);
+	return 0;
+}
+
+static int check_parent(const char *path, const char *real, uid_t uid)
+{
+	char parent[TRUST_PATH_MAX];
+	const char *slash = strrchr(real, '/');
+	struct stat st;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash && slash != real ? (int)(slash - real) : 1, real);
+	if (stat(parent, &st) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", parent, strerror(errno));
+	if (!trusted_owner(st.st_uid, uid))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: it is in %s, which uid %lu owns "
+					"(you are uid %lu): that user can replace the ledger; move it to a directory of yours",
+					path, parent, (unsigned long)st.st_uid, (unsigned long)uid);
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: it is in %s, which anyone can write "
+					"(mode %04o, no sticky bit): anyone can replace the ledger",
+					path, parent, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* The directory and each entry in it. */
+static int check_node(const char *path, const char *what, const struct stat *st, uid_t uid, int writable)
+{
+	char name[TRUST_PATH_MAX + 64];
+
+	snprintf(name, sizeof(name), "%s%s%s", path, what ? "/" : "", what ? what : "");
+	if (S_ISLNK(st->st_mode))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: %s is a symbolic link: a ledger's "
+					"files are its own", path, name);
+	if (writable && !trusted_owner(st->st_uid, uid))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: %s is owned by uid %lu (you are uid "
+					"%lu): its owner can change the log under you", path, name,
+					(unsigned long)st->st_uid, (unsigned long)uid);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: %s is writable by %s (mode %04o): "
+					"they can rewrite the log; chmod go-w %s", path, name,
+					(st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777), name);
+	return 0;
+}
+
+static int check_entries(const char *path, const char *real, uid_t uid, int writable)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int error = 0;
+
+	if (!(d = opendir(real)))
+		return errno == EACCES && !writable ? 0 : docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	while (error == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;   /* gone meanwhile (a temporary lock file) */
+		error = check_node(path, de->d_name, &st, uid, writable);
+	}
+	closedir(d);
+	return error;
+}
+
+int store_check_trust(const char *path, uid_t uid, int writable)
+{
+	char *real = NULL;
+	struct stat st;
+	int error;
+
+	if ((error = check_link(path, uid)) < 0)
+		return error;
+	if (!(real = realpath(path, NULL)))
+		return errno == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)
+			? docket_error_set(DOCKET_ESTORAGE, "refusing ledger %s: it is a symbolic link to a directory "
+					   "that does not exist; docket does not create ledgers through links (create "
+					   "the directory, or give its real path)", path)
+			: docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	if (stat(real, &st) != 0)
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		error = docket_error_set(DOCKET_ESTORAGE, "%s exists and is not a directory", path);
+	if (error == 0 && (error = check_node(path, NULL, &st, uid, writable)) == 0 &&
+	    (error = check_parent(path, real, uid)) == 0)
+		error = check_entries(path, real, uid, writable);
+	free(real);
+	return error;
+}
+
+static int make_dir(const char *path, int create, int *made)
+{
+	struct stat st;
+
+	*made = 0;
 	if (stat(path, &st) == 0) {
 		if (!S_ISDIR(st.st_mode))
 			return docket_error_set(DOCKET_ESTORAGE, "%s exists and is not a directory", path);
@@ -577,6 +707,9 @@ static int make_dir(const char *path, int create)
 		return docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
 	if (!create)
 		return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", path);
+	if (lstat(path, &st) == 0)
+		return 0;   /* a dangling link: store_check_trust says why not */
+	*made = 1;
 	return make_dirs(path);
 }
 
@@ -695,10 +828,15 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	struct stat st;
 	MDB_txn *txn = NULL;
 	MDB_envinfo info;
-	int rc, error, dead = 0;
+	int rc, error, dead = 0, made = 0;
 
-	if ((error = make_dir(l->path, create && !readonly)) < 0)
+	if ((error = make_dir(l->path, create && !readonly, &made)) < 0)
 		return error;
+	if ((error = store_check_trust(l->path, geteuid(), !readonly)) < 0) {
+		if (made)
+			rmdir(l->path);   /* just made, empty: leave nothing in a place refused */
+		return error;
+	}
 	snprintf(datafile, sizeof(datafile), "%s/data.mdb", l->path);
 	if (stat(datafile, &st) != 0) {
 		if (errno != ENOENT)

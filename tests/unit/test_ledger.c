@@ -17,10 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "docket/audit.h"
 #include "docket/ledger.h"
 #include "ledger/state_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/error.h"
 
 typedef struct fixture {
 	char *dir;
@@ -2417,6 +2419,277 @@ static void test_file_modes(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 }
 
+/* ---- write-time redaction by secret key name (issue 28) ---- */
+
+#define R_FIELD "\"[REDACTED:secret-field]\""
+
+/* The stored event at `seq` (1-based), as `log --json` shows it. */
+static json_t *stored_event(fixture *f, uint64_t seq)
+{
+	json_t *all = json_array(), *ev;
+
+	assert_int_equal(docket_ledger_read_json(f->l, NULL, collect_json, all), 0);
+	ev = json_incref(json_array_get(all, seq - 1));
+	json_decref(all);
+	assert_non_null(ev);
+	return ev;
+}
+
+static void assert_member_json(fixture *f, uint64_t seq, const char *member, const char *want_text)
+{
+	json_t *ev = stored_event(f, seq), *want = test_json(want_text);
+
+	if (!json_equal(json_object_get(ev, member), want)) {
+		char *got = json_dumps(json_object_get(ev, member), JSON_COMPACT);
+
+		fail_msg("seq %llu %s:\n  got  %s\n  want %s", (unsigned long long)seq, member, got, want_text);
+	}
+	json_decref(want);
+	json_decref(ev);
+}
+
+static void assert_member_string(fixture *f, uint64_t seq, const char *member, const char *want)
+{
+	json_t *ev = stored_event(f, seq);
+	const char *got = json_string_value(json_object_get(ev, member));
+
+	if (!got || strcmp(got, want) != 0)
+		fail_msg("seq %llu %s:\n  got  %s\n  want %s", (unsigned long long)seq, member, got ? got : "(none)", want);
+	json_decref(ev);
+}
+
+static void test_redact_secret_keys_nested(void **state)
+{
+	fixture *f = *state;
+	const char *builtin = "{\"builtin\":true}";
+	const char *intent =
+		"{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"deploy\","
+		"\"decision\":{\"verdict\":\"allowed\"},\"args\":{"
+		"\"cfg\":{\"apiKey\":\"k1\",\"nested\":[{\"Client-Secret\":{\"a\":\"s2\"}},"
+		"{\"PROXYPASSWORD\":1234,\"password\":true,\"token\":\"\",\"auth\":null}],"
+		"\"max_tokens\":5,\"tokenizer\":\"bpe\",\"secret_name\":\"prod\"},"
+		"\"X-Api-Key\":\"k3\",\"headers\":{\"Authorization\":\"Basic abc\",\"Cookie\":[\"c1\",\"c2\"]},"
+		"\"list\":[[\"deep\",{\"refresh_token\":\"r1\"}]]}}";
+	docket_append_result res;
+	json_t *ev;
+	uint64_t s0, s1, c1, done1, done2;
+
+	/* before the rules are set, a secret under a secret key is stored as given */
+	s0 = ok(f, "{\"type\":\"session.opened\",\"session\":\"s0\",\"env\":{\"GITHUB_TOKEN\":\"hunter2\"}}");
+	assert_member_json(f, s0, "env", "{\"GITHUB_TOKEN\":\"hunter2\"}");
+	assert_int_equal(docket_ledger_set_redaction(f->l, builtin, strlen(builtin)), 0);
+
+	/* env maps: by key name in any spelling, and a secret used as a key */
+	s1 = ok(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"env\":{\"PATH\":\"/bin\",\"GITHUB_TOKEN\":\"hunter2\","
+		   "\"db-password\":\"pw1\",\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\":\"1\",\"secret_name\":\"prod\"}}");
+	assert_member_json(f, s1, "env", "{\"PATH\":\"/bin\",\"GITHUB_TOKEN\":" R_FIELD ",\"db-password\":" R_FIELD ","
+			   "\"[REDACTED:github-token]\":\"1\",\"secret_name\":\"prod\"}");
+	/* nested args: objects in arrays in objects; a value of any type is
+	 * replaced whole; null, booleans and "" have nothing to hide; names
+	 * that only contain a secret word (max_tokens, tokenizer, secret_name) are kept */
+	c1 = ok(f, intent);
+	assert_member_json(f, c1, "args",
+		"{\"cfg\":{\"apiKey\":" R_FIELD ",\"nested\":[{\"Client-Secret\":" R_FIELD "},"
+		"{\"PROXYPASSWORD\":" R_FIELD ",\"password\":true,\"token\":\"\",\"auth\":null}],"
+		"\"max_tokens\":5,\"tokenizer\":\"bpe\",\"secret_name\":\"prod\"},"
+		"\"X-Api-Key\":" R_FIELD ",\"headers\":{\"Authorization\":" R_FIELD ",\"Cookie\":" R_FIELD "},"
+		"\"list\":[[\"deep\",{\"refresh_token\":" R_FIELD "}]]}");
+	/* the same intent re-sent is redacted the same way: still a duplicate */
+	ev = test_json(intent);
+	assert_int_equal(docket_ledger_append_json(f->l, &ev, 1, &res), 0);
+	assert_true(res.duplicate);
+	assert_int_equal(res.seq, c1);
+	json_decref(ev);
+	/* output that is a JSON document is walked and written back compact;
+	 * JSON with nothing to hide and text that is not JSON stay byte for byte */
+	ok(f, EV("tool.dispatched", "c1", ""));
+	done1 = ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\","
+			 "\"output\":\"{\\\"data\\\": [{\\\"access_token\\\": \\\"tok1\\\"}], \\\"n\\\": 1}\""));
+	assert_member_string(f, done1, "output", "{\"data\":[{\"access_token\":\"[REDACTED:secret-field]\"}],\"n\":1}");
+	ok(f, EV("tool.intent", "c2", ",\"tool\":\"deploy\",\"decision\":{\"verdict\":\"allowed\"}"));
+	ok(f, EV("tool.dispatched", "c2", ""));
+	done2 = ok(f, EV("tool.completed", "c2", ",\"status\":\"error\",\"output\":\"{ \\\"n\\\": 1 }\","
+			 "\"error\":\"{password: not json\""));
+	assert_member_string(f, done2, "output", "{ \"n\": 1 }");
+	assert_member_string(f, done2, "error", "{password: not json");
+	assert_true(verify_ok(f));
+}
+
+/* Own key names, the built-ins off; bad "keys" are refused. */
+static void test_redact_secret_keys_configured(void **state)
+{
+	fixture *f = *state;
+	const char *own = "{\"builtin\":false,\"keys\":[\"x-acme-auth\"]}";
+	const char *bad[] = {
+		"{\"keys\":\"password\"}", "{\"keys\":[1]}", "{\"keys\":[\"\"]}", "{\"keys\":[\"--__\"]}",
+		"{\"keys\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}",
+	};
+	docket_redactor *r = NULL;
+	uint64_t seq;
+
+	assert_int_equal(docket_ledger_set_redaction(f->l, own, strlen(own)), 0);
+	seq = ok(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"env\":{\"X_ACME_AUTH\":\"a1\",\"acmeAuth\":\"a2\","
+		    "\"PASSWORD\":\"p1\"}}");
+	assert_member_json(f, seq, "env", "{\"X_ACME_AUTH\":" R_FIELD ",\"acmeAuth\":\"a2\",\"PASSWORD\":\"p1\"}");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (docket_redactor_new(&r, bad[i], strlen(bad[i])) != DOCKET_EINVALID)
+			fail_msg("accepted: %s", bad[i]);
+		assert_null(r);
+		assert_int_equal(docket_ledger_set_redaction(f->l, bad[i], strlen(bad[i])), DOCKET_EINVALID);
+	}
+}
+
+/* ---- who may change the ledger (issue 28): store_check_trust ---- */
+
+/*
+ * "Another user": as root, `path` is given to uid 65534 and checked as root;
+ * otherwise it stays ours and is checked as a uid that is not ours (nor
+ * root). Either way the owner is neither the checking uid nor root.
+ */
+static uid_t give_away(const char *path)
+{
+	if (geteuid() == 0) {
+		assert_int_equal(lchown(path, 65534, (gid_t)-1), 0);
+		return 0;
+	}
+	return geteuid() + 1;
+}
+
+static int open_flags(docket_ledger **l, const char *dir, unsigned flags)
+{
+	docket_open_options o = DOCKET_OPEN_OPTIONS_INIT;
+
+	o.flags = flags;
+	docket_error_clear();
+	return docket_ledger_open(l, dir, &o);
+}
+
+/* Opening `dir` (writable, and read-only) fails, naming `why`. */
+static void open_refused(const char *dir, const char *why)
+{
+	static const unsigned flags[] = { 0, DOCKET_OPEN_READONLY };
+	docket_ledger *l = NULL;
+
+	for (size_t i = 0; i < 2; i++) {
+		int rc = open_flags(&l, dir, flags[i]);
+
+		if (rc != DOCKET_ESTORAGE || !strstr(docket_error_last()->message, why))
+			fail_msg("open %s (flags %u): %d '%s', expected a refusal naming '%s'", dir, flags[i], rc,
+				 docket_error_last()->message, why);
+		assert_null(l);
+	}
+}
+
+static void open_fine(const char *dir)
+{
+	docket_ledger *l = NULL;
+
+	if (open_flags(&l, dir, 0) != 0)
+		fail_msg("open %s: %s", dir, docket_error_last()->message);
+	docket_ledger_free(l);
+}
+
+static void test_trust_modes_and_links(void **state)
+{
+	fixture *f = *state;
+	char path[4096], link[4096];
+	char *other = test_mkdtemp();
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	/* the directory, or a file of it, writable by group or others */
+	assert_int_equal(chmod(f->dir, 0770), 0);
+	open_refused(f->dir, "is writable by its group (mode 0770)");
+	assert_int_equal(chmod(f->dir, 0705), 0);
+	open_fine(f->dir);   /* readable by others is fine */
+	assert_int_equal(chmod(f->dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+	assert_int_equal(chmod(path, 0602), 0);
+	open_refused(f->dir, "data.mdb is writable by others (mode 0602)");
+	assert_int_equal(chmod(path, 0600), 0);
+	/* a link inside the ledger */
+	snprintf(path, sizeof(path), "%s/data.mdb.bak", f->dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	open_refused(f->dir, "data.mdb.bak is a symbolic link");
+	assert_int_equal(unlink(path), 0);
+	/* my own link to my own ledger is followed */
+	snprintf(link, sizeof(link), "%s/ledger", other);
+	assert_int_equal(symlink(f->dir, link), 0);
+	open_fine(link);
+	/* a dangling link is not created through, and nothing is made */
+	snprintf(path, sizeof(path), "%s/dangling", other);
+	snprintf(link, sizeof(link), "%s/missing", other);
+	assert_int_equal(symlink(link, path), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "a symbolic link to a directory that does not exist"));
+	assert_int_equal(access(link, F_OK), -1);
+	open_fine(f->dir);
+	test_rmdir_free(other);
+}
+
+static void test_trust_parent(void **state)
+{
+	fixture *f = *state;
+	char *d = test_mkdtemp();
+	char path[4096];
+	uid_t uid;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	snprintf(path, sizeof(path), "%s/l", d);
+	/* a parent anyone can write, no sticky bit: refused, and nothing left there */
+	assert_int_equal(chmod(d, 0777), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "which anyone can write (mode 0777, no sticky bit)"));
+	assert_null(f->l);
+	assert_int_equal(access(path, F_OK), -1);
+	/* with the sticky bit (as /tmp), others cannot replace what is ours */
+	assert_int_equal(chmod(d, 01777), 0);
+	assert_int_equal(open_flags(&f->l, path, DOCKET_OPEN_CREATE), 0);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	assert_int_equal(chmod(d, 0700), 0);
+	assert_int_equal(store_check_trust(path, geteuid(), 1), 0);
+	/* a parent another user owns: that user can rename the ledger away */
+	uid = give_away(d);
+	assert_int_equal(store_check_trust(path, uid, 0), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "which uid "));
+	assert_non_null(strstr(docket_error_last()->message, "that user can replace the ledger"));
+	if (geteuid() == 0)
+		assert_int_equal(chown(d, 0, (gid_t)-1), 0);
+	test_rmdir_free(d);
+}
+
+static void test_trust_other_owner(void **state)
+{
+	fixture *f = *state;
+	char *d = test_mkdtemp();
+	char link[4096];
+	uid_t uid;
+
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	assert_int_equal(store_check_trust(f->dir, geteuid(), 1), 0);
+	/* a ledger another user owns: refused for writing */
+	uid = give_away(f->dir);
+	assert_int_equal(store_check_trust(f->dir, uid, 1), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "is owned by uid "));
+	assert_non_null(strstr(docket_error_last()->message, "its owner can change the log under you"));
+	if (geteuid() == 0)
+		assert_int_equal(chown(f->dir, 0, (gid_t)-1), 0);
+	/* a link another user owns, to my own ledger: they can re-point it */
+	snprintf(link, sizeof(link), "%s/ledger", d);
+	assert_int_equal(symlink(f->dir, link), 0);
+	assert_int_equal(store_check_trust(link, geteuid(), 1), 0);
+	uid = give_away(link);
+	assert_int_equal(store_check_trust(link, uid, 0), DOCKET_ESTORAGE);
+	assert_non_null(strstr(docket_error_last()->message, "is a symbolic link owned by uid "));
+	/* no such path: for the caller to report */
+	snprintf(link, sizeof(link), "%s/none", d);
+	assert_int_equal(store_check_trust(link, geteuid(), 1), DOCKET_ENOTFOUND);
+	test_rmdir_free(d);
+}
+
 static void test_open_errors(void **state)
 {
 	fixture *f = *state;
@@ -2722,6 +2995,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_segment_gap_and_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_sentinel_not_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redact_secret_keys_nested, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redact_secret_keys_configured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_modes_and_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trust_other_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_append, setup, teardown),

@@ -3,7 +3,9 @@
  * test_receipt.c: receipts (audit/receipt.c): a good one verifies and tells
  * the story; one changed proof hash, changed event bytes, edited JSON, a
  * checkpoint of another ledger, the wrong key, a truncated or garbage file
- * are each refused; a redacted receipt verifies by leaf hash and says so;
+ * are each refused; in a redacted receipt the events redaction changed
+ * verify by leaf hash and are shown only as redacted (a plain receipt
+ * turned "redacted" with an edited result shows none of it);
  * terminal escapes in strings are shown escaped.
  */
 #include "testutil.h"
@@ -298,47 +300,127 @@ static void test_invocation_mixed(void **state)
 	json_decref(r);
 }
 
+static json_t *build_rules(fixture *f, const char *invocation, const char *rules)
+{
+	docket_redactor *r = NULL;
+	json_t *out = NULL;
+
+	assert_int_equal(docket_redactor_new(&r, rules, strlen(rules)), 0);
+	if (receipt_build(&out, f->l, "demo-basic", invocation, f->note, strlen(f->note), r, NULL) != 0)
+		fail_msg("receipt_build: %s", docket_error_last()->message);
+	docket_redactor_free(r);
+	return out;
+}
+
+/* Replace an event's bytes by their leaf hash, as a redacted receipt carries it. */
+static void to_leaf_hash(json_t *e)
+{
+	static uint8_t bytes[1 << 16];
+	const char *b64 = json_string_value(json_object_get(e, "bytes"));
+	uint8_t leaf[DOCKET_TLOG_HASH_LEN];
+	docket_buf text = DOCKET_BUF_INIT;
+	size_t n = 0;
+
+	assert_non_null(b64);
+	assert_int_equal(note_b64_decode(bytes, sizeof(bytes), &n, b64, strlen(b64)), 0);
+	docket_tlog_leaf_hash(leaf, bytes, n);
+	assert_int_equal(note_b64_put(&text, leaf, sizeof(leaf)), 0);
+	json_object_set_new(e, "leaf_hash", json_stringn(text.ptr, text.len));
+	json_object_del(e, "bytes");
+	docket_buf_dispose(&text);
+}
+
+/* Only the events redaction changed carry a leaf hash; those are shown
+ * only as redacted, whatever their JSON says, and counted. */
 static void test_redacted(void **state)
 {
 	fixture *f = *state;
-	json_t *r = build(f, "call_rm_build", 1), *e;
+	const char *actors = "{\"builtin\":false,\"rules\":[{\"name\":\"actor\",\"pattern\":\"user:[a-z]+\"}]}";
+	json_t *r = build_rules(f, "call_rm_build", actors), *e;
 	char *story = NULL;
 	receipt_report rep = check(r, f->pub, &story);
 
 	if (!rep.ok)
 		fail_msg("redacted receipt refused: %s", rep.problem);
-	assert_true(rep.redacted);
-	assert_non_null(strstr(story, "REDACTED"));
-	assert_non_null(strstr(story, "only each event's leaf hash is proved"));
-	free(story);
+	assert_true(json_is_true(json_object_get(r, "redacted")));
+	/* the policy revision and the settlement name the actor: redacted */
+	assert_int_equal(rep.redacted, 2);
+	assert_int_equal(rep.events, 6);
+	assert_true(rep.intent_proved);
+	assert_non_null(json_object_get(event_at(r, "tool.intent"), "bytes"));
 	e = event_at(r, "approval.settled");
 	assert_null(json_object_get(e, "bytes"));
 	assert_non_null(json_object_get(e, "leaf_hash"));
-	/* the shown JSON edited after redaction: still only the hash is proved,
-	 * and the report says the content is redacted (never "proved") */
-	json_object_set_new(json_object_get(e, "event"), "result", json_string("denied"));
-	rep = check(r, f->pub, &story);
-	assert_true(rep.ok && rep.redacted);
-	assert_null(strstr(story, "as its stored bytes decode"));
+	assert_non_null(strstr(story, "[redacted: its place in the log is proved"));
+	assert_non_null(strstr(story, "verified with redacted events: 6 events"));
+	assert_null(strstr(story, "approved by"));   /* nothing drawn from the redacted settlement */
+	assert_non_null(strstr(story, "tool.completed      ok"));   /* the outcome has its bytes */
 	free(story);
-	/* the redacted text is the prover's word: escapes in it are shown escaped */
-	json_object_set_new(e, "type", json_string("x\x1b[2J"));
-	json_object_set_new(json_object_get(e, "event"), "type", json_string("x\x1b[2J"));
+	/* the shown JSON of a redacted event edited: nothing of it is shown */
+	json_object_set_new(json_object_get(e, "event"), "result", json_string("denied"));
 	json_object_set_new(json_object_get(e, "event"), "time", json_string("\x1b]0;t\x07"));
+	json_object_set_new(e, "type", json_string("x\x1b[2J"));
 	rep = check(r, f->pub, &story);
-	assert_true(rep.ok && rep.redacted);
+	assert_true(rep.ok);
+	assert_int_equal(rep.redacted, 2);
+	assert_null(strstr(story, "denied"));
 	assert_null(strchr(story, 0x1b));
 	assert_null(strchr(story, 0x07));
 	free(story);
 	/* the leaf hash changed: refused */
 	json_object_set_new(e, "leaf_hash", json_string("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="));
 	refused(r, f->pub, "is not in the log");
-	/* a redacted receipt carrying bytes, or a plain one carrying hashes */
+	/* bytes and a leaf hash, neither, a leaf hash in a receipt not marked redacted */
 	json_object_set_new(e, "bytes", json_string("AA=="));
-	refused(r, f->pub, "leaf hash");
-	json_object_set_new(r, "redacted", json_false());
+	refused(r, f->pub, "both bytes and a leaf hash");
 	json_object_del(e, "bytes");
-	refused(r, f->pub, "bytes are missing");
+	json_object_del(e, "leaf_hash");
+	refused(r, f->pub, "neither bytes nor a leaf hash");
+	json_decref(r);
+	r = build_rules(f, "call_rm_build", actors);
+	json_object_set_new(r, "redacted", json_false());
+	refused(r, f->pub, "not marked redacted");
+	json_decref(r);
+	/* built-in rules with no secret in these events: nothing redacted, all bytes */
+	r = build(f, "call_rm_build", 1);
+	rep = check(r, f->pub, &story);
+	assert_true(rep.ok);
+	assert_int_equal(rep.redacted, 0);
+	assert_false(json_is_true(json_object_get(r, "redacted")));
+	assert_non_null(strstr(story, "each shown as its stored bytes decode"));
+	free(story);
+	json_decref(r);
+}
+
+/* Issue 28: a plain receipt turned into a "redacted" one (every event's
+ * bytes replaced by their true leaf hash) and its result edited does not
+ * pass as verified: it is "verified with redacted events", shows none of
+ * the edited text, and says the call is not proved. */
+static void test_redacted_forgery(void **state)
+{
+	fixture *f = *state;
+	json_t *r = build(f, "call_fetch_script", 0), *evs = json_object_get(r, "events");
+	char *story = NULL;
+	receipt_report rep = check(r, f->pub, &story);
+
+	assert_true(rep.ok);
+	assert_int_equal(rep.redacted, 0);
+	assert_non_null(strstr(story, "denied by \"user:ana\""));
+	free(story);
+	json_object_set_new(r, "redacted", json_true());
+	for (size_t i = 0; i < json_array_size(evs); i++)
+		to_leaf_hash(json_array_get(evs, i));
+	json_object_set_new(json_object_get(event_at(r, "approval.settled"), "event"), "result", json_string("approved"));
+	json_object_set_new(json_object_get(event_at(r, "tool.completed"), "event"), "status", json_string("ok"));
+	rep = check(r, f->pub, &story);
+	assert_true(rep.ok);   /* every leaf hash is true */
+	assert_int_equal(rep.redacted, rep.events);
+	assert_false(rep.intent_proved);
+	assert_null(strstr(story, "approved"));
+	assert_null(strstr(story, " ok"));
+	assert_null(strstr(story, "verified:"));
+	assert_non_null(strstr(story, "NOT PROVED: the intent is redacted"));
+	free(story);
 	json_decref(r);
 }
 
@@ -430,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wrong_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invocation_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redacted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redacted_forgery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_covered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escapes, setup, teardown),
