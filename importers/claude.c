@@ -460,4 +460,24 @@ static int claude_line(imp_ctx *c, json_t *obj)
 	return 0;
 }
 
-const imp_format_ops imp_claude_ops = { "claude", claude_init, claude_free, claude_line };
+/* A transcript line: a message with its sessionId, or a summary/snapshot line. */
+static int claude_sniff(const json_t *obj)
+{
+	static const char *const messages[] = { "user", "assistant", "system", "progress", "attachment",
+						"permission-mode", "queue-operation", "last-prompt", NULL };
+	const char *type = imp_str(obj, "type");
+	size_t i;
+
+	if (!type)
+		return 0;
+	if (strcmp(type, "summary") == 0)
+		return imp_str(obj, "leafUuid") != NULL;
+	if (strcmp(type, "file-history-snapshot") == 0)
+		return imp_str(obj, "messageId") != NULL;
+	for (i = 0; messages[i]; i++)
+		if (strcmp(type, messages[i]) == 0)
+			return imp_str(obj, "sessionId") != NULL && !json_object_get(obj, "payload");
+	return 0;
+}
+
+const imp_format_ops imp_claude_ops = { "claude", claude_init, claude_free, claude_line, claude_sniff };

@@ -662,4 +662,20 @@ static int codex_line(imp_ctx *c, json_t *obj)
 	return 0;
 }
 
-const imp_format_ops imp_codex_ops = { "codex", codex_init, codex_free, codex_line };
+/* A rollout line: a wrapped line with a payload object, or the bare first line of the oldest. */
+static int codex_sniff(const json_t *obj)
+{
+	static const char *const wrapped[] = { "session_meta", "turn_context", "response_item", "event_msg", NULL };
+	const char *type = imp_str(obj, "type");
+	size_t i;
+
+	if (!type)
+		return imp_str(obj, "id") && imp_str(obj, "timestamp") &&
+		       (json_object_get(obj, "instructions") || imp_obj(obj, "git"));
+	for (i = 0; wrapped[i]; i++)
+		if (strcmp(type, wrapped[i]) == 0)
+			return imp_obj(obj, "payload") != NULL && imp_str(obj, "timestamp") != NULL;
+	return 0;
+}
+
+const imp_format_ops imp_codex_ops = { "codex", codex_init, codex_free, codex_line, codex_sniff };

@@ -37,6 +37,13 @@ DOCKET_EXTERN const char *docket_import_format_name(docket_import_format format)
 /* 0 and *out set, or DOCKET_EINVALID for an unknown name. */
 DOCKET_EXTERN int docket_import_format_parse(docket_import_format *out, const char *name) DOCKET_MUST_USE;
 
+/*
+ * The format of a transcript, from its first lines that are JSON objects (up
+ * to 64 lines or 1 MiB): 0 and *out, or DOCKET_ENOTFOUND when no line is one
+ * that only a Codex rollout or only a Claude Code transcript writes.
+ */
+DOCKET_EXTERN int docket_import_detect(docket_import_format *out, const char *data, size_t len) DOCKET_MUST_USE;
+
 enum {
 	/* Any malformed line, unknown line type or unknown version is an error
 	 * (DOCKET_EINVALID naming the first one) and nothing is written. */
