@@ -635,6 +635,128 @@ static void test_crash_between_batch_and_record(void **state)
 	free(src);
 }
 
+/* A ledger whose session fx-codex-1 never asks: the import's approval.requested is refused. */
+static docket_ledger *ledger_that_refuses(const char *dir)
+{
+	docket_ledger *l = new_ledger(dir);
+	json_t *evs[2];
+
+	evs[0] = test_json("{\"type\":\"session.opened\",\"session\":\"fx-codex-1\",\"runtime\":\"codex/0.77.0\"}");
+	evs[1] = test_json("{\"type\":\"policy.revised\",\"session\":\"fx-codex-1\",\"revision\":1,"
+			   "\"format\":\"codex\",\"policy\":{\"approval_policy\":\"never\"}}");
+	assert_int_equal(docket_ledger_append_json(l, evs, 2, NULL), 0);
+	json_decref(evs[0]);
+	json_decref(evs[1]);
+	return l;
+}
+
+static void test_failed_import_rolls_back(void **state)
+{
+	char *dir = test_mkdtemp(), *src = fixture_path("codex-basic.jsonl");
+	char *other = fixture_path("claude-basic.jsonl");
+	docket_import_stats s;
+	docket_ledger *l;
+	int i;
+
+	(void)state;
+	l = ledger_that_refuses(dir);
+	/* twice: the second import fails for the true reason, not as "changed" */
+	for (i = 0; i < 2; i++) {
+		int error = import_path(l, DOCKET_IMPORT_CODEX, src, 0, &s);
+
+		assert_true(error < 0);
+		assert_int_not_equal(error, DOCKET_ECONFLICT);
+		if (!strstr(docket_error_last()->message, "invariant 2"))
+			fail_msg("import %d: %s", i + 1, docket_error_last()->message);
+		assert_int_equal(ledger_events(l), 2);  /* the whole file rolled back */
+	}
+	/* nor does it poison another file's import */
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CLAUDE, other, 0, &s), 0);
+	assert_true(s.appended > 0);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(src);
+	free(other);
+}
+
+/* Killed after the progress record but before the first batch commits: no poison either. */
+static void test_crash_before_first_commit(void **state)
+{
+	char *dir = test_mkdtemp(), *src = fixture_path("codex-basic.jsonl");
+	docket_import_stats s;
+	docket_ledger *l;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	l = new_ledger(dir);
+	docket_ledger_free(l);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		l = new_ledger(dir);
+		docket_crash_arm("append.before_commit@1");
+		if (docket_import_file(l, DOCKET_IMPORT_CODEX, src, NULL, &s) != 0)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	l = new_ledger(dir);
+	assert_int_equal(ledger_events(l), 0);
+	if (import_path(l, DOCKET_IMPORT_CODEX, src, 0, &s) != 0)
+		fail_msg("re-import after the crash: %s", docket_error_last()->message);
+	assert_int_equal(ledger_events(l), 31);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(src);
+}
+
+static void detect_text(const char *text, int want)
+{
+	docket_import_format f = 0;
+	int error = docket_import_detect(&f, text, strlen(text));
+
+	if (want == 0) {
+		if (error != DOCKET_ENOTFOUND)
+			fail_msg("detected %d in: %s", (int)f, text);
+		return;
+	}
+	if (error != 0 || (int)f != want)
+		fail_msg("wanted %d, got %d (%d) in: %s", want, (int)f, error, text);
+}
+
+static void test_detect_format(void **state)
+{
+	static const char *const fixtures[] = { "codex-basic.jsonl", "codex-0169.jsonl", "codex-0171.jsonl",
+						"claude-basic.jsonl", "claude-headless.jsonl", "claude-bypass.jsonl" };
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		char *path = fixture_path(fixtures[i]), *text = slurp(path, &len);
+		docket_import_format f = 0;
+
+		assert_int_equal(docket_import_detect(&f, text, len), 0);
+		assert_int_equal(f, fixtures[i][1] == 'o' ? DOCKET_IMPORT_CODEX : DOCKET_IMPORT_CLAUDE);
+		free(text);
+		free(path);
+	}
+	/* the oldest rollouts' bare first line; a summary line first */
+	detect_text("{\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"instructions\":null}\n", DOCKET_IMPORT_CODEX);
+	detect_text("\n{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n", DOCKET_IMPORT_CLAUDE);
+	/* negative: nothing, not JSON, JSON of neither, a type without what goes with it */
+	detect_text("", 0);
+	detect_text("root:x:0:0:root:/root:/bin/bash\n", 0);
+	detect_text("[1,2]\n\"x\"\n{\"type\":\"message\"}\n", 0);
+	detect_text("{\"type\":\"response_item\"}\n{\"type\":\"user\"}\n", 0);
+	/* a line both would claim decides nothing; the next one does */
+	detect_text("{\"type\":\"user\",\"sessionId\":\"s\",\"payload\":{}}\n"
+		    "{\"type\":\"user\",\"sessionId\":\"s\"}\n", DOCKET_IMPORT_CLAUDE);
+}
+
 static int stop_at_third(void *ctx, json_t *ev)
 {
 	int *n = ctx;
@@ -847,6 +969,9 @@ int main(void)
 		cmocka_unit_test(test_strict_writes_nothing),
 		cmocka_unit_test(test_missing_and_unknown),
 		cmocka_unit_test(test_crash_between_batch_and_record),
+		cmocka_unit_test(test_failed_import_rolls_back),
+		cmocka_unit_test(test_crash_before_first_commit),
+		cmocka_unit_test(test_detect_format),
 		cmocka_unit_test(test_callback_error_stops),
 		cmocka_unit_test(test_bad_ids_counted),
 		cmocka_unit_test(test_allocation_failures),
