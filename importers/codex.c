@@ -395,6 +395,15 @@ static int is_rejection(const char *t, size_t len)
 	       imp_starts(t, len, "patch rejected by user");
 }
 
+/* Codex's output for a call of an interrupted turn: "aborted", "aborted by user". */
+static int is_aborted(const char *t, size_t len)
+{
+	while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == ' ' || t[len - 1] == '.'))
+		len--;
+	return (len == 7 && (memcmp(t, "aborted", 7) == 0 || memcmp(t, "Aborted", 7) == 0)) ||
+	       (len == 15 && (memcmp(t, "aborted by user", 15) == 0 || memcmp(t, "Aborted by user", 15) == 0));
+}
+
 /* 1 when `t` holds `needle` (length-bounded: outputs need not be NUL-terminated at len). */
 static int has_text(const char *t, size_t len, const char *needle)
 {
@@ -552,8 +561,12 @@ static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 		o.output = t;
 		o.output_len = len;
 		o.error = "refused by Codex without running it (approval policy or rule)";
-	} else if (len == 7 && memcmp(t, "aborted", 7) == 0) {
+	} else if (is_aborted(t, len)) {
+		/* an interrupted turn: a call still waiting for its approval (or for
+		 * its turn) never ran; the open request settles aborted */
 		o.kind = IMP_CANCELLED;
+		o.output = t;
+		o.output_len = len;
 		o.error = "aborted";
 	} else if ((error = wrapped_output(&w, t, len)) < 0) {
 		return error;

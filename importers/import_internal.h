@@ -70,6 +70,7 @@ typedef struct imp_call {
 	int state;
 	int asked;          /* an approval request is open (or was answered) */
 	char time[IMP_TIME_MAX];  /* time of the intent ("" unknown) */
+	size_t line;        /* line of the intent */
 } imp_call;
 
 /* How a call ended, as the transcript says it. */

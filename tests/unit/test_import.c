@@ -448,6 +448,86 @@ static void test_codex_0171_refusals(void **state)
 	json_decref(ev);
 }
 
+static const char *str_of(const json_t *ev, const char *key)
+{
+	return json_string_value(json_object_get(ev, key));
+}
+
+static json_int_t line_of(const json_t *ev)
+{
+	return json_integer_value(json_object_get(json_object_get(ev, "provenance"), "line"));
+}
+
+static void test_codex_aborted_approval(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CODEX, "codex-aborted.jsonl", &s);
+	const json_t *req;
+
+	(void)state;
+	/* an unanswered prompt of an interrupted turn: aborted, never approved or run */
+	assert_trail(ev, "call_push", "tool.intent approval.requested approval.settled/aborted tool.completed/cancelled");
+	/* the prompt line is shown: the request is stamped at it */
+	req = find(ev, "approval.requested", "call_push");
+	assert_string_equal(str_of(req, "time"), "2026-11-20T09:00:02.100Z");
+	assert_int_equal(line_of(req), 4);
+	/* no prompt line: no approval is invented either way */
+	assert_trail(ev, "call_curl", "tool.intent tool.completed/cancelled");
+	assert_trail(ev, "call_later", "tool.intent tool.completed/cancelled");
+	/* a refusal shows only the answer: the request takes the intent's time and line */
+	assert_trail(ev, "call_rm", "tool.intent approval.requested approval.settled/denied tool.completed/denied");
+	req = find(ev, "approval.requested", "call_rm");
+	assert_string_equal(str_of(req, "time"), str_of(find(ev, "tool.intent", "call_rm"), "time"));
+	assert_int_equal(line_of(req), line_of(find(ev, "tool.intent", "call_rm")));
+	assert_string_equal(str_of(find(ev, "approval.settled", "call_rm"), "time"), "2026-11-20T09:01:31.000Z");
+	/* a command that failed is an error with its exit code, never ok */
+	assert_trail(ev, "call_false", "tool.intent tool.dispatched tool.completed/error");
+	assert_int_equal(json_integer_value(json_object_get(find(ev, "tool.completed", "call_false"), "exit_code")), 1);
+	assert_int_equal(s.cancelled, 3);
+	assert_int_equal(s.ok, 0);
+	json_decref(ev);
+}
+
+static void test_claude_blocked_not_dispatched(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CLAUDE, "claude-blocked.jsonl", &s);
+	const json_t *req;
+
+	(void)state;
+	/* the headless refusal and Claude Code's own pre-run block never ran */
+	assert_trail(ev, "toolu_bl_rm", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_bl_cd", "tool.intent tool.completed/denied");
+	assert_string_equal(str_of(find(ev, "tool.completed", "toolu_bl_cd"), "error"),
+			    "blocked by Claude Code before it ran");
+	/* a command that ran and printed the words is still a run that failed */
+	assert_trail(ev, "toolu_bl_fail", "tool.intent tool.dispatched tool.completed/error");
+	/* the user's no: the question's time is unknown, so the request has the intent's */
+	assert_trail(ev, "toolu_bl_edit", "tool.intent approval.requested approval.settled/denied tool.completed/denied");
+	req = find(ev, "approval.requested", "toolu_bl_edit");
+	assert_string_equal(str_of(req, "time"), "2026-11-21T08:00:01.000Z");
+	assert_int_equal(line_of(req), 2);
+	assert_int_equal(s.denials, 3);
+	json_decref(ev);
+}
+
+/* Imported into a ledger, both histories are accepted as they are. */
+static void test_refusals_in_ledger(void **state)
+{
+	char *dir = test_mkdtemp(), *a = fixture_path("codex-aborted.jsonl"), *b = fixture_path("claude-blocked.jsonl");
+	docket_import_stats s;
+	docket_ledger *l = new_ledger(dir);
+
+	(void)state;
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CODEX, a, 0, &s), 0);
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CLAUDE, b, 0, &s), 0);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(a);
+	free(b);
+}
+
 /* ---- into a ledger ---- */
 
 static void test_ledger_idempotent(void **state)
@@ -964,6 +1044,9 @@ int main(void)
 		cmocka_unit_test(test_claude_headless_refusals),
 		cmocka_unit_test(test_codex_0169_lines),
 		cmocka_unit_test(test_codex_0171_refusals),
+		cmocka_unit_test(test_codex_aborted_approval),
+		cmocka_unit_test(test_claude_blocked_not_dispatched),
+		cmocka_unit_test(test_refusals_in_ledger),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),
