@@ -224,6 +224,14 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 		return nomem();
 	}
 	if (fields) {
+		/* neither client writes a session's end into its transcript: say so,
+		 * so an open imported session reads "imported, no end recorded" */
+		if (json_is_object(json_object_get(fields, "labels")) &&
+		    imp_set_str(json_object_get(fields, "labels"), "import.end", "not recorded") < 0) {
+			json_decref(fields);
+			json_decref(ev);
+			return nomem();
+		}
 		parent = imp_str(fields, "parent");
 		if (parent && !imp_id_ok(parent))
 			json_object_del(fields, "parent");

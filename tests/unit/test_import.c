@@ -211,7 +211,7 @@ static void test_codex_mapping(void **state)
 		    "\"session\":\"fx-codex-1\",\"runtime\":\"codex/0.77.0\",\"platform\":\"linux\","
 		    "\"cwd\":\"/home/ana/app\",\"labels\":{\"originator\":\"codex_cli_rs\",\"source\":\"cli\","
 		    "\"model_provider\":\"openai\",\"git.branch\":\"main\",\"git.commit_hash\":\"abc123\","
-		    "\"import.format\":\"codex\"},"
+		    "\"import.format\":\"codex\",\"import.end\":\"not recorded\"},"
 		    "\"provenance\":{\"file\":\"codex-basic.jsonl\",\"line\":1}}");
 	/* shell_command -> bash -lc, exit code parsed */
 	assert_trail(ev, "call_ok", "tool.intent tool.dispatched tool.completed/ok");
