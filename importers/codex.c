@@ -491,14 +491,33 @@ static int classify_wrapped(imp_outcome *o, const json_t *w)
 	return 0;
 }
 
-/* Output given as an object (newer wire form): {"content": "...", "success": bool}. */
+/*
+ * Output given as an object: the newer wire form {"content": "...",
+ * "success": bool}, and what a hook's tool_response may hold: an exit code
+ * (exit_code, exitCode, metadata.exit_code), MCP's isError, an error.
+ */
 static void classify_object(imp_outcome *o, const json_t *out)
 {
-	const char *t = imp_str(out, "content");
-	const json_t *ok = json_object_get(out, "success");
+	static const char *const texts[] = { "content", "output", "stdout", "text", NULL };
+	const json_t *ok = json_object_get(out, "success"), *code = json_object_get(out, "exit_code");
+	const char *t = NULL;
+	size_t i;
 
+	for (i = 0; texts[i] && !t; i++)
+		t = imp_str(out, texts[i]);
 	classify_text(o, t ? t : "", t ? strlen(t) : 0);
-	if (json_is_false(ok))
+	if (!json_is_integer(code))
+		code = json_object_get(out, "exitCode");
+	if (!json_is_integer(code))
+		code = json_object_get(imp_obj(out, "metadata"), "exit_code");
+	if (json_is_integer(code)) {
+		o->has_exit = 1;
+		o->exit_code = json_integer_value(code);
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+	}
+	if (json_is_false(ok) || json_is_true(json_object_get(out, "isError")) ||
+	    json_is_true(json_object_get(out, "is_error")) ||
+	    (json_object_get(out, "error") && !json_is_null(json_object_get(out, "error"))))
 		o->kind = IMP_ERROR;
 }
 
@@ -524,60 +543,100 @@ static int blocked_call(imp_ctx *c, codex_state *s, const char *id, const char *
 	return imp_intent(c, s->session, id, "unknown", args, s->turn, NULL);
 }
 
+/*
+ * What an output says about its call (*o; *w holds the parsed wrapper the
+ * outcome's texts point into, for the caller to free). Shared by the rollout
+ * and by a live hook's tool_response (docket_import_codex_outcome).
+ */
+static int classify_output(imp_outcome *o, json_t **w, const json_t *out)
+{
+	const char *t;
+	size_t len;
+
+	*w = NULL;
+	if (json_is_object(out)) {
+		classify_object(o, out);
+		return 0;
+	}
+	t = json_is_string(out) ? json_string_value(out) : "";
+	len = json_is_string(out) ? json_string_length(out) : 0;
+	o->output = t;
+	o->output_len = len;
+	if (imp_starts(t, len, "Command blocked by PreToolUse hook")) {
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "blocked by a PreToolUse hook";
+	} else if (is_rejection(t, len) || refusal_kind(t, len) == IMP_USER_DENIED) {
+		o->kind = IMP_USER_DENIED;
+		o->error = "rejected by the user";
+	} else if (refusal_kind(t, len) == IMP_POLICY_DENIED) {
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "refused by Codex without running it (approval policy or rule)";
+	} else if (is_aborted(t, len)) {
+		/* an interrupted turn: a call still waiting for its approval (or for
+		 * its turn) never ran; the open request settles aborted */
+		o->kind = IMP_CANCELLED;
+		o->error = "aborted";
+	} else {
+		int error = wrapped_output(w, t, len);
+
+		if (error < 0)
+			return error;
+		if (*w)
+			classify_wrapped(o, *w);
+		else
+			classify_text(o, t, len);
+	}
+	return 0;
+}
+
 static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 {
 	const json_t *out = json_object_get(p, "output");
 	const char *id = imp_str(p, "call_id");
 	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
 	json_t *w = NULL;
-	const char *t;
-	size_t len;
 	int error;
 
 	if (!id || !out) {
 		imp_problem(c, 0, "tool output without call_id or output");
 		return 0;
 	}
-	if (json_is_object(out)) {
-		classify_object(&o, out);
-		return imp_outcome_of(c, id, &o);
-	}
-	t = json_is_string(out) ? json_string_value(out) : "";
-	len = json_is_string(out) ? json_string_length(out) : 0;
-	if (imp_starts(t, len, "Command blocked by PreToolUse hook")) {
-		o.kind = IMP_POLICY_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "blocked by a PreToolUse hook";
-		if ((error = blocked_call(c, s, id, t)) < 0)
-			return error;
-	} else if (is_rejection(t, len) || refusal_kind(t, len) == IMP_USER_DENIED) {
-		o.kind = IMP_USER_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "rejected by the user";
-	} else if (refusal_kind(t, len) == IMP_POLICY_DENIED) {
-		o.kind = IMP_POLICY_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "refused by Codex without running it (approval policy or rule)";
-	} else if (is_aborted(t, len)) {
-		/* an interrupted turn: a call still waiting for its approval (or for
-		 * its turn) never ran; the open request settles aborted */
-		o.kind = IMP_CANCELLED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "aborted";
-	} else if ((error = wrapped_output(&w, t, len)) < 0) {
+	if ((error = classify_output(&o, &w, out)) < 0)
 		return error;
-	} else if (w) {
-		classify_wrapped(&o, w);
-	} else {
-		classify_text(&o, t, len);
+	if (json_is_string(out) && imp_starts(o.output, o.output_len, "Command blocked by PreToolUse hook") &&
+	    (error = blocked_call(c, s, id, json_string_value(out))) < 0) {
+		json_decref(w);
+		return error;
 	}
 	error = imp_outcome_of(c, id, &o);
 	json_decref(w);
 	return error;
+}
+
+int docket_import_codex_outcome(docket_import_outcome *out, const json_t *response)
+{
+	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
+	json_t *w = NULL;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = classify_output(&o, &w, response)) < 0)
+		return error;
+	json_decref(w);  /* only o's texts point into it, and they are not handed out */
+	switch (o.kind) {
+	case IMP_OK: out->status = "ok"; out->ran = 1; break;
+	case IMP_ERROR: out->status = "error"; out->ran = 1; break;
+	case IMP_TIMEOUT: out->status = "timeout"; out->ran = 1; break;
+	case IMP_USER_DENIED:
+	case IMP_POLICY_DENIED: out->status = "denied"; break;
+	case IMP_CANCELLED: out->status = "cancelled"; out->ran = o.ran; break;
+	}
+	out->user_denied = o.kind == IMP_USER_DENIED;
+	out->has_exit = o.has_exit;
+	out->exit_code = o.exit_code;
+	out->error = o.error;
+	out->duration_ms = o.duration_ms;
+	return 0;
 }
 
 /* ---- event_msg ---- */

@@ -511,6 +511,46 @@ static void test_claude_blocked_not_dispatched(void **state)
 	json_decref(ev);
 }
 
+static void outcome_is(const char *response, const char *status, int ran, int has_exit, int code)
+{
+	docket_import_outcome o;
+	json_error_t jerr;
+	json_t *r = response ? json_loads(response, JSON_DECODE_ANY, &jerr) : NULL;
+
+	if (response && !r)
+		fail_msg("bad test JSON: %s", response);
+	assert_int_equal(docket_import_codex_outcome(&o, r), 0);
+	if (strcmp(o.status, status) != 0 || o.ran != ran || o.has_exit != has_exit ||
+	    (has_exit && o.exit_code != code))
+		fail_msg("%s: got %s ran %d exit %d/%d", response ? response : "(none)", o.status, o.ran,
+			 o.has_exit, (int)o.exit_code);
+	json_decref(r);
+}
+
+/* A live hook's tool_response gets the importer's rules (one classifier). */
+static void test_codex_hook_outcomes(void **state)
+{
+	(void)state;
+	outcome_is("\"Exit code: 0\\nOutput:\\n\"", "ok", 1, 1, 0);
+	outcome_is("\"Exit code: 1\\nOutput:\\n\"", "error", 1, 1, 1);
+	outcome_is("\"Process exited with code 2\\n\"", "error", 1, 1, 2);
+	outcome_is("{\"exit_code\":3,\"stdout\":\"x\"}", "error", 1, 1, 3);
+	outcome_is("{\"metadata\":{\"exit_code\":0},\"output\":\"x\"}", "ok", 1, 1, 0);
+	outcome_is("{\"content\":[],\"isError\":true}", "error", 1, 0, 0);
+	outcome_is("{\"error\":{\"code\":-32001,\"message\":\"denied\"}}", "error", 1, 0, 0);
+	outcome_is("\"err: docket policy denied\"", "error", 1, 0, 0);
+	outcome_is("\"exec command rejected by user\"", "denied", 0, 0, 0);
+	outcome_is("\"aborted by user\"", "cancelled", 0, 0, 0);
+	outcome_is("\"Aborted.\"", "cancelled", 0, 0, 0);
+	/* no exit code and nothing that says it failed: the call ran */
+	outcome_is("\"3 results\"", "ok", 1, 0, 0);
+	/* nothing to read: ran, nothing known of its failure (never a denial) */
+	outcome_is(NULL, "ok", 1, 0, 0);
+	outcome_is("17", "ok", 1, 0, 0);
+	/* "aborted" inside a longer text is output, not an interrupt */
+	outcome_is("\"aborted by user request: retrying\\nExit code: 0\"", "ok", 1, 1, 0);
+}
+
 /* Imported into a ledger, both histories are accepted as they are. */
 static void test_refusals_in_ledger(void **state)
 {
@@ -1047,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(test_codex_aborted_approval),
 		cmocka_unit_test(test_claude_blocked_not_dispatched),
 		cmocka_unit_test(test_refusals_in_ledger),
+		cmocka_unit_test(test_codex_hook_outcomes),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),
