@@ -27,6 +27,7 @@
  * with the proxy (PR_SET_PDEATHSIG), and the proxy exits when either end
  * closes, so a crash of either side never leaves the other hanging.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +38,12 @@
 #include "integrations_internal.h"
 #include "stdio_relay.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 
 #define OUTPUT_MAX (64u << 10)
+#define LINE_EXCERPT 512
 
 typedef struct held_call {
 	char *key;          /* compact JSON of the request id */
@@ -56,6 +59,7 @@ struct docket_mcp_proxy {
 	int to_client, to_server;
 	int can_elicit;
 	unsigned long elicits;
+	unsigned long refused;     /* client lines refused (refuse_line) */
 	held_call *calls;
 	size_t ncalls, capcalls;
 };
@@ -206,6 +210,12 @@ static int ask_client(proxy *p, held_call *c, const char *reason, const char *li
 	return error;
 }
 
+/* A JSON-RPC id the proxy can key a call by: a string or an integer. */
+static int usable_id(const json_t *id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
 /* A tools/call: T0, docket's verdict, then forward, ask or refuse. */
 static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t len)
 {
@@ -218,8 +228,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	int error, enforce = p->opts->policy != NULL;
 
 	memset(&vi, 0, sizeof(vi));
-	if (!id || !json_is_string(name))
-		return forward(p, NULL, line, len);  /* not a call we can name: the server answers it */
+	assert(usable_id(id) && json_is_string(name));  /* refused before (refuse_line) */
 	if ((error = docket_json_dump(&key, id)) < 0 ||
 	    (error = docket_buf_printf(&inv, "mcp:%s", key.ptr)) < 0)
 		goto done;
@@ -329,20 +338,101 @@ static int on_elicit_answer(proxy *p, held_call *c, const json_t *msg)
 	return error;
 }
 
+/* A printable, bounded copy of a refused line for the record (bytes outside ASCII as '?'). */
+static json_t *line_excerpt(const char *line, size_t len)
+{
+	char out[LINE_EXCERPT + 1];
+	size_t i, n = len < LINE_EXCERPT ? len : LINE_EXCERPT;
+
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	for (i = 0; i < n; i++)
+		out[i] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+	out[n] = '\0';
+	return json_string(out);
+}
+
+/*
+ * A client line the proxy cannot parse or check is never forwarded: the
+ * server might read it otherwise than docket did (a duplicate key, a lone
+ * surrogate, an integer past 64 bits, a batch hiding a call). It is
+ * recorded (an intent with the line's excerpt, ended denied), and the
+ * client gets a JSON-RPC error (`code`, with the request's id when it has a
+ * usable one). Returns 0, or an error writing to the client.
+ */
+static int refuse_line(proxy *p, const json_t *id, int code, const char *why, const char *line, size_t len)
+{
+	json_t *evs[2] = { NULL, NULL }, *msg;
+	char inv[48];
+	int error;
+
+	snprintf(inv, sizeof(inv), "mcp-refused:%lu", ++p->refused);
+	evs[0] = ev_new(p, "tool.intent", inv);
+	evs[1] = ev_new(p, "tool.completed", inv);
+	if (!evs[0] || !evs[1] || json_object_set_new(evs[0], "tool", json_string("mcp")) < 0 ||
+	    json_object_set_new(evs[0], "args", json_pack("{ss ss s{} so}", "server", p->opts->name, "tool", "",
+							  "arguments", "line", line_excerpt(line, len))) < 0 ||
+	    json_object_set_new(evs[1], "status", json_string("denied")) < 0 ||
+	    json_object_set_new(evs[1], "error", json_string(why)) < 0) {
+		json_decref(evs[0]);
+		json_decref(evs[1]);
+		warn("cannot record a refused line");
+	} else if (append(p, evs, 2) < 0) {
+		warn("cannot record a refused line");
+	}
+	msg = json_pack("{ss sO s{si ss s{ss}}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code",
+			code, "message", why, "data", "kind", "bad_request");
+	if (!msg)
+		return nomem();
+	error = write_json_line(p->to_client, msg);
+	json_decref(msg);
+	return error;
+}
+
 int docket_mcp_proxy_from_client(docket_mcp_proxy *p, const char *line, size_t len)
 {
 	json_t *msg = NULL;
 	const char *method;
 	docket_buf key = DOCKET_BUF_INIT;
 	held_call *c;
+	const json_t *id;
 	int error;
 
-	if (docket_json_parse(&msg, line, len) < 0 || !json_is_object(msg)) {
+	if (docket_blank_line(line, len))
+		return 0;
+	if (docket_json_parse(&msg, line, len) < 0) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "docket mcp-proxy: not forwarded: the line is not JSON it can check (%.200s)",
+			 docket_error_last()->message);
 		docket_error_clear();
+		return refuse_line(p, NULL, -32700, why, line, len);
+	}
+	if (!json_is_object(msg)) {
+		error = refuse_line(p, NULL, -32600,
+				    json_is_array(msg) ? "docket mcp-proxy: not forwarded: JSON-RPC batches are not accepted"
+						       : "docket mcp-proxy: not forwarded: a message is a JSON object",
+				    line, len);
 		json_decref(msg);
-		return forward(p, NULL, line, len);
+		return error;
 	}
 	method = json_string_value(json_object_get(msg, "method"));
+	id = json_object_get(msg, "id");
+	if (id && !json_is_null(id) && !usable_id(id)) {
+		error = refuse_line(p, NULL, -32600, "docket mcp-proxy: not forwarded: an id is a string or an integer",
+				    line, len);
+		json_decref(msg);
+		return error;
+	}
+	if (method && strcmp(method, "tools/call") == 0 &&
+	    (!usable_id(id) || !json_is_string(json_object_get(json_object_get(msg, "params"), "name")))) {
+		error = refuse_line(p, usable_id(id) ? id : NULL, usable_id(id) ? -32602 : -32600,
+				    usable_id(id) ? "docket mcp-proxy: not forwarded: tools/call without a string name"
+						  : "docket mcp-proxy: not forwarded: tools/call without an id",
+				    line, len);
+		json_decref(msg);
+		return error;
+	}
 	if (method && strcmp(method, "initialize") == 0)
 		p->can_elicit = json_object_get(json_object_get(json_object_get(msg, "params"), "capabilities"),
 						"elicitation") != NULL;
@@ -419,21 +509,44 @@ int docket_mcp_proxy_from_server(docket_mcp_proxy *p, const char *line, size_t l
 
 /* ---- the connection ---- */
 
-/* Calls still open when either side went away. */
+/*
+ * Calls still open when either side went away (EOF) or the proxy was told to
+ * stop (SIGTERM, SIGINT): a question no one answered is settled `closed`, a
+ * call the server never got ends denied, one it got ends indeterminate (it
+ * may have run). Nothing stays awaiting approval or in doubt.
+ */
 void docket_mcp_proxy_finish(docket_mcp_proxy *p)
 {
+	char why[96];
 	size_t i;
 
+	if (relay_signal())
+		snprintf(why, sizeof(why), "docket mcp-proxy was stopped (signal %d) before an answer", relay_signal());
+	else
+		snprintf(why, sizeof(why), "the connection closed before an answer");
 	for (i = 0; i < p->ncalls; i++) {
-		json_t *ev = ev_new(p, "tool.completed", p->calls[i].invocation);
+		held_call *c = &p->calls[i];
+		json_t *evs[2] = { NULL, NULL };
+		size_t n = 0;
 
-		if (ev && (json_object_set_new(ev, "status", json_string(p->calls[i].dispatched ? "indeterminate"
-											  : "denied")) < 0 ||
-			   json_object_set_new(ev, "error", json_string("the connection closed before an answer")) < 0)) {
-			json_decref(ev);
-			ev = NULL;
+		if (c->elicit_key) {
+			evs[n] = ev_new(p, "approval.settled", c->invocation);
+			if (evs[n] && (json_object_set_new(evs[n], "request", json_string("r1")) < 0 ||
+				       json_object_set_new(evs[n], "result", json_string("closed")) < 0 ||
+				       json_object_set_new(evs[n], "reason", json_string(why)) < 0)) {
+				json_decref(evs[n]);
+				evs[n] = NULL;
+			}
+			n++;
 		}
-		if (append1(p, ev) < 0)
+		evs[n] = ev_new(p, "tool.completed", c->invocation);
+		if (evs[n] && (json_object_set_new(evs[n], "status", json_string(c->dispatched ? "indeterminate"
+											       : "denied")) < 0 ||
+			       json_object_set_new(evs[n], "error", json_string(why)) < 0)) {
+			json_decref(evs[n]);
+			evs[n] = NULL;
+		}
+		if (append(p, evs, n + 1) < 0)
 			warn("cannot record an open call");
 	}
 	while (p->ncalls)
