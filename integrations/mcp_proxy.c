@@ -50,6 +50,9 @@ typedef struct held_call {
 	char *invocation;
 	char *line;         /* the request, while an elicitation is open */
 	char *elicit_key;   /* id of the elicitation/create we sent */
+	char *session;      /* the client's session when joined (see join_of), else NULL: the proxy's */
+	int settle_first;   /* joined to a call awaiting approval: the dispatch settles it approved */
+	char settle_first_request[257];
 	int dispatched;
 } held_call;
 
@@ -91,6 +94,12 @@ static json_t *ev_new(const proxy *p, const char *type, const char *invocation)
 	return hook_event_new(type, p->opts->session, "mcp-proxy", invocation);
 }
 
+/* An event about held call `c`, in its session. */
+static json_t *call_ev(const proxy *p, const held_call *c, const char *type)
+{
+	return hook_event_new(type, c->session ? c->session : p->opts->session, "mcp-proxy", c->invocation);
+}
+
 static int append(proxy *p, json_t **evs, size_t n)
 {
 	return hook_append(p->ledger, evs, n);
@@ -127,10 +136,11 @@ static void call_drop(proxy *p, held_call *c)
 	docket_free(c->invocation);
 	docket_free(c->line);
 	docket_free(c->elicit_key);
+	docket_free(c->session);
 	*c = p->calls[--p->ncalls];
 }
 
-static held_call *call_add(proxy *p, const char *key, const char *invocation)
+static held_call *call_add(proxy *p, const char *key, const char *invocation, const char *session)
 {
 	held_call *c;
 
@@ -144,7 +154,8 @@ static held_call *call_add(proxy *p, const char *key, const char *invocation)
 	}
 	c = &p->calls[p->ncalls];
 	memset(c, 0, sizeof(*c));
-	if (!(c->key = docket_strdup(key)) || !(c->invocation = docket_strdup(invocation))) {
+	if (!(c->key = docket_strdup(key)) || !(c->invocation = docket_strdup(invocation)) ||
+	    (session && !(c->session = docket_strdup(session)))) {
 		docket_free(c->key);
 		docket_free(c->invocation);
 		return NULL;
@@ -175,8 +186,23 @@ static int forward(proxy *p, held_call *c, const char *line, size_t len)
 	if (error < 0)
 		return error;
 	if (c && !c->dispatched) {
+		json_t *evs[2] = { NULL, NULL };
+		size_t n = 0;
+
 		c->dispatched = 1;
-		if ((error = append1(p, ev_new(p, "tool.dispatched", c->invocation))) < 0)
+		if (c->settle_first) {
+			evs[n] = call_ev(p, c, "approval.settled");
+			if (evs[n] && (json_object_set_new(evs[n], "result", json_string("approved")) < 0 ||
+				       json_object_set_new(evs[n], "request", json_string(c->settle_first_request)) < 0 ||
+				       json_object_set_new(evs[n], "reason",
+							   json_string("inferred: the client made the call")) < 0)) {
+				json_decref(evs[n]);
+				evs[n] = NULL;
+			}
+			n++;
+		}
+		evs[n++] = call_ev(p, c, "tool.dispatched");
+		if ((error = append(p, evs, n)) < 0)
 			warn("cannot record the dispatch");
 	}
 	return 0;
@@ -216,6 +242,169 @@ static int usable_id(const json_t *id)
 	return json_is_string(id) || json_is_integer(id);
 }
 
+/* ---- one record per call: joining the client's own record ----
+ *
+ * Claude Code names the call it makes in the request's _meta
+ * ("claudecode/toolUseId": the tool_use id its hooks and transcript use) and
+ * Codex names its call and thread ("callId", "threadId"). When the ledger
+ * already holds that call still open (a PreToolUse hook recorded it), the
+ * proxy records its dispatch and outcome (or its denial) on that call and
+ * writes no intent of its own. When it does not, but the session is known
+ * (Codex's threadId; CLAUDE_CODE_SESSION_ID in the proxy's environment),
+ * the proxy records the call there under the client's id, so a later hook
+ * or import finds it and adds nothing. Otherwise (no _meta: another client)
+ * the call is the proxy's own, "mcp:<request id>" in its session.
+ */
+
+#define JOIN_ID_MAX 256
+
+typedef struct join_target {
+	char session[JOIN_ID_MAX + 1];
+	char invocation[JOIN_ID_MAX + 1];
+	char state[32];
+	char request[JOIN_ID_MAX + 1];
+	int found;             /* the ledger holds the call, without an outcome */
+} join_target;
+
+/* An id the ledger takes: 1..256 bytes, no control characters. */
+static int join_id_ok(const char *s)
+{
+	size_t i, n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > JOIN_ID_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static void copy_id(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static int join_cb(void *ctx, const docket_pending_info *info)
+{
+	join_target *t = ctx;
+
+	if (t->found || strcmp(info->invocation, t->invocation) != 0 ||
+	    (t->session[0] && strcmp(info->session, t->session) != 0))
+		return 0;
+	copy_id(t->session, sizeof(t->session), info->session);
+	copy_id(t->state, sizeof(t->state), info->state);
+	copy_id(t->request, sizeof(t->request), info->open_request);
+	t->found = 1;
+	return 0;
+}
+
+/* 1 and *t when the call can be recorded as the client's own; 0: the proxy's. */
+static int join_of(proxy *p, const json_t *params, join_target *t)
+{
+	const json_t *meta = json_object_get(params, "_meta");
+	const char *id, *session = NULL;
+
+	memset(t, 0, sizeof(*t));
+	if ((id = json_string_value(json_object_get(meta, "claudecode/toolUseId"))))
+		session = getenv("CLAUDE_CODE_SESSION_ID");
+	else if ((id = json_string_value(json_object_get(meta, "callId"))))
+		session = json_string_value(json_object_get(meta, "threadId"));
+	if (!join_id_ok(id))
+		return 0;
+	copy_id(t->invocation, sizeof(t->invocation), id);
+	if (join_id_ok(session))
+		copy_id(t->session, sizeof(t->session), session);
+	if (docket_ledger_pending(p->ledger, NULL, join_cb, t) < 0)
+		docket_error_clear();  /* cannot look: the call stays the proxy's own */
+	return t->found || t->session[0];
+}
+
+/* The client's session, opened by the proxy when no one opened it yet. */
+static int join_open(proxy *p, const join_target *t)
+{
+	json_t *labels = json_pack("{ss ss}", "capture", "mcp-proxy", "mcp.server", p->opts->name);
+
+	if (t->found)
+		return 0;
+	return hook_open_session(p->ledger, t->session, "mcp-proxy", "mcp-proxy", NULL, NULL, labels);
+}
+
+/* The intent `ev` moved to the client's session and id. */
+static int retarget(json_t *ev, const join_target *t)
+{
+	if (json_object_set_new(ev, "session", json_string(t->session)) < 0 ||
+	    json_object_set_new(ev, "invocation", json_string(t->invocation)) < 0)
+		return nomem();
+	return 0;
+}
+
+/* A joined call docket denies: settled (when asked) and ended denied, in the client's record. */
+static int join_deny(proxy *p, const join_target *t, json_t *intent, const char *reason)
+{
+	held_call c;
+	json_t *evs[3] = { NULL, NULL, NULL };
+	size_t n = 0;
+	int error;
+
+	memset(&c, 0, sizeof(c));
+	c.session = (char *)t->session;
+	c.invocation = (char *)t->invocation;
+	if ((error = join_open(p, t)) < 0) {
+		json_decref(intent);
+		return error;
+	}
+	if (!t->found)
+		evs[n++] = intent;
+	else
+		json_decref(intent);
+	if (t->found && strcmp(t->state, "awaiting_approval") == 0) {
+		evs[n] = call_ev(p, &c, "approval.settled");
+		if (evs[n] && (json_object_set_new(evs[n], "request", json_string(t->request)) < 0 ||
+			       json_object_set_new(evs[n], "result", json_string("denied")) < 0 ||
+			       json_object_set_new(evs[n], "reason", json_string(reason)) < 0)) {
+			json_decref(evs[n]);
+			evs[n] = NULL;
+		}
+		n++;
+	}
+	evs[n] = call_ev(p, &c, "tool.completed");
+	if (evs[n] && (json_object_set_new(evs[n], "status", json_string("denied")) < 0 ||
+		       json_object_set_new(evs[n], "error", json_string(reason)) < 0)) {
+		json_decref(evs[n]);
+		evs[n] = NULL;
+	}
+	return append(p, evs, n + 1);
+}
+
+/* A joined call docket lets through: its record, then the call is held like any other. */
+static int join_hold(proxy *p, const join_target *t, json_t *intent, const char *key, held_call **out)
+{
+	held_call *c;
+	int error;
+
+	*out = NULL;
+	if ((error = join_open(p, t)) < 0) {
+		json_decref(intent);
+		return error;
+	}
+	if (!t->found) {
+		if ((error = append1(p, intent)) < 0)
+			return error;
+	} else {
+		json_decref(intent);
+	}
+	if (!(c = call_add(p, key, t->invocation, t->session)))
+		return nomem();
+	if (t->found && strcmp(t->state, "awaiting_approval") == 0) {
+		c->settle_first = 1;
+		copy_id(c->settle_first_request, sizeof(c->settle_first_request), t->request);
+	}
+	/* dispatched already (the client's own record says so): not twice */
+	c->dispatched = t->found && strcmp(t->state, "in_doubt") == 0;
+	*out = c;
+	return 0;
+}
+
 /* A tools/call: T0, docket's verdict, then forward, ask or refuse. */
 static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t len)
 {
@@ -225,7 +414,8 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	hook_verdict vi;
 	json_t *evs[2] = { NULL, NULL };
 	held_call *c;
-	int error, enforce = p->opts->policy != NULL;
+	join_target t;
+	int error, ask, enforce = p->opts->policy != NULL;
 
 	memset(&vi, 0, sizeof(vi));
 	assert(usable_id(id) && json_is_string(name));  /* refused before (refuse_line) */
@@ -242,9 +432,35 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	}
 	if (enforce && (error = hook_evaluate(p->opts->policy, evs[0], NULL, &vi)) < 0)
 		goto refuse;
+	ask = enforce && vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && p->can_elicit;
+	/* an elicitation is the proxy's own question: such a call stays in its session */
+	if (!ask && join_of(p, params, &t) && (error = retarget(evs[0], &t)) == 0) {
+		if (enforce && vi.verdict != DOCKET_VERDICT_ALLOWED) {
+			json_object_set_new(vi.decision, "verdict", json_string("denied"));
+			json_object_set_new(evs[0], "decision", vi.decision);
+			vi.decision = NULL;
+			error = join_deny(p, &t, evs[0], vi.reason);
+			evs[0] = NULL;
+			if (error < 0)
+				warn("cannot record the denial");
+			error = reply_error(p, id, vi.reason);
+			goto done;
+		}
+		error = join_hold(p, &t, evs[0], key.ptr, &c);
+		evs[0] = NULL;
+		if (error < 0 && enforce)
+			goto refuse;
+		if (error < 0) {
+			warn("cannot record the call");
+			error = forward(p, NULL, line, len);
+			goto done;
+		}
+		error = forward(p, c, line, len);
+		goto done;
+	}
+	if (error < 0)
+		goto done;
 	if (enforce && vi.verdict != DOCKET_VERDICT_ALLOWED) {
-		int ask = vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && p->can_elicit;
-
 		if (!ask)
 			json_object_set_new(vi.decision, "verdict", json_string("denied"));
 		json_object_set_new(evs[0], "decision", vi.decision);
@@ -265,7 +481,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		}
 		error = append(p, evs, 1);
 		evs[0] = NULL;
-		if (error < 0 || !(c = call_add(p, key.ptr, inv.ptr)))
+		if (error < 0 || !(c = call_add(p, key.ptr, inv.ptr, NULL)))
 			goto refuse;
 		if ((error = ask_client(p, c, vi.reason, line, len)) > 0) {
 			call_drop(p, c);
@@ -279,7 +495,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		goto refuse;
 	if (error < 0)
 		warn("cannot record the call");
-	if (!(c = call_add(p, key.ptr, inv.ptr))) {
+	if (!(c = call_add(p, key.ptr, inv.ptr, NULL))) {
 		error = nomem();
 		goto done;
 	}
@@ -484,7 +700,7 @@ int docket_mcp_proxy_from_server(docket_mcp_proxy *p, const char *line, size_t l
 
 		result = json_object_get(msg, "result");
 		failed |= json_is_true(json_object_get(result, "isError"));
-		ev = ev_new(p, "tool.completed", c->invocation);
+		ev = call_ev(p, c, "tool.completed");
 		if (ev && (json_object_set_new(ev, "status", json_string(failed ? "error" : "ok")) < 0 ||
 			   mcp_result_text(&text, failed && !result ? json_object_get(msg, "error") : result) < 0 ||
 			   (text.len && json_object_set_new(ev, "output", json_stringn(text.ptr, text.len)) < 0) ||
@@ -530,7 +746,7 @@ void docket_mcp_proxy_finish(docket_mcp_proxy *p)
 		size_t n = 0;
 
 		if (c->elicit_key) {
-			evs[n] = ev_new(p, "approval.settled", c->invocation);
+			evs[n] = call_ev(p, c, "approval.settled");
 			if (evs[n] && (json_object_set_new(evs[n], "request", json_string("r1")) < 0 ||
 				       json_object_set_new(evs[n], "result", json_string("closed")) < 0 ||
 				       json_object_set_new(evs[n], "reason", json_string(why)) < 0)) {
@@ -539,7 +755,7 @@ void docket_mcp_proxy_finish(docket_mcp_proxy *p)
 			}
 			n++;
 		}
-		evs[n] = ev_new(p, "tool.completed", c->invocation);
+		evs[n] = call_ev(p, c, "tool.completed");
 		if (evs[n] && (json_object_set_new(evs[n], "status", json_string(c->dispatched ? "indeterminate"
 											       : "denied")) < 0 ||
 			       json_object_set_new(evs[n], "error", json_string(why)) < 0)) {
