@@ -322,11 +322,10 @@ static int join_of(proxy *p, const json_t *params, join_target *t)
 /* The client's session, opened by the proxy when no one opened it yet. */
 static int join_open(proxy *p, const join_target *t)
 {
-	json_t *labels = json_pack("{ss ss}", "capture", "mcp-proxy", "mcp.server", p->opts->name);
-
 	if (t->found)
 		return 0;
-	return hook_open_session(p->ledger, t->session, "mcp-proxy", "mcp-proxy", NULL, NULL, labels);
+	return hook_open_session(p->ledger, t->session, "mcp-proxy", "mcp-proxy", NULL, NULL,
+				 json_pack("{ss ss}", "capture", "mcp-proxy", "mcp.server", p->opts->name));
 }
 
 /* The intent `ev` moved to the client's session and id. */
