@@ -18,6 +18,9 @@ jq 'del(.disableAllHooks) | .hooks.PreToolUse[0].hooks[0].timeout = 2' $S >t && 
 docket integrate claude --check | mask; echo "exit ${PIPESTATUS[0]}"
 jq '.hooks.PreToolUse[0].hooks[0].timeout = 30 | .hooks.Stop[0].hooks[0].command = "/nonexistent/docket-hook -L /x hook claude"' $S >t && mv t $S
 docket integrate claude --check | mask; echo "exit ${PIPESTATUS[0]}"
+# a hand-written command with double quotes and a backslash is read as sh reads it
+jq '.hooks.Stop[0].hooks[0].command = "\"/no such/dir\"/docket\\-hook -L \"/x\" hook claude"' $S >t && mv t $S
+docket integrate claude --check | mask | grep 'hooks.Stop'
 jq 'del(.hooks.SessionEnd)' $S >t && mv t $S
 docket integrate claude --check | mask; echo "exit ${PIPESTATUS[0]}"
 echo '{"allowManagedHooksOnly": true}' >managed.json
