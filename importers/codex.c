@@ -17,11 +17,16 @@
  *   event_msg exec/apply_patch_approval_request   approval.requested
  *   event_msg turn_aborted           open calls end cancelled
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "import_internal.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -613,6 +618,24 @@ static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 	return error;
 }
 
+static void outcome_out(docket_import_outcome *out, const imp_outcome *o)
+{
+	memset(out, 0, sizeof(*out));
+	switch (o->kind) {
+	case IMP_OK: out->status = "ok"; out->ran = 1; break;
+	case IMP_ERROR: out->status = "error"; out->ran = 1; break;
+	case IMP_TIMEOUT: out->status = "timeout"; out->ran = 1; break;
+	case IMP_USER_DENIED:
+	case IMP_POLICY_DENIED: out->status = "denied"; break;
+	case IMP_CANCELLED: out->status = "cancelled"; out->ran = o->ran; break;
+	}
+	out->user_denied = o->kind == IMP_USER_DENIED;
+	out->has_exit = o->has_exit;
+	out->exit_code = o->exit_code;
+	out->error = o->error;
+	out->duration_ms = o->duration_ms;
+}
+
 int docket_import_codex_outcome(docket_import_outcome *out, const json_t *response)
 {
 	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
@@ -623,19 +646,119 @@ int docket_import_codex_outcome(docket_import_outcome *out, const json_t *respon
 	if ((error = classify_output(&o, &w, response)) < 0)
 		return error;
 	json_decref(w);  /* only o's texts point into it, and they are not handed out */
-	switch (o.kind) {
-	case IMP_OK: out->status = "ok"; out->ran = 1; break;
-	case IMP_ERROR: out->status = "error"; out->ran = 1; break;
-	case IMP_TIMEOUT: out->status = "timeout"; out->ran = 1; break;
-	case IMP_USER_DENIED:
-	case IMP_POLICY_DENIED: out->status = "denied"; break;
-	case IMP_CANCELLED: out->status = "cancelled"; out->ran = o.ran; break;
+	outcome_out(out, &o);
+	return 0;
+}
+
+/* ---- a live call's outcome from the rollout ---- */
+
+#define ROLLOUT_TAIL ((size_t)1 << 20)
+
+/* The last ROLLOUT_TAIL bytes of `path`, from a line start. */
+static int read_tail(docket_buf *out, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), error = 0;
+	struct stat st;
+	off_t from;
+	ssize_t got;
+	char *nl;
+
+	if (fd < 0)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
+					strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+		goto done;
 	}
-	out->user_denied = o.kind == IMP_USER_DENIED;
-	out->has_exit = o.has_exit;
-	out->exit_code = o.exit_code;
-	out->error = o.error;
-	out->duration_ms = o.duration_ms;
+	from = st.st_size > (off_t)ROLLOUT_TAIL ? st.st_size - (off_t)ROLLOUT_TAIL : 0;
+	if ((error = docket_buf_reserve(out, ROLLOUT_TAIL + 1)) < 0)
+		goto done;
+	got = pread(fd, out->ptr, ROLLOUT_TAIL, from);
+	if (got < 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	out->len = (size_t)got;
+	out->ptr[out->len] = '\0';
+	if (from > 0 && (nl = memchr(out->ptr, '\n', out->len))) {
+		/* the first line is cut: drop it */
+		size_t skip = (size_t)(nl - out->ptr) + 1;
+
+		memmove(out->ptr, out->ptr + skip, out->len - skip + 1);
+		out->len -= skip;
+	}
+done:
+	close(fd);
+	return error;
+}
+
+/* What one rollout line says about call `id`: 2 an output, 1 an exit code, 0 nothing. */
+static int line_outcome(imp_outcome *o, json_t **w, const json_t *line, const char *id)
+{
+	const json_t *p = imp_obj(line, "payload"), *item = imp_obj(p, "item"), *code;
+	const char *type = imp_str(p, "type");
+
+	if (!type)
+		return 0;
+	if ((strcmp(type, "function_call_output") == 0 || strcmp(type, "custom_tool_call_output") == 0) &&
+	    imp_str(p, "call_id") && strcmp(imp_str(p, "call_id"), id) == 0 && json_object_get(p, "output"))
+		return classify_output(o, w, json_object_get(p, "output")) < 0 ? -1 : 2;
+	code = json_object_get(item, "exit_code");
+	if (strcmp(type, "item_completed") == 0 && imp_str(item, "id") && strcmp(imp_str(item, "id"), id) == 0 &&
+	    json_is_integer(code)) {
+		o->has_exit = 1;
+		o->exit_code = json_integer_value(code);
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+		return 1;
+	}
+	return 0;
+}
+
+int docket_import_codex_rollout_outcome(docket_import_outcome *out, const char *path, const char *call_id)
+{
+	docket_buf tail = DOCKET_BUF_INIT;
+	imp_outcome best = IMP_OUTCOME_INIT(IMP_OK);
+	size_t pos = 0, idlen = call_id ? strlen(call_id) : 0;
+	int found = 0, error;
+
+	memset(out, 0, sizeof(*out));
+	if (idlen == 0)
+		return docket_error_set(DOCKET_ENOTFOUND, "no call id");
+	if ((error = read_tail(&tail, path)) < 0)
+		return error;
+	while (pos < tail.len && found < 2) {
+		const char *s = tail.ptr + pos, *nl = memchr(s, '\n', tail.len - pos);
+		size_t n = nl ? (size_t)(nl - s) : tail.len - pos;
+		imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
+		json_error_t jerr;
+		json_t *line = NULL, *w = NULL;
+		int got;
+
+		pos += n + 1;
+		if (!memmem(s, n, call_id, idlen) || docket_json_load(&line, s, n, 0, &jerr) < 0) {
+			docket_error_clear();
+			continue;
+		}
+		got = line_outcome(&o, &w, line, call_id);
+		if (got < 0) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		} else if (got > found) {
+			best = o;
+			best.output = NULL;  /* points into `line`: not handed out */
+			best.output_len = 0;
+			found = got;
+		}
+		json_decref(w);
+		json_decref(line);
+		if (error < 0)
+			break;
+	}
+	docket_buf_dispose(&tail);
+	if (error < 0)
+		return error;
+	if (!found)
+		return docket_error_set(DOCKET_ENOTFOUND, "%s: no outcome of %s yet", path, call_id);
+	outcome_out(out, &best);
 	return 0;
 }
 

@@ -771,7 +771,10 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		evs[n++] = ev_new(h, "tool.dispatched", id);
 		memcpy(h->prov, prov, sizeof(prov));
 	}
-	done = evs[n++] = ev_new(h, "tool.completed", id);
+	/* status NULL: the outcome is not known yet (Codex: see on_codex_post) */
+	done = status ? (evs[n++] = ev_new(h, "tool.completed", id)) : NULL;
+	if (status && !done)
+		error = nomem();
 	if (done && ((error = set_str(done, "status", status)) < 0 ||
 		     (error = set_str(done, "error", error_text)) < 0 ||
 		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
@@ -793,18 +796,32 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 }
 
 /*
- * Codex's PostToolUse reports every call that ended, whatever its end: its
- * tool_response says how (the importer's rules: an exit code, the user's
- * rejection, Codex's own refusal, "aborted"), so `false` is an error with
- * exit code 1, not ok.
+ * Codex's PostToolUse reports every call that ended, whatever its end, and
+ * its tool_response says how when it can (the importer's rules: an exit
+ * code, the user's rejection, Codex's own refusal, "aborted"). For a shell
+ * call 0.171 sends only the output text, no exit code: then the rollout
+ * says it (its item_completed / function_call_output for the call, read
+ * from the file's tail), and when the rollout does not have it yet the call
+ * is recorded dispatched with no outcome, which the Stop-time import of the
+ * rollout gives it. `false` is never recorded ok.
  */
 static int on_codex_post(hook_ctx *h)
 {
-	docket_import_outcome o;
+	const char *tool = jstr(h->ev, "tool_name"), *path = jstr(h->ev, "transcript_path");
+	docket_import_outcome o, r;
 	int error;
 
 	if ((error = docket_import_codex_outcome(&o, json_object_get(h->ev, "tool_response"))) < 0)
 		return error;
+	if (!o.has_exit && o.ran && strcmp(o.status, "ok") == 0 && tool && strcmp(tool, "Bash") == 0) {
+		error = path && call_id(h) ? docket_import_codex_rollout_outcome(&r, path, call_id(h)) : DOCKET_ENOTFOUND;
+		if (error < 0 && error != DOCKET_ENOTFOUND)
+			return error;
+		docket_error_clear();
+		if (error == DOCKET_ENOTFOUND)
+			return finish_call(h, NULL, NULL, 1);  /* dispatched; its outcome comes at Stop */
+		o = r;
+	}
 	h->codex_out = &o;
 	error = finish_call(h, o.status, o.error, o.ran);
 	h->codex_out = NULL;

@@ -57,6 +57,16 @@ typedef struct docket_import_outcome {
 DOCKET_EXTERN int docket_import_codex_outcome(docket_import_outcome *out, const json_t *response) DOCKET_MUST_USE;
 
 /*
+ * The outcome of call `call_id` as the Codex rollout at `path` records it
+ * (its function_call_output, else the exit code of its item_completed
+ * event), from the last MiB of the file: what a live hook cannot see
+ * (0.171's PostToolUse gives a shell call's output without its exit code).
+ * DOCKET_ENOTFOUND when the rollout does not say it (yet).
+ */
+DOCKET_EXTERN int docket_import_codex_rollout_outcome(docket_import_outcome *out, const char *path,
+						      const char *call_id) DOCKET_MUST_USE;
+
+/*
  * The format of a transcript, from its first lines that are JSON objects (up
  * to 64 lines or 1 MiB): 0 and *out, or DOCKET_ENOTFOUND when no line is one
  * that only a Codex rollout or only a Claude Code transcript writes.

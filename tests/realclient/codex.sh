@@ -7,7 +7,9 @@
 #    in config.toml) in enforce mode: a parallel pair, a command docket
 #    denies (the file it would delete still exists), a file write, a command
 #    Codex itself refuses headless (a prefix rule asks, and exec never asks),
-#    an MCP server behind `docket mcp-proxy`, and the rollout imported
+#    an MCP server behind `docket mcp-proxy`, two commands that fail (`false`,
+#    `ls /nonexistent`: errors with their exit codes, issue 27), the
+#    rollout's policy adopted by the live session, and the rollout imported
 #    afterwards (--strict: every line type known) adding nothing.
 # 2. `codex app-server` behind `docket codex-relay`, driven by a scripted
 #    client (fixtures/codex/app_client.py) that accepts one command and
@@ -48,6 +50,8 @@ cat >"$work/script.json" <<'JSON'
   {"shell":"echo hello > written.txt"},
   {"shell":"touch refused.txt"},
   {"namespace":"mcp__echo","name":"echo","arguments":{"text":"via mcp"}},
+  {"shell":"false"},
+  {"shell":"ls /nonexistent"},
   "Done."
 ]
 JSON
@@ -80,6 +84,13 @@ check "the MCP call's arguments reached the server" \
 	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.intent") | .args.arguments.text' | tr -d '"')" = "via mcp"
 check "shell calls mapped as the importer maps them" \
 	test "$(ev 'select(.invocation == "call_stub_1_1" and .type == "tool.intent") | .args.command[1]' | tr -d '"')" = -lc
+"$docket" -L "$work/ledger" log --json >/tmp/rc-live27b-ledger.jsonl  # DEBUG
+cp -r "$CODEX_HOME/sessions" /tmp/rc-live27b-sessions 2>/dev/null  # DEBUG
+exit_of() { ev "select(.invocation == \"$1\" and .type == \"tool.completed\") | .exit_code"; }
+check "false: an error with exit code 1, not ok" test "$(outcome call_stub_6_1)/$(exit_of call_stub_6_1)" = error/1
+check "ls /nonexistent: an error with its exit code" test "$(outcome call_stub_7_1)/$(exit_of call_stub_7_1)" = error/2
+check "the live session has the rollout's policy (approval never)" \
+	test "$(ev 'select(.type == "policy.revised" and .format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)

@@ -551,6 +551,48 @@ static void test_codex_hook_outcomes(void **state)
 	outcome_is("\"aborted by user request: retrying\\nExit code: 0\"", "ok", 1, 1, 0);
 }
 
+/* A live call's outcome from the rollout's tail (what 0.171's PostToolUse lacks). */
+static void test_codex_rollout_outcome(void **state)
+{
+	char *dir = test_mkdtemp(), path[4096], big[4096];
+	docket_import_outcome o;
+	FILE *f;
+	int i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/rollout.jsonl", dir);
+	/* negative: no file, no id */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_x"), DOCKET_ENOTFOUND);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* more than the MiB read, so the first lines are out of reach */
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_old\",\"exit_code\":5}}}\n", f);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (i = 0; i < 300; i++)
+		fprintf(f, "{\"type\":\"event_msg\",\"payload\":{\"type\":\"agent_message\",\"message\":\"%s\"}}\n", big);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_a\",\"exit_code\":1}}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_b\",\"exit_code\":0}}}\n", f);
+	fputs("{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"call_b\",\"output\":\"exec command rejected by user\"}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_c\",\"exit_code\":\"1\"}}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_d", f);  /* half a line */
+	fclose(f);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_a"), 0);
+	assert_string_equal(o.status, "error");
+	assert_true(o.has_exit && o.exit_code == 1 && o.ran);
+	/* the output line wins over the event's exit code */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_b"), 0);
+	assert_string_equal(o.status, "denied");
+	assert_false(o.ran);
+	/* an exit code that is no integer, a cut line, a line out of reach, an empty id: not known */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_c"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_d"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_old"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, ""), DOCKET_ENOTFOUND);
+	unlink(path);
+	test_rmdir_free(dir);
+}
+
 /* Imported into a ledger, both histories are accepted as they are. */
 static void test_refusals_in_ledger(void **state)
 {
@@ -1088,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(test_claude_blocked_not_dispatched),
 		cmocka_unit_test(test_refusals_in_ledger),
 		cmocka_unit_test(test_codex_hook_outcomes),
+		cmocka_unit_test(test_codex_rollout_outcome),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),
