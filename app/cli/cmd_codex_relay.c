@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include "integrations/codex_relay.h"
+#include "integrations/stdio_relay.h"
 #include "util/error.h"
 
 int cmd_codex_relay(const cli_command *cmd, const cli_global *g, int argc, char **argv)
@@ -38,7 +39,7 @@ int cmd_codex_relay(const cli_command *cmd, const cli_global *g, int argc, char 
 	if (docket_codex_relay_run(ledger, server.v, &status) < 0)
 		rc = cli_fail(docket_error_last()->code, "codex-relay failed");
 	else
-		rc = status == 0 ? CLI_EXIT_OK : CLI_EXIT_SYSTEM;
+		rc = relay_signal() ? 128 + relay_signal() : status == 0 ? CLI_EXIT_OK : CLI_EXIT_SYSTEM;
 	docket_ledger_free(ledger);
 	return rc;
 }

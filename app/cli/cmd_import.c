@@ -25,17 +25,25 @@
 
 #define DEPTH_MAX 16
 
+/* A file to import: its path, its format, and whether the user named it. */
+typedef struct import_file {
+	char *path;
+	docket_import_format format;
+	int named;       /* given on the command line (not found in a directory) */
+	int skip;        /* found in a directory, of no known format */
+} import_file;
+
 typedef struct path_list {
-	char **v;
+	import_file *v;
 	size_t n, cap;
 } path_list;
 
-static int list_add(path_list *l, const char *path)
+static int list_add(path_list *l, const char *path, int named)
 {
 	char *copy;
 
 	if (l->n == l->cap) {
-		char **v = docket_array_grow(l->v, &l->cap, sizeof(*v), 16);
+		import_file *v = docket_array_grow(l->v, &l->cap, sizeof(*v), 16);
 
 		if (!v)
 			return DOCKET_ENOMEM;
@@ -43,7 +51,9 @@ static int list_add(path_list *l, const char *path)
 	}
 	if (!(copy = docket_strdup(path)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	l->v[l->n++] = copy;
+	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
+	l->v[l->n].path = copy;
+	l->v[l->n++].named = named;
 	return 0;
 }
 
@@ -52,13 +62,13 @@ static void list_free(path_list *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		docket_free(l->v[i]);
+		docket_free(l->v[i].path);
 	docket_free(l->v);
 }
 
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const import_file *)a)->path, ((const import_file *)b)->path);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -92,7 +102,7 @@ static int collect_dir(path_list *out, const char *dir, int depth)
 		if (S_ISDIR(st.st_mode))
 			error = collect_dir(out, path.ptr, depth + 1);
 		else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && ends_with(e->d_name, ".jsonl"))
-			error = list_add(out, path.ptr);
+			error = list_add(out, path.ptr, 0);
 	}
 	closedir(d);
 	docket_buf_dispose(&path);
@@ -112,7 +122,7 @@ static int collect(path_list *out, const cli_args *args)
 		if (stat(p, &st) != 0)
 			return docket_error_set(DOCKET_ENOTFOUND, "%s: %s", p, strerror(errno));
 		if (!S_ISDIR(st.st_mode)) {
-			if ((error = list_add(out, p)) < 0)
+			if ((error = list_add(out, p, 1)) < 0)
 				return error;
 			continue;
 		}
@@ -184,6 +194,76 @@ static void warnings(const docket_import_stats *s)
 			  s->incomplete == 1 ? "" : "s", s->incomplete == 1 ? "s" : "");
 }
 
+/* ---- formats ---- */
+
+/* The first MiB of `path`: enough for docket_import_detect. */
+static int read_head(docket_buf *out, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	size_t got;
+	int error;
+
+	if (!f)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s",
+					path, strerror(errno));
+	if ((error = docket_buf_reserve(out, (size_t)1 << 20)) == 0) {
+		got = fread(out->ptr, 1, ((size_t)1 << 20) - 1, f);
+		out->len = got;
+		if (got == 0 && ferror(f))
+			error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+	}
+	fclose(f);
+	return error;
+}
+
+/*
+ * The format of every file, before anything is written. A named file of no
+ * known format, or of the other format than FORMAT, refuses the import with
+ * the command that would work; a file found in a directory that is no
+ * transcript is skipped (and said so).
+ */
+static int detect_all(path_list *files, const docket_import_format *given)
+{
+	docket_buf head = DOCKET_BUF_INIT;
+	size_t i;
+	int error = 0;
+
+	for (i = 0; i < files->n && error == 0; i++) {
+		import_file *f = &files->v[i];
+
+		docket_buf_clear(&head);
+		if ((error = read_head(&head, f->path)) < 0)
+			break;
+		if (docket_import_detect(&f->format, head.ptr ? head.ptr : "", head.len) < 0) {
+			if (f->named) {
+				error = docket_error_set(DOCKET_EINVALID,
+							 "%s: not a Codex rollout or a Claude Code transcript; nothing imported "
+							 "(docs/import.md lists what each one looks like)", f->path);
+				break;
+			}
+			docket_error_clear();
+			f->skip = 1;
+			cli_error("warning: %s: not a Codex rollout or a Claude Code transcript; skipped", f->path);
+			continue;
+		}
+		if (given && f->format != *given)
+			error = docket_error_set(DOCKET_EINVALID,
+						 "%s: a %s, not a %s; nothing imported (run: docket import %s %s, "
+						 "or leave FORMAT out)", f->path,
+						 f->format == DOCKET_IMPORT_CODEX ? "Codex rollout" : "Claude Code transcript",
+						 *given == DOCKET_IMPORT_CODEX ? "Codex rollout" : "Claude Code transcript",
+						 docket_import_format_name(f->format), f->path);
+	}
+	docket_buf_dispose(&head);
+	return error;
+}
+
+/* Nothing came of the files: no session, no event written or already recorded. */
+static int nothing_imported(const docket_import_stats *s)
+{
+	return s->sessions == 0 && s->appended == 0 && s->duplicates == 0 && s->lines_resumed == 0;
+}
+
 /* ---- strict pre-check ---- */
 
 static int drop(void *ctx, json_t *event)
@@ -219,7 +299,7 @@ static int read_whole(docket_buf *out, const char *path)
 }
 
 /* Map every file without writing; the first problem refuses them all. */
-static int strict_precheck(docket_import_format format, const path_list *files)
+static int strict_precheck(const path_list *files)
 {
 	docket_import_stats s;
 	docket_buf text = DOCKET_BUF_INIT;
@@ -228,10 +308,12 @@ static int strict_precheck(docket_import_format format, const path_list *files)
 
 	memset(&s, 0, sizeof(s));
 	for (i = 0; i < files->n && error == 0; i++) {
+		if (files->v[i].skip)
+			continue;
 		docket_buf_clear(&text);
-		if ((error = read_whole(&text, files->v[i])) == 0)
-			error = docket_import_buffer(format, files->v[i], text.ptr ? text.ptr : "", text.len,
-						     NULL, drop, NULL, &s);
+		if ((error = read_whole(&text, files->v[i].path)) == 0)
+			error = docket_import_buffer(files->v[i].format, files->v[i].path,
+						     text.ptr ? text.ptr : "", text.len, NULL, drop, NULL, &s);
 	}
 	docket_buf_dispose(&text);
 	if (error == 0 && s.malformed + s.unknown > 0)
@@ -245,28 +327,31 @@ static int strict_precheck(docket_import_format format, const path_list *files)
 int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
-		"Imports agent transcripts: FORMAT is codex (Codex CLI rollout files,\n"
-		"~/.codex/sessions/.../rollout-*.jsonl) or claude (Claude Code sessions,\n"
-		"~/.claude/projects/<project>/*.jsonl with their subagents). A directory is\n"
-		"searched for *.jsonl files. Every tool call becomes a tool.intent with its\n"
+		"Imports agent transcripts: Codex CLI rollout files\n"
+		"(~/.codex/sessions/.../rollout-*.jsonl) and Claude Code sessions\n"
+		"(~/.claude/projects/<project>/*.jsonl with their subagents). The format\n"
+		"of each file is detected; FORMAT (codex or claude), when given, must\n"
+		"match it. A directory is searched for *.jsonl files (those of no known\n"
+		"format are skipped). Every tool call becomes a tool.intent with its\n"
 		"outcome, user rejections become denied approvals, each event keeps its\n"
 		"original time and its file:line (docs/import.md has the mapping).\n"
 		"Importing a file again adds nothing; a file that grew adds only its new\n"
-		"lines. Malformed and unknown lines are skipped and reported; with\n"
-		"--strict they refuse the import (exit 2, nothing written).\n";
-	const char *format_name = NULL;
+		"lines. A file that fails is rolled back and does not stop a later\n"
+		"import. Malformed and unknown lines are skipped and reported; with\n"
+		"--strict they refuse the import (exit 2, nothing written). A named file\n"
+		"of no known format, or an import that finds nothing, is exit 2.\n";
 	cli_args paths = { NULL, 0 };
 	int strict = 0, json = 0;
 	const cli_opt opts[] = {
 		{ CLI_OPT_SWITCH, "strict", 0, &strict, NULL,
 		  "a malformed or unknown line is an error: nothing is written", 0 },
 		CLI_OPT_JSON(&json),
-		{ CLI_OPT_ARG, "FORMAT", 0, &format_name, NULL, "codex or claude", CLI_OPT_REQUIRED },
-		{ CLI_OPT_ARGS, "PATH", 0, &paths, NULL, "transcript files or directories", CLI_OPT_REQUIRED },
+		{ CLI_OPT_ARGS, "[FORMAT] PATH", 0, &paths, NULL,
+		  "codex or claude (optional), then transcript files or directories", CLI_OPT_REQUIRED },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_import_options o = DOCKET_IMPORT_OPTIONS_INIT;
-	docket_import_format format;
+	docket_import_format format, *given = NULL;
 	docket_import_stats stats;
 	docket_ledger *ledger = NULL;
 	path_list files = { NULL, 0, 0 };
@@ -275,18 +360,28 @@ int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **arg
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (docket_import_format_parse(&format, format_name) < 0) {
-		cli_error("%s", docket_error_last()->message);
-		return CLI_EXIT_USAGE;
+	if (paths.n > 1 && !strchr(paths.v[0], '/') && access(paths.v[0], F_OK) != 0) {
+		/* a word before the paths that names no file: a FORMAT */
+		if (docket_import_format_parse(&format, paths.v[0]) < 0) {
+			cli_error("%s", docket_error_last()->message);
+			return CLI_EXIT_USAGE;
+		}
+		given = &format;
+	} else if (paths.n > 0 && docket_import_format_parse(&format, paths.v[0]) == 0) {
+		given = &format;
 	}
+	if (given) {
+		paths.v++;
+		paths.n--;
+	}
+	docket_error_clear();
 	if (paths.n == 0) {
 		cli_error("no transcript given");
 		return CLI_EXIT_USAGE;
 	}
 	memset(&stats, 0, sizeof(stats));
-	docket_error_clear();
-	if ((error = collect(&files, &paths)) < 0 ||
-	    (strict && (error = strict_precheck(format, &files)) < 0)) {
+	if ((error = collect(&files, &paths)) < 0 || (error = detect_all(&files, given)) < 0 ||
+	    (strict && (error = strict_precheck(&files)) < 0)) {
 		rc = cli_fail(error, "cannot read the transcripts");
 		goto cleanup;
 	}
@@ -296,7 +391,8 @@ int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	o.flags = strict ? DOCKET_IMPORT_STRICT : 0;
 	o.progress = tty ? progress : NULL;
 	for (i = 0; i < files.n && error == 0; i++)
-		error = docket_import_file(ledger, format, files.v[i], &o, &stats);
+		if (!files.v[i].skip)
+			error = docket_import_file(ledger, files.v[i].format, files.v[i].path, &o, &stats);
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (error < 0) {
@@ -311,6 +407,10 @@ int cmd_import(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	}
 	warnings(&stats);
 	rc = CLI_EXIT_OK;
+	if (nothing_imported(&stats)) {
+		cli_error("nothing imported: no session in %s", files.n == 1 ? files.v[0].path : "these files");
+		rc = CLI_EXIT_USAGE;
+	}
 cleanup:
 	list_free(&files);
 	docket_ledger_free(ledger);

@@ -36,7 +36,7 @@ typedef struct integrate_args {
 	const char *settings;
 	const char *scope;
 	const char *policy;
-	int enforce, uninstall, dry_run;
+	int enforce, uninstall, dry_run, check;
 } integrate_args;
 
 /* `path` made absolute against the working directory (not resolved). */
@@ -326,6 +326,51 @@ static int codex_scope_files(docket_buf *hooks, docket_buf *config, const char *
 	return error;
 }
 
+/*
+ * User scope: every session of every project records into one ledger, so a
+ * default ./.docket (which would be the directory integrate ran in) becomes
+ * $XDG_DATA_HOME/docket, else ~/.docket. -L or $DOCKET_LEDGER choose
+ * another.
+ */
+static int user_ledger(docket_buf *out, const cli_global *g, const integrate_args *a)
+{
+	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME"), *env = getenv("DOCKET_LEDGER");
+	int user = !a->settings && (!a->scope || strcmp(a->scope, "user") == 0);
+
+	if (!user || (env && *env) || strcmp(g->ledger_path, "./.docket") != 0)
+		return absolute(out, g->ledger_path);
+	docket_buf_clear(out);
+	if (xdg && xdg[0] == '/')
+		return docket_buf_printf(out, "%s/docket", xdg);
+	if (home && home[0] == '/')
+		return docket_buf_printf(out, "%s/.docket", home);
+	return docket_error_set(DOCKET_EINVALID, "neither XDG_DATA_HOME nor HOME is set: give the ledger with -L");
+}
+
+/* Print the findings of docket_integrate_check; CLI_EXIT_FOUND when one failed. */
+static int run_check(docket_client client, const char *file, const char *config, const char *scope)
+{
+	json_t *list = NULL, *item;
+	size_t i;
+	int error = docket_integrate_check(&list, client, file, config, scope, 0), failed = 0;
+
+	if (error < 0)
+		return cli_fail(error, "cannot check the hooks");
+	json_array_foreach(list, i, item) {
+		int ok = json_is_true(json_object_get(item, "ok"));
+
+		printf("%-5s %s\n", ok ? "ok" : "FAIL", json_string_value(json_object_get(item, "check")));
+		if (!ok && json_string_value(json_object_get(item, "fix")))
+			printf("      fix: %s\n", json_string_value(json_object_get(item, "fix")));
+		failed |= !ok;
+	}
+	json_decref(list);
+	if (failed)
+		cli_error("docket's capture is not on for %s: calls would run unrecorded (see FAIL above)",
+			  docket_client_name(client));
+	return failed ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+}
+
 static int ensure_ledger(const char *path)
 {
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
@@ -350,6 +395,8 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 		{ CLI_OPT_STRING, "policy", 0, &a.policy, "SRC", "the policy to enforce (any source replay takes)", 0 },
 		{ CLI_OPT_SWITCH, "uninstall", 0, &a.uninstall, NULL, "remove exactly the hooks docket added", 0 },
 		{ CLI_OPT_SWITCH, "dry-run", 0, &a.dry_run, NULL, "print the change as a diff, write nothing", 0 },
+		{ CLI_OPT_SWITCH, "check", 0, &a.check, NULL,
+		  "only check that docket's hooks are present, runnable, enabled and trusted", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_integrate_options io = DOCKET_INTEGRATE_OPTIONS_INIT;
@@ -361,7 +408,12 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 	memset(&a, 0, sizeof(a));
 	if ((rc = cli_parse(cmd, opts,
 			    "Installs `docket hook CLIENT` as the client's hook for every tool call and\n"
-			    "session event, keeping every other setting; a second run changes nothing.",
+			    "session event, keeping every other setting; a second run changes nothing.\n"
+			    "Then checks, as --check does alone, that the client will run them: present,\n"
+			    "pointing at an executable and an existing ledger, a timeout above docket's\n"
+			    "2 s budget, not disabled (disableAllHooks, managed-only hooks) and, for\n"
+			    "Codex, trusted; exit 1 with the fix when one is not. User scope records\n"
+			    "into one ledger, $XDG_DATA_HOME/docket or ~/.docket (-L to choose).",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if (strcmp(a.client, "claude") != 0 && strcmp(a.client, "codex") != 0) {
@@ -381,11 +433,20 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 		cli_error("--settings and --scope name the same thing: give one");
 		return CLI_EXIT_USAGE;
 	}
-	if ((error = self_path(&self)) < 0 || (error = absolute(&ledger, g->ledger_path)) < 0 ||
+	if (a.check && (a.uninstall || a.dry_run || a.enforce)) {
+		cli_error("--check only reads: it takes --scope or --settings, nothing else");
+		return CLI_EXIT_USAGE;
+	}
+	if ((error = self_path(&self)) < 0 || (error = user_ledger(&ledger, g, &a)) < 0 ||
 	    (a.policy && (error = absolute_source(&src, a.policy)) < 0) ||
 	    (codex ? (error = codex_scope_files(&file, &config, a.scope))
 		   : a.settings ? (error = absolute(&file, a.settings)) : (error = claude_scope_file(&file, a.scope))) < 0) {
 		rc = cli_fail(error, "cannot resolve the paths");
+		goto done;
+	}
+	if (a.check) {
+		rc = run_check(codex ? DOCKET_CLIENT_CODEX : DOCKET_CLIENT_CLAUDE, file.ptr,
+			       config.len ? config.ptr : NULL, a.scope);
 		goto done;
 	}
 	io.docket_path = self.ptr;
@@ -400,6 +461,11 @@ int cmd_integrate(const cli_command *cmd, const cli_global *g, int argc, char **
 			 &result);
 	if (rc == CLI_EXIT_OK && codex && config.len)
 		rc = update_trust(config.ptr, file.ptr, result, a.dry_run);
+	if (rc == CLI_EXIT_OK && !a.uninstall && !a.dry_run) {
+		printf("ledger: %s\n", ledger.ptr);
+		rc = run_check(codex ? DOCKET_CLIENT_CODEX : DOCKET_CLIENT_CLAUDE, file.ptr,
+			       config.len ? config.ptr : NULL, a.scope);
+	}
 done:
 	json_decref(result);
 	docket_buf_dispose(&config);

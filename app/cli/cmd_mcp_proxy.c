@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "integrations/mcp_proxy.h"
+#include "integrations/stdio_relay.h"
 #include "util/error.h"
 
 int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **argv)
@@ -61,7 +62,7 @@ int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **
 	if (docket_mcp_proxy_run(ledger, &mo, server.v, &status) < 0)
 		rc = cli_fail(docket_error_last()->code, "mcp-proxy failed");
 	else
-		rc = status == 0 ? CLI_EXIT_OK : CLI_EXIT_SYSTEM;
+		rc = relay_signal() ? 128 + relay_signal() : status == 0 ? CLI_EXIT_OK : CLI_EXIT_SYSTEM;
 done:
 	docket_ledger_free(ledger);
 	docket_policy_free(policy);

@@ -64,6 +64,7 @@ typedef struct hook_ctx {
 	char parent[SESSION_MAX + 1];
 	char prov[64];             /* provenance.file of what this event records */
 	docket_hook_answer *answer;
+	const docket_import_outcome *codex_out;  /* Codex PostToolUse: what tool_response says */
 } hook_ctx;
 
 static int nomem(void)
@@ -761,7 +762,8 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	if (!p.found)
 		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
 	if (p.found && strcmp(p.state, "awaiting_approval") == 0)
-		evs[n++] = settle_event(h, id, p.request, ran ? "approved" : "denied",
+		evs[n++] = settle_event(h, id, p.request,
+					ran ? "approved" : strcmp(status, "cancelled") == 0 ? "aborted" : "denied",
 					ran ? "inferred: the client reports the call ran" : NULL);
 	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0)) {
 		memcpy(prov, h->prov, sizeof(prov));
@@ -769,11 +771,18 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		evs[n++] = ev_new(h, "tool.dispatched", id);
 		memcpy(h->prov, prov, sizeof(prov));
 	}
-	done = evs[n++] = ev_new(h, "tool.completed", id);
+	/* status NULL: the outcome is not known yet (Codex: see on_codex_post) */
+	done = status ? (evs[n++] = ev_new(h, "tool.completed", id)) : NULL;
+	if (status && !done)
+		error = nomem();
 	if (done && ((error = set_str(done, "status", status)) < 0 ||
 		     (error = set_str(done, "error", error_text)) < 0 ||
 		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
 		      json_object_set(done, "duration_ms", (json_t *)dur) < 0) ||
+		     (h->codex_out && h->codex_out->has_exit &&
+		      json_object_set_new(done, "exit_code", json_integer(h->codex_out->exit_code)) < 0) ||
+		     (h->codex_out && !json_is_integer(dur) && h->codex_out->duration_ms >= 0 &&
+		      json_object_set_new(done, "duration_ms", json_integer(h->codex_out->duration_ms)) < 0) ||
 		     (error = response_text(&text, json_object_get(h->ev, "tool_response"))) < 0 ||
 		     (text.len && json_object_set_new(done, "output", hook_bounded(text.ptr, text.len)) < 0)))
 		error = error < 0 ? error : nomem();
@@ -784,6 +793,39 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		return error;
 	}
 	return tolerate(append(h, evs, n));
+}
+
+/*
+ * Codex's PostToolUse reports every call that ended, whatever its end, and
+ * its tool_response says how when it can (the importer's rules: an exit
+ * code, the user's rejection, Codex's own refusal, "aborted"). For a shell
+ * call 0.171 sends only the output text, no exit code: then the rollout
+ * says it (its item_completed / function_call_output for the call, read
+ * from the file's tail), and when the rollout does not have it yet the call
+ * is recorded dispatched with no outcome, which the Stop-time import of the
+ * rollout gives it. `false` is never recorded ok.
+ */
+static int on_codex_post(hook_ctx *h)
+{
+	const char *tool = jstr(h->ev, "tool_name"), *path = jstr(h->ev, "transcript_path");
+	docket_import_outcome o, r;
+	int error;
+
+	if ((error = docket_import_codex_outcome(&o, json_object_get(h->ev, "tool_response"))) < 0)
+		return error;
+	if (!o.has_exit && o.ran && strcmp(o.status, "ok") == 0 && tool && strcmp(tool, "Bash") == 0) {
+		error = path && call_id(h) ? docket_import_codex_rollout_outcome(&r, path, call_id(h)) : DOCKET_ENOTFOUND;
+		if (error < 0 && error != DOCKET_ENOTFOUND)
+			return error;
+		docket_error_clear();
+		if (error == DOCKET_ENOTFOUND)
+			return finish_call(h, NULL, NULL, 1);  /* dispatched; its outcome comes at Stop */
+		o = r;
+	}
+	h->codex_out = &o;
+	error = finish_call(h, o.status, o.error, o.ran);
+	h->codex_out = NULL;
+	return error;
 }
 
 static int on_post_failure(hook_ctx *h)
@@ -957,7 +999,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	else if (strcmp(h.name, "PermissionRequest") == 0)
 		error = on_permission_request(&h);
 	else if (strcmp(h.name, "PostToolUse") == 0)
-		error = finish_call(&h, "ok", NULL, 1);
+		error = opts->client == DOCKET_CLIENT_CODEX ? on_codex_post(&h) : finish_call(&h, "ok", NULL, 1);
 	else if (strcmp(h.name, "PostToolUseFailure") == 0)
 		error = on_post_failure(&h);
 	else if (strcmp(h.name, "PermissionDenied") == 0)

@@ -115,6 +115,20 @@ int docket_codex_config_with_block(char **out, const char *config, const char *b
 int docket_integrate_command(char **out, docket_client client,
 			     const docket_integrate_options *opts) DOCKET_MUST_USE;
 
+/* docket's hook budget when none is given: a hook answers within it. */
+#define DOCKET_HOOK_BUDGET_MS 2000
+
+/*
+ * Is docket's capture on for `client` with the hooks in `file` (Claude
+ * Code's settings.json, Codex's hooks.json; `config` Codex's config.toml
+ * that trusts them, NULL for the managed scope)? *out: an array of findings
+ * {"ok": bool, "check": text, "fix": text (failures)}; integrations/check.c
+ * lists the checks. `scope` user, project, local or managed (NULL: user);
+ * `budget_ms` <= 0: DOCKET_HOOK_BUDGET_MS.
+ */
+int docket_integrate_check(json_t **out, docket_client client, const char *file, const char *config,
+			   const char *scope, int budget_ms) DOCKET_MUST_USE;
+
 /*
  * Claude Code's effective permission settings for `cwd`: the permission
  * rules of every settings file it merges (user, project, local, managed),

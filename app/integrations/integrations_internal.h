@@ -17,6 +17,7 @@
 
 /* The hook events docket records, in the order integrate writes them. */
 extern const char *const hook_claude_events[];
+extern const char *const hook_codex_events[];
 
 /* How a client's hook file is laid out. */
 typedef struct hook_layout {

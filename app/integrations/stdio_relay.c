@@ -24,6 +24,19 @@
 
 #define LINE_MAX_BYTES ((size_t)64 << 20)
 
+/* SIGTERM or SIGINT seen while relaying (0: none). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+int relay_signal(void)
+{
+	return (int)stop_signal;
+}
+
 typedef struct line_reader {
 	docket_buf buf;
 	int eof;
@@ -119,14 +132,33 @@ int relay_spawn(relay_ends *e, char *const *argv, const char *who)
 int relay_run(relay_ends *e, void *ctx, relay_line_fn from_client, relay_line_fn from_server, int *status)
 {
 	line_reader rc = { DOCKET_BUF_INIT, 0 }, rs = { DOCKET_BUF_INIT, 0 };
+	struct sigaction sa, old_term, old_int;
+	sigset_t stops, waiting;
 	int error = 0, st = 0;
 
 	signal(SIGPIPE, SIG_IGN);
-	while (!rs.eof && error == 0) {
+	/*
+	 * SIGTERM and SIGINT end the relay like an EOF, so the caller settles
+	 * what is open and closes its session: they are blocked except inside
+	 * ppoll, so one can never slip in between the check and the wait.
+	 */
+	stop_signal = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigprocmask(SIG_BLOCK, &stops, &waiting);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGINT, &sa, &old_int);
+	sigdelset(&waiting, SIGTERM);
+	sigdelset(&waiting, SIGINT);
+	while (!rs.eof && error == 0 && !stop_signal) {
 		struct pollfd fds[2] = { { e->from_server, POLLIN, 0 }, { e->client_in, POLLIN, 0 } };
 		nfds_t n = rc.eof ? 1 : 2;
 
-		if (poll(fds, n, -1) < 0) {
+		if (ppoll(fds, n, NULL, &waiting) < 0) {
 			if (errno == EINTR)
 				continue;
 			error = docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
@@ -151,6 +183,9 @@ int relay_run(relay_ends *e, void *ctx, relay_line_fn from_client, relay_line_fn
 	if (!rs.eof)
 		kill(e->child, SIGTERM);
 	waitpid(e->child, &st, 0);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	docket_buf_dispose(&rc.buf);
 	docket_buf_dispose(&rs.buf);
 	if (status)

@@ -45,4 +45,7 @@ int relay_spawn(relay_ends *e, char *const *argv, const char *who) DOCKET_MUST_U
 int relay_run(relay_ends *e, void *ctx, relay_line_fn from_client, relay_line_fn from_server,
 	      int *status) DOCKET_MUST_USE;
 
+/* The SIGTERM or SIGINT that ended the last relay_run (it returns 0 then), or 0. */
+int relay_signal(void);
+
 #endif

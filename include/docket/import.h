@@ -37,6 +37,42 @@ DOCKET_EXTERN const char *docket_import_format_name(docket_import_format format)
 /* 0 and *out set, or DOCKET_EINVALID for an unknown name. */
 DOCKET_EXTERN int docket_import_format_parse(docket_import_format *out, const char *name) DOCKET_MUST_USE;
 
+/*
+ * What a Codex tool output says about its call: the rollout's
+ * function_call_output `output`, or a live PostToolUse hook's
+ * `tool_response` (a string, or an object with an exit code, isError,
+ * success). The same rules as the importer (docs/import.md): exit codes,
+ * the user's rejection, Codex's own refusal, "aborted".
+ */
+typedef struct docket_import_outcome {
+	const char *status;      /* ok error timeout denied cancelled (static) */
+	int ran;                 /* the call was dispatched */
+	int user_denied;         /* denied: the user said no at a prompt */
+	int has_exit;
+	json_int_t exit_code;
+	int64_t duration_ms;     /* <0: unknown */
+	const char *error;       /* a short static reason, or NULL */
+} docket_import_outcome;
+
+DOCKET_EXTERN int docket_import_codex_outcome(docket_import_outcome *out, const json_t *response) DOCKET_MUST_USE;
+
+/*
+ * The outcome of call `call_id` as the Codex rollout at `path` records it
+ * (its function_call_output, else the exit code of its item_completed
+ * event), from the last MiB of the file: what a live hook cannot see
+ * (0.171's PostToolUse gives a shell call's output without its exit code).
+ * DOCKET_ENOTFOUND when the rollout does not say it (yet).
+ */
+DOCKET_EXTERN int docket_import_codex_rollout_outcome(docket_import_outcome *out, const char *path,
+						      const char *call_id) DOCKET_MUST_USE;
+
+/*
+ * The format of a transcript, from its first lines that are JSON objects (up
+ * to 64 lines or 1 MiB): 0 and *out, or DOCKET_ENOTFOUND when no line is one
+ * that only a Codex rollout or only a Claude Code transcript writes.
+ */
+DOCKET_EXTERN int docket_import_detect(docket_import_format *out, const char *data, size_t len) DOCKET_MUST_USE;
+
 enum {
 	/* Any malformed line, unknown line type or unknown version is an error
 	 * (DOCKET_EINVALID naming the first one) and nothing is written. */

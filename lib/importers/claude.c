@@ -293,14 +293,18 @@ static int is_interrupt(const char *t, size_t len)
 	return imp_starts(t, len, "[Request interrupted by user");
 }
 
-/* A headless run (claude -p) refuses what would need a prompt with these texts. */
-static int headless_refusal(const char *t, size_t len)
+/*
+ * A headless run (claude -p) refuses what would need a prompt with these
+ * texts (2.1.328: "... needs approval ..." in an error result, worded per
+ * tool); a refused call never ran.
+ */
+static int headless_refusal(const char *t, size_t len, int is_error)
 {
 	size_t head = len < 400 ? len : 400;
 
 	return imp_starts(t, len, "This command requires approval") ||
 	       (imp_contains(t, head, "needs approval") &&
-		imp_contains(t, len, "Allowing runs the command as written")) ||
+		(is_error || imp_contains(t, len, "Allowing runs the command as written"))) ||
 	       (imp_starts(t, len, "Claude requested permissions to") &&
 		imp_contains(t, head, "haven't granted it yet")) ||
 	       imp_contains(t, head, "was blocked. For security, Claude Code may only");
@@ -325,9 +329,13 @@ static void classify(imp_outcome *o, const char *t, size_t len, int is_error, in
 		   imp_starts(t, len, "The user doesn't want to take this action right now")) {
 		o->kind = IMP_USER_DENIED;
 		o->error = "rejected by the user";
-	} else if (headless_refusal(t, len)) {
+	} else if (headless_refusal(t, len, is_error && !o->has_exit)) {
 		o->kind = IMP_POLICY_DENIED;
 		o->error = "refused: it needs approval and the run has no prompt";
+	} else if (imp_starts(t, len, "<tool_use_error>Blocked")) {
+		/* Claude Code's own check refused the call before running it */
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "blocked by Claude Code before it ran";
 	} else if (imp_starts(t, len, "Permission to use ") &&
 		   imp_contains(t, len < 200 ? len : 200, "auto-denied")) {
 		o->kind = IMP_POLICY_DENIED;
@@ -460,4 +468,24 @@ static int claude_line(imp_ctx *c, json_t *obj)
 	return 0;
 }
 
-const imp_format_ops imp_claude_ops = { "claude", claude_init, claude_free, claude_line };
+/* A transcript line: a message with its sessionId, or a summary/snapshot line. */
+static int claude_sniff(const json_t *obj)
+{
+	static const char *const messages[] = { "user", "assistant", "system", "progress", "attachment",
+						"permission-mode", "queue-operation", "last-prompt", NULL };
+	const char *type = imp_str(obj, "type");
+	size_t i;
+
+	if (!type)
+		return 0;
+	if (strcmp(type, "summary") == 0)
+		return imp_str(obj, "leafUuid") != NULL;
+	if (strcmp(type, "file-history-snapshot") == 0)
+		return imp_str(obj, "messageId") != NULL;
+	for (i = 0; messages[i]; i++)
+		if (strcmp(type, messages[i]) == 0)
+			return imp_str(obj, "sessionId") != NULL && !json_object_get(obj, "payload");
+	return 0;
+}
+
+const imp_format_ops imp_claude_ops = { "claude", claude_init, claude_free, claude_line, claude_sniff };

@@ -17,11 +17,16 @@
  *   event_msg exec/apply_patch_approval_request   approval.requested
  *   event_msg turn_aborted           open calls end cancelled
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "import_internal.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -395,6 +400,15 @@ static int is_rejection(const char *t, size_t len)
 	       imp_starts(t, len, "patch rejected by user");
 }
 
+/* Codex's output for a call of an interrupted turn: "aborted", "aborted by user". */
+static int is_aborted(const char *t, size_t len)
+{
+	while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == ' ' || t[len - 1] == '.'))
+		len--;
+	return (len == 7 && (memcmp(t, "aborted", 7) == 0 || memcmp(t, "Aborted", 7) == 0)) ||
+	       (len == 15 && (memcmp(t, "aborted by user", 15) == 0 || memcmp(t, "Aborted by user", 15) == 0));
+}
+
 /* 1 when `t` holds `needle` (length-bounded: outputs need not be NUL-terminated at len). */
 static int has_text(const char *t, size_t len, const char *needle)
 {
@@ -482,14 +496,33 @@ static int classify_wrapped(imp_outcome *o, const json_t *w)
 	return 0;
 }
 
-/* Output given as an object (newer wire form): {"content": "...", "success": bool}. */
+/*
+ * Output given as an object: the newer wire form {"content": "...",
+ * "success": bool}, and what a hook's tool_response may hold: an exit code
+ * (exit_code, exitCode, metadata.exit_code), MCP's isError, an error.
+ */
 static void classify_object(imp_outcome *o, const json_t *out)
 {
-	const char *t = imp_str(out, "content");
-	const json_t *ok = json_object_get(out, "success");
+	static const char *const texts[] = { "content", "output", "stdout", "text", NULL };
+	const json_t *ok = json_object_get(out, "success"), *code = json_object_get(out, "exit_code");
+	const char *t = NULL;
+	size_t i;
 
+	for (i = 0; texts[i] && !t; i++)
+		t = imp_str(out, texts[i]);
 	classify_text(o, t ? t : "", t ? strlen(t) : 0);
-	if (json_is_false(ok))
+	if (!json_is_integer(code))
+		code = json_object_get(out, "exitCode");
+	if (!json_is_integer(code))
+		code = json_object_get(imp_obj(out, "metadata"), "exit_code");
+	if (json_is_integer(code)) {
+		o->has_exit = 1;
+		o->exit_code = json_integer_value(code);
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+	}
+	if (json_is_false(ok) || json_is_true(json_object_get(out, "isError")) ||
+	    json_is_true(json_object_get(out, "is_error")) ||
+	    (json_object_get(out, "error") && !json_is_null(json_object_get(out, "error"))))
 		o->kind = IMP_ERROR;
 }
 
@@ -515,56 +548,218 @@ static int blocked_call(imp_ctx *c, codex_state *s, const char *id, const char *
 	return imp_intent(c, s->session, id, "unknown", args, s->turn, NULL);
 }
 
+/*
+ * What an output says about its call (*o; *w holds the parsed wrapper the
+ * outcome's texts point into, for the caller to free). Shared by the rollout
+ * and by a live hook's tool_response (docket_import_codex_outcome).
+ */
+static int classify_output(imp_outcome *o, json_t **w, const json_t *out)
+{
+	const char *t;
+	size_t len;
+
+	*w = NULL;
+	if (json_is_object(out)) {
+		classify_object(o, out);
+		return 0;
+	}
+	t = json_is_string(out) ? json_string_value(out) : "";
+	len = json_is_string(out) ? json_string_length(out) : 0;
+	o->output = t;
+	o->output_len = len;
+	if (imp_starts(t, len, "Command blocked by PreToolUse hook")) {
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "blocked by a PreToolUse hook";
+	} else if (is_rejection(t, len) || refusal_kind(t, len) == IMP_USER_DENIED) {
+		o->kind = IMP_USER_DENIED;
+		o->error = "rejected by the user";
+	} else if (refusal_kind(t, len) == IMP_POLICY_DENIED) {
+		o->kind = IMP_POLICY_DENIED;
+		o->error = "refused by Codex without running it (approval policy or rule)";
+	} else if (is_aborted(t, len)) {
+		/* an interrupted turn: a call still waiting for its approval (or for
+		 * its turn) never ran; the open request settles aborted */
+		o->kind = IMP_CANCELLED;
+		o->error = "aborted";
+	} else {
+		int error = wrapped_output(w, t, len);
+
+		if (error < 0)
+			return error;
+		if (*w)
+			classify_wrapped(o, *w);
+		else
+			classify_text(o, t, len);
+	}
+	return 0;
+}
+
 static int on_output(imp_ctx *c, codex_state *s, const json_t *p)
 {
 	const json_t *out = json_object_get(p, "output");
 	const char *id = imp_str(p, "call_id");
 	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
 	json_t *w = NULL;
-	const char *t;
-	size_t len;
 	int error;
 
 	if (!id || !out) {
 		imp_problem(c, 0, "tool output without call_id or output");
 		return 0;
 	}
-	if (json_is_object(out)) {
-		classify_object(&o, out);
-		return imp_outcome_of(c, id, &o);
-	}
-	t = json_is_string(out) ? json_string_value(out) : "";
-	len = json_is_string(out) ? json_string_length(out) : 0;
-	if (imp_starts(t, len, "Command blocked by PreToolUse hook")) {
-		o.kind = IMP_POLICY_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "blocked by a PreToolUse hook";
-		if ((error = blocked_call(c, s, id, t)) < 0)
-			return error;
-	} else if (is_rejection(t, len) || refusal_kind(t, len) == IMP_USER_DENIED) {
-		o.kind = IMP_USER_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "rejected by the user";
-	} else if (refusal_kind(t, len) == IMP_POLICY_DENIED) {
-		o.kind = IMP_POLICY_DENIED;
-		o.output = t;
-		o.output_len = len;
-		o.error = "refused by Codex without running it (approval policy or rule)";
-	} else if (len == 7 && memcmp(t, "aborted", 7) == 0) {
-		o.kind = IMP_CANCELLED;
-		o.error = "aborted";
-	} else if ((error = wrapped_output(&w, t, len)) < 0) {
+	if ((error = classify_output(&o, &w, out)) < 0)
 		return error;
-	} else if (w) {
-		classify_wrapped(&o, w);
-	} else {
-		classify_text(&o, t, len);
+	if (json_is_string(out) && imp_starts(o.output, o.output_len, "Command blocked by PreToolUse hook") &&
+	    (error = blocked_call(c, s, id, json_string_value(out))) < 0) {
+		json_decref(w);
+		return error;
 	}
 	error = imp_outcome_of(c, id, &o);
 	json_decref(w);
 	return error;
+}
+
+static void outcome_out(docket_import_outcome *out, const imp_outcome *o)
+{
+	memset(out, 0, sizeof(*out));
+	switch (o->kind) {
+	case IMP_OK: out->status = "ok"; out->ran = 1; break;
+	case IMP_ERROR: out->status = "error"; out->ran = 1; break;
+	case IMP_TIMEOUT: out->status = "timeout"; out->ran = 1; break;
+	case IMP_USER_DENIED:
+	case IMP_POLICY_DENIED: out->status = "denied"; break;
+	case IMP_CANCELLED: out->status = "cancelled"; out->ran = o->ran; break;
+	}
+	out->user_denied = o->kind == IMP_USER_DENIED;
+	out->has_exit = o->has_exit;
+	out->exit_code = o->exit_code;
+	out->error = o->error;
+	out->duration_ms = o->duration_ms;
+}
+
+int docket_import_codex_outcome(docket_import_outcome *out, const json_t *response)
+{
+	imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
+	json_t *w = NULL;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = classify_output(&o, &w, response)) < 0)
+		return error;
+	json_decref(w);  /* only o's texts point into it, and they are not handed out */
+	outcome_out(out, &o);
+	return 0;
+}
+
+/* ---- a live call's outcome from the rollout ---- */
+
+#define ROLLOUT_TAIL ((size_t)1 << 20)
+
+/* The last ROLLOUT_TAIL bytes of `path`, from a line start. */
+static int read_tail(docket_buf *out, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), error = 0;
+	struct stat st;
+	off_t from;
+	ssize_t got;
+	char *nl;
+
+	if (fd < 0)
+		return docket_error_set(errno == ENOENT ? DOCKET_ENOTFOUND : DOCKET_ESTORAGE, "%s: %s", path,
+					strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	from = st.st_size > (off_t)ROLLOUT_TAIL ? st.st_size - (off_t)ROLLOUT_TAIL : 0;
+	if ((error = docket_buf_reserve(out, ROLLOUT_TAIL + 1)) < 0)
+		goto done;
+	got = pread(fd, out->ptr, ROLLOUT_TAIL, from);
+	if (got < 0) {
+		error = docket_error_set(DOCKET_ESTORAGE, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	out->len = (size_t)got;
+	out->ptr[out->len] = '\0';
+	if (from > 0 && (nl = memchr(out->ptr, '\n', out->len))) {
+		/* the first line is cut: drop it */
+		size_t skip = (size_t)(nl - out->ptr) + 1;
+
+		memmove(out->ptr, out->ptr + skip, out->len - skip + 1);
+		out->len -= skip;
+	}
+done:
+	close(fd);
+	return error;
+}
+
+/* What one rollout line says about call `id`: 2 an output, 1 an exit code, 0 nothing. */
+static int line_outcome(imp_outcome *o, json_t **w, const json_t *line, const char *id)
+{
+	const json_t *p = imp_obj(line, "payload"), *item = imp_obj(p, "item"), *code;
+	const char *type = imp_str(p, "type");
+
+	if (!type)
+		return 0;
+	if ((strcmp(type, "function_call_output") == 0 || strcmp(type, "custom_tool_call_output") == 0) &&
+	    imp_str(p, "call_id") && strcmp(imp_str(p, "call_id"), id) == 0 && json_object_get(p, "output"))
+		return classify_output(o, w, json_object_get(p, "output")) < 0 ? -1 : 2;
+	code = json_object_get(item, "exit_code");
+	if (strcmp(type, "item_completed") == 0 && imp_str(item, "id") && strcmp(imp_str(item, "id"), id) == 0 &&
+	    json_is_integer(code)) {
+		o->has_exit = 1;
+		o->exit_code = json_integer_value(code);
+		o->kind = o->exit_code == 0 ? IMP_OK : IMP_ERROR;
+		return 1;
+	}
+	return 0;
+}
+
+int docket_import_codex_rollout_outcome(docket_import_outcome *out, const char *path, const char *call_id)
+{
+	docket_buf tail = DOCKET_BUF_INIT;
+	imp_outcome best = IMP_OUTCOME_INIT(IMP_OK);
+	size_t pos = 0, idlen = call_id ? strlen(call_id) : 0;
+	int found = 0, error;
+
+	memset(out, 0, sizeof(*out));
+	if (idlen == 0)
+		return docket_error_set(DOCKET_ENOTFOUND, "no call id");
+	if ((error = read_tail(&tail, path)) < 0)
+		return error;
+	while (pos < tail.len && found < 2) {
+		const char *s = tail.ptr + pos, *nl = memchr(s, '\n', tail.len - pos);
+		size_t n = nl ? (size_t)(nl - s) : tail.len - pos;
+		imp_outcome o = IMP_OUTCOME_INIT(IMP_OK);
+		json_error_t jerr;
+		json_t *line = NULL, *w = NULL;
+		int got;
+
+		pos += n + 1;
+		if (!memmem(s, n, call_id, idlen) || docket_json_load(&line, s, n, 0, &jerr) < 0) {
+			docket_error_clear();
+			continue;
+		}
+		got = line_outcome(&o, &w, line, call_id);
+		if (got < 0) {
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		} else if (got > found) {
+			best = o;
+			best.output = NULL;  /* points into `line`: not handed out */
+			best.output_len = 0;
+			found = got;
+		}
+		json_decref(w);
+		json_decref(line);
+		if (error < 0)
+			break;
+	}
+	docket_buf_dispose(&tail);
+	if (error < 0)
+		return error;
+	if (!found)
+		return docket_error_set(DOCKET_ENOTFOUND, "%s: no outcome of %s yet", path, call_id);
+	outcome_out(out, &best);
+	return 0;
 }
 
 /* ---- event_msg ---- */
@@ -662,4 +857,20 @@ static int codex_line(imp_ctx *c, json_t *obj)
 	return 0;
 }
 
-const imp_format_ops imp_codex_ops = { "codex", codex_init, codex_free, codex_line };
+/* A rollout line: a wrapped line with a payload object, or the bare first line of the oldest. */
+static int codex_sniff(const json_t *obj)
+{
+	static const char *const wrapped[] = { "session_meta", "turn_context", "response_item", "event_msg", NULL };
+	const char *type = imp_str(obj, "type");
+	size_t i;
+
+	if (!type)
+		return imp_str(obj, "id") && imp_str(obj, "timestamp") &&
+		       (json_object_get(obj, "instructions") || imp_obj(obj, "git"));
+	for (i = 0; wrapped[i]; i++)
+		if (strcmp(type, wrapped[i]) == 0)
+			return imp_obj(obj, "payload") != NULL && imp_str(obj, "timestamp") != NULL;
+	return 0;
+}
+
+const imp_format_ops imp_codex_ops = { "codex", codex_init, codex_free, codex_line, codex_sniff };

@@ -224,6 +224,14 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 		return nomem();
 	}
 	if (fields) {
+		/* neither client writes a session's end into its transcript: say so,
+		 * so an open imported session reads "imported, no end recorded" */
+		if (json_is_object(json_object_get(fields, "labels")) &&
+		    imp_set_str(json_object_get(fields, "labels"), "import.end", "not recorded") < 0) {
+			json_decref(fields);
+			json_decref(ev);
+			return nomem();
+		}
 		parent = imp_str(fields, "parent");
 		if (parent && !imp_id_ok(parent))
 			json_object_del(fields, "parent");
@@ -299,6 +307,7 @@ static int push_call(imp_ctx *c, size_t session, const char *id, const char *pro
 	k->session = session;
 	k->state = IMP_CALL_OPEN;
 	memcpy(k->time, c->time, sizeof(k->time));
+	k->line = c->line;
 	if (!(k->id = docket_strdup(id)) || (prompt && *prompt && !(k->prompt = docket_strdup(prompt)))) {
 		docket_free(k->id);
 		return nomem();
@@ -394,9 +403,28 @@ static int emit_completed(imp_ctx *c, const imp_call *k, const imp_outcome *o)
 	return emit(c, ev);
 }
 
-static int emit_request(imp_ctx *c, imp_call *k)
+/*
+ * approval.requested. `shown` 1: the transcript shows the prompt on the
+ * current line (its time is the question's). `shown` 0: the transcript only
+ * shows the answer, so when the question was asked is unknown; the request
+ * then carries no time of its own: it takes its intent's time and line
+ * (the question cannot come before the call), which is how a reader tells
+ * an unknown wait (docs/import.md, "When a question was asked").
+ */
+static int emit_request(imp_ctx *c, imp_call *k, int shown)
 {
-	json_t *ev = ev_new(c, "approval.requested", c->sessions[k->session].id, k->id);
+	char now[IMP_TIME_MAX];
+	size_t line = c->line;
+	json_t *ev;
+
+	memcpy(now, c->time, sizeof(now));
+	if (!shown) {
+		memcpy(c->time, k->time, sizeof(c->time));
+		c->line = k->line;
+	}
+	ev = ev_new(c, "approval.requested", c->sessions[k->session].id, k->id);
+	memcpy(c->time, now, sizeof(now));
+	c->line = line;
 
 	if (!ev || imp_set_str(ev, "request", "r1") < 0 || imp_set_str(ev, "reviewer", "user") < 0 ||
 	    imp_set_str(ev, "prompt", k->prompt) < 0) {
@@ -432,7 +460,7 @@ int imp_approval_asked(imp_ctx *c, const char *id, const char *prompt)
 		return 0;
 	if (prompt && *prompt && !k->prompt && !(k->prompt = docket_strdup(prompt)))
 		return nomem();
-	return emit_request(c, k);
+	return emit_request(c, k, 1);
 }
 
 /* The answer to an open request, as the outcome implies it. */
@@ -556,7 +584,7 @@ int imp_outcome_of(imp_ctx *c, const char *id, const imp_outcome *o)
 			/* invariant 2: a policy that never asks asked nothing */
 			if (!out.error)
 				out.error = "rejected by the user";
-		} else if ((error = emit_request(c, k)) < 0) {
+		} else if ((error = emit_request(c, k, 0)) < 0) {
 			return error;
 		}
 	}

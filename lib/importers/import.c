@@ -36,6 +36,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/json.h"
 
 #define DEFAULT_BATCH ((size_t)16 << 20)
 #define REC_VERSION 1u
@@ -102,6 +103,56 @@ static const imp_format_ops *ops_of(docket_import_format format)
 	case DOCKET_IMPORT_CLAUDE: return &imp_claude_ops;
 	}
 	return NULL;
+}
+
+/* ---- detecting the format ---- */
+
+#define DETECT_LINES 64
+#define DETECT_BYTES ((size_t)1 << 20)
+
+/* The format that claims the line, or 0 when none does (or both would). */
+static int sniff_line(const char *s, size_t len)
+{
+	json_error_t jerr;
+	json_t *obj = NULL;
+	int codex, claude;
+
+	if (docket_json_load(&obj, s, len, 0, &jerr) < 0 || !json_is_object(obj)) {
+		json_decref(obj);
+		docket_error_clear();
+		return 0;
+	}
+	codex = imp_codex_ops.sniff(obj);
+	claude = imp_claude_ops.sniff(obj);
+	json_decref(obj);
+	if (codex == claude)
+		return 0;
+	return codex ? DOCKET_IMPORT_CODEX : DOCKET_IMPORT_CLAUDE;
+}
+
+int docket_import_detect(docket_import_format *out, const char *data, size_t len)
+{
+	size_t pos = 0, lines = 0;
+	int f;
+
+	if (len > DETECT_BYTES)
+		len = DETECT_BYTES;
+	while (pos < len && lines < DETECT_LINES) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (data + pos)) : len - pos;
+
+		if (!docket_blank_line(data + pos, n)) {
+			lines++;
+			if ((f = sniff_line(data + pos, n)) != 0) {
+				*out = (docket_import_format)f;
+				return 0;
+			}
+		}
+		pos += n + 1;
+	}
+	return docket_error_set(DOCKET_ENOTFOUND,
+				"not a Codex rollout or a Claude Code transcript (no line of either in its first %zu lines)",
+				lines);
 }
 
 /* ---- walking with a format ---- */
@@ -275,9 +326,12 @@ static int resume_point(file_import *f, const char *data, size_t len, size_t *ou
 
 	*out = 0;
 	if (error == DOCKET_ENOTFOUND) {
+		/* nothing imported yet: the record of "0 bytes" holds the digest of
+		 * no bytes, so one left by a failed or crashed first batch resumes
+		 * from the start instead of refusing the file */
 		memset(&f->rec, 0, sizeof(f->rec));
 		f->stale = 1;
-		return 0;
+		return sha256(f->rec.prefix, "", 0);
 	}
 	if (error < 0)
 		return error;
@@ -356,6 +410,22 @@ static void blame(const file_import *f)
 			    (long long)json_integer_value(json_object_get(prov, "line")));
 }
 
+/*
+ * The batch was refused: its transaction wrote nothing, so the record goes
+ * back to what the committed batches say (inflight 0). The next import of the
+ * file then starts where this one failed, never at a "changed" refusal.
+ * Best effort: when this write fails too, the inflight scan finds no event
+ * of the batch and comes to the same place.
+ */
+static void unflag(file_import *f)
+{
+	docket_error saved = *docket_error_last();
+
+	f->rec.inflight = 0;
+	(void)record_put(f);
+	docket_error_restore(&saved);
+}
+
 static int append_batch(file_import *f)
 {
 	docket_append_result *res;
@@ -373,6 +443,7 @@ static int append_batch(file_import *f)
 	docket_error_clear();
 	if ((error = docket_ledger_append_json(f->ledger, f->batch, f->n, res)) < 0) {
 		blame(f);
+		unflag(f);
 		goto done;
 	}
 	for (i = 0; i < f->n; i++) {

@@ -70,6 +70,7 @@ typedef struct imp_call {
 	int state;
 	int asked;          /* an approval request is open (or was answered) */
 	char time[IMP_TIME_MAX];  /* time of the intent ("" unknown) */
+	size_t line;        /* line of the intent */
 } imp_call;
 
 /* How a call ended, as the transcript says it. */
@@ -232,6 +233,8 @@ typedef struct imp_format_ops {
 	void (*free)(void *state);
 	/* Map one parsed line. <0 only for system errors; problems are counted. */
 	int (*line)(imp_ctx *c, json_t *obj);
+	/* 1 when `obj` is a line only this format writes (format detection). */
+	int (*sniff)(const json_t *obj);
 } imp_format_ops;
 
 extern const imp_format_ops imp_codex_ops;

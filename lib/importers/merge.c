@@ -13,7 +13,11 @@
  *   policy.revised        kept when the session was opened by this very file
  *                         and the revision is the next one; dropped for a
  *                         session another source opened (its own record of
- *                         the policy in force is authoritative)
+ *                         the policy in force is authoritative), except a
+ *                         live Codex session (opened by a `hook:codex/`
+ *                         event): Codex's hooks do not carry the approval
+ *                         and sandbox policy, so its rollout's revisions are
+ *                         adopted, when they are the next ones
  *   tool.intent           dropped when the ledger has the call, else kept
  *   approval.requested    kept while the call has no request, is not
  *                         dispatched and has no outcome
@@ -49,6 +53,7 @@ typedef struct merge_session {
 	char *id;
 	int merged;          /* the session existed before this import */
 	int own;             /* ... opened by this file (a resumed import) */
+	int adopt;           /* ... opened by Codex's hooks: the file's policy is adopted */
 	uint32_t revision;
 	int closed;
 	imp_map ix;          /* invocation -> index in v */
@@ -176,8 +181,10 @@ static int load_cb(void *ctx, uint64_t seq, json_t *ev)
 	const char *file = imp_str(imp_obj(ev, "provenance"), "file");
 
 	(void)seq;
-	if (type && strcmp(type, "session.opened") == 0)
+	if (type && strcmp(type, "session.opened") == 0) {
 		l->s->own = file && strcmp(file, l->file) == 0;
+		l->s->adopt = file && strncmp(file, "hook:codex/", 11) == 0;
+	}
 	return track(l->s, ev);
 }
 
@@ -339,7 +346,8 @@ int imp_merge_event(imp_merge *m, json_t *ev, imp_merge_push push, void *ctx)
 	else if (strcmp(type, "session.closed") == 0)
 		keep = !s->closed;
 	else if (strcmp(type, "policy.revised") == 0)
-		keep = s->own && json_is_integer(rev) && json_integer_value(rev) == (json_int_t)s->revision + 1;
+		keep = (s->own || s->adopt) && json_is_integer(rev) &&
+		       json_integer_value(rev) == (json_int_t)s->revision + 1;
 	else if (s->closed)
 		keep = 0;
 	else

@@ -10,7 +10,11 @@
  *      the ledger something malformed;
  *   3. mapping is deterministic: a second run emits the same events;
  *   4. with an allocation failing (the Nth, N taken from the input) the
- *      import returns 0 or DOCKET_ENOMEM and leaks nothing (ASan).
+ *      import returns 0 or DOCKET_ENOMEM and leaks nothing (ASan);
+ *   5. format detection (docket_import_detect) answers a known format or
+ *      DOCKET_ENOTFOUND, the same on every run;
+ *   6. every line, read as a live hook's tool_response, gets an outcome from
+ *      docket_import_codex_outcome: a known status, never a run denial.
  * Any violation aborts, which libFuzzer and the regression driver report.
  */
 #include <stdint.h>
@@ -56,6 +60,43 @@ static json_t *run(const uint8_t *data, size_t size)
 	return events;
 }
 
+static void check_detect(const uint8_t *data, size_t size)
+{
+	docket_import_format f1 = 0, f2 = 0;
+	int a = docket_import_detect(&f1, (const char *)data, size);
+	int b = docket_import_detect(&f2, (const char *)data, size);
+
+	if (a != b || (a == 0 && (f1 != f2 || (f1 != DOCKET_IMPORT_CODEX && f1 != DOCKET_IMPORT_CLAUDE))) ||
+	    (a != 0 && a != DOCKET_ENOTFOUND))
+		abort();
+}
+
+/* Each line as a tool_response: JSON when it parses, else the text itself. */
+static void check_outcomes(const uint8_t *data, size_t size)
+{
+	static const char *const statuses[] = { "ok", "error", "timeout", "denied", "cancelled", NULL };
+	size_t pos = 0;
+
+	while (pos < size) {
+		const uint8_t *nl = memchr(data + pos, '\n', size - pos);
+		size_t n = nl ? (size_t)(nl - (data + pos)) : size - pos, i;
+		json_error_t jerr;
+		json_t *r = json_loadb((const char *)data + pos, n, JSON_DECODE_ANY, &jerr);
+		docket_import_outcome o;
+
+		if (!r)
+			r = json_stringn((const char *)data + pos, n);  /* NULL when not UTF-8: no response */
+		if (docket_import_codex_outcome(&o, r) != 0)
+			abort();
+		for (i = 0; statuses[i] && strcmp(statuses[i], o.status) != 0; i++)
+			;
+		if (!statuses[i] || (o.ran && strcmp(o.status, "denied") == 0))
+			abort();
+		json_decref(r);
+		pos += n + 1;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int installed;
@@ -67,6 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		docket_alloc_install_json();
 		installed = 1;
 	}
+	check_detect(data, size);
+	check_outcomes(data, size);
 	a = run(data, size);
 	b = run(data, size);
 	if (!json_equal(a, b))

@@ -44,7 +44,7 @@ ANTHROPIC_BASE_URL=http://127.0.0.1:$STUB_PORT ANTHROPIC_API_KEY=stub timeout 18
 echo "claude exit $?"
 sid=$(jq -r .session_id "$work/out.json")
 
-check "session recorded live and closed" test "$(ev 'select(.type == "session.closed") | .session' | tr -d '"')" = "$sid"
+check "session recorded live and closed" grep -qx "$sid" <<<"$(ev 'select(.type == "session.closed") | .session' | tr -d '"')"
 check "effective settings are the policy in force" \
 	test "$(ev 'select(.type == "policy.revised" and .format == "claude") | .policy.permissions.allow | length')" = 4
 check "the session's mode is no new revision (SessionStart has none: the settings' default)" \
@@ -59,8 +59,10 @@ check "the file was written" test "$(cat "$proj/written.txt" 2>/dev/null)" = hel
 check "headless refusal recorded as denied" test "$(outcome toolu_stub_4_1)" = denied
 check "the refused command did not run" test ! -e "$proj/refused.txt"
 check "MCP call through the hooks" test "$(outcome toolu_stub_5_1)" = ok
-check "MCP call through mcp-proxy" \
-	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.completed") | .status' | tr -d '"')" = ok
+check "MCP call through mcp-proxy: joined to the hook's call (claudecode/toolUseId)" \
+	test "$(ev "select(.session == \"$sid\" and .type == \"tool.completed\" and .provenance.file == \"mcp-proxy\") | .status" | tr -d '"')" = ok
+check "one record per MCP call: none in the proxy's own session" \
+	test -z "$(ev 'select(.session == "rc-mcp" and .type == "tool.intent")')"
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 # importing the transcript after the live session adds no copy and no conflict

@@ -7,7 +7,9 @@
 #    in config.toml) in enforce mode: a parallel pair, a command docket
 #    denies (the file it would delete still exists), a file write, a command
 #    Codex itself refuses headless (a prefix rule asks, and exec never asks),
-#    an MCP server behind `docket mcp-proxy`, and the rollout imported
+#    an MCP server behind `docket mcp-proxy`, two commands that fail (`false`,
+#    `ls /nonexistent`: errors with their exit codes, issue 27), the
+#    rollout's policy adopted by the live session, and the rollout imported
 #    afterwards (--strict: every line type known) adding nothing.
 # 2. `codex app-server` behind `docket codex-relay`, driven by a scripted
 #    client (fixtures/codex/app_client.py) that accepts one command and
@@ -48,6 +50,8 @@ cat >"$work/script.json" <<'JSON'
   {"shell":"echo hello > written.txt"},
   {"shell":"touch refused.txt"},
   {"namespace":"mcp__echo","name":"echo","arguments":{"text":"via mcp"}},
+  {"shell":"false"},
+  {"shell":"ls /nonexistent"},
   "Done."
 ]
 JSON
@@ -74,12 +78,19 @@ check "headless refusal recorded as denied" test "$(outcome call_stub_4_1)" = de
 check "the refused command did not run" test ! -e "$proj/refused.txt"
 check "the refusal was never dispatched" test -z "$(ev 'select(.type == "tool.dispatched" and .invocation == "call_stub_4_1")')"
 check "MCP call through the hooks" test "$(outcome call_stub_5_1)" = ok
-check "MCP call through mcp-proxy" \
-	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.completed") | .status' | tr -d '"')" = ok
-check "the MCP call's arguments reached the server" \
-	test "$(ev 'select(.session == "rc-mcp" and .type == "tool.intent") | .args.arguments.text' | tr -d '"')" = "via mcp"
+check "MCP call through mcp-proxy: joined to the hook's call through _meta (callId)" \
+	test "$(ev 'select(.invocation == "call_stub_5_1" and .type == "tool.completed") | .provenance.file' | tr -d '"')" = mcp-proxy
+check "one record per MCP call: none in the proxy's own session" \
+	test -z "$(ev 'select(.session == "rc-mcp" and .type == "tool.intent")')"
+check "the MCP call's result came from the server" \
+	test "$(ev 'select(.invocation == "call_stub_5_1" and .type == "tool.completed") | .output' | tr -d '"')" = "via mcp"
 check "shell calls mapped as the importer maps them" \
 	test "$(ev 'select(.invocation == "call_stub_1_1" and .type == "tool.intent") | .args.command[1]' | tr -d '"')" = -lc
+exit_of() { ev "select(.invocation == \"$1\" and .type == \"tool.completed\") | .exit_code"; }
+check "false: an error with exit code 1, not ok" test "$(outcome call_stub_6_1)/$(exit_of call_stub_6_1)" = error/1
+check "ls /nonexistent: an error with its exit code" test "$(outcome call_stub_7_1)/$(exit_of call_stub_7_1)" = error/2
+check "the live session has the rollout's policy (approval never)" \
+	test "$(ev 'select(.type == "policy.revised" and .format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)

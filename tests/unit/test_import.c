@@ -211,7 +211,7 @@ static void test_codex_mapping(void **state)
 		    "\"session\":\"fx-codex-1\",\"runtime\":\"codex/0.77.0\",\"platform\":\"linux\","
 		    "\"cwd\":\"/home/ana/app\",\"labels\":{\"originator\":\"codex_cli_rs\",\"source\":\"cli\","
 		    "\"model_provider\":\"openai\",\"git.branch\":\"main\",\"git.commit_hash\":\"abc123\","
-		    "\"import.format\":\"codex\"},"
+		    "\"import.format\":\"codex\",\"import.end\":\"not recorded\"},"
 		    "\"provenance\":{\"file\":\"codex-basic.jsonl\",\"line\":1}}");
 	/* shell_command -> bash -lc, exit code parsed */
 	assert_trail(ev, "call_ok", "tool.intent tool.dispatched tool.completed/ok");
@@ -448,6 +448,168 @@ static void test_codex_0171_refusals(void **state)
 	json_decref(ev);
 }
 
+static const char *str_of(const json_t *ev, const char *key)
+{
+	return json_string_value(json_object_get(ev, key));
+}
+
+static json_int_t line_of(const json_t *ev)
+{
+	return json_integer_value(json_object_get(json_object_get(ev, "provenance"), "line"));
+}
+
+static void test_codex_aborted_approval(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CODEX, "codex-aborted.jsonl", &s);
+	const json_t *req;
+
+	(void)state;
+	/* an unanswered prompt of an interrupted turn: aborted, never approved or run */
+	assert_trail(ev, "call_push", "tool.intent approval.requested approval.settled/aborted tool.completed/cancelled");
+	/* the prompt line is shown: the request is stamped at it */
+	req = find(ev, "approval.requested", "call_push");
+	assert_string_equal(str_of(req, "time"), "2026-11-20T09:00:02.100Z");
+	assert_int_equal(line_of(req), 4);
+	/* no prompt line: no approval is invented either way */
+	assert_trail(ev, "call_curl", "tool.intent tool.completed/cancelled");
+	assert_trail(ev, "call_later", "tool.intent tool.completed/cancelled");
+	/* a refusal shows only the answer: the request takes the intent's time and line */
+	assert_trail(ev, "call_rm", "tool.intent approval.requested approval.settled/denied tool.completed/denied");
+	req = find(ev, "approval.requested", "call_rm");
+	assert_string_equal(str_of(req, "time"), str_of(find(ev, "tool.intent", "call_rm"), "time"));
+	assert_int_equal(line_of(req), line_of(find(ev, "tool.intent", "call_rm")));
+	assert_string_equal(str_of(find(ev, "approval.settled", "call_rm"), "time"), "2026-11-20T09:01:31.000Z");
+	/* a command that failed is an error with its exit code, never ok */
+	assert_trail(ev, "call_false", "tool.intent tool.dispatched tool.completed/error");
+	assert_int_equal(json_integer_value(json_object_get(find(ev, "tool.completed", "call_false"), "exit_code")), 1);
+	assert_int_equal(s.cancelled, 3);
+	assert_int_equal(s.ok, 0);
+	json_decref(ev);
+}
+
+static void test_claude_blocked_not_dispatched(void **state)
+{
+	docket_import_stats s;
+	json_t *ev = map_fixture(DOCKET_IMPORT_CLAUDE, "claude-blocked.jsonl", &s);
+	const json_t *req;
+
+	(void)state;
+	/* the headless refusal and Claude Code's own pre-run block never ran */
+	assert_trail(ev, "toolu_bl_rm", "tool.intent tool.completed/denied");
+	assert_trail(ev, "toolu_bl_cd", "tool.intent tool.completed/denied");
+	assert_string_equal(str_of(find(ev, "tool.completed", "toolu_bl_cd"), "error"),
+			    "blocked by Claude Code before it ran");
+	/* a command that ran and printed the words is still a run that failed */
+	assert_trail(ev, "toolu_bl_fail", "tool.intent tool.dispatched tool.completed/error");
+	/* the user's no: the question's time is unknown, so the request has the intent's */
+	assert_trail(ev, "toolu_bl_edit", "tool.intent approval.requested approval.settled/denied tool.completed/denied");
+	req = find(ev, "approval.requested", "toolu_bl_edit");
+	assert_string_equal(str_of(req, "time"), "2026-11-21T08:00:01.000Z");
+	assert_int_equal(line_of(req), 2);
+	assert_int_equal(s.denials, 3);
+	json_decref(ev);
+}
+
+static void outcome_is(const char *response, const char *status, int ran, int has_exit, int code)
+{
+	docket_import_outcome o;
+	json_error_t jerr;
+	json_t *r = response ? json_loads(response, JSON_DECODE_ANY, &jerr) : NULL;
+
+	if (response && !r)
+		fail_msg("bad test JSON: %s", response);
+	assert_int_equal(docket_import_codex_outcome(&o, r), 0);
+	if (strcmp(o.status, status) != 0 || o.ran != ran || o.has_exit != has_exit ||
+	    (has_exit && o.exit_code != code))
+		fail_msg("%s: got %s ran %d exit %d/%d", response ? response : "(none)", o.status, o.ran,
+			 o.has_exit, (int)o.exit_code);
+	json_decref(r);
+}
+
+/* A live hook's tool_response gets the importer's rules (one classifier). */
+static void test_codex_hook_outcomes(void **state)
+{
+	(void)state;
+	outcome_is("\"Exit code: 0\\nOutput:\\n\"", "ok", 1, 1, 0);
+	outcome_is("\"Exit code: 1\\nOutput:\\n\"", "error", 1, 1, 1);
+	outcome_is("\"Process exited with code 2\\n\"", "error", 1, 1, 2);
+	outcome_is("{\"exit_code\":3,\"stdout\":\"x\"}", "error", 1, 1, 3);
+	outcome_is("{\"metadata\":{\"exit_code\":0},\"output\":\"x\"}", "ok", 1, 1, 0);
+	outcome_is("{\"content\":[],\"isError\":true}", "error", 1, 0, 0);
+	outcome_is("{\"error\":{\"code\":-32001,\"message\":\"denied\"}}", "error", 1, 0, 0);
+	outcome_is("\"err: docket policy denied\"", "error", 1, 0, 0);
+	outcome_is("\"exec command rejected by user\"", "denied", 0, 0, 0);
+	outcome_is("\"aborted by user\"", "cancelled", 0, 0, 0);
+	outcome_is("\"Aborted.\"", "cancelled", 0, 0, 0);
+	/* no exit code and nothing that says it failed: the call ran */
+	outcome_is("\"3 results\"", "ok", 1, 0, 0);
+	/* nothing to read: ran, nothing known of its failure (never a denial) */
+	outcome_is(NULL, "ok", 1, 0, 0);
+	outcome_is("17", "ok", 1, 0, 0);
+	/* "aborted" inside a longer text is output, not an interrupt */
+	outcome_is("\"aborted by user request: retrying\\nExit code: 0\"", "ok", 1, 1, 0);
+}
+
+/* A live call's outcome from the rollout's tail (what 0.171's PostToolUse lacks). */
+static void test_codex_rollout_outcome(void **state)
+{
+	char *dir = test_mkdtemp(), path[4096], big[4096];
+	docket_import_outcome o;
+	FILE *f;
+	int i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/rollout.jsonl", dir);
+	/* negative: no file, no id */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_x"), DOCKET_ENOTFOUND);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* more than the MiB read, so the first lines are out of reach */
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_old\",\"exit_code\":5}}}\n", f);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (i = 0; i < 300; i++)
+		fprintf(f, "{\"type\":\"event_msg\",\"payload\":{\"type\":\"agent_message\",\"message\":\"%s\"}}\n", big);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_a\",\"exit_code\":1}}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_b\",\"exit_code\":0}}}\n", f);
+	fputs("{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"call_b\",\"output\":\"exec command rejected by user\"}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_c\",\"exit_code\":\"1\"}}}\n", f);
+	fputs("{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"id\":\"call_d", f);  /* half a line */
+	fclose(f);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_a"), 0);
+	assert_string_equal(o.status, "error");
+	assert_true(o.has_exit && o.exit_code == 1 && o.ran);
+	/* the output line wins over the event's exit code */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_b"), 0);
+	assert_string_equal(o.status, "denied");
+	assert_false(o.ran);
+	/* an exit code that is no integer, a cut line, a line out of reach, an empty id: not known */
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_c"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_d"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, "call_old"), DOCKET_ENOTFOUND);
+	assert_int_equal(docket_import_codex_rollout_outcome(&o, path, ""), DOCKET_ENOTFOUND);
+	unlink(path);
+	test_rmdir_free(dir);
+}
+
+/* Imported into a ledger, both histories are accepted as they are. */
+static void test_refusals_in_ledger(void **state)
+{
+	char *dir = test_mkdtemp(), *a = fixture_path("codex-aborted.jsonl"), *b = fixture_path("claude-blocked.jsonl");
+	docket_import_stats s;
+	docket_ledger *l = new_ledger(dir);
+
+	(void)state;
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CODEX, a, 0, &s), 0);
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CLAUDE, b, 0, &s), 0);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(a);
+	free(b);
+}
+
 /* ---- into a ledger ---- */
 
 static void test_ledger_idempotent(void **state)
@@ -633,6 +795,128 @@ static void test_crash_between_batch_and_record(void **state)
 	docket_ledger_free(l);
 	test_rmdir_free(dir);
 	free(src);
+}
+
+/* A ledger whose session fx-codex-1 never asks: the import's approval.requested is refused. */
+static docket_ledger *ledger_that_refuses(const char *dir)
+{
+	docket_ledger *l = new_ledger(dir);
+	json_t *evs[2];
+
+	evs[0] = test_json("{\"type\":\"session.opened\",\"session\":\"fx-codex-1\",\"runtime\":\"codex/0.77.0\"}");
+	evs[1] = test_json("{\"type\":\"policy.revised\",\"session\":\"fx-codex-1\",\"revision\":1,"
+			   "\"format\":\"codex\",\"policy\":{\"approval_policy\":\"never\"}}");
+	assert_int_equal(docket_ledger_append_json(l, evs, 2, NULL), 0);
+	json_decref(evs[0]);
+	json_decref(evs[1]);
+	return l;
+}
+
+static void test_failed_import_rolls_back(void **state)
+{
+	char *dir = test_mkdtemp(), *src = fixture_path("codex-basic.jsonl");
+	char *other = fixture_path("claude-basic.jsonl");
+	docket_import_stats s;
+	docket_ledger *l;
+	int i;
+
+	(void)state;
+	l = ledger_that_refuses(dir);
+	/* twice: the second import fails for the true reason, not as "changed" */
+	for (i = 0; i < 2; i++) {
+		int error = import_path(l, DOCKET_IMPORT_CODEX, src, 0, &s);
+
+		assert_true(error < 0);
+		assert_int_not_equal(error, DOCKET_ECONFLICT);
+		if (!strstr(docket_error_last()->message, "invariant 2"))
+			fail_msg("import %d: %s", i + 1, docket_error_last()->message);
+		assert_int_equal(ledger_events(l), 2);  /* the whole file rolled back */
+	}
+	/* nor does it poison another file's import */
+	assert_int_equal(import_path(l, DOCKET_IMPORT_CLAUDE, other, 0, &s), 0);
+	assert_true(s.appended > 0);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(src);
+	free(other);
+}
+
+/* Killed after the progress record but before the first batch commits: no poison either. */
+static void test_crash_before_first_commit(void **state)
+{
+	char *dir = test_mkdtemp(), *src = fixture_path("codex-basic.jsonl");
+	docket_import_stats s;
+	docket_ledger *l;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	l = new_ledger(dir);
+	docket_ledger_free(l);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		l = new_ledger(dir);
+		docket_crash_arm("append.before_commit@1");
+		if (docket_import_file(l, DOCKET_IMPORT_CODEX, src, NULL, &s) != 0)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	l = new_ledger(dir);
+	assert_int_equal(ledger_events(l), 0);
+	if (import_path(l, DOCKET_IMPORT_CODEX, src, 0, &s) != 0)
+		fail_msg("re-import after the crash: %s", docket_error_last()->message);
+	assert_int_equal(ledger_events(l), 31);
+	assert_verifies(l);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+	free(src);
+}
+
+static void detect_text(const char *text, int want)
+{
+	docket_import_format f = 0;
+	int error = docket_import_detect(&f, text, strlen(text));
+
+	if (want == 0) {
+		if (error != DOCKET_ENOTFOUND)
+			fail_msg("detected %d in: %s", (int)f, text);
+		return;
+	}
+	if (error != 0 || (int)f != want)
+		fail_msg("wanted %d, got %d (%d) in: %s", want, (int)f, error, text);
+}
+
+static void test_detect_format(void **state)
+{
+	static const char *const fixtures[] = { "codex-basic.jsonl", "codex-0169.jsonl", "codex-0171.jsonl",
+						"claude-basic.jsonl", "claude-headless.jsonl", "claude-bypass.jsonl" };
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		char *path = fixture_path(fixtures[i]), *text = slurp(path, &len);
+		docket_import_format f = 0;
+
+		assert_int_equal(docket_import_detect(&f, text, len), 0);
+		assert_int_equal(f, fixtures[i][1] == 'o' ? DOCKET_IMPORT_CODEX : DOCKET_IMPORT_CLAUDE);
+		free(text);
+		free(path);
+	}
+	/* the oldest rollouts' bare first line; a summary line first */
+	detect_text("{\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"instructions\":null}\n", DOCKET_IMPORT_CODEX);
+	detect_text("\n{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n", DOCKET_IMPORT_CLAUDE);
+	/* negative: nothing, not JSON, JSON of neither, a type without what goes with it */
+	detect_text("", 0);
+	detect_text("root:x:0:0:root:/root:/bin/bash\n", 0);
+	detect_text("[1,2]\n\"x\"\n{\"type\":\"message\"}\n", 0);
+	detect_text("{\"type\":\"response_item\"}\n{\"type\":\"user\"}\n", 0);
+	/* a line both would claim decides nothing; the next one does */
+	detect_text("{\"type\":\"user\",\"sessionId\":\"s\",\"payload\":{}}\n"
+		    "{\"type\":\"user\",\"sessionId\":\"s\"}\n", DOCKET_IMPORT_CLAUDE);
 }
 
 static int stop_at_third(void *ctx, json_t *ev)
@@ -842,11 +1126,19 @@ int main(void)
 		cmocka_unit_test(test_claude_headless_refusals),
 		cmocka_unit_test(test_codex_0169_lines),
 		cmocka_unit_test(test_codex_0171_refusals),
+		cmocka_unit_test(test_codex_aborted_approval),
+		cmocka_unit_test(test_claude_blocked_not_dispatched),
+		cmocka_unit_test(test_refusals_in_ledger),
+		cmocka_unit_test(test_codex_hook_outcomes),
+		cmocka_unit_test(test_codex_rollout_outcome),
 		cmocka_unit_test(test_ledger_idempotent),
 		cmocka_unit_test(test_grown_file),
 		cmocka_unit_test(test_strict_writes_nothing),
 		cmocka_unit_test(test_missing_and_unknown),
 		cmocka_unit_test(test_crash_between_batch_and_record),
+		cmocka_unit_test(test_failed_import_rolls_back),
+		cmocka_unit_test(test_crash_before_first_commit),
+		cmocka_unit_test(test_detect_format),
 		cmocka_unit_test(test_callback_error_stops),
 		cmocka_unit_test(test_bad_ids_counted),
 		cmocka_unit_test(test_allocation_failures),

@@ -160,6 +160,37 @@ static void count_file(count *c, const char *path, docket_import_format fmt)
 	free(buf);
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* `import` without FORMAT finds the format the corpus says the file has. */
+static void assert_detected(const char *path, docket_import_format fmt)
+{
+	docket_import_format got = 0;
+	size_t len;
+	char *text = slurp(path, &len);
+
+	if (docket_import_detect(&got, text, len) != 0 || got != fmt)
+		fail_msg("%s: detected %d, the corpus says %d", path, (int)got, (int)fmt);
+	free(text);
+}
+
 typedef struct pending_check {
 	const json_t *paired_ids;  /* every id that has a result somewhere */
 	size_t n;
@@ -242,6 +273,7 @@ static void run_corpus(const char *sub, docket_import_format fmt)
 		json_t *v;
 
 		snprintf(path, sizeof(path), "%s/%s", root, names[i]);
+		assert_detected(path, fmt);
 		count_file(&c, path, fmt);
 		assert_int_equal(c.ncalls, manifest_calls(names[i]));
 		memset(&s, 0, sizeof(s));
@@ -295,11 +327,73 @@ static void test_claude_corpus(void **state)
 	run_corpus("claude", DOCKET_IMPORT_CLAUDE);
 }
 
+static int collect(void *ctx, json_t *ev)
+{
+	json_array_append_new(ctx, ev);
+	return 0;
+}
+
+static const json_t *event_of(const json_t *events, const char *type, const char *inv)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev)
+		if (strcmp(json_string_value(json_object_get(ev, "type")), type) == 0 &&
+		    json_string_value(json_object_get(ev, "invocation")) &&
+		    strcmp(json_string_value(json_object_get(ev, "invocation")), inv) == 0)
+			return ev;
+	return NULL;
+}
+
+/*
+ * issue 29: the real rejection (pratham124: "exec command rejected by user")
+ * shows only the answer; the request must not be stamped at the answer (a
+ * 0 ms wait), but carry its intent's time and line (docs/import.md, "When a
+ * question was asked").
+ */
+static void test_codex_rejection_wait(void **state)
+{
+	char *root = test_shared_path("codex"), path[4096];
+	docket_import_stats s;
+	json_t *events = json_array();
+	const json_t *ev, *req = NULL, *intent, *settled;
+	size_t len, i;
+	char *text;
+
+	(void)state;
+	if (!root) {
+		json_decref(events);
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/pratham124-Lab2-rollout-019c1713-exec-rejected.jsonl", root);
+	text = slurp(path, &len);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(docket_import_buffer(DOCKET_IMPORT_CODEX, "p.jsonl", text, len, NULL, collect, events, &s), 0);
+	json_array_foreach(events, i, ev)
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "approval.requested") == 0)
+			req = ev;
+	assert_non_null(req);
+	intent = event_of(events, "tool.intent", json_string_value(json_object_get(req, "invocation")));
+	settled = event_of(events, "approval.settled", json_string_value(json_object_get(req, "invocation")));
+	assert_non_null(intent);
+	assert_non_null(settled);
+	assert_string_equal(json_string_value(json_object_get(req, "time")),
+			    json_string_value(json_object_get(intent, "time")));
+	assert_true(json_equal(json_object_get(req, "provenance"), json_object_get(intent, "provenance")));
+	assert_string_not_equal(json_string_value(json_object_get(req, "time")),
+				json_string_value(json_object_get(settled, "time")));
+	json_decref(events);
+	free(text);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_codex_corpus),
 		cmocka_unit_test(test_claude_corpus),
+		cmocka_unit_test(test_codex_rejection_wait),
 	};
 
 	docket_alloc_install_json();

@@ -2,6 +2,8 @@
 # keys, rules and hooks untouched; a second run changes nothing; --dry-run
 # prints the diff and writes nothing; --uninstall gives back the same document
 # (re-indented: docket writes JSON with two-space indentation)
+export HOME=$PWD/home DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/managed-settings.json
+unset CLAUDE_CONFIG_DIR CLAUDE_PROJECT_DIR
 mkdir -p proj/.claude
 cat >proj/.claude/settings.json <<'JSON'
 {
@@ -22,7 +24,7 @@ cat >proj/.claude/settings.json <<'JSON'
 JSON
 cp proj/.claude/settings.json original.json
 cd proj
-mask() { sed -e "s|$(dirname "$PWD")|<dir>|g" -e "s|'[^']*/docket\(-hook\)\{0,1\}'|'<docket>'|g"; }
+mask() { sed -e "s|$(dirname "$PWD")|<dir>|g" -e "s|'[^']*/docket\(-hook\)\{0,1\}'|'<docket>'|g" -e "s| /[^ ]*/docket\(-hook\)\{0,1\} | <docket> |g"; }
 docket integrate claude --scope project --dry-run | mask | grep -v '^@@' | head -12
 cmp -s .claude/settings.json ../original.json && echo "dry run: file unchanged"
 docket integrate claude --scope project --enforce --policy ../policy.yaml | mask

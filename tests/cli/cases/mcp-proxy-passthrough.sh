@@ -6,7 +6,6 @@ M=$FIXTURES/mcp
 	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
 	printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 	printf '%s\n' '{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"ünïcode"}}}'
-	printf '%s\n' 'not json at all'
 	printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"}}'
 } >in.jsonl
 python3 "$M/echo_server.py" <in.jsonl >direct.out
