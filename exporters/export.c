@@ -111,6 +111,13 @@ int docket_time_to_ms(const char *s, int64_t *out_ms)
 	return 0;
 }
 
+int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported)
+{
+	if (settled_ms < asked_ms)
+		return 0;
+	return !(imported && settled_ms == asked_ms);
+}
+
 int64_t event_ms(const json_t *ev)
 {
 	int64_t ms;

@@ -59,6 +59,16 @@ DOCKET_EXTERN int docket_export(docket_ledger *ledger, const docket_export_optio
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
 DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
 
+/*
+ * 1 when an approval's wait (settled - asked, in ms) is known. It is unknown
+ * when the settle precedes the request, and when an imported request
+ * (`imported`: the event carries provenance) has the settle's own time: the
+ * transcript recorded only the answer, so the importer stamped the question
+ * with it. Unknown waits are labelled and left out of medians and histograms
+ * (docs/audit.md); the report, `show` and the exports all ask this function.
+ */
+DOCKET_EXTERN int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported);
+
 /* ---- git archive (libgit2) -------------------------------------------- */
 
 /* 1 when this docket was built with libgit2. */

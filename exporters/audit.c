@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * audit.c: the risk view, "what should worry me" (docs/audit.md).
+ *
+ * From the collector's records it lists, in this order:
+ *   1. sessions that ran in a risky mode, with the settings that made them
+ *      risky (read from their recorded policy revisions);
+ *   2. escalations: calls that asked to leave the sandbox (Codex
+ *      sandbox_permissions require_escalated, Claude dangerouslyDisableSandbox)
+ *      with their justification and what became of them;
+ *   3. calls that ran although they fall in a risk class (the policy
+ *      engine's one call analysis, docket_call_risk; see call_risk below);
+ *   4. calls without an outcome;
+ *   5. denials, with their reasons.
+ * "attention" counts all five; it is 0 only when every list is empty. The
+ * report's first screen, `docket audit` and `docket sessions` read this one
+ * function: there is no second list.
+ */
+#include <string.h>
+
+#include "export_internal.h"
+#include "util/error.h"
+
+static int nomem(void)
+{
+	return docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+/* ---- risky modes --------------------------------------------------------- */
+
+/* Codex's sandbox_policy: "danger-full-access" or {"mode"|"type": ...}. */
+static const char *codex_sandbox(const json_t *policy)
+{
+	const json_t *sp = json_object_get(policy, "sandbox_policy");
+
+	if (json_is_string(sp))
+		return json_string_value(sp);
+	if (*jstr(sp, "mode"))
+		return jstr(sp, "mode");
+	return jstr(sp, "type");
+}
+
+static int add_setting(docket_buf *out, const char *text, const char *value)
+{
+	return docket_buf_printf(out, "%s%s %s", out->len ? ", " : "", text, value);
+}
+
+int audit_risky_settings(docket_buf *out, const json_t *rec)
+{
+	const json_t *policy = json_object_get(rec, "policy");
+	const char *format = jstr(rec, "format"), *v;
+	int error = 0;
+
+	docket_buf_clear(out);
+	if (strcmp(format, "codex") == 0) {
+		v = jstr(policy, "approval_policy");
+		if (strcmp(v, "never") == 0)
+			error = add_setting(out, "approval_policy", v);
+		v = codex_sandbox(policy);
+		if (error == 0 && strcmp(v, "danger-full-access") == 0)
+			error = add_setting(out, "sandbox", v);
+		if (error == 0 && json_is_true(json_object_get(json_object_get(policy, "sandbox_policy"),
+								"network_access")))
+			error = add_setting(out, "network_access", "true");
+	} else if (strcmp(format, "claude") == 0) {
+		v = jstr(json_object_get(policy, "permissions"), "defaultMode");
+		if (strcmp(v, "bypassPermissions") == 0 || strcmp(v, "dontAsk") == 0)
+			error = add_setting(out, "permissions.defaultMode", v);
+	} else if (strcmp(format, "docket") == 0) {
+		v = jstr(policy, "approval");
+		if (strcmp(v, "never") == 0)
+			error = add_setting(out, "approval", v);
+		v = jstr(policy, "sandbox");
+		if (error == 0 && strcmp(v, "full_access") == 0)
+			error = add_setting(out, "sandbox", v);
+	}
+	if (error == 0 && !out->ptr)
+		error = docket_buf_puts(out, "");
+	return error;
+}
+
+/* One item per risky revision of a session, the session's facts beside it. */
+static int risky_sessions(json_t *list, const collector *c)
+{
+	docket_buf why = DOCKET_BUF_INIT;
+	const json_t *p;
+	size_t i;
+	int error = 0;
+
+	json_array_foreach(c->policies, i, p) {
+		const json_t *s = collector_session(c, jstr(p, "session"));
+
+		if ((error = audit_risky_settings(&why, p)) < 0)
+			break;
+		if (!why.len)
+			continue;
+		if (json_array_append_new(list, json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s, s:s}",
+			"session", jstr(p, "session"), "revision", json_object_get(p, "revision"),
+			"format", jstr(p, "format"), "settings", why.ptr, "time", jstr(p, "time"),
+			"runtime", jstr(s, "runtime"), "cwd", jstr(s, "cwd"))) < 0) {
+			error = nomem();
+			break;
+		}
+	}
+	docket_buf_dispose(&why);
+	return error;
+}
+
+/* ---- calls --------------------------------------------------------------- */
+
+static int escalated(const json_t *inv)
+{
+	const json_t *args = json_object_get(inv, "args");
+
+	return strcmp(jstr(args, "sandbox_permissions"), "require_escalated") == 0 ||
+	       json_is_true(json_object_get(args, "with_escalated_permissions")) ||
+	       json_is_true(json_object_get(args, "dangerouslyDisableSandbox"));
+}
+
+/*
+ * The risk classes of a call that ran. They must come from the policy
+ * engine's one call analysis (docket_call_risk, policy/risk.h, issue 26);
+ * until that function is in this tree the answer is "not analysed" (-1), and
+ * the findings say so ("risk_classes": "unavailable") rather than report no
+ * risky calls.
+ */
+static long call_risk(const json_t *inv)
+{
+	(void)inv;
+	return -1;
+}
+
+int audit_outcome(docket_buf *out, const json_t *inv)
+{
+	const char *status = jstr(inv, "status"), *result = jstr(inv, "result");
+	int error = 0;
+
+	docket_buf_clear(out);
+	if (*result)
+		error = docket_buf_printf(out, "%s%s%s", result, *jstr(inv, "actor") ? " by " : "", jstr(inv, "actor"));
+	else if (jhas(inv, "verdict"))
+		error = docket_buf_printf(out, "%s (%s)", jstr(inv, "verdict"),
+					  *jstr(inv, "decision_source") ? jstr(inv, "decision_source") : "inferred");
+	if (error == 0)
+		error = docket_buf_printf(out, "%s%s", out->len ? "; " : "", *status ? status : "no outcome");
+	return error;
+}
+
+static int add_part(docket_buf *out, const char *text)
+{
+	if (!text || !*text || (out->ptr && strstr(out->ptr, text)))
+		return 0;
+	return docket_buf_printf(out, "%s%s", out->len ? "; " : "", text);
+}
+
+int audit_denial_reason(docket_buf *out, const json_t *inv)
+{
+	const json_t *r;
+	size_t i;
+	int error = 0;
+
+	docket_buf_clear(out);
+	json_array_foreach(json_object_get(inv, "reasons"), i, r)
+		if (error == 0)
+			error = add_part(out, json_string_value(r));
+	if (error == 0) error = add_part(out, jstr(inv, "settle_reason"));
+	if (error == 0) error = add_part(out, jstr(inv, "error"));
+	if (error == 0) error = add_part(out, jstr(inv, "denial_message"));
+	if (error == 0 && !out->ptr)
+		error = docket_buf_puts(out, "");
+	return error;
+}
+
+/* The rule that decided, when the decision names one. */
+static const char *first_rule(const json_t *inv)
+{
+	const char *r = json_string_value(json_array_get(json_object_get(inv, "rules"), 0));
+
+	return r ? r : "";
+}
+
+/* {session, invocation, tool, summary, time} of a call, plus `extra`'s members. */
+static int add_call(json_t *list, const json_t *inv, json_t *extra)
+{
+	json_t *item = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "session", jstr(inv, "session"),
+				 "invocation", jstr(inv, "invocation"), "tool", jstr(inv, "tool"),
+				 "summary", jstr(inv, "summary"), "time", jstr(inv, "intent_time"),
+				 "seq", json_integer_value(json_object_get(inv, "intent_seq")));
+
+	if (!item || !extra || json_object_update(item, extra) < 0 || json_array_append_new(list, item) < 0) {
+		json_decref(item);
+		json_decref(extra);
+		return nomem();
+	}
+	json_decref(extra);
+	return 0;
+}
+
+typedef struct findings {
+	json_t *root, *escalations, *risky_calls, *no_outcome, *denials;
+	size_t waits_known, waits_unknown;
+	int risk_unavailable;
+} findings;
+
+static int call_findings(findings *f, const json_t *inv)
+{
+	docket_buf outcome = DOCKET_BUF_INIT, reason = DOCKET_BUF_INIT;
+	long risk;
+	int error;
+
+	if ((error = audit_outcome(&outcome, inv)) < 0)
+		goto cleanup;
+	f->waits_known += jhas(inv, "wait_ms");
+	f->waits_unknown += jhas(inv, "wait_unknown");
+	if (escalated(inv) &&
+	    (error = add_call(f->escalations, inv, json_pack("{s:s, s:s}", "justification",
+			      jstr(json_object_get(inv, "args"), "justification"), "outcome", outcome.ptr))) < 0)
+		goto cleanup;
+	if (jhas(inv, "dispatches")) {
+		risk = call_risk(inv);
+		f->risk_unavailable |= risk < 0;
+		if (risk > 0 && (error = add_call(f->risky_calls, inv, json_pack("{s:I, s:s}", "classes",
+						  (json_int_t)risk, "outcome", outcome.ptr))) < 0)
+			goto cleanup;
+	}
+	if (!*jstr(inv, "status") &&
+	    (error = add_call(f->no_outcome, inv, json_pack("{s:s, s:b}", "outcome", outcome.ptr,
+			      "dispatched", jhas(inv, "dispatches")))) < 0)
+		goto cleanup;
+	if (call_denied(inv) && ((error = audit_denial_reason(&reason, inv)) < 0 ||
+				 (error = add_call(f->denials, inv, json_pack("{s:s, s:s, s:s}", "by",
+						   call_decision(inv) == D_REJECTED ? "person" : "policy",
+						   "reason", reason.ptr, "rule", first_rule(inv)))) < 0))
+		goto cleanup;
+cleanup:
+	docket_buf_dispose(&outcome);
+	docket_buf_dispose(&reason);
+	return error;
+}
+
+static int set_list(json_t *root, const char *key, json_t **list)
+{
+	if (!(*list = json_array()) || json_object_set_new(root, key, *list) < 0)
+		return nomem();
+	return 0;
+}
+
+int audit_findings(json_t **out, const collector *c)
+{
+	static const char *const lists[] = { "risky_sessions", "escalations", "risky_calls", "no_outcome",
+					     "denials" };
+	findings f;
+	json_t *sessions = NULL;
+	const json_t *inv;
+	size_t i, attention = 0;
+	int error;
+
+	*out = NULL;
+	memset(&f, 0, sizeof(f));
+	if (!(f.root = json_object()))
+		return nomem();
+	if ((error = set_list(f.root, "risky_sessions", &sessions)) < 0 ||
+	    (error = set_list(f.root, "escalations", &f.escalations)) < 0 ||
+	    (error = set_list(f.root, "risky_calls", &f.risky_calls)) < 0 ||
+	    (error = set_list(f.root, "no_outcome", &f.no_outcome)) < 0 ||
+	    (error = set_list(f.root, "denials", &f.denials)) < 0 ||
+	    (error = risky_sessions(sessions, c)) < 0)
+		goto fail;
+	json_array_foreach(c->invocations, i, inv)
+		if (json_is_true(json_object_get(inv, "since")) && (error = call_findings(&f, inv)) < 0)
+			goto fail;
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		attention += json_array_size(json_object_get(f.root, lists[i]));
+	if (json_object_set_new(f.root, "attention", json_integer((json_int_t)attention)) < 0 ||
+	    json_object_set_new(f.root, "risk_classes", json_string(f.risk_unavailable ? "unavailable"
+											: "analysed")) < 0 ||
+	    json_object_set_new(f.root, "waits", json_pack("{s:I, s:I}", "known", (json_int_t)f.waits_known,
+							    "unknown", (json_int_t)f.waits_unknown)) < 0) {
+		error = nomem();
+		goto fail;
+	}
+	*out = f.root;
+	return 0;
+fail:
+	json_decref(f.root);
+	return error;
+}
