@@ -998,6 +998,8 @@ static int summary_network(docket_buf *b, const json_t *args)
 
 	if (url)
 		return put_clean(b, url);
+	if (!host && cli_jstr(args, "query"))  /* a web search: what was searched */
+		return (error = docket_buf_puts(b, "search: ")) < 0 ? error : put_clean(b, cli_jstr(args, "query"));
 	if (!host)
 		return 0;
 	if (proto && (error = docket_buf_printf(b, "%s://", proto)) < 0)

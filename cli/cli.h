@@ -71,6 +71,7 @@ int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, ch
 int cmd_witness(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_audit(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_redact(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);

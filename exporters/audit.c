@@ -285,3 +285,43 @@ fail:
 	json_decref(f.root);
 	return error;
 }
+
+/* ---- over a ledger ------------------------------------------------------- */
+
+typedef struct findings_sink {
+	collector_sink base;
+	json_t *findings;
+} findings_sink;
+
+static int findings_finish(export_sink *s)
+{
+	findings_sink *o = (findings_sink *)s;
+
+	return audit_findings(&o->findings, &o->base.c);
+}
+
+static void findings_free(export_sink *s)
+{
+	json_decref(((findings_sink *)s)->findings);
+	collector_sink_free(s);
+}
+
+int docket_audit_findings(json_t **out, docket_ledger *ledger, const docket_export_options *opts)
+{
+	docket_export_options defaults = DOCKET_EXPORT_OPTIONS_INIT;
+	export_sink *sink = NULL;
+	int error;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if ((error = collector_sink_make(&sink, sizeof(findings_sink), opts->since_ms, collector_sink_collect,
+					 findings_finish, findings_free)) < 0)
+		return error;
+	if ((error = export_run(ledger, opts, sink, NULL, NULL)) == 0) {
+		*out = ((findings_sink *)sink)->findings;
+		((findings_sink *)sink)->findings = NULL;
+	}
+	sink->free(sink);
+	return error;
+}

@@ -138,6 +138,8 @@ int call_summary(docket_buf *out, const char *tool, const json_t *args)
 		return docket_buf_puts(out, jstr(args, "url"));
 	if (jhas(args, "host"))
 		return docket_buf_puts(out, jstr(args, "host"));
+	if (jhas(args, "query"))  /* a web search */
+		return docket_buf_printf(out, "search: %s", jstr(args, "query"));
 	if (strcmp(tool, "mcp") == 0)
 		return docket_buf_printf(out, "%s/%s", jstr(args, "server"), jstr(args, "tool"));
 	if (strcmp(tool, "install_packages") == 0)

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "docket/audit.h"
 #include "docket/common.h"
 #include "docket/ledger.h"
@@ -55,6 +57,15 @@ typedef struct docket_export_stats {
 /* Write the export to `out`. `stats` may be NULL. */
 DOCKET_EXTERN int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
 				docket_export_stats *stats) DOCKET_MUST_USE;
+
+/*
+ * The risk view of a ledger (docs/audit.md): sessions in risky modes,
+ * escalations, allowed calls in risk classes, calls without an outcome and
+ * denials, as the JSON object `docket audit --json` prints; `opts` selects as
+ * for docket_export (session, since_ms, pseudonymizer; format is ignored).
+ */
+DOCKET_EXTERN int docket_audit_findings(json_t **out, docket_ledger *ledger,
+					const docket_export_options *opts) DOCKET_MUST_USE;
 
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
 DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
