@@ -16,6 +16,7 @@
  * report's first screen, `docket audit` and `docket sessions` read this one
  * function: there is no second list.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "export_internal.h"
@@ -76,6 +77,39 @@ int audit_risky_settings(docket_buf *out, const json_t *rec)
 	}
 	if (error == 0 && !out->ptr)
 		error = docket_buf_puts(out, "");
+	return error;
+}
+
+/* The mode settings of a revision, risky or not ("approval_policy
+ * on-request, sandbox workspace-write"); empty for other formats. */
+static void mode_summary(char *out, size_t n, const json_t *rec)
+{
+	const json_t *policy = json_object_get(rec, "policy");
+	const char *format = jstr(rec, "format");
+
+	if (strcmp(format, "codex") == 0)
+		snprintf(out, n, "approval_policy %s, sandbox %s", *jstr(policy, "approval_policy") ?
+			 jstr(policy, "approval_policy") : "-", *codex_sandbox(policy) ? codex_sandbox(policy) : "-");
+	else if (strcmp(format, "claude") == 0)
+		snprintf(out, n, "permissions.defaultMode %s",
+			 *jstr(json_object_get(policy, "permissions"), "defaultMode")
+				 ? jstr(json_object_get(policy, "permissions"), "defaultMode") : "-");
+	else if (strcmp(format, "docket") == 0)
+		snprintf(out, n, "approval %s, sandbox %s", *jstr(policy, "approval") ? jstr(policy, "approval") : "-",
+			 *jstr(policy, "sandbox") ? jstr(policy, "sandbox") : "-");
+	else if (n)
+		out[0] = '\0';
+}
+
+int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised)
+{
+	docket_buf why = DOCKET_BUF_INIT;
+	int error;
+
+	mode_summary(out, n, policy_revised);
+	error = audit_risky_settings(&why, policy_revised);
+	error = error < 0 ? error : why.len > 0;
+	docket_buf_dispose(&why);
 	return error;
 }
 

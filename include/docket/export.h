@@ -67,6 +67,15 @@ DOCKET_EXTERN int docket_export(docket_ledger *ledger, const docket_export_optio
 DOCKET_EXTERN int docket_audit_findings(json_t **out, docket_ledger *ledger,
 					const docket_export_options *opts) DOCKET_MUST_USE;
 
+/*
+ * 1 when a policy.revised event (or a record with its "format" and
+ * "policy") puts its session in a risky mode, 0 when not, <0 on error
+ * (docs/audit.md lists the modes). `out` (`n` bytes) receives its mode
+ * settings either way ("approval_policy never, sandbox danger-full-access";
+ * empty for formats without modes).
+ */
+DOCKET_EXTERN int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised);
+
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
 DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
 
