@@ -495,6 +495,16 @@ static int session_seen(void *ctx, const docket_session_info *info)
 	return 0;
 }
 
+int cli_session_exists(docket_ledger *ledger, const char *session)
+{
+	int seen = 0;
+	int error = docket_ledger_session(ledger, session, session_seen, &seen);
+
+	if (error == DOCKET_ENOTFOUND)
+		return 0;
+	return error < 0 ? error : seen;
+}
+
 int cli_check_session(docket_ledger *ledger, const char *session)
 {
 	int seen = 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "docket/export.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -105,24 +106,24 @@ int cmd_audit(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	const cli_opt opts[] = {
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_STRING, "session", 's', &session, "S", "only this session", 0 },
-		{ CLI_OPT_STRING, "since", 0, &since, "TIME", "only calls at or after this RFC 3339 time", 0 },
+		{ CLI_OPT_STRING, "since", 0, &since, "WHEN",
+		  "only calls from this time, date, 2h/7d ago, or #seq on", 0 },
 		{ CLI_OPT_SWITCH, "fail", 0, &fail, NULL, "exit 1 when anything needs attention", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
 	docket_ledger *ledger = NULL;
 	json_t *f = NULL;
+	char *owned = NULL;
 	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (since && cli_time_parse(since, &o.since_ms) < 0) {
-		cli_error("--since wants an RFC 3339 time, not '%s'", since);
-		return CLI_EXIT_USAGE;
-	}
+	if (since && (rc = cli_since(since, &o)) != CLI_EXIT_OK)
+		return rc;
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if (session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+	if ((rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
 	o.session = session;
 	docket_error_clear();
@@ -141,6 +142,7 @@ int cmd_audit(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	if (rc == CLI_EXIT_OK && fail && json_integer_value(json_object_get(f, "attention")) > 0)
 		rc = CLI_EXIT_FOUND;
 cleanup:
+	docket_free(owned);
 	json_decref(f);
 	docket_ledger_free(ledger);
 	return rc;

@@ -64,7 +64,6 @@ static int check_tiles(const export_args *a)
 /* Options -> export options; prints the problem and returns an exit code. */
 static int prepare(export_env *env, const export_args *a)
 {
-	int64_t since;
 	int error;
 
 	if (strcmp(a->format, "tlog-tiles") == 0)
@@ -83,11 +82,15 @@ static int prepare(export_env *env, const export_args *a)
 		return CLI_EXIT_USAGE;
 	}
 	if (a->since) {
-		if (cli_time_parse(a->since, &since) < 0) {
-			cli_error("--since wants an RFC 3339 time, not '%s'", a->since);
-			return CLI_EXIT_USAGE;
-		}
-		env->opts.since_ms = since;
+		docket_timespec when;
+		int rc;
+
+		if ((rc = cli_timespec_arg("--since", a->since, &when)) != CLI_EXIT_OK)
+			return rc;
+		if (when.kind == DOCKET_TIMESPEC_SEQ)
+			env->opts.since_seq = when.seq;
+		else
+			env->opts.since_ms = when.ms;
 	}
 	env->opts.session = a->session;
 	docket_error_clear();
@@ -183,7 +186,8 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	const cli_opt opts[] = {
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FORMAT", "jsonl (default), ocsf, otel, csv, git or tlog-tiles", 0 },
 		{ CLI_OPT_STRING, "session", 's', &a.session, "S", "only this session", 0 },
-		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only events at or after this RFC 3339 time", 0 },
+		{ CLI_OPT_STRING, "since", 0, &a.since, "WHEN",
+		  "only events from this time, date, 2h/7d ago, or #seq on", 0 },
 		{ CLI_OPT_STRING, "output", 'o', &a.output, "FILE", "write to FILE instead of stdout", 0 },
 		{ CLI_OPT_SWITCH, "redact", 0, &a.redact, NULL, "redact secrets with the built-in rules", 0 },
 		{ CLI_OPT_STRING, "redact-rules", 0, &a.rules, "FILE", "redact with the rules in FILE (JSON)", 0 },
@@ -194,6 +198,7 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	};
 	export_env env = { NULL, NULL, DOCKET_EXPORT_OPTIONS_INIT };
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	int rc;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
@@ -202,14 +207,16 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		goto cleanup;
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		goto cleanup;
-	if (a.session && (rc = cli_check_session(ledger, a.session)) != CLI_EXIT_OK)
+	if ((rc = cli_session_arg(ledger, &a.session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
+	env.opts.session = a.session;
 	if (strcmp(a.format, "tlog-tiles") == 0)
 		rc = run_tiles(ledger, a.dir);
 	else
 		rc = strcmp(a.format, "git") == 0 ? run_git(ledger, &env, a.repo)
 						  : run_stream(ledger, &env, a.output);
 cleanup:
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	docket_redactor_free(env.redactor);
 	docket_pseudonymizer_free(env.pseudo);

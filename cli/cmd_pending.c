@@ -2,6 +2,7 @@
 /* cmd_pending.c: `docket pending`: tool calls without an outcome. */
 #include "cli.h"
 
+#include "util/alloc.h"
 #include "util/error.h"
 
 static json_t *pending_json(const docket_pending_info *p)
@@ -90,13 +91,14 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 	};
 	cli_listing list = { 0, NULL, 0 };
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if (session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+	if ((rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
 	if ((rc = cli_pending_begin(&list, json, 0)) != CLI_EXIT_OK)
 		goto cleanup;
@@ -109,6 +111,7 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 	rc = CLI_EXIT_OK;
 
 cleanup:
+	docket_free(owned);
 	cli_listing_dispose(&list);
 	docket_ledger_free(ledger);
 	return rc;

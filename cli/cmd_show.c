@@ -861,6 +861,7 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	local_read r;
 	int rc;
 
@@ -868,11 +869,12 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if ((rc = cli_check_session(ledger, session)) == CLI_EXIT_OK) {
+	if ((rc = cli_session_arg(ledger, &session, &owned)) == CLI_EXIT_OK) {
 		r.ledger = ledger;
 		r.session = session;
 		rc = cli_show_session(read_local, &r, session, json, g->color_out, NULL);
 	}
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	return rc;
 }
