@@ -342,7 +342,7 @@ int cli_open_failed(const cli_global *g, int error)
 	if (error == DOCKET_ENOTFOUND) {
 		cli_error("no ledger at '%s' (create one with `docket init`, or name one with -L PATH "
 			  "or $DOCKET_LEDGER)", g->ledger_path);
-		return CLI_EXIT_SYSTEM;
+		return CLI_EXIT_USAGE;  /* a usage mistake (a wrong -L or no init), not storage */
 	}
 	if (e->code != 0 && e->message[0])
 		cli_error("cannot open ledger '%s': %s", g->ledger_path, e->message);
