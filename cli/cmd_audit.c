@@ -74,7 +74,8 @@ static int print_findings(const json_t *f, int color)
 {
 	static const char *const modes[] = { "session", "settings", "runtime", "cwd", NULL };
 	static const char *const esc[] = { "session", "invocation", "summary", "justification", "outcome", NULL };
-	static const char *const risky[] = { "session", "invocation", "summary", "class_names", "outcome", NULL };
+	static const char *const risky[] = { "session", "invocation", "summary", "class_names", "host_list",
+					     "outcome", NULL };
 	static const char *const open[] = { "session", "invocation", "summary", "outcome", NULL };
 	static const char *const deny[] = { "session", "invocation", "summary", "by", "reason", NULL };
 	long long n = (long long)json_integer_value(json_object_get(f, "attention"));
@@ -82,8 +83,6 @@ static int print_findings(const json_t *f, int color)
 
 	cli_put_color(stdout, color, n ? CLI_RED : CLI_GREEN, "needs attention");
 	printf(": %lld\n", n);
-	if (strcmp(cli_jstr(f, "risk_classes") ? cli_jstr(f, "risk_classes") : "", "unavailable") == 0)
-		printf("note: risk classes of allowed calls were not analysed (no call analysis in this build)\n");
 	if ((error = print_list(stdout, color, f, "risky_sessions", "sessions in risky modes", modes)) < 0 ||
 	    (error = print_list(stdout, color, f, "escalations", "escalations", esc)) < 0 ||
 	    (error = print_list(stdout, color, f, "risky_calls", "allowed calls in risk classes", risky)) < 0 ||

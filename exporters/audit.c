@@ -12,7 +12,8 @@
  *      engine's one call analysis, docket_call_risk; see call_risk below);
  *   4. calls without an outcome;
  *   5. denials, with their reasons.
- * "attention" counts all five; it is 0 only when every list is empty. The
+ * "attention" counts the risky sessions and the distinct calls in the four
+ * call lists; it is 0 only when every list is empty. The
  * report's first screen, `docket audit` and `docket sessions` read this one
  * function: there is no second list.
  */
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "export_internal.h"
+#include "policy/risk.h"
 #include "util/error.h"
 
 static int nomem(void)
@@ -151,18 +153,95 @@ static int escalated(const json_t *inv)
 	       json_is_true(json_object_get(args, "dangerouslyDisableSandbox"));
 }
 
+#define ROOTS_MAX 16
+
 /*
- * The risk classes of a call that ran. They must come from the policy
- * engine's one call analysis (docket_call_risk, policy/risk.h, issue 26);
- * until that function is in this tree the answer is "not analysed" (-1), and
- * the findings say so ("risk_classes": "unavailable") rather than report no
- * risky calls.
+ * The risk classes of a call that ran: the policy engine's one call
+ * analysis (docket_call_risk, policy/risk.h), with the session's cwd,
+ * workspace roots and HOME. Escalation is listed on its own (escalations),
+ * so it is left out here.
  */
-static long call_risk(const json_t *inv)
+static unsigned call_risk(const collector *c, const json_t *inv)
 {
-	(void)inv;
-	return -1;
+	const json_t *s = collector_session(c, jstr(inv, "session")), *roots = json_object_get(s, "workspace_roots");
+	const char *root[ROOTS_MAX];
+	docket_risk_call call;
+	size_t i, n = 0;
+
+	for (i = 0; i < json_array_size(roots) && n < ROOTS_MAX; i++)
+		if (json_string_value(json_array_get(roots, i)))
+			root[n++] = json_string_value(json_array_get(roots, i));
+	memset(&call, 0, sizeof(call));
+	call.tool = jstr(inv, "tool");
+	call.args = json_object_get(inv, "args");
+	call.cwd = *jstr(s, "cwd") ? jstr(s, "cwd") : NULL;
+	call.roots = root;
+	call.nroots = n;
+	call.home = *jstr(s, "home") ? jstr(s, "home") : NULL;
+	return docket_call_risk(&call) & ~(unsigned)DOCKET_RISK_ESCALATION;
 }
+
+/* "network, push" */
+static int class_names(docket_buf *out, unsigned classes)
+{
+	int error = 0;
+
+	docket_buf_clear(out);
+	for (unsigned bit = 1; bit && error == 0; bit <<= 1)
+		if ((classes & bit) && docket_risk_name(bit))
+			error = docket_buf_printf(out, "%s%s", out->len ? ", " : "", docket_risk_name(bit));
+	return error == 0 && !out->ptr ? docket_buf_puts(out, "") : error;
+}
+
+/* The host of one URL ("https://user@h.example:8080/x" -> "h.example"). */
+static int add_host(json_t *hosts, const char *url, size_t len)
+{
+	const char *p = memmem(url, len, "://", 3), *end = url + len;
+	char host[256];
+	size_t n;
+
+	if (!p)
+		return 0;
+	p += 3;
+	n = strcspn(p, "/?#:'\" \t\n)");
+	if (p + n > end)
+		n = (size_t)(end - p);
+	for (const char *at = memchr(p, '@', n); at; at = memchr(p, '@', n)) {
+		n -= (size_t)(at + 1 - p);
+		p = at + 1;
+	}
+	if (n == 0 || n >= sizeof(host))
+		return 0;
+	memcpy(host, p, n);
+	host[n] = '\0';
+	for (size_t i = 0; i < json_array_size(hosts); i++)
+		if (strcmp(json_string_value(json_array_get(hosts, i)), host) == 0)
+			return 0;
+	return json_array_append_new(hosts, json_string(host)) == 0 ? 0 : nomem();
+}
+
+/* The hosts a network call reaches: its url or host, or the URLs in its
+ * command line. */
+static int call_hosts(json_t *hosts, const json_t *inv)
+{
+	const json_t *args = json_object_get(inv, "args");
+	const char *text = jstr(inv, "summary"), *p;
+	int error = 0;
+
+	if (*jstr(args, "host"))
+		return json_array_append_new(hosts, json_string(jstr(args, "host"))) == 0 ? 0 : nomem();
+	if (*jstr(args, "url"))
+		return add_host(hosts, jstr(args, "url"), strlen(jstr(args, "url")));
+	for (p = strstr(text, "://"); p && error == 0; p = strstr(p + 3, "://")) {
+		const char *start = p;
+
+		while (start > text && ((start[-1] >= 'a' && start[-1] <= 'z') || (start[-1] >= 'A' && start[-1] <= 'Z')))
+			start--;
+		error = add_host(hosts, start, strlen(start));
+	}
+	return error;
+}
+
 
 int audit_outcome(docket_buf *out, const json_t *inv)
 {
@@ -231,41 +310,83 @@ static int add_call(json_t *list, const json_t *inv, json_t *extra)
 }
 
 typedef struct findings {
+	const collector *c;
 	json_t *root, *escalations, *risky_calls, *no_outcome, *denials;
 	size_t waits_known, waits_unknown;
-	int risk_unavailable;
+	size_t calls;   /* distinct calls in any of the lists */
 } findings;
+
+static int risky_item(json_t *list, const json_t *inv, unsigned classes, const char *outcome)
+{
+	docket_buf names = DOCKET_BUF_INIT, joined = DOCKET_BUF_INIT;
+	json_t *hosts = json_array(), *arr = json_array();
+	int error;
+
+	if (!hosts || !arr) {
+		error = nomem();
+		goto cleanup;
+	}
+	for (unsigned bit = 1; bit; bit <<= 1)
+		if ((classes & bit) && docket_risk_name(bit) &&
+		    json_array_append_new(arr, json_string(docket_risk_name(bit))) < 0) {
+			error = nomem();
+			goto cleanup;
+		}
+	if ((error = class_names(&names, classes)) < 0 ||
+	    ((classes & DOCKET_RISK_NETWORK) && (error = call_hosts(hosts, inv)) < 0))
+		goto cleanup;
+	docket_buf_clear(&joined);
+	for (size_t i = 0; i < json_array_size(hosts) && error == 0; i++)
+		error = docket_buf_printf(&joined, "%s%s", i ? ", " : "", json_string_value(json_array_get(hosts, i)));
+	if (error == 0)
+		error = add_call(list, inv, json_pack("{s:O, s:s, s:O, s:s, s:s}", "classes", arr, "class_names",
+						      names.ptr, "hosts", hosts, "host_list", joined.ptr ? joined.ptr : "",
+						      "outcome", outcome));
+cleanup:
+	json_decref(hosts);
+	json_decref(arr);
+	docket_buf_dispose(&names);
+	docket_buf_dispose(&joined);
+	return error;
+}
 
 static int call_findings(findings *f, const json_t *inv)
 {
 	docket_buf outcome = DOCKET_BUF_INIT, reason = DOCKET_BUF_INIT;
-	long risk;
-	int error;
+	unsigned risk;
+	int error, counted = 0;
 
 	if ((error = audit_outcome(&outcome, inv)) < 0)
 		goto cleanup;
 	f->waits_known += jhas(inv, "wait_ms");
 	f->waits_unknown += jhas(inv, "wait_unknown");
-	if (escalated(inv) &&
-	    (error = add_call(f->escalations, inv, json_pack("{s:s, s:s}", "justification",
-			      jstr(json_object_get(inv, "args"), "justification"), "outcome", outcome.ptr))) < 0)
-		goto cleanup;
-	if (jhas(inv, "dispatches")) {
-		risk = call_risk(inv);
-		f->risk_unavailable |= risk < 0;
-		if (risk > 0 && (error = add_call(f->risky_calls, inv, json_pack("{s:I, s:s}", "classes",
-						  (json_int_t)risk, "outcome", outcome.ptr))) < 0)
+	if (escalated(inv)) {
+		counted = 1;
+		if ((error = add_call(f->escalations, inv, json_pack("{s:s, s:s}", "justification",
+				      jstr(json_object_get(inv, "args"), "justification"), "outcome", outcome.ptr))) < 0)
 			goto cleanup;
 	}
-	if (!*jstr(inv, "status") &&
-	    (error = add_call(f->no_outcome, inv, json_pack("{s:s, s:b}", "outcome", outcome.ptr,
-			      "dispatched", jhas(inv, "dispatches")))) < 0)
-		goto cleanup;
-	if (call_denied(inv) && ((error = audit_denial_reason(&reason, inv)) < 0 ||
-				 (error = add_call(f->denials, inv, json_pack("{s:s, s:s, s:s}", "by",
-						   call_decision(inv) == D_REJECTED ? "person" : "policy",
-						   "reason", reason.ptr, "rule", first_rule(inv)))) < 0))
-		goto cleanup;
+	/* calls that ran: dispatched, or with an outcome other than a refusal */
+	if (jhas(inv, "dispatches") && (risk = call_risk(f->c, inv)) != 0) {
+		counted = 1;
+		if ((error = risky_item(f->risky_calls, inv, risk, outcome.ptr)) < 0)
+			goto cleanup;
+	}
+	if (!*jstr(inv, "status")) {
+		counted = 1;
+		if ((error = add_call(f->no_outcome, inv, json_pack("{s:s, s:b}", "outcome", outcome.ptr,
+				      "dispatched", jhas(inv, "dispatches")))) < 0)
+			goto cleanup;
+	}
+	if (call_denied(inv)) {
+		counted = 1;
+		if ((error = audit_denial_reason(&reason, inv)) < 0 ||
+		    (error = add_call(f->denials, inv, json_pack("{s:s, s:s, s:s}", "by",
+				      call_decision(inv) == D_REJECTED ? "person" : "policy",
+				      "reason", reason.ptr, "rule", first_rule(inv)))) < 0)
+			goto cleanup;
+	}
+	f->calls += counted;
 cleanup:
 	docket_buf_dispose(&outcome);
 	docket_buf_dispose(&reason);
@@ -281,16 +402,15 @@ static int set_list(json_t *root, const char *key, json_t **list)
 
 int audit_findings(json_t **out, const collector *c)
 {
-	static const char *const lists[] = { "risky_sessions", "escalations", "risky_calls", "no_outcome",
-					     "denials" };
 	findings f;
 	json_t *sessions = NULL;
 	const json_t *inv;
-	size_t i, attention = 0;
+	size_t i, attention;
 	int error;
 
 	*out = NULL;
 	memset(&f, 0, sizeof(f));
+	f.c = c;
 	if (!(f.root = json_object()))
 		return nomem();
 	if ((error = set_list(f.root, "risky_sessions", &sessions)) < 0 ||
@@ -303,11 +423,9 @@ int audit_findings(json_t **out, const collector *c)
 	json_array_foreach(c->invocations, i, inv)
 		if (json_is_true(json_object_get(inv, "since")) && (error = call_findings(&f, inv)) < 0)
 			goto fail;
-	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		attention += json_array_size(json_object_get(f.root, lists[i]));
+	/* a call in several lists (an escalated push that was denied) counts once */
+	attention = json_array_size(sessions) + f.calls;
 	if (json_object_set_new(f.root, "attention", json_integer((json_int_t)attention)) < 0 ||
-	    json_object_set_new(f.root, "risk_classes", json_string(f.risk_unavailable ? "unavailable"
-											: "analysed")) < 0 ||
 	    json_object_set_new(f.root, "waits", json_pack("{s:I, s:I}", "known", (json_int_t)f.waits_known,
 							    "unknown", (json_int_t)f.waits_unknown)) < 0) {
 		error = nomem();

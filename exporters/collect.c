@@ -312,10 +312,12 @@ static int on_session(collector *c, const json_t *ev)
 
 	if (json_object_get(c->session_by_id, id))
 		return 0;
-	if (!(rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "session", id, "runtime", jstr(ev, "runtime"),
-			      "platform", jstr(ev, "platform"), "cwd", jstr(ev, "cwd"),
+	if (!(rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:O?, s:s}", "session", id,
+			      "runtime", jstr(ev, "runtime"), "platform", jstr(ev, "platform"), "cwd", jstr(ev, "cwd"),
 			      "opened_time", jstr(ev, "time"), "parent", jstr(ev, "parent"),
-			      "labels", json_object_get(ev, "labels"))))
+			      "labels", json_object_get(ev, "labels"),
+			      "workspace_roots", json_object_get(ev, "workspace_roots"),
+			      "home", jstr(json_object_get(ev, "env"), "HOME"))))
 		return nomem();
 	if (json_object_set(c->session_by_id, id, rec) < 0 || json_array_append(c->sessions, rec) < 0) {
 		json_decref(rec);

@@ -139,8 +139,9 @@ int pseudo_learn(const docket_pseudonymizer *p, json_t *event);
  *    "risky_calls": [...], "no_outcome": [...], "denials": [...],
  *    "waits": {"known": N, "unknown": N}}
  * Each item names its session (and invocation, tool, summary, time) and what
- * made it count. "attention" is the sum of the five lists' sizes: it is 0
- * only when every list is empty.
+ * made it count; a risky call has "classes" (docket_risk_name), "class_names"
+ * and "hosts" (network). "attention" counts the risky sessions plus the
+ * distinct calls of the other lists: it is 0 only when every list is empty.
  */
 int audit_findings(json_t **out, const collector *c);
 /* The settings that make a policy revision record risky ("approval never,

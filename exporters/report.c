@@ -822,17 +822,15 @@ static int risk_section(docket_buf *b, const json_t *f)
 	static const char *const mode_keys[] = { "session", "runtime", "settings", "@time", "cwd", NULL };
 	static const char *const esc_heads[] = { "When", "Session", "Call", "Justification", "Outcome", NULL };
 	static const char *const esc_keys[] = { "@time", "session", "@call", "justification", "outcome", NULL };
-	static const char *const risk_heads[] = { "When", "Session", "Call", "Risk classes", "Outcome", NULL };
-	static const char *const risk_keys[] = { "@time", "session", "@call", "class_names", "outcome", NULL };
+	static const char *const risk_heads[] = { "When", "Session", "Call", "Risk classes", "Hosts", "Outcome", NULL };
+	static const char *const risk_keys[] = { "@time", "session", "@call", "class_names", "host_list", "outcome",
+						 NULL };
 	static const char *const open_heads[] = { "When", "Session", "Call", "State", NULL };
 	static const char *const open_keys[] = { "@time", "session", "@call", "outcome", NULL };
 	static const char *const deny_heads[] = { "When", "Session", "Call", "Denied by", "Reason", "Rule", NULL };
 	static const char *const deny_keys[] = { "@time", "session", "@call", "by", "reason", "rule", NULL };
 	int error = docket_buf_puts(b, "<section id=\"risk\"><h2>What needs attention</h2>\n");
 
-	if (error == 0 && strcmp(jstr(f, "risk_classes"), "unavailable") == 0)
-		error = empty_note(b, "Risk classes of allowed calls were not analysed: this build has no "
-				      "call analysis (policy/risk.h). The other lists are complete.");
 	if (!error) error = finding_table(b, f, "risky_sessions", "Sessions in risky modes", mode_heads, mode_keys,
 					  "No session ran in a risky mode.");
 	if (!error) error = finding_table(b, f, "escalations", "Escalations", esc_heads, esc_keys,
