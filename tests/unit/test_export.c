@@ -426,9 +426,19 @@ static void test_otel_spans(void **state)
 	const json_t *s;
 	size_t i, settled = 0, errors = 0, dispatched = 0;
 
+	const json_t *root = json_array_get(spans, 0);
+
 	assert_int_equal(json_array_size(lines), 1);   /* one session */
-	assert_int_equal(json_array_size(spans), DEMO_INVOCATIONS);
+	/* the session span first: the root of the trace, every call its child */
+	assert_int_equal(json_array_size(spans), DEMO_INVOCATIONS + 1);
+	assert_string_equal(attr(root, "gen_ai.operation.name"), "invoke_agent");
+	assert_string_equal(attr(root, "gen_ai.conversation.id"), "demo-basic");
+	assert_null(json_object_get(root, "parentSpanId"));
 	json_array_foreach(spans, i, s) {
+		if (i == 0)
+			continue;
+		assert_string_equal(jstr(s, "parentSpanId"), jstr(root, "spanId"));
+		assert_string_equal(jstr(s, "traceId"), jstr(root, "traceId"));
 		check_span(s);
 		settled += span_events_named(s, "approval.settled");
 		dispatched += span_events_named(s, "tool.dispatched");
