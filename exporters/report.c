@@ -569,43 +569,53 @@ static int table_open(docket_buf *b, const char *title, const char *const *heads
 	return error == 0 ? docket_buf_puts(b, "</tr></thead><tbody>\n") : error;
 }
 
-static int count_in_session(const collector *c, const char *session, int (*pred)(const json_t *))
+/* Per session: calls, approvals, denials, pending (in scope), one pass. */
+enum { SC_CALLS, SC_APPROVALS, SC_DENIALS, SC_PENDING, SC_N };
+
+static int session_counts(json_t **out, const collector *c)
 {
+	json_t *counts = json_object();
 	const json_t *inv;
 	size_t i;
-	int n = 0;
 
-	json_array_foreach(c->invocations, i, inv)
-		n += in_scope(inv) && strcmp(jstr(inv, "session"), session) == 0 && (!pred || pred(inv));
-	return n;
+	*out = NULL;
+	if (!counts)
+		return nomem();
+	json_array_foreach(c->invocations, i, inv) {
+		const char *session = jstr(inv, "session");
+		json_t *row = json_object_get(counts, session);
+		json_int_t add[SC_N] = { 1, jhas(inv, "result"), call_denied(inv), !jhas(inv, "status") };
+
+		if (!in_scope(inv))
+			continue;
+		if (!row && (json_object_set_new(counts, session, row = json_pack("[i,i,i,i]", 0, 0, 0, 0)) < 0 ||
+			     !row)) {
+			json_decref(counts);
+			return nomem();
+		}
+		for (int k = 0; k < SC_N; k++)
+			json_integer_set(json_array_get(row, (size_t)k),
+					 json_integer_value(json_array_get(row, (size_t)k)) + add[k]);
+	}
+	*out = counts;
+	return 0;
 }
 
-static int has_result(const json_t *inv)
-{
-	return jhas(inv, "result");
-}
-
-static int is_pending(const json_t *inv)
-{
-	return !jhas(inv, "status");
-}
-
-static int session_row(docket_buf *b, const collector *c, const json_t *s)
+static int session_row(docket_buf *b, const json_t *counts, const json_t *s)
 {
 	const char *id = jstr(s, "session");
-	char n[4][16];
+	const json_t *row = json_object_get(counts, id);
+	char n[SC_N][24];
 	int error = 0;
 
-	snprintf(n[0], sizeof(n[0]), "%d", count_in_session(c, id, NULL));
-	snprintf(n[1], sizeof(n[1]), "%d", count_in_session(c, id, has_result));
-	snprintf(n[2], sizeof(n[2]), "%d", count_in_session(c, id, call_denied));
-	snprintf(n[3], sizeof(n[3]), "%d", count_in_session(c, id, is_pending));
+	for (int k = 0; k < SC_N; k++)
+		snprintf(n[k], sizeof(n[k]), "%lld", (long long)json_integer_value(json_array_get(row, (size_t)k)));
 	if (!error) error = docket_buf_puts(b, "<tr>");
 	if (!error) error = cell(b, "call", id);
 	if (!error) error = cell(b, NULL, *jstr(s, "runtime") ? jstr(s, "runtime") : "-");
 	if (!error) error = time_cell(b, jstr(s, "opened_time"));
 	if (!error) error = jhas(s, "closed_time") ? time_cell(b, jstr(s, "closed_time")) : badge(b, "u", "open");
-	for (int i = 0; i < 4 && !error; i++)
+	for (int i = 0; i < SC_N && !error; i++)
 		error = cell(b, "num", n[i]);
 	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
 }
@@ -615,17 +625,21 @@ static int sessions_table(docket_buf *b, const collector *c)
 	static const char *const heads[] = { "Session", "Runtime", "Opened", "Closed", "Calls", "Approvals",
 					     "Denials", "Pending", NULL };
 	const json_t *s;
+	json_t *counts = NULL;
 	size_t i;
 	int error;
 
 	if (json_array_size(c->sessions) == 0)
 		return section_empty(b, "Sessions", "No sessions recorded.");
-	if ((error = table_open(b, "Sessions", heads)) < 0)
-		return error;
+	if ((error = session_counts(&counts, c)) < 0 || (error = table_open(b, "Sessions", heads)) < 0)
+		goto cleanup;
 	json_array_foreach(c->sessions, i, s)
-		if ((error = session_row(b, c, s)) < 0)
-			return error;
-	return docket_buf_puts(b, "</tbody></table>\n");
+		if ((error = session_row(b, counts, s)) < 0)
+			goto cleanup;
+	error = docket_buf_puts(b, "</tbody></table>\n");
+cleanup:
+	json_decref(counts);
+	return error;
 }
 
 /* Fleet reports: one row per machine. */
