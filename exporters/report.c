@@ -267,7 +267,7 @@ static json_int_t attention(const totals *t)
 
 static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 {
-	char n[6][32], sub[6][160], wait[32] = "-";
+	char n[6][32], sub[6][200], wait[32] = "-";
 	int error = 0;
 
 	qsort(t->waits, t->nwaits, sizeof(*t->waits), cmp_i64);
@@ -293,7 +293,7 @@ static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 			 "; %zu unknown (the source did not record when it asked)", t->waits_unknown);
 	snprintf(n[5], sizeof(n[5]), "%lld", (long long)attention(t));
 	snprintf(sub[5], sizeof(sub[5]), "%zu risky session mode%s, %zu escalation%s, %zu risky call%s, "
-		 "%zu without outcome, %zu denied", list_size(t, "risky_sessions"),
+		 "%zu without outcome, %zu denied (a call in several lists counts once)", list_size(t, "risky_sessions"),
 		 list_size(t, "risky_sessions") == 1 ? "" : "s", list_size(t, "escalations"),
 		 list_size(t, "escalations") == 1 ? "" : "s", list_size(t, "risky_calls"),
 		 list_size(t, "risky_calls") == 1 ? "" : "s", list_size(t, "no_outcome"), list_size(t, "denials"));
