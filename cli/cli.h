@@ -206,6 +206,17 @@ int cli_timespec_arg(const char *option, const char *arg, docket_timespec *out);
  * there). */
 int cli_since(const char *arg, docket_export_options *opts);
 
+/*
+ * The OpenTelemetry export (OTLP/JSON, one request per session) POSTed to
+ * `url`, an OTLP/HTTP traces endpoint (http or https only), with libcurl
+ * (otlp_http.c). *posted counts the requests the endpoint accepted (2xx).
+ * Errors: DOCKET_EINVALID (not an http(s) URL, or docket built without
+ * libcurl), DOCKET_ESTORAGE (no connection, a timeout, a reply other than
+ * 2xx: the message says which).
+ */
+int cli_export_otlp_http(docket_ledger *ledger, const docket_export_options *opts, const char *url,
+			 docket_export_stats *stats, uint64_t *posted);
+
 /* Exit 0 when `session` exists, else print why and return the exit code
  * (a missing session is a usage error: 2). */
 int cli_check_session(docket_ledger *ledger, const char *session);

@@ -152,7 +152,7 @@ static int run_endpoint(docket_ledger *ledger, const export_env *env, const char
 	int error;
 
 	docket_error_clear();
-	if ((error = docket_export_otlp_http(ledger, &env->opts, url, &stats, &posted)) < 0) {
+	if ((error = cli_export_otlp_http(ledger, &env->opts, url, &stats, &posted)) < 0) {
 		if (posted)
 			cli_error("%llu request%s accepted before the failure", (unsigned long long)posted,
 				  posted == 1 ? " was" : "s were");

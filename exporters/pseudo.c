@@ -487,7 +487,7 @@ static int remember_names(const docket_pseudonymizer *cp, pwalk *w)
 {
 	docket_pseudonymizer *p = (docket_pseudonymizer *)cp;  /* the cache only */
 	char **all = NULL;
-	size_t i, k, n;
+	size_t i, k, n, copied = 0;
 	int error = 0;
 
 	pthread_mutex_lock(&p->lock);
@@ -512,16 +512,17 @@ static int remember_names(const docket_pseudonymizer *cp, pwalk *w)
 	}
 	if (error == 0 && p->nknown && !(all = docket_calloc(p->nknown, sizeof(*all))))
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-	for (i = 0; error == 0 && i < p->nknown; i++)
-		if (!(all[i] = docket_strdup(p->known[i])))
+	for (; error == 0 && all && copied < p->nknown; copied++)
+		if (!(all[copied] = docket_strdup(p->known[copied])))
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
-	n = p->nknown;
+	n = copied;
 	pthread_mutex_unlock(&p->lock);
 	for (k = 0; k < w->nnames; k++)
 		docket_free(w->names[k]);
 	docket_free(w->names);
+	/* all[0..n) are copies (on failure, the ones made so far) */
 	w->names = all;
-	w->nnames = error == 0 ? n : i;
+	w->nnames = all ? n : 0;
 	if (error == 0 && n > 1)
 		qsort(all, n, sizeof(*all), by_length);
 	return error;

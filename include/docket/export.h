@@ -76,19 +76,6 @@ DOCKET_EXTERN int docket_audit_findings(json_t **out, docket_ledger *ledger,
  */
 DOCKET_EXTERN int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised);
 
-/*
- * The OpenTelemetry export (OTLP/JSON, one request per session) POSTed to
- * `url`, an OTLP/HTTP traces endpoint (http or https only). *posted counts
- * the requests the endpoint accepted (2xx). Errors: DOCKET_EINVALID (not an
- * http(s) URL, or docket built without libcurl), DOCKET_ESTORAGE (no
- * connection, a timeout, a reply other than 2xx: the message says which).
- */
-DOCKET_EXTERN int docket_export_otlp_http(docket_ledger *ledger, const docket_export_options *opts,
-					  const char *url, docket_export_stats *stats,
-					  uint64_t *posted) DOCKET_MUST_USE;
-/* 1 when this docket can post OTLP/HTTP (built with libcurl). */
-DOCKET_EXTERN int docket_otlp_available(void);
-
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
 DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp_http.c: `docket export --format otel --endpoint URL`: the OTLP/JSON
- * export (otel.c), one ExportTraceServiceRequest per session, each POSTed
- * to URL (an OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces)
- * with libcurl. Only http and https; a reply other than 2xx, or no reply in
+ * export (exporters/otel.c), one ExportTraceServiceRequest per session, each
+ * POSTed to URL (an OTLP/HTTP traces endpoint, such as
+ * http://collector:4318/v1/traces) with libcurl, in the program only: the
+ * library stays free of it. Only http and https; a reply other than 2xx, or no reply in
  * OTLP_TIMEOUT_S, stops the export with an error naming the status.
  */
 #include <stdio.h>
@@ -14,19 +15,10 @@
 #include <curl/curl.h>
 #endif
 
-#include "export_internal.h"
+#include "cli.h"
 #include "util/error.h"
 
 #define OTLP_TIMEOUT_S 30L
-
-int docket_otlp_available(void)
-{
-#ifdef DOCKET_HAVE_CURL
-	return 1;
-#else
-	return 0;
-#endif
-}
 
 #ifdef DOCKET_HAVE_CURL
 /* The reply body is not needed: drop it. */
@@ -92,8 +84,8 @@ cleanup:
 }
 #endif
 
-int docket_export_otlp_http(docket_ledger *ledger, const docket_export_options *opts, const char *url,
-			    docket_export_stats *stats, uint64_t *posted)
+int cli_export_otlp_http(docket_ledger *ledger, const docket_export_options *opts, const char *url,
+			 docket_export_stats *stats, uint64_t *posted)
 {
 #ifdef DOCKET_HAVE_CURL
 	docket_export_options o = *opts;
