@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "docket/export.h"
+#include "policy/risk.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -144,7 +145,33 @@ typedef struct call_facts {
 	int wait_unknown;        /* the source did not record when it asked */
 	int64_t run_ms;          /* -1: unknown */
 	int64_t recovered_ms;    /* dispatch to an outcome written by recovery; -1: none */
+	unsigned risk;           /* docket_call_risk of the intent (escalation left out) */
 } call_facts;
+
+#define ROOTS_MAX 16
+
+/* The risk classes of a call (policy/risk.h) in its session's context. */
+static unsigned call_risk(const call *c, const json_t *opened)
+{
+	const json_t *roots = json_object_get(opened, "workspace_roots");
+	const char *root[ROOTS_MAX];
+	docket_risk_call rc;
+	size_t i, n = 0;
+
+	if (!c->intent)
+		return 0;
+	for (i = 0; i < json_array_size(roots) && n < ROOTS_MAX; i++)
+		if (json_string_value(json_array_get(roots, i)))
+			root[n++] = json_string_value(json_array_get(roots, i));
+	memset(&rc, 0, sizeof(rc));
+	rc.tool = cli_jstr(c->intent, "tool") ? cli_jstr(c->intent, "tool") : "";
+	rc.args = json_object_get(c->intent, "args");
+	rc.cwd = cli_jstr(opened, "cwd");
+	rc.roots = root;
+	rc.nroots = n;
+	rc.home = cli_jstr(json_object_get(opened, "env"), "HOME");
+	return docket_call_risk(&rc) & ~(unsigned)DOCKET_RISK_ESCALATION;
+}
 
 /* The approval wait from `request` to `settled`; -1 when unknown
  * (docket_wait_known: an imported request stamped at its answer). */
@@ -473,6 +500,9 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 			error = docket_buf_printf(b, "; recovery %s", cli_jstr(ev, "recovery"));
 		if (error == 0)
 			error = escalation_detail(b, json_object_get(ev, "args"));
+		for (unsigned bit = 1, k = 0; bit && error == 0; bit <<= 1)
+			if ((f->risk & bit) && docket_risk_name(bit))
+				error = docket_buf_printf(b, "%s%s", k++ ? ", " : "; risk ", docket_risk_name(bit));
 	} else if (strcmp(type, "approval.requested") == 0) {
 		const char *req = cli_jstr(ev, "request");
 		const char *reviewer = cli_jstr(ev, "reviewer");
@@ -708,6 +738,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 		call_facts f;
 
 		call_analyse(c, &f);
+		f.risk = call_risk(c, ctx->opened);
 		if ((error = cli_table_span(t, NULL, "")) < 0)
 			break;
 		if (cturn && (!turn || strcmp(turn, cturn) != 0)) {
@@ -852,7 +883,12 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		"Shows one session: where and by which runtime it ran, its policy revisions,\n"
 		"then every tool call as a timeline: intent (verdict and who decided),\n"
 		"approval (who was asked, who answered, how long it waited), dispatch and\n"
-		"outcome (status, exit code, how long it ran). Calls are grouped by turn.\n";
+		"outcome (status, exit code, how long it ran). Calls are grouped by turn.\n"
+		"Each policy revision shows its mode (RISKY when it never asks or runs\n"
+		"unsandboxed); an intent shows its rules, an escalation with its\n"
+		"justification and its risk classes (docs/audit.md). An approval wait the\n"
+		"source did not record, and a run ended by recovery, are labelled unknown.\n"
+		"SESSION may be a unique prefix of the session id.\n";
 	const char *session = NULL;
 	int json = 0;
 	const cli_opt opts[] = {
