@@ -15,7 +15,7 @@ packages=(
 	build-essential clang pkg-config meson ninja-build python3
 	liblmdb-dev libprotobuf-c-dev protobuf-c-compiler libzstd-dev
 	libgit2-dev libjansson-dev libsimdjson-dev libfyaml-dev libssl-dev
-	libcmocka-dev libsqlite3-dev libpq-dev
+	libcmocka-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
 	lmdb-utils zstd git jq man-db
 	postgresql
 )

@@ -342,7 +342,7 @@ int cli_open_failed(const cli_global *g, int error)
 	if (error == DOCKET_ENOTFOUND) {
 		cli_error("no ledger at '%s' (create one with `docket init`, or name one with -L PATH "
 			  "or $DOCKET_LEDGER)", g->ledger_path);
-		return CLI_EXIT_SYSTEM;
+		return CLI_EXIT_USAGE;  /* a usage mistake (a wrong -L or no init), not storage */
 	}
 	if (e->code != 0 && e->message[0])
 		cli_error("cannot open ledger '%s': %s", g->ledger_path, e->message);
@@ -493,6 +493,16 @@ static int session_seen(void *ctx, const docket_session_info *info)
 	(void)info;
 	*(int *)ctx = 1;
 	return 0;
+}
+
+int cli_session_exists(docket_ledger *ledger, const char *session)
+{
+	int seen = 0;
+	int error = docket_ledger_session(ledger, session, session_seen, &seen);
+
+	if (error == DOCKET_ENOTFOUND)
+		return 0;
+	return error < 0 ? error : seen;
 }
 
 int cli_check_session(docket_ledger *ledger, const char *session)
@@ -998,6 +1008,8 @@ static int summary_network(docket_buf *b, const json_t *args)
 
 	if (url)
 		return put_clean(b, url);
+	if (!host && cli_jstr(args, "query"))  /* a web search: what was searched */
+		return (error = docket_buf_puts(b, "search: ")) < 0 ? error : put_clean(b, cli_jstr(args, "query"));
 	if (!host)
 		return 0;
 	if (proto && (error = docket_buf_printf(b, "%s://", proto)) < 0)

@@ -19,6 +19,7 @@
 
 #include "docket/docket.h"
 #include "util/buf.h"
+#include "util/timespec.h"
 
 /* Exit codes (DESIGN §9). */
 enum {
@@ -71,6 +72,7 @@ int cmd_verify_receipt(const cli_command *cmd, const cli_global *g, int argc, ch
 int cmd_witness(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **argv);
+int cmd_audit(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_redact(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **argv);
@@ -183,6 +185,37 @@ int cli_size_parse(const char *s, size_t *out);
 
 /* The flags read commands open the ledger with. */
 #define CLI_OPEN_READ DOCKET_OPEN_READONLY
+
+/* 1 when `session` exists, 0 when not, <0 on a read error. */
+int cli_session_exists(docket_ledger *ledger, const char *session);
+
+/*
+ * Resolve a SESSION argument: the id itself, or the one session whose id
+ * starts with it, or whose subagent sessions ("ID/agent-x") are the only
+ * other matches (*session then points to *owned, a copy to docket_free).
+ * No match, or several ("ambiguous", the first candidates listed): an error
+ * and CLI_EXIT_USAGE. NULL *session: nothing to do.
+ */
+int cli_session_arg(docket_ledger *ledger, const char **session, char **owned);
+
+/* --since/--until ARG in the syntax of util/timespec.h (relative to now);
+ * CLI_EXIT_USAGE with a message naming `option` when it is not. */
+int cli_timespec_arg(const char *option, const char *arg, docket_timespec *out);
+/* --since ARG of an export, report or audit: a time sets since_ms (earlier
+ * events still feed what later ones need), #seq since_seq (reading starts
+ * there). */
+int cli_since(const char *arg, docket_export_options *opts);
+
+/*
+ * The OpenTelemetry export (OTLP/JSON, one request per session) POSTed to
+ * `url`, an OTLP/HTTP traces endpoint (http or https only), with libcurl
+ * (otlp_http.c). *posted counts the requests the endpoint accepted (2xx).
+ * Errors: DOCKET_EINVALID (not an http(s) URL, or docket built without
+ * libcurl), DOCKET_ESTORAGE (no connection, a timeout, a reply other than
+ * 2xx: the message says which).
+ */
+int cli_export_otlp_http(docket_ledger *ledger, const docket_export_options *opts, const char *url,
+			 docket_export_stats *stats, uint64_t *posted);
 
 /* Exit 0 when `session` exists, else print why and return the exit code
  * (a missing session is a usage error: 2). */

@@ -19,6 +19,7 @@ typedef struct export_args {
 	const char *pseudo_key;
 	const char *repo;
 	const char *dir;
+	const char *endpoint;
 	int redact;
 } export_args;
 
@@ -64,13 +65,16 @@ static int check_tiles(const export_args *a)
 /* Options -> export options; prints the problem and returns an exit code. */
 static int prepare(export_env *env, const export_args *a)
 {
-	int64_t since;
 	int error;
 
 	if (strcmp(a->format, "tlog-tiles") == 0)
 		return check_tiles(a);
 	if (a->dir) {
 		cli_error("only --format tlog-tiles takes a directory (got '%s'); use --output FILE", a->dir);
+		return CLI_EXIT_USAGE;
+	}
+	if (a->endpoint && (strcmp(a->format, "otel") != 0 || a->output)) {
+		cli_error("--endpoint posts OpenTelemetry traces: it goes with --format otel, without --output");
 		return CLI_EXIT_USAGE;
 	}
 	env->opts.format = docket_export_format_parse(a->format);
@@ -83,11 +87,15 @@ static int prepare(export_env *env, const export_args *a)
 		return CLI_EXIT_USAGE;
 	}
 	if (a->since) {
-		if (cli_time_parse(a->since, &since) < 0) {
-			cli_error("--since wants an RFC 3339 time, not '%s'", a->since);
-			return CLI_EXIT_USAGE;
-		}
-		env->opts.since_ms = since;
+		docket_timespec when;
+		int rc;
+
+		if ((rc = cli_timespec_arg("--since", a->since, &when)) != CLI_EXIT_OK)
+			return rc;
+		if (when.kind == DOCKET_TIMESPEC_SEQ)
+			env->opts.since_seq = when.seq;
+		else
+			env->opts.since_ms = when.ms;
 	}
 	env->opts.session = a->session;
 	docket_error_clear();
@@ -137,6 +145,24 @@ static int run_tiles(docket_ledger *ledger, const char *dir)
 	return CLI_EXIT_OK;
 }
 
+static int run_endpoint(docket_ledger *ledger, const export_env *env, const char *url)
+{
+	docket_export_stats stats;
+	uint64_t posted = 0;
+	int error;
+
+	docket_error_clear();
+	if ((error = cli_export_otlp_http(ledger, &env->opts, url, &stats, &posted)) < 0) {
+		if (posted)
+			cli_error("%llu request%s accepted before the failure", (unsigned long long)posted,
+				  posted == 1 ? " was" : "s were");
+		return cli_fail(error, "cannot post the traces");
+	}
+	printf("posted %llu span%s in %llu request%s to %s\n", (unsigned long long)stats.records,
+	       stats.records == 1 ? "" : "s", (unsigned long long)posted, posted == 1 ? "" : "s", url);
+	return CLI_EXIT_OK;
+}
+
 static int run_stream(docket_ledger *ledger, const export_env *env, const char *path)
 {
 	docket_export_stats stats;
@@ -168,9 +194,13 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 {
 	static const char description[] =
 		"Writes the ledger for other tools: jsonl (the events as `docket log --json`\n"
-		"prints them), ocsf (OCSF 1.9 records, one per line), otel (OTLP/JSON spans,\n"
-		"one execute_tool span per call), csv (one row per call) or git (an archive\n"
+		"prints them), ocsf (OCSF 1.9 records, one per line), otel (OTLP/JSON spans),\n"
+		"csv (one row per call, with reasons and rules) or git (an archive\n"
 		"repository, one commit per export carrying the chain head; needs --repo).\n"
+		"otel writes one trace per session: an invoke_agent span, the session's\n"
+		"execute_tool spans its children, a subagent's session inside its parent's\n"
+		"trace; --endpoint URL POSTs it as OTLP/HTTP (JSON) to a collector\n"
+		"(http://HOST:4318/v1/traces) instead of writing it.\n"
 		"tlog-tiles DIR writes the Merkle tree of the newest signed checkpoint as the\n"
 		"C2SP tlog-tiles static layout (checkpoint, tile/<L>/<N>, tile/entries/<N>)\n"
 		"for any HTTP server to publish; run it again to add what is new.\n"
@@ -179,21 +209,25 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"--redact-rules adds your own rules. --pseudonymize replaces session ids,\n"
 		"actors and home-directory names by keyed hashes (`docket keygen --hmac`).\n"
 		"See docs/audit.md for the mappings.\n";
-	export_args a = { "jsonl", NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	export_args a = { "jsonl", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 };
 	const cli_opt opts[] = {
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FORMAT", "jsonl (default), ocsf, otel, csv, git or tlog-tiles", 0 },
 		{ CLI_OPT_STRING, "session", 's', &a.session, "S", "only this session", 0 },
-		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only events at or after this RFC 3339 time", 0 },
+		{ CLI_OPT_STRING, "since", 0, &a.since, "WHEN",
+		  "only events from this time, date, 2h/7d ago, or #seq on", 0 },
 		{ CLI_OPT_STRING, "output", 'o', &a.output, "FILE", "write to FILE instead of stdout", 0 },
 		{ CLI_OPT_SWITCH, "redact", 0, &a.redact, NULL, "redact secrets with the built-in rules", 0 },
 		{ CLI_OPT_STRING, "redact-rules", 0, &a.rules, "FILE", "redact with the rules in FILE (JSON)", 0 },
 		{ CLI_OPT_STRING, "pseudonymize", 0, &a.pseudo_key, "KEYFILE", "replace identifiers by keyed hashes", 0 },
 		{ CLI_OPT_STRING, "repo", 0, &a.repo, "DIR", "the git archive (--format git)", 0 },
+		{ CLI_OPT_STRING, "endpoint", 0, &a.endpoint, "URL",
+		  "--format otel: POST to this OTLP/HTTP traces URL", 0 },
 		{ CLI_OPT_ARG, "DIR", 0, &a.dir, NULL, "the directory to write (--format tlog-tiles)", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	export_env env = { NULL, NULL, DOCKET_EXPORT_OPTIONS_INIT };
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	int rc;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
@@ -202,14 +236,17 @@ int cmd_export(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		goto cleanup;
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		goto cleanup;
-	if (a.session && (rc = cli_check_session(ledger, a.session)) != CLI_EXIT_OK)
+	if ((rc = cli_session_arg(ledger, &a.session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
+	env.opts.session = a.session;
 	if (strcmp(a.format, "tlog-tiles") == 0)
 		rc = run_tiles(ledger, a.dir);
 	else
 		rc = strcmp(a.format, "git") == 0 ? run_git(ledger, &env, a.repo)
-						  : run_stream(ledger, &env, a.output);
+		     : a.endpoint ? run_endpoint(ledger, &env, a.endpoint)
+				  : run_stream(ledger, &env, a.output);
 cleanup:
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	docket_redactor_free(env.redactor);
 	docket_pseudonymizer_free(env.pseudo);

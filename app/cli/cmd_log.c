@@ -23,6 +23,16 @@
 
 enum { COL_HOST, COL_SEQ, COL_TIME, COL_TYPE, COL_SESSION, COL_INVOCATION, NCOLS };
 
+/* What --type, --invocation, --status, --since and --until select. */
+typedef struct log_filter {
+	const char *types;       /* comma list; "tool." or "tool.*" match a family */
+	const char *invocation;
+	const char *status;      /* an outcome status, approval result or verdict */
+	int64_t since_ms, until_ms;
+	int has_since_ms, has_until_ms;
+	uint64_t until_seq;      /* 0: none; else only seqs before it */
+} log_filter;
+
 typedef struct log_ctx {
 	size_t width[NCOLS];
 	int measure;      /* 1: first pass, only measure */
@@ -31,6 +41,7 @@ typedef struct log_ctx {
 	int with_host;    /* fleet log: a HOST column first (the event's "host") */
 	uint64_t last_seq;
 	int header_done;
+	log_filter filter;
 } log_ctx;
 
 static volatile sig_atomic_t stop_requested;
@@ -173,6 +184,18 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 			error = docket_buf_printf(b, ", %s", d);
 		}
 		*color = cli_status_color(status);
+	} else if (strcmp(type, "recovery.action") == 0) {
+		const char *action = cli_jstr(ev, "action"), *detail = cli_jstr(ev, "detail");
+		const char *verdict = cli_jstr(json_object_get(ev, "decision"), "verdict");
+
+		error = docket_buf_puts(b, action ? action : "?");
+		if (error == 0 && cli_jint(ev, "attempt", &n) == 0)
+			error = docket_buf_printf(b, ", attempt %lld", (long long)n);
+		if (error == 0 && verdict)
+			error = docket_buf_printf(b, " -> %s", verdict);
+		if (error == 0 && detail)
+			error = docket_buf_printf(b, ": %s", detail);
+		*color = CLI_YELLOW;
 	} else if (strcmp(type, "session.closed") == 0) {
 		const char *reason = cli_jstr(ev, "reason");
 
@@ -208,6 +231,57 @@ static void measure(size_t *w, const char *s)
 		*w = len;
 }
 
+/* 1 when `type` is in the comma list `types`: an entry matches its exact
+ * type, or, ending in "." or ".*", every type of that family. */
+static int type_listed(const char *types, const char *type)
+{
+	while (*types) {
+		size_t n = strcspn(types, ","), m = n;
+
+		if (m > 0 && types[m - 1] == '*')
+			m--;
+		if (m > 0 && types[m - 1] == '.' ? strncmp(types, type, m) == 0
+						    : m == strlen(type) && strncmp(types, type, m) == 0)
+			return 1;
+		types += n + (types[n] == ',');
+	}
+	return 0;
+}
+
+/* The status word of an event: an outcome's status, an approval's result,
+ * an intent's verdict. */
+static const char *status_word(const json_t *ev)
+{
+	const char *s = cli_jstr(ev, "status");
+
+	if (!s)
+		s = cli_jstr(ev, "result");
+	if (!s)
+		s = cli_jstr(json_object_get(ev, "decision"), "verdict");
+	return s;
+}
+
+static int wanted(const log_filter *f, const json_t *ev)
+{
+	const char *inv = cli_jstr(ev, "invocation"), *status = status_word(ev);
+	int64_t ms;
+
+	if (f->types && !type_listed(f->types, cli_jstr(ev, "type") ? cli_jstr(ev, "type") : ""))
+		return 0;
+	if (f->invocation && (!inv || strcmp(inv, f->invocation) != 0))
+		return 0;
+	if (f->status && (!status || strcmp(status, f->status) != 0))
+		return 0;
+	if (f->has_since_ms || f->has_until_ms) {
+		/* imported events keep their own times: filter, never stop early */
+		if (cli_time_parse(cli_jstr(ev, "time"), &ms) < 0)
+			return 0;
+		if ((f->has_since_ms && ms < f->since_ms) || (f->has_until_ms && ms >= f->until_ms))
+			return 0;
+	}
+	return 1;
+}
+
 static int log_event(void *vctx, uint64_t seq, json_t *ev)
 {
 	log_ctx *ctx = vctx;
@@ -221,7 +295,11 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 	const char *color = NULL;
 	int error;
 
+	if (ctx->filter.until_seq && seq >= ctx->filter.until_seq)
+		return 1;  /* stop: seqs only grow */
 	ctx->last_seq = seq;
+	if (!wanted(&ctx->filter, ev))
+		return 0;
 	if (ctx->json) {
 		if (cli_json_line(stdout, ev) < 0)
 			return docket_error_set(DOCKET_ESTORAGE, "cannot write output");
@@ -320,13 +398,24 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	static const char description[] =
 		"Lists events in seq order: seq, time, type, session, invocation and a short\n"
 		"summary. --json writes each event as one JSON line (as recorded, plus seq, time,\n"
-		"epoch and hash). --follow keeps watching for new events until interrupted.\n";
-	const char *session = NULL;
-	uint64_t since = 0;
+		"epoch and hash). --follow keeps watching for new events until interrupted.\n"
+		"--since and --until take an RFC 3339 time, a date (2026-04-01, midnight UTC),\n"
+		"a relative time (90s, 45m, 2h, 7d, 2w ago) or a seq (#123); --since is\n"
+		"inclusive, --until exclusive. --status denied lists only the denials (outcomes,\n"
+		"approval results and verdicts with that word). A damaged ledger: the events\n"
+		"before the damage are listed, then the error (exit 3).\n";
+	const char *session = NULL, *since_arg = NULL, *until_arg = NULL;
 	int json = 0, follow = 0;
+	log_filter filter;
 	const cli_opt opts[] = {
-		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S", 0 },
-		{ CLI_OPT_U64, "since", 0, &since, "SEQ", "start at seq SEQ", 0 },
+		{ CLI_OPT_STRING, "session", 's', &session, "S", "only events of session S (or a unique prefix)", 0 },
+		{ CLI_OPT_STRING, "invocation", 'i', &filter.invocation, "ID", "only events of tool call ID", 0 },
+		{ CLI_OPT_STRING, "type", 't', &filter.types, "T,...",
+		  "only these event types (tool.intent, or tool. for the family)", 0 },
+		{ CLI_OPT_STRING, "status", 0, &filter.status, "WORD",
+		  "only events with this status, result or verdict (e.g. denied)", 0 },
+		{ CLI_OPT_STRING, "since", 0, &since_arg, "WHEN", "from this time or #seq on", 0 },
+		{ CLI_OPT_STRING, "until", 0, &until_arg, "WHEN", "before this time or #seq", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_SWITCH, "follow", 'f', &follow, NULL,
 		  "keep polling for new events until SIGINT/SIGTERM", 0 },
@@ -334,30 +423,41 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	};
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	docket_ledger *ledger = NULL;
+	docket_timespec since, until;
+	char *owned = NULL;
 	log_ctx ctx;
-	int rc, error;
+	int rc, error, measured = 0;
 
+	memset(&filter, 0, sizeof(filter));
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
+	if ((since_arg && (rc = cli_timespec_arg("--since", since_arg, &since)) != CLI_EXIT_OK) ||
+	    (until_arg && (rc = cli_timespec_arg("--until", until_arg, &until)) != CLI_EXIT_OK))
+		return rc;
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
 
 	log_ctx_init(&ctx, json, g->color_out, 0);
-	ro.session = session;
-	ro.since = since;
+	if (since_arg && since.kind == DOCKET_TIMESPEC_SEQ)
+		ro.since = since.seq;
+	else if (since_arg)
+		filter.since_ms = since.ms, filter.has_since_ms = 1;
+	if (until_arg && until.kind == DOCKET_TIMESPEC_SEQ)
+		filter.until_seq = until.seq;
+	else if (until_arg)
+		filter.until_ms = until.ms, filter.has_until_ms = 1;
+	ctx.filter = filter;
 
-	if (session) {
-		/* a session that does not exist is a usage error, not an empty log */
-		if ((rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
-			goto cleanup;
-	}
+	/* a session that does not exist is a usage error, not an empty log */
+	if ((rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
+		goto cleanup;
+	ro.session = session;
 	if (!json) {
 		ctx.measure = 1;
 		docket_error_clear();
-		if ((error = docket_ledger_read_json(ledger, &ro, log_event, &ctx)) < 0) {
-			rc = cli_fail(error, "cannot read the ledger");
-			goto cleanup;
-		}
+		/* a damaged ledger: the good events are still printed (the
+		 * second pass stops at the same place), then the error */
+		measured = docket_ledger_read_json(ledger, &ro, log_event, &ctx);
 		ctx.measure = 0;
 		if (follow) {
 			/* later events were not measured: leave room for the usual sizes */
@@ -370,7 +470,8 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		}
 	}
 	docket_error_clear();
-	if ((error = docket_ledger_read_json(ledger, &ro, log_event, &ctx)) < 0) {
+	if ((error = docket_ledger_read_json(ledger, &ro, log_event, &ctx)) < 0 || (error = measured) < 0) {
+		fflush(stdout);
 		rc = cli_fail(error, "cannot read the ledger");
 		goto cleanup;
 	}
@@ -400,6 +501,7 @@ int cmd_log(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	rc = CLI_EXIT_OK;
 
 cleanup:
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	return rc;
 }

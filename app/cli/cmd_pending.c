@@ -2,6 +2,9 @@
 /* cmd_pending.c: `docket pending`: tool calls without an outcome. */
 #include "cli.h"
 
+#include <string.h>
+
+#include "util/alloc.h"
 #include "util/error.h"
 
 static json_t *pending_json(const docket_pending_info *p)
@@ -65,9 +68,97 @@ int cli_pending_begin(cli_listing *l, int json, int fleet)
 	return CLI_EXIT_OK;
 }
 
-static int on_pending(void *vctx, const docket_pending_info *p)
+#define COMMAND_MAX 60
+
+/* ---- the local listing: the call itself, and its decision as it stands -- */
+
+typedef struct local_list {
+	cli_listing list;
+	docket_ledger *ledger;
+} local_list;
+
+static int keep_intent(void *vctx, uint64_t seq, json_t *ev)
 {
-	return cli_pending_row(vctx, p, NULL);
+	(void)seq;
+	*(json_t **)vctx = json_incref(ev);
+	return 1;
+}
+
+/* The call of a pending invocation, from its intent (`*out` to docket_free). */
+static int call_of(char **out, docket_ledger *ledger, const docket_pending_info *p)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	json_t *intent = NULL;
+	int error;
+
+	ro.since = p->intent_seq;
+	ro.limit = 1;
+	if ((error = docket_ledger_read_json(ledger, &ro, keep_intent, &intent)) < 0)
+		return error;
+	error = cli_call_summary(out, cli_jstr(intent, "tool"), json_object_get(intent, "args"), COMMAND_MAX);
+	json_decref(intent);
+	return error;
+}
+
+/* The decision as it stands: an approval_required call that was dispatched
+ * was approved. */
+static const char *decision_of(const docket_pending_info *p)
+{
+	if (p->attempts > 0 && p->verdict && strcmp(p->verdict, "approval_required") == 0)
+		return "approved";
+	return p->verdict && *p->verdict ? p->verdict : "undecided";
+}
+
+static int local_row(void *vctx, const docket_pending_info *p)
+{
+	local_list *ll = vctx;
+	cli_table *t = ll->list.table;
+	char *command = NULL;
+	int error;
+
+	ll->list.count++;
+	if ((error = call_of(&command, ll->ledger, p)) < 0)
+		return error;
+	if (ll->list.json) {
+		json_t *row = pending_json(p);
+
+		if (row && (json_object_set_new(row, "call", json_string(command)) < 0 ||
+			    json_object_set_new(row, "decision", json_string(decision_of(p))) < 0)) {
+			json_decref(row);
+			row = NULL;
+		}
+		docket_free(command);
+		return cli_put_json_line(row);
+	}
+	if ((error = cli_table_cell(t, p->session)) < 0 ||
+	    (error = cli_table_cell(t, p->invocation)) < 0 ||
+	    (error = cli_table_cellf(t, "%s%s%s", cli_or_dash(p->tool), *command ? ": " : "", command)) < 0 ||
+	    (error = cli_table_cell_color(t, cli_status_color(p->state), cli_or_dash(p->state))) < 0 ||
+	    (error = cli_table_cell_color(t, cli_status_color(decision_of(p)), decision_of(p))) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(p->recovery))) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(p->open_request))) < 0 ||
+	    (error = cli_table_cellf(t, "%u", (unsigned)p->attempts)) < 0 ||
+	    (error = cli_table_cellf(t, "%llu", (unsigned long long)p->intent_seq)) < 0) {
+		docket_free(command);
+		return error;
+	}
+	docket_free(command);
+	return error;
+}
+
+static int local_begin(local_list *ll, int json)
+{
+	static const char *const header[] = { "SESSION", "INVOCATION", "CALL", "STATE", "DECISION", "RECOVERY",
+					      "REQUEST", "ATTEMPTS", "INTENT" };
+	int rc;
+
+	if ((rc = cli_listing_begin(&ll->list, json, header, sizeof(header) / sizeof(header[0]))) != CLI_EXIT_OK)
+		return rc;
+	if (ll->list.table) {
+		cli_table_align_right(ll->list.table, 7);
+		cli_table_align_right(ll->list.table, 8);
+	}
+	return CLI_EXIT_OK;
 }
 
 int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **argv)
@@ -80,7 +171,9 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		"  ready              allowed or approved, not dispatched\n"
 		"  refused            denied or unsupported, outcome not recorded yet\n"
 		"  in_doubt           dispatched, no outcome (recovery decides)\n"
-		"--json writes one object per line.\n";
+		"CALL is the command, path or URL; DECISION the decision as it stands (a call\n"
+		"that needed approval and was dispatched shows 'approved'). --json writes one\n"
+		"object per line, with \"call\" and \"decision\".\n";
 	const char *session = NULL;
 	int json = 0;
 	const cli_opt opts[] = {
@@ -88,28 +181,31 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	cli_listing list = { 0, NULL, 0 };
+	local_list ll = { { 0, NULL, 0 }, NULL };
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	int rc, error;
 
 	if ((rc = cli_parse(cmd, opts, description, argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if (session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+	if ((rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
-	if ((rc = cli_pending_begin(&list, json, 0)) != CLI_EXIT_OK)
+	if ((rc = local_begin(&ll, json)) != CLI_EXIT_OK)
 		goto cleanup;
+	ll.ledger = ledger;
 	docket_error_clear();
-	if ((error = docket_ledger_pending(ledger, session, on_pending, &list)) < 0) {
+	if ((error = docket_ledger_pending(ledger, session, local_row, &ll)) < 0) {
 		rc = cli_fail(error, "cannot read the pending calls");
 		goto cleanup;
 	}
-	cli_listing_end(&list, g->color_out, "no pending calls\n");
+	cli_listing_end(&ll.list, g->color_out, "no pending calls\n");
 	rc = CLI_EXIT_OK;
 
 cleanup:
-	cli_listing_dispose(&list);
+	docket_free(owned);
+	cli_listing_dispose(&ll.list);
 	docket_ledger_free(ledger);
 	return rc;
 }

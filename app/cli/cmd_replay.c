@@ -68,10 +68,18 @@ static int parse_time(const char *what, const char *s, int *has, int64_t *ms)
 {
 	if (!s)
 		return 0;
-	if (cli_time_parse(s, ms) < 0) {
-		cli_error("--%s: \"%s\" is not an RFC 3339 time (2025-03-14T09:26:53Z)", what, s);
+	docket_timespec when;
+	char option[16];
+
+	/* the one --since/--until syntax (util/timespec.h); replay selects calls by time */
+	snprintf(option, sizeof(option), "--%s", what);
+	if (cli_timespec_arg(option, s, &when) != CLI_EXIT_OK)
+		return -1;
+	if (when.kind != DOCKET_TIMESPEC_TIME) {
+		cli_error("--%s: replay selects calls by time, not by seq ('%s')", what, s);
 		return -1;
 	}
+	*ms = when.ms;
 	*has = 1;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "docket/audit.h"
 #include "docket/export.h"
 #include "fleet/fleet.h"
+#include "util/alloc.h"
 #include "util/error.h"
 
 /* --from: the fleet's events, each with its machine, for the report. */
@@ -54,7 +55,8 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	const cli_opt opts[] = {
 		{ CLI_OPT_STRING, "output", 'o', &path, "FILE", "the HTML file to write (required)", 0 },
 		{ CLI_OPT_STRING, "session", 's', &session, "S", "only this session", 0 },
-		{ CLI_OPT_STRING, "since", 0, &since, "TIME", "only calls at or after this RFC 3339 time", 0 },
+		{ CLI_OPT_STRING, "since", 0, &since, "WHEN",
+		  "only calls from this time, date, 2h/7d ago, or #seq on", 0 },
 		{ CLI_OPT_STRING, "pseudonymize", 0, &pseudo_key, "KEYFILE", "replace identifiers by keyed hashes", 0 },
 		{ CLI_OPT_STRING, "from", 0, &from, "CONNINFO", "the fleet database (postgresql://...)", 0 },
 		{ CLI_OPT_STRING, "ledger-id", 0, &feed.filter.ledger_id, "ID", "with --from: only ledger ID", 0 },
@@ -64,7 +66,7 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
 	docket_pseudonymizer *pseudo = NULL;
 	docket_ledger *ledger = NULL;
-	char *abs = NULL;
+	char *abs = NULL, *owned = NULL;
 	FILE *out = NULL;
 	int rc, error;
 
@@ -80,10 +82,8 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		cli_usage_line(stderr, cmd, opts);
 		return CLI_EXIT_USAGE;
 	}
-	if (since && cli_time_parse(since, &o.since_ms) < 0) {
-		cli_error("--since wants an RFC 3339 time, not '%s'", since);
-		return CLI_EXIT_USAGE;
-	}
+	if (since && (rc = cli_since(since, &o)) != CLI_EXIT_OK)
+		return rc;
 	docket_error_clear();
 	if (pseudo_key && (error = docket_pseudonymizer_load(&pseudo, pseudo_key)) < 0)
 		return cli_fail(error, "cannot load the pseudonymisation key");
@@ -98,8 +98,9 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	} else if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK) {
 		goto cleanup;
 	}
-	if (ledger && session && (rc = cli_check_session(ledger, session)) != CLI_EXIT_OK)
+	if (ledger && (rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
+	o.session = session;
 	if (!(out = fopen(path, "w"))) {
 		cli_error("cannot write %s: %s", path, strerror(errno));
 		rc = CLI_EXIT_SYSTEM;
@@ -118,6 +119,7 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	rc = CLI_EXIT_OK;
 cleanup:
 	free(abs);
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	docket_fleet_free(feed.f);
 	docket_pseudonymizer_free(pseudo);

@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_sessions.c: `docket sessions`: one line per session. */
+/*
+ * cmd_sessions.c: `docket sessions`: one line per session.
+ *
+ * Besides the sessions projection, the local listing reads each session's
+ * session.opened (cwd, whether it was imported) and policy.revised events
+ * (the mode it ran in, flagged when risky: docket_audit_risky_mode), in one
+ * pass over the ledger.
+ */
 #include "cli.h"
 
+#include <string.h>
+
+#include "docket/export.h"
 #include "util/error.h"
+
+#define MODE_MAX 120
 
 static json_t *session_json(const docket_session_info *s)
 {
@@ -64,6 +76,101 @@ int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_ori
 	return 0;
 }
 
+/* ---- the local listing: what the events add --------------------------- */
+
+/* session -> {"cwd", "imported", "mode", "risky"} */
+static int on_event(void *vctx, uint64_t seq, json_t *ev)
+{
+	json_t *extras = vctx, *x;
+	const char *type = cli_jstr(ev, "type"), *session = cli_jstr(ev, "session");
+	char mode[MODE_MAX];
+	int risky;
+
+	(void)seq;
+	if (!type || !session || (strcmp(type, "session.opened") != 0 && strcmp(type, "policy.revised") != 0))
+		return 0;
+	if (!(x = json_object_get(extras, session)) &&
+	    (json_object_set_new(extras, session, x = json_object()) < 0 || !x))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (strcmp(type, "session.opened") == 0)
+		return json_object_set_new(x, "cwd", cli_json_nonempty(cli_jstr(ev, "cwd"))) < 0 ||
+		       json_object_set_new(x, "imported", json_boolean(json_object_get(ev, "provenance") != NULL)) < 0
+			       ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+	if ((risky = docket_audit_risky_mode(mode, sizeof(mode), ev)) < 0)
+		return risky;
+	return json_object_set_new(x, "mode", cli_json_nonempty(mode)) < 0 ||
+	       json_object_set_new(x, "risky", json_boolean(risky > 0)) < 0
+		       ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+}
+
+typedef struct local_list {
+	cli_listing list;
+	json_t *extras;
+} local_list;
+
+/* "open", "closed", or for an imported transcript that recorded no end,
+ * "no end recorded": it is not a session still running. */
+static const char *state_of(const docket_session_info *s, const json_t *x)
+{
+	if (s->closed_seq)
+		return "closed";
+	return json_is_true(json_object_get(x, "imported")) ? "no end recorded" : "open";
+}
+
+static int local_row(void *vctx, const docket_session_info *s)
+{
+	local_list *ll = vctx;
+	cli_table *t = ll->list.table;
+	const json_t *x = json_object_get(ll->extras, s->session);
+	const char *mode = cli_jstr(x, "mode");
+	int risky = json_is_true(json_object_get(x, "risky")), error;
+
+	ll->list.count++;
+	if (ll->list.json) {
+		json_t *row = session_json(s);
+
+		if (row && (json_object_set_new(row, "imported", json_boolean(json_is_true(json_object_get(x, "imported")))) < 0 ||
+			    json_object_set_new(row, "cwd", cli_json_nonempty(cli_jstr(x, "cwd"))) < 0 ||
+			    json_object_set_new(row, "mode", cli_json_nonempty(mode)) < 0 ||
+			    json_object_set_new(row, "risky_mode", json_boolean(risky)) < 0)) {
+			json_decref(row);
+			row = NULL;
+		}
+		return cli_put_json_line(row);
+	}
+	if ((error = cli_table_cell(t, s->session)) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(s->runtime))) < 0 ||
+	    (error = cli_table_cell_color(t, s->closed_seq ? NULL : CLI_YELLOW, state_of(s, x))) < 0 ||
+	    (error = cli_table_cellf(t, "%llu", (unsigned long long)s->invocations)) < 0 ||
+	    (error = cli_table_cellf(t, "%llu", (unsigned long long)s->pending)) < 0)
+		return error;
+	if (mode)
+		error = cli_table_cellf(t, "%s%s", risky ? "RISKY " : "", mode);
+	else
+		error = cli_table_cell(t, "-");
+	if (error < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(cli_jstr(x, "cwd")))) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(s->parent))) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(s->last_time))) < 0)
+		return error;
+	return 0;
+}
+
+static int local_begin(local_list *ll, int json)
+{
+	static const char *const header[] = { "SESSION", "CLIENT", "STATE", "CALLS", "PENDING", "MODE", "CWD",
+					      "PARENT", "LAST" };
+	int rc;
+
+	if ((rc = cli_listing_begin(&ll->list, json, header, sizeof(header) / sizeof(header[0]))) != CLI_EXIT_OK)
+		return rc;
+	if (ll->list.table) {
+		cli_table_align_right(ll->list.table, 3);
+		cli_table_align_right(ll->list.table, 4);
+	}
+	return CLI_EXIT_OK;
+}
+
 int cli_sessions_begin(cli_listing *l, int json, int fleet)
 {
 	static const char *const header[] = { "HOST", "SESSION", "RUNTIME", "STATE", "EVENTS", "CALLS",
@@ -78,23 +185,21 @@ int cli_sessions_begin(cli_listing *l, int json, int fleet)
 	return CLI_EXIT_OK;
 }
 
-static int on_session(void *vctx, const docket_session_info *s)
-{
-	return cli_sessions_row(vctx, s, NULL);
-}
-
 int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
-		"Lists every session: runtime, open or closed, events, tool calls\n"
-		"(invocations), calls still pending, the current policy revision and the\n"
-		"times of its first and last events. --json writes one object per line.\n";
+		"Lists every session: its client (the runtime that recorded it), state\n"
+		"(open, closed, or for an imported transcript that recorded no end, 'no end\n"
+		"recorded'), tool calls, calls still pending, the mode of its last policy\n"
+		"revision (RISKY when it never asks or runs without a sandbox, docs/audit.md),\n"
+		"its working directory, its parent session (a subagent's) and the time of its\n"
+		"last event. --json writes one object per line, with every count and time.\n";
 	int json = 0;
 	const cli_opt opts[] = {
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	cli_listing list = { 0, NULL, 0 };
+	local_list ll = { { 0, NULL, 0 }, NULL };
 	docket_ledger *ledger = NULL;
 	int rc, error;
 
@@ -102,18 +207,27 @@ int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **a
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if ((rc = cli_sessions_begin(&list, json, 0)) != CLI_EXIT_OK)
+	if (!(ll.extras = json_object())) {
+		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
+	}
 	docket_error_clear();
-	if ((error = docket_ledger_sessions(ledger, on_session, &list)) < 0) {
+	if ((error = docket_ledger_read_json(ledger, NULL, on_event, ll.extras)) < 0) {
+		rc = cli_fail(error, "cannot read the ledger");
+		goto cleanup;
+	}
+	if ((rc = local_begin(&ll, json)) != CLI_EXIT_OK)
+		goto cleanup;
+	if ((error = docket_ledger_sessions(ledger, local_row, &ll)) < 0) {
 		rc = cli_fail(error, "cannot read the sessions");
 		goto cleanup;
 	}
-	cli_listing_end(&list, g->color_out, "no sessions\n");
+	cli_listing_end(&ll.list, g->color_out, "no sessions\n");
 	rc = CLI_EXIT_OK;
 
 cleanup:
-	cli_listing_dispose(&list);
+	cli_listing_dispose(&ll.list);
+	json_decref(ll.extras);
 	docket_ledger_free(ledger);
 	return rc;
 }

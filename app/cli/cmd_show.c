@@ -12,6 +12,8 @@
 
 #include <string.h>
 
+#include "docket/export.h"
+#include "policy/risk.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -134,27 +136,72 @@ typedef struct call_facts {
 	const char *verdict;     /* recorded, else inferred, else "undecided" */
 	const char *source;      /* the decision's source, "inferred", or NULL */
 	const json_t *reasons;
+	const json_t *rules;     /* the rules the decision names */
 	const json_t *last_dispatch;
 	const json_t *request;   /* the last approval.requested */
 	const json_t *settled;   /* the last approval.settled */
 	size_t dispatches;
-	int64_t wait_ms;         /* -1: none */
+	int64_t wait_ms;         /* -1: none or unknown */
+	int wait_unknown;        /* the source did not record when it asked */
 	int64_t run_ms;          /* -1: unknown */
+	int64_t recovered_ms;    /* dispatch to an outcome written by recovery; -1: none */
+	unsigned risk;           /* docket_call_risk of the intent (escalation left out) */
 } call_facts;
+
+#define ROOTS_MAX 16
+
+/* The risk classes of a call (policy/risk.h) in its session's context. */
+static unsigned call_risk(const call *c, const json_t *opened)
+{
+	const json_t *roots = json_object_get(opened, "workspace_roots");
+	const char *root[ROOTS_MAX];
+	docket_risk_call rc;
+	size_t i, n = 0;
+
+	if (!c->intent)
+		return 0;
+	for (i = 0; i < json_array_size(roots) && n < ROOTS_MAX; i++)
+		if (json_string_value(json_array_get(roots, i)))
+			root[n++] = json_string_value(json_array_get(roots, i));
+	memset(&rc, 0, sizeof(rc));
+	rc.tool = cli_jstr(c->intent, "tool") ? cli_jstr(c->intent, "tool") : "";
+	rc.args = json_object_get(c->intent, "args");
+	rc.cwd = cli_jstr(opened, "cwd");
+	rc.roots = root;
+	rc.nroots = n;
+	rc.home = cli_jstr(json_object_get(opened, "env"), "HOME");
+	return docket_call_risk(&rc) & ~(unsigned)DOCKET_RISK_ESCALATION;
+}
+
+/* The approval wait from `request` to `settled`; -1 when unknown
+ * (docket_wait_known: an imported request stamped at its answer). */
+static int64_t wait_of(const json_t *request, const json_t *settled)
+{
+	int64_t ta, tb;
+
+	if (!request || !settled || cli_time_parse(cli_jstr(request, "time"), &ta) < 0 ||
+	    cli_time_parse(cli_jstr(settled, "time"), &tb) < 0 ||
+	    !docket_wait_known(ta, tb, json_object_get(request, "provenance") != NULL))
+		return -1;
+	return tb - ta;
+}
 
 static void call_analyse(const call *c, call_facts *f)
 {
 	const json_t *dec = c->intent ? json_object_get(c->intent, "decision") : NULL;
 	const json_t *ev;
 	size_t i;
+	int recovered = 0;
 
 	memset(f, 0, sizeof(*f));
 	f->wait_ms = -1;
 	f->run_ms = -1;
+	f->recovered_ms = -1;
 	f->tool = c->intent ? cli_jstr(c->intent, "tool") : NULL;
 	f->verdict = cli_jstr(dec, "verdict");
 	f->source = cli_jstr(dec, "source");
 	f->reasons = dec ? json_object_get(dec, "reasons") : NULL;
+	f->rules = dec ? json_object_get(dec, "rules") : NULL;
 
 	json_array_foreach(c->steps, i, ev) {
 		const char *type = cli_jstr(ev, "type");
@@ -165,14 +212,21 @@ static void call_analyse(const call *c, call_facts *f)
 			f->request = ev;
 		} else if (strcmp(type, "approval.settled") == 0) {
 			f->settled = ev;
-			if (f->request)
-				f->wait_ms = span_ms(f->request, ev);
+			f->wait_ms = wait_of(f->request, ev);
+			f->wait_unknown = f->request && f->wait_ms < 0;
 		} else if (strcmp(type, "tool.dispatched") == 0) {
 			f->last_dispatch = ev;
 			f->dispatches++;
+			recovered = 0;
+		} else if (strncmp(type, "recovery.", 9) == 0 && f->last_dispatch) {
+			recovered = 1;
 		}
 	}
-	if (c->completed) {
+	if (c->completed && recovered) {
+		/* the outcome came from recovery: the time since the dispatch is how
+		 * long the call was in doubt, not how long it ran */
+		f->recovered_ms = span_ms(f->last_dispatch, c->completed);
+	} else if (c->completed) {
 		int64_t d;
 
 		f->run_ms = f->last_dispatch ? span_ms(f->last_dispatch, c->completed) : -1;
@@ -228,6 +282,22 @@ static json_t *copy_or_null(const json_t *v)
 
 /* ---- JSON form ---------------------------------------------------------- */
 
+/* The approval.requested step of `c` with request id `request` (NULL: the first without one). */
+static const json_t *request_of(const call *c, const char *request)
+{
+	const json_t *ev;
+	size_t i;
+
+	json_array_foreach(c->steps, i, ev) {
+		const char *r = cli_jstr(ev, "request");
+
+		if (strcmp(cli_jstr(ev, "type") ? cli_jstr(ev, "type") : "", "approval.requested") == 0 &&
+		    ((r && request && strcmp(r, request) == 0) || (!r && !request)))
+			return ev;
+	}
+	return NULL;
+}
+
 static json_t *call_json(const call *c)
 {
 	call_facts f;
@@ -265,7 +335,7 @@ static json_t *call_json(const call *c)
 
 			json_array_foreach(approvals, k, a) {
 				const char *r = cli_jstr(a, "request");
-				int64_t t0, t1;
+				int64_t wait;
 
 				if (!(r && req && strcmp(r, req) == 0) && !(!r && !req))
 					continue;
@@ -273,10 +343,10 @@ static json_t *call_json(const call *c)
 				json_object_set_new(a, "result", str_or_null(cli_jstr(ev, "result")));
 				json_object_set_new(a, "actor", str_or_null(cli_jstr(ev, "actor")));
 				json_object_set_new(a, "reason", str_or_null(cli_jstr(ev, "reason")));
-				if (cli_time_parse(cli_jstr(json_object_get(a, "requested"), "time"),
-						   &t0) == 0 &&
-				    cli_time_parse(cli_jstr(ev, "time"), &t1) == 0 && t1 >= t0)
-					json_object_set_new(a, "wait_ms", json_integer(t1 - t0));
+				if ((wait = wait_of(request_of(c, r), ev)) >= 0)
+					json_object_set_new(a, "wait_ms", json_integer(wait));
+				else
+					json_object_set_new(a, "wait_unknown", json_true());
 			}
 		} else if (strcmp(type, "tool.dispatched") == 0) {
 			int64_t attempt = 0;
@@ -315,6 +385,12 @@ static json_t *call_json(const call *c)
 		      "outcome", outcome,
 		      "wait_ms", ms_or_null(f.wait_ms),
 		      "run_ms", ms_or_null(f.run_ms));
+	if (j && ((f.wait_unknown && json_object_set_new(j, "wait_unknown", json_true()) < 0) ||
+		  (f.recovered_ms >= 0 && json_object_set_new(j, "recovered_ms", json_integer(f.recovered_ms)) < 0) ||
+		  json_object_set_new(j, "rules", copy_or_null(f.rules)) < 0)) {
+		json_decref(j);
+		j = NULL;
+	}
 	docket_free(summary);
 	return j;
 }
@@ -368,6 +444,30 @@ oom:
 
 /* ---- human form --------------------------------------------------------- */
 
+/* "; escalated (require_escalated): JUSTIFICATION" for a call that asked
+ * to leave the sandbox. */
+static int escalation_detail(docket_buf *b, const json_t *args)
+{
+	const char *sp = cli_jstr(args, "sandbox_permissions"), *why = cli_jstr(args, "justification");
+
+	if (json_is_true(json_object_get(args, "dangerouslyDisableSandbox")))
+		sp = "dangerouslyDisableSandbox";
+	if (!sp || strcmp(sp, "use_default") == 0)
+		return 0;
+	return docket_buf_printf(b, "; ESCALATED (%s)%s%s", sp, why ? ": " : "", why ? why : "");
+}
+
+/* `text` without a leading "WORD: " that repeats the status just printed
+ * ("denied: don't ask mode" after "denied"). */
+static const char *without_word(const char *text, const char *word)
+{
+	size_t n = word ? strlen(word) : 0;
+
+	if (n && strncmp(text, word, n) == 0 && text[n] == ':' && text[n + 1] == ' ')
+		return text + n + 2;
+	return text;
+}
+
 static int step_detail(docket_buf *b, const call *c, const call_facts *f, const json_t *ev,
 		       const json_t **last_request, const char **color)
 {
@@ -393,8 +493,16 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 					error = docket_buf_printf(b, "%s%s", i ? ", " : " ",
 								  json_is_string(r) ? json_string_value(r) : "?");
 		}
+		json_array_foreach(f->rules, i, r)
+			if (error == 0 && json_is_string(r))
+				error = docket_buf_printf(b, "%s%s", i ? ", " : "; rule ", json_string_value(r));
 		if (error == 0 && cli_jstr(ev, "recovery"))
 			error = docket_buf_printf(b, "; recovery %s", cli_jstr(ev, "recovery"));
+		if (error == 0)
+			error = escalation_detail(b, json_object_get(ev, "args"));
+		for (unsigned bit = 1, k = 0; bit && error == 0; bit <<= 1)
+			if ((f->risk & bit) && docket_risk_name(bit))
+				error = docket_buf_printf(b, "%s%s", k++ ? ", " : "; risk ", docket_risk_name(bit));
 	} else if (strcmp(type, "approval.requested") == 0) {
 		const char *req = cli_jstr(ev, "request");
 		const char *reviewer = cli_jstr(ev, "reviewer");
@@ -413,7 +521,7 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 	} else if (strcmp(type, "approval.settled") == 0) {
 		const char *result = cli_jstr(ev, "result");
 		const char *actor = cli_jstr(ev, "actor");
-		int64_t wait = span_ms(*last_request, ev);
+		int64_t wait = wait_of(*last_request, ev);
 
 		error = docket_buf_puts(b, result ? result : "?");
 		*color = cli_status_color(result);
@@ -426,6 +534,8 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 
 			cli_duration(d, sizeof(d), wait);
 			error = docket_buf_printf(b, ", waited %s", d);
+		} else if (error == 0 && *last_request) {
+			error = docket_buf_puts(b, ", wait unknown (the source did not record when it asked)");
 		}
 	} else if (strcmp(type, "tool.dispatched") == 0) {
 		if (cli_jint(ev, "attempt", &n) == 0)
@@ -442,9 +552,14 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 
 			cli_duration(d, sizeof(d), f->run_ms);
 			error = docket_buf_printf(b, ", ran %s", d);
+		} else if (error == 0 && f->recovered_ms >= 0 && ev == c->completed) {
+			char d[32];
+
+			cli_duration(d, sizeof(d), f->recovered_ms);
+			error = docket_buf_printf(b, ", run time unknown (settled by recovery %s after dispatch)", d);
 		}
 		if (error == 0 && cli_jstr(ev, "error"))
-			error = docket_buf_printf(b, ": %s", cli_jstr(ev, "error"));
+			error = docket_buf_printf(b, ": %s", without_word(cli_jstr(ev, "error"), status));
 	} else if (strcmp(type, "recovery.action") == 0) {
 		const json_t *d = json_object_get(ev, "decision");
 
@@ -555,7 +670,11 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 		const char *actor = cli_jstr(ev, "actor");
 		const char *reason = cli_jstr(ev, "reason");
 
+		char mode[160];
+		int risky;
+
 		cli_jint(ev, "revision", &rev);
+		risky = docket_audit_risky_mode(mode, sizeof(mode), ev);
 		docket_buf_clear(&b);
 		if ((error = docket_buf_printf(&b, "r%lld", (long long)rev)) < 0 ||
 		    (fmt && (error = docket_buf_printf(&b, " %s", fmt)) < 0) ||
@@ -563,6 +682,7 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 		    (reason && (error = docket_buf_printf(&b, " (%s)", reason)) < 0) ||
 		    (error = docket_buf_printf(&b, " at %s", cli_jstr(ev, "time") ?
 					       cli_jstr(ev, "time") : "-")) < 0 ||
+		    (*mode && (error = docket_buf_printf(&b, "; %s%s", mode, risky > 0 ? " (RISKY)" : "")) < 0) ||
 		    (error = kv(t, i == 0 ? "policy" : "", b.ptr)) < 0)
 			goto cleanup;
 	}
@@ -618,6 +738,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 		call_facts f;
 
 		call_analyse(c, &f);
+		f.risk = call_risk(c, ctx->opened);
 		if ((error = cli_table_span(t, NULL, "")) < 0)
 			break;
 		if (cturn && (!turn || strcmp(turn, cturn) != 0)) {
@@ -762,7 +883,12 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		"Shows one session: where and by which runtime it ran, its policy revisions,\n"
 		"then every tool call as a timeline: intent (verdict and who decided),\n"
 		"approval (who was asked, who answered, how long it waited), dispatch and\n"
-		"outcome (status, exit code, how long it ran). Calls are grouped by turn.\n";
+		"outcome (status, exit code, how long it ran). Calls are grouped by turn.\n"
+		"Each policy revision shows its mode (RISKY when it never asks or runs\n"
+		"unsandboxed); an intent shows its rules, an escalation with its\n"
+		"justification and its risk classes (docs/audit.md). An approval wait the\n"
+		"source did not record, and a run ended by recovery, are labelled unknown.\n"
+		"SESSION may be a unique prefix of the session id.\n";
 	const char *session = NULL;
 	int json = 0;
 	const cli_opt opts[] = {
@@ -771,6 +897,7 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_ledger *ledger = NULL;
+	char *owned = NULL;
 	local_read r;
 	int rc;
 
@@ -778,11 +905,12 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
-	if ((rc = cli_check_session(ledger, session)) == CLI_EXIT_OK) {
+	if ((rc = cli_session_arg(ledger, &session, &owned)) == CLI_EXIT_OK) {
 		r.ledger = ledger;
 		r.session = session;
 		rc = cli_show_session(read_local, &r, session, json, g->color_out, NULL);
 	}
+	docket_free(owned);
 	docket_ledger_free(ledger);
 	return rc;
 }

@@ -39,10 +39,22 @@ static void print_chain(const docket_verify_report *report, const cli_global *g)
 					     "`docket reindex` rebuilds them" : "indexes");
 		return;
 	}
+	const char *problem = report->problem[0] ? report->problem : "verification failed";
+	const char *range = strstr(problem, "of seqs ");
+	unsigned long long lo, hi, n;
+	int skip = 0;
+
 	cli_put_color(stdout, g->color_out, CLI_RED, "FAILED");
-	if (report->first_bad_seq)
+	/* the problem may begin with the seq again ("seq 1693: ...") */
+	if (sscanf(problem, "seq %llu: %n", &n, &skip) == 1 && skip > 0 && n == report->first_bad_seq)
+		problem += skip;
+	if (range && sscanf(range, "of seqs %llu-%llu", &lo, &hi) == 2 && lo < hi)
+		/* a segment's stored chain hash disagrees: any of its events may be
+		 * the altered one, so the first docket cannot vouch for is its first */
+		printf(" from seq %llu (seqs %llu-%llu cannot be vouched for)", lo, lo, hi);
+	else if (report->first_bad_seq)
 		printf(" at seq %llu", (unsigned long long)report->first_bad_seq);
-	printf(": %s\n", report->problem[0] ? report->problem : "verification failed");
+	printf(": %s\n", problem);
 	if (report->events_checked > 0)
 		printf("%llu event%s checked\n", (unsigned long long)report->events_checked,
 		       report->events_checked == 1 ? "" : "s");
@@ -337,8 +349,9 @@ int cmd_verify(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"every index in a scratch copy (in $TMPDIR) and compares it with the stored\n"
 		"one. Exit 0 when everything checks out, 1 when something does not (naming\n"
 		"the first bad seq, or \"the data file is corrupt\" for a damaged or truncated\n"
-		"data.mdb), 3 when verify cannot run (no ledger, or the scratch copy ran out of\n"
-		"space): that says nothing about the ledger. The reading runs in a child\n"
+		"data.mdb), 2 when there is no ledger at that path, 3 when verify cannot run\n"
+		"(the scratch copy ran out of space): neither says anything about the ledger.\n"
+		"The reading runs in a child\n"
 		"process, so a damaged file ends in a finding, never a crash.\n"
 		"\n"
 		"--pubkey also checks the signed checkpoints (`docket checkpoint`): every one\n"

@@ -37,6 +37,7 @@ static const cli_command commands[] = {
 	{ "verify-receipt", cmd_verify_receipt, "check a receipt offline against the log's public key" },
 	{ "export",   cmd_export,   "export events as JSONL, OCSF, OpenTelemetry, CSV, git or tlog-tiles" },
 	{ "report",   cmd_report,   "write the HTML audit report" },
+	{ "audit",    cmd_audit,    "what should worry an auditor: risky modes, escalations, denials" },
 	{ "redact",   cmd_redact,   "set the secrets this ledger redacts at write time" },
 	{ "serve",    cmd_serve,    "serve the runtime protocol (JSON-RPC over stdio or a socket)" },
 	{ "recover",  cmd_recover,  "plan or apply the recovery of pending calls after a crash" },

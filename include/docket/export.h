@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "docket/audit.h"
 #include "docket/common.h"
 #include "docket/ledger.h"
@@ -56,8 +58,36 @@ typedef struct docket_export_stats {
 DOCKET_EXTERN int docket_export(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
 				docket_export_stats *stats) DOCKET_MUST_USE;
 
+/*
+ * The risk view of a ledger (docs/audit.md): sessions in risky modes,
+ * escalations, allowed calls in risk classes, calls without an outcome and
+ * denials, as the JSON object `docket audit --json` prints; `opts` selects as
+ * for docket_export (session, since_ms, pseudonymizer; format is ignored).
+ */
+DOCKET_EXTERN int docket_audit_findings(json_t **out, docket_ledger *ledger,
+					const docket_export_options *opts) DOCKET_MUST_USE;
+
+/*
+ * 1 when a policy.revised event (or a record with its "format" and
+ * "policy") puts its session in a risky mode, 0 when not, <0 on error
+ * (docs/audit.md lists the modes). `out` (`n` bytes) receives its mode
+ * settings either way ("approval_policy never, sandbox danger-full-access";
+ * empty for formats without modes).
+ */
+DOCKET_EXTERN int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised);
+
 /* RFC 3339 (as docket writes it, or with an offset) -> ms since the epoch; -1 if invalid. */
 DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
+
+/*
+ * 1 when an approval's wait (settled - asked, in ms) is known. It is unknown
+ * when the settle precedes the request, and when an imported request
+ * (`imported`: the event carries provenance) has the settle's own time: the
+ * transcript recorded only the answer, so the importer stamped the question
+ * with it. Unknown waits are labelled and left out of medians and histograms
+ * (docs/audit.md); the report, `show` and the exports all ask this function.
+ */
+DOCKET_EXTERN int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported);
 
 /* ---- git archive (libgit2) -------------------------------------------- */
 

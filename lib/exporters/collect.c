@@ -138,6 +138,8 @@ int call_summary(docket_buf *out, const char *tool, const json_t *args)
 		return docket_buf_puts(out, jstr(args, "url"));
 	if (jhas(args, "host"))
 		return docket_buf_puts(out, jstr(args, "host"));
+	if (jhas(args, "query"))  /* a web search */
+		return docket_buf_printf(out, "search: %s", jstr(args, "query"));
 	if (strcmp(tool, "mcp") == 0)
 		return docket_buf_printf(out, "%s/%s", jstr(args, "server"), jstr(args, "tool"));
 	if (strcmp(tool, "install_packages") == 0)
@@ -145,6 +147,37 @@ int call_summary(docket_buf *out, const char *tool, const json_t *args)
 	if (strcmp(tool, "run_code") == 0)
 		return docket_buf_puts(out, jstr(args, "language"));
 	return docket_buf_puts(out, tool);
+}
+
+/* ---- decisions --------------------------------------------------------- */
+
+int call_granted(const json_t *inv)
+{
+	const char *r = jstr(inv, "result");
+
+	return strcmp(r, "approved") == 0 || strcmp(r, "approved_for_session") == 0;
+}
+
+int call_decision(const json_t *inv)
+{
+	const char *status = jstr(inv, "status");
+
+	if (jhas(inv, "result") && !call_granted(inv) && strcmp(jstr(inv, "result"), "superseded") != 0)
+		return D_REJECTED;
+	if (jhas(inv, "dispatches"))
+		return call_granted(inv) ? D_APPROVED : D_ALLOWED;
+	if (strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0)
+		return D_DENIED;
+	if (!*status)
+		return D_PENDING;
+	return D_ALLOWED;
+}
+
+int call_denied(const json_t *inv)
+{
+	int d = call_decision(inv);
+
+	return d == D_DENIED || d == D_REJECTED;
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -175,6 +208,7 @@ static int on_intent(collector *c, const json_t *ev)
 	    (error = copy(rec, "verdict", decision, "verdict")) < 0 ||
 	    (error = copy(rec, "decision_source", decision, "source")) < 0 ||
 	    (error = copy(rec, "reasons", decision, "reasons")) < 0 ||
+	    (error = copy(rec, "rules", decision, "rules")) < 0 ||
 	    (error = copy(rec, "policy_revision", decision, "policy_revision")) < 0)
 		goto cleanup;
 	if (json_object_set(c->by_key, key.ptr, rec) < 0 || json_array_append(c->invocations, rec) < 0)
@@ -191,6 +225,7 @@ static int on_requested(json_t *rec, const json_t *ev)
 	int error;
 
 	if ((error = copy(rec, "requested_time", ev, "time")) < 0 ||
+	    (error = set_int(rec, "requested_imported", jhas(ev, "provenance"))) < 0 ||
 	    (error = copy(rec, "reviewer", ev, "reviewer")) < 0 ||
 	    (error = copy(rec, "prompt", ev, "prompt")) < 0)
 		return error;
@@ -210,9 +245,11 @@ static int on_settled(json_t *rec, const json_t *ev)
 	    (error = copy(rec, "actor", ev, "actor")) < 0 ||
 	    (error = copy(rec, "settle_reason", ev, "reason")) < 0)
 		return error;
-	if (docket_time_to_ms(jstr(rec, "requested_time"), &asked) == 0 && done >= asked)
+	if (docket_time_to_ms(jstr(rec, "requested_time"), &asked) < 0)
+		return 0;
+	if (docket_wait_known(asked, done, json_integer_value(json_object_get(rec, "requested_imported")) != 0))
 		return set_int(rec, "wait_ms", (json_int_t)(done - asked));
-	return 0;
+	return json_object_set_new(rec, "wait_unknown", json_true()) == 0 ? 0 : nomem();
 }
 
 static int on_dispatched(json_t *rec, const json_t *ev)
@@ -223,8 +260,28 @@ static int on_dispatched(json_t *rec, const json_t *ev)
 			 "attempt", json_object_get(ev, "attempt"), "token", json_object_get(ev, "token")));
 }
 
+/* What the source said when it refused a call ("patch rejected by user"),
+ * cut to DENIAL_MESSAGE_MAX bytes on a UTF-8 boundary. */
+#define DENIAL_MESSAGE_MAX 300
+
+static int denial_message(json_t *rec, const json_t *ev)
+{
+	const char *out = jstr(ev, "output");
+	size_t n = strlen(out);
+
+	if (!*out)
+		return 0;
+	if (n > DENIAL_MESSAGE_MAX) {
+		n = DENIAL_MESSAGE_MAX;
+		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return json_object_set_new(rec, "denial_message", json_stringn(out, n)) == 0 ? 0 : nomem();
+}
+
 static int on_completed(json_t *rec, const json_t *ev)
 {
+	const char *status = jstr(ev, "status");
 	int error;
 
 	if ((error = copy(rec, "completed_time", ev, "time")) < 0 ||
@@ -232,6 +289,9 @@ static int on_completed(json_t *rec, const json_t *ev)
 	    (error = copy(rec, "exit_code", ev, "exit_code")) < 0 ||
 	    (error = copy(rec, "duration_ms", ev, "duration_ms")) < 0 ||
 	    (error = copy(rec, "error", ev, "error")) < 0)
+		return error;
+	if ((strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0) &&
+	    (error = denial_message(rec, ev)) < 0)
 		return error;
 	if (!jhas(rec, "verdict") && !jhas(rec, "dispatches") && !jhas(rec, "result") &&
 	    (strcmp(jstr(ev, "status"), "denied") == 0 || strcmp(jstr(ev, "status"), "unsupported") == 0))
@@ -252,9 +312,12 @@ static int on_session(collector *c, const json_t *ev)
 
 	if (json_object_get(c->session_by_id, id))
 		return 0;
-	if (!(rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "session", id, "runtime", jstr(ev, "runtime"),
-			      "platform", jstr(ev, "platform"), "cwd", jstr(ev, "cwd"),
-			      "opened_time", jstr(ev, "time"), "parent", jstr(ev, "parent"))))
+	if (!(rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:O?, s:s}", "session", id,
+			      "runtime", jstr(ev, "runtime"), "platform", jstr(ev, "platform"), "cwd", jstr(ev, "cwd"),
+			      "opened_time", jstr(ev, "time"), "parent", jstr(ev, "parent"),
+			      "labels", json_object_get(ev, "labels"),
+			      "workspace_roots", json_object_get(ev, "workspace_roots"),
+			      "home", jstr(json_object_get(ev, "env"), "HOME"))))
 		return nomem();
 	if (json_object_set(c->session_by_id, id, rec) < 0 || json_array_append(c->sessions, rec) < 0) {
 		json_decref(rec);
@@ -274,10 +337,10 @@ static int on_session_closed(collector *c, const json_t *ev)
 static int on_policy(collector *c, const json_t *ev)
 {
 	return json_array_append_new(c->policies,
-		json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s}", "session", jstr(ev, "session"),
+		json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s, s:O?}", "session", jstr(ev, "session"),
 			  "revision", json_object_get(ev, "revision"), "format", jstr(ev, "format"),
 			  "actor", jstr(ev, "actor"), "reason", jstr(ev, "reason"),
-			  "time", jstr(ev, "time"))) == 0 ? 0 : nomem();
+			  "time", jstr(ev, "time"), "policy", json_object_get(ev, "policy"))) == 0 ? 0 : nomem();
 }
 
 int collector_add(collector *c, const json_t *ev)

@@ -14,7 +14,7 @@
 
 typedef collector_sink csv_sink;
 
-typedef enum { COL_TEXT, COL_NUMBER, COL_ATTEMPTS } col_kind;
+typedef enum { COL_TEXT, COL_NUMBER, COL_ATTEMPTS, COL_REASON, COL_RULE, COL_ARG, COL_WAIT_KNOWN } col_kind;
 
 static const struct {
 	const char *title;
@@ -36,12 +36,17 @@ static const struct {
 	{ "approver", "actor", COL_TEXT },
 	{ "approval_settled", "settled_time", COL_TEXT },
 	{ "wait_ms", "wait_ms", COL_NUMBER },
+	{ "wait_known", "", COL_WAIT_KNOWN },
 	{ "attempts", "dispatches", COL_ATTEMPTS },
 	{ "completed_time", "completed_time", COL_TEXT },
 	{ "status", "status", COL_TEXT },
 	{ "exit_code", "exit_code", COL_NUMBER },
 	{ "duration_ms", "duration_ms", COL_NUMBER },
 	{ "error", "error", COL_TEXT },
+	{ "reason", "", COL_REASON },
+	{ "rule", "", COL_RULE },
+	{ "sandbox_permissions", "sandbox_permissions", COL_ARG },
+	{ "justification", "justification", COL_ARG },
 };
 
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
@@ -63,11 +68,43 @@ static int put_field(docket_buf *row, const char *s, int text)
 	return error;
 }
 
+/* The computed text columns: the reason (audit_denial_reason, else the
+ * settle reason), the first rule the decision names, an argument, whether
+ * the approval wait is known ("yes", "no", "" without an approval). */
+static int put_computed(docket_buf *row, const json_t *inv, size_t col)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	const char *v = "";
+	int error = 0;
+
+	switch (columns[col].kind) {
+	case COL_REASON:
+		if ((error = audit_denial_reason(&text, inv)) == 0)
+			v = text.ptr;
+		break;
+	case COL_RULE:
+		v = json_string_value(json_array_get(json_object_get(inv, "rules"), 0));
+		break;
+	case COL_ARG:
+		v = jstr(json_object_get(inv, "args"), columns[col].member);
+		break;
+	default:
+		v = jhas(inv, "wait_ms") ? "yes" : jhas(inv, "wait_unknown") ? "no" : "";
+		break;
+	}
+	if (error == 0)
+		error = put_field(row, v ? v : "", 1);
+	docket_buf_dispose(&text);
+	return error;
+}
+
 static int put_cell(docket_buf *row, const json_t *inv, size_t col)
 {
 	const json_t *v = json_object_get(inv, columns[col].member);
 	char num[32] = "";
 
+	if (columns[col].kind >= COL_REASON)
+		return put_computed(row, inv, col);
 	if (columns[col].kind == COL_ATTEMPTS)
 		snprintf(num, sizeof(num), "%zu", json_array_size(v));
 	else if (columns[col].kind == COL_NUMBER && json_is_integer(v))

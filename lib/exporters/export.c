@@ -111,6 +111,13 @@ int docket_time_to_ms(const char *s, int64_t *out_ms)
 	return 0;
 }
 
+int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported)
+{
+	if (settled_ms < asked_ms)
+		return 0;
+	return !(imported && settled_ms == asked_ms);
+}
+
 int64_t event_ms(const json_t *ev)
 {
 	int64_t ms;
@@ -337,12 +344,23 @@ static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
 	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);
 }
 
+static int learn_names(void *ctx, uint64_t seq, json_t *ev)
+{
+	(void)seq;
+	return pseudo_learn(ctx, ev);
+}
+
 int export_run_read(export_read read, void *rctx, const docket_export_options *opts, export_sink *sink,
 		    FILE *out, docket_export_stats *stats)
 {
 	docket_export_stats own;
 	pipeline p = { opts, sink, stats ? stats : &own };
 	int error;
+
+	/* pseudonyms: a first pass learns every user name, so that none is
+	 * left in an event that comes before the one that names its home */
+	if (opts->pseudonymizer && (error = read(rctx, learn_names, (void *)opts->pseudonymizer)) < 0)
+		return error;
 
 	memset(p.stats, 0, sizeof(*p.stats));
 	sink->out = out;

@@ -114,6 +114,45 @@ int collector_sink_new(export_sink **out, int64_t since_ms,
 int collector_sink_collect(export_sink *s, const json_t *ev, int emit);
 void collector_sink_free(export_sink *s);
 
+/* Decision classes of an invocation record, in the report's chart order. */
+enum { D_ALLOWED, D_APPROVED, D_DENIED, D_REJECTED, D_PENDING, D_COUNT };
+
+/* The class of an invocation record (the one rule for every writer). */
+int call_decision(const json_t *inv);
+/* 1 when a person granted the call (approved, approved_for_session). */
+int call_granted(const json_t *inv);
+/* 1 when the call was denied by policy or refused by a person. */
+int call_denied(const json_t *inv);
+
+/* ---- pseudonyms (pseudo.c) --------------------------------------------- */
+
+/* Learn the user names of one event (home paths, USER, HOME ...) into what
+ * the pseudonymizer remembers, rewriting nothing: the export's first pass,
+ * so that a name seen late is replaced in earlier events too. */
+int pseudo_learn(const docket_pseudonymizer *p, json_t *event);
+
+/* ---- the risk view (audit.c) ------------------------------------------- */
+
+/*
+ * The findings of a collector (docs/audit.md "The risk view"), a new object:
+ *   {"attention": N, "risky_sessions": [...], "escalations": [...],
+ *    "risky_calls": [...], "no_outcome": [...], "denials": [...],
+ *    "waits": {"known": N, "unknown": N}}
+ * Each item names its session (and invocation, tool, summary, time) and what
+ * made it count; a risky call has "classes" (docket_risk_name), "class_names"
+ * and "hosts" (network). "attention" counts the risky sessions plus the
+ * distinct calls of the other lists: it is 0 only when every list is empty.
+ */
+int audit_findings(json_t **out, const collector *c);
+/* The settings that make a policy revision record risky ("approval never,
+ * sandbox danger-full-access"); empty when none. */
+int audit_risky_settings(docket_buf *out, const json_t *policy_rec);
+/* "denied: <reason>" text of a denied call: the decision's reasons, the
+ * settle reason, the outcome's error and what the source said. */
+int audit_denial_reason(docket_buf *out, const json_t *inv);
+/* What happened to a call, in words ("approved by user; ok", "no outcome"). */
+int audit_outcome(docket_buf *out, const json_t *inv);
+
 /* A one-line description of a call ("git status --short", the patched paths ...). */
 int call_summary(docket_buf *out, const char *tool, const json_t *args);
 

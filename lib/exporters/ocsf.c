@@ -110,6 +110,15 @@ static const char *disposition_name(int id)
 	}
 }
 
+/* A policy revision number as OCSF's policy.version (a string). */
+static json_t *revision_string(const json_t *revision)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(revision));
+	return json_string(text);
+}
+
 /* Remove the null members of `obj` (absent fields stay absent in OCSF). */
 static json_t *drop_nulls(json_t *obj)
 {
@@ -212,6 +221,59 @@ static int emit(ocsf_sink *o, json_t *rec)
 	return error;
 }
 
+/*
+ * status_detail and message: why a call was denied (its reasons, rule and
+ * what the source said, audit_denial_reason), who approved it, or why it
+ * failed; never null on a denial.
+ */
+static int reason_fields(json_t *rec, const json_t *ev, const json_t *inv, int action_id, int status_ok)
+{
+	docket_buf reason = DOCKET_BUF_INIT, msg = DOCKET_BUF_INIT;
+	const char *type = jstr(ev, "type"), *rule;
+	int settled = strcmp(type, "approval.settled") == 0, error;
+
+	if (!inv)
+		return 0;
+	rule = json_string_value(json_array_get(json_object_get(inv, "rules"), 0));
+	if ((error = audit_denial_reason(&reason, inv)) < 0)
+		goto cleanup;
+	if (action_id == ACTION_DENIED) {
+		const char *by = settled || call_decision(inv) == D_REJECTED ? "a person" : "policy";
+
+		if (!reason.len && (error = docket_buf_printf(&reason, "%s%s%s", settled ? jstr(ev, "result") : "denied",
+				    *jstr(ev, "actor") ? " by " : "", jstr(ev, "actor"))) < 0)
+			goto cleanup;
+		error = docket_buf_printf(&msg, "%s %s denied by %s: %s", jstr(inv, "tool"), jstr(inv, "summary"),
+					  by, reason.ptr);
+	} else if (settled) {
+		error = docket_buf_printf(&msg, "%s %s %s by %s%s%s", jstr(inv, "tool"), jstr(inv, "summary"),
+					  jstr(ev, "result"), *jstr(ev, "actor") ? jstr(ev, "actor") : "an unnamed actor",
+					  *jstr(ev, "reason") ? ": " : "", jstr(ev, "reason"));
+	} else if (!status_ok) {
+		docket_buf_clear(&reason);
+		error = docket_buf_printf(&reason, "%s%s%s", jstr(ev, "status"), *jstr(ev, "error") ? ": " : "",
+					  jstr(ev, "error"));
+		if (error == 0)
+			error = docket_buf_printf(&msg, "%s %s: %s", jstr(inv, "tool"), jstr(inv, "summary"), reason.ptr);
+	} else {
+		docket_buf_clear(&reason);
+		error = docket_buf_printf(&msg, "%s %s", jstr(inv, "tool"), jstr(inv, "summary"));
+	}
+	if (error == 0 && rule)
+		error = docket_buf_printf(&msg, " (rule %s)", rule);
+	if (error < 0)
+		goto cleanup;
+	if ((reason.len && json_object_set_new(rec, "status_detail", json_string(reason.ptr)) < 0) ||
+	    json_object_set_new(rec, "message", json_string(msg.ptr ? msg.ptr : "")) < 0 ||
+	    (jhas(inv, "rules") && json_object_set(json_object_get(rec, "unmapped"), "rules",
+						   json_object_get(inv, "rules")) < 0))
+		error = nomem();
+cleanup:
+	docket_buf_dispose(&reason);
+	docket_buf_dispose(&msg);
+	return error;
+}
+
 /* Finish a record: actor, device (system classes), policy, control fields. */
 static json_t *finish_record(ocsf_sink *o, json_t *rec, const json_t *ev, const json_t *inv,
 			     const char *user, int action_id, int disposition_id, int status_ok)
@@ -220,11 +282,12 @@ static json_t *finish_record(ocsf_sink *o, json_t *rec, const json_t *ev, const 
 		return NULL;
 	if (json_object_set_new(rec, "actor", actor_object(o, ev, user)) < 0 ||
 	    security_control(rec, action_id, disposition_id, status_ok) < 0 ||
+	    reason_fields(rec, ev, inv, action_id, status_ok) < 0 ||
 	    (category_of((int)json_integer_value(json_object_get(rec, "class_uid"))) == 1 &&
 	     json_object_set_new(rec, "device", json_pack("{s:i, s:s}", "type_id", 0, "type", "Unknown")) < 0) ||
 	    (inv && jhas(inv, "policy_revision") &&
-	     json_object_set_new(rec, "policy", json_pack("{s:s, s:O}", "name", "docket session policy",
-				 "version", json_object_get(inv, "policy_revision"))) < 0)) {
+	     json_object_set_new(rec, "policy", json_pack("{s:s, s:o}", "name", "docket session policy",
+				 "version", revision_string(json_object_get(inv, "policy_revision")))) < 0)) {
 		json_decref(rec);
 		return NULL;
 	}
@@ -280,7 +343,8 @@ static int process_record(ocsf_sink *o, const json_t *ev, const json_t *inv, int
 	rec = base_record(&o->cs.base, ev, CLASS_PROCESS, activity, activity == 1 ? "Launch" : "Terminate");
 	if (rec && json_object_set_new(rec, "process", json_pack("{s:s, s:s, s:s?}",
 			"name", json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "shell",
-			"cmd_line", line.ptr ? line.ptr : "", "cwd", json_string_value(json_object_get(args, "cwd")))) < 0)
+			"cmd_line", line.ptr ? line.ptr : "",
+			"working_directory", json_string_value(json_object_get(args, "cwd")))) < 0)
 		json_decref(rec), rec = NULL;
 	if (rec && activity == 2 && jhas(ev, "exit_code") &&
 	    json_object_set(rec, "exit_code", json_object_get(ev, "exit_code")) < 0)
@@ -428,8 +492,8 @@ static int policy_record(ocsf_sink *o, const json_t *ev)
 
 	if (rec && (json_object_set_new(rec, "user", json_pack("{s:s}", "name",
 			*jstr(ev, "actor") ? jstr(ev, "actor") : "unknown")) < 0 ||
-		    json_object_set_new(rec, "policy", json_pack("{s:s, s:O?, s:s}", "name",
-			"docket session policy", "version", json_object_get(ev, "revision"),
+		    json_object_set_new(rec, "policy", json_pack("{s:s, s:o, s:s}", "name",
+			"docket session policy", "version", revision_string(json_object_get(ev, "revision")),
 			"desc", jstr(ev, "reason"))) < 0))
 		json_decref(rec), rec = NULL;
 	return emit(o, finish_record(o, rec, ev, NULL, jstr(ev, "actor"), ACTION_ALLOWED, DISP_ALLOWED, 1));

@@ -33,9 +33,6 @@ typedef struct report_sink {
 	json_t *machines;    /* fleet: host -> {ledger, events, sessions, calls, approvals, denials} */
 } report_sink;
 
-/* Decision classes, in chart order. */
-enum { D_ALLOWED, D_APPROVED, D_DENIED, D_REJECTED, D_PENDING, D_COUNT };
-
 static const struct {
 	const char *name;
 	const char *color;
@@ -200,35 +197,6 @@ static int section_empty(docket_buf *b, const char *title, const char *text)
 
 /* ---- classification ---------------------------------------------------- */
 
-static int granted(const json_t *inv)
-{
-	const char *r = jstr(inv, "result");
-
-	return strcmp(r, "approved") == 0 || strcmp(r, "approved_for_session") == 0;
-}
-
-static int decision_of(const json_t *inv)
-{
-	const char *status = jstr(inv, "status");
-
-	if (jhas(inv, "result") && !granted(inv) && strcmp(jstr(inv, "result"), "superseded") != 0)
-		return D_REJECTED;
-	if (jhas(inv, "dispatches"))
-		return granted(inv) ? D_APPROVED : D_ALLOWED;
-	if (strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0)
-		return D_DENIED;
-	if (!*status)
-		return D_PENDING;
-	return D_ALLOWED;
-}
-
-static int is_denial(const json_t *inv)
-{
-	int d = decision_of(inv);
-
-	return d == D_DENIED || d == D_REJECTED;
-}
-
 static int is_troubled(const json_t *inv)
 {
 	return jhas(inv, "recovery") || strcmp(jstr(inv, "status"), "indeterminate") == 0 ||
@@ -243,9 +211,10 @@ static int in_scope(const json_t *inv)
 /* ---- header and cards -------------------------------------------------- */
 
 typedef struct totals {
-	size_t calls, approvals, approved, waiting, denials, troubled, pending;
+	size_t calls, approvals, approved, waiting, denials, troubled, pending, waits_unknown;
 	int64_t *waits;
 	size_t nwaits;
+	json_t *findings;   /* audit_findings() */
 } totals;
 
 static int count_totals(totals *t, const collector *c)
@@ -261,15 +230,16 @@ static int count_totals(totals *t, const collector *c)
 			continue;
 		t->calls++;
 		t->approvals += jhas(inv, "result");
-		t->approved += granted(inv);
+		t->approved += call_granted(inv);
 		t->waiting += jhas(inv, "requested_time") && !jhas(inv, "result");
-		t->denials += is_denial(inv);
+		t->denials += call_denied(inv);
 		t->troubled += is_troubled(inv);
-		t->pending += decision_of(inv) == D_PENDING;
+		t->pending += call_decision(inv) == D_PENDING;
 		if (jhas(inv, "wait_ms"))
 			t->waits[t->nwaits++] = json_integer_value(json_object_get(inv, "wait_ms"));
+		t->waits_unknown += jhas(inv, "wait_unknown");
 	}
-	return 0;
+	return audit_findings(&t->findings, c);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -285,9 +255,19 @@ static int card(docket_buf *b, const char *kind, const char *label, const char *
 				 "<div class=\"s\">%s</div></div>\n", kind, label, number, sub);
 }
 
+static size_t list_size(const totals *t, const char *key)
+{
+	return json_array_size(json_object_get(t->findings, key));
+}
+
+static json_int_t attention(const totals *t)
+{
+	return json_integer_value(json_object_get(t->findings, "attention"));
+}
+
 static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 {
-	char n[6][32], sub[6][96], wait[32] = "-";
+	char n[6][32], sub[6][200], wait[32] = "-";
 	int error = 0;
 
 	qsort(t->waits, t->nwaits, sizeof(*t->waits), cmp_i64);
@@ -306,16 +286,25 @@ static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 	snprintf(n[3], sizeof(n[3]), "%zu", t->denials);
 	snprintf(sub[3], sizeof(sub[3]), "by policy or by a person");
 	snprintf(n[4], sizeof(n[4]), "%s", wait);
-	snprintf(sub[4], sizeof(sub[4]), "median of %zu approval wait%s", t->nwaits, t->nwaits == 1 ? "" : "s");
-	snprintf(n[5], sizeof(n[5]), "%zu", t->troubled);
-	snprintf(sub[5], sizeof(sub[5]), "in doubt, recovered or indeterminate");
-	if (!error) error = docket_buf_puts(b, "<section class=\"cards\">\n");
+	snprintf(sub[4], sizeof(sub[4]), "median of %zu known approval wait%s", t->nwaits,
+		 t->nwaits == 1 ? "" : "s");
+	if (t->waits_unknown)
+		snprintf(sub[4] + strlen(sub[4]), sizeof(sub[4]) - strlen(sub[4]),
+			 "; %zu unknown (the source did not record when it asked)", t->waits_unknown);
+	snprintf(n[5], sizeof(n[5]), "%lld", (long long)attention(t));
+	snprintf(sub[5], sizeof(sub[5]), "%zu risky session mode%s, %zu escalation%s, %zu risky call%s, "
+		 "%zu without outcome, %zu denied (a call in several lists counts once)", list_size(t, "risky_sessions"),
+		 list_size(t, "risky_sessions") == 1 ? "" : "s", list_size(t, "escalations"),
+		 list_size(t, "escalations") == 1 ? "" : "s", list_size(t, "risky_calls"),
+		 list_size(t, "risky_calls") == 1 ? "" : "s", list_size(t, "no_outcome"), list_size(t, "denials"));
+	if (!error) error = docket_buf_puts(b, "<section class=\"cards\" id=\"cards\">\n");
+	/* never green while anything needs attention */
+	if (!error) error = card(b, attention(t) ? "bad attention" : "ok attention", "Needs attention", n[5], sub[5]);
 	if (!error) error = card(b, "info", "Sessions", n[0], sub[0]);
 	if (!error) error = card(b, "info", "Tool calls", n[1], sub[1]);
 	if (!error) error = card(b, "ok", "Approvals", n[2], sub[2]);
 	if (!error) error = card(b, t->denials ? "bad" : "ok", "Denials", n[3], sub[3]);
 	if (!error) error = card(b, "info", "Approval wait", n[4], sub[4]);
-	if (!error) error = card(b, t->troubled ? "warn" : "ok", "Needs attention", n[5], sub[5]);
 	if (!error) error = docket_buf_puts(b, "</section>\n");
 	return error;
 }
@@ -498,7 +487,7 @@ static void bucket_calls(time_buckets *tb, const collector *c)
 		if (!in_scope(inv) || docket_time_to_ms(jstr(inv, "intent_time"), &ms) < 0)
 			continue;
 		k = (size_t)((ms - tb->start) / tb->width);
-		tb->counts[k < tb->n ? k : tb->n - 1][decision_of(inv)]++;
+		tb->counts[k < tb->n ? k : tb->n - 1][call_decision(inv)]++;
 	}
 }
 
@@ -580,43 +569,53 @@ static int table_open(docket_buf *b, const char *title, const char *const *heads
 	return error == 0 ? docket_buf_puts(b, "</tr></thead><tbody>\n") : error;
 }
 
-static int count_in_session(const collector *c, const char *session, int (*pred)(const json_t *))
+/* Per session: calls, approvals, denials, pending (in scope), one pass. */
+enum { SC_CALLS, SC_APPROVALS, SC_DENIALS, SC_PENDING, SC_N };
+
+static int session_counts(json_t **out, const collector *c)
 {
+	json_t *counts = json_object();
 	const json_t *inv;
 	size_t i;
-	int n = 0;
 
-	json_array_foreach(c->invocations, i, inv)
-		n += in_scope(inv) && strcmp(jstr(inv, "session"), session) == 0 && (!pred || pred(inv));
-	return n;
+	*out = NULL;
+	if (!counts)
+		return nomem();
+	json_array_foreach(c->invocations, i, inv) {
+		const char *session = jstr(inv, "session");
+		json_t *row = json_object_get(counts, session);
+		json_int_t add[SC_N] = { 1, jhas(inv, "result"), call_denied(inv), !jhas(inv, "status") };
+
+		if (!in_scope(inv))
+			continue;
+		if (!row && (json_object_set_new(counts, session, row = json_pack("[i,i,i,i]", 0, 0, 0, 0)) < 0 ||
+			     !row)) {
+			json_decref(counts);
+			return nomem();
+		}
+		for (int k = 0; k < SC_N; k++)
+			json_integer_set(json_array_get(row, (size_t)k),
+					 json_integer_value(json_array_get(row, (size_t)k)) + add[k]);
+	}
+	*out = counts;
+	return 0;
 }
 
-static int has_result(const json_t *inv)
-{
-	return jhas(inv, "result");
-}
-
-static int is_pending(const json_t *inv)
-{
-	return !jhas(inv, "status");
-}
-
-static int session_row(docket_buf *b, const collector *c, const json_t *s)
+static int session_row(docket_buf *b, const json_t *counts, const json_t *s)
 {
 	const char *id = jstr(s, "session");
-	char n[4][16];
+	const json_t *row = json_object_get(counts, id);
+	char n[SC_N][24];
 	int error = 0;
 
-	snprintf(n[0], sizeof(n[0]), "%d", count_in_session(c, id, NULL));
-	snprintf(n[1], sizeof(n[1]), "%d", count_in_session(c, id, has_result));
-	snprintf(n[2], sizeof(n[2]), "%d", count_in_session(c, id, is_denial));
-	snprintf(n[3], sizeof(n[3]), "%d", count_in_session(c, id, is_pending));
+	for (int k = 0; k < SC_N; k++)
+		snprintf(n[k], sizeof(n[k]), "%lld", (long long)json_integer_value(json_array_get(row, (size_t)k)));
 	if (!error) error = docket_buf_puts(b, "<tr>");
 	if (!error) error = cell(b, "call", id);
 	if (!error) error = cell(b, NULL, *jstr(s, "runtime") ? jstr(s, "runtime") : "-");
 	if (!error) error = time_cell(b, jstr(s, "opened_time"));
 	if (!error) error = jhas(s, "closed_time") ? time_cell(b, jstr(s, "closed_time")) : badge(b, "u", "open");
-	for (int i = 0; i < 4 && !error; i++)
+	for (int i = 0; i < SC_N && !error; i++)
 		error = cell(b, "num", n[i]);
 	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
 }
@@ -626,17 +625,21 @@ static int sessions_table(docket_buf *b, const collector *c)
 	static const char *const heads[] = { "Session", "Runtime", "Opened", "Closed", "Calls", "Approvals",
 					     "Denials", "Pending", NULL };
 	const json_t *s;
+	json_t *counts = NULL;
 	size_t i;
 	int error;
 
 	if (json_array_size(c->sessions) == 0)
 		return section_empty(b, "Sessions", "No sessions recorded.");
-	if ((error = table_open(b, "Sessions", heads)) < 0)
-		return error;
+	if ((error = session_counts(&counts, c)) < 0 || (error = table_open(b, "Sessions", heads)) < 0)
+		goto cleanup;
 	json_array_foreach(c->sessions, i, s)
-		if ((error = session_row(b, c, s)) < 0)
-			return error;
-	return docket_buf_puts(b, "</tbody></table>\n");
+		if ((error = session_row(b, counts, s)) < 0)
+			goto cleanup;
+	error = docket_buf_puts(b, "</tbody></table>\n");
+cleanup:
+	json_decref(counts);
+	return error;
 }
 
 /* Fleet reports: one row per machine. */
@@ -671,7 +674,7 @@ static int machines_table(docket_buf *b, const report_sink *r)
 
 static const char *result_class(const json_t *inv)
 {
-	return granted(inv) ? "g" : strcmp(jstr(inv, "result"), "superseded") == 0 ? "y" : "r";
+	return call_granted(inv) ? "g" : strcmp(jstr(inv, "result"), "superseded") == 0 ? "y" : "r";
 }
 
 static int approval_row(docket_buf *b, const json_t *inv)
@@ -718,44 +721,6 @@ static int invocation_table(docket_buf *b, const collector *c, const char *title
 		if (in_scope(inv) && pred(inv) && (error = row(b, inv)) < 0)
 			return error;
 	return docket_buf_puts(b, "</tbody></table>\n");
-}
-
-static int join_reasons(docket_buf *out, const json_t *inv)
-{
-	const json_t *r;
-	size_t i;
-	int error = 0;
-
-	docket_buf_clear(out);
-	json_array_foreach(json_object_get(inv, "reasons"), i, r)
-		if (json_is_string(r) && (error = docket_buf_printf(out, "%s%s", out->len ? "; " : "",
-								   json_string_value(r))) < 0)
-			return error;
-	if (*jstr(inv, "settle_reason"))
-		error = docket_buf_printf(out, "%s%s", out->len ? "; " : "", jstr(inv, "settle_reason"));
-	return error;
-}
-
-static int denial_row(docket_buf *b, const json_t *inv)
-{
-	docket_buf reasons = DOCKET_BUF_INIT, by = DOCKET_BUF_INIT;
-	int person = decision_of(inv) == D_REJECTED, error = 0;
-
-	if (!error) error = join_reasons(&reasons, inv);
-	if (!error) error = person ? docket_buf_printf(&by, "%s (%s)", *jstr(inv, "actor") ? jstr(inv, "actor")
-							: "a person", jstr(inv, "result"))
-				   : docket_buf_puts(&by, *jstr(inv, "decision_source")
-							? jstr(inv, "decision_source") : "policy");
-	if (!error) error = docket_buf_puts(b, "<tr>");
-	if (!error) error = time_cell(b, jstr(inv, "intent_time"));
-	if (!error) error = cell(b, "call", jstr(inv, "session"));
-	if (!error) error = call_cell(b, inv);
-	if (!error) error = badge(b, person ? "o" : "r", by.ptr ? by.ptr : "");
-	if (!error) error = cell(b, NULL, reasons.ptr && *reasons.ptr ? reasons.ptr : "-");
-	if (!error) error = docket_buf_puts(b, "</tr>\n");
-	docket_buf_dispose(&reasons);
-	docket_buf_dispose(&by);
-	return error;
 }
 
 static int trouble_row(docket_buf *b, const json_t *inv)
@@ -824,13 +789,81 @@ static int policy_timeline(docket_buf *b, const collector *c)
 	return docket_buf_puts(b, "</ul>\n");
 }
 
+/* ---- the risk view (first screen) -------------------------------------- */
+
+/* One row of a findings list: its cells from the item's members (`keys`;
+ * "@call" is the call cell, "@time" the time cell). */
+static int finding_row(docket_buf *b, const json_t *item, const char *const *keys)
+{
+	int error = docket_buf_puts(b, "<tr>");
+
+	for (size_t i = 0; keys[i] && error == 0; i++) {
+		if (strcmp(keys[i], "@call") == 0)
+			error = call_cell(b, item);
+		else if (strcmp(keys[i], "@time") == 0)
+			error = time_cell(b, jstr(item, "time"));
+		else if (strcmp(keys[i], "session") == 0)
+			error = cell(b, "call", jstr(item, "session"));
+		else
+			error = cell(b, NULL, *jstr(item, keys[i]) ? jstr(item, keys[i]) : "-");
+	}
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int finding_table(docket_buf *b, const json_t *findings, const char *key, const char *title,
+			 const char *const *heads, const char *const *keys, const char *none)
+{
+	const json_t *list = json_object_get(findings, key), *item;
+	size_t i;
+	int error;
+
+	if ((error = docket_buf_printf(b, "<div class=\"finding\" id=\"%s\">", key)) < 0)
+		return error;
+	if (json_array_size(list) == 0)
+		error = section_empty(b, title, none);
+	else if ((error = table_open(b, title, heads)) == 0) {
+		json_array_foreach(list, i, item)
+			if ((error = finding_row(b, item, keys)) < 0)
+				return error;
+		error = docket_buf_puts(b, "</tbody></table>\n");
+	}
+	return error == 0 ? docket_buf_puts(b, "</div>\n") : error;
+}
+
+static int risk_section(docket_buf *b, const json_t *f)
+{
+	static const char *const mode_heads[] = { "Session", "Runtime", "Risky settings", "Since", "Working directory", NULL };
+	static const char *const mode_keys[] = { "session", "runtime", "settings", "@time", "cwd", NULL };
+	static const char *const esc_heads[] = { "When", "Session", "Call", "Justification", "Outcome", NULL };
+	static const char *const esc_keys[] = { "@time", "session", "@call", "justification", "outcome", NULL };
+	static const char *const risk_heads[] = { "When", "Session", "Call", "Risk classes", "Hosts", "Outcome", NULL };
+	static const char *const risk_keys[] = { "@time", "session", "@call", "class_names", "host_list", "outcome",
+						 NULL };
+	static const char *const open_heads[] = { "When", "Session", "Call", "State", NULL };
+	static const char *const open_keys[] = { "@time", "session", "@call", "outcome", NULL };
+	static const char *const deny_heads[] = { "When", "Session", "Call", "Denied by", "Reason", "Rule", NULL };
+	static const char *const deny_keys[] = { "@time", "session", "@call", "by", "reason", "rule", NULL };
+	int error = docket_buf_puts(b, "<section id=\"risk\"><h2>What needs attention</h2>\n");
+
+	if (!error) error = finding_table(b, f, "risky_sessions", "Sessions in risky modes", mode_heads, mode_keys,
+					  "No session ran in a risky mode.");
+	if (!error) error = finding_table(b, f, "escalations", "Escalations", esc_heads, esc_keys,
+					  "No call asked to leave the sandbox.");
+	if (!error) error = finding_table(b, f, "risky_calls", "Allowed calls in risk classes", risk_heads,
+					  risk_keys, "No allowed call falls in a risk class.");
+	if (!error) error = finding_table(b, f, "no_outcome", "Calls without an outcome", open_heads, open_keys,
+					  "Every call has an outcome.");
+	if (!error) error = finding_table(b, f, "denials", "Denials", deny_heads, deny_keys,
+					  "No call was denied.");
+	return error == 0 ? docket_buf_puts(b, "</section>\n") : error;
+}
+
 /* ---- the page ---------------------------------------------------------- */
 
 static int write_page(report_sink *r)
 {
 	static const char *const approval_heads[] = { "Requested", "Session", "Call", "Reviewer", "Decided by",
 						      "Result", "Wait", "Decision source", NULL };
-	static const char *const denial_heads[] = { "When", "Session", "Call", "Denied by", "Reasons", NULL };
 	static const char *const trouble_heads[] = { "Session", "Call", "State", "Attempts", "Recovery actions",
 						     "Outcome", NULL };
 	docket_buf *b = &r->html;
@@ -844,6 +877,7 @@ static int write_page(report_sink *r)
 					      "<title>docket audit report</title>\n<style>%s</style></head>\n<body>\n", css);
 	if (!error) error = write_header(b, r);
 	if (!error) error = write_cards(b, r, &t);
+	if (!error) error = risk_section(b, t.findings);
 	if (!error) error = docket_buf_puts(b, "<h2>At a glance</h2>\n<section class=\"charts\">\n");
 	if (!error) error = wait_chart(b, &t);
 	if (!error) error = decisions_chart(b, &r->c);
@@ -852,8 +886,6 @@ static int write_page(report_sink *r)
 	if (!error) error = sessions_table(b, &r->c);
 	if (!error) error = invocation_table(b, &r->c, "Approvals", approval_heads, asked, approval_row,
 					     "No call needed an approval.");
-	if (!error) error = invocation_table(b, &r->c, "Denials", denial_heads, is_denial, denial_row,
-					     "No call was denied.");
 	if (!error) error = policy_timeline(b, &r->c);
 	if (!error) error = invocation_table(b, &r->c, "In doubt and recovered calls", trouble_heads, is_troubled,
 					     trouble_row, "No call was left in doubt or recovered.");
@@ -862,6 +894,7 @@ static int write_page(report_sink *r)
 					      "</main></body></html>\n", DOCKET_EXPORT_VERSION,
 					      r->title ? "the fleet database" : r->base.info.ledger_id);
 	docket_free(t.waits);
+	json_decref(t.findings);
 	return error;
 }
 

@@ -313,10 +313,13 @@ case_sessions_pending() {
 	ida=$(ledger_id A)
 	idb=$(ledger_id B)
 	for what in sessions pending; do
-		# the local rows plus ledger and host (jq -S: keys sorted, both sides)
+		# the local rows plus ledger and host (jq -S: keys sorted, both sides),
+		# without what only the local listing reads from the events (the
+		# sessions' cwd and mode, the pending call and decision)
+		local only='del(.cwd, .mode, .risky_mode, .imported, .call, .decision)'
 		{
-			docket -L A $what --json | jq -cS --arg l "$ida" '. + {ledger: $l, host: "a"}'
-			docket -L B $what --json | jq -cS --arg l "$idb" '. + {ledger: $l, host: "b"}'
+			docket -L A $what --json | jq -cS --arg l "$ida" ". + {ledger: \$l, host: \"a\"} | $only"
+			docket -L B $what --json | jq -cS --arg l "$idb" ". + {ledger: \$l, host: \"b\"} | $only"
 		} | sort >local.jsonl
 		expect_exit 0 docket fleet $what --db "$PG_URL" --json
 		jq -cS . out | sort >fleet.sorted

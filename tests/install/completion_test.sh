@@ -44,7 +44,7 @@ offers "docket re" record reindex report redact recover replay
 offers "docket -L /tmp/ledger sh" ship show
 offers "docket --ledger /tmp/ledger ver" verify verify-receipt
 offers "docket -" -L --ledger -h --help --version
-offers "docket log --" --session --since --json --follow --help
+offers "docket log --" --session --invocation --type --status --since --until --json --follow --help
 offers "docket export --f" --format
 offers "docket export --format " jsonl ocsf otel csv git
 offers "docket replay --format j" json junit

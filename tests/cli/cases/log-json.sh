@@ -1,2 +1,2 @@
 seed sessions/demo-basic.jsonl
-docket log --json --since 10 | mask_hashes
+docket log --json --since "#10" | mask_hashes

@@ -1,2 +1,2 @@
 seed sessions/demo-basic.jsonl sessions/open-pending.jsonl
-docket log --session build-42 --since 30
+docket log --session build-42 --since "#30"
