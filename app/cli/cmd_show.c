@@ -174,16 +174,20 @@ static unsigned call_risk(const call *c, const json_t *opened)
 }
 
 /* The approval wait from `request` to `settled`; -1 when unknown
- * (docket_wait_known: an imported request stamped at its answer). */
-static int64_t wait_of(const json_t *request, const json_t *settled)
+ * (docket_wait_known: an importer's stamp, or a request stamped at its
+ * answer). */
+static int64_t wait_of(const json_t *intent, const json_t *request, const json_t *settled)
 {
+	const json_t *line = intent ? json_object_get(json_object_get(intent, "provenance"), "line") : NULL;
+	int stamped;
 	int64_t ta, tb;
 
 	if (!request || !settled || cli_time_parse(cli_jstr(request, "time"), &ta) < 0 ||
-	    cli_time_parse(cli_jstr(settled, "time"), &tb) < 0 ||
-	    !docket_wait_known(ta, tb, json_object_get(request, "provenance") != NULL))
+	    cli_time_parse(cli_jstr(settled, "time"), &tb) < 0)
 		return -1;
-	return tb - ta;
+	stamped = docket_request_stamped(intent ? cli_jstr(intent, "time") : NULL,
+					 json_is_integer(line) ? (int64_t)json_integer_value(line) : -1, request);
+	return docket_wait_known(ta, tb, json_object_get(request, "provenance") != NULL, stamped) ? tb - ta : -1;
 }
 
 static void call_analyse(const call *c, call_facts *f)
@@ -212,7 +216,7 @@ static void call_analyse(const call *c, call_facts *f)
 			f->request = ev;
 		} else if (strcmp(type, "approval.settled") == 0) {
 			f->settled = ev;
-			f->wait_ms = wait_of(f->request, ev);
+			f->wait_ms = wait_of(c->intent, f->request, ev);
 			f->wait_unknown = f->request && f->wait_ms < 0;
 		} else if (strcmp(type, "tool.dispatched") == 0) {
 			f->last_dispatch = ev;
@@ -343,7 +347,7 @@ static json_t *call_json(const call *c)
 				json_object_set_new(a, "result", str_or_null(cli_jstr(ev, "result")));
 				json_object_set_new(a, "actor", str_or_null(cli_jstr(ev, "actor")));
 				json_object_set_new(a, "reason", str_or_null(cli_jstr(ev, "reason")));
-				if ((wait = wait_of(request_of(c, r), ev)) >= 0)
+				if ((wait = wait_of(c->intent, request_of(c, r), ev)) >= 0)
 					json_object_set_new(a, "wait_ms", json_integer(wait));
 				else
 					json_object_set_new(a, "wait_unknown", json_true());
@@ -521,7 +525,7 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 	} else if (strcmp(type, "approval.settled") == 0) {
 		const char *result = cli_jstr(ev, "result");
 		const char *actor = cli_jstr(ev, "actor");
-		int64_t wait = wait_of(*last_request, ev);
+		int64_t wait = wait_of(c->intent, *last_request, ev);
 
 		error = docket_buf_puts(b, result ? result : "?");
 		*color = cli_status_color(result);

@@ -81,13 +81,23 @@ DOCKET_EXTERN int docket_time_to_ms(const char *rfc3339, int64_t *out_ms);
 
 /*
  * 1 when an approval's wait (settled - asked, in ms) is known. It is unknown
- * when the settle precedes the request, and when an imported request
- * (`imported`: the event carries provenance) has the settle's own time: the
- * transcript recorded only the answer, so the importer stamped the question
- * with it. Unknown waits are labelled and left out of medians and histograms
+ * when the settle precedes the request; when the request is the importer's
+ * stamp (`stamped`: docket_request_stamped); and when an imported request
+ * (`imported`: the event carries provenance) has the settle's own time (how
+ * imports before the stamp marked a question the transcript did not time).
+ * Unknown waits are labelled and left out of medians and histograms
  * (docs/audit.md); the report, `show` and the exports all ask this function.
  */
-DOCKET_EXTERN int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported);
+DOCKET_EXTERN int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported, int stamped);
+
+/*
+ * 1 when `request` (an approval.requested as JSON) is an importer's stamp:
+ * it carries provenance, its intent's time (`intent_time`) and its intent's
+ * source line (`intent_line`, -1: unknown). The importer writes a request so
+ * when the transcript shows only the answer (docs/import.md): when the
+ * question was asked is then not known.
+ */
+DOCKET_EXTERN int docket_request_stamped(const char *intent_time, int64_t intent_line, const json_t *request);
 
 /* ---- git archive (libgit2) -------------------------------------------- */
 

@@ -26,6 +26,7 @@
 
 #include "docket/audit.h"
 #include "checkpoint.h"
+#include "pseudo.h"
 #include "util/alloc.h"
 #include "util/error.h"
 

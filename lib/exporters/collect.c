@@ -203,7 +203,8 @@ static int on_intent(collector *c, const json_t *ev)
 		error = nomem();
 		goto cleanup;
 	}
-	if ((error = copy(rec, "args", ev, "args")) < 0 || (error = copy(rec, "turn", ev, "turn")) < 0 ||
+	if ((error = copy(rec, "intent_line", json_object_get(ev, "provenance"), "line")) < 0 ||
+	    (error = copy(rec, "args", ev, "args")) < 0 || (error = copy(rec, "turn", ev, "turn")) < 0 ||
 	    (error = copy(rec, "recovery_mode", ev, "recovery")) < 0 ||
 	    (error = copy(rec, "verdict", decision, "verdict")) < 0 ||
 	    (error = copy(rec, "decision_source", decision, "source")) < 0 ||
@@ -220,12 +221,22 @@ cleanup:
 	return error;
 }
 
+/* The source line of a call's intent (-1: not imported). */
+static int64_t intent_line(const json_t *rec)
+{
+	const json_t *line = json_object_get(rec, "intent_line");
+
+	return json_is_integer(line) ? (int64_t)json_integer_value(line) : -1;
+}
+
 static int on_requested(json_t *rec, const json_t *ev)
 {
 	int error;
 
 	if ((error = copy(rec, "requested_time", ev, "time")) < 0 ||
 	    (error = set_int(rec, "requested_imported", jhas(ev, "provenance"))) < 0 ||
+	    (error = set_int(rec, "requested_stamped",
+			     docket_request_stamped(jstr(rec, "intent_time"), intent_line(rec), ev))) < 0 ||
 	    (error = copy(rec, "reviewer", ev, "reviewer")) < 0 ||
 	    (error = copy(rec, "prompt", ev, "prompt")) < 0)
 		return error;
@@ -247,7 +258,8 @@ static int on_settled(json_t *rec, const json_t *ev)
 		return error;
 	if (docket_time_to_ms(jstr(rec, "requested_time"), &asked) < 0)
 		return 0;
-	if (docket_wait_known(asked, done, json_integer_value(json_object_get(rec, "requested_imported")) != 0))
+	if (docket_wait_known(asked, done, json_integer_value(json_object_get(rec, "requested_imported")) != 0,
+			      json_integer_value(json_object_get(rec, "requested_stamped")) != 0))
 		return set_int(rec, "wait_ms", (json_int_t)(done - asked));
 	return json_object_set_new(rec, "wait_unknown", json_true()) == 0 ? 0 : nomem();
 }

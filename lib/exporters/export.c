@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "audit/checkpoint.h"
+#include "audit/pseudo.h"
 #include "ledger/event.h"
 #include "export_internal.h"
 #include "ledger/ledger_sys.h"
@@ -111,11 +112,21 @@ int docket_time_to_ms(const char *s, int64_t *out_ms)
 	return 0;
 }
 
-int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported)
+int docket_wait_known(int64_t asked_ms, int64_t settled_ms, int imported, int stamped)
 {
-	if (settled_ms < asked_ms)
+	if (settled_ms < asked_ms || stamped)
 		return 0;
 	return !(imported && settled_ms == asked_ms);
+}
+
+int docket_request_stamped(const char *intent_time, int64_t intent_line, const json_t *request)
+{
+	const json_t *prov = json_object_get(request, "provenance");
+	const json_t *line = json_object_get(prov, "line");
+	const char *time = json_string_value(json_object_get(request, "time"));
+
+	return json_is_object(prov) && intent_time && time && strcmp(time, intent_time) == 0 &&
+	       json_is_integer(line) && intent_line >= 0 && json_integer_value(line) == intent_line;
 }
 
 int64_t event_ms(const json_t *ev)

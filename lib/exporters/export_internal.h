@@ -124,13 +124,6 @@ int call_granted(const json_t *inv);
 /* 1 when the call was denied by policy or refused by a person. */
 int call_denied(const json_t *inv);
 
-/* ---- pseudonyms (pseudo.c) --------------------------------------------- */
-
-/* Learn the user names of one event (home paths, USER, HOME ...) into what
- * the pseudonymizer remembers, rewriting nothing: the export's first pass,
- * so that a name seen late is replaced in earlier events too. */
-int pseudo_learn(const docket_pseudonymizer *p, json_t *event);
-
 /* ---- the risk view (audit.c) ------------------------------------------- */
 
 /*

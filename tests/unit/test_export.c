@@ -823,9 +823,36 @@ static void test_unknown_waits(void **state)
 	assert_false(jhas(inv, "wait_ms"));
 	assert_true(json_is_true(json_object_get(inv, "wait_unknown")));
 	collector_dispose(&c);
-	assert_false(docket_wait_known(10, 10, 1));
-	assert_true(docket_wait_known(10, 10, 0));
-	assert_false(docket_wait_known(11, 10, 0));
+	assert_false(docket_wait_known(10, 10, 1, 0));
+	assert_true(docket_wait_known(10, 10, 0, 0));
+	assert_false(docket_wait_known(11, 10, 0, 0));
+	/* the importer's stamp (the intent's time and line): unknown, however
+	 * long after it the answer came */
+	assert_false(docket_wait_known(10, 5000, 1, 1));
+	assert_true(docket_wait_known(10, 5000, 1, 0));
+}
+
+/* An imported request is the importer's stamp only when it carries its
+ * intent's time and source line (docs/import.md); a question the transcript
+ * did time (a later line) is a known wait. */
+static void test_request_stamped(void **state)
+{
+	json_t *stamp = json_pack("{s:s, s:{s:s, s:i}}", "time", "2025-12-01T10:00:04.000Z", "provenance", "file",
+				  "r.jsonl", "line", 6);
+	json_t *timed = json_pack("{s:s, s:{s:s, s:i}}", "time", "2025-12-01T10:00:04.000Z", "provenance", "file",
+				  "r.jsonl", "line", 7);
+	json_t *live = json_pack("{s:s}", "time", "2025-12-01T10:00:04.000Z");
+
+	(void)state;
+	assert_true(docket_request_stamped("2025-12-01T10:00:04.000Z", 6, stamp));
+	assert_false(docket_request_stamped("2025-12-01T10:00:04.000Z", 6, timed));
+	assert_false(docket_request_stamped("2025-12-01T10:00:03.000Z", 6, stamp));
+	assert_false(docket_request_stamped("2025-12-01T10:00:04.000Z", -1, stamp));
+	assert_false(docket_request_stamped("2025-12-01T10:00:04.000Z", 6, live));
+	assert_false(docket_request_stamped(NULL, 6, stamp));
+	json_decref(stamp);
+	json_decref(timed);
+	json_decref(live);
 }
 
 int main(void)
@@ -851,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_risky_calls_with_hosts),
 		cmocka_unit_test(test_nothing_needs_attention),
 		cmocka_unit_test(test_unknown_waits),
+		cmocka_unit_test(test_request_stamped),
 	};
 
 	docket_alloc_install_json();
