@@ -7,7 +7,7 @@
 # session's.
 cp "$FIXTURES/hooks/codex/outcomes-rollout.jsonl" transcript.jsonl
 hook_feed codex "$FIXTURES/hooks/codex/outcomes.jsonl"
-docket pending | awk 'NR > 1 { print $2, $4 }'
+docket pending --json | jq -r '[.invocation, .state] | join(" ")'
 cat "$FIXTURES/hooks/codex/outcomes-rollout-later.jsonl" >>transcript.jsonl
 hook_feed codex "$FIXTURES/hooks/codex/outcomes-stop.jsonl"
 docket log --json | jq -c 'select(.type == "tool.completed" or .type == "approval.settled")
