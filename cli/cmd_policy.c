@@ -98,7 +98,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 	json_t *cj = NULL, *xj = NULL, *out = NULL;
 	int error;
 
-	if ((rc = cli_parse(cmd, opts, "Evaluates one call and prints the verdict, reasons and matched rules.\n",
+	if ((rc = cli_parse(cmd, opts, "Evaluates one call and prints the enforced verdict (and the engine's, when they differ), reasons and matched rules.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if (!call_arg) {
@@ -116,7 +116,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		rc = cli_fail(error, "bad call or context");
 		goto cleanup;
 	}
-	if ((error = docket_policy_result_new(&res)) < 0 || (error = docket_policy_eval(res, p, call, ctx)) < 0 ||
+	if ((error = docket_policy_result_new(&res)) < 0 || (error = docket_policy_eval_enforced(res, p, call, ctx)) < 0 ||
 	    (error = docket_policy_result_to_json(&out, res)) < 0) {
 		rc = cli_fail(error, "cannot evaluate");
 		goto cleanup;
@@ -131,6 +131,10 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		printf("verdict: ");
 		cli_put_color(stdout, g->color_out, cli_status_color(v), v);
 		putchar('\n');
+		if (docket_policy_result_engine_verdict(res) != docket_policy_result_verdict(res))
+			printf("engine:  %s (what %s would decide; docket enforces the verdict above)\n",
+			       docket_policy_verdict_name(docket_policy_result_engine_verdict(res)),
+			       docket_policy_get_format(p) == DOCKET_POLICY_CLAUDE ? "Claude Code" : "Codex");
 		for (i = 0; i < docket_policy_result_reason_count(res); i++)
 			printf("reason:  %s (%s)\n", docket_policy_result_reason_text(res, i),
 			       docket_policy_result_reason_code(res, i));

@@ -270,9 +270,12 @@ static int parse_shell(docket_policy_call *c, const docket_jv_ops *o, docket_jv 
 	} else if ((error = jstr_array(&c->arena, o, cmd, &c->argv, &c->argc, "shell args.command")) < 0) {
 		return error;
 	}
-	if ((error = jget_str(&c->arena, o, args, "cwd", &c->cwd, false, "shell")) < 0)
+	if ((error = jget_str(&c->arena, o, args, member(o, args, "cwd").p ? "cwd" : "workdir", &c->cwd, false,
+			      "shell")) < 0)
 		return error;
-	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE)
+	/* Codex's 0.60 wire form and Claude Code's Bash input ask for the same thing */
+	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE ||
+	    o->type(member(o, args, "dangerouslyDisableSandbox")) == DOCKET_JV_TRUE)
 		c->sbperm = SBP_REQUIRE_ESCALATED;
 	if (sp.p && o->type(sp) != DOCKET_JV_NULL) {
 		if (!(s = jstr(o, sp, NULL)))
@@ -563,7 +566,7 @@ int pol_parse_sandbox(const json_t *v, int *sandbox, int *network, bool *ex_tmpd
 
 static const char *const ctx_keys[] = {
 	"platform", "cwd", "workspace_roots", "env", "grants", "approval_policy", "sandbox_policy",
-	"file_system_sandbox", "session", "type", "runtime", NULL
+	"file_system_sandbox", "session", "type", "runtime", "client", "client_sandbox", NULL
 };
 
 int docket_policy_context_from_json(docket_policy_context **out, const json_t *j)
@@ -578,6 +581,7 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		return nomem();
 	c->network_access = -1;
 	c->fs_kind = -1;
+	c->client_sandbox = -1;
 	if (!j || json_is_null(j))
 		goto done;
 	if (!json_is_object(j)) {
@@ -622,6 +626,15 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		if ((error = get_str(&c->arena, v, "HOME", &c->home, false, "env")) < 0 ||
 		    (error = get_str(&c->arena, v, "TMPDIR", &c->tmpdir, false, "env")) < 0)
 			goto done;
+	}
+	if ((error = get_str(&c->arena, j, "client", &c->client, false, "context")) < 0)
+		goto done;
+	if ((v = json_object_get(j, "client_sandbox")) && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "client_sandbox must be true or false");
+			goto done;
+		}
+		c->client_sandbox = json_is_true(v);
 	}
 	if ((v = json_object_get(j, "runtime")) && json_is_string(v)) {
 		unsigned a, b, d;

@@ -151,6 +151,7 @@ struct docket_policy {
 	int mode;                 /* enum pol_mode */
 	int scope_mode[SCOPE_COUNT]; /* Claude: defaultMode per settings scope (MODE_UNSET: none) */
 	bool bypass_disabled;     /* Claude: disableBypassPermissionsMode "disable" */
+	bool claude_sandbox;      /* Claude: settings "sandbox": {"enabled": true} (enforce.c) */
 	int heuristics;           /* enum pol_heuristics for unmatched shell segments */
 	bool heredoc_prefix;      /* Codex: a one-command heredoc script is that command */
 	bool network_enabled;
@@ -381,6 +382,8 @@ struct docket_policy_context {
 	int fs_kind;              /* -1: derived from the sandbox */
 	pol_grant *grants;
 	size_t ngrants;
+	const char *client;       /* "codex", "claude", "mcp" ...: who runs the call (enforce.c) */
+	int client_sandbox;       /* -1 unset, 0: the client runs calls unsandboxed, 1: sandboxed */
 };
 
 /* Codex's JSON forms of approval_policy and sandbox_policy (call.c). */
@@ -423,6 +426,12 @@ struct docket_policy_result {
 	docket_buf text;
 	docket_buf tmp, tmp2, tmp3;
 	shell_split split, scratch;
+	/* the enforced verdict (enforce.c) */
+	bool enforced;            /* docket_policy_eval_enforced filled it */
+	int engine_verdict;       /* what the engine (Codex, Claude Code) decides */
+	struct sh_analysis *sh;   /* the shell analysis, allocated on first use */
+	struct docket_policy_result *sub;  /* install_packages / run_code judged for a shell command */
+	docket_buf etmp, etmp2;
 };
 
 #endif

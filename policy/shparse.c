@@ -1010,7 +1010,18 @@ static int emit_exec_args(sh_state *p, const sh_look *l, const size_t *w, size_t
 			i++;
 		return i < n ? nested_words(p, w, i, i + 1, cmd) : 0;
 	}
-	/* su/runuser/script/flock: -c CMD anywhere; watch: the rest joined */
+	if (strcmp(l->name, "flock") == 0) {
+		/* flock [options] FILE -c CMD | flock [options] FILE CMD ARGS */
+		size_t k = wrapper_skip(a, l, w, n);
+
+		if (k >= n)
+			return 0;
+		if (word_is(a, w[k], "-c") || word_is(a, w[k], "--command"))
+			return k + 1 < n ? nested_words(p, w, k + 1, k + 2, cmd) : incomplete(a, "syntax");
+		a->cmds[cmd].flags |= SHC_WRAPPER;
+		return emit(p, w + k, n - k, NULL, 0, 0, &last);
+	}
+	/* su/runuser/script: -c CMD anywhere; watch: the rest joined */
 	for (i = 1; i < n; i++) {
 		const char *s = sh_word(a, w[i]);
 
@@ -1020,16 +1031,10 @@ static int emit_exec_args(sh_state *p, const sh_look *l, const size_t *w, size_t
 			return nested_words(p, w, i + 1, i + 2, cmd);
 		}
 	}
-	if (strcmp(l->name, "watch") == 0 || strcmp(l->name, "flock") == 0) {
+	if (strcmp(l->name, "watch") == 0) {
 		size_t k = wrapper_skip(a, l, w, n);
 
-		if (k >= n)
-			return 0;
-		if (strcmp(l->name, "flock") == 0) {
-			a->cmds[cmd].flags |= SHC_WRAPPER;
-			return emit(p, w + k, n - k, NULL, 0, 0, &last);
-		}
-		return nested_words(p, w, k, n, cmd);
+		return k < n ? nested_words(p, w, k, n, cmd) : 0;
 	}
 	return 0;
 }
