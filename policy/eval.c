@@ -421,8 +421,9 @@ static bool path_granted(const ev *e, const char *path)
 	if (!e->ctx)
 		return false;
 	for (size_t i = 0; i < e->ctx->ngrants; i++)
-		if (e->ctx->grants[i].path && path_is_under(path, e->ctx->grants[i].path))
-			return true;
+		if (e->ctx->grants[i].path && e->ctx->grants[i].path[0] == '/' &&
+		    strcmp(path, e->ctx->grants[i].path) == 0)
+			return true;   /* exactly that path (issue 26), never what lies under it */
 	return false;
 }
 

@@ -292,6 +292,18 @@ bool safety_is_dangerous(const char *const *argv, size_t argc, shell_split *scra
 /* True if the 1..n-word list is one Codex refuses to suggest as a prefix rule. */
 bool safety_prefix_suggestion_banned(const char *const *argv, size_t argc);
 
+/* ---- URLs (url.c) ---- */
+typedef struct pol_url {
+	char scheme[16];          /* lower case */
+	docket_buf host;          /* NUL-terminated: lower case, percent-decoded, full-width mapped */
+	docket_buf path;          /* NUL-terminated: without query and fragment */
+	unsigned port;
+	bool has_port;
+} pol_url;
+/* The parts of `url` as the WHATWG URL parser finds them; DOCKET_EINVALID when it fails. */
+int pol_url_parse(pol_url *u, const char *url) DOCKET_MUST_USE;
+void pol_url_dispose(pol_url *u);
+
 /* ---- paths (path.c) ---- */
 /*
  * Normalise `path` against `cwd` and `home` into out: absolute, no "." or
