@@ -48,5 +48,16 @@ while IFS= read -r s; do
 		done
 	done
 done < scripts.jsonl
+# the hook's HOME is its own: a Read deny of ~/.ssh holds under --enforce (issue 26)
+printf '{"permissions":{"defaultMode":"bypassPermissions","deny":["Read(~/.ssh/**)"]}}\n' > home-deny.json
+for cmd in 'cat ~/.ssh/id_rsa' "base64 $HOME/.ssh/id_rsa"; do
+	ev=$(jq -cn --arg s "$cmd" '{session_id:"home",transcript_path:"/nonexistent/t.jsonl",cwd:"/w",
+		hook_event_name:"PreToolUse",tool_name:"Bash",tool_input:{command:$s},tool_use_id:("h-" + $s)}')
+	out=$(printf '%s\n' "$ev" | "$docket" hook claude --enforce --policy claude:home-deny.json 2>/dev/null)
+	case "$out" in
+	*'"permissionDecision":"deny"'*) ;;
+	*) echo "BYPASS via hook claude (HOME): $cmd -> '$out'"; bad=1 ;;
+	esac
+done
 echo "bypass_cli: $i scripts, $evals policy evals, $hooks hook runs; bypasses: $bad"
 exit $bad
