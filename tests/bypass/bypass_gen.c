@@ -56,8 +56,8 @@ static unsigned pick(bypass_gen *g, unsigned n)
 {
 	uint64_t z;
 
-	if (g->bytes)
-		return g->pos < g->nbytes ? g->bytes[g->pos++] % n : 0;
+	if (g->bytes)   /* exhausted: the last choice, which ends every loop */
+		return g->pos < g->nbytes ? g->bytes[g->pos++] % n : n - 1;
 	z = (g->state += 0x9E3779B97F4A7C15ull);
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -141,12 +141,12 @@ static int core(bypass_gen *g, docket_buf *b)
 	const char *prog = pick(g, 2) ? "curl" : "rm";
 	int error;
 
-	while (pick(g, 3) == 0) {
+	for (unsigned i = 0; i < 4 && pick(g, 3) == 0; i++) {
 		use(g, C_ASSIGN);
 		if ((error = docket_buf_puts(b, ONE(g, assigns))) < 0)
 			return error;
 	}
-	while (pick(g, 3) == 0) {
+	for (unsigned i = 0; i < 4 && pick(g, 3) == 0; i++) {
 		use(g, C_WRAPPER);
 		if ((error = docket_buf_puts(b, ONE(g, wrappers))) < 0)
 			return error;
