@@ -40,8 +40,7 @@ typedef struct ef {
 	const char *cwd;          /* the call's own working directory (absolute) or NULL */
 	int dec;
 	const char *code;         /* the reason of the strictest step so far */
-	docket_buf why;
-	docket_buf cwd_buf;
+	docket_buf *why;          /* res->ewhy */
 } ef;
 
 /* Raise the decision with a reason (pre, arg, post joined); the first reason of the strictest step is kept. */
@@ -53,10 +52,10 @@ static int raise_to(ef *f, int d, const char *code, const char *pre, const char 
 		return 0;
 	f->dec = d;
 	f->code = code;
-	docket_buf_clear(&f->why);
-	if ((error = docket_buf_puts(&f->why, pre)) < 0 || (error = docket_buf_puts(&f->why, arg ? arg : "")) < 0)
+	docket_buf_clear(f->why);
+	if ((error = docket_buf_puts(f->why, pre)) < 0 || (error = docket_buf_puts(f->why, arg ? arg : "")) < 0)
 		return error;
-	return docket_buf_puts(&f->why, post);
+	return docket_buf_puts(f->why, post);
 }
 
 static bool has_reason(const docket_policy_result *r, const char *code)
@@ -207,7 +206,7 @@ static int command_rules(ef *f, const char **argv, size_t n, bool *named)
 		argv[0] = base;
 		*named = named_by_allow(f, argv, n, &d2) || *named;
 		d = ev_max(d, d2);
-		if (f->p->ntools) {
+		if (f->p->bash_rules) {
 			bool a = false;
 
 			docket_buf_clear(t);
@@ -219,7 +218,7 @@ static int command_rules(ef *f, const char **argv, size_t n, bool *named)
 		}
 		argv[0] = v0;
 	}
-	if (f->p->ntools) {
+	if (f->p->bash_rules) {
 		bool a = false;
 
 		docket_buf_clear(t);
@@ -341,6 +340,8 @@ static int judge_redirs(ef *f, const sh_analysis *a, const sh_cmd *c, const char
 			continue;
 		w = sh_word(a, r->word);
 		kind = r->kind == SHR_READ ? TK_READ : TK_EDIT;
+		if (!(kind == TK_READ ? f->p->read_rules : f->p->edit_rules))
+			continue;
 		if (a->word_flags[r->word] & SHW_DYNAMIC) {
 			if (has_path_rules(f->p, kind) &&
 			    (error = raise_to(f, POL_ASK, "redirection", "a redirection to `", w, "` docket cannot resolve")) < 0)
@@ -369,8 +370,9 @@ static int judge_cmd(ef *f, const sh_analysis *a, const sh_cmd *c)
 	if (c->flags & SHC_DYNAMIC_NAME)
 		return raise_to(f, POL_ASK, "unknown_command", "`", sh_word(a, c->word0),
 				"` is a command name docket cannot know");
-	if (!(argv = docket_calloc(c->nwords + 1, sizeof(*argv))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if ((error = ev_grow((void **)&f->res->eargv, &f->res->capeargv, c->nwords + 1, sizeof(*argv))) < 0)
+		return error;
+	argv = f->res->eargv;
 	for (size_t i = 0; i < c->nwords; i++)
 		argv[i] = sh_word(a, c->word0 + i);
 	d = command_rules(f, argv, c->nwords, &named);
@@ -401,10 +403,9 @@ static int judge_cmd(ef *f, const sh_analysis *a, const sh_cmd *c)
 				      "` runs code docket cannot see into")) < 0)
 			goto done;
 	}
-	if (!(c->flags & (SHC_WRAPPER | SHC_NESTED)))
+	if (f->p->read_rules && !(c->flags & (SHC_WRAPPER | SHC_NESTED)))
 		error = judge_operands(f, a, c, cwd, (l && l->kind == SHL_READER) || (c->flags & SHC_SCRIPT_FILE));
 done:
-	docket_free(argv);
 	return error;
 }
 
@@ -441,6 +442,8 @@ static int enforce_paths(ef *f, int kind)
 {
 	int error;
 
+	if (!(kind == TK_READ ? f->p->read_rules : f->p->edit_rules))
+		return 0;
 	for (size_t i = 0; i < f->call->npaths; i++) {
 		const char *p = f->call->paths[i];
 		int d = judge_path(f, p, NULL, kind);
@@ -491,10 +494,12 @@ int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *
 	f.call = call;
 	f.ctx = ctx;
 	f.dec = res->verdict;
+	f.why = &res->ewhy;
+	docket_buf_clear(f.why);
 	if (call->cwd && *call->cwd) {
 		/* a relative workdir is relative to the session's cwd */
-		if (path_normalize(&f.cwd_buf, call->cwd, f.e.cwd, f.e.home) == 0)
-			f.cwd = f.cwd_buf.ptr;
+		if (path_normalize(&res->ecwd, call->cwd, f.e.cwd, f.e.home) == 0)
+			f.cwd = res->ecwd.ptr;
 		else
 			docket_error_clear();
 	} else {
@@ -517,11 +522,9 @@ int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *
 		f.dec = POL_DENY;
 	if (error == 0 && f.dec > res->verdict) {
 		res->verdict = f.dec;
-		error = reason_first(res, f.code, f.why.ptr ? f.why.ptr : "");
+		error = reason_first(res, f.code, f.why->ptr ? f.why->ptr : "");
 	}
 done:
-	docket_buf_dispose(&f.why);
-	docket_buf_dispose(&f.cwd_buf);
 	return error;
 }
 

@@ -180,6 +180,8 @@ struct docket_policy {
 	size_t npkgs, cappkgs;
 
 	unsigned unsupported[PLAT_COUNT];   /* CAP_* per platform */
+	/* set by pol_finalize: any Bash rule; any Read / Edit deny or ask rule */
+	bool bash_rules, read_rules, edit_rules;
 };
 
 /* ---- calls (call.c) ---- */
@@ -443,7 +445,9 @@ struct docket_policy_result {
 	int engine_verdict;       /* what the engine (Codex, Claude Code) decides */
 	struct sh_analysis *sh;   /* the shell analysis, allocated on first use */
 	struct docket_policy_result *sub;  /* install_packages / run_code judged for a shell command */
-	docket_buf etmp, etmp2;
+	docket_buf etmp, etmp2, ewhy, ecwd;
+	const char **eargv;       /* one command's argv */
+	size_t capeargv;
 };
 
 #endif

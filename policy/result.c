@@ -39,6 +39,9 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_policy_result_free(r->sub);
 	docket_buf_dispose(&r->etmp);
 	docket_buf_dispose(&r->etmp2);
+	docket_buf_dispose(&r->ewhy);
+	docket_buf_dispose(&r->ecwd);
+	docket_free(r->eargv);
 	docket_free(r);
 }
 
