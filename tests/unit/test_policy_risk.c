@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "policy/risk.h"
+#include "policy/shparse.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 
 static const char *const roots[] = { "/w" };
 
@@ -215,6 +217,52 @@ static void test_no_risk(void **state)
 	}
 }
 
+/* docs/policy.md's look-through table lists exactly the code's table. */
+static void test_lookthrough_table_documented(void **state)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	docket_buf path = DOCKET_BUF_INIT, doc = DOCKET_BUF_INIT, names = DOCKET_BUF_INIT;
+	const char *start, *end;
+	size_t listed = 0, coded = 0;
+
+	(void)state;
+	if (!root)
+		skip();
+	assert_int_equal(docket_buf_printf(&path, "%s/docs/policy.md", root), 0);
+	assert_int_equal(docket_buf_read_path(&doc, path.ptr), 0);
+	assert_int_equal(docket_buf_putc(&doc, '\0'), 0);
+	start = strstr(doc.ptr, "<!-- lookthrough-table -->");
+	end = start ? strstr(start, "<!-- /lookthrough-table -->") : NULL;
+	assert_non_null(end);
+	/* every `name` in the table is in the code's table */
+	for (const char *p = start; p < end; p++) {
+		const char *q;
+		const sh_look *l;
+
+		if (*p != '`' || !(q = memchr(p + 1, '`', (size_t)(end - p - 1))))
+			continue;
+		docket_buf_clear(&names);
+		assert_int_equal(docket_buf_put(&names, p + 1, (size_t)(q - p - 1)), 0);
+		assert_int_equal(docket_buf_putc(&names, '\0'), 0);
+		if (!(l = sh_lookup(names.ptr)) || strcmp(l->name, names.ptr) != 0)
+			fail_msg("docs/policy.md lists `%s`, which the look-through table does not have", names.ptr);
+		listed++;
+		p = q;
+	}
+	/* and every entry of the code's table is listed */
+	for (const sh_look *l = sh_lookthrough_table(); l->name; l++) {
+		docket_buf_clear(&names);
+		assert_int_equal(docket_buf_printf(&names, "`%s`", l->name), 0);
+		if (!memmem(start, (size_t)(end - start), names.ptr, names.len))
+			fail_msg("the look-through table has `%s`, which docs/policy.md does not list", l->name);
+		coded++;
+	}
+	assert_int_equal(listed, coded);
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&doc);
+	docket_buf_dispose(&names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_escalation),
 		cmocka_unit_test(test_code_exec),
 		cmocka_unit_test(test_no_risk),
+		cmocka_unit_test(test_lookthrough_table_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
