@@ -75,7 +75,7 @@ static const char *eco_of(const char *prog)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (strcmp(prog, t[i].prog) == 0)
+		if (t[i].prog[0] == prog[0] && strcmp(prog, t[i].prog) == 0)
 			return t[i].eco;
 	if (strncmp(prog, "pip", 3) == 0 && prog[3] >= '0' && prog[3] <= '9')
 		return "pypi";

@@ -177,7 +177,7 @@ const sh_look *sh_lookup(const char *prog)
 	if (!*base)
 		return NULL;
 	for (const sh_look *l = look_table; l->name; l++)
-		if (strcmp(l->name, base) == 0)
+		if (l->name[0] == base[0] && strcmp(l->name, base) == 0)
 			return l;
 	/* python3.12, pip3.11 ... are python3 */
 	if (strncmp(base, "python", 6) == 0) {
@@ -1127,6 +1127,8 @@ static bool reserved(const char *w)
 		"coproc", "in", "esac", NULL
 	};
 
+	if (!strchr("iteofwud{}!cn", w[0]))
+		return false;   /* no reserved word starts otherwise */
 	for (size_t i = 0; words[i]; i++)
 		if (strcmp(w, words[i]) == 0)
 			return true;
