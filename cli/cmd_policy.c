@@ -68,12 +68,23 @@ static int sub_check(const cli_command *cmd, int argc, char **argv)
 		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "format",
 				      docket_policy_format_str(docket_policy_get_format(p)), "rules",
 				      (json_int_t)docket_policy_rule_count(p));
+		json_t *code = docket_policy_code_allow(p, 0) ? json_array() : NULL;
 
+		for (size_t i = 0; code && docket_policy_code_allow(p, i); i++)
+			json_array_append_new(code, json_string(docket_policy_code_allow(p, i)));
+		if (j && code)
+			json_object_set_new(j, "code_allows", code);
+		else
+			json_decref(code);
 		cli_json_pretty(stdout, j);
 		json_decref(j);
 	} else {
 		printf("ok: %s policy, %zu rule%s\n", docket_policy_format_str(docket_policy_get_format(p)),
 		       docket_policy_rule_count(p), docket_policy_rule_count(p) == 1 ? "" : "s");
+		/* an allow of a shell or interpreter lets through code docket cannot see (issue 26) */
+		for (size_t i = 0; docket_policy_code_allow(p, i); i++)
+			printf("note: %s allows code docket cannot see into (one-liners, script files, piped "
+			       "input): the author's choice\n", docket_policy_code_allow(p, i));
 	}
 	docket_policy_free(p);
 	return CLI_EXIT_OK;

@@ -532,3 +532,36 @@ docket_verdict docket_policy_result_engine_verdict(const docket_policy_result *r
 {
 	return (docket_verdict)(res->enforced ? res->engine_verdict : res->verdict);
 }
+
+/* Does `word` (up to a space, ':' or the end) name a shell, eval or an interpreter? */
+static bool names_code(const char *word, size_t n)
+{
+	char name[64];
+	const sh_look *l;
+
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	memcpy(name, word, n);
+	name[n] = '\0';
+	l = sh_lookup(name);
+	return l && (l->kind == SHL_SHELL || l->kind == SHL_EVAL || l->kind == SHL_SOURCE || l->kind == SHL_INTERP);
+}
+
+const char *docket_policy_code_allow(const docket_policy *p, size_t i)
+{
+	for (size_t k = 0; k < p->nprefix; k++) {
+		const pol_prefix_rule *r = &p->prefix[k];
+
+		if (r->decision == POL_ALLOW && names_code(r->program, strlen(r->program)) && i-- == 0)
+			return r->text;
+	}
+	for (size_t k = 0; k < p->ntools; k++) {
+		const pol_tool_rule *t = &p->tools[k];
+
+		if (t->decision != POL_ALLOW || t->kind != TK_BASH || !t->spec)
+			continue;
+		if (names_code(t->spec, strcspn(t->spec, " :*")) && i-- == 0)
+			return t->text;
+	}
+	return NULL;
+}

@@ -128,6 +128,13 @@ DOCKET_EXTERN int docket_policy_eval_enforced(docket_policy_result *res, const d
 					      const docket_policy_context *ctx) DOCKET_MUST_USE;
 /* The engine's verdict of a result (the verdict itself unless it was enforced). */
 DOCKET_EXTERN docket_verdict docket_policy_result_engine_verdict(const docket_policy_result *res);
+/*
+ * The i-th allow rule that names a shell, `eval` or an interpreter (bash,
+ * python3, node ...): code docket cannot see into, which the enforced
+ * verdict then trusts as the author's choice (`policy check` lists them);
+ * NULL past the last. The text is owned by the policy.
+ */
+DOCKET_EXTERN const char *docket_policy_code_allow(const docket_policy *policy, size_t i);
 
 /* Reasons: a stable code ("rule", "known_safe", "dangerous", ...) and a sentence. */
 DOCKET_EXTERN size_t docket_policy_result_reason_count(const docket_policy_result *res);

@@ -379,6 +379,24 @@ static void test_grants_canonical(void **state)
 	json_decref(g);
 }
 
+/* `policy check` lists the allows of interpreters: code the enforced verdict then trusts. */
+static void test_code_allows_listed(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_DOCKET,
+				"version: 1\ncommands:\n  - {pattern: [python3], decision: allow}\n"
+				"  - {pattern: [git], decision: allow}\n  - {pattern: [bash], decision: deny}\n"
+				"tools:\n  allow: [\"Bash(node:*)\", \"Bash(npm test)\"]\n");
+
+	(void)state;
+	assert_string_equal(docket_policy_code_allow(p, 0), "command [python3] -> allow");
+	assert_string_equal(docket_policy_code_allow(p, 1), "Bash(node:*)");
+	assert_null(docket_policy_code_allow(p, 2));   /* git, npm test, and a deny of bash are not listed */
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_DOCKET, deny_yaml);
+	assert_null(docket_policy_code_allow(p, 0));
+	docket_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_shell_installs),
 		cmocka_unit_test(test_sandbox_where_it_exists),
 		cmocka_unit_test(test_grants_canonical),
+		cmocka_unit_test(test_code_allows_listed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
