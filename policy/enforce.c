@@ -457,6 +457,21 @@ static int enforce_paths(ef *f, int kind)
 	return 0;
 }
 
+/*
+ * A host left non-ASCII after url.c's mapping may still map onto an ASCII
+ * name under full UTS 46 (U+212F is `e`): docket cannot match rules on it.
+ */
+static int enforce_host(ef *f)
+{
+	const char *h = f->call->host;
+
+	for (; h && *h; h++)
+		if ((unsigned char)*h >= 0x80)
+			return raise_to(f, POL_ASK, "host", "`", f->call->host,
+					"` is an internationalised host docket does not map to ASCII");
+	return 0;
+}
+
 /* Does the client really sandbox what the engine allows "in the sandbox"? */
 static bool client_sandboxes(const ef *f)
 {
@@ -510,6 +525,7 @@ int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *
 	case CT_READ: error = enforce_paths(&f, TK_READ); break;
 	case CT_WRITE:
 	case CT_APPLY_PATCH: error = enforce_paths(&f, TK_EDIT); break;
+	case CT_NETWORK: error = enforce_host(&f); break;
 	default: error = 0; break;
 	}
 	if (error < 0)

@@ -242,6 +242,16 @@ static void test_url_hosts(void **state)
 	assert_string_equal(eval_as(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://x.good.com.evil.com/\"}}",
 				    NULL, 0), "approval_required");
 	docket_policy_free(p);
+	/* a host UTS 46 may map onto an ASCII name (U+212F SCRIPT SMALL E is `e`) asks, even in bypass mode */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"bypassPermissions\","
+				       "\"deny\":[\"WebFetch(domain:evil.com)\"]}}");
+	assert_string_equal(eval_as(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://\u212fvil.com/\"}}", NULL, 0),
+			    "approval_required");
+	assert_string_equal(eval_as(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://docs.example.org/\"}}", NULL, 0),
+			    "allowed");
+	assert_string_equal(eval_as(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://evil.com/\"}}", NULL, 0),
+			    "denied");
+	docket_policy_free(p);
 }
 
 /* Defect 7: apply_patch headers with leading whitespace were invisible. */
