@@ -98,7 +98,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
 		SCOPE_OPT(&scope),
 		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the call (required): a tool.intent {\"tool\",\"args\"}; @FILE reads a file", 0 },
-		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy", 0 },
+		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy, client, client_sandbox", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
