@@ -68,12 +68,23 @@ static int sub_check(const cli_command *cmd, int argc, char **argv)
 		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "format",
 				      docket_policy_format_str(docket_policy_get_format(p)), "rules",
 				      (json_int_t)docket_policy_rule_count(p));
+		json_t *code = docket_policy_code_allow(p, 0) ? json_array() : NULL;
 
+		for (size_t i = 0; code && docket_policy_code_allow(p, i); i++)
+			json_array_append_new(code, json_string(docket_policy_code_allow(p, i)));
+		if (j && code)
+			json_object_set_new(j, "code_allows", code);
+		else
+			json_decref(code);
 		cli_json_pretty(stdout, j);
 		json_decref(j);
 	} else {
 		printf("ok: %s policy, %zu rule%s\n", docket_policy_format_str(docket_policy_get_format(p)),
 		       docket_policy_rule_count(p), docket_policy_rule_count(p) == 1 ? "" : "s");
+		/* an allow of a shell or interpreter lets through code docket cannot see (issue 26) */
+		for (size_t i = 0; docket_policy_code_allow(p, i); i++)
+			printf("note: %s allows code docket cannot see into (one-liners, script files, piped "
+			       "input): the author's choice\n", docket_policy_code_allow(p, i));
 	}
 	docket_policy_free(p);
 	return CLI_EXIT_OK;
@@ -87,7 +98,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
 		SCOPE_OPT(&scope),
 		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the call (required): a tool.intent {\"tool\",\"args\"}; @FILE reads a file", 0 },
-		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy", 0 },
+		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy, client, client_sandbox", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -98,7 +109,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 	json_t *cj = NULL, *xj = NULL, *out = NULL;
 	int error;
 
-	if ((rc = cli_parse(cmd, opts, "Evaluates one call and prints the verdict, reasons and matched rules.\n",
+	if ((rc = cli_parse(cmd, opts, "Evaluates one call and prints the enforced verdict (and the engine's, when they differ), reasons and matched rules.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if (!call_arg) {
@@ -116,7 +127,7 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		rc = cli_fail(error, "bad call or context");
 		goto cleanup;
 	}
-	if ((error = docket_policy_result_new(&res)) < 0 || (error = docket_policy_eval(res, p, call, ctx)) < 0 ||
+	if ((error = docket_policy_result_new(&res)) < 0 || (error = docket_policy_eval_enforced(res, p, call, ctx)) < 0 ||
 	    (error = docket_policy_result_to_json(&out, res)) < 0) {
 		rc = cli_fail(error, "cannot evaluate");
 		goto cleanup;
@@ -131,6 +142,10 @@ static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char 
 		printf("verdict: ");
 		cli_put_color(stdout, g->color_out, cli_status_color(v), v);
 		putchar('\n');
+		if (docket_policy_result_engine_verdict(res) != docket_policy_result_verdict(res))
+			printf("engine:  %s (what %s would decide; docket enforces the verdict above)\n",
+			       docket_policy_verdict_name(docket_policy_result_engine_verdict(res)),
+			       docket_policy_get_format(p) == DOCKET_POLICY_CLAUDE ? "Claude Code" : "Codex");
 		for (i = 0; i < docket_policy_result_reason_count(res); i++)
 			printf("reason:  %s (%s)\n", docket_policy_result_reason_text(res, i),
 			       docket_policy_result_reason_code(res, i));

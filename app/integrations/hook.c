@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -476,26 +477,31 @@ static const char *call_id(const hook_ctx *h)
 
 /* ---- enforce ---- */
 
-int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, hook_verdict *vi)
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, const char *client,
+		  hook_verdict *vi)
 {
 	docket_policy_call *call = NULL;
 	docket_policy_context *pctx = NULL;
 	docket_policy_result *res = NULL;
-	json_t *cj = json_pack("{ss}", "platform", HOST_PLATFORM), *reasons = NULL, *rules = NULL;
-	const char *rule, *text;
+	/* platform, HOME and user from this process, never from the event (issue 26) */
+	json_t *cj = json_pack("{ss ss}", "platform", HOST_PLATFORM, "client", client ? client : "mcp");
+	json_t *env = json_object(), *reasons = NULL, *rules = NULL;
+	const char *rule, *text, *home = getenv("HOME"), *user = getenv("USER");
 	unsigned line = 0;
 	size_t i;
 	int error;
 
-	if (!cj || set_str(cj, "cwd", cwd) < 0 ||
-	    (cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", cwd)) < 0)) {
+	if (!cj || !env || set_str(cj, "cwd", cwd) < 0 ||
+	    (cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", cwd)) < 0) ||
+	    set_str(env, "HOME", home && home[0] == '/' ? home : NULL) < 0 || set_str(env, "USER", user) < 0 ||
+	    json_object_set(cj, "env", env) < 0) {
 		error = nomem();
 		goto done;
 	}
 	if ((error = docket_policy_call_from_json(&call, intent)) < 0 ||
 	    (error = docket_policy_context_from_json(&pctx, cj)) < 0 ||
 	    (error = docket_policy_result_new(&res)) < 0 ||
-	    (error = docket_policy_eval(res, policy, call, pctx)) < 0)
+	    (error = docket_policy_eval_enforced(res, policy, call, pctx)) < 0)
 		goto done;
 	vi->verdict = docket_policy_result_verdict(res);
 	rule = docket_policy_result_deciding_rule(res, &line);
@@ -523,6 +529,7 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 done:
 	json_decref(reasons);
 	json_decref(rules);
+	json_decref(env);
 	json_decref(cj);
 	docket_policy_result_free(res);
 	docket_policy_context_free(pctx);
@@ -567,7 +574,9 @@ static int on_pre_tool_use(hook_ctx *h)
 		return error;
 	if (!(evs[0] = intent_event(h, id)))
 		return docket_error_last()->code ? docket_error_last()->code : nomem();
-	if (h->opts->policy && (error = hook_evaluate(h->opts->policy, evs[0], h->cwd, &vi)) < 0) {
+	if (h->opts->policy &&
+	    (error = hook_evaluate(h->opts->policy, evs[0], h->cwd,
+				   h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude", &vi)) < 0) {
 		json_decref(evs[0]);
 		return error;
 	}

@@ -40,8 +40,10 @@ typedef struct hook_verdict {
 	json_t *decision;   /* for the intent (denied or approval_required); NULL when allowed */
 } hook_verdict;
 
-/* Evaluate `intent` (a tool.intent object) under `policy` in `cwd`. */
-int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd,
+/* The enforced verdict on `intent` (a tool.intent object) under `policy` in
+ * `cwd`, for `client` ("claude", "codex", NULL: the MCP proxy, which does
+ * not sandbox); HOME, user and platform are this process's. */
+int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, const char *client,
 		  hook_verdict *vi) DOCKET_MUST_USE;
 
 /* A new event of `type` in `session` with provenance {file: prov, line: 0}

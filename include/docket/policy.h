@@ -111,6 +111,31 @@ DOCKET_EXTERN int docket_policy_eval(docket_policy_result *res, const docket_pol
 
 DOCKET_EXTERN docket_verdict docket_policy_result_verdict(const docket_policy_result *res);
 
+/*
+ * The enforced verdict (docs/policy.md "Two verdicts"): the engine's verdict
+ * (docket_policy_eval: what Codex or Claude Code would decide), made
+ * stricter where the engine can be dodged: a deny or ask rule holds for
+ * its command at any depth of a shell script (wrappers, `sh -c`, eval,
+ * substitutions, pipes into a shell ...), unknown command names,
+ * one-liners and scripts ask unless a rule names them, shell-spelled
+ * installs meet `packages:`, paths meet Read/Edit rules with the call's own
+ * cwd, and "runs in the sandbox" allows only where the client sandboxes
+ * (context "client", "client_sandbox"). Never less strict than the engine.
+ * Hooks, the MCP proxy and `serve --policy` use it. Errors: DOCKET_ENOMEM.
+ */
+DOCKET_EXTERN int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *policy,
+					      const docket_policy_call *call,
+					      const docket_policy_context *ctx) DOCKET_MUST_USE;
+/* The engine's verdict of a result (the verdict itself unless it was enforced). */
+DOCKET_EXTERN docket_verdict docket_policy_result_engine_verdict(const docket_policy_result *res);
+/*
+ * The i-th allow rule that names a shell, `eval` or an interpreter (bash,
+ * python3, node ...): code docket cannot see into, which the enforced
+ * verdict then trusts as the author's choice (`policy check` lists them);
+ * NULL past the last. The text is owned by the policy.
+ */
+DOCKET_EXTERN const char *docket_policy_code_allow(const docket_policy *policy, size_t i);
+
 /* Reasons: a stable code ("rule", "known_safe", "dangerous", ...) and a sentence. */
 DOCKET_EXTERN size_t docket_policy_result_reason_count(const docket_policy_result *res);
 DOCKET_EXTERN const char *docket_policy_result_reason_code(const docket_policy_result *res, size_t i);

@@ -190,7 +190,10 @@ static json_t *bash_args(const json_t *input, const char *cwd)
 		return NULL;
 	if (imp_set_str(args, "cwd", cwd) < 0 ||
 	    (json_is_integer(t) && json_integer_value(t) >= 0 &&
-	     imp_set(args, "timeout_ms", json_integer(json_integer_value(t))) < 0)) {
+	     imp_set(args, "timeout_ms", json_integer(json_integer_value(t))) < 0) ||
+	    /* the call runs outside Claude Code's sandbox: an escalation (issue 26) */
+	    (json_is_true(json_object_get(input, "dangerouslyDisableSandbox")) &&
+	     imp_set(args, "dangerouslyDisableSandbox", json_true()) < 0)) {
 		json_decref(args);
 		return NULL;
 	}

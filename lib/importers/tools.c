@@ -79,12 +79,35 @@ json_t *imp_shell_script(const char *shell, const char *flag, const char *script
 
 /* ---- apply_patch ---- */
 
+/* Bytes of the Unicode White_Space character at s (Rust's str::trim), 0: none. */
+static size_t unicode_space(const unsigned char *s, size_t len)
+{
+	if (len > 0 && (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')))
+		return 1;
+	if (len > 1 && s[0] == 0xC2 && (s[1] == 0x85 || s[1] == 0xA0))
+		return 2;
+	if (len > 2 && s[0] == 0xE1 && s[1] == 0x9A && s[2] == 0x80)
+		return 3;
+	if (len > 2 && s[0] == 0xE2 && s[1] == 0x80 && (s[2] <= 0x8A || s[2] == 0xA8 || s[2] == 0xA9 || s[2] == 0xAF))
+		return s[2] >= 0x80 ? 3 : 0;
+	if (len > 2 && s[0] == 0xE2 && s[1] == 0x81 && s[2] == 0x9F)
+		return 3;
+	if (len > 2 && s[0] == 0xE3 && s[1] == 0x80 && s[2] == 0x80)
+		return 3;
+	return 0;
+}
+
 /* One "*** <Kind> File: path" header line of a patch, trimmed. */
 static int patch_header(const char *line, size_t len, const char *kind, const char **path,
 			size_t *plen)
 {
-	size_t k = strlen(kind);
+	size_t k = strlen(kind), sp;
 
+	/* Codex trims each line before it looks for a header (parser.rs `line.trim()`) */
+	while ((sp = unicode_space((const unsigned char *)line, len)) > 0) {
+		line += sp;
+		len -= sp;
+	}
 	if (len <= k || memcmp(line, kind, k) != 0)
 		return 0;
 	line += k;

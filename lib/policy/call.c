@@ -145,82 +145,38 @@ static int parse_proto(const char *s, int *out)
 	return 0;
 }
 
-/* scheme://[user@]host[:port][/...] */
+/* scheme://[user@]host[:port][/...], parsed as the client parses it (url.c). */
 static int parse_url(docket_policy_call *c, const char *url)
 {
-	const char *p = strstr(url, "://"), *h, *e, *at;
-	char scheme[16];
-	size_t sl;
-	char *host;
+	pol_url u;
+	int error;
 
-	if (!p || p == url || (size_t)(p - url) >= sizeof(scheme))
-		return docket_error_set(DOCKET_EINVALID, "network url %s has no scheme", url);
-	sl = (size_t)(p - url);
-	memcpy(scheme, url, sl);
-	scheme[sl] = '\0';
-	lower(scheme);
-	if (strcmp(scheme, "http") == 0 || strcmp(scheme, "ws") == 0) {
+	memset(&u, 0, sizeof(u));
+	if ((error = pol_url_parse(&u, url)) < 0)
+		goto done;
+	if (strcmp(u.scheme, "http") == 0 || strcmp(u.scheme, "ws") == 0) {
 		c->protocol = PROTO_HTTP;
 		c->port = 80;
-	} else if (strcmp(scheme, "https") == 0 || strcmp(scheme, "wss") == 0) {
+	} else if (strcmp(u.scheme, "https") == 0 || strcmp(u.scheme, "wss") == 0) {
 		c->protocol = PROTO_HTTPS;
 		c->port = 443;
 	} else {
 		c->protocol = PROTO_ANY;
 		c->port = 0;
 	}
-	h = p + 3;
-	e = h + strcspn(h, "/?#");
-	at = memchr(h, '@', (size_t)(e - h));
-	if (at)
-		h = at + 1;
-	if (h < e && *h == '[') {
-		const char *close = memchr(h, ']', (size_t)(e - h));
-
-		if (!close)
-			return docket_error_set(DOCKET_EINVALID, "network url %s has a bad IPv6 host", url);
-		if (!(host = pol_arena_alloc(&c->arena, (size_t)(close - h))))
-			return nomem();
-		memcpy(host, h + 1, (size_t)(close - h - 1));
-		host[close - h - 1] = '\0';
-		h = close + 1;
-	} else {
-		const char *colon = memchr(h, ':', (size_t)(e - h));
-		const char *he = colon ? colon : e;
-
-		if (!(host = pol_arena_alloc(&c->arena, (size_t)(he - h) + 1)))
-			return nomem();
-		memcpy(host, h, (size_t)(he - h));
-		host[he - h] = '\0';
-		h = he;
+	if (u.has_port)
+		c->port = u.port;
+	while (u.host.len && u.host.ptr[u.host.len - 1] == '.')
+		u.host.ptr[--u.host.len] = '\0';
+	if (!u.host.len) {
+		error = docket_error_set(DOCKET_EINVALID, "network url %s has no host", url);
+		goto done;
 	}
-	if (h < e && *h == ':') {
-		unsigned port = 0;
-
-		for (h++; h < e; h++) {
-			if (*h < '0' || *h > '9' || (port = port * 10 + (unsigned)(*h - '0')) > 65535)
-				return docket_error_set(DOCKET_EINVALID, "network url %s has a bad port", url);
-		}
-		c->port = port;
-	}
-	while (*host && host[strlen(host) - 1] == '.')
-		host[strlen(host) - 1] = '\0';
-	if (!*host)
-		return docket_error_set(DOCKET_EINVALID, "network url %s has no host", url);
-	lower(host);
-	c->host = host;
-	/* the path (no query or fragment), for Claude Code's host+path allowances */
-	{
-		size_t pl = strcspn(e, "?#");
-		char *path = pol_arena_alloc(&c->arena, pl + 1);
-
-		if (!path)
-			return nomem();
-		memcpy(path, e, pl);
-		path[pl] = '\0';
-		c->url_path = path;
-	}
-	return 0;
+	if (!(c->host = adup(&c->arena, u.host.ptr)) || !(c->url_path = adup(&c->arena, u.path.ptr ? u.path.ptr : "")))
+		error = nomem();
+done:
+	pol_url_dispose(&u);
+	return error;
 }
 
 static int one_path(docket_policy_call *c, const char *p)
@@ -270,9 +226,12 @@ static int parse_shell(docket_policy_call *c, const docket_jv_ops *o, docket_jv 
 	} else if ((error = jstr_array(&c->arena, o, cmd, &c->argv, &c->argc, "shell args.command")) < 0) {
 		return error;
 	}
-	if ((error = jget_str(&c->arena, o, args, "cwd", &c->cwd, false, "shell")) < 0)
+	if ((error = jget_str(&c->arena, o, args, member(o, args, "cwd").p ? "cwd" : "workdir", &c->cwd, false,
+			      "shell")) < 0)
 		return error;
-	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE)
+	/* Codex's 0.60 wire form and Claude Code's Bash input ask for the same thing */
+	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE ||
+	    o->type(member(o, args, "dangerouslyDisableSandbox")) == DOCKET_JV_TRUE)
 		c->sbperm = SBP_REQUIRE_ESCALATED;
 	if (sp.p && o->type(sp) != DOCKET_JV_NULL) {
 		if (!(s = jstr(o, sp, NULL)))
@@ -563,7 +522,7 @@ int pol_parse_sandbox(const json_t *v, int *sandbox, int *network, bool *ex_tmpd
 
 static const char *const ctx_keys[] = {
 	"platform", "cwd", "workspace_roots", "env", "grants", "approval_policy", "sandbox_policy",
-	"file_system_sandbox", "session", "type", "runtime", NULL
+	"file_system_sandbox", "session", "type", "runtime", "client", "client_sandbox", NULL
 };
 
 int docket_policy_context_from_json(docket_policy_context **out, const json_t *j)
@@ -578,6 +537,7 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		return nomem();
 	c->network_access = -1;
 	c->fs_kind = -1;
+	c->client_sandbox = -1;
 	if (!j || json_is_null(j))
 		goto done;
 	if (!json_is_object(j)) {
@@ -622,6 +582,15 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		if ((error = get_str(&c->arena, v, "HOME", &c->home, false, "env")) < 0 ||
 		    (error = get_str(&c->arena, v, "TMPDIR", &c->tmpdir, false, "env")) < 0)
 			goto done;
+	}
+	if ((error = get_str(&c->arena, j, "client", &c->client, false, "context")) < 0)
+		goto done;
+	if ((v = json_object_get(j, "client_sandbox")) && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			error = docket_error_set(DOCKET_EINVALID, "client_sandbox must be true or false");
+			goto done;
+		}
+		c->client_sandbox = json_is_true(v);
 	}
 	if ((v = json_object_get(j, "runtime")) && json_is_string(v)) {
 		unsigned a, b, d;
@@ -677,7 +646,11 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 				if ((error = str_array(&c->arena, json_object_get(g, "command"), &gr->argv,
 						       &gr->argc, "grants[].command")) < 0)
 					goto done;
+				if (gr->argc == 0)
+					gr->argv = NULL;   /* an empty grant grants nothing (issue 26) */
 			} else if (json_is_object(g) && json_is_string(json_object_get(g, "path"))) {
+				if (json_string_length(json_object_get(g, "path")) == 0)
+					continue;       /* "" grants nothing, never every path */
 				if (!(gr->path = adup(&c->arena, json_string_value(json_object_get(g, "path"))))) {
 					error = nomem();
 					goto done;

@@ -370,6 +370,9 @@ int pol_load_claude_scoped(docket_policy *p, const char *name, const char *text,
 	}
 	if (!p->mode)
 		p->mode = MODE_DEFAULT;
+	/* Claude Code's sandbox (sandbox.enabled): the last scope that says wins */
+	if (json_is_boolean(json_object_get(json_object_get(root, "sandbox"), "enabled")))
+		p->claude_sandbox = json_is_true(json_object_get(json_object_get(root, "sandbox"), "enabled"));
 	perms = json_object_get(root, "permissions");
 	if (!perms || json_is_null(perms))
 		goto cleanup;

@@ -421,8 +421,9 @@ static bool path_granted(const ev *e, const char *path)
 	if (!e->ctx)
 		return false;
 	for (size_t i = 0; i < e->ctx->ngrants; i++)
-		if (e->ctx->grants[i].path && path_is_under(path, e->ctx->grants[i].path))
-			return true;
+		if (e->ctx->grants[i].path && e->ctx->grants[i].path[0] == '/' &&
+		    strcmp(path, e->ctx->grants[i].path) == 0)
+			return true;   /* exactly that path (issue 26), never what lies under it */
 	return false;
 }
 
@@ -844,17 +845,16 @@ static void result_reset(docket_policy_result *r, const docket_policy *p)
 	r->has_amendment = false;
 	r->amend_off = r->amend_n = 0;
 	r->unsplit_reason = NULL;
+	r->enforced = false;
 	docket_buf_clear(&r->text);
 }
 
-int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
-		       const docket_policy_call *call, const docket_policy_context *ctx)
+void ev_setup(ev *ep, docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+	      const docket_policy_context *ctx)
 {
 	ev e;
-	int error;
 
 	memset(&e, 0, sizeof(e));
-	result_reset(res, p);
 	e.res = res;
 	e.p = p;
 	e.call = call;
@@ -886,7 +886,17 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 		       ((!ctx || ctx->network_access < 0) && p->network_set && p->network_enabled);
 	if (ctx && ctx->network_access == 0 && e.sandbox != SB_FULL_ACCESS)
 		e.network_on = false;
+	*ep = e;
+}
 
+int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
+		       const docket_policy_call *call, const docket_policy_context *ctx)
+{
+	ev e;
+	int error;
+
+	result_reset(res, p);
+	ev_setup(&e, res, p, call, ctx);
 	switch (call->tool) {
 	case CT_SHELL: error = ev_eval_shell(&e); break;
 	case CT_READ: error = eval_paths(&e, false); break;

@@ -58,5 +58,14 @@ bool ev_in_workspace(const ev *e, const char *path);
 
 /* ---- the shell family (eval_shell.c) ---- */
 int ev_eval_shell(ev *e);
+/* Bash tool rules on one command's text (every rule; a piece-matching
+ * allow counts): the strictest decision, -1 if none matched. */
+int ev_bash_rules(ev *e, const char *text, size_t len, bool *allow_rule);
+/* Is exactly this argv granted for the session? */
+bool ev_command_granted(const ev *e, const char *const *argv, size_t argc);
+
+/* ---- the evaluator's setup (eval.c): e from policy, call and context ---- */
+void ev_setup(ev *e, docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+	      const docket_policy_context *ctx);
 
 #endif

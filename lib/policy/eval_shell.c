@@ -264,6 +264,16 @@ static int bash_rules(ev *e, const char *text, size_t len, size_t seg, int which
 	return dec;
 }
 
+int ev_bash_rules(ev *e, const char *text, size_t len, bool *allow_rule)
+{
+	return bash_rules(e, text, len, 0xFFFF, RULES_ALL, allow_rule);
+}
+
+bool ev_command_granted(const ev *e, const char *const *argv, size_t argc)
+{
+	return command_granted(e, argv, argc);
+}
+
 /* ---- Claude Code's own rules around Bash (claude_eval.c has the tables) ---- */
 
 bool ev_in_workspace(const ev *e, const char *path);

@@ -266,6 +266,15 @@ int pol_finalize(docket_policy *p)
 
 	docket_free(p->prefix_index);
 	p->prefix_index = NULL;
+	/* which tool rules the enforced verdict must consult (enforce.c) */
+	p->bash_rules = p->read_rules = p->edit_rules = false;
+	for (size_t i = 0; i < p->ntools; i++) {
+		const pol_tool_rule *t = &p->tools[i];
+
+		p->bash_rules = p->bash_rules || t->kind == TK_BASH || t->kind == TK_ANY;
+		p->read_rules = p->read_rules || (t->decision > POL_ALLOW && (t->kind == TK_READ || t->kind == TK_ANY));
+		p->edit_rules = p->edit_rules || (t->decision > POL_ALLOW && (t->kind == TK_EDIT || t->kind == TK_ANY));
+	}
 	if (p->nprefix > UINT32_MAX)
 		return docket_error_set(DOCKET_EINVALID, "too many rules");
 	if (p->nprefix) {

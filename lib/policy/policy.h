@@ -151,6 +151,7 @@ struct docket_policy {
 	int mode;                 /* enum pol_mode */
 	int scope_mode[SCOPE_COUNT]; /* Claude: defaultMode per settings scope (MODE_UNSET: none) */
 	bool bypass_disabled;     /* Claude: disableBypassPermissionsMode "disable" */
+	bool claude_sandbox;      /* Claude: settings "sandbox": {"enabled": true} (enforce.c) */
 	int heuristics;           /* enum pol_heuristics for unmatched shell segments */
 	bool heredoc_prefix;      /* Codex: a one-command heredoc script is that command */
 	bool network_enabled;
@@ -179,6 +180,8 @@ struct docket_policy {
 	size_t npkgs, cappkgs;
 
 	unsigned unsupported[PLAT_COUNT];   /* CAP_* per platform */
+	/* set by pol_finalize: any Bash rule; any Read / Edit deny or ask rule */
+	bool bash_rules, read_rules, edit_rules;
 };
 
 /* ---- calls (call.c) ---- */
@@ -291,6 +294,18 @@ bool safety_is_dangerous(const char *const *argv, size_t argc, shell_split *scra
 /* True if the 1..n-word list is one Codex refuses to suggest as a prefix rule. */
 bool safety_prefix_suggestion_banned(const char *const *argv, size_t argc);
 
+/* ---- URLs (url.c) ---- */
+typedef struct pol_url {
+	char scheme[16];          /* lower case */
+	docket_buf host;          /* NUL-terminated: lower case, percent-decoded, full-width mapped */
+	docket_buf path;          /* NUL-terminated: without query and fragment */
+	unsigned port;
+	bool has_port;
+} pol_url;
+/* The parts of `url` as the WHATWG URL parser finds them; DOCKET_EINVALID when it fails. */
+int pol_url_parse(pol_url *u, const char *url) DOCKET_MUST_USE;
+void pol_url_dispose(pol_url *u);
+
 /* ---- paths (path.c) ---- */
 /*
  * Normalise `path` against `cwd` and `home` into out: absolute, no "." or
@@ -381,6 +396,8 @@ struct docket_policy_context {
 	int fs_kind;              /* -1: derived from the sandbox */
 	pol_grant *grants;
 	size_t ngrants;
+	const char *client;       /* "codex", "claude", "mcp" ...: who runs the call (enforce.c) */
+	int client_sandbox;       /* -1 unset, 0: the client runs calls unsandboxed, 1: sandboxed */
 };
 
 /* Codex's JSON forms of approval_policy and sandbox_policy (call.c). */
@@ -423,6 +440,14 @@ struct docket_policy_result {
 	docket_buf text;
 	docket_buf tmp, tmp2, tmp3;
 	shell_split split, scratch;
+	/* the enforced verdict (enforce.c) */
+	bool enforced;            /* docket_policy_eval_enforced filled it */
+	int engine_verdict;       /* what the engine (Codex, Claude Code) decides */
+	struct sh_analysis *sh;   /* the shell analysis, allocated on first use */
+	struct docket_policy_result *sub;  /* install_packages / run_code judged for a shell command */
+	docket_buf etmp, etmp2, ewhy, ecwd;
+	const char **eargv;       /* one command's argv */
+	size_t capeargv;
 };
 
 #endif

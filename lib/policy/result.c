@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "shparse.h"
 
 #include "util/alloc.h"
 #include "util/error.h"
@@ -32,6 +33,15 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_buf_dispose(&r->tmp3);
 	shell_split_dispose(&r->split);
 	shell_split_dispose(&r->scratch);
+	if (r->sh)
+		sh_dispose(r->sh);
+	docket_free(r->sh);
+	docket_policy_result_free(r->sub);
+	docket_buf_dispose(&r->etmp);
+	docket_buf_dispose(&r->etmp2);
+	docket_buf_dispose(&r->ewhy);
+	docket_buf_dispose(&r->ecwd);
+	docket_free(r->eargv);
 	docket_free(r);
 }
 
@@ -147,6 +157,10 @@ int docket_policy_result_to_json(json_t **out, const docket_policy_result *r)
 	if (!o)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
 	if ((error = set_new(o, "verdict", json_string(docket_policy_verdict_name((docket_verdict)r->verdict)))) < 0)
+		goto fail;
+	if (r->enforced && r->engine_verdict != r->verdict &&
+	    (error = set_new(o, "engine_verdict",
+			     json_string(docket_policy_verdict_name((docket_verdict)r->engine_verdict)))) < 0)
 		goto fail;
 	if ((error = set_new(o, "reasons", a = json_array())) < 0)
 		goto fail;

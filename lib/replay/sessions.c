@@ -267,7 +267,7 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent)
 
 	if ((error = docket_json_parse(&args, text, strlen(text))) < 0)
 		return error;
-	if (!(obj = json_pack("{s:o}", "args", args)))
+	if (!(obj = json_pack("{s:s?, s:o}", "tool", intent->tool_intent->tool, "args", args)))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	error = docket_policy_grant_from_intent(json_object_get(s->context, "grants"), obj);
 	json_decref(obj);

@@ -270,7 +270,7 @@ static int eval_layer(docket_policy_result *res, const layer *ly, const json_t *
 		json_object_update(c, ly->codex_settings);
 	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&
 	    (error = docket_policy_context_from_json(&ctx, c)) == 0)
-		error = docket_policy_eval(res, ly->policy, call, ctx);
+		error = docket_policy_eval_enforced(res, ly->policy, call, ctx);
 	docket_policy_call_free(call);
 	docket_policy_context_free(ctx);
 	json_decref(c);

@@ -142,6 +142,32 @@ int main(int argc, char **argv)
 		t1 = now();
 	} while (t1 - t0 < seconds);
 	printf("decisions: %lu in %.2fs = %.0f decisions/s (one core)\n", n, t1 - t0, (double)n / (t1 - t0));
+	{
+		/* the enforced verdict (issue 26) over the same calls: engine + shell analysis */
+		double engine_rate = (double)n / (t1 - t0), t2, t3;
+		unsigned long m = 0;
+
+		for (size_t i = 0; i < NCALLS; i++)
+			if (docket_policy_eval_enforced(r, p, c[i], ctx) < 0)
+				return 1;
+		docket_alloc_fail_after(0);
+		for (size_t i = 0; i < NCALLS; i++)
+			if (docket_policy_eval_enforced(r, p, c[i], ctx) < 0) {
+				docket_alloc_fail_reset();
+				fprintf(stderr, "bench_policy: call %zu allocated on a warm result (enforced)\n", i);
+				return 1;
+			}
+		docket_alloc_fail_reset();
+		t2 = now();
+		do {
+			for (int k = 0; k < 1000; k++, m++)
+				if (docket_policy_eval_enforced(r, p, c[m % NCALLS], ctx) < 0)
+					return 1;
+			t3 = now();
+		} while (t3 - t2 < seconds);
+		printf("enforced:  %lu in %.2fs = %.0f decisions/s (one core), %.2fx the engine's rate\n", m, t3 - t2,
+		       (double)m / (t3 - t2), ((double)m / (t3 - t2)) / engine_rate);
+	}
 	for (size_t i = 0; i < NCALLS; i++)
 		docket_policy_call_free(c[i]);
 	docket_policy_result_free(r);

@@ -578,8 +578,15 @@ static void test_grants(void **state)
 	assert_string_equal(verdict(p, SH("git push"), ctx, NULL), "allowed");
 	assert_string_equal(verdict(p, SH("git push && git fetch"), ctx, NULL), "approval_required");
 	assert_string_equal(verdict(p, SH("rm x"), ctx, NULL), "denied");              /* never over a deny */
-	assert_string_equal(verdict(p, WR("/etc/hosts"), ctx, NULL), "allowed");
+	/* a path grant covers exactly that path (issue 26), not what lies under it */
+	assert_string_equal(verdict(p, WR("/etc"), ctx, NULL), "allowed");
+	assert_string_equal(verdict(p, WR("/etc/hosts"), ctx, NULL), "approval_required");
 	assert_string_equal(verdict(p, WR("/etc/../var/x"), ctx, NULL), "approval_required");
+	/* an empty grant grants nothing (it used to cover every absolute path) */
+	assert_string_equal(verdict(p, WR("/etc/hosts"), "{\"cwd\":\"/w\",\"grants\":[{\"path\":\"\"}]}", NULL),
+			    "approval_required");
+	assert_string_equal(verdict(p, SH("git push"), "{\"cwd\":\"/w\",\"grants\":[{\"command\":[]}]}", NULL),
+			    "approval_required");
 	docket_policy_free(p);
 }
 
