@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * spool.h: the ledger's spool, for writers that must not wait (a friend
+ * header: hooks use it; docs/write-path.md §3, docs/file-format.md).
+ *
+ * A hook that cannot take the ledger's writer lock within its budget
+ * writes its events to PATH/spool/, one fsynced file per event; the next
+ * writer folds them into the chain before its own events (append.c), in
+ * name order. An entry the ledger refuses when it is folded becomes a
+ * ledger.incident event, never dropped.
+ */
+#ifndef DOCKET_LEDGER_SPOOL_H
+#define DOCKET_LEDGER_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "docket/ledger.h"
+
+/* Milliseconds on CLOCK_MONOTONIC, the clock of every deadline here. */
+uint64_t docket_spool_now_ms(void);
+
+/*
+ * Append the events (one transaction, as docket_ledger_append_json) if the
+ * writer lock can be had before `deadline_ms`. When it cannot, *busy is set
+ * to 1, nothing was or will be written by this call, and the error is
+ * DOCKET_ESTORAGE. The waiting goes on in a thread that gives up when it
+ * finally gets the lock; while one waits, `l` must not be freed
+ * (docket_spool_waiting()).
+ */
+int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n, uint64_t deadline_ms,
+				 int *busy) DOCKET_MUST_USE;
+
+/* 1 while a thread of docket_ledger_append_json_by waits for a lock it gave up on. */
+int docket_spool_waiting(void);
+
+/*
+ * Write the events to the spool of the ledger at `ledger_path`, one entry
+ * each, in order: written to a temporary name, fsynced, renamed, the
+ * directory fsynced. On return 0 every entry is durable.
+ */
+int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n) DOCKET_MUST_USE;
+
+/*
+ * 1 when an entry of the spool is an event of `type` in `session` (and
+ * with `invocation` unless NULL), 0 when none is; an unreadable spool
+ * answers 0 (the fold judges).
+ */
+int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation);
+
+/* The number of entries waiting in the spool of the ledger at `ledger_path`. */
+int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
+
+#endif
