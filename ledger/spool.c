@@ -56,24 +56,26 @@ uint64_t docket_spool_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* ---- the timed append ---- */
+/* ---- writing with a deadline ---- */
 
 enum gate_state { GATE_WAITING, GATE_ENTERED, GATE_DONE, GATE_ABANDONED };
 
-typedef struct timed_append {
+typedef struct timed_write {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	enum gate_state state;
 	int error;
 	docket_error err;
 	docket_ledger *l;
-	docket_event **events;
-	size_t n;
-} timed_append;
+	docket_write_fn fn;
+	void *ctx;
+	void (*ctx_free)(void *ctx);
+} timed_write;
 
-static _Thread_local timed_append *gate;
-/* A gave-up append whose thread still waits: reachable, never freed. */
-static timed_append *_Atomic abandoned;
+static _Thread_local timed_write *gate;
+/* A write whose caller gave up while its thread still waits: reachable,
+ * freed by that thread. */
+static timed_write *_Atomic abandoned;
 
 int spool_gate_pass(void)
 {
@@ -84,26 +86,30 @@ int spool_gate_pass(void)
 	pthread_mutex_lock(&gate->mu);
 	if (gate->state == GATE_ABANDONED)
 		error = docket_error_set(DOCKET_ESTORAGE, "the writer lock came after the caller's deadline");
-	else
+	else if (gate->state == GATE_WAITING) {
 		gate->state = GATE_ENTERED;
+		pthread_cond_signal(&gate->cv);
+	}
 	pthread_mutex_unlock(&gate->mu);
 	return error;
 }
 
-static void events_free(docket_event **events, size_t n)
+static void timed_free(timed_write *t)
 {
-	for (size_t i = 0; events && i < n; i++)
-		docket_event_free(events[i]);
-	docket_free(events);
+	if (t->ctx_free)
+		t->ctx_free(t->ctx);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	docket_free(t);
 }
 
 static void *timed_worker(void *arg)
 {
-	timed_append *t = arg;
+	timed_write *t = arg;
 	int error;
 
 	gate = t;
-	error = ledger_append(t->l, t->events, t->n, NULL);
+	error = t->fn(t->l, t->ctx);
 	gate = NULL;
 	pthread_mutex_lock(&t->mu);
 	t->error = error;
@@ -113,10 +119,7 @@ static void *timed_worker(void *arg)
 		/* the caller is gone: this thread owns what is left */
 		pthread_mutex_unlock(&t->mu);
 		atomic_store(&abandoned, NULL);
-		events_free(t->events, t->n);
-		pthread_cond_destroy(&t->cv);
-		pthread_mutex_destroy(&t->mu);
-		docket_free(t);
+		timed_free(t);
 		return NULL;
 	}
 	t->state = GATE_DONE;
@@ -125,26 +128,28 @@ static void *timed_worker(void *arg)
 	return NULL;
 }
 
-static int timed_new(timed_append **out, docket_ledger *l, json_t *const *json, size_t n)
+static int busy_error(int *busy)
 {
-	pthread_condattr_t ca;
-	timed_append *t;
-	int error = 0;
+	*busy = 1;
+	return docket_error_set(DOCKET_ESTORAGE, "the ledger's writer lock is held by another writer");
+}
 
-	*out = NULL;
-	if (!(t = docket_calloc(1, sizeof(*t))) || !(t->events = docket_calloc(n ? n : 1, sizeof(*t->events)))) {
-		docket_free(t);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	}
-	for (; t->n < n && error == 0; t->n++)
-		if ((error = docket_event_from_json(&t->events[t->n], json[t->n])) < 0)
-			break;
-	if (error < 0) {
-		if (n > 1)
-			docket_error_prefix("event %zu of %zu: ", t->n + 1, n);
-		events_free(t->events, t->n);
-		docket_free(t);
-		return error;
+int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void (*ctx_free)(void *ctx),
+			   uint64_t deadline_ms, int *busy)
+{
+	struct timespec until = { (time_t)(deadline_ms / 1000), (long)(deadline_ms % 1000) * 1000000L };
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	timed_write *t;
+	pthread_t th;
+	int error;
+
+	*busy = 0;
+	if (atomic_load(&abandoned) || !(t = docket_calloc(1, sizeof(*t)))) {
+		if (ctx_free)
+			ctx_free(ctx);
+		/* a thread of this process already waits for the lock */
+		return t ? docket_error_set(DOCKET_ENOMEM, "out of memory") : busy_error(busy);
 	}
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -152,36 +157,9 @@ static int timed_new(timed_append **out, docket_ledger *l, json_t *const *json, 
 	pthread_cond_init(&t->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	t->l = l;
-	*out = t;
-	return 0;
-}
-
-static void timed_free(timed_append *t)
-{
-	events_free(t->events, t->n);
-	pthread_cond_destroy(&t->cv);
-	pthread_mutex_destroy(&t->mu);
-	docket_free(t);
-}
-
-int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n, uint64_t deadline_ms,
-				 int *busy)
-{
-	struct timespec until = { (time_t)(deadline_ms / 1000), (long)(deadline_ms % 1000) * 1000000L };
-	timed_append *t = NULL;
-	pthread_attr_t attr;
-	pthread_t th;
-	int error;
-
-	*busy = 0;
-	if (n == 0)
-		return 0;
-	if (atomic_load(&abandoned)) {
-		*busy = 1;  /* this process already waits for the lock */
-		return docket_error_set(DOCKET_ESTORAGE, "the ledger's writer lock is held by another writer");
-	}
-	if ((error = timed_new(&t, l, json, n)) < 0)
-		return error;
+	t->fn = fn;
+	t->ctx = ctx;
+	t->ctx_free = ctx_free;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	error = pthread_create(&th, &attr, timed_worker, t);
@@ -191,17 +169,15 @@ int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n
 		return docket_error_set(DOCKET_ESTORAGE, "cannot start the writer thread: %s", strerror(error));
 	}
 	pthread_mutex_lock(&t->mu);
-	while (t->state == GATE_WAITING &&
-	       pthread_cond_timedwait(&t->cv, &t->mu, &until) != ETIMEDOUT)
+	while (t->state == GATE_WAITING && pthread_cond_timedwait(&t->cv, &t->mu, &until) != ETIMEDOUT)
 		;
 	if (t->state == GATE_WAITING) {
 		t->state = GATE_ABANDONED;
 		atomic_store(&abandoned, t);
 		pthread_mutex_unlock(&t->mu);
-		*busy = 1;
-		return docket_error_set(DOCKET_ESTORAGE, "the ledger's writer lock is held by another writer");
+		return busy_error(busy);
 	}
-	/* it has the lock: the commit is bounded by the disk, not by others */
+	/* it has the lock: what is left is bounded by the disk, not by others */
 	while (t->state != GATE_DONE)
 		pthread_cond_wait(&t->cv, &t->mu);
 	pthread_mutex_unlock(&t->mu);
@@ -210,6 +186,53 @@ int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n
 		docket_error_restore(&t->err);
 	timed_free(t);
 	return error;
+}
+
+typedef struct events_ctx {
+	docket_event **events;
+	size_t n;
+} events_ctx;
+
+static void events_ctx_free(void *p)
+{
+	events_ctx *c = p;
+
+	for (size_t i = 0; i < c->n; i++)
+		docket_event_free(c->events[i]);
+	docket_free(c->events);
+	docket_free(c);
+}
+
+static int append_events_fn(docket_ledger *l, void *p)
+{
+	events_ctx *c = p;
+
+	return ledger_append(l, c->events, c->n, NULL);
+}
+
+int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n, uint64_t deadline_ms,
+				 int *busy)
+{
+	events_ctx *c;
+	int error = 0;
+
+	*busy = 0;
+	if (n == 0)
+		return 0;
+	if (!(c = docket_calloc(1, sizeof(*c))) || !(c->events = docket_calloc(n, sizeof(*c->events)))) {
+		docket_free(c);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	}
+	for (; c->n < n; c->n++)
+		if ((error = docket_event_from_json(&c->events[c->n], json[c->n])) < 0)
+			break;
+	if (error < 0) {
+		if (n > 1)
+			docket_error_prefix("event %zu of %zu: ", c->n + 1, n);
+		events_ctx_free(c);
+		return error;
+	}
+	return docket_ledger_write_by(l, append_events_fn, c, events_ctx_free, deadline_ms, busy);
 }
 
 int docket_spool_waiting(void)
@@ -573,7 +596,7 @@ ledger_group *spool_incident_group(spool_batch *b, size_t i, const docket_error 
 
 	docket_event_free(e->incident);
 	e->incident = NULL;
-	j = json_pack("{ss ss ss s#s ss}", "type", "ledger.incident", "kind", "spool_refused", "file", e->name,
+	j = json_pack("{ss ss ss ss% ss}", "type", "ledger.incident", "kind", "spool_refused", "file", e->name,
 		      "entry", e->text.ptr ? e->text.ptr : "", e->text.len, "error", msg[0] ? msg : "refused");
 	if (!j) {
 		/* the entry text is not UTF-8 JSON text: keep it as an escaped note */
