@@ -46,6 +46,9 @@
 
 #define SESSION_MAX 256
 #define OUTPUT_MAX (64u << 10)
+/* How long a hook waits for the writer lock when the spool already holds
+ * entries (another hook found the lock held): its records follow them. */
+#define SPOOL_BUSY_WAIT_MS 5
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -66,6 +69,7 @@ typedef struct hook_ctx {
 	char prov[64];             /* provenance.file of what this event records */
 	docket_hook_answer *answer;
 	int spooling;              /* the ledger could not take a record: the rest goes to the spool */
+	uint64_t deadline_ms;      /* for the writer lock; 0 until the first append (then set) */
 	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
@@ -157,6 +161,25 @@ static int spoolable(int error)
 	return error == DOCKET_ESTORAGE || error == DOCKET_EMAPFULL || error == DOCKET_ENOMEM;
 }
 
+/* The writer lock's deadline: the caller's, or a short one when the spool
+ * already holds entries (the lock was held a moment ago). */
+static uint64_t lock_deadline(hook_ctx *h)
+{
+	size_t n = 0;
+	uint64_t soon;
+
+	if (h->deadline_ms)
+		return h->deadline_ms;
+	h->deadline_ms = h->opts->deadline_ms;
+	if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
+		soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
+		if (soon < h->deadline_ms)
+			h->deadline_ms = soon;
+	}
+	docket_error_clear();
+	return h->deadline_ms;
+}
+
 /*
  * One transaction of the event's records, within the budget: the ledger
  * when it can take them before the deadline, else the spool (fsynced). Once
@@ -173,7 +196,7 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 			error = nomem();
 	if (error == 0 && !h->spooling) {
 		if (h->opts->deadline_ms)
-			error = docket_ledger_append_json_by(h->ledger, evs, n, h->opts->deadline_ms, &busy);
+			error = docket_ledger_append_json_by(h->ledger, evs, n, lock_deadline(h), &busy);
 		else
 			error = docket_ledger_append_json(h->ledger, evs, n, NULL);
 		if (error < 0 && h->opts->spool_path && (busy || spoolable(error)))
@@ -1031,12 +1054,30 @@ done:
 	return error;
 }
 
+/* A transcript that cannot be imported must not leave calls open for
+ * ever: the failure is reported (stderr) and the calls are closed. */
+static int import_or_warn(hook_ctx *h)
+{
+	docket_buf msg = DOCKET_BUF_INIT;
+	int error = import_transcript(h);
+
+	if (error == 0 || error == DOCKET_ENOMEM)
+		return error;
+	if (docket_buf_printf(&msg, "docket: the transcript was not imported (%s); calls without an outcome "
+			      "are closed as inferred\n", docket_error_last()->message) < 0)
+		return DOCKET_ENOMEM;
+	docket_error_clear();
+	docket_free(h->answer->err);
+	h->answer->err = msg.ptr;
+	return 0;
+}
+
 static int on_stop(hook_ctx *h, int end)
 {
 	json_t *ev;
 	int error, state;
 
-	if ((error = ensure_session(h)) < 0 || (error = import_transcript(h)) < 0 ||
+	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
 	    (error = close_open_calls(h)) < 0 || !end)
 		return error;
 	if ((error = session_state(h, h->session, &state)) < 0)

@@ -415,6 +415,53 @@ static void test_hook_messages(void **state)
 	test_rmdir_free(dir);
 }
 
+/* A docket ask under `claude -p` (nobody to prompt): the CLI refuses, no
+ * hook reports an outcome, and the transcript cannot be imported: the call
+ * is settled at Stop and the session closed at SessionEnd all the same. */
+static void test_hook_headless_ask(void **state)
+{
+	char *dir = test_mkdtemp(), path[4200], src[4300], stop[4400];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = NULL;
+	docket_hook_answer a;
+	docket_ledger *l = NULL;
+	const char *push = "{\"session_id\":\"h\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			   "\"tool_input\":{\"command\":\"git push\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	sess_facts f;
+	FILE *fp;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	snprintf(path, sizeof(path), "%s/p.json", dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("{\"permissions\":{\"ask\":[\"Bash(git push:*)\"]}}\n", fp);
+	fclose(fp);
+	snprintf(src, sizeof(src), "claude:%s", path);
+	assert_int_equal(docket_policy_load(&policy, src), 0);
+	ho.policy = policy;
+	assert_int_equal(docket_hook_handle(l, &ho, push, strlen(push), &a), 0);
+	assert_non_null(strstr(a.out, "\"permissionDecision\":\"ask\""));
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(facts(l, "h").pending, 1);
+	/* the transcript path is a directory: the import fails */
+	snprintf(stop, sizeof(stop), "{\"session_id\":\"h\",\"hook_event_name\":\"Stop\",\"transcript_path\":\"%s\"}",
+		 dir);
+	assert_int_equal(docket_hook_handle(l, &ho, stop, strlen(stop), &a), 0);
+	assert_non_null(a.err);
+	assert_non_null(strstr(a.err, "not imported"));
+	docket_hook_answer_dispose(&a);
+	f = facts(l, "h");
+	assert_int_equal(f.pending, 0);
+	hook(l, DOCKET_CLIENT_CLAUDE, END("h"));
+	assert_true(facts(l, "h").closed_seq > 0);
+	docket_policy_free(policy);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_hook_resumed_session),
 		cmocka_unit_test(test_hook_subagent),
 		cmocka_unit_test(test_hook_messages),
+		cmocka_unit_test(test_hook_headless_ask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

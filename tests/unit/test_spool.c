@@ -170,6 +170,16 @@ static void wait_unabandoned(void)
 	assert_int_equal(docket_spool_waiting(), 0);
 }
 
+typedef struct sess_ok {
+	int closed;
+} sess_ok;
+
+static int closed_cb(void *ctx, const docket_session_info *info)
+{
+	((sess_ok *)ctx)->closed = info->closed_seq != 0;
+	return 0;
+}
+
 /* ---- tests ---- */
 
 static const char *const deny_pre =
@@ -447,6 +457,64 @@ static void test_crash_points(void **state)
 	test_rmdir_free(dir);
 }
 
+/* A whole call while another process holds the lock: each record once, in
+ * order; the events after the first wait only briefly; Stop does not wait
+ * for an import. */
+static void test_hook_call_across_spool(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	char stop[4400];
+	const char *events[] = {
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\","
+		"\"tool_response\":{\"stdout\":\"a\"}}",
+		stop,
+		"{\"session_id\":\"s\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"exit\"}",
+	};
+	uint64_t t0;
+	holder h;
+	json_t *evs;
+	sess_ok closed = { 0 };
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	snprintf(stop, sizeof(stop), "{\"session_id\":\"s\",\"hook_event_name\":\"Stop\","
+		 "\"transcript_path\":\"%s/none.jsonl\"}", dir);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	h = hold_lock(dir);
+	ho.client = DOCKET_CLIENT_CODEX;
+	ho.spool_path = dir;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		t0 = now_ms();
+		ho.deadline_ms = t0 + 300;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		/* the first waits for the lock until its deadline; the others follow the spool at once */
+		assert_true(now_ms() - t0 < (i == 0 ? 1500u : 150u));
+		docket_hook_answer_dispose(&a);
+	}
+	/* intent; dispatched + completed; session.closed */
+	assert_int_equal(spool_count(dir), 4);
+	release_lock(&h);
+	wait_unabandoned();
+	append_text(l, "{\"type\":\"runtime.started\",\"runtime\":\"x\"}");
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.dispatched", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	assert_int_equal(count_type(evs, "session.closed", NULL), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	assert_int_equal(docket_ledger_session(l, "s", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 1);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 static void test_spool_put_fails_closed(void **state)
 {
 	char *dir = test_mkdtemp();
@@ -473,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_timed_append_gives_up_cleanly),
 		cmocka_unit_test(test_fold_order_and_incidents),
 		cmocka_unit_test(test_crash_points),
+		cmocka_unit_test(test_hook_call_across_spool),
 		cmocka_unit_test(test_spool_put_fails_closed),
 	};
 
