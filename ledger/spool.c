@@ -11,7 +11,7 @@
  * never: the caller can then spool the same events without duplicating.
  *
  * Entries: PATH/spool/<16 hex digits: CLOCK_REALTIME ns>-<pid>-<counter>.json,
- * one event (compact JSON and a newline) each, written to ".tmp-..." first,
+ * one event (compact JSON and a newline, with the time it was spooled) each, written to ".tmp-..." first,
  * fsynced, renamed, the directory fsynced. Names starting with "." are
  * never entries.
  *
@@ -281,13 +281,40 @@ static int entry_name(char *out, size_t size)
 			atomic_fetch_add(&counter, 1u));
 }
 
-static int put_one(const char *dir, const json_t *ev)
+/* The event with the time it was spooled (the ledger keeps a given time):
+ * folded later, it still says when the hook saw it. A new reference. */
+static json_t *with_time(const json_t *ev)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[40], stamp[64];
+	json_t *copy;
+
+	if (json_object_get(ev, "time"))
+		return json_incref((json_t *)ev);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!gmtime_r(&ts.tv_sec, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		return NULL;
+	snprintf(stamp, sizeof(stamp), "%s.%06ldZ", buf, ts.tv_nsec / 1000);
+	if (!(copy = json_copy((json_t *)ev)) || json_object_set_new(copy, "time", json_string(stamp)) < 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static int put_one(const char *dir, const json_t *given)
 {
 	char name[NAME_MAX_LEN];
 	docket_buf text = DOCKET_BUF_INIT, path = DOCKET_BUF_INIT, tmp = DOCKET_BUF_INIT;
+	json_t *ev = with_time(given);
 	int error;
 
 	entry_name(name, sizeof(name));
+	if (!ev) {
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		goto done;
+	}
 	if ((error = docket_json_dump(&text, ev)) < 0 || (error = docket_buf_putc(&text, '\n')) < 0 ||
 	    (error = docket_buf_printf(&path, "%s/%s", dir, name)) < 0 ||
 	    (error = docket_buf_printf(&tmp, "%s/.tmp-%s", dir, name)) < 0)
@@ -298,6 +325,7 @@ static int put_one(const char *dir, const json_t *ev)
 	if (error == 0)
 		docket_crash_point("spool.after_put");
 done:
+	json_decref(ev);
 	docket_buf_dispose(&text);
 	docket_buf_dispose(&path);
 	docket_buf_dispose(&tmp);
