@@ -23,17 +23,30 @@
 uint64_t docket_spool_now_ms(void);
 
 /*
+ * Run fn(l, ctx) in a thread if it can take the ledger's writer lock (its
+ * first write transaction) before `deadline_ms`; once it has, wait for it
+ * to finish and return what it returned. When it cannot, *busy is set to 1,
+ * the error is DOCKET_ESTORAGE, and every write transaction fn starts later
+ * fails without writing. `ctx` belongs to the thread: ctx_free (may be NULL)
+ * is called on it when fn is done, whenever that is. While a thread waits
+ * for a lock its caller gave up on, `l` must not be freed
+ * (docket_spool_waiting()).
+ */
+typedef int (*docket_write_fn)(docket_ledger *l, void *ctx);
+int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void (*ctx_free)(void *ctx),
+			   uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+
+/*
  * Append the events (one transaction, as docket_ledger_append_json) if the
  * writer lock can be had before `deadline_ms`. When it cannot, *busy is set
  * to 1, nothing was or will be written by this call, and the error is
  * DOCKET_ESTORAGE. The waiting goes on in a thread that gives up when it
- * finally gets the lock; while one waits, `l` must not be freed
- * (docket_spool_waiting()).
+ * finally gets the lock (docket_ledger_write_by).
  */
 int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n, uint64_t deadline_ms,
 				 int *busy) DOCKET_MUST_USE;
 
-/* 1 while a thread of docket_ledger_append_json_by waits for a lock it gave up on. */
+/* 1 while a thread of docket_ledger_write_by waits for a lock its caller gave up on. */
 int docket_spool_waiting(void);
 
 /*
