@@ -70,6 +70,7 @@ typedef struct hook_ctx {
 	docket_hook_answer *answer;
 	int spooling;              /* the ledger could not take a record: the rest goes to the spool */
 	uint64_t deadline_ms;      /* for the writer lock; 0 until the first append (then set) */
+	int wrote;                 /* a transaction of this event committed (it folded the spool) */
 	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
@@ -201,6 +202,7 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 			error = docket_ledger_append_json(h->ledger, evs, n, NULL);
 		if (error < 0 && h->opts->spool_path && (busy || spoolable(error)))
 			h->spooling = 1;
+		h->wrote |= error == 0;
 	}
 	if (h->spooling && (error == 0 || busy || spoolable(error))) {
 		docket_error_clear();
@@ -1201,6 +1203,25 @@ static int set_session(hook_ctx *h)
 	return 0;
 }
 
+/* An event that wrote nothing to the ledger folds what waits in the spool
+ * (the lock was held a moment ago), within the budget; a lock still held
+ * leaves it for the next writer. */
+static int fold_waiting(hook_ctx *h)
+{
+	int busy = 0, error;
+
+	if (h->spooling || h->wrote || !h->opts->spool_path)
+		return 0;
+	if (!h->opts->deadline_ms)
+		return docket_spool_fold(h->ledger);
+	error = docket_spool_fold_by(h->ledger, lock_deadline(h), &busy);
+	if (busy) {
+		docket_error_clear();
+		return 0;
+	}
+	return error;
+}
+
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
 		       size_t len, docket_hook_answer *answer)
 {
@@ -1243,6 +1264,8 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	else if (strcmp(h.name, "SessionEnd") == 0)
 		error = on_stop(&h, 1);
 	/* other events (UserPromptSubmit, Notification, PreCompact ...) say nothing about calls */
+	if (error == 0)
+		error = fold_waiting(&h);
 done:
 	json_decref(ev);
 	if (error < 0)

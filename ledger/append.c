@@ -356,6 +356,12 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 	return error;
 }
 
+/* A write transaction with nothing of its own: the spool folded alone. */
+int ledger_fold_only(docket_ledger *l)
+{
+	return append_groups(l, NULL, 0, 1, NULL);
+}
+
 int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups)
 {
 	int error;

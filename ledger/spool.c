@@ -471,6 +471,33 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 	return found;
 }
 
+int docket_spool_fold(docket_ledger *l)
+{
+	size_t n = 0;
+	int error;
+
+	if ((error = docket_spool_count(l->path, &n)) < 0 || n == 0)
+		return error;
+	return ledger_fold_only(l);
+}
+
+static int fold_fn(docket_ledger *l, void *ctx)
+{
+	(void)ctx;
+	return docket_spool_fold(l);
+}
+
+int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy)
+{
+	size_t n = 0;
+	int error;
+
+	*busy = 0;
+	if ((error = docket_spool_count(l->path, &n)) < 0 || n == 0)
+		return error;
+	return docket_ledger_write_by(l, fold_fn, NULL, NULL, deadline_ms, busy);
+}
+
 /* ---- folding (append.c) ---- */
 
 typedef struct spool_entry {

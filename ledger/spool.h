@@ -63,6 +63,15 @@ int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n) D
  */
 int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation);
 
+/*
+ * Fold the spool into the chain now (a write transaction with nothing else),
+ * when it holds entries; _by: within a deadline, as docket_ledger_write_by.
+ * For writers that record nothing themselves (a hook event that changes
+ * nothing) but found the spool waiting.
+ */
+int docket_spool_fold(docket_ledger *l) DOCKET_MUST_USE;
+int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+
 /* The number of entries waiting in the spool of the ledger at `ledger_path`. */
 int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
 

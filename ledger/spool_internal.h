@@ -30,4 +30,7 @@ int spool_mark(spool_batch *b, size_t i, docket_ledger *l, MDB_txn *txn) DOCKET_
 void spool_unlink_folded(spool_batch *b);
 void spool_batch_free(spool_batch *b);
 
+/* append.c: one write transaction that folds the spool and nothing else. */
+int ledger_fold_only(docket_ledger *l) DOCKET_MUST_USE;
+
 #endif
