@@ -1009,7 +1009,7 @@ static int import_transcript(hook_ctx *h)
 		import_job_free(j);
 		return error;
 	}
-	error = docket_ledger_write_by(h->ledger, import_job_run, j, import_job_free, h->opts->deadline_ms, &busy);
+	error = docket_ledger_write_by(h->ledger, import_job_run, j, import_job_free, lock_deadline(h), &busy);
 	if (busy) {
 		h->spooling = h->opts->spool_path != NULL;
 		docket_error_clear();
