@@ -535,6 +535,12 @@ static int track_mode(hook_ctx *h)
 	if (!mode || (error = ensure_session(h)) < 0)
 		return mode ? error : 0;
 	error = docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
+	if (error == DOCKET_ENOTFOUND) {
+		/* opened in the spool (the writer lock was held): its revision
+		 * waits there too; the mode is checked again at the next event */
+		docket_error_clear();
+		return 0;
+	}
 	if (error < 0 || note_says(h, rev, mode))
 		return error;
 	if ((error = docket_buf_printf(&why, "permission mode %.64s (seen at %.32s); effective Claude Code settings",

@@ -520,6 +520,68 @@ static void test_hook_call_across_spool(void **state)
 	test_rmdir_free(dir);
 }
 
+/* Claude Code, a session that starts while the lock is held: every event
+ * (SessionStart, a denied call, the end) goes to the spool, the call is
+ * denied, and the fold gives the whole session, closed, with no incident. */
+static void test_claude_session_in_spool(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = deny_rm_policy(dir);
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const char *events[] = {
+		"{\"session_id\":\"c\",\"hook_event_name\":\"SessionStart\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PreToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PreToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PostToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\","
+		"\"tool_response\":{\"stdout\":\"a\"}}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"Stop\",\"permission_mode\":\"default\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"exit\"}",
+	};
+	holder h;
+	json_t *evs;
+	sess_ok closed = { 0 };
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"other\",\"runtime\":\"x\"}");
+	h = hold_lock(dir);
+	ho.policy = policy;
+	ho.cache_dir = dir;
+	ho.spool_path = dir;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		ho.deadline_ms = now_ms() + 200;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		if (i == 1)
+			assert_non_null(strstr(a.out, "\"permissionDecision\":\"deny\""));
+		docket_hook_answer_dispose(&a);
+	}
+	release_lock(&h);
+	wait_unabandoned();
+	append_text(l, "{\"type\":\"runtime.started\",\"runtime\":\"x\"}");
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "session.opened", NULL), 2);
+	assert_int_equal(count_type(evs, "policy.revised", NULL), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t2"), 1);
+	assert_int_equal(count_type(evs, "tool.dispatched", "t2"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t2"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	assert_int_equal(docket_ledger_session(l, "c", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 1);
+	docket_ledger_free(l);
+	docket_policy_free(policy);
+	test_rmdir_free(dir);
+}
+
 static void test_spool_put_fails_closed(void **state)
 {
 	char *dir = test_mkdtemp();
@@ -547,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_fold_order_and_incidents),
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_hook_call_across_spool),
+		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_spool_put_fails_closed),
 	};
 
