@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "integrations/integrations.h"
+#include "docket/import.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "testutil.h"
@@ -462,6 +463,61 @@ static void test_hook_headless_ask(void **state)
 	test_rmdir_free(dir);
 }
 
+/* Read records the lines it reads (offset, limit), as the importer does. */
+typedef struct intent_args {
+	json_t *args;
+} intent_args;
+
+static int intent_args_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	intent_args *i = ctx;
+	const char *t = json_string_value(json_object_get(ev, "type"));
+
+	(void)seq;
+	if (t && strcmp(t, "tool.intent") == 0 && !i->args)
+		i->args = json_incref(json_object_get(ev, "args"));
+	return 0;
+}
+
+static void test_hook_read_range(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	intent_args ia = { NULL };
+	const char *read = "{\"session_id\":\"rd\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Read\","
+			   "\"tool_input\":{\"file_path\":\"/w/a.c\",\"offset\":10,\"limit\":5},"
+			   "\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	const char *whole = "{\"session_id\":\"rd\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Read\","
+			    "\"tool_input\":{\"file_path\":\"/w/b.c\",\"offset\":\"x\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\"}";
+	const char *tool = NULL;
+	json_t *args = NULL, *input;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	hook(l, DOCKET_CLIENT_CLAUDE, read);
+	assert_int_equal(docket_ledger_read_json(l, &ro, intent_args_cb, &ia), 0);
+	assert_non_null(ia.args);
+	assert_string_equal(json_string_value(json_object_get(ia.args, "path")), "/w/a.c");
+	assert_int_equal(json_integer_value(json_object_get(ia.args, "offset")), 10);
+	assert_int_equal(json_integer_value(json_object_get(ia.args, "limit")), 5);
+	json_decref(ia.args);
+	hook(l, DOCKET_CLIENT_CLAUDE, whole);
+	/* a range that is no number is not recorded as one */
+	input = test_json("{\"file_path\":\"/w/b.c\",\"offset\":\"x\",\"limit\":-1}");
+	assert_int_equal(docket_import_map_tool(&tool, &args, DOCKET_IMPORT_CLAUDE, "Read", input, "/w"), 0);
+	assert_string_equal(tool, "read_file");
+	assert_null(json_object_get(args, "offset"));
+	assert_null(json_object_get(args, "limit"));
+	json_decref(args);
+	json_decref(input);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_hook_subagent),
 		cmocka_unit_test(test_hook_messages),
 		cmocka_unit_test(test_hook_headless_ask),
+		cmocka_unit_test(test_hook_read_range),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
