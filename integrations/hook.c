@@ -47,8 +47,12 @@
 #define SESSION_MAX 256
 #define OUTPUT_MAX (64u << 10)
 /* How long a hook waits for the writer lock when the spool already holds
- * entries (another hook found the lock held): its records follow them. */
+ * entries (another hook found the lock held): its records follow them.
+ * (The writer thread gets at least 20 ms from its start: ledger/spool.h.) */
 #define SPOOL_BUSY_WAIT_MS 5
+/* A hook that waited for the lock in vain less than this long ago says the
+ * lock is held right now: the records go straight to the spool. */
+#define SPOOL_FRESH_MS 200
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -71,6 +75,7 @@ typedef struct hook_ctx {
 	int spooling;              /* the ledger could not take a record: the rest goes to the spool */
 	uint64_t deadline_ms;      /* for the writer lock; 0 until the first append (then set) */
 	int wrote;                 /* a transaction of this event committed (it folded the spool) */
+	int fresh;                 /* the spool's newest entry is a moment old (lock_deadline_ex) */
 	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
@@ -163,22 +168,32 @@ static int spoolable(int error)
 }
 
 /* The writer lock's deadline: the caller's, or a short one when the spool
- * already holds entries (the lock was held a moment ago). */
+ * already holds entries (the lock was held a moment ago); *fresh is set
+ * when a hook waited for the lock in vain less than SPOOL_FRESH_MS ago (it
+ * is held right now: not worth a wait). */
+static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
+{
+	uint64_t soon;
+	size_t n = 0;
+
+	if (!h->deadline_ms) {
+		h->deadline_ms = h->opts->deadline_ms;
+		if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
+			soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
+			if (soon < h->deadline_ms)
+				h->deadline_ms = soon;
+			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS);
+		}
+		docket_error_clear();
+	}
+	if (fresh)
+		*fresh = h->fresh;
+	return h->deadline_ms;
+}
+
 static uint64_t lock_deadline(hook_ctx *h)
 {
-	size_t n = 0;
-	uint64_t soon;
-
-	if (h->deadline_ms)
-		return h->deadline_ms;
-	h->deadline_ms = h->opts->deadline_ms;
-	if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
-		soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
-		if (soon < h->deadline_ms)
-			h->deadline_ms = soon;
-	}
-	docket_error_clear();
-	return h->deadline_ms;
+	return lock_deadline_ex(h, NULL);
 }
 
 /*
@@ -195,6 +210,12 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 	for (i = 0; i < n; i++)
 		if (!evs[i])
 			error = nomem();
+	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
+		int fresh = 0;
+
+		(void)lock_deadline_ex(h, &fresh);
+		h->spooling = fresh;  /* the lock is held right now: straight to the spool */
+	}
 	if (error == 0 && !h->spooling) {
 		if (h->opts->deadline_ms)
 			error = docket_ledger_append_json_by(h->ledger, evs, n, lock_deadline(h), &busy);
@@ -202,6 +223,8 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 			error = docket_ledger_append_json(h->ledger, evs, n, NULL);
 		if (error < 0 && h->opts->spool_path && (busy || spoolable(error)))
 			h->spooling = 1;
+		if (busy && h->opts->spool_path)
+			docket_spool_mark_held(h->opts->spool_path);
 		h->wrote |= error == 0;
 	}
 	if (h->spooling && (error == 0 || busy || spoolable(error))) {

@@ -45,6 +45,10 @@
 #include "util/json.h"
 
 #define SPOOL_DIR "spool"
+/* A waiter always gives the writer thread this long from its start: on a
+ * loaded machine the thread's start alone can take longer than a short
+ * deadline, and a free lock must not be mistaken for a held one. */
+#define MIN_WAIT_MS 20
 #define ENTRY_MAX ((size_t)16 << 20)
 #define NAME_MAX_LEN 64
 
@@ -58,7 +62,7 @@ uint64_t docket_spool_now_ms(void)
 
 /* ---- writing with a deadline ---- */
 
-enum gate_state { GATE_WAITING, GATE_ENTERED, GATE_DONE, GATE_ABANDONED };
+enum gate_state { GATE_STARTING, GATE_WAITING, GATE_ENTERED, GATE_DONE, GATE_ABANDONED };
 
 typedef struct timed_write {
 	pthread_mutex_t mu;
@@ -70,6 +74,7 @@ typedef struct timed_write {
 	docket_write_fn fn;
 	void *ctx;
 	void (*ctx_free)(void *ctx);
+	uint64_t started_ms;
 } timed_write;
 
 static _Thread_local timed_write *gate;
@@ -86,7 +91,7 @@ int spool_gate_pass(void)
 	pthread_mutex_lock(&gate->mu);
 	if (gate->state == GATE_ABANDONED)
 		error = docket_error_set(DOCKET_ESTORAGE, "the writer lock came after the caller's deadline");
-	else if (gate->state == GATE_WAITING) {
+	else if (gate->state == GATE_WAITING || gate->state == GATE_STARTING) {
 		gate->state = GATE_ENTERED;
 		pthread_cond_signal(&gate->cv);
 	}
@@ -109,6 +114,12 @@ static void *timed_worker(void *arg)
 	int error;
 
 	gate = t;
+	pthread_mutex_lock(&t->mu);
+	if (t->state == GATE_STARTING)
+		t->state = GATE_WAITING;
+	t->started_ms = docket_spool_now_ms();
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
 	error = t->fn(t->l, t->ctx);
 	gate = NULL;
 	pthread_mutex_lock(&t->mu);
@@ -137,7 +148,7 @@ static int busy_error(int *busy)
 int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void (*ctx_free)(void *ctx),
 			   uint64_t deadline_ms, int *busy)
 {
-	struct timespec until = { (time_t)(deadline_ms / 1000), (long)(deadline_ms % 1000) * 1000000L };
+	struct timespec until;
 	pthread_condattr_t ca;
 	pthread_attr_t attr;
 	timed_write *t;
@@ -169,6 +180,12 @@ int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void
 		return docket_error_set(DOCKET_ESTORAGE, "cannot start the writer thread: %s", strerror(error));
 	}
 	pthread_mutex_lock(&t->mu);
+	while (t->state == GATE_STARTING)
+		pthread_cond_wait(&t->cv, &t->mu);
+	if (deadline_ms < t->started_ms + MIN_WAIT_MS)
+		deadline_ms = t->started_ms + MIN_WAIT_MS;
+	until.tv_sec = (time_t)(deadline_ms / 1000);
+	until.tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
 	while (t->state == GATE_WAITING && pthread_cond_timedwait(&t->cv, &t->mu, &until) != ETIMEDOUT)
 		;
 	if (t->state == GATE_WAITING) {
@@ -269,14 +286,19 @@ static int make_spool_dir(const char *ledger_path, const char *dir)
 	return docket_error_set(DOCKET_ESTORAGE, "cannot create the spool %s: %s", dir, strerror(errno));
 }
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int entry_name(char *out, size_t size)
 {
 	static atomic_uint counter;
-	struct timespec ts;
-	uint64_t ns;
+	uint64_t ns = realtime_ns();
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return snprintf(out, size, "%016llx-%010ld-%08x.json", (unsigned long long)ns, (long)getpid(),
 			atomic_fetch_add(&counter, 1u));
 }
@@ -425,6 +447,47 @@ int docket_spool_count(const char *ledger_path, size_t *out)
 	docket_buf_dispose(&dir);
 	return error;
 }
+
+/* spool/.held: its mtime is the last time a writer waited for the lock in
+ * vain. Not an entry (its name starts with "."); losing it costs a wait. */
+static int held_path(docket_buf *out, const char *ledger_path)
+{
+	return docket_buf_printf(out, "%s/" SPOOL_DIR "/.held", ledger_path);
+}
+
+void docket_spool_mark_held(const char *ledger_path)
+{
+	docket_buf path = DOCKET_BUF_INIT;
+	int fd;
+
+	if (held_path(&path, ledger_path) == 0 &&
+	    (fd = open(path.ptr, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
+		(void)futimens(fd, NULL);
+		close(fd);
+	}
+	docket_error_clear();
+	docket_buf_dispose(&path);
+}
+
+int docket_spool_held_within(const char *ledger_path, unsigned ms)
+{
+	docket_buf path = DOCKET_BUF_INIT;
+	struct timespec now;
+	struct stat st;
+	int64_t age_ms;
+	int recent = 0;
+
+	if (held_path(&path, ledger_path) == 0 && stat(path.ptr, &st) == 0) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		age_ms = ((int64_t)now.tv_sec - (int64_t)st.st_mtim.tv_sec) * 1000 +
+			 ((int64_t)now.tv_nsec - (int64_t)st.st_mtim.tv_nsec) / 1000000;
+		recent = age_ms >= 0 && age_ms < (int64_t)ms;
+	}
+	docket_error_clear();
+	docket_buf_dispose(&path);
+	return recent;
+}
+
 
 static int read_entry(docket_buf *out, const char *dir, const char *name)
 {

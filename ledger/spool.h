@@ -24,7 +24,8 @@ uint64_t docket_spool_now_ms(void);
 
 /*
  * Run fn(l, ctx) in a thread if it can take the ledger's writer lock (its
- * first write transaction) before `deadline_ms`; once it has, wait for it
+ * first write transaction) before `deadline_ms` (or within 20 ms of the
+ * thread's start, whichever is later); once it has, wait for it
  * to finish and return what it returned. When it cannot, *busy is set to 1,
  * the error is DOCKET_ESTORAGE, and every write transaction fn starts later
  * fails without writing. `ctx` belongs to the thread: ctx_free (may be NULL)
@@ -74,5 +75,14 @@ int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCK
 
 /* The number of entries waiting in the spool of the ledger at `ledger_path`. */
 int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
+
+/*
+ * A writer that waited for the lock in vain says so (mark_held); held_within
+ * is 1 when one did less than `ms` ago: the lock is held right now, and a
+ * hook spools at once instead of waiting. Only a real wait marks it, so
+ * hooks that follow the spool do not keep each other from trying the lock.
+ */
+void docket_spool_mark_held(const char *ledger_path);
+int docket_spool_held_within(const char *ledger_path, unsigned ms);
 
 #endif
