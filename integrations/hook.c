@@ -75,7 +75,8 @@ typedef struct hook_ctx {
 	int spooling;              /* the ledger could not take a record: the rest goes to the spool */
 	uint64_t deadline_ms;      /* for the writer lock; 0 until the first append (then set) */
 	int wrote;                 /* a transaction of this event committed (it folded the spool) */
-	int fresh;                 /* the spool's newest entry is a moment old (lock_deadline_ex) */
+	int fresh;                 /* a hook waited for the lock in vain a moment ago (lock_deadline_ex) */
+	size_t spool_n;            /* entries waiting in the spool (lock_deadline_ex) */
 	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
@@ -179,6 +180,7 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 	if (!h->deadline_ms) {
 		h->deadline_ms = h->opts->deadline_ms;
 		if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
+			h->spool_n = n;
 			soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
 			if (soon < h->deadline_ms)
 				h->deadline_ms = soon;
@@ -194,6 +196,20 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 static uint64_t lock_deadline(hook_ctx *h)
 {
 	return lock_deadline_ex(h, NULL);
+}
+
+/* More entries wait than one transaction with a deadline folds: fold the
+ * oldest (DOCKET_SPOOL_FOLD_CAP) on their own; this event's records then
+ * follow the rest in the spool, in order. Always 1 (spool). */
+static int fold_oldest(hook_ctx *h)
+{
+	int busy = 0;
+
+	if (docket_spool_fold_by(h->ledger, lock_deadline(h), &busy) < 0 || busy)
+		docket_error_clear();
+	else
+		h->wrote = 1;
+	return 1;
 }
 
 /*
@@ -215,6 +231,8 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 
 		(void)lock_deadline_ex(h, &fresh);
 		h->spooling = fresh;  /* the lock is held right now: straight to the spool */
+		if (!fresh && h->spool_n > DOCKET_SPOOL_FOLD_CAP)
+			h->spooling = fold_oldest(h);  /* a large spool: fold some, follow it */
 	}
 	if (error == 0 && !h->spooling) {
 		if (h->opts->deadline_ms)

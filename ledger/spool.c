@@ -78,6 +78,8 @@ typedef struct timed_write {
 } timed_write;
 
 static _Thread_local timed_write *gate;
+/* Entries one transaction folds at most in a write with a deadline (0: all). */
+static _Thread_local size_t fold_cap;
 /* A write whose caller gave up while its thread still waits: reachable,
  * freed by that thread. */
 static timed_write *_Atomic abandoned;
@@ -114,6 +116,7 @@ static void *timed_worker(void *arg)
 	int error;
 
 	gate = t;
+	fold_cap = DOCKET_SPOOL_FOLD_CAP;
 	pthread_mutex_lock(&t->mu);
 	if (t->state == GATE_STARTING)
 		t->state = GATE_WAITING;
@@ -325,7 +328,7 @@ static json_t *with_time(const json_t *ev)
 	return copy;
 }
 
-static int put_one(const char *dir, const json_t *given)
+static int put_one(const char *dir, const json_t *given, int last)
 {
 	char name[NAME_MAX_LEN];
 	docket_buf text = DOCKET_BUF_INIT, path = DOCKET_BUF_INIT, tmp = DOCKET_BUF_INIT;
@@ -342,8 +345,10 @@ static int put_one(const char *dir, const json_t *given)
 	    (error = docket_buf_printf(&tmp, "%s/.tmp-%s", dir, name)) < 0)
 		goto done;
 	docket_crash_point("spool.before_write");
-	/* written, fsynced, renamed (crash point file.before_rename), directory fsynced */
-	error = docket_file_replace(path.ptr, tmp.ptr, text.ptr, text.len, 0600, DOCKET_REPLACE_SYNC_DIR);
+	/* written, fsynced, renamed (crash point file.before_rename); the
+	 * directory is fsynced after the last entry of the call, which makes
+	 * every rename before it durable too */
+	error = docket_file_replace(path.ptr, tmp.ptr, text.ptr, text.len, 0600, last ? DOCKET_REPLACE_SYNC_DIR : 0);
 	if (error == 0)
 		docket_crash_point("spool.after_put");
 done:
@@ -365,7 +370,7 @@ int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n)
 	if ((error = spool_dir(&dir, ledger_path)) < 0 || (error = make_spool_dir(ledger_path, dir.ptr)) < 0)
 		goto done;
 	for (size_t i = 0; i < n && error == 0; i++)
-		error = put_one(dir.ptr, events[i]);
+		error = put_one(dir.ptr, events[i], i + 1 == n);
 done:
 	docket_buf_dispose(&dir);
 	return error;
@@ -514,8 +519,9 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 	size_t n = 0;
 	int found = 0;
 
+	/* newest first: what a hook looks for was usually spooled a moment ago */
 	if (spool_dir(&dir, ledger_path) == 0 && list_entries(&names, &n, dir.ptr) == 0) {
-		for (size_t i = 0; i < n && !found; i++) {
+		for (size_t i = n; i-- > 0 && !found;) {
 			docket_buf text = DOCKET_BUF_INIT;
 			json_t *ev = NULL;
 
@@ -650,7 +656,7 @@ int spool_load(spool_batch **out, docket_ledger *l, MDB_txn *txn)
 {
 	spool_batch *b;
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 0, take;
 	int error, done;
 
 	*out = NULL;
@@ -663,7 +669,9 @@ int spool_load(spool_batch **out, docket_ledger *l, MDB_txn *txn)
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto done;
 	}
-	for (size_t i = 0; i < n && error == 0; i++) {
+	/* a writer with a deadline folds the oldest entries only (spool.h) */
+	take = fold_cap && n > fold_cap ? fold_cap : n;
+	for (size_t i = 0; i < take && error == 0; i++) {
 		spool_entry *e = &b->entries[b->n];
 
 		if ((error = already_folded(l, txn, names[i], &done)) < 0)

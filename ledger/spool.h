@@ -34,6 +34,10 @@ uint64_t docket_spool_now_ms(void);
  * (docket_spool_waiting()).
  */
 typedef int (*docket_write_fn)(docket_ledger *l, void *ctx);
+/* A write with a deadline folds at most this many spool entries per
+ * transaction (the oldest), so that a large spool cannot outlast a hook's
+ * budget; a hook that finds more folds them first and spools its own. */
+#define DOCKET_SPOOL_FOLD_CAP 256
 int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void (*ctx_free)(void *ctx),
 			   uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
 

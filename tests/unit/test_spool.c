@@ -582,6 +582,57 @@ static void test_claude_session_in_spool(void **state)
 	test_rmdir_free(dir);
 }
 
+/* A spool larger than one timed transaction folds: a hook folds the oldest
+ * DOCKET_SPOOL_FOLD_CAP on their own and spools its own records after the
+ * rest; the next event folds what is left; the order holds. */
+static void test_large_spool_folds_in_order(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const size_t many = DOCKET_SPOOL_FOLD_CAP + 44;
+	const char *pre = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			  "\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"own\",\"cwd\":\"/w\"}";
+	const char *note = "{\"session_id\":\"s\",\"hook_event_name\":\"Notification\"}";
+	json_t *evs;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	for (size_t i = 0; i < many; i++) {
+		char inv[32];
+		json_t *ev;
+
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		ev = json_pack("{ss ss ss ss}", "type", "tool.intent", "session", "s", "invocation", inv, "tool", "t");
+
+		assert_non_null(ev);
+		assert_int_equal(docket_spool_put(dir, &ev, 1), 0);
+		json_decref(ev);
+	}
+	ho.client = DOCKET_CLIENT_CODEX;
+	ho.spool_path = dir;
+	ho.deadline_ms = now_ms() + 1000;
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_int_equal(a.spooled, 1);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), many - DOCKET_SPOOL_FOLD_CAP + 1);
+	ho.deadline_ms = now_ms() + 1000;
+	assert_int_equal(docket_hook_handle(l, &ho, note, strlen(note), &a), 0);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(json_array_size(evs), 1 + many + 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 1), "invocation")), "c0");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, many), "invocation")), "c299");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, many + 1), "invocation")), "own");
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 static void test_spool_put_fails_closed(void **state)
 {
 	char *dir = test_mkdtemp();
@@ -610,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_hook_call_across_spool),
 		cmocka_unit_test(test_claude_session_in_spool),
+		cmocka_unit_test(test_large_spool_folds_in_order),
 		cmocka_unit_test(test_spool_put_fails_closed),
 	};
 
