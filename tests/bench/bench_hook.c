@@ -238,7 +238,7 @@ static void lean_more(json_t *out, char **lean_argv, const char *dir, unsigned n
 	release_lock(holder, release);
 	/* events that write nothing fold what waits, DOCKET_SPOOL_FOLD_CAP at a time */
 	fold = 0;
-	for (unsigned k = 0; k <= n / DOCKET_SPOOL_FOLD_CAP + 1; k++) {
+	for (unsigned k = 0; k <= 2 * n / DOCKET_SPOOL_FOLD_CAP + 2; k++) {  /* up to 2 entries an event */
 		size_t left = 0;
 
 		if (docket_spool_count(spool_ledger, &left) != 0 || left == 0)
