@@ -10,18 +10,31 @@
  * open in both clients, so in enforce mode every error that happens at a
  * PreToolUse or PermissionRequest event (or on input that is not a hook
  * event) answers 2: docket fails closed.
+ *
+ * The budget (--budget MS, default 2000; docs/write-path.md §3): the writer
+ * lock is waited for until half of it, then the records go to the spool; a
+ * watchdog answers at the budget whatever is still running (a slow disk, a
+ * stuck read): under --enforce, a blocking event is denied (exit 2), naming
+ * docket, and nothing answers "allow" without a durable record.
  */
 #include "cli.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "integrations/integrations.h"
+#include "ledger/spool.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 
 #define INPUT_MAX ((size_t)64 << 20)
+#define BUDGET_DEFAULT_MS 2000
+#define BUDGET_MAX_MS 600000
 
 #define EXIT_NONBLOCKING 1
 #define EXIT_BLOCK 2
@@ -35,12 +48,78 @@ static int read_stdin(docket_buf *out)
 	return error;
 }
 
+/* ---- the watchdog ---- */
+
+typedef struct watchdog {
+	uint64_t budget_ms;
+	int enforce;
+	const docket_buf *_Atomic input;  /* set once the event is read */
+} watchdog;
+
+static atomic_int answered;
+
+/* 1 when this thread is the one that answers the client (main or the
+ * watchdog; the other must say nothing). */
+static int take_answer(void)
+{
+	int expected = 0;
+
+	return atomic_compare_exchange_strong(&answered, &expected, 1);
+}
+
+static void *watchdog_run(void *arg)
+{
+	watchdog *w = arg;
+	struct timespec ts = { (time_t)(w->budget_ms / 1000), (long)(w->budget_ms % 1000) * 1000000L };
+	const docket_buf *in;
+	int block;
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	if (!take_answer())
+		return NULL;
+	in = atomic_load(&w->input);
+	/* an event not read yet may be one that blocks: fail closed */
+	block = w->enforce && (!in || docket_hook_blocks(in->ptr ? in->ptr : "", in->len));
+	if (block)
+		fprintf(stderr, "docket: could not record the call within its budget of %llu ms; denied because "
+			"docket enforces a policy and fails closed\n", (unsigned long long)w->budget_ms);
+	else
+		fprintf(stderr, "docket: could not record the hook event within its budget of %llu ms\n",
+			(unsigned long long)w->budget_ms);
+	fflush(stderr);
+	_exit(block ? EXIT_BLOCK : EXIT_NONBLOCKING);
+	return NULL;
+}
+
+static void watchdog_start(watchdog *w)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, watchdog_run, w) != 0)
+		w->budget_ms = 0;  /* no watchdog: the lock deadline still holds */
+	pthread_attr_destroy(&attr);
+}
+
+/* The watchdog may be answering: then this thread waits for it to exit. */
+static void answer_or_wait(void)
+{
+	if (take_answer())
+		return;
+	for (;;)
+		pause();
+}
+
 /* An error: in enforce mode a blocking event is denied with the reason. */
 static int fail(int enforce, const docket_buf *in, const char *what)
 {
-	const docket_error *e = docket_error_last();
-	const char *msg = e->code && e->message[0] ? e->message : "internal error";
+	docket_error e = *docket_error_last();  /* a copy: docket_hook_blocks sets its own */
+	const char *msg = e.code && e.message[0] ? e.message : "internal error";
 
+	answer_or_wait();
 	if (enforce && docket_hook_blocks(in->ptr ? in->ptr : "", in->len)) {
 		fprintf(stderr, "docket: %s (%s); denied because docket enforces a policy and fails closed\n",
 			what, msg);
@@ -53,6 +132,8 @@ static int fail(int enforce, const docket_buf *in, const char *what)
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	const char *client = NULL, *source = NULL;
+	uint64_t budget = BUDGET_DEFAULT_MS;
+	static watchdog wd;
 	int enforce = 0, rc;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "CLIENT", 0, &client, NULL, "claude or codex", CLI_OPT_REQUIRED },
@@ -60,10 +141,14 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		  "evaluate --policy at PreToolUse: deny or ask (never allow more than the client does)", 0 },
 		{ CLI_OPT_STRING, "policy", 0, &source, "SRC",
 		  "the policy to enforce (any source replay takes)", 0 },
+		{ CLI_OPT_U64, "budget", 0, &budget, "MS",
+		  "answer within MS milliseconds (default 2000): the ledger's writer lock is waited for until "
+		  "half of it, then the event goes to the ledger's spool", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
-	docket_hook_answer answer = { 0, NULL, NULL };
+	docket_hook_answer answer = { 0, NULL, NULL, 0 };
+	uint64_t start = docket_spool_now_ms();
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
 	docket_buf in = DOCKET_BUF_INIT;
 	docket_ledger *ledger = NULL;
@@ -81,6 +166,13 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		cli_error("%s", docket_error_last()->message);
 		return EXIT_BLOCK;
 	}
+	if (budget == 0 || budget > BUDGET_MAX_MS) {
+		cli_error("--budget must be 1 to %d ms", BUDGET_MAX_MS);
+		return EXIT_BLOCK;
+	}
+	wd.budget_ms = budget;
+	wd.enforce = enforce;
+	watchdog_start(&wd);
 	if (read_stdin(&in) < 0) {
 		rc = fail(enforce, &in, "cannot read the hook event");
 		goto done;
@@ -93,8 +185,11 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		rc = fail(enforce, &in, "cannot load the policy");
 		goto done;
 	}
+	atomic_store(&wd.input, &in);
 	ho.policy = policy;
 	ho.cache_dir = g->ledger_path;
+	ho.spool_path = g->ledger_path;
+	ho.deadline_ms = start + budget / 2;
 	oo.flags = DOCKET_OPEN_CREATE;
 	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
 		rc = fail(enforce, &in, "cannot open the ledger");
@@ -104,6 +199,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		rc = fail(enforce, &in, "cannot record the hook event");
 		goto done;
 	}
+	answer_or_wait();
 	if (answer.out)
 		fputs(answer.out, stdout);
 	if (answer.err)
@@ -111,7 +207,8 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	rc = answer.exit_code;
 done:
 	docket_hook_answer_dispose(&answer);
-	docket_ledger_free(ledger);
+	if (!docket_spool_waiting())
+		docket_ledger_free(ledger);  /* else a thread still waits in it: the exit ends both */
 	docket_policy_free(policy);
 	docket_buf_dispose(&in);
 	return rc;

@@ -12,6 +12,7 @@
 #include "docket/audit.h"
 #include "docket/export.h"
 #include "docket/tlog.h"
+#include "ledger/spool.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -162,10 +163,17 @@ static int report_all(const verify_args *a, const cli_global *g, const docket_ve
 		      const docket_seal_report *seal, const docket_witness_report *notes,
 		      const docket_git_report *git, int ok)
 {
+	size_t spooled = 0;
 	json_t *j;
 
+	/* hook records waiting in the spool are not in the chain yet (docs/write-path.md §3) */
+	if (docket_spool_count(g->ledger_path, &spooled) < 0)
+		docket_error_clear();
 	if (!a->json) {
 		print_chain(chain, g);
+		if (spooled)
+			printf("spool: %zu record%s of hooks not in the chain yet (the ledger's writer lock was "
+			       "held); the next write folds them\n", spooled, spooled == 1 ? "" : "s");
 		if (chain->ok && a->pubkey)
 			print_seal(seal, g);
 		if (chain->ok && a->nnotes)
@@ -182,6 +190,8 @@ static int report_all(const verify_args *a, const cli_global *g, const docket_ve
 	if (j && chain->ok && a->git && add_git_json(j, git) < 0)
 		json_decref(j), j = NULL;
 	if (j && (a->pubkey || a->git) && json_object_set_new(j, "ok", json_boolean(ok)) < 0)
+		json_decref(j), j = NULL;
+	if (j && spooled && json_object_set_new(j, "spool_entries", json_integer((json_int_t)spooled)) < 0)
 		json_decref(j), j = NULL;
 	return cli_print_json(j);
 }

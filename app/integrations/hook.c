@@ -40,12 +40,20 @@
 
 #include "docket/import.h"
 #include "integrations_internal.h"
+#include "ledger/spool.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
 #define SESSION_MAX 256
 #define OUTPUT_MAX (64u << 10)
+/* How long a hook waits for the writer lock when the spool already holds
+ * entries (another hook found the lock held): its records follow them.
+ * (The writer thread gets at least 20 ms from its start: ledger/spool.h.) */
+#define SPOOL_BUSY_WAIT_MS 5
+/* A hook that waited for the lock in vain less than this long ago says the
+ * lock is held right now: the records go straight to the spool. */
+#define SPOOL_FRESH_MS 200
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -66,6 +74,13 @@ typedef struct hook_ctx {
 	char prov[64];             /* provenance.file of what this event records */
 	docket_hook_answer *answer;
 	const docket_import_outcome *codex_out;  /* Codex PostToolUse: what tool_response says */
+	int spooling;              /* the ledger could not take a record: the rest goes to the spool */
+	uint64_t deadline_ms;      /* for the writer lock; 0 until the first append (then set) */
+	int wrote;                 /* a transaction of this event committed (it folded the spool) */
+	int fresh;                 /* a hook waited for the lock in vain a moment ago (lock_deadline_ex) */
+	size_t spool_n;            /* entries waiting in the spool (lock_deadline_ex) */
+	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
+	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
 
 static int nomem(void)
@@ -148,9 +163,98 @@ int hook_append(docket_ledger *ledger, json_t **evs, size_t n)
 	return error;
 }
 
+/* Errors after which the record can still go to the spool: the writer
+ * lock not had in time, the disk, the map's cap. */
+static int spoolable(int error)
+{
+	return error == DOCKET_ESTORAGE || error == DOCKET_EMAPFULL || error == DOCKET_ENOMEM;
+}
+
+/* The writer lock's deadline: the caller's, or a short one when the spool
+ * already holds entries (the lock was held a moment ago); *fresh is set
+ * when a hook waited for the lock in vain less than SPOOL_FRESH_MS ago (it
+ * is held right now: not worth a wait). */
+static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
+{
+	uint64_t soon;
+	size_t n = 0;
+
+	if (!h->deadline_ms) {
+		h->deadline_ms = h->opts->deadline_ms;
+		if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
+			h->spool_n = n;
+			soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
+			if (soon < h->deadline_ms)
+				h->deadline_ms = soon;
+			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS);
+		}
+		docket_error_clear();
+	}
+	if (fresh)
+		*fresh = h->fresh;
+	return h->deadline_ms;
+}
+
+static uint64_t lock_deadline(hook_ctx *h)
+{
+	return lock_deadline_ex(h, NULL);
+}
+
+/* More entries wait than one transaction with a deadline folds: fold the
+ * oldest (DOCKET_SPOOL_FOLD_CAP) on their own; this event's records then
+ * follow the rest in the spool, in order. Always 1 (spool). */
+static int fold_oldest(hook_ctx *h)
+{
+	int busy = 0;
+
+	if (docket_spool_fold_by(h->ledger, lock_deadline(h), &busy) < 0 || busy)
+		docket_error_clear();
+	else
+		h->wrote = 1;
+	return 1;
+}
+
+/*
+ * One transaction of the event's records, within the budget: the ledger
+ * when it can take them before the deadline, else the spool (fsynced). Once
+ * one record went to the spool every later one of this event follows it
+ * there, so they fold in order.
+ */
 static int append(hook_ctx *h, json_t **evs, size_t n)
 {
-	return hook_append(h->ledger, evs, n);
+	size_t i;
+	int busy = 0, error = 0;
+
+	for (i = 0; i < n; i++)
+		if (!evs[i])
+			error = nomem();
+	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
+		int fresh = 0;
+
+		(void)lock_deadline_ex(h, &fresh);
+		h->spooling = fresh;  /* the lock is held right now: straight to the spool */
+		if (!fresh && h->spool_n > DOCKET_SPOOL_FOLD_CAP)
+			h->spooling = fold_oldest(h);  /* a large spool: fold some, follow it */
+	}
+	if (error == 0 && !h->spooling) {
+		if (h->opts->deadline_ms)
+			error = docket_ledger_append_json_by(h->ledger, evs, n, lock_deadline(h), &busy);
+		else
+			error = docket_ledger_append_json(h->ledger, evs, n, NULL);
+		if (error < 0 && h->opts->spool_path && (busy || spoolable(error)))
+			h->spooling = 1;
+		if (busy && h->opts->spool_path)
+			docket_spool_mark_held(h->opts->spool_path);
+		h->wrote |= error == 0;
+	}
+	if (h->spooling && (error == 0 || busy || spoolable(error))) {
+		docket_error_clear();
+		if ((error = docket_spool_put(h->opts->spool_path, evs, n)) == 0)
+			h->answer->spooled += n;
+	}
+	for (i = 0; i < n; i++)
+		json_decref(evs[i]);
+	return error;
 }
 
 /* Conflicts and transitions mean the ledger already has this (a re-delivery). */
@@ -181,59 +285,111 @@ static int session_state(hook_ctx *h, const char *id, int *out)
 	return error == DOCKET_ENOTFOUND ? 0 : error;
 }
 
-int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime, const char *prov,
-		      const char *cwd, const char *parent, json_t *labels)
+/* session.opened (labels stolen); NULL when out of memory. */
+static json_t *session_opened_event(const char *id, const char *runtime, const char *prov, const char *cwd,
+				    const char *parent, json_t *labels)
 {
 	json_t *ev = json_pack("{ss ss ss s{ss si}}", "type", "session.opened", "session", id, "runtime", runtime,
 			       "provenance", "file", prov, "line", 0);
+
+	if (!ev || !labels || set_str(ev, "platform", HOST_PLATFORM) < 0 || set_str(ev, "cwd", cwd) < 0 ||
+	    set_str(ev, "parent", parent) < 0 || json_object_set(ev, "labels", labels) < 0) {
+		json_decref(ev);
+		ev = NULL;
+	}
+	json_decref(labels);
+	return ev;
+}
+
+int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime, const char *prov,
+		      const char *cwd, const char *parent, json_t *labels)
+{
+	json_t *ev;
 	int state = 0, error;
 
-	if (!ev || !labels) {
-		error = nomem();
-		goto fail;
-	}
 	error = docket_ledger_session(ledger, id, exists_cb, &state);
 	if (error == DOCKET_ENOTFOUND) {
 		docket_error_clear();
 		error = 0;
 	}
-	if (error < 0 || state != 0)
-		goto fail;  /* known: opened before (or closed) */
-	if (set_str(ev, "platform", HOST_PLATFORM) < 0 || set_str(ev, "cwd", cwd) < 0 ||
-	    set_str(ev, "parent", parent) < 0 || json_object_set_new(ev, "labels", labels) < 0) {
-		json_decref(ev);
-		return nomem();
+	if (error < 0 || state != 0) {
+		json_decref(labels);
+		return error;  /* known: opened before (or closed) */
 	}
+	if (!(ev = session_opened_event(id, runtime, prov, cwd, parent, labels)))
+		return nomem();
 	return tolerate(hook_append(ledger, &ev, 1));
-fail:
-	json_decref(ev);
-	json_decref(labels);
-	return error;
 }
 
-static int open_session(hook_ctx *h, const char *id, const char *parent)
+/* 1 when the spool holds an event of `type` for `session` (`invocation`). */
+static int spooled(const hook_ctx *h, const char *type, const char *session, const char *invocation)
 {
-	json_t *labels = json_object();
+	return h->opts->spool_path && docket_spool_has(h->opts->spool_path, type, session, invocation);
+}
 
+/* session.opened for `id` unless the ledger (or the spool) has it; `links`
+ * (may be NULL, stolen) are labels that say where the session comes from. */
+static int open_session(hook_ctx *h, const char *id, const char *parent, json_t *links)
+{
+	json_t *labels = links ? links : json_object(), *ev;
+	int state, error;
+
+	if ((error = session_state(h, id, &state)) < 0 || state != 0 || spooled(h, "session.opened", id, NULL)) {
+		json_decref(labels);
+		return error;
+	}
 	if (labels && (set_str(labels, "capture", "hook") < 0 ||
 		       set_str(labels, "transcript", jstr(h->ev, "transcript_path")) < 0 ||
 		       set_str(labels, "model", jstr(h->ev, "model")) < 0)) {
 		json_decref(labels);
 		labels = NULL;
 	}
-	return hook_open_session(h->ledger, id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code",
-				 h->prov, h->cwd, parent, labels);
+	ev = session_opened_event(id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code", h->prov,
+				  h->cwd, parent, labels);
+	return tolerate(append(h, &ev, 1));
 }
 
+/* The labels that link a session to where it comes from: {key: value};
+ * NULL when out of memory. */
+static json_t *link_labels(const char *key, const char *value)
+{
+	json_t *o = json_object();
+
+	if (o && set_str(o, key, value) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int is_agent_tool(const char *tool)
+{
+	return tool && (strcmp(tool, "Task") == 0 || strcmp(tool, "Agent") == 0);
+}
+
+static int agent_call(hook_ctx *h, const char *parent, char *out, size_t size);
+
 /* The session of the event ("<id>/agent-<agent_id>" inside a subagent, as
- * the importer names it), opened on first sight. */
+ * the importer names it), opened on first sight: a continuation with the
+ * session it continues, a subagent with its parent and the parent's call
+ * that started it (label parent_call). */
 static int ensure_session(hook_ctx *h)
 {
-	int error;
+	char call[SESSION_MAX + 1];
+	int error, state;
 
-	if (h->parent[0] && (error = open_session(h, h->parent, NULL)) < 0)
-		return error;
-	return open_session(h, h->session, h->parent[0] ? h->parent : NULL);
+	if (h->parent[0]) {
+		if ((error = open_session(h, h->parent, NULL,
+					  h->continues[0] ? link_labels("continues", h->continues) : NULL)) < 0 ||
+		    (error = session_state(h, h->session, &state)) < 0)
+			return error;
+		if (state != 0)
+			return 0;
+		if ((error = agent_call(h, h->parent, call, sizeof(call))) < 0)
+			return error;
+		return open_session(h, h->session, h->parent, call[0] ? link_labels("parent_call", call) : NULL);
+	}
+	return open_session(h, h->session, NULL, h->continues[0] ? link_labels("continues", h->continues) : NULL);
 }
 
 /* ---- policy revisions ---- */
@@ -422,6 +578,12 @@ static int track_mode(hook_ctx *h)
 	if (!mode || (error = ensure_session(h)) < 0)
 		return mode ? error : 0;
 	error = docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
+	if (error == DOCKET_ENOTFOUND) {
+		/* opened in the spool (the writer lock was held): its revision
+		 * waits there too; the mode is checked again at the next event */
+		docket_error_clear();
+		return 0;
+	}
 	if (error < 0 || note_says(h, rev, mode))
 		return error;
 	if ((error = docket_buf_printf(&why, "permission mode %.64s (seen at %.32s); effective Claude Code settings",
@@ -542,11 +704,22 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 {
 	json_t *o = json_pack("{s{ss ss ss}}", "hookSpecificOutput", "hookEventName", "PreToolUse",
 			      "permissionDecision", decision, "permissionDecisionReason", reason);
-	docket_buf b = DOCKET_BUF_INIT;
+	docket_buf b = DOCKET_BUF_INIT, msg = DOCKET_BUF_INIT;
 	int error;
 
 	if (!o)
 		return nomem();
+	/* Claude Code shows systemMessage to the user (the reason goes to the
+	 * model): a block names docket and the rule there too */
+	if (h->opts->client == DOCKET_CLIENT_CLAUDE &&
+	    (docket_buf_printf(&msg, "docket %s %s: %s", strcmp(decision, "deny") == 0 ? "blocked" : "asks about",
+			       jstr(h->ev, "tool_name") ? jstr(h->ev, "tool_name") : "a call", reason) < 0 ||
+	     json_object_set_new(o, "systemMessage", json_string(msg.ptr)) < 0)) {
+		docket_buf_dispose(&msg);
+		json_decref(o);
+		return nomem();
+	}
+	docket_buf_dispose(&msg);
 	error = docket_json_dump(&b, o);
 	json_decref(o);
 	if (error == 0)
@@ -644,6 +817,34 @@ static int find_pending(hook_ctx *h, const char *invocation, pending_ctx *p)
 	p->invocation = invocation;
 	error = docket_ledger_pending(h->ledger, h->session, pending_cb, p);
 	return error > 0 ? 0 : error;
+}
+
+/* The newest open Agent/Task call of `parent`: the one that started a
+ * subagent seen for the first time (its PostToolUse comes after the
+ * subagent ends). "" when there is none. */
+static int agent_call(hook_ctx *h, const char *parent, char *out, size_t size)
+{
+	pending_ctx p;
+	int error;
+
+	out[0] = '\0';
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	if ((error = docket_ledger_pending(h->ledger, parent, pending_cb, &p)) < 0) {
+		json_decref(p.all);
+		return error;
+	}
+	for (size_t i = json_array_size(p.all); i-- > 0;) {
+		const json_t *e = json_array_get(p.all, i);
+
+		if (is_agent_tool(jstr(e, "tool"))) {
+			snprintf(out, size, "%s", jstr(e, "invocation"));
+			break;
+		}
+	}
+	json_decref(p.all);
+	return 0;
 }
 
 typedef struct intent_ctx {
@@ -768,7 +969,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		return docket_error_set(DOCKET_EINVALID, "%s event without tool_use_id", h->name);
 	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
 		return error;
-	if (!p.found)
+	if (!p.found && !spooled(h, "tool.intent", h->session, id))
 		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
 	if (p.found && strcmp(p.state, "awaiting_approval") == 0)
 		evs[n++] = settle_event(h, id, p.request,
@@ -856,20 +1057,63 @@ static int on_permission_denied(hook_ctx *h)
 
 /* ---- Stop / SessionEnd ---- */
 
-static int import_transcript(hook_ctx *h)
+typedef struct import_job {
+	docket_import_format format;
+	char *path;
+} import_job;
+
+static void import_job_free(void *p)
+{
+	import_job *j = p;
+
+	docket_free(j->path);
+	docket_free(j);
+}
+
+static int import_job_run(docket_ledger *ledger, void *p)
 {
 	docket_import_options io = DOCKET_IMPORT_OPTIONS_INIT;
 	docket_import_stats stats;
-	const char *path = jstr(h->ev, "transcript_path");
+	import_job *j = p;
 	int error;
 
-	if (!path)
-		return 0;
 	memset(&stats, 0, sizeof(stats));
-	error = docket_import_file(h->ledger, h->opts->client == DOCKET_CLIENT_CODEX ? DOCKET_IMPORT_CODEX
-										       : DOCKET_IMPORT_CLAUDE,
-				   path, &io, &stats);
+	error = docket_import_file(ledger, j->format, j->path, &io, &stats);
 	return error == DOCKET_ENOTFOUND ? (docket_error_clear(), 0) : error;
+}
+
+/*
+ * The transcript, merged into the live session, within the budget: an
+ * import needs the writer lock, and when it cannot have it in time (or the
+ * event's records went to the spool) it is left to the next Stop or to
+ * `docket import`. A continuation is recorded by hooks alone: its
+ * transcript is the closed session's file, which the ledger cannot extend.
+ */
+static int import_transcript(hook_ctx *h)
+{
+	const char *path = jstr(h->ev, "transcript_path");
+	import_job *j;
+	int busy = 0, error;
+
+	if (!path || h->spooling || h->continues[0] || strstr(h->session, "/continued-"))
+		return 0;
+	if (!(j = docket_calloc(1, sizeof(*j))) || !(j->path = docket_strdup(path))) {
+		docket_free(j);
+		return nomem();
+	}
+	j->format = h->opts->client == DOCKET_CLIENT_CODEX ? DOCKET_IMPORT_CODEX : DOCKET_IMPORT_CLAUDE;
+	if (!h->opts->deadline_ms) {
+		error = import_job_run(h->ledger, j);
+		import_job_free(j);
+		return error;
+	}
+	error = docket_ledger_write_by(h->ledger, import_job_run, j, import_job_free, lock_deadline(h), &busy);
+	if (busy) {
+		h->spooling = h->opts->spool_path != NULL;
+		docket_error_clear();
+		return 0;
+	}
+	return error;
 }
 
 /* Every call of the session still open and never dispatched ends denied. */
@@ -910,15 +1154,37 @@ done:
 	return error;
 }
 
+/* A transcript that cannot be imported must not leave calls open for
+ * ever: the failure is reported (stderr) and the calls are closed. */
+static int import_or_warn(hook_ctx *h)
+{
+	docket_buf msg = DOCKET_BUF_INIT;
+	int error = import_transcript(h);
+
+	if (error == 0 || error == DOCKET_ENOMEM)
+		return error;
+	if (docket_buf_printf(&msg, "docket: the transcript was not imported (%s); calls without an outcome "
+			      "are closed as inferred\n", docket_error_last()->message) < 0)
+		return DOCKET_ENOMEM;
+	docket_error_clear();
+	docket_free(h->answer->err);
+	h->answer->err = msg.ptr;
+	return 0;
+}
+
 static int on_stop(hook_ctx *h, int end)
 {
 	json_t *ev;
 	int error, state;
 
-	if ((error = ensure_session(h)) < 0 || (error = import_transcript(h)) < 0 ||
+	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
 	    (error = close_open_calls(h)) < 0 || !end)
 		return error;
-	if ((error = session_state(h, h->session, &state)) < 0 || state != 1)
+	if ((error = session_state(h, h->session, &state)) < 0)
+		return error;
+	if (state == 0 && spooled(h, "session.opened", h->session, NULL))
+		state = 1;  /* opened in the spool: closed there after it */
+	if (state != 1)
 		return error;
 	ev = ev_new(h, "session.closed", NULL);
 	if (ev && set_str(ev, "reason", jstr(h->ev, "reason")) < 0) {
@@ -933,10 +1199,18 @@ static int on_stop(hook_ctx *h, int end)
 static int parse_event(json_t **out, const char *input, size_t len)
 {
 	json_t *ev = NULL;
-	int error = docket_json_parse(&ev, input, len);
+	size_t i = 0;
+	int error;
 
-	if (error < 0)
+	while (i < len && (input[i] == ' ' || input[i] == '\t' || input[i] == '\n' || input[i] == '\r'))
+		i++;
+	if (i == len)
+		return docket_error_set(DOCKET_EINVALID, "empty hook input: the client sent nothing on stdin "
+					"(expected one JSON object with hook_event_name and session_id)");
+	if ((error = docket_json_parse(&ev, input, len)) < 0) {
+		docket_error_prefix("hook input is not JSON: ");
 		return error;
+	}
 	if (!json_is_object(ev) || !jstr(ev, "hook_event_name") || !jstr(ev, "session_id")) {
 		json_decref(ev);
 		return docket_error_set(DOCKET_EINVALID,
@@ -962,20 +1236,88 @@ int docket_hook_blocks(const char *input, size_t len)
 	return blocks;
 }
 
+#define CONTINUATIONS_MAX 1000
+
+static int is_end_event(const char *name)
+{
+	return strcmp(name, "Stop") == 0 || strcmp(name, "SubagentStop") == 0 || strcmp(name, "SessionEnd") == 0;
+}
+
+/*
+ * The top-level session of the event. A session id whose session was
+ * closed (SessionEnd) and is used again (claude --continue / --resume,
+ * codex exec resume) goes on in a continuation, "<id>/continued-<n>"
+ * (n = 2, 3 ...; the first one not closed), opened with the label
+ * continues=<the session before it>: a closed session stays closed
+ * (invariant 8), and no later call is dropped. An end event (Stop,
+ * SessionEnd) for a session already closed, with no continuation open,
+ * records nothing.
+ */
+static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
+{
+	char prev[SESSION_MAX + 1];
+	int state, error, n;
+
+	snprintf(top, size, "%s", sid);
+	if ((error = session_state(h, top, &state)) < 0 || state != 2)
+		return error;
+	for (n = 2; n <= CONTINUATIONS_MAX; n++) {
+		snprintf(prev, sizeof(prev), "%s", top);
+		if (snprintf(top, size, "%s/continued-%d", sid, n) >= (int)size)
+			return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
+		if ((error = session_state(h, top, &state)) < 0)
+			return error;
+		if (state == 0 && spooled(h, "session.opened", top, NULL))
+			state = 1;
+		if (state == 1)
+			return 0;
+		if (state == 0) {
+			h->quiet = is_end_event(h->name);
+			snprintf(h->continues, sizeof(h->continues), "%s", prev);
+			return 0;
+		}
+	}
+	return docket_error_set(DOCKET_EINVALID, "session %s was continued %d times", sid, CONTINUATIONS_MAX);
+}
+
 static int set_session(hook_ctx *h)
 {
 	const char *sid = jstr(h->ev, "session_id"), *agent = jstr(h->ev, "agent_id");
-	int n;
+	char top[SESSION_MAX + 1];
+	int n, error;
 
+	if (strlen(sid) > SESSION_MAX)
+		return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
+	if ((error = resolve_top(h, sid, top, sizeof(top))) < 0)
+		return error;
 	if (agent) {
-		n = snprintf(h->session, sizeof(h->session), "%s/agent-%s", sid, agent);
-		snprintf(h->parent, sizeof(h->parent), "%s", sid);
+		n = snprintf(h->session, sizeof(h->session), "%s/agent-%s", top, agent);
+		snprintf(h->parent, sizeof(h->parent), "%s", top);
 	} else {
-		n = snprintf(h->session, sizeof(h->session), "%s", sid);
+		n = snprintf(h->session, sizeof(h->session), "%s", top);
 	}
 	if (n < 0 || (size_t)n >= sizeof(h->session))
 		return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
 	return 0;
+}
+
+/* An event that wrote nothing to the ledger folds what waits in the spool
+ * (the lock was held a moment ago), within the budget; a lock still held
+ * leaves it for the next writer. */
+static int fold_waiting(hook_ctx *h)
+{
+	int busy = 0, error;
+
+	if (h->spooling || h->wrote || !h->opts->spool_path)
+		return 0;
+	if (!h->opts->deadline_ms)
+		return docket_spool_fold(h->ledger);
+	error = docket_spool_fold_by(h->ledger, lock_deadline(h), &busy);
+	if (busy) {
+		docket_error_clear();
+		return 0;
+	}
+	return error;
 }
 
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
@@ -996,7 +1338,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.name = jstr(ev, "hook_event_name");
 	h.cwd = jstr(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
-	if ((error = set_session(&h)) < 0)
+	if ((error = set_session(&h)) < 0 || h.quiet)
 		goto done;
 	if (opts->client == DOCKET_CLIENT_CLAUDE && strcmp(h.name, "SessionStart") != 0 &&
 	    (error = track_mode(&h)) < 0)
@@ -1013,11 +1355,15 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 		error = on_post_failure(&h);
 	else if (strcmp(h.name, "PermissionDenied") == 0)
 		error = on_permission_denied(&h);
-	else if (strcmp(h.name, "Stop") == 0 || strcmp(h.name, "SubagentStop") == 0)
+	else if (strcmp(h.name, "Stop") == 0)
 		error = on_stop(&h, 0);
+	else if (strcmp(h.name, "SubagentStop") == 0)
+		error = on_stop(&h, h.parent[0] != '\0');  /* the subagent's session ends with it */
 	else if (strcmp(h.name, "SessionEnd") == 0)
 		error = on_stop(&h, 1);
 	/* other events (UserPromptSubmit, Notification, PreCompact ...) say nothing about calls */
+	if (error == 0)
+		error = fold_waiting(&h);
 done:
 	json_decref(ev);
 	if (error < 0)

@@ -13,6 +13,7 @@
 #define DOCKET_INTEGRATIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -41,16 +42,27 @@ typedef struct docket_hook_options {
 	 * same records, slower).
 	 */
 	const char *cache_dir;
+	/*
+	 * The spool (docs/write-path.md §3): the ledger's path. When an append
+	 * cannot take the writer lock before `deadline_ms` (CLOCK_MONOTONIC
+	 * milliseconds, ledger/spool.h; 0: wait without limit) or the ledger
+	 * cannot store it, the event's records go to the spool of the ledger at
+	 * `spool_path`, fsynced, and the rest of the event follows them there.
+	 * NULL: no spool (an append that fails is an error).
+	 */
+	const char *spool_path;
+	uint64_t deadline_ms;
 } docket_hook_options;
 
-#define DOCKET_HOOK_OPTIONS_VERSION 2
-#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL }
+#define DOCKET_HOOK_OPTIONS_VERSION 3
+#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL, NULL, 0 }
 
 /* What the hook answers the client. */
 typedef struct docket_hook_answer {
 	int exit_code;  /* 0, or 2: block the call (stderr is the reason) */
 	char *out;      /* text for stdout (a JSON object), or NULL */
 	char *err;      /* text for stderr, or NULL */
+	size_t spooled; /* records written to the spool instead of the ledger */
 } docket_hook_answer;
 
 void docket_hook_answer_dispose(docket_hook_answer *answer);

@@ -200,6 +200,24 @@ static json_t *bash_args(const json_t *input, const char *cwd)
 	return args;
 }
 
+/* Read: the file, and the lines read when the call names them (offset, limit). */
+static json_t *read_args(const json_t *input, const char *name)
+{
+	static const char *const keys[] = { "offset", "limit" };
+	json_t *args = one_field(input, "file_path", "path", NULL, name);
+
+	for (size_t i = 0; args && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *v = json_object_get(input, keys[i]);
+
+		if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		    imp_set(args, keys[i], json_integer(json_integer_value(v))) < 0) {
+			json_decref(args);
+			args = NULL;
+		}
+	}
+	return args;
+}
+
 static json_t *search_args(const json_t *input, const char *cwd, const char *name)
 {
 	json_t *args = one_field(input, "path", "path", cwd, name);
@@ -222,7 +240,7 @@ static const char *canonical(const char *name, const json_t *input, const char *
 	if (strcmp(name, "NotebookEdit") == 0)
 		return (*args = one_field(input, "notebook_path", "path", NULL, name)) ? "write_file" : NULL;
 	if (strcmp(name, "Read") == 0)
-		return (*args = one_field(input, "file_path", "path", NULL, name)) ? "read_file" : NULL;
+		return (*args = read_args(input, name)) ? "read_file" : NULL;
 	if (strcmp(name, "LS") == 0)
 		return (*args = one_field(input, "path", "path", cwd, name)) ? "read_file" : NULL;
 	if (strcmp(name, "Grep") == 0 || strcmp(name, "Glob") == 0)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ledger_internal.h"
+#include "spool_internal.h"
 #include "util/alloc.h"
 #include "util/crash.h"
 #include "util/error.h"
@@ -200,6 +201,41 @@ static int append_isolated(append_ctx *a, ledger_group *g)
 }
 
 /*
+ * The spool first (docs/write-path.md §3): each entry its own isolated
+ * group, in name order; a refused entry (or one that is not an event) is
+ * appended as its ledger.incident instead; each is marked folded in this
+ * transaction (spool.c). Its files go after the commit.
+ */
+static int fold_spool(append_ctx *a, spool_batch **out)
+{
+	spool_batch *b;
+	ledger_group *g;
+	int error;
+
+	if ((error = spool_load(out, a->l, a->txn)) < 0 || !(b = *out))
+		return error;
+	for (size_t i = 0; i < spool_size(b) && error == 0; i++) {
+		if (spool_entry_done(b, i))
+			continue;
+		g = spool_entry_group(b, i);
+		if (g && (error = append_isolated(a, g)) < 0)
+			break;
+		if (!g || g->error) {
+			if (!(g = spool_incident_group(b, i, g ? &g->err : NULL)))
+				return docket_error_last()->code ? docket_error_last()->code : DOCKET_ENOMEM;
+			if ((error = append_isolated(a, g)) < 0)
+				break;
+			if (g->error) {
+				docket_error_restore(&g->err);
+				return g->error;
+			}
+		}
+		error = spool_mark(b, i, a->l, a->txn);
+	}
+	return error;
+}
+
+/*
  * One attempt at all groups in one write transaction and one state
  * transaction. Not isolated: the first error aborts everything. Isolated:
  * each group is accepted or taken back on its own (a checkpoint), and the
@@ -208,6 +244,7 @@ static int append_isolated(append_ctx *a, ledger_group *g)
 static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, int isolate, stream_src *src)
 {
 	append_ctx a = { NULL, l, NULL, NULL, DOCKET_BUF_INIT, 0 };
+	spool_batch *spool = NULL;
 	seg_writer w;
 	uint64_t head = 0;
 	int error;
@@ -216,18 +253,19 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	a.w = &w;
 	if ((error = store_txn_begin(&a.txn, l, 0)) < 0)
 		return error;
+	if ((error = spool_gate_pass()) < 0)
+		goto cleanup;
 	if ((error = ledger_redact_configured(l, a.txn)) >= 0) {
 		a.redact = error;
 		error = state_txn_begin(&a.st, l, a.txn);
 	}
 	if (error == 0) {
 		state_set_writer(a.st, &w);
-		if (isolate) {
-			for (size_t i = 0; i < ngroups && error == 0; i++)
-				error = append_isolated(&a, &groups[i]);
-		} else {
+		error = fold_spool(&a, &spool);
+		for (size_t i = 0; isolate && i < ngroups && error == 0; i++)
+			error = append_isolated(&a, &groups[i]);
+		if (!isolate && error == 0)
 			error = append_events(&a, &groups[0], 1, src);
-		}
 		if (error == 0)
 			error = state_txn_finish(a.st);
 		head = state_head_seq(a.st);
@@ -238,11 +276,14 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	docket_crash_point("append.before_commit");
 	error = store_txn_commit(l, a.txn);
 	a.txn = NULL;
-	if (error == 0)
+	if (error == 0) {
 		docket_crash_point("append.after_commit");
+		spool_unlink_folded(spool);
+	}
 cleanup:
 	if (a.txn)
 		store_txn_abort(l, a.txn);
+	spool_batch_free(spool);
 	state_txn_free(a.st);
 	seg_writer_dispose(&w);
 	docket_buf_dispose(&a.payload);
@@ -313,6 +354,12 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 	if (src)
 		docket_free(src->rests);
 	return error;
+}
+
+/* A write transaction with nothing of its own: the spool folded alone. */
+int ledger_fold_only(docket_ledger *l)
+{
+	return append_groups(l, NULL, 0, 1, NULL);
 }
 
 int ledger_append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups)

@@ -182,6 +182,7 @@ static const char *const tool_completed_keys[] = {
 };
 static const char *const session_closed_keys[] = { "reason", NULL };
 static const char *const recovery_action_keys[] = { "action", "detail", "decision", NULL };
+static const char *const ledger_incident_keys[] = { "kind", "file", "entry", "error", NULL };
 
 static const char *const common_keys[] = {
 	"type", "time", "epoch", "session", "invocation", "turn", "provenance", NULL,
@@ -211,6 +212,7 @@ static const event_kind event_kinds[] = {
 	{ "tool.completed", DOCKET__V1__EVENT__BODY_TOOL_COMPLETED, REQUIRED, REQUIRED, tool_completed_keys },
 	{ "session.closed", DOCKET__V1__EVENT__BODY_SESSION_CLOSED, REQUIRED, FORBIDDEN, session_closed_keys },
 	{ "recovery.action", DOCKET__V1__EVENT__BODY_RECOVERY_ACTION, REQUIRED, REQUIRED, recovery_action_keys },
+	{ "ledger.incident", DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT, FORBIDDEN, FORBIDDEN, ledger_incident_keys },
 };
 
 static const event_kind *kind_by_body(Docket__V1__Event__BodyCase body)
@@ -1024,6 +1026,23 @@ static int parse_common(const parse_ctx *c, jv obj, const event_kind *kind,
 	return 0;
 }
 
+static int parse_ledger_incident(const parse_ctx *c, jv obj, docket_event *ev)
+{
+	Docket__V1__LedgerIncident *b = docket_malloc(sizeof(*b));
+	int error;
+
+	if (!b)
+		return nomem();
+	docket__v1__ledger_incident__init(b);
+	ev->ledger_incident = b;
+	ev->body_case = DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT;
+	if ((error = get_string(c, obj, NULL, "kind", ID, true, &b->kind)) < 0 ||
+	    (error = get_string(c, obj, NULL, "file", TEXT, false, &b->file)) < 0 ||
+	    (error = get_string(c, obj, NULL, "entry", TEXT, false, &b->entry)) < 0)
+		return error;
+	return get_string(c, obj, NULL, "error", TEXT, false, &b->error);
+}
+
 static int parse_body(const parse_ctx *c, jv obj, const event_kind *kind,
 		      docket_event *ev)
 {
@@ -1038,6 +1057,7 @@ static int parse_body(const parse_ctx *c, jv obj, const event_kind *kind,
 	case DOCKET__V1__EVENT__BODY_TOOL_COMPLETED: return parse_tool_completed(c, obj, ev);
 	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED: return parse_session_closed(c, obj, ev);
 	case DOCKET__V1__EVENT__BODY_RECOVERY_ACTION: return parse_recovery_action(c, obj, ev);
+	case DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT: return parse_ledger_incident(c, obj, ev);
 	default: break;
 	}
 	return docket_error_set(DOCKET_ERROR, "event kind table out of sync");

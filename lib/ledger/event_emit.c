@@ -632,6 +632,17 @@ static int body_recovery_action(emitter *e, const emit_ctx *c, const Docket__V1_
 	return 0;
 }
 
+static int body_ledger_incident(emitter *e, const emit_ctx *c, const Docket__V1__LedgerIncident *b)
+{
+	int error;
+
+	if ((error = put_string(e, c, "kind", b->kind, false)) < 0 ||
+	    (error = put_string(e, c, "file", b->file, false)) < 0 ||
+	    (error = put_string(e, c, "entry", b->entry, false)) < 0)
+		return error;
+	return put_string(e, c, "error", b->error, false);
+}
+
 static int emit_body(emitter *e, const emit_ctx *c, const docket_event *ev)
 {
 	switch (ev->body_case) {
@@ -648,6 +659,7 @@ static int emit_body(emitter *e, const emit_ctx *c, const docket_event *ev)
 	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
 		return put_string(e, c, "reason", ev->session_closed->reason, false);
 	case DOCKET__V1__EVENT__BODY_RECOVERY_ACTION: return body_recovery_action(e, c, ev->recovery_action);
+	case DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT: return body_ledger_incident(e, c, ev->ledger_incident);
 	default:
 		break;
 	}

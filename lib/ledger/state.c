@@ -728,6 +728,20 @@ static int check_epoch(apply_ctx *c)
 
 static int session_event_handler(apply_ctx *c);
 
+/*
+ * ledger.incident (docs/write-path.md §3): a record the ledger could not
+ * take as written, kept in the chain instead of dropped. It belongs to no
+ * session and changes no projection; it needs a kind.
+ */
+static int handle_incident(apply_ctx *c)
+{
+	const Docket__V1__LedgerIncident *b = c->ev->ledger_incident;
+
+	if (!b->kind || !*b->kind)
+		return refuse(c, DOCKET_EINVALID, 0, "ledger.incident without a kind");
+	return 0;
+}
+
 static int dispatch_handler(apply_ctx *c)
 {
 	int error;
@@ -735,6 +749,8 @@ static int dispatch_handler(apply_ctx *c)
 	switch (c->ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_RUNTIME_STARTED:
 		return 0;
+	case DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT:
+		return handle_incident(c);
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
 		return handle_session_opened(c);
 	default:

@@ -820,6 +820,45 @@ static int env_open(docket_ledger *l, int readonly)
 	return 0;
 }
 
+/* 0 when an existing ledger opened fully in a read transaction (nothing
+ * to create, no meta record to move); otherwise nothing is kept and the
+ * caller takes the write transaction. */
+static int open_without_writer(docket_ledger *l)
+{
+	MDB_txn *txn = NULL;
+	MDB_val v;
+	int error;
+
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0) {
+		docket_error_clear();
+		return -1;
+	}
+	error = open_dbis(l, txn, 0);
+	if (error == 0)
+		error = merkle_open(l, txn, 0);
+	if (error == 0 && !l->has_tree)
+		error = -1;
+	if (error == 0)
+		error = init_or_check_meta(l, txn, 0);
+	if (error == 0 && l->format != DOCKET_FORMAT_VERSION)
+		error = -1;
+	for (size_t i = 0; error == 0 && i < sizeof(hot_meta) / sizeof(hot_meta[0]); i++) {
+		MDB_val key = { strlen(hot_meta[i]), (void *)hot_meta[i] };
+
+		if (mdb_get(txn, l->dbi.meta, &key, &v) != MDB_NOTFOUND)
+			error = -1;  /* meta_relocate has work to do */
+	}
+	if (error < 0) {
+		store_txn_abort(l, txn);
+		docket_error_clear();
+		return -1;
+	}
+	/* commit, not abort: aborting would close the DBI handles it opened */
+	if ((error = store_txn_commit(l, txn)) < 0)
+		docket_error_clear();
+	return error;
+}
+
 static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 {
 	int create = (opts->flags & DOCKET_OPEN_CREATE) != 0;
@@ -862,6 +901,16 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 	if (l->map_size > l->map_size_max)
 		l->map_size_max = l->map_size;
 
+	/*
+	 * A ledger that has everything this docket needs is opened in a read
+	 * transaction: a hook must be able to open it while another writer
+	 * holds the writer lock (docs/write-path.md §3). Anything to create or
+	 * move takes the write transaction below.
+	 */
+	if (!readonly && st.st_size > 0 && open_without_writer(l) == 0) {
+		l->ready = 1;
+		return 0;
+	}
 	if ((error = store_txn_begin(&txn, l, readonly ? MDB_RDONLY : 0)) < 0)
 		return error;
 	if ((error = open_dbis(l, txn, readonly ? 0 : MDB_CREATE)) < 0 ||

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/crash.h"
 #include "util/error.h"
 
 int docket_write_all(int fd, const void *p, size_t n)
@@ -61,6 +62,8 @@ int docket_file_replace(const char *path, const char *tmp, const char *text, siz
 	}
 	bad = fchmod(fd, mode) != 0 || docket_write_all(fd, text, len) != 0 || fsync(fd) != 0;
 	bad |= close(fd) != 0;
+	if (!bad)
+		docket_crash_point("file.before_rename");
 	if (bad || rename(tmp, path) != 0) {
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);

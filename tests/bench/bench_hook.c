@@ -16,7 +16,21 @@
  * same events also go through it, interleaved, as "lean"; then a second pass
  * runs it alone on a warm ledger of its own, interleaved with true(1) only
  * ("lean_alone": what a client that installed it pays, without the full
- * binary's appends to another ledger between its events).
+ * binary's appends to another ledger between its events). Then three more
+ * passes of docket-hook alone (issue 27):
+ *
+ *   enforce       --enforce --policy (a Claude settings file): the policy is
+ *                 loaded and evaluated for every event; allowed calls
+ *   denied        the same, every call denied (the deny answer, the intent
+ *                 and its denial in one append)
+ *   spool         another process holds the ledger's writer lock: every
+ *                 record goes to the spool; the first event waits for the
+ *                 lock until half its budget ("spool_first_ms", kept out of
+ *                 the percentiles), the next ones follow the spool at once;
+ *                 after the lock is released, events that write nothing
+ *                 fold them, 256 per event ("spool_fold_events", the
+ *                 slowest in "spool_fold_max_ms"); the ledger must then
+ *                 hold every call
  *
  *   bench_hook DOCKET_BIN [DOCKET_HOOK_BIN] [--quick] [--keep] [--events N]
  *
@@ -25,6 +39,7 @@
  * and the ledger holds every call, complete.
  */
 #include <fcntl.h>
+#include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +48,7 @@
 
 #include "bench_util.h"
 #include "docket/ledger.h"
+#include "ledger/spool.h"
 
 /* Run argv with `input` on stdin and stdout to /dev/null; its exit status. */
 static int run(char *const *argv, const char *input, size_t len)
@@ -71,10 +87,189 @@ static void event(char *out, size_t cap, const char *name, unsigned i)
 			 ? ",\"tool_response\":{\"stdout\":\"ok\",\"stderr\":\"\"},\"duration_ms\":3" : "");
 }
 
+/* A child that holds the writer lock of the ledger at `path` until `*release` is closed. */
+static pid_t hold_lock(const char *path, int *release)
+{
+	int ready[2], go[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(ready) != 0 || pipe(go) != 0)
+		bench_fail("pipe", "cannot make a pipe");
+	if ((pid = fork()) == 0) {
+		MDB_env *env = NULL;
+		MDB_txn *txn = NULL;
+
+		close(ready[0]);
+		close(go[1]);
+		if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 16) != 0 ||
+		    mdb_env_open(env, path, MDB_NOTLS, 0600) != 0 || mdb_txn_begin(env, NULL, 0, &txn) != 0 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(3);
+		while (read(go[0], &c, 1) > 0)
+			;
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1)
+		bench_fail("lock", "the child could not hold the writer lock");
+	close(ready[0]);
+	*release = go[1];
+	return pid;
+}
+
+static void release_lock(pid_t pid, int release)
+{
+	int status = -1;
+
+	close(release);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		bench_fail("lock", "the lock holder did not end cleanly");
+}
+
+static void denied_event(char *out, size_t cap, unsigned i)
+{
+	snprintf(out, cap,
+		 "{\"session_id\":\"bench\",\"transcript_path\":\"/nonexistent/t.jsonl\",\"cwd\":\"/w\","
+		 "\"permission_mode\":\"default\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+		 "\"tool_input\":{\"command\":\"rm -rf build%u\"},\"tool_use_id\":\"toolu_%u\"}\n", i, i);
+}
+
+/* n events of docket-hook (argv) on a warm ledger of its own: Pre/Post pairs,
+ * or (denied) PreToolUse events the policy denies. */
+static void lean_pass(bench_lat *lat, char **argv, unsigned n, int denied)
+{
+	char buf[1024];
+
+	event(buf, sizeof(buf), "SessionStart", 0);
+	if (run(argv, buf, strlen(buf)) != 0)
+		bench_fail("SessionStart", "docket-hook did not answer 0");
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t t0;
+
+		if (denied)
+			denied_event(buf, sizeof(buf), k);
+		else
+			event(buf, sizeof(buf), k % 2 ? "PostToolUse" : "PreToolUse", k / 2);
+		t0 = bench_now_ns();
+		if (run(argv, buf, strlen(buf)) != 0)
+			bench_fail("docket-hook", "the hook did not answer 0");
+		bench_lat_push(lat, bench_now_ns() - t0);
+	}
+}
+
+/* "<invocations>*1000000 + <pending>" of session bench in the ledger at `path`. */
+static uint64_t ledger_facts(const char *path);
+
 static int count_cb(void *ctx, const docket_session_info *info)
 {
 	*(uint64_t *)ctx = info->invocations * 1000000 + info->pending;
 	return 0;
+}
+
+static uint64_t ledger_facts(const char *path)
+{
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	uint64_t facts = 0;
+
+	oo.flags = DOCKET_OPEN_READONLY;
+	if (docket_ledger_open(&l, path, &oo) != 0 || docket_ledger_session(l, "bench", count_cb, &facts) != 0)
+		bench_docket_fail("read the ledger");
+	docket_ledger_free(l);
+	return facts;
+}
+
+/* The enforce, denied and spool passes of docket-hook; their figures into `out`. */
+static void lean_more(json_t *out, char **lean_argv, const char *dir, unsigned n)
+{
+	char *enf_ledger = bench_path_join(dir, "ledger-enforce"), *den_ledger = bench_path_join(dir, "ledger-denied");
+	char *spool_ledger = bench_path_join(dir, "ledger-spool"), *policy = bench_path_join(dir, "policy.json");
+	char policy_src[4200], enforce_flag[] = "--enforce", policy_flag[] = "--policy", *argv[9];
+	bench_lat enf = { NULL, 0, 0 }, den = { NULL, 0, 0 }, spool = { NULL, 0, 0 };
+	uint64_t t0, first = 0, fold;
+	int folds = 0;
+	const char *deny = "{\"permissions\":{\"deny\":[\"Bash(rm:*)\"]}}\n";
+	char buf[1024];
+	int fd = -1, release;
+	pid_t holder;
+
+	if (!enf_ledger || !den_ledger || !spool_ledger || !policy ||
+	    (fd = open(policy, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+	    write(fd, deny, strlen(deny)) != (ssize_t)strlen(deny)) {
+		bench_fail("policy", "cannot write the policy");
+		exit(1);
+	}
+	close(fd);
+	snprintf(policy_src, sizeof(policy_src), "claude:%s", policy);
+	memcpy(argv, lean_argv, 5 * sizeof(*argv));
+	argv[5] = enforce_flag;
+	argv[6] = policy_flag;
+	argv[7] = policy_src;
+	argv[8] = NULL;
+	argv[2] = enf_ledger;
+	lean_pass(&enf, argv, n, 0);
+	if (ledger_facts(enf_ledger) != (uint64_t)(n / 2) * 1000000)
+		bench_fail("ledger", "enforce: not every call is recorded and complete");
+	argv[2] = den_ledger;
+	lean_pass(&den, argv, n, 1);
+	if (ledger_facts(den_ledger) != (uint64_t)n * 1000000)
+		bench_fail("ledger", "denied: not every call is recorded and denied");
+	/* the spool: a warm ledger, then another process holds its writer lock */
+	argv[2] = spool_ledger;
+	argv[5] = NULL;
+	event(buf, sizeof(buf), "SessionStart", 0);
+	if (run(argv, buf, strlen(buf)) != 0)
+		bench_fail("SessionStart", "docket-hook did not answer 0");
+	holder = hold_lock(spool_ledger, &release);
+	for (unsigned k = 0; k < n; k++) {
+		event(buf, sizeof(buf), k % 2 ? "PostToolUse" : "PreToolUse", k / 2);
+		t0 = bench_now_ns();
+		if (run(argv, buf, strlen(buf)) != 0)
+			bench_fail("docket-hook", "the hook did not answer 0 with the lock held");
+		if (k == 0)
+			first = bench_now_ns() - t0;
+		else
+			bench_lat_push(&spool, bench_now_ns() - t0);
+	}
+	release_lock(holder, release);
+	/* events that write nothing fold what waits, DOCKET_SPOOL_FOLD_CAP at a time */
+	fold = 0;
+	for (unsigned k = 0; k <= 2 * n / DOCKET_SPOOL_FOLD_CAP + 2; k++) {  /* up to 2 entries an event */
+		size_t left = 0;
+
+		if (docket_spool_count(spool_ledger, &left) != 0 || left == 0)
+			break;
+		event(buf, sizeof(buf), "Notification", 0);
+		t0 = bench_now_ns();
+		if (run(argv, buf, strlen(buf)) != 0)
+			bench_fail("docket-hook", "the hook did not answer 0 after the lock was released");
+		if (bench_now_ns() - t0 > fold)
+			fold = bench_now_ns() - t0;
+		folds++;
+	}
+	if (ledger_facts(spool_ledger) != (uint64_t)(n / 2) * 1000000)
+		bench_fail("ledger", "spool: not every call reached the chain, complete");
+	if (json_object_set_new(out, "lean_enforce_p50_ms", json_real(bench_lat_ms(&enf, 50))) < 0 ||
+	    json_object_set_new(out, "lean_enforce_p99_ms", json_real(bench_lat_ms(&enf, 99))) < 0 ||
+	    json_object_set_new(out, "lean_denied_p50_ms", json_real(bench_lat_ms(&den, 50))) < 0 ||
+	    json_object_set_new(out, "lean_denied_p99_ms", json_real(bench_lat_ms(&den, 99))) < 0 ||
+	    json_object_set_new(out, "lean_spool_p50_ms", json_real(bench_lat_ms(&spool, 50))) < 0 ||
+	    json_object_set_new(out, "lean_spool_p99_ms", json_real(bench_lat_ms(&spool, 99))) < 0 ||
+	    json_object_set_new(out, "spool_first_ms", json_real((double)first / 1e6)) < 0 ||
+	    json_object_set_new(out, "spool_fold_max_ms", json_real((double)fold / 1e6)) < 0 ||
+	    json_object_set_new(out, "spool_fold_events", json_integer(folds)) < 0)
+		bench_fail("json", "out of memory");
+	bench_lat_dispose(&enf);
+	bench_lat_dispose(&den);
+	bench_lat_dispose(&spool);
+	free(enf_ledger);
+	free(den_ledger);
+	free(spool_ledger);
+	free(policy);
 }
 
 int main(int argc, char **argv)
@@ -89,9 +284,6 @@ int main(int argc, char **argv)
 	char version_flag[] = "--version", *ver_argv[3];
 	char *dir, *ledger, *sync_path, buf[1024], *hook_argv[6], *true_argv[2];
 	char true_bin[] = "/bin/true", l_flag[] = "-L", hook_word[] = "hook", client[] = "claude";
-	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
-	docket_ledger *l = NULL;
-	uint64_t facts = 0;
 	json_t *out;
 	int fd;
 
@@ -191,12 +383,8 @@ int main(int argc, char **argv)
 		lean_argv[2] = lean_ledger;
 		free(alone_ledger);
 	}
-	oo.flags = DOCKET_OPEN_READONLY;
-	if (docket_ledger_open(&l, ledger, &oo) != 0 || docket_ledger_session(l, "bench", count_cb, &facts) != 0)
-		bench_docket_fail("read the ledger");
-	if (facts != (uint64_t)(n / 2) * 1000000)
+	if (ledger_facts(ledger) != (uint64_t)(n / 2) * 1000000)
 		bench_fail("ledger", "not every call is recorded and complete");
-	docket_ledger_free(l);
 	out = json_pack("{si sf sf sf sf sf sf sf sf sf sf}", "events", (int)n,
 			"exec_version_p50_ms", bench_lat_ms(&base_ver, 50), "exec_version_p99_ms", bench_lat_ms(&base_ver, 99),
 			"hook_p50_ms", bench_lat_ms(&hook, 50), "hook_p99_ms", bench_lat_ms(&hook, 99),
@@ -211,6 +399,8 @@ int main(int argc, char **argv)
 			 json_object_set_new(out, "lean_alone_exec_true_p50_ms", json_real(bench_lat_ms(&alone_true, 50))) < 0 ||
 			 json_object_set_new(out, "lean_alone_exec_true_p99_ms", json_real(bench_lat_ms(&alone_true, 99))) < 0))
 		bench_fail("json", "out of memory");
+	if (lean_bin)
+		lean_more(out, lean_argv, dir, n);
 	bench_print_result(out);
 	bench_lat_dispose(&hook);
 	bench_lat_dispose(&base_exec);

@@ -5,9 +5,13 @@
 # anthropic_stub.py, with docket integrated in enforce mode. Scenarios: a
 # parallel pair of allowed commands, a command docket denies (and the file it
 # would delete still exists), a file write, a command Claude itself refuses
-# headless, an MCP server behind `docket mcp-proxy`. Assertions are on the
-# ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77) when npm cannot reach its
-# registry.
+# headless, an MCP server behind `docket mcp-proxy`; then (issue 27) the
+# same session continued (`--continue`) and resumed (`--resume`) after
+# SessionEnd closed it, a denied call while another process holds the
+# ledger's writer lock (it must not run), and a docket ask under `claude -p`
+# (nobody to prompt: settled, nothing pending, the session closed).
+# Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77)
+# when npm cannot reach its registry.
 #
 #   claude.sh DOCKET_BIN SOURCE_ROOT
 set -u
@@ -68,4 +72,65 @@ check "ledger verifies" verifies
 # importing the transcript after the live session adds no copy and no conflict
 transcript=$(ev 'select(.type == "session.opened" and .labels.transcript != null) | .labels.transcript' | head -1 | tr -d '"')
 check "import after live adds nothing" imports_nothing claude "$transcript"
+
+# run_claude NAME SCRIPT_JSON CLAUDE_ARGS...: one more headless run against
+# a stub of its own (tool ids start again at toolu_stub_1_1)
+run_claude() {
+	local name=$1 script=$2
+	shift 2
+	printf '%s\n' "$script" >"$work/script-$name.json"
+	start_stub "anthropic-$name" "$here/anthropic_stub.py" --script "$work/script-$name.json"
+	ANTHROPIC_BASE_URL=http://127.0.0.1:$STUB_PORT ANTHROPIC_API_KEY=stub timeout 180 \
+		"$claude" -p "$@" --output-format json >"$work/out-$name.json" 2>>"$work/err.txt"
+	echo "claude ($name) exit $?"
+}
+# in SESSION: the status of INVOCATION's outcome
+outcome_in() {
+	ev "select(.type == \"tool.completed\" and .session == \"$1\" and .invocation == \"$2\") | .status" | tr -d '"'
+}
+
+# --continue and --resume reuse the closed session's id: recorded in linked continuations
+run_claude continue '[{"name":"Bash","input":{"command":"echo three"}},{"name":"Bash","input":{"command":"rm -f precious.txt"}},"Done."]' \
+	--continue "go on"
+check "--continue: calls recorded in a continuation" test "$(outcome_in "$sid/continued-2" toolu_stub_1_1)" = ok
+check "--continue: the continuation names the closed session" \
+	test "$(ev "select(.type == \"session.opened\" and .session == \"$sid/continued-2\") | .labels.continues" | tr -d '"')" = "$sid"
+check "--continue: docket's denial recorded" test "$(outcome_in "$sid/continued-2" toolu_stub_2_1)" = denied
+check "--continue: the denied rm did not run" test -f "$proj/precious.txt"
+check "--continue: the continuation closed" \
+	test -n "$(ev "select(.type == \"session.closed\" and .session == \"$sid/continued-2\") | .seq")"
+run_claude resume '[{"name":"Bash","input":{"command":"echo four"}},"Done."]' --resume "$sid" "once more"
+check "--resume: calls recorded in the next continuation" test "$(outcome_in "$sid/continued-3" toolu_stub_1_1)" = ok
+
+# another process holds the ledger's writer lock: the denied call must not run
+python3 "$src/fixtures/hooks/hold_lock.py" "$work/ledger" 40 "$work/lock-ready" &
+lock_pid=$!
+for _ in $(seq 200); do [ -s "$work/lock-ready" ] && break; sleep 0.05; done
+run_claude lock '[{"name":"Bash","input":{"command":"rm -f precious.txt"}},"Done."]' "delete it"
+lsid=$(jq -r .session_id "$work/out-lock.json")
+check "held lock: the denied rm did not run" test -f "$proj/precious.txt"
+check "held lock: the records wait in the spool" test -n "$(ls "$work/ledger/spool" 2>/dev/null)"
+kill "$lock_pid" 2>/dev/null
+wait "$lock_pid" 2>/dev/null
+# the next write folds them (a hook event that records nothing)
+echo "{\"session_id\":\"$lsid\",\"hook_event_name\":\"Notification\"}" |
+	"$docket" -L "$work/ledger" hook claude >/dev/null
+check "held lock: the denial reached the chain" test "$(outcome_in "$lsid" toolu_stub_1_1)" = denied
+check "held lock: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$lsid\") | .seq")"
+check "held lock: no incident" test -z "$(ev 'select(.type == "ledger.incident") | .seq')"
+
+# a docket ask under claude -p: nobody to prompt, the CLI refuses; settled, not pending
+ask=$work/ask
+mkdir -p "$ask/.claude"
+echo '{"permissions":{"allow":["Bash(git:*)"]}}' >"$ask/.claude/settings.json"
+echo "{\"projects\":{\"$proj\":{\"hasTrustDialogAccepted\":true},\"$ask\":{\"hasTrustDialogAccepted\":true}}}" \
+	>"$work/home/.claude.json"
+(cd "$ask" && "$docket" -L "$work/ledger" integrate claude --scope project --enforce \
+	--policy "$src/fixtures/policies/team.yaml" >/dev/null) || exit 99
+(cd "$ask" && run_claude ask '[{"name":"Bash","input":{"command":"git push origin main"}},"Done."]' "push it")
+asid=$(jq -r .session_id "$work/out-ask.json")
+check "ask under -p: the call is settled (not pending)" test "$(outcome_in "$asid" toolu_stub_1_1)" = denied
+check "ask under -p: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$asid\") | .seq")"
+check "nothing pending at the end" test -z "$("$docket" -L "$work/ledger" pending --json)"
+check "ledger verifies at the end" verifies
 rc_end "$work/err.txt"

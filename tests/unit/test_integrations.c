@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "integrations/integrations.h"
+#include "docket/import.h"
 #include "docket/ledger.h"
+#include "docket/policy.h"
 #include "testutil.h"
 #include "util/alloc.h"
 
@@ -201,6 +203,321 @@ static void test_hook_events(void **state)
 	test_rmdir_free(dir);
 }
 
+
+/* ---- sessions in every shape ---- */
+
+typedef struct sess_facts {
+	int found;
+	uint64_t closed_seq, invocations, pending;
+	char parent[300];
+} sess_facts;
+
+static int facts_cb(void *ctx, const docket_session_info *info)
+{
+	sess_facts *f = ctx;
+
+	f->found = 1;
+	f->closed_seq = info->closed_seq;
+	f->invocations = info->invocations;
+	f->pending = info->pending;
+	snprintf(f->parent, sizeof(f->parent), "%s", info->parent);
+	return 0;
+}
+
+static sess_facts facts(docket_ledger *l, const char *session)
+{
+	sess_facts f;
+	int error;
+
+	memset(&f, 0, sizeof(f));
+	error = docket_ledger_session(l, session, facts_cb, &f);
+	assert_true(error == 0 || error == DOCKET_ENOTFOUND);
+	return f;
+}
+
+/* The session.opened event of `session` (a new reference), or NULL. */
+typedef struct opened_ctx {
+	const char *session;
+	json_t *ev;
+} opened_ctx;
+
+static int opened_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	opened_ctx *o = ctx;
+	const char *t = json_string_value(json_object_get(ev, "type"));
+	const char *s = json_string_value(json_object_get(ev, "session"));
+
+	(void)seq;
+	if (t && s && strcmp(t, "session.opened") == 0 && strcmp(s, o->session) == 0 && !o->ev)
+		o->ev = json_incref(ev);
+	return 0;
+}
+
+static const char *label_of(docket_ledger *l, const char *session, const char *key, json_t **hold)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	opened_ctx o = { session, NULL };
+
+	assert_int_equal(docket_ledger_read_json(l, &ro, opened_cb, &o), 0);
+	*hold = o.ev;
+	return o.ev ? json_string_value(json_object_get(json_object_get(o.ev, "labels"), key)) : NULL;
+}
+
+static void hook(docket_ledger *l, docket_client client, const char *text)
+{
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+
+	ho.client = client;
+	assert_int_equal(docket_hook_handle(l, &ho, text, strlen(text), &a), 0);
+	docket_hook_answer_dispose(&a);
+}
+
+#define PRE(sid, id, extra) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":" \
+	"\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"" id "\",\"cwd\":\"/w\"" extra "}"
+#define POST(sid, id) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"PostToolUse\",\"tool_name\":" \
+	"\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"" id "\",\"cwd\":\"/w\"," \
+	"\"tool_response\":{\"stdout\":\"x\"}}"
+#define END(sid) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"exit\"}"
+
+/* claude --continue / --resume after SessionEnd: nothing is dropped; the
+ * calls go on in a continuation linked to the closed session. */
+static void test_hook_resumed_session(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	json_t *hold = NULL;
+	sess_facts f;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t1", ""));
+	hook(l, DOCKET_CLIENT_CODEX, POST("r", "t1"));
+	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	f = facts(l, "r");
+	assert_true(f.closed_seq > 0);
+	/* the resumed run: same session id */
+	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t2", ""));
+	hook(l, DOCKET_CLIENT_CODEX, POST("r", "t2"));
+	f = facts(l, "r/continued-2");
+	assert_int_equal(f.found, 1);
+	assert_int_equal(f.invocations, 1);
+	assert_int_equal(f.pending, 0);
+	assert_int_equal(f.closed_seq, 0);
+	assert_string_equal(label_of(l, "r/continued-2", "continues", &hold), "r");
+	json_decref(hold);
+	/* the closed session gained nothing */
+	assert_int_equal(facts(l, "r").invocations, 1);
+	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	assert_true(facts(l, "r/continued-2").closed_seq > 0);
+	/* an end event with nothing open records nothing (no empty continuation) */
+	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	assert_int_equal(facts(l, "r/continued-3").found, 0);
+	/* resumed again: the third links to the second */
+	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t3", ""));
+	assert_int_equal(facts(l, "r/continued-3").invocations, 1);
+	assert_string_equal(label_of(l, "r/continued-3", "continues", &hold), "r/continued-2");
+	json_decref(hold);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* A subagent's session: linked to the Agent/Task call that started it,
+ * closed at SubagentStop. */
+static void test_hook_subagent(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	json_t *hold = NULL;
+	sess_facts f;
+	const char *task = "{\"session_id\":\"p\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Task\","
+			   "\"tool_input\":{\"prompt\":\"look\"},\"tool_use_id\":\"task1\",\"cwd\":\"/w\"}";
+	const char *stop = "{\"session_id\":\"p\",\"agent_id\":\"a1\",\"hook_event_name\":\"SubagentStop\"}";
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	hook(l, DOCKET_CLIENT_CODEX, PRE("p", "before", ""));
+	hook(l, DOCKET_CLIENT_CODEX, task);
+	hook(l, DOCKET_CLIENT_CODEX, PRE("p", "sub1", ",\"agent_id\":\"a1\""));
+	hook(l, DOCKET_CLIENT_CODEX, POST("p", "before"));
+	f = facts(l, "p/agent-a1");
+	assert_int_equal(f.found, 1);
+	assert_string_equal(f.parent, "p");
+	assert_string_equal(label_of(l, "p/agent-a1", "parent_call", &hold), "task1");
+	json_decref(hold);
+	hook(l, DOCKET_CLIENT_CODEX, stop);
+	f = facts(l, "p/agent-a1");
+	assert_true(f.closed_seq > 0);
+	assert_int_equal(f.pending, 0);  /* its call that never ran ended denied */
+	/* the parent stays open, its Task call still running */
+	f = facts(l, "p");
+	assert_int_equal(f.closed_seq, 0);
+	assert_int_equal(f.pending, 1);
+	/* a subagent with no Agent/Task call open: opened, with no link */
+	hook(l, DOCKET_CLIENT_CODEX, PRE("q", "x", ",\"agent_id\":\"a2\""));
+	assert_null(label_of(l, "q/agent-a2", "parent_call", &hold));
+	json_decref(hold);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Bad input is named; a block names docket and the rule to the user too. */
+static void test_hook_messages(void **state)
+{
+	char *dir = test_mkdtemp(), path[4200], src[4300];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = NULL;
+	docket_hook_answer a;
+	docket_ledger *l = NULL;
+	const char *rm = "{\"session_id\":\"m\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			 "\"tool_input\":{\"command\":\"rm -rf build\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	FILE *fp;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	assert_int_equal(docket_hook_handle(l, &ho, "", 0, &a), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "empty hook input"));
+	assert_int_equal(docket_hook_handle(l, &ho, " \n", 2, &a), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "empty hook input"));
+	assert_int_equal(docket_hook_handle(l, &ho, "{\"a\"", 4, &a), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "not JSON"));
+	snprintf(path, sizeof(path), "%s/p.json", dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("{\"permissions\":{\"deny\":[\"Bash(rm:*)\"]}}\n", fp);
+	fclose(fp);
+	snprintf(src, sizeof(src), "claude:%s", path);
+	assert_int_equal(docket_policy_load(&policy, src), 0);
+	ho.policy = policy;
+	assert_int_equal(docket_hook_handle(l, &ho, rm, strlen(rm), &a), 0);
+	assert_non_null(a.out);
+	assert_non_null(strstr(a.out, "\"systemMessage\":\"docket blocked Bash: docket policy"));
+	assert_non_null(strstr(a.out, "Bash(rm:*)"));
+	docket_hook_answer_dispose(&a);
+	/* Codex's hook output has no systemMessage: the reason alone */
+	ho.client = DOCKET_CLIENT_CODEX;
+	rm = "{\"session_id\":\"m2\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+	     "\"tool_input\":{\"command\":\"rm -rf build\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	assert_int_equal(docket_hook_handle(l, &ho, rm, strlen(rm), &a), 0);
+	assert_non_null(a.out);
+	assert_null(strstr(a.out, "systemMessage"));
+	assert_non_null(strstr(a.out, "docket policy"));
+	docket_hook_answer_dispose(&a);
+	docket_policy_free(policy);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* A docket ask under `claude -p` (nobody to prompt): the CLI refuses, no
+ * hook reports an outcome, and the transcript cannot be imported: the call
+ * is settled at Stop and the session closed at SessionEnd all the same. */
+static void test_hook_headless_ask(void **state)
+{
+	char *dir = test_mkdtemp(), path[4200], src[4300], stop[4400];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = NULL;
+	docket_hook_answer a;
+	docket_ledger *l = NULL;
+	const char *push = "{\"session_id\":\"h\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			   "\"tool_input\":{\"command\":\"git push\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	sess_facts f;
+	FILE *fp;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	snprintf(path, sizeof(path), "%s/p.json", dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("{\"permissions\":{\"ask\":[\"Bash(git push:*)\"]}}\n", fp);
+	fclose(fp);
+	snprintf(src, sizeof(src), "claude:%s", path);
+	assert_int_equal(docket_policy_load(&policy, src), 0);
+	ho.policy = policy;
+	assert_int_equal(docket_hook_handle(l, &ho, push, strlen(push), &a), 0);
+	assert_non_null(strstr(a.out, "\"permissionDecision\":\"ask\""));
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(facts(l, "h").pending, 1);
+	/* the transcript path is a directory: the import fails */
+	snprintf(stop, sizeof(stop), "{\"session_id\":\"h\",\"hook_event_name\":\"Stop\",\"transcript_path\":\"%s\"}",
+		 dir);
+	assert_int_equal(docket_hook_handle(l, &ho, stop, strlen(stop), &a), 0);
+	assert_non_null(a.err);
+	assert_non_null(strstr(a.err, "not imported"));
+	docket_hook_answer_dispose(&a);
+	f = facts(l, "h");
+	assert_int_equal(f.pending, 0);
+	hook(l, DOCKET_CLIENT_CLAUDE, END("h"));
+	assert_true(facts(l, "h").closed_seq > 0);
+	docket_policy_free(policy);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Read records the lines it reads (offset, limit), as the importer does. */
+typedef struct intent_args {
+	json_t *args;
+} intent_args;
+
+static int intent_args_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	intent_args *i = ctx;
+	const char *t = json_string_value(json_object_get(ev, "type"));
+
+	(void)seq;
+	if (t && strcmp(t, "tool.intent") == 0 && !i->args)
+		i->args = json_incref(json_object_get(ev, "args"));
+	return 0;
+}
+
+static void test_hook_read_range(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	intent_args ia = { NULL };
+	const char *read = "{\"session_id\":\"rd\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Read\","
+			   "\"tool_input\":{\"file_path\":\"/w/a.c\",\"offset\":10,\"limit\":5},"
+			   "\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	const char *whole = "{\"session_id\":\"rd\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Read\","
+			    "\"tool_input\":{\"file_path\":\"/w/b.c\",\"offset\":\"x\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\"}";
+	const char *tool = NULL;
+	json_t *args = NULL, *input;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	hook(l, DOCKET_CLIENT_CLAUDE, read);
+	assert_int_equal(docket_ledger_read_json(l, &ro, intent_args_cb, &ia), 0);
+	assert_non_null(ia.args);
+	assert_string_equal(json_string_value(json_object_get(ia.args, "path")), "/w/a.c");
+	assert_int_equal(json_integer_value(json_object_get(ia.args, "offset")), 10);
+	assert_int_equal(json_integer_value(json_object_get(ia.args, "limit")), 5);
+	json_decref(ia.args);
+	hook(l, DOCKET_CLIENT_CLAUDE, whole);
+	/* a range that is no number is not recorded as one */
+	input = test_json("{\"file_path\":\"/w/b.c\",\"offset\":\"x\",\"limit\":-1}");
+	assert_int_equal(docket_import_map_tool(&tool, &args, DOCKET_IMPORT_CLAUDE, "Read", input, "/w"), 0);
+	assert_string_equal(tool, "read_file");
+	assert_null(json_object_get(args, "offset"));
+	assert_null(json_object_get(args, "limit"));
+	json_decref(args);
+	json_decref(input);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +526,11 @@ int main(void)
 		cmocka_unit_test(test_merge_refuses_odd_documents),
 		cmocka_unit_test(test_effective_settings),
 		cmocka_unit_test(test_hook_events),
+		cmocka_unit_test(test_hook_resumed_session),
+		cmocka_unit_test(test_hook_subagent),
+		cmocka_unit_test(test_hook_messages),
+		cmocka_unit_test(test_hook_headless_ask),
+		cmocka_unit_test(test_hook_read_range),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * spool.h: the ledger's spool, for writers that must not wait (a friend
+ * header: hooks use it; docs/write-path.md §3, docs/file-format.md).
+ *
+ * A hook that cannot take the ledger's writer lock within its budget
+ * writes its events to PATH/spool/, one fsynced file per event; the next
+ * writer folds them into the chain before its own events (append.c), in
+ * name order. An entry the ledger refuses when it is folded becomes a
+ * ledger.incident event, never dropped.
+ */
+#ifndef DOCKET_LEDGER_SPOOL_H
+#define DOCKET_LEDGER_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "docket/ledger.h"
+
+/* Milliseconds on CLOCK_MONOTONIC, the clock of every deadline here. */
+uint64_t docket_spool_now_ms(void);
+
+/*
+ * Run fn(l, ctx) in a thread if it can take the ledger's writer lock (its
+ * first write transaction) before `deadline_ms` (or within 20 ms of the
+ * thread's start, whichever is later); once it has, wait for it
+ * to finish and return what it returned. When it cannot, *busy is set to 1,
+ * the error is DOCKET_ESTORAGE, and every write transaction fn starts later
+ * fails without writing. `ctx` belongs to the thread: ctx_free (may be NULL)
+ * is called on it when fn is done, whenever that is. While a thread waits
+ * for a lock its caller gave up on, `l` must not be freed
+ * (docket_spool_waiting()).
+ */
+typedef int (*docket_write_fn)(docket_ledger *l, void *ctx);
+/* A write with a deadline folds at most this many spool entries per
+ * transaction (the oldest), so that a large spool cannot outlast a hook's
+ * budget; a hook that finds more folds them first and spools its own. */
+#define DOCKET_SPOOL_FOLD_CAP 256
+int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void (*ctx_free)(void *ctx),
+			   uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+
+/*
+ * Append the events (one transaction, as docket_ledger_append_json) if the
+ * writer lock can be had before `deadline_ms`. When it cannot, *busy is set
+ * to 1, nothing was or will be written by this call, and the error is
+ * DOCKET_ESTORAGE. The waiting goes on in a thread that gives up when it
+ * finally gets the lock (docket_ledger_write_by).
+ */
+int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n, uint64_t deadline_ms,
+				 int *busy) DOCKET_MUST_USE;
+
+/* 1 while a thread of docket_ledger_write_by waits for a lock its caller gave up on. */
+int docket_spool_waiting(void);
+
+/*
+ * Write the events to the spool of the ledger at `ledger_path`, one entry
+ * each, in order: written to a temporary name, fsynced, renamed, the
+ * directory fsynced. On return 0 every entry is durable.
+ */
+int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n) DOCKET_MUST_USE;
+
+/*
+ * 1 when an entry of the spool is an event of `type` in `session` (and
+ * with `invocation` unless NULL), 0 when none is; an unreadable spool
+ * answers 0 (the fold judges).
+ */
+int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation);
+
+/*
+ * Fold the spool into the chain now (a write transaction with nothing else),
+ * when it holds entries; _by: within a deadline, as docket_ledger_write_by.
+ * For writers that record nothing themselves (a hook event that changes
+ * nothing) but found the spool waiting.
+ */
+int docket_spool_fold(docket_ledger *l) DOCKET_MUST_USE;
+int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+
+/* The number of entries waiting in the spool of the ledger at `ledger_path`. */
+int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
+
+/*
+ * A writer that waited for the lock in vain says so (mark_held); held_within
+ * is 1 when one did less than `ms` ago: the lock is held right now, and a
+ * hook spools at once instead of waiting. Only a real wait marks it, so
+ * hooks that follow the spool do not keep each other from trying the lock.
+ */
+void docket_spool_mark_held(const char *ledger_path);
+int docket_spool_held_within(const char *ledger_path, unsigned ms);
+
+#endif

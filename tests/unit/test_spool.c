@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_spool.c: the ledger's spool (ledger/spool.c, docs/write-path.md §3).
+ *
+ *  - a held writer lock (a child process with a write transaction open): a
+ *    denied call is answered deny within the budget, its records go to the
+ *    spool and reach the chain with the next writer;
+ *  - folding keeps the spool's order; a refused entry (and one that is not
+ *    an event) becomes a ledger.incident, and the others still fold;
+ *  - a timed append that gave up never writes, even once it gets the lock;
+ *  - crash points: a hook killed before the rename leaves no entry; after
+ *    the put, one durable entry; a writer killed after its commit (before
+ *    or between the unlinks) leaves files that the next fold removes
+ *    without appending them twice.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "docket/ledger.h"
+#include "docket/policy.h"
+#include "integrations/integrations.h"
+#include "ledger/spool.h"
+#include "testutil.h"
+#include "util/crash.h"
+
+/* ---- helpers ---- */
+
+static docket_ledger *open_ledger(const char *dir)
+{
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	return l;
+}
+
+static void append_text(docket_ledger *l, const char *text)
+{
+	json_t *ev = test_json(text);
+
+	assert_int_equal(docket_ledger_append_json(l, &ev, 1, NULL), 0);
+	json_decref(ev);
+}
+
+static void spool_text(const char *dir, const char *text)
+{
+	json_t *ev = test_json(text);
+
+	assert_int_equal(docket_spool_put(dir, &ev, 1), 0);
+	json_decref(ev);
+}
+
+static size_t spool_count(const char *dir)
+{
+	size_t n = 0;
+
+	assert_int_equal(docket_spool_count(dir, &n), 0);
+	return n;
+}
+
+typedef struct collected {
+	json_t *all;
+} collected;
+
+static int collect_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	(void)seq;
+	json_array_append(((collected *)ctx)->all, ev);
+	return 0;
+}
+
+/* Every event of the ledger, in order (a JSON array). */
+static json_t *events_of(docket_ledger *l)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	collected c = { json_array() };
+
+	assert_int_equal(docket_ledger_read_json(l, &ro, collect_cb, &c), 0);
+	return c.all;
+}
+
+/* How many events of `type` (for `invocation` unless NULL) the array holds. */
+static int count_type(const json_t *evs, const char *type, const char *invocation)
+{
+	size_t i;
+	json_t *e;
+	int n = 0;
+
+	json_array_foreach(evs, i, e) {
+		const char *t = json_string_value(json_object_get(e, "type"));
+		const char *inv = json_string_value(json_object_get(e, "invocation"));
+
+		if (t && strcmp(t, type) == 0 && (!invocation || (inv && strcmp(inv, invocation) == 0)))
+			n++;
+	}
+	return n;
+}
+
+static uint64_t now_ms(void)
+{
+	return docket_spool_now_ms();
+}
+
+/* ---- a child that holds the writer lock ---- */
+
+typedef struct holder {
+	pid_t pid;
+	int release;  /* write end: closing it lets the child go */
+} holder;
+
+static holder hold_lock(const char *dir)
+{
+	int ready[2], go[2];
+	holder h;
+	char c;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	h.pid = fork();
+	assert_true(h.pid >= 0);
+	if (h.pid == 0) {
+		MDB_env *env = NULL;
+		MDB_txn *txn = NULL;
+
+		close(ready[0]);
+		close(go[1]);
+		if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 16) != 0 ||
+		    mdb_env_open(env, dir, MDB_NOTLS, 0600) != 0 || mdb_txn_begin(env, NULL, 0, &txn) != 0)
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		while (read(go[0], &c, 1) > 0)
+			;
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	h.release = go[1];
+	return h;
+}
+
+static void release_lock(holder *h)
+{
+	int status;
+
+	close(h->release);
+	assert_int_equal(waitpid(h->pid, &status, 0), h->pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Wait until no thread of this process waits for the writer lock. */
+static void wait_unabandoned(void)
+{
+	for (int i = 0; i < 500 && docket_spool_waiting(); i++)
+		usleep(10000);
+	assert_int_equal(docket_spool_waiting(), 0);
+}
+
+typedef struct sess_ok {
+	int closed;
+} sess_ok;
+
+static int closed_cb(void *ctx, const docket_session_info *info)
+{
+	((sess_ok *)ctx)->closed = info->closed_seq != 0;
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static const char *const deny_pre =
+	"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+	"\"tool_input\":{\"command\":\"rm -rf build\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+
+static docket_policy *deny_rm_policy(const char *dir)
+{
+	char path[4096], src[4200];
+	docket_policy *p = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"permissions\":{\"deny\":[\"Bash(rm:*)\"]}}\n", f);
+	fclose(f);
+	snprintf(src, sizeof(src), "claude:%s", path);
+	assert_int_equal(docket_policy_load(&p, src), 0);
+	return p;
+}
+
+static void test_held_lock_denies_and_spools(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = deny_rm_policy(dir);
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	uint64_t t0, took;
+	holder h;
+	json_t *evs;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	docket_ledger_free(l);
+	h = hold_lock(dir);
+	/* the ledger opens while another process holds the writer lock */
+	t0 = now_ms();
+	l = open_ledger(dir);
+	ho.policy = policy;
+	ho.cache_dir = dir;
+	ho.spool_path = dir;
+	ho.deadline_ms = now_ms() + 300;
+	assert_int_equal(docket_hook_handle(l, &ho, deny_pre, strlen(deny_pre), &a), 0);
+	took = now_ms() - t0;
+	/* deny, naming docket and the rule, within the budget */
+	assert_non_null(a.out);
+	assert_non_null(strstr(a.out, "\"permissionDecision\":\"deny\""));
+	assert_non_null(strstr(a.out, "docket policy"));
+	assert_non_null(strstr(a.out, "Bash(rm:*)"));
+	assert_true(took < 1500);
+	assert_true(a.spooled >= 2);  /* the intent and its denial */
+	assert_int_equal(spool_count(dir), a.spooled);
+	docket_hook_answer_dispose(&a);
+	/* nothing reached the chain yet */
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 0);
+	json_decref(evs);
+	release_lock(&h);
+	wait_unabandoned();
+	/* the next writer folds the spool before its own event */
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"other\",\"runtime\":\"x\"}");
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	/* order: the spooled call, then the writer's own event */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, json_array_size(evs) - 1),
+							      "session")), "other");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+				    json_array_get(evs, 1), "decision"), "verdict")), "denied");
+	json_decref(evs);
+	docket_ledger_free(l);
+	docket_policy_free(policy);
+	test_rmdir_free(dir);
+}
+
+/* An append that gave up at its deadline writes nothing, even once the
+ * lock is free; an append with time to spare commits. */
+static void test_timed_append_gives_up_cleanly(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	json_t *ev = test_json("{\"type\":\"session.opened\",\"session\":\"late\",\"runtime\":\"x\"}");
+	json_t *evs;
+	holder h;
+	int busy = 0;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	h = hold_lock(dir);
+	assert_int_equal(docket_ledger_append_json_by(l, &ev, 1, now_ms() + 100, &busy), DOCKET_ESTORAGE);
+	assert_int_equal(busy, 1);
+	assert_int_equal(docket_spool_waiting(), 1);
+	/* while one waits, another gives up at once */
+	busy = 0;
+	assert_int_equal(docket_ledger_append_json_by(l, &ev, 1, now_ms() + 10000, &busy), DOCKET_ESTORAGE);
+	assert_int_equal(busy, 1);
+	release_lock(&h);
+	wait_unabandoned();
+	evs = events_of(l);
+	assert_int_equal(json_array_size(evs), 1);
+	json_decref(evs);
+	/* free lock: it commits */
+	assert_int_equal(docket_ledger_append_json_by(l, &ev, 1, now_ms() + 1000, &busy), 0);
+	assert_int_equal(busy, 0);
+	evs = events_of(l);
+	assert_int_equal(json_array_size(evs), 2);
+	json_decref(evs);
+	/* a refused append says why, and is no "busy" */
+	json_decref(ev);
+	ev = test_json("{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"none\"}");
+	assert_int_equal(docket_ledger_append_json_by(l, &ev, 1, now_ms() + 1000, &busy), DOCKET_ETRANSITION);
+	assert_int_equal(busy, 0);
+	json_decref(ev);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+static void test_fold_order_and_incidents(void **state)
+{
+	char *dir = test_mkdtemp();
+	char path[4200];
+	docket_ledger *l = open_ledger(dir);
+	json_t *evs, *inc = NULL;
+	size_t i;
+	json_t *e;
+	int fd, incidents = 0;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"a\",\"tool\":\"t\"}");
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"b\",\"tool\":\"t\"}");
+	/* refused: nothing about an invocation precedes its intent (invariant 1) */
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"nope\"}");
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"a\"}");
+	/* not an event at all, named like an entry */
+	snprintf(path, sizeof(path), "%s/spool/ffffffffffffffff-0000000000-00000000.json", dir);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+	assert_int_equal(write(fd, "garbage\n", 8), 8);
+	close(fd);
+	/* a temporary file is not an entry */
+	snprintf(path, sizeof(path), "%s/spool/.tmp-x.json", dir);
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+	close(fd);
+	assert_int_equal(spool_count(dir), 5);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "s", "b"), 1);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "s", "c"), 0);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "other", NULL), 0);
+	append_text(l, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"own\",\"tool\":\"t\"}");
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	/* opened, a, b, incident(nope), dispatched a, incident(garbage), own */
+	assert_int_equal(json_array_size(evs), 7);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 1), "invocation")), "a");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 2), "invocation")), "b");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 4), "type")), "tool.dispatched");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 6), "invocation")), "own");
+	json_array_foreach(evs, i, e) {
+		const char *t = json_string_value(json_object_get(e, "type"));
+
+		if (!t || strcmp(t, "ledger.incident") != 0)
+			continue;
+		incidents++;
+		assert_string_equal(json_string_value(json_object_get(e, "kind")), "spool_refused");
+		assert_non_null(json_string_value(json_object_get(e, "file")));
+		assert_non_null(json_string_value(json_object_get(e, "error")));
+		assert_null(json_object_get(e, "session"));
+		if (!inc)
+			inc = e;
+	}
+	assert_int_equal(incidents, 2);
+	/* the first incident keeps the refused entry's text */
+	assert_non_null(strstr(json_string_value(json_object_get(inc, "entry")), "\"nope\""));
+	json_decref(evs);
+	/* an incident is an event like any other: it parses back, and a kind is required */
+	{
+		json_t *bad = test_json("{\"type\":\"ledger.incident\",\"file\":\"x\"}");
+
+		assert_int_equal(docket_ledger_append_json(l, &bad, 1, NULL), DOCKET_EINVALID);
+		json_decref(bad);
+		bad = test_json("{\"type\":\"ledger.incident\",\"kind\":\"k\",\"session\":\"s\"}");
+		assert_int_equal(docket_ledger_append_json(l, &bad, 1, NULL), DOCKET_EINVALID);
+		json_decref(bad);
+	}
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* A child that dies at `point` while putting one entry; returns the signal. */
+static int put_crashing_at(const char *dir, const char *point)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		json_t *ev = json_pack("{ss ss ss ss}", "type", "tool.intent", "session", "s", "invocation",
+				       "c", "tool", "t");
+
+		docket_crash_arm(point);
+		_exit(docket_spool_put(dir, &ev, 1) == 0 ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+}
+
+/* A child that dies at `point` while folding the spool into its own append. */
+static int fold_crashing_at(const char *dir, const char *point)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+		docket_ledger *l = NULL;
+		json_t *ev = json_pack("{ss ss ss}", "type", "session.opened", "session", "trigger", "runtime", "x");
+
+		docket_crash_arm(point);
+		if (docket_ledger_open(&l, dir, &oo) == 0 && docket_ledger_append_json(l, &ev, 1, NULL) == 0)
+			_exit(0);
+		_exit(3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+}
+
+static void test_crash_points(void **state)
+{
+	static const char *const fold_points[] = { "append.before_commit", "append.after_commit",
+						   "spool.mid_unlink" };
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	json_t *evs;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	docket_ledger_free(l);
+	/* killed before its rename: no entry (a temporary file is none) */
+	assert_int_equal(put_crashing_at(dir, "spool.before_write"), SIGKILL);
+	assert_int_equal(spool_count(dir), 0);
+	assert_int_equal(put_crashing_at(dir, "file.before_rename"), SIGKILL);
+	assert_int_equal(spool_count(dir), 0);
+	/* killed after the put: the entry is there, durable */
+	assert_int_equal(put_crashing_at(dir, "spool.after_put"), SIGKILL);
+	assert_int_equal(spool_count(dir), 1);
+	for (size_t p = 0; p < sizeof(fold_points) / sizeof(fold_points[0]); p++) {
+		json_t *two[2];
+		char inv[16];
+
+		/* two more entries, then a writer killed at the point while folding */
+		snprintf(inv, sizeof(inv), "p%zu", p);
+		two[0] = json_pack("{ss ss ss ss}", "type", "tool.intent", "session", "s", "invocation", inv, "tool", "t");
+		two[1] = json_pack("{ss ss ss ss}", "type", "tool.completed", "session", "s", "invocation", inv,
+				   "status", "denied");
+		assert_int_equal(docket_spool_put(dir, two, 2), 0);
+		json_decref(two[0]);
+		json_decref(two[1]);
+		assert_int_equal(fold_crashing_at(dir, fold_points[p]), SIGKILL);
+		/* the next writer folds what is left: each entry once */
+		l = open_ledger(dir);
+		append_text(l, "{\"type\":\"runtime.started\",\"runtime\":\"x\"}");
+		assert_int_equal(spool_count(dir), 0);
+		evs = events_of(l);
+		assert_int_equal(count_type(evs, "tool.intent", "c"), 1);
+		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
+		assert_int_equal(count_type(evs, "tool.completed", inv), 1);
+		assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+		json_decref(evs);
+		docket_ledger_free(l);
+	}
+	test_rmdir_free(dir);
+}
+
+/* A whole call while another process holds the lock: each record once, in
+ * order; the events after the first wait only briefly; Stop does not wait
+ * for an import. */
+static void test_hook_call_across_spool(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	char stop[4400];
+	const char *events[] = {
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\","
+		"\"tool_response\":{\"stdout\":\"a\"}}",
+		stop,
+		"{\"session_id\":\"s\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"exit\"}",
+	};
+	const char *note = "{\"session_id\":\"s\",\"hook_event_name\":\"Notification\"}";
+	uint64_t t0;
+	holder h;
+	json_t *evs;
+	sess_ok closed = { 0 };
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	snprintf(stop, sizeof(stop), "{\"session_id\":\"s\",\"hook_event_name\":\"Stop\","
+		 "\"transcript_path\":\"%s/none.jsonl\"}", dir);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	h = hold_lock(dir);
+	ho.client = DOCKET_CLIENT_CODEX;
+	ho.spool_path = dir;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		t0 = now_ms();
+		ho.deadline_ms = t0 + 300;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		/* the first waits for the lock until its deadline; the others follow the spool at once */
+		assert_true(now_ms() - t0 < (i == 0 ? 1500u : 150u));
+		docket_hook_answer_dispose(&a);
+	}
+	/* intent; dispatched + completed; session.closed */
+	assert_int_equal(spool_count(dir), 4);
+	release_lock(&h);
+	wait_unabandoned();
+	/* an event that records nothing itself folds what waits */
+	ho.deadline_ms = now_ms() + 300;
+	assert_int_equal(docket_hook_handle(l, &ho, note, strlen(note), &a), 0);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.dispatched", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	assert_int_equal(count_type(evs, "session.closed", NULL), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	assert_int_equal(docket_ledger_session(l, "s", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 1);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Claude Code, a session that starts while the lock is held: every event
+ * (SessionStart, a denied call, the end) goes to the spool, the call is
+ * denied, and the fold gives the whole session, closed, with no incident. */
+static void test_claude_session_in_spool(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_policy *policy = deny_rm_policy(dir);
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const char *events[] = {
+		"{\"session_id\":\"c\",\"hook_event_name\":\"SessionStart\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PreToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf build\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PreToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"PostToolUse\",\"permission_mode\":\"default\","
+		"\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\","
+		"\"tool_response\":{\"stdout\":\"a\"}}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"Stop\",\"permission_mode\":\"default\"}",
+		"{\"session_id\":\"c\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"exit\"}",
+	};
+	holder h;
+	json_t *evs;
+	sess_ok closed = { 0 };
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"other\",\"runtime\":\"x\"}");
+	h = hold_lock(dir);
+	ho.policy = policy;
+	ho.cache_dir = dir;
+	ho.spool_path = dir;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		ho.deadline_ms = now_ms() + 200;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		if (i == 1)
+			assert_non_null(strstr(a.out, "\"permissionDecision\":\"deny\""));
+		docket_hook_answer_dispose(&a);
+	}
+	release_lock(&h);
+	wait_unabandoned();
+	append_text(l, "{\"type\":\"runtime.started\",\"runtime\":\"x\"}");
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "session.opened", NULL), 2);
+	assert_int_equal(count_type(evs, "policy.revised", NULL), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t2"), 1);
+	assert_int_equal(count_type(evs, "tool.dispatched", "t2"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t2"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	assert_int_equal(docket_ledger_session(l, "c", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 1);
+	docket_ledger_free(l);
+	docket_policy_free(policy);
+	test_rmdir_free(dir);
+}
+
+/* A spool larger than one timed transaction folds: a hook folds the oldest
+ * DOCKET_SPOOL_FOLD_CAP on their own and spools its own records after the
+ * rest; the next event folds what is left; the order holds. */
+static void test_large_spool_folds_in_order(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const size_t many = DOCKET_SPOOL_FOLD_CAP + 44;
+	const char *pre = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			  "\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"own\",\"cwd\":\"/w\"}";
+	const char *note = "{\"session_id\":\"s\",\"hook_event_name\":\"Notification\"}";
+	json_t *evs;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	for (size_t i = 0; i < many; i++) {
+		char inv[32];
+		json_t *ev;
+
+		snprintf(inv, sizeof(inv), "c%zu", i);
+		ev = json_pack("{ss ss ss ss}", "type", "tool.intent", "session", "s", "invocation", inv, "tool", "t");
+
+		assert_non_null(ev);
+		assert_int_equal(docket_spool_put(dir, &ev, 1), 0);
+		json_decref(ev);
+	}
+	ho.client = DOCKET_CLIENT_CODEX;
+	ho.spool_path = dir;
+	ho.deadline_ms = now_ms() + 1000;
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_int_equal(a.spooled, 1);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), many - DOCKET_SPOOL_FOLD_CAP + 1);
+	ho.deadline_ms = now_ms() + 1000;
+	assert_int_equal(docket_hook_handle(l, &ho, note, strlen(note), &a), 0);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(json_array_size(evs), 1 + many + 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 1), "invocation")), "c0");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, many), "invocation")), "c299");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, many + 1), "invocation")), "own");
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+static void test_spool_put_fails_closed(void **state)
+{
+	char *dir = test_mkdtemp();
+	char sub[4200];
+	json_t *ev = test_json("{\"type\":\"session.closed\",\"session\":\"s\"}");
+	json_t *none = NULL;
+
+	(void)state;
+	/* a ledger path that cannot hold a spool (a file where the directory should be) */
+	snprintf(sub, sizeof(sub), "%s/file", dir);
+	assert_int_equal(close(open(sub, O_WRONLY | O_CREAT, 0600)), 0);
+	assert_int_equal(docket_spool_put(sub, &ev, 1), DOCKET_ESTORAGE);
+	/* an event that could not be built (out of memory) is no entry */
+	assert_int_equal(docket_spool_put(dir, &none, 1), DOCKET_ENOMEM);
+	assert_int_equal(spool_count(dir), 0);
+	json_decref(ev);
+	test_rmdir_free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_held_lock_denies_and_spools),
+		cmocka_unit_test(test_timed_append_gives_up_cleanly),
+		cmocka_unit_test(test_fold_order_and_incidents),
+		cmocka_unit_test(test_crash_points),
+		cmocka_unit_test(test_hook_call_across_spool),
+		cmocka_unit_test(test_claude_session_in_spool),
+		cmocka_unit_test(test_large_spool_folds_in_order),
+		cmocka_unit_test(test_spool_put_fails_closed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
