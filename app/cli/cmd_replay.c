@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -196,6 +198,26 @@ static void run_dispose(replay_run *run)
 	docket_replay_history_free(run->history);
 }
 
+/* The width a table fits: $COLUMNS when it is a number, else the width of
+ * the terminal standard output is, else 0 (no limit: a pipe or a file gets
+ * every cell whole). */
+static unsigned table_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+
+	if (env && *env) {
+		unsigned long n = strtoul(env, &end, 10);
+
+		if (*end == '\0' && n > 0 && n <= 100000)
+			return (unsigned)n;
+	}
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
+}
+
 /* Replay into a report and write it; returns an exit code. */
 static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const replay_run *run,
 			     const replay_args *a,
@@ -208,7 +230,11 @@ static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const r
 	int error, rc;
 
 	if (a->history) {
-		snprintf(range_label, sizeof(range_label), "%s at %s", a->history, a->range);
+		/* the baseline is the policy at the range's start, A of A..B */
+		const char *dots = strstr(a->range, "..");
+
+		snprintf(range_label, sizeof(range_label), "%s at %.*s", a->history,
+			 (int)(dots ? (size_t)(dots - a->range) : strlen(a->range)), a->range);
 		info.baseline = run->baseline ? range_label : NULL;
 	} else {
 		info.baseline = run->base_label;
@@ -222,6 +248,7 @@ static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const r
 	info.fail_on = fail_on;
 	info.color = format == DOCKET_REPLAY_TABLE && g->color_out;
 	info.history = run->history;
+	info.width = format == DOCKET_REPLAY_TABLE ? table_width() : 0;
 	if ((error = docket_replay_report_new(&report, &info)) < 0)
 		return cli_fail(error, "cannot start the report");
 	if (fleet) {

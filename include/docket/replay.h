@@ -224,11 +224,13 @@ typedef struct docket_replay_report_info {
 	unsigned fail_on;          /* DOCKET_REPLAY_FAIL_* bits: junit failures */
 	int color;                 /* table: SGR colours */
 	const docket_replay_history *history;  /* names commits; may be NULL */
+	unsigned width;            /* table: columns of the terminal to fit (long
+				      cells end in "…"); 0: no limit */
 } docket_replay_report_info;
 
 #define DOCKET_REPLAY_REPORT_INFO_VERSION 1
 #define DOCKET_REPLAY_REPORT_INFO_INIT \
-	{ DOCKET_REPLAY_REPORT_INFO_VERSION, DOCKET_REPLAY_TABLE, NULL, NULL, "recorded", NULL, NULL, NULL, 0, 0, NULL }
+	{ DOCKET_REPLAY_REPORT_INFO_VERSION, DOCKET_REPLAY_TABLE, NULL, NULL, "recorded", NULL, NULL, NULL, 0, 0, NULL, 0 }
 
 /*
  * A report: counts every call it is given and keeps the changed and

@@ -39,6 +39,7 @@ int docket_replay_report_new(docket_replay_report **out, const docket_replay_rep
 	r->format = info->format;
 	r->fail_on = info->fail_on;
 	r->color = info->color;
+	r->width = info->width;
 	r->history = info->history;
 	r->policy = dup_or_null(info->policy ? info->policy : "", &bad);
 	r->baseline = dup_or_null(info->baseline, &bad);

@@ -36,11 +36,14 @@ struct docket_replay_report {
 	docket_replay_format format;
 	unsigned fail_on;
 	int color;
+	unsigned width;                 /* table: terminal columns (0: no limit) */
 	const docket_replay_history *history;
 	char *policy, *baseline, *approvals, *session, *since, *until;
 	uint64_t calls, counts[4], human_denied;
 	uint64_t transitions[5][4];     /* [was, or 4: undecided][now] */
 	uint64_t changed_rows, undecided_rows;
+	uint64_t md_shown;              /* markdown: rows written (the rest is counted) */
+	int md_full;                    /* markdown: the row budget is spent */
 	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */
 	FILE *spool;                    /* table: the kept calls as records */
 	FILE *text[2];                  /* json, junit, markdown: the rows as written,

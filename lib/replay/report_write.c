@@ -6,9 +6,11 @@
  *   json      docket.replay/v1: one document, calls in seq order
  *   junit     one testcase per changed call; a failure for the --fail-on
  *             classes (the JUnit XML that CI systems read)
- *   markdown  for pull-request comments (at most MD_MAX_ROWS rows)
+ *   markdown  for pull-request comments: at most MD_MAX_ROWS rows and
+ *             MD_MAX_BYTES bytes in all, the rest counted
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "report_internal.h"
 #include "util/alloc.h"
@@ -16,6 +18,13 @@
 #include "util/json.h"
 
 #define MD_MAX_ROWS 200
+/* A pull-request comment holds 65,536 characters (bytes are at least as
+ * many): the rows get what the head (its sources cut to MD_MAX_SOURCE bytes,
+ * at most 6 bytes each once escaped) and the "… and N more" line leave. */
+#define MD_MAX_BYTES 65536
+#define MD_MAX_SOURCE 512
+#define MD_ROW_BYTES (MD_MAX_BYTES - 8192)
+#define TABLE_MIN_CELL 8
 #define SHORT_ID 12
 
 static const char *verdict(int v)
@@ -129,10 +138,66 @@ static int shown(const docket_replay_report *r, int col, int undecided)
 	return 1;
 }
 
+/* The shown columns of a table, its width, and how much each may shrink. */
+static size_t table_total(const docket_replay_report *r, int undecided)
+{
+	size_t total = 0, n = 0;
+
+	for (int i = 0; i < TC_COUNT; i++)
+		if (shown(r, i, undecided)) {
+			total += r->widths[undecided][i];
+			n++;
+		}
+	return total + (n ? 2 * (n - 1) : 0);
+}
+
+/* Narrow the widest text columns, one column at a time, until the table
+ * fits r->width (or every text column is down to TABLE_MIN_CELL). */
+static void table_fit(docket_replay_report *r, int undecided)
+{
+	static const int text_cols[] = { TC_SESSION, TC_INVOCATION, TC_TOOL, TC_TARGET, TC_RULE };
+	size_t *w = r->widths[undecided];
+
+	if (!r->width)
+		return;
+	while (table_total(r, undecided) > r->width) {
+		int widest = -1;
+
+		for (size_t k = 0; k < sizeof(text_cols) / sizeof(text_cols[0]); k++)
+			if (w[text_cols[k]] > TABLE_MIN_CELL && (widest < 0 || w[text_cols[k]] > w[widest]))
+				widest = text_cols[k];
+		if (widest < 0)
+			return;
+		w[widest]--;
+	}
+}
+
+/* A cell in at most `w` columns: a longer one is cut and ends in "…". */
+static size_t put_cell(FILE *f, const char *s, size_t w)
+{
+	size_t n = report_width(s), cols = 0;
+
+	if (n <= w) {
+		fputs(s, f);
+		return n;
+	}
+	for (; *s && cols + 1 < w; cols++) {
+		size_t len = 1;
+
+		while (((unsigned char)s[len] & 0xc0) == 0x80)
+			len++;
+		fwrite(s, 1, len, f);
+		s += len;
+	}
+	fputs("…", f);
+	return cols + 1;
+}
+
 static void table_line(docket_replay_report *r, FILE *f, const char *const *c, int undecided, int cls)
 {
 	const size_t *w = r->widths[undecided];
 	int last = TC_COUNT - 1, first = 1;
+	size_t used;
 
 	while (last > 0 && !shown(r, last, undecided))
 		last--;
@@ -142,9 +207,14 @@ static void table_line(docket_replay_report *r, FILE *f, const char *const *c, i
 		if (!first)
 			fputs("  ", f);
 		first = 0;
-		colored(f, r->color && i == TC_CLASS, class_sgr(cls), c[i]);
+		if (r->color && i == TC_CLASS) {
+			colored(f, 1, class_sgr(cls), c[i]);
+			used = report_width(c[i]);
+		} else {
+			used = put_cell(f, c[i], w[i]);
+		}
 		if (i != last)
-			pad(f, w[i] - report_width(c[i]));
+			pad(f, w[i] - used);
 	}
 	fputc('\n', f);
 }
@@ -191,6 +261,7 @@ static int table_rows(docket_replay_report *r, FILE *f, int undecided)
 	fputc('\n', f);
 	if (undecided)
 		fputs("undecided (no verdict recorded or implied by the history yet):\n", f);
+	table_fit(r, undecided);
 	table_line(r, f, headers, undecided, -1);
 	while ((error = report_next(r, &row, &buf)) == 0) {
 		if ((row.fx.cls == DOCKET_REPLAY_UNDECIDED) != undecided)
@@ -436,14 +507,35 @@ static void md_code(FILE *f, const char *s)
 	fputs("</code>", f);
 }
 
+/* A source named in the head, cut to MD_MAX_SOURCE bytes (at a character). */
+static void md_source(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= MD_MAX_SOURCE) {
+		md_code(f, s);
+		return;
+	}
+	n = MD_MAX_SOURCE;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	fputs("<code>", f);
+	for (size_t i = 0; i < n; i++) {
+		char one[2] = { s[i], '\0' };
+
+		put_escaped(f, one, 1);
+	}
+	fputs("…</code>", f);
+}
+
 static void md_counts(docket_replay_report *r, FILE *f)
 {
 	fputs("## docket replay\n\nReplayed **", f);
 	fprintf(f, "%llu** call%s against ", (unsigned long long)r->calls, r->calls == 1 ? "" : "s");
-	md_code(f, r->policy);
+	md_source(f, r->policy);
 	fputs(" (baseline: ", f);
 	if (r->baseline)
-		md_code(f, r->baseline);
+		md_source(f, r->baseline);
 	else
 		fputs("recorded verdicts", f);
 	fprintf(f, "; approvals: %s).\n\n", r->approvals);
@@ -500,14 +592,38 @@ int report_markdown(docket_replay_report *r, FILE *out)
 		fputs(r->history ? " commit |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n",
 		      out);
 		error = report_copy(r->text[0], out);
-		if (r->changed_rows > MD_MAX_ROWS)
+		if (r->changed_rows > r->md_shown)
 			fprintf(out, "\n… and %llu more (see `docket replay --format json`).\n",
-				(unsigned long long)(r->changed_rows - MD_MAX_ROWS));
+				(unsigned long long)(r->changed_rows - r->md_shown));
 	}
 	return error;
 }
 
 /* ---- keeping a call ---- */
+
+/* A changed call's markdown row, while the rows fit MD_MAX_ROWS and
+ * MD_ROW_BYTES; the row that would not fit is cut off the spool again. */
+static int md_keep(docket_replay_report *r, const report_row *row)
+{
+	FILE *f = r->text[0];
+	long before;
+
+	if (r->md_full || r->md_shown >= MD_MAX_ROWS)
+		return 0;
+	if ((before = ftell(f)) < 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	md_row(r, f, row);
+	if (ferror(f))
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	if (ftell(f) <= MD_ROW_BYTES) {
+		r->md_shown++;
+		return 0;
+	}
+	r->md_full = 1;
+	if (fflush(f) != 0 || ftruncate(fileno(f), before) != 0 || fseek(f, before, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
+	return 0;
+}
 
 int report_keep(docket_replay_report *r, const report_row *row)
 {
@@ -521,9 +637,7 @@ int report_keep(docket_replay_report *r, const report_row *row)
 			junit_case(r, r->text[0], row);
 		return 0;
 	case DOCKET_REPLAY_MARKDOWN:
-		if (!undecided && r->changed_rows < MD_MAX_ROWS)
-			md_row(r, r->text[0], row);
-		return 0;
+		return undecided ? 0 : md_keep(r, row);
 	default:
 		if ((error = report_spool(r, row)) < 0)
 			return error;
