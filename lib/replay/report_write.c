@@ -24,7 +24,7 @@
 #define MD_MAX_BYTES 65536
 #define MD_MAX_SOURCE 512
 #define MD_ROW_BYTES (MD_MAX_BYTES - 8192)
-#define TABLE_MIN_CELL 8
+#define TABLE_MIN_CELL 4
 #define SHORT_ID 12
 
 static const char *verdict(int v)
