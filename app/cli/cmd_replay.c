@@ -19,6 +19,7 @@ typedef struct replay_args {
 	const char *policy, *compare, *compare_b, *history, *range, *repo;
 	const char *session, *since, *until, *approvals, *fail_on, *format;
 	const char *from, *ledger_id, *host;   /* the fleet database and its filters */
+	const char *assume_sandbox;
 	int json;
 } replay_args;
 
@@ -131,6 +132,12 @@ static int check_args(const replay_args *a, docket_replay_options *o, unsigned *
 			  a->json ? " (or conflicts with --json)" : "");
 		return -1;
 	}
+	if (a->assume_sandbox && !docket_replay_sandbox_valid(a->assume_sandbox)) {
+		cli_error("--assume-sandbox: \"%s\" is not read_only, workspace_write, full_access or none",
+			  a->assume_sandbox);
+		return -1;
+	}
+	o->assume_sandbox = a->assume_sandbox;
 	o->session = a->session;
 	if (parse_threads(&o->threads) < 0)
 		return -1;
@@ -284,7 +291,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"--from CONNINFO replays every ledger held in the fleet database instead\n"
 		"(docs/fleet.md): the union of the machines' own replays. A large ledger\n"
 		"is replayed on two threads (DOCKET_REPLAY_THREADS=1 or 2 sets the count);\n"
-		"the output is the same byte for byte.\n"
+		"the output is the same byte for byte. Each session is named with the\n"
+		"sandbox the policy assumed, the one its runtime had (a warning when\n"
+		"they differ) and its baseline.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {
@@ -297,6 +306,8 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only calls at or after TIME (RFC 3339)", 0 },
 		{ CLI_OPT_STRING, "until", 0, &a.until, "TIME", "only calls before TIME (RFC 3339)", 0 },
 		{ CLI_OPT_STRING, "approvals", 0, &a.approvals, "MODE", "recorded (default): apply session grants; none", 0 },
+		{ CLI_OPT_STRING, "assume-sandbox", 0, &a.assume_sandbox, "MODE",
+		  "replay as if every runtime had this sandbox: read_only, workspace_write, full_access, none", 0 },
 		{ CLI_OPT_STRING, "fail-on", 0, &a.fail_on, "CLASSES", "exit 1 on loosened, tightened or changed (a,b)", 0 },
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FMT", "table (default), json, junit or markdown", 0 },
 		{ CLI_OPT_STRING, "from", 0, &a.from, "CONNINFO", "replay the fleet database (postgresql://...)", 0 },

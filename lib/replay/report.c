@@ -82,6 +82,7 @@ void docket_replay_report_free(docket_replay_report *r)
 	docket_buf_dispose(&r->cell);
 	docket_buf_dispose(&r->session_cell);
 	docket_buf_dispose(&r->line);
+	report_sessions_free(r);
 	docket_free(r);
 }
 
@@ -207,6 +208,8 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 	report_row row;
 	int error;
 
+	if ((error = report_session_add(r, c)) < 0)
+		return error;
 	r->calls++;
 	r->counts[c->cls]++;
 	r->transitions[c->baseline == DOCKET_REPLAY_BASE_NONE ? 4 : c->was][c->now]++;

@@ -8,9 +8,10 @@
  *             classes (the JUnit XML that CI systems read)
  *   markdown  for pull-request comments: at most MD_MAX_ROWS rows and
  *             MD_MAX_BYTES bytes in all, the rest counted
+ * Every format names each session's assumptions (report_sessions.c).
  */
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report_internal.h"
 #include "util/alloc.h"
@@ -19,11 +20,15 @@
 
 #define MD_MAX_ROWS 200
 /* A pull-request comment holds 65,536 characters (bytes are at least as
- * many): the rows get what the head (its sources cut to MD_MAX_SOURCE bytes,
- * at most 6 bytes each once escaped) and the "… and N more" line leave. */
+ * many): the rows get what the head and the "… and N more" line (at most
+ * MD_TAIL bytes) leave. The head is bounded: sources and session ids cut
+ * to MD_MAX_SOURCE bytes (at most 6 bytes each once escaped), at most
+ * MD_MAX_SESSIONS sessions named. */
 #define MD_MAX_BYTES 65536
+#define MD_TAIL 128
 #define MD_MAX_SOURCE 512
-#define MD_ROW_BYTES (MD_MAX_BYTES - 8192)
+#define MD_MAX_SESSIONS 10
+#define MD_MAX_SESSION_ID 64
 #define TABLE_MIN_CELL 4
 #define SHORT_ID 12
 
@@ -219,8 +224,54 @@ static void table_line(docket_replay_report *r, FILE *f, const char *const *c, i
 	fputc('\n', f);
 }
 
-static void table_counts(docket_replay_report *r, FILE *f)
+/* ---- sessions: the assumptions ---- */
+
+static const char *runtime_of(const report_session *e)
 {
+	return *e->runtime ? e->runtime : "runtime not recorded";
+}
+
+/* The warning of a session whose sandbox assumed is not its runtime's. */
+static int session_warning(docket_buf *out, const report_session *e)
+{
+	int error;
+
+	docket_buf_clear(out);
+	error = docket_buf_printf(out, "the runtime (%s) ran %s%s; the replay assumed %s (%s): verdicts that "
+				  "depend on the sandbox may differ from what the runtime did", runtime_of(e),
+				  strcmp(e->recorded, "none") == 0 ? "with no sandbox" : "with sandbox ",
+				  strcmp(e->recorded, "none") == 0 ? "" : e->recorded, e->assumed,
+				  report_session_from(e));
+	if (error == 0 && docket_replay_sandbox_valid(e->recorded))
+		error = docket_buf_printf(out, " (--assume-sandbox %s replays as it ran)", e->recorded);
+	return error;
+}
+
+static int table_sessions(docket_replay_report *r, FILE *f)
+{
+	int error;
+
+	for (size_t i = 0; i < r->nsess; i++) {
+		const report_session *e = &r->sess[i];
+
+		if ((error = report_session_baseline(&r->cell, e)) < 0)
+			return error;
+		fprintf(f, "%s%s%s (%s): sandbox %s (%s), the runtime had %s; baseline: %s\n",
+			e->host ? e->host : "", e->host ? "/" : "", e->id, runtime_of(e), e->assumed,
+			report_session_from(e), *e->recorded ? e->recorded : "(not recorded)", r->cell.ptr);
+		if (report_session_warns(e)) {
+			if ((error = session_warning(&r->line, e)) < 0)
+				return error;
+			fprintf(f, "  warning: %s\n", r->line.ptr);
+		}
+	}
+	return 0;
+}
+
+static int table_counts(docket_replay_report *r, FILE *f)
+{
+	int error;
+
 	static const int order[] = { DOCKET_REPLAY_UNCHANGED, DOCKET_REPLAY_TIGHTENED, DOCKET_REPLAY_LOOSENED,
 				     DOCKET_REPLAY_UNDECIDED };
 
@@ -228,6 +279,8 @@ static void table_counts(docket_replay_report *r, FILE *f)
 		r->policy);
 	fprintf(f, "baseline: %s; approvals: %s\n", r->baseline ? r->baseline : "recorded verdicts",
 		r->approvals);
+	if ((error = table_sessions(r, f)) < 0)
+		return error;
 	if (r->history)
 		for (size_t i = 0; i < docket_replay_history_count(r->history); i++)
 			fprintf(f, "commit %.*s  %s\n", SHORT_ID, docket_replay_history_commit(r->history, i),
@@ -246,6 +299,7 @@ static void table_counts(docket_replay_report *r, FILE *f)
 			if (r->transitions[was][now])
 				fprintf(f, "  %-17s  %-17s  %8llu\n", was == 4 ? "undecided" : verdict(was),
 					verdict(now), (unsigned long long)r->transitions[was][now]);
+	return 0;
 }
 
 /* The kept calls of one kind (changed or undecided), as table rows. */
@@ -276,10 +330,9 @@ static int table_rows(docket_replay_report *r, FILE *f, int undecided)
 
 int report_table(docket_replay_report *r, FILE *out)
 {
-	int error = 0;
+	int error = table_counts(r, out);
 
-	table_counts(r, out);
-	if (r->changed_rows)
+	if (error == 0 && r->changed_rows)
 		error = table_rows(r, out, 0);
 	if (error == 0 && r->undecided_rows)
 		error = table_rows(r, out, 1);
@@ -332,7 +385,28 @@ static int member(FILE *f, const char *key, json_t *value)
 	return error;
 }
 
-static json_t *head_json(const docket_replay_report *r)
+static json_t *sessions_json(docket_replay_report *r)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < r->nsess; i++) {
+		const report_session *e = &r->sess[i];
+		int warns = report_session_warns(e);
+
+		if (report_session_baseline(&r->cell, e) < 0 || (warns && session_warning(&r->line, e) < 0) ||
+		    json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:o}, s:s, s:o}",
+			"session", e->id, "host", str_or_null(e->host), "runtime", str_or_null(*e->runtime ? e->runtime : NULL),
+			"sandbox", "assumed", e->assumed, "from", e->from,
+			"recorded", str_or_null(*e->recorded ? e->recorded : NULL),
+			"baseline", r->cell.ptr, "warning", str_or_null(warns ? r->line.ptr : NULL))) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *head_json(docket_replay_report *r)
 {
 	json_t *commits = json_array(), *trans = json_array(), *totals;
 
@@ -354,12 +428,12 @@ static json_t *head_json(const docket_replay_report *r)
 			   "loosened", (json_int_t)r->counts[DOCKET_REPLAY_LOOSENED],
 			   "loosened_human_denied", (json_int_t)r->human_denied,
 			   "undecided", (json_int_t)r->counts[DOCKET_REPLAY_UNDECIDED]);
-	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "policy", r->policy, "baseline", str_or_null(r->baseline), "approvals", r->approvals,
 			 "filters", "session", str_or_null(r->session), "since", str_or_null(r->since),
 			 "until", str_or_null(r->until),
 			 "commits", r->history ? commits : (json_decref(commits), json_null()),
-			 "totals", totals, "transitions", trans);
+			 "totals", totals, "transitions", trans, "sessions", sessions_json(r));
 }
 
 /* One array of kept calls ("changes" or "undecided"). */
@@ -507,16 +581,16 @@ static void md_code(FILE *f, const char *s)
 	fputs("</code>", f);
 }
 
-/* A source named in the head, cut to MD_MAX_SOURCE bytes (at a character). */
-static void md_source(FILE *f, const char *s)
+/* Text named in the head, cut to `cap` bytes (at a character). */
+static void md_source_cut(FILE *f, const char *s, size_t cap)
 {
 	size_t n = strlen(s);
 
-	if (n <= MD_MAX_SOURCE) {
+	if (n <= cap) {
 		md_code(f, s);
 		return;
 	}
-	n = MD_MAX_SOURCE;
+	n = cap;
 	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
 		n--;
 	fputs("<code>", f);
@@ -526,6 +600,56 @@ static void md_source(FILE *f, const char *s)
 		put_escaped(f, one, 1);
 	}
 	fputs("…</code>", f);
+}
+
+static void md_source(FILE *f, const char *s)
+{
+	md_source_cut(f, s, MD_MAX_SOURCE);
+}
+
+/* The sessions' assumptions: a table of at most MD_MAX_SESSIONS, those
+ * with a warning first, then the warnings. */
+static int md_sessions(docket_replay_report *r, FILE *f)
+{
+	size_t shown = 0, warned = 0;
+	int error;
+
+	if (!r->nsess)
+		return 0;
+	fputs("\n| session | runtime | sandbox assumed | the runtime had | baseline |\n|---|---|---|---|---|\n", f);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->nsess && shown < MD_MAX_SESSIONS; i++) {
+			const report_session *e = &r->sess[i];
+
+			if (report_session_warns(e) != !pass)
+				continue;
+			if ((error = report_session_baseline(&r->cell, e)) < 0)
+				return error;
+			fputs(pass ? "| " : "| ⚠ ", f);
+			md_source_cut(f, e->id, MD_MAX_SESSION_ID);
+			fputs(" | ", f);
+			md_source_cut(f, e->runtime, MD_MAX_SESSION_ID);
+			fprintf(f, " | %s (%s) | %s | ", e->assumed, report_session_from(e),
+				*e->recorded ? e->recorded : "not recorded");
+			put_escaped(f, r->cell.ptr, 1);
+			fputs(" |\n", f);
+			shown++;
+			warned += !pass;
+		}
+	if (r->nsess > shown)
+		fprintf(f, "\n… and %zu more sessions (see `docket replay --format json`).\n", r->nsess - shown);
+	for (size_t i = 0; i < r->nsess && warned; i++)
+		if (report_session_warns(&r->sess[i])) {
+			if ((error = session_warning(&r->line, &r->sess[i])) < 0)
+				return error;
+			fputs("\n> ⚠ ", f);
+			md_source_cut(f, r->sess[i].id, MD_MAX_SESSION_ID);
+			fputs(": ", f);
+			put_escaped(f, r->line.ptr, 1);
+			fputc('\n', f);
+			warned--;
+		}
+	return 0;
 }
 
 static void md_counts(docket_replay_report *r, FILE *f)
@@ -581,48 +705,84 @@ static void md_row(docket_replay_report *r, FILE *f, const report_row *row)
 	fputs(" |\n", f);
 }
 
-int report_markdown(docket_replay_report *r, FILE *out)
+/* The head: counts, transitions, sessions and the changed calls' header. */
+static int md_head(docket_replay_report *r, FILE *f)
 {
-	int error = 0;
+	int error;
 
-	md_counts(r, out);
+	md_counts(r, f);
+	if ((error = md_sessions(r, f)) < 0)
+		return error;
 	if (r->changed_rows) {
 		fputs("\n### Changed calls\n\n| class | note | session | invocation | tool | command or target | "
-		      "was → now | rule |", out);
+		      "was → now | rule |", f);
 		fputs(r->history ? " commit |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n",
-		      out);
-		error = report_copy(r->text[0], out);
-		if (r->changed_rows > r->md_shown)
+		      f);
+	}
+	return 0;
+}
+
+/* The rows that fit in `budget` bytes, whole; *shown counts them. */
+static int md_rows(docket_replay_report *r, FILE *out, size_t budget, uint64_t *shown)
+{
+	FILE *rows = r->text[0];
+	char *line = NULL;
+	size_t cap = 0, used = 0;
+	ssize_t n;
+	int error = 0;
+
+	*shown = 0;
+	if (fflush(rows) != 0 || fseek(rows, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	while ((n = getline(&line, &cap, rows)) > 0 && used + (size_t)n <= budget) {
+		if (fwrite(line, 1, (size_t)n, out) != (size_t)n) {
+			error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+			break;
+		}
+		used += (size_t)n;
+		(*shown)++;
+	}
+	free(line);
+	if (error == 0 && ferror(rows))
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	return error;
+}
+
+int report_markdown(docket_replay_report *r, FILE *out)
+{
+	char *head = NULL;
+	size_t hlen = 0;
+	uint64_t shown = 0;
+	FILE *f = open_memstream(&head, &hlen);
+	int error;
+
+	if (!f)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = md_head(r, f);
+	if (fclose(f) != 0 && error == 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (error == 0 && fwrite(head, 1, hlen, out) != hlen)
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+	free(head);
+	if (error == 0 && r->changed_rows) {
+		error = md_rows(r, out, hlen + MD_TAIL < MD_MAX_BYTES ? MD_MAX_BYTES - MD_TAIL - hlen : 0, &shown);
+		if (error == 0 && r->changed_rows > shown)
 			fprintf(out, "\n… and %llu more (see `docket replay --format json`).\n",
-				(unsigned long long)(r->changed_rows - r->md_shown));
+				(unsigned long long)(r->changed_rows - shown));
 	}
 	return error;
 }
 
 /* ---- keeping a call ---- */
 
-/* A changed call's markdown row, while the rows fit MD_MAX_ROWS and
- * MD_ROW_BYTES; the row that would not fit is cut off the spool again. */
+/* A changed call's markdown row, while there are fewer than MD_MAX_ROWS
+ * (finish keeps those that fit MD_MAX_BYTES). */
 static int md_keep(docket_replay_report *r, const report_row *row)
 {
-	FILE *f = r->text[0];
-	long before;
-
-	if (r->md_full || r->md_shown >= MD_MAX_ROWS)
+	if (r->changed_rows >= MD_MAX_ROWS)
 		return 0;
-	if ((before = ftell(f)) < 0)
-		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
-	md_row(r, f, row);
-	if (ferror(f))
-		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
-	if (ftell(f) <= MD_ROW_BYTES) {
-		r->md_shown++;
-		return 0;
-	}
-	r->md_full = 1;
-	if (fflush(f) != 0 || ftruncate(fileno(f), before) != 0 || fseek(f, before, SEEK_SET) != 0)
-		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file");
-	return 0;
+	md_row(r, r->text[0], row);
+	return ferror(r->text[0]) ? docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file") : 0;
 }
 
 int report_keep(docket_replay_report *r, const report_row *row)
