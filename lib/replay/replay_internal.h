@@ -92,7 +92,8 @@ typedef struct rsession {
 	docket_policy_context *ctx[2];/* built lazily: [1] adds the Codex settings */
 	uint32_t ctx_id;              /* changes whenever the context changes */
 	const char *assume;           /* --assume-sandbox as the context says it, or NULL */
-	int live_settings, imported;  /* a policy revision was recorded; session.opened was imported */
+	int live_settings, imported;  /* a policy revision was recorded live; the session was imported */
+	int claude_sandbox;           /* recorded Claude Code settings enable its sandbox */
 	struct rsession *next;
 } rsession;
 
@@ -118,8 +119,9 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent);
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev);
 /* The evaluation context for a policy of format `codex` (0/1). */
 int rsession_context(const docket_policy_context **out, rsession *s, int codex);
-/* The sandbox the session's runtime had: "none" for Claude Code, a Codex
- * session's recorded mode ("read_only", ...), NULL when not known. */
+/* The sandbox the session's runtime had: a Codex session's recorded mode
+ * ("read_only", ...); for Claude Code "none", or "workspace_write" when its
+ * recorded settings enable its sandbox; NULL when not known. */
 const char *rsession_recorded_sandbox(const rsession *s);
 /* The sandbox a policy of `format` with its own `sandbox` (enum pol_sandbox)
  * evaluates the session's calls under, and why (docket_replay_call). */

@@ -296,9 +296,10 @@ const char *rsession_recorded_sandbox(const rsession *s)
 	if (codex)
 		return codex;
 	/* Claude Code runs tools without a sandbox unless its settings enable
-	 * one, and neither a transcript nor the settings docket records say so */
+	 * one (recorded settings with sandbox.enabled: its Bash tool writes in
+	 * the working directory only) */
 	if (runtime && (strncmp(runtime, "claude-code/", 12) == 0 || strcmp(runtime, "claude-code") == 0))
-		return "none";
+		return s->claude_sandbox ? "workspace_write" : "none";
 	return NULL;
 }
 
@@ -372,6 +373,22 @@ static void codex_slot_fill(codex_slot *e, const char *text, size_t len, json_t 
 	e->codex = json_incref(codex);
 }
 
+/* Claude Code settings with "sandbox": {"enabled": true}: its Bash tool
+ * ran in a sandbox that lets it write in the working directory. A text that
+ * does not parse says nothing (it was checked when recorded). */
+static void claude_sandbox(rsession *s, const char *text, size_t len)
+{
+	json_t *doc = NULL, *sb;
+
+	if (docket_json_parse(&doc, text, len) < 0) {
+		docket_error_clear();
+		return;
+	}
+	sb = json_object_get(doc, "sandbox");
+	s->claude_sandbox = json_is_object(sb) && json_is_true(json_object_get(sb, "enabled"));
+	json_decref(doc);
+}
+
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 {
 	const Docket__V1__PolicyRevised *p = ev->policy_revised;
@@ -380,7 +397,11 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 	codex_slot *slot = NULL;
 	int error = 0, hit = 0;
 
-	s->live_settings = 1;
+	/* a revision imported from a transcript is not the settings in force */
+	s->live_settings |= !ev->provenance;
+	s->imported |= !!ev->provenance;
+	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE)
+		claude_sandbox(s, p->policy_json, len);
 
 	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
 	    (slot = codex_slot_of(t, p->policy_json, len, &hit)) && hit) {

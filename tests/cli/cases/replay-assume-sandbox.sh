@@ -2,7 +2,10 @@
 # sandbox the policy assumed and why, the one its runtime had, and its
 # baseline; a warning when they differ. A Claude Code session ran with no
 # sandbox; a Codex one with its recorded sandbox_policy (captured live) or
-# none recorded (a codex: source then says it assumes Codex's default).
+# none recorded (a codex: source then says it assumes Codex's default); a
+# Claude Code session whose recorded settings enable its sandbox had
+# workspace_write; an imported one's baseline says its permission rules are
+# not in the transcript.
 # --assume-sandbox replays every session as if its runtime had that sandbox
 # (none: the Claude Code warning goes, the recorded Codex one warns, and the
 # Claude Code call is decided "unrestricted", not "sandboxed"); an
