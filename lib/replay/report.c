@@ -82,6 +82,7 @@ void docket_replay_report_free(docket_replay_report *r)
 	docket_buf_dispose(&r->cell);
 	docket_buf_dispose(&r->session_cell);
 	docket_buf_dispose(&r->line);
+	docket_buf_dispose(&r->head);
 	report_sessions_free(r);
 	docket_free(r);
 }

@@ -55,6 +55,7 @@ struct docket_replay_report {
 	FILE *text[2];                  /* json, junit, markdown: the rows as written,
 					   [0] changed, [1] undecided (json only) */
 	docket_buf target, cell, line, session_cell;
+	docket_buf head;                /* table: a line of the head, before it is wrapped */
 	report_session *sess;           /* in the order they first appear */
 	size_t nsess, sess_cap;
 	size_t *sess_index, sess_slots; /* open addressing: index + 1, 0 empty */

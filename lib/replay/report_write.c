@@ -224,6 +224,58 @@ static void table_line(docket_replay_report *r, FILE *f, const char *const *c, i
 	fputc('\n', f);
 }
 
+/* ---- the table's head: lines wrapped at the terminal's width ---- */
+
+/* Display width of the `n` bytes at `s`. */
+static size_t width_n(const char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* `s` and a newline; with a width, words go on to lines indented by
+ * `indent` where they would pass it (a longer word stays whole; the spaces
+ * between words stay as they are where no line breaks). */
+static void put_wrapped(FILE *f, const char *s, unsigned width, size_t indent)
+{
+	size_t col = 0, start, sp;
+
+	if (!width) {
+		fputs(s, f);
+		fputc('\n', f);
+		return;
+	}
+	while (*s == ' ') {
+		fputc(*s++, f);
+		col++;
+	}
+	start = col;
+	while (*s) {
+		size_t n = strcspn(s, " "), w = width_n(s, n);
+
+		fwrite(s, 1, n, f);
+		col += w;
+		s += n;
+		sp = strspn(s, " ");
+		s += sp;
+		if (!*s)
+			break;
+		n = strcspn(s, " ");
+		if (col + sp + width_n(s, n) > width && col > start) {
+			fputc('\n', f);
+			pad(f, indent);
+			col = start = indent;
+		} else {
+			pad(f, sp);
+			col += sp;
+		}
+	}
+	fputc('\n', f);
+}
+
 /* ---- sessions: the assumptions ---- */
 
 static const char *runtime_of(const report_session *e)
@@ -256,13 +308,19 @@ static int table_sessions(docket_replay_report *r, FILE *f)
 
 		if ((error = report_session_baseline(&r->cell, e)) < 0)
 			return error;
-		fprintf(f, "%s%s%s (%s): sandbox %s (%s), the runtime had %s; baseline: %s\n",
-			e->host ? e->host : "", e->host ? "/" : "", e->id, runtime_of(e), e->assumed,
-			report_session_from(e), *e->recorded ? e->recorded : "(not recorded)", r->cell.ptr);
+		docket_buf_clear(&r->head);
+		if ((error = docket_buf_printf(&r->head, "%s%s%s (%s): sandbox %s (%s), the runtime had %s; baseline: %s",
+					       e->host ? e->host : "", e->host ? "/" : "", e->id, runtime_of(e),
+					       e->assumed, report_session_from(e),
+					       *e->recorded ? e->recorded : "(not recorded)", r->cell.ptr)) < 0)
+			return error;
+		put_wrapped(f, r->head.ptr, r->width, 4);
 		if (report_session_warns(e)) {
-			if ((error = session_warning(&r->line, e)) < 0)
+			docket_buf_clear(&r->head);
+			if ((error = session_warning(&r->line, e)) < 0 ||
+			    (error = docket_buf_printf(&r->head, "  warning: %s", r->line.ptr)) < 0)
 				return error;
-			fprintf(f, "  warning: %s\n", r->line.ptr);
+			put_wrapped(f, r->head.ptr, r->width, 4);
 		}
 	}
 	return 0;
@@ -275,16 +333,26 @@ static int table_counts(docket_replay_report *r, FILE *f)
 	static const int order[] = { DOCKET_REPLAY_UNCHANGED, DOCKET_REPLAY_TIGHTENED, DOCKET_REPLAY_LOOSENED,
 				     DOCKET_REPLAY_UNDECIDED };
 
-	fprintf(f, "replayed %llu call%s against %s\n", (unsigned long long)r->calls, r->calls == 1 ? "" : "s",
-		r->policy);
-	fprintf(f, "baseline: %s; approvals: %s\n", r->baseline ? r->baseline : "recorded verdicts",
-		r->approvals);
+	docket_buf_clear(&r->head);
+	if ((error = docket_buf_printf(&r->head, "replayed %llu call%s against %s", (unsigned long long)r->calls,
+				       r->calls == 1 ? "" : "s", r->policy)) < 0)
+		return error;
+	put_wrapped(f, r->head.ptr, r->width, 4);
+	docket_buf_clear(&r->head);
+	if ((error = docket_buf_printf(&r->head, "baseline: %s; approvals: %s",
+				       r->baseline ? r->baseline : "recorded verdicts", r->approvals)) < 0)
+		return error;
+	put_wrapped(f, r->head.ptr, r->width, 4);
 	if ((error = table_sessions(r, f)) < 0)
 		return error;
-	if (r->history)
-		for (size_t i = 0; i < docket_replay_history_count(r->history); i++)
-			fprintf(f, "commit %.*s  %s\n", SHORT_ID, docket_replay_history_commit(r->history, i),
-				docket_replay_history_summary(r->history, i));
+	for (size_t i = 0; r->history && i < docket_replay_history_count(r->history); i++) {
+		docket_buf_clear(&r->head);
+		if ((error = docket_buf_printf(&r->head, "commit %.*s  %s", SHORT_ID,
+					       docket_replay_history_commit(r->history, i),
+					       docket_replay_history_summary(r->history, i))) < 0)
+			return error;
+		put_wrapped(f, r->head.ptr, r->width, 4);
+	}
 	fputc('\n', f);
 	for (size_t i = 0; i < 4; i++) {
 		fprintf(f, "  %-10s %8llu", docket_replay_class_name((docket_replay_class)order[i]),

@@ -3,6 +3,7 @@
 # calls): 250 changed calls of a session with a 252-character id fill the
 # byte budget before 200 rows; 250 of a short one stop at 200 rows; 3 fit
 # whole (no "… and" line). A policy named in the head is cut at 512 bytes.
+# Of 12 sessions the head names 10 (ids cut at 64 bytes) and counts the rest.
 docket init >/dev/null
 long=$(printf 'x%.0s' $(seq 250))
 calls() {  # calls SESSION COUNT
@@ -11,7 +12,7 @@ calls() {  # calls SESSION COUNT
 		printf '{"type":"tool.intent","session":"%s","invocation":"c%d","tool":"shell","args":{"command":["rm","-rf","b%d"],"cwd":"/w"},"decision":{"verdict":"allowed","source":"runtime"},"time":"2025-04-01T10:00:01Z"}\n' "$1" "$i" "$i"
 	done
 }
-{ calls "s-$long" 250; calls s-short 250; calls s-few 3; } > calls.jsonl
+{ calls "s-$long" 250; calls s-short 250; calls s-few 3; for i in $(seq 9); do calls "s-n$i" 1; done; } > calls.jsonl
 docket record calls.jsonl >/dev/null || exit 99
 part=$(printf 'd%.0s' $(seq 99))
 dir=$part/$part/$part/$part/$part/$part
@@ -25,3 +26,7 @@ for s in "s-$long" s-short s-few; do
 	grep -F '… and' out.md
 done
 echo "policy cut at 512 bytes: $(grep -cF "<code>${dir:0:512}…</code>" out.md)"
+docket replay --policy "$dir/p.yaml" --format markdown > all.md || exit
+echo "all: $(wc -c < all.md) bytes; session rows: $(grep -c '^| <code>s-' all.md)"
+grep -F 'more sessions' all.md
+echo "session id cut at 64 bytes: $(grep -cF "<code>s-${long:0:62}…</code>" all.md)"
