@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -17,6 +19,7 @@ typedef struct replay_args {
 	const char *policy, *compare, *compare_b, *history, *range, *repo;
 	const char *session, *since, *until, *approvals, *fail_on, *format;
 	const char *from, *ledger_id, *host;   /* the fleet database and its filters */
+	const char *assume_sandbox;
 	int json;
 } replay_args;
 
@@ -137,6 +140,12 @@ static int check_args(const replay_args *a, docket_replay_options *o, unsigned *
 			  a->json ? " (or conflicts with --json)" : "");
 		return -1;
 	}
+	if (a->assume_sandbox && !docket_replay_sandbox_valid(a->assume_sandbox)) {
+		cli_error("--assume-sandbox: \"%s\" is not read_only, workspace_write, full_access or none",
+			  a->assume_sandbox);
+		return -1;
+	}
+	o->assume_sandbox = a->assume_sandbox;
 	o->session = a->session;
 	if (parse_threads(&o->threads) < 0)
 		return -1;
@@ -204,6 +213,26 @@ static void run_dispose(replay_run *run)
 	docket_replay_history_free(run->history);
 }
 
+/* The width a table fits: $COLUMNS when it is a number, else the width of
+ * the terminal standard output is, else 0 (no limit: a pipe or a file gets
+ * every cell whole). */
+static unsigned table_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+
+	if (env && *env) {
+		unsigned long n = strtoul(env, &end, 10);
+
+		if (*end == '\0' && n > 0 && n <= 100000)
+			return (unsigned)n;
+	}
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
+}
+
 /* Replay into a report and write it; returns an exit code. */
 static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const replay_run *run,
 			     const replay_args *a,
@@ -216,7 +245,11 @@ static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const r
 	int error, rc;
 
 	if (a->history) {
-		snprintf(range_label, sizeof(range_label), "%s at %s", a->history, a->range);
+		/* the baseline is the policy at the range's start, A of A..B */
+		const char *dots = strstr(a->range, "..");
+
+		snprintf(range_label, sizeof(range_label), "%s at %.*s", a->history,
+			 (int)(dots ? (size_t)(dots - a->range) : strlen(a->range)), a->range);
 		info.baseline = run->baseline ? range_label : NULL;
 	} else {
 		info.baseline = run->base_label;
@@ -230,6 +263,7 @@ static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const r
 	info.fail_on = fail_on;
 	info.color = format == DOCKET_REPLAY_TABLE && g->color_out;
 	info.history = run->history;
+	info.width = format == DOCKET_REPLAY_TABLE ? table_width() : 0;
 	if ((error = docket_replay_report_new(&report, &info)) < 0)
 		return cli_fail(error, "cannot start the report");
 	if (fleet) {
@@ -265,7 +299,9 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"--from CONNINFO replays every ledger held in the fleet database instead\n"
 		"(docs/fleet.md): the union of the machines' own replays. A large ledger\n"
 		"is replayed on two threads (DOCKET_REPLAY_THREADS=1 or 2 sets the count);\n"
-		"the output is the same byte for byte.\n"
+		"the output is the same byte for byte. Each session is named with the\n"
+		"sandbox the policy assumed, the one its runtime had (a warning when\n"
+		"they differ) and its baseline.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {
@@ -278,6 +314,8 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "since", 0, &a.since, "TIME", "only calls at or after TIME (RFC 3339)", 0 },
 		{ CLI_OPT_STRING, "until", 0, &a.until, "TIME", "only calls before TIME (RFC 3339)", 0 },
 		{ CLI_OPT_STRING, "approvals", 0, &a.approvals, "MODE", "recorded (default): apply session grants; none", 0 },
+		{ CLI_OPT_STRING, "assume-sandbox", 0, &a.assume_sandbox, "MODE",
+		  "replay as if every runtime had this sandbox: read_only, workspace_write, full_access, none", 0 },
 		{ CLI_OPT_STRING, "fail-on", 0, &a.fail_on, "CLASSES", "exit 1 on loosened, tightened or changed (a,b)", 0 },
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FMT", "table (default), json, junit or markdown", 0 },
 		{ CLI_OPT_STRING, "from", 0, &a.from, "CONNINFO", "replay the fleet database (postgresql://...)", 0 },

@@ -128,10 +128,19 @@ typedef struct docket_replay_options {
 	 * average that leaves one idle), 1 one, 2 or more two (a reader and an
 	 * evaluator). The output is the same whatever the count. */
 	int threads;
+	/* version 3: replay as if every session's runtime had had this sandbox
+	 * ("read_only", "workspace_write", "full_access", "none"; see
+	 * docket_replay_sandbox_valid), whatever the policy or the session
+	 * says; NULL: each policy's own, or a Codex policy the session's
+	 * recorded one */
+	const char *assume_sandbox;
 } docket_replay_options;
 
-#define DOCKET_REPLAY_OPTIONS_VERSION 2
-#define DOCKET_REPLAY_OPTIONS_INIT { DOCKET_REPLAY_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0 }
+#define DOCKET_REPLAY_OPTIONS_VERSION 3
+#define DOCKET_REPLAY_OPTIONS_INIT { DOCKET_REPLAY_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0, NULL }
+
+/* 1 when `mode` is a sandbox --assume-sandbox takes. */
+DOCKET_EXTERN int docket_replay_sandbox_valid(const char *mode);
 
 /* One replayed call. Pointers are valid only during the callback. */
 typedef struct docket_replay_call {
@@ -155,6 +164,17 @@ typedef struct docket_replay_call {
 	const char *host;           /* a fleet replay: the host that shipped it; NULL for a local ledger */
 	const char *target;         /* what the call does ("git status"), or NULL: the report
 				       derives it from args_json */
+	/* the session's assumptions (docs/replay.md, "Assumptions") */
+	const char *runtime;        /* the session's recorded runtime ("codex/0.60.1"), or NULL */
+	const char *sandbox_recorded; /* the sandbox the runtime had: "none" (Claude Code), a
+					 Codex session's recorded mode, NULL: not known */
+	const char *sandbox_assumed;  /* the one the last policy was evaluated under */
+	const char *sandbox_from;     /* why: "assumed" (--assume-sandbox), "recorded" (a Codex
+					 policy takes the session's), "policy" (the policy's own),
+					 "default" (a Codex policy and no recorded sandbox) */
+	int live_settings;          /* the session recorded its runtime's effective settings
+				       (a policy revision, as `integrate` captures them) */
+	int imported;               /* the session was imported from a transcript */
 } docket_replay_call;
 
 typedef int (*docket_replay_cb)(void *ctx, const docket_replay_call *call);
@@ -224,11 +244,13 @@ typedef struct docket_replay_report_info {
 	unsigned fail_on;          /* DOCKET_REPLAY_FAIL_* bits: junit failures */
 	int color;                 /* table: SGR colours */
 	const docket_replay_history *history;  /* names commits; may be NULL */
+	unsigned width;            /* table: columns of the terminal to fit (long
+				      cells end in "…"); 0: no limit */
 } docket_replay_report_info;
 
 #define DOCKET_REPLAY_REPORT_INFO_VERSION 1
 #define DOCKET_REPLAY_REPORT_INFO_INIT \
-	{ DOCKET_REPLAY_REPORT_INFO_VERSION, DOCKET_REPLAY_TABLE, NULL, NULL, "recorded", NULL, NULL, NULL, 0, 0, NULL }
+	{ DOCKET_REPLAY_REPORT_INFO_VERSION, DOCKET_REPLAY_TABLE, NULL, NULL, "recorded", NULL, NULL, NULL, 0, 0, NULL, 0 }
 
 /*
  * A report: counts every call it is given and keeps the changed and

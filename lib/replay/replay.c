@@ -182,6 +182,37 @@ static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out
 	return memo_put(r->memo, &in->key, s->ctx_id, (uint32_t)pi, out);
 }
 
+/* ---- assumptions ---- */
+
+int docket_replay_sandbox_valid(const char *mode)
+{
+	static const char *const modes[] = { "read_only", "workspace_write", "full_access", "none" };
+
+	for (size_t i = 0; mode && i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(mode, modes[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* What the session's runtime had and what the last policy assumed. */
+static void assumptions(const replay *r, const rsession *s, docket_replay_call *c)
+{
+	const docket_policy *p = r->policies[r->n - 1];
+	const char *assume = r->o->version >= 3 ? r->o->assume_sandbox : NULL;
+
+	c->runtime = json_string_value(json_object_get(s->context, "runtime"));
+	c->sandbox_recorded = rsession_recorded_sandbox(s);
+	if (assume) {
+		c->sandbox_assumed = assume;
+		c->sandbox_from = "assumed";
+	} else {
+		c->sandbox_assumed = rsession_assumed_sandbox(s, (int)docket_policy_get_format(p), p->sandbox,
+							      &c->sandbox_from);
+	}
+	c->live_settings = s->live_settings;
+	c->imported = s->imported;
+}
+
 /* ---- baseline ---- */
 
 typedef struct inv_lookup {
@@ -329,6 +360,7 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	c->rule_line = now->rule_line;
 	c->reason = now->reason;
 	c->changed_at = first_change(r, c);
+	assumptions(r, s, c);
 	/* a kept call shows its target: from the args parsed to evaluate it
 	 * or the reader thread's (a memo hit parsed nothing: the report
 	 * derives it) */
@@ -490,6 +522,9 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 		opts = &defaults;
 	if (n == 0 || !policies)
 		return docket_error_set(DOCKET_EINVALID, "replay needs at least one policy");
+	if (opts->version >= 3 && opts->assume_sandbox && !docket_replay_sandbox_valid(opts->assume_sandbox))
+		return docket_error_set(DOCKET_EINVALID, "unknown sandbox \"%s\" (read_only, workspace_write, "
+					"full_access or none)", opts->assume_sandbox);
 	if (l && opts->session && (error = docket_ledger_session(l, opts->session, no_session, NULL)) < 0)
 		return error;
 	r.l = l;
@@ -501,6 +536,9 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	r.o = opts;
 	r.cb = cb;
 	r.ctx = ctx;
+	/* "none": no sandbox, which the policy engine calls full access */
+	if (opts->version >= 3 && opts->assume_sandbox)
+		r.sessions.assume = strcmp(opts->assume_sandbox, "none") == 0 ? "full_access" : opts->assume_sandbox;
 	if (!(r.outs = docket_calloc(n, sizeof(*r.outs)))) {
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;

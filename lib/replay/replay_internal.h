@@ -91,6 +91,9 @@ typedef struct rsession {
 	json_t *codex;                /* approval/sandbox settings of a recorded Codex policy */
 	docket_policy_context *ctx[2];/* built lazily: [1] adds the Codex settings */
 	uint32_t ctx_id;              /* changes whenever the context changes */
+	const char *assume;           /* --assume-sandbox as the context says it, or NULL */
+	int live_settings, imported;  /* a policy revision was recorded live; the session was imported */
+	int claude_sandbox;           /* recorded Claude Code settings enable its sandbox */
 	struct rsession *next;
 } rsession;
 
@@ -102,6 +105,7 @@ typedef struct rsessions {
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
 	struct codex_cache *codex;    /* Codex settings by policy text (sessions.c) */
+	const char *assume;           /* --assume-sandbox for the sessions opened (context form) */
 } rsessions;
 
 void rsessions_dispose(rsessions *t);
@@ -115,6 +119,16 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent);
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev);
 /* The evaluation context for a policy of format `codex` (0/1). */
 int rsession_context(const docket_policy_context **out, rsession *s, int codex);
+/* The sandbox the session's runtime had: a Codex session's recorded mode
+ * ("read_only", ...); for Claude Code "none", or "workspace_write" when its
+ * recorded settings enable its sandbox; NULL when not known. */
+const char *rsession_recorded_sandbox(const rsession *s);
+/* The sandbox a policy of `format` with its own `sandbox` (enum pol_sandbox)
+ * evaluates the session's calls under, and why (docket_replay_call). */
+const char *rsession_assumed_sandbox(const rsession *s, int format, int sandbox, const char **from);
+/* A sandbox mode's name: "read_only", "workspace_write", "full_access",
+ * "external"; NULL for none. */
+const char *replay_sandbox_name(int sandbox);
 
 /* ---- memo.c ---- */
 

@@ -39,6 +39,7 @@ int docket_replay_report_new(docket_replay_report **out, const docket_replay_rep
 	r->format = info->format;
 	r->fail_on = info->fail_on;
 	r->color = info->color;
+	r->width = info->width;
 	r->history = info->history;
 	r->policy = dup_or_null(info->policy ? info->policy : "", &bad);
 	r->baseline = dup_or_null(info->baseline, &bad);
@@ -81,6 +82,8 @@ void docket_replay_report_free(docket_replay_report *r)
 	docket_buf_dispose(&r->cell);
 	docket_buf_dispose(&r->session_cell);
 	docket_buf_dispose(&r->line);
+	docket_buf_dispose(&r->head);
+	report_sessions_free(r);
 	docket_free(r);
 }
 
@@ -206,6 +209,8 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 	report_row row;
 	int error;
 
+	if ((error = report_session_add(r, c)) < 0)
+		return error;
 	r->calls++;
 	r->counts[c->cls]++;
 	r->transitions[c->baseline == DOCKET_REPLAY_BASE_NONE ? 4 : c->was][c->now]++;

@@ -32,10 +32,19 @@ typedef struct report_row {
 /* Table columns of the changed calls and the undecided ones. */
 enum { TC_SESSION, TC_INVOCATION, TC_TOOL, TC_TARGET, TC_WAS, TC_NOW, TC_CLASS, TC_RULE, TC_COMMIT, TC_COUNT };
 
+/* A session replayed, as the report names it (report_sessions.c). */
+typedef struct report_session {
+	char *id, *host, *runtime;
+	char recorded[24], assumed[24], from[16];  /* docket_replay_call's, "" for NULL */
+	int live_settings, imported;
+	uint64_t baselines[4];        /* calls per docket_replay_baseline */
+} report_session;
+
 struct docket_replay_report {
 	docket_replay_format format;
 	unsigned fail_on;
 	int color;
+	unsigned width;                 /* table: terminal columns (0: no limit) */
 	const docket_replay_history *history;
 	char *policy, *baseline, *approvals, *session, *since, *until;
 	uint64_t calls, counts[4], human_denied;
@@ -46,6 +55,10 @@ struct docket_replay_report {
 	FILE *text[2];                  /* json, junit, markdown: the rows as written,
 					   [0] changed, [1] undecided (json only) */
 	docket_buf target, cell, line, session_cell;
+	docket_buf head;                /* table: a line of the head, before it is wrapped */
+	report_session *sess;           /* in the order they first appear */
+	size_t nsess, sess_cap;
+	size_t *sess_index, sess_slots; /* open addressing: index + 1, 0 empty */
 };
 
 /* Write a kept call's record into the table's spool. */
@@ -56,6 +69,17 @@ int report_copy(FILE *spool, FILE *out);
 int report_next(docket_replay_report *r, report_row *row, docket_buf *buf);
 /* Display width of UTF-8 text. */
 size_t report_width(const char *s);
+
+/* report_sessions.c */
+/* Account a call's session (the first call of a session adds it). */
+int report_session_add(docket_replay_report *r, const docket_replay_call *c);
+void report_sessions_free(docket_replay_report *r);
+/* 1 when the sandbox assumed is not the one the runtime had. */
+int report_session_warns(const report_session *e);
+/* Why the sandbox assumed is the one: "the policy's", "--assume-sandbox", ... */
+const char *report_session_from(const report_session *e);
+/* The baselines of the session's calls, named. */
+int report_session_baseline(docket_buf *out, const report_session *e);
 
 /* report_write.c */
 /* Keep a changed or undecided call: the table spools it and accounts its

@@ -6,8 +6,11 @@
  *   json      docket.replay/v1: one document, calls in seq order
  *   junit     one testcase per changed call; a failure for the --fail-on
  *             classes (the JUnit XML that CI systems read)
- *   markdown  for pull-request comments (at most MD_MAX_ROWS rows)
+ *   markdown  for pull-request comments: at most MD_MAX_ROWS rows and
+ *             MD_MAX_BYTES bytes in all, the rest counted
+ * Every format names each session's assumptions (report_sessions.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_internal.h"
@@ -16,6 +19,17 @@
 #include "util/json.h"
 
 #define MD_MAX_ROWS 200
+/* A pull-request comment holds 65,536 characters (bytes are at least as
+ * many): the rows get what the head and the "… and N more" line (at most
+ * MD_TAIL bytes) leave. The head is bounded: sources and session ids cut
+ * to MD_MAX_SOURCE bytes (at most 6 bytes each once escaped), at most
+ * MD_MAX_SESSIONS sessions named. */
+#define MD_MAX_BYTES 65536
+#define MD_TAIL 128
+#define MD_MAX_SOURCE 512
+#define MD_MAX_SESSIONS 10
+#define MD_MAX_SESSION_ID 64
+#define TABLE_MIN_CELL 4
 #define SHORT_ID 12
 
 static const char *verdict(int v)
@@ -129,10 +143,66 @@ static int shown(const docket_replay_report *r, int col, int undecided)
 	return 1;
 }
 
+/* The shown columns of a table, its width, and how much each may shrink. */
+static size_t table_total(const docket_replay_report *r, int undecided)
+{
+	size_t total = 0, n = 0;
+
+	for (int i = 0; i < TC_COUNT; i++)
+		if (shown(r, i, undecided)) {
+			total += r->widths[undecided][i];
+			n++;
+		}
+	return total + (n ? 2 * (n - 1) : 0);
+}
+
+/* Narrow the widest text columns, one column at a time, until the table
+ * fits r->width (or every text column is down to TABLE_MIN_CELL). */
+static void table_fit(docket_replay_report *r, int undecided)
+{
+	static const int text_cols[] = { TC_SESSION, TC_INVOCATION, TC_TOOL, TC_TARGET, TC_RULE };
+	size_t *w = r->widths[undecided];
+
+	if (!r->width)
+		return;
+	while (table_total(r, undecided) > r->width) {
+		int widest = -1;
+
+		for (size_t k = 0; k < sizeof(text_cols) / sizeof(text_cols[0]); k++)
+			if (w[text_cols[k]] > TABLE_MIN_CELL && (widest < 0 || w[text_cols[k]] > w[widest]))
+				widest = text_cols[k];
+		if (widest < 0)
+			return;
+		w[widest]--;
+	}
+}
+
+/* A cell in at most `w` columns: a longer one is cut and ends in "…". */
+static size_t put_cell(FILE *f, const char *s, size_t w)
+{
+	size_t n = report_width(s), cols = 0;
+
+	if (n <= w) {
+		fputs(s, f);
+		return n;
+	}
+	for (; *s && cols + 1 < w; cols++) {
+		size_t len = 1;
+
+		while (((unsigned char)s[len] & 0xc0) == 0x80)
+			len++;
+		fwrite(s, 1, len, f);
+		s += len;
+	}
+	fputs("…", f);
+	return cols + 1;
+}
+
 static void table_line(docket_replay_report *r, FILE *f, const char *const *c, int undecided, int cls)
 {
 	const size_t *w = r->widths[undecided];
 	int last = TC_COUNT - 1, first = 1;
+	size_t used;
 
 	while (last > 0 && !shown(r, last, undecided))
 		last--;
@@ -142,26 +212,147 @@ static void table_line(docket_replay_report *r, FILE *f, const char *const *c, i
 		if (!first)
 			fputs("  ", f);
 		first = 0;
-		colored(f, r->color && i == TC_CLASS, class_sgr(cls), c[i]);
+		if (r->color && i == TC_CLASS) {
+			colored(f, 1, class_sgr(cls), c[i]);
+			used = report_width(c[i]);
+		} else {
+			used = put_cell(f, c[i], w[i]);
+		}
 		if (i != last)
-			pad(f, w[i] - report_width(c[i]));
+			pad(f, w[i] - used);
 	}
 	fputc('\n', f);
 }
 
-static void table_counts(docket_replay_report *r, FILE *f)
+/* ---- the table's head: lines wrapped at the terminal's width ---- */
+
+/* Display width of the `n` bytes at `s`. */
+static size_t width_n(const char *s, size_t n)
 {
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* `s` and a newline; with a width, words go on to lines indented by
+ * `indent` where they would pass it (a longer word stays whole; the spaces
+ * between words stay as they are where no line breaks). */
+static void put_wrapped(FILE *f, const char *s, unsigned width, size_t indent)
+{
+	size_t col = 0, start, sp;
+
+	if (!width) {
+		fputs(s, f);
+		fputc('\n', f);
+		return;
+	}
+	while (*s == ' ') {
+		fputc(*s++, f);
+		col++;
+	}
+	start = col;
+	while (*s) {
+		size_t n = strcspn(s, " "), w = width_n(s, n);
+
+		fwrite(s, 1, n, f);
+		col += w;
+		s += n;
+		sp = strspn(s, " ");
+		s += sp;
+		if (!*s)
+			break;
+		n = strcspn(s, " ");
+		if (col + sp + width_n(s, n) > width && col > start) {
+			fputc('\n', f);
+			pad(f, indent);
+			col = start = indent;
+		} else {
+			pad(f, sp);
+			col += sp;
+		}
+	}
+	fputc('\n', f);
+}
+
+/* ---- sessions: the assumptions ---- */
+
+static const char *runtime_of(const report_session *e)
+{
+	return *e->runtime ? e->runtime : "runtime not recorded";
+}
+
+/* The warning of a session whose sandbox assumed is not its runtime's. */
+static int session_warning(docket_buf *out, const report_session *e)
+{
+	int error;
+
+	docket_buf_clear(out);
+	error = docket_buf_printf(out, "the runtime (%s) ran %s%s; the replay assumed %s (%s): verdicts that "
+				  "depend on the sandbox may differ from what the runtime did", runtime_of(e),
+				  strcmp(e->recorded, "none") == 0 ? "with no sandbox" : "with sandbox ",
+				  strcmp(e->recorded, "none") == 0 ? "" : e->recorded, e->assumed,
+				  report_session_from(e));
+	if (error == 0 && docket_replay_sandbox_valid(e->recorded))
+		error = docket_buf_printf(out, " (--assume-sandbox %s replays as it ran)", e->recorded);
+	return error;
+}
+
+static int table_sessions(docket_replay_report *r, FILE *f)
+{
+	int error;
+
+	for (size_t i = 0; i < r->nsess; i++) {
+		const report_session *e = &r->sess[i];
+
+		if ((error = report_session_baseline(&r->cell, e)) < 0)
+			return error;
+		docket_buf_clear(&r->head);
+		if ((error = docket_buf_printf(&r->head, "%s%s%s (%s): sandbox %s (%s), the runtime had %s; baseline: %s",
+					       e->host ? e->host : "", e->host ? "/" : "", e->id, runtime_of(e),
+					       e->assumed, report_session_from(e),
+					       *e->recorded ? e->recorded : "(not recorded)", r->cell.ptr)) < 0)
+			return error;
+		put_wrapped(f, r->head.ptr, r->width, 4);
+		if (report_session_warns(e)) {
+			docket_buf_clear(&r->head);
+			if ((error = session_warning(&r->line, e)) < 0 ||
+			    (error = docket_buf_printf(&r->head, "  warning: %s", r->line.ptr)) < 0)
+				return error;
+			put_wrapped(f, r->head.ptr, r->width, 4);
+		}
+	}
+	return 0;
+}
+
+static int table_counts(docket_replay_report *r, FILE *f)
+{
+	int error;
+
 	static const int order[] = { DOCKET_REPLAY_UNCHANGED, DOCKET_REPLAY_TIGHTENED, DOCKET_REPLAY_LOOSENED,
 				     DOCKET_REPLAY_UNDECIDED };
 
-	fprintf(f, "replayed %llu call%s against %s\n", (unsigned long long)r->calls, r->calls == 1 ? "" : "s",
-		r->policy);
-	fprintf(f, "baseline: %s; approvals: %s\n", r->baseline ? r->baseline : "recorded verdicts",
-		r->approvals);
-	if (r->history)
-		for (size_t i = 0; i < docket_replay_history_count(r->history); i++)
-			fprintf(f, "commit %.*s  %s\n", SHORT_ID, docket_replay_history_commit(r->history, i),
-				docket_replay_history_summary(r->history, i));
+	docket_buf_clear(&r->head);
+	if ((error = docket_buf_printf(&r->head, "replayed %llu call%s against %s", (unsigned long long)r->calls,
+				       r->calls == 1 ? "" : "s", r->policy)) < 0)
+		return error;
+	put_wrapped(f, r->head.ptr, r->width, 4);
+	docket_buf_clear(&r->head);
+	if ((error = docket_buf_printf(&r->head, "baseline: %s; approvals: %s",
+				       r->baseline ? r->baseline : "recorded verdicts", r->approvals)) < 0)
+		return error;
+	put_wrapped(f, r->head.ptr, r->width, 4);
+	if ((error = table_sessions(r, f)) < 0)
+		return error;
+	for (size_t i = 0; r->history && i < docket_replay_history_count(r->history); i++) {
+		docket_buf_clear(&r->head);
+		if ((error = docket_buf_printf(&r->head, "commit %.*s  %s", SHORT_ID,
+					       docket_replay_history_commit(r->history, i),
+					       docket_replay_history_summary(r->history, i))) < 0)
+			return error;
+		put_wrapped(f, r->head.ptr, r->width, 4);
+	}
 	fputc('\n', f);
 	for (size_t i = 0; i < 4; i++) {
 		fprintf(f, "  %-10s %8llu", docket_replay_class_name((docket_replay_class)order[i]),
@@ -176,6 +367,7 @@ static void table_counts(docket_replay_report *r, FILE *f)
 			if (r->transitions[was][now])
 				fprintf(f, "  %-17s  %-17s  %8llu\n", was == 4 ? "undecided" : verdict(was),
 					verdict(now), (unsigned long long)r->transitions[was][now]);
+	return 0;
 }
 
 /* The kept calls of one kind (changed or undecided), as table rows. */
@@ -191,6 +383,7 @@ static int table_rows(docket_replay_report *r, FILE *f, int undecided)
 	fputc('\n', f);
 	if (undecided)
 		fputs("undecided (no verdict recorded or implied by the history yet):\n", f);
+	table_fit(r, undecided);
 	table_line(r, f, headers, undecided, -1);
 	while ((error = report_next(r, &row, &buf)) == 0) {
 		if ((row.fx.cls == DOCKET_REPLAY_UNDECIDED) != undecided)
@@ -205,10 +398,9 @@ static int table_rows(docket_replay_report *r, FILE *f, int undecided)
 
 int report_table(docket_replay_report *r, FILE *out)
 {
-	int error = 0;
+	int error = table_counts(r, out);
 
-	table_counts(r, out);
-	if (r->changed_rows)
+	if (error == 0 && r->changed_rows)
 		error = table_rows(r, out, 0);
 	if (error == 0 && r->undecided_rows)
 		error = table_rows(r, out, 1);
@@ -261,7 +453,28 @@ static int member(FILE *f, const char *key, json_t *value)
 	return error;
 }
 
-static json_t *head_json(const docket_replay_report *r)
+static json_t *sessions_json(docket_replay_report *r)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < r->nsess; i++) {
+		const report_session *e = &r->sess[i];
+		int warns = report_session_warns(e);
+
+		if (report_session_baseline(&r->cell, e) < 0 || (warns && session_warning(&r->line, e) < 0) ||
+		    json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:o}, s:s, s:o}",
+			"session", e->id, "host", str_or_null(e->host), "runtime", str_or_null(*e->runtime ? e->runtime : NULL),
+			"sandbox", "assumed", e->assumed, "from", e->from,
+			"recorded", str_or_null(*e->recorded ? e->recorded : NULL),
+			"baseline", r->cell.ptr, "warning", str_or_null(warns ? r->line.ptr : NULL))) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *head_json(docket_replay_report *r)
 {
 	json_t *commits = json_array(), *trans = json_array(), *totals;
 
@@ -283,12 +496,12 @@ static json_t *head_json(const docket_replay_report *r)
 			   "loosened", (json_int_t)r->counts[DOCKET_REPLAY_LOOSENED],
 			   "loosened_human_denied", (json_int_t)r->human_denied,
 			   "undecided", (json_int_t)r->counts[DOCKET_REPLAY_UNDECIDED]);
-	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "policy", r->policy, "baseline", str_or_null(r->baseline), "approvals", r->approvals,
 			 "filters", "session", str_or_null(r->session), "since", str_or_null(r->since),
 			 "until", str_or_null(r->until),
 			 "commits", r->history ? commits : (json_decref(commits), json_null()),
-			 "totals", totals, "transitions", trans);
+			 "totals", totals, "transitions", trans, "sessions", sessions_json(r));
 }
 
 /* One array of kept calls ("changes" or "undecided"). */
@@ -436,14 +649,85 @@ static void md_code(FILE *f, const char *s)
 	fputs("</code>", f);
 }
 
+/* Text named in the head, cut to `cap` bytes (at a character). */
+static void md_source_cut(FILE *f, const char *s, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (n <= cap) {
+		md_code(f, s);
+		return;
+	}
+	n = cap;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	fputs("<code>", f);
+	for (size_t i = 0; i < n; i++) {
+		char one[2] = { s[i], '\0' };
+
+		put_escaped(f, one, 1);
+	}
+	fputs("…</code>", f);
+}
+
+static void md_source(FILE *f, const char *s)
+{
+	md_source_cut(f, s, MD_MAX_SOURCE);
+}
+
+/* The sessions' assumptions: a table of at most MD_MAX_SESSIONS, those
+ * with a warning first, then the warnings. */
+static int md_sessions(docket_replay_report *r, FILE *f)
+{
+	size_t shown = 0, warned = 0;
+	int error;
+
+	if (!r->nsess)
+		return 0;
+	fputs("\n| session | runtime | sandbox assumed | the runtime had | baseline |\n|---|---|---|---|---|\n", f);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->nsess && shown < MD_MAX_SESSIONS; i++) {
+			const report_session *e = &r->sess[i];
+
+			if (report_session_warns(e) != !pass)
+				continue;
+			if ((error = report_session_baseline(&r->cell, e)) < 0)
+				return error;
+			fputs(pass ? "| " : "| ⚠ ", f);
+			md_source_cut(f, e->id, MD_MAX_SESSION_ID);
+			fputs(" | ", f);
+			md_source_cut(f, e->runtime, MD_MAX_SESSION_ID);
+			fprintf(f, " | %s (%s) | %s | ", e->assumed, report_session_from(e),
+				*e->recorded ? e->recorded : "not recorded");
+			put_escaped(f, r->cell.ptr, 1);
+			fputs(" |\n", f);
+			shown++;
+			warned += !pass;
+		}
+	if (r->nsess > shown)
+		fprintf(f, "\n… and %zu more sessions (see `docket replay --format json`).\n", r->nsess - shown);
+	for (size_t i = 0; i < r->nsess && warned; i++)
+		if (report_session_warns(&r->sess[i])) {
+			if ((error = session_warning(&r->line, &r->sess[i])) < 0)
+				return error;
+			fputs("\n> ⚠ ", f);
+			md_source_cut(f, r->sess[i].id, MD_MAX_SESSION_ID);
+			fputs(": ", f);
+			put_escaped(f, r->line.ptr, 1);
+			fputc('\n', f);
+			warned--;
+		}
+	return 0;
+}
+
 static void md_counts(docket_replay_report *r, FILE *f)
 {
 	fputs("## docket replay\n\nReplayed **", f);
 	fprintf(f, "%llu** call%s against ", (unsigned long long)r->calls, r->calls == 1 ? "" : "s");
-	md_code(f, r->policy);
+	md_source(f, r->policy);
 	fputs(" (baseline: ", f);
 	if (r->baseline)
-		md_code(f, r->baseline);
+		md_source(f, r->baseline);
 	else
 		fputs("recorded verdicts", f);
 	fprintf(f, "; approvals: %s).\n\n", r->approvals);
@@ -489,25 +773,85 @@ static void md_row(docket_replay_report *r, FILE *f, const report_row *row)
 	fputs(" |\n", f);
 }
 
-int report_markdown(docket_replay_report *r, FILE *out)
+/* The head: counts, transitions, sessions and the changed calls' header. */
+static int md_head(docket_replay_report *r, FILE *f)
 {
-	int error = 0;
+	int error;
 
-	md_counts(r, out);
+	md_counts(r, f);
+	if ((error = md_sessions(r, f)) < 0)
+		return error;
 	if (r->changed_rows) {
 		fputs("\n### Changed calls\n\n| class | note | session | invocation | tool | command or target | "
-		      "was → now | rule |", out);
+		      "was → now | rule |", f);
 		fputs(r->history ? " commit |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n",
-		      out);
-		error = report_copy(r->text[0], out);
-		if (r->changed_rows > MD_MAX_ROWS)
+		      f);
+	}
+	return 0;
+}
+
+/* The rows that fit in `budget` bytes, whole; *shown counts them. */
+static int md_rows(docket_replay_report *r, FILE *out, size_t budget, uint64_t *shown)
+{
+	FILE *rows = r->text[0];
+	char *line = NULL;
+	size_t cap = 0, used = 0;
+	ssize_t n;
+	int error = 0;
+
+	*shown = 0;
+	if (fflush(rows) != 0 || fseek(rows, 0, SEEK_SET) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	while ((n = getline(&line, &cap, rows)) > 0 && used + (size_t)n <= budget) {
+		if (fwrite(line, 1, (size_t)n, out) != (size_t)n) {
+			error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+			break;
+		}
+		used += (size_t)n;
+		(*shown)++;
+	}
+	free(line);
+	if (error == 0 && ferror(rows))
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot read the report's temporary file");
+	return error;
+}
+
+int report_markdown(docket_replay_report *r, FILE *out)
+{
+	char *head = NULL;
+	size_t hlen = 0;
+	uint64_t shown = 0;
+	FILE *f = open_memstream(&head, &hlen);
+	int error;
+
+	if (!f)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = md_head(r, f);
+	if (fclose(f) != 0 && error == 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	if (error == 0 && fwrite(head, 1, hlen, out) != hlen)
+		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
+	free(head);
+	if (error == 0 && r->changed_rows) {
+		error = md_rows(r, out, hlen + MD_TAIL < MD_MAX_BYTES ? MD_MAX_BYTES - MD_TAIL - hlen : 0, &shown);
+		if (error == 0 && r->changed_rows > shown)
 			fprintf(out, "\n… and %llu more (see `docket replay --format json`).\n",
-				(unsigned long long)(r->changed_rows - MD_MAX_ROWS));
+				(unsigned long long)(r->changed_rows - shown));
 	}
 	return error;
 }
 
 /* ---- keeping a call ---- */
+
+/* A changed call's markdown row, while there are fewer than MD_MAX_ROWS
+ * (finish keeps those that fit MD_MAX_BYTES). */
+static int md_keep(docket_replay_report *r, const report_row *row)
+{
+	if (r->changed_rows >= MD_MAX_ROWS)
+		return 0;
+	md_row(r, r->text[0], row);
+	return ferror(r->text[0]) ? docket_error_set(DOCKET_ESTORAGE, "cannot write the report's temporary file") : 0;
+}
 
 int report_keep(docket_replay_report *r, const report_row *row)
 {
@@ -521,9 +865,7 @@ int report_keep(docket_replay_report *r, const report_row *row)
 			junit_case(r, r->text[0], row);
 		return 0;
 	case DOCKET_REPLAY_MARKDOWN:
-		if (!undecided && r->changed_rows < MD_MAX_ROWS)
-			md_row(r, r->text[0], row);
-		return 0;
+		return undecided ? 0 : md_keep(r, row);
 	default:
 		if ((error = report_spool(r, row)) < 0)
 			return error;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "replay_internal.h"
+#include "policy/policy.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -132,6 +133,14 @@ static int grow(rsessions *t)
 	return 0;
 }
 
+/* --assume-sandbox in the session's context (NULL: none assumed): it
+ * overrides the policy's sandbox and a Codex session's recorded one. */
+static int assume_in(json_t *c, const char *assume)
+{
+	return !assume || json_object_set_new(c, "sandbox_policy", json_string(assume)) == 0 ? 0
+		: docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
 /* The recorded context of a session.opened event, with no grants yet. */
 static json_t *context_of(const docket_event *ev)
 {
@@ -230,6 +239,10 @@ int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_ev
 		json_decref(c);
 		return error;
 	}
+	if (assume_in(c, t->assume) < 0) {
+		json_decref(c);
+		return DOCKET_ENOMEM;
+	}
 	p = slot_of(t, id);
 	if (!(s = *p)) {
 		if (!(s = docket_calloc(1, sizeof(*s))) || !(s->id = docket_malloc(strlen(id) + 1))) {
@@ -243,9 +256,63 @@ int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_ev
 	}
 	json_decref(s->context);
 	s->context = c;
+	s->assume = t->assume;
+	s->imported |= ev && ev->provenance;
 	touch(t, s);
 	*out = s;
 	return 0;
+}
+
+/* The sandbox mode of Codex settings (`sandbox_policy`), or NULL. */
+static const char *codex_sandbox(const json_t *codex)
+{
+	const json_t *v = codex ? json_object_get(codex, "sandbox_policy") : NULL, *writable;
+	int sandbox = SB_UNSET, network = -1;
+	bool ex_tmpdir, ex_slash_tmp;
+
+	if (!v || pol_parse_sandbox(v, &sandbox, &network, &ex_tmpdir, &ex_slash_tmp, &writable) < 0) {
+		docket_error_clear();
+		return NULL;
+	}
+	return replay_sandbox_name(sandbox);
+}
+
+const char *replay_sandbox_name(int sandbox)
+{
+	switch (sandbox) {
+	case SB_READ_ONLY: return "read_only";
+	case SB_WORKSPACE_WRITE: return "workspace_write";
+	case SB_FULL_ACCESS: return "full_access";
+	case SB_EXTERNAL: return "external";
+	default: return NULL;
+	}
+}
+
+const char *rsession_recorded_sandbox(const rsession *s)
+{
+	const char *runtime = json_string_value(json_object_get(s->context, "runtime"));
+	const char *codex = codex_sandbox(s->codex);
+
+	if (codex)
+		return codex;
+	/* Claude Code runs tools without a sandbox unless its settings enable
+	 * one (recorded settings with sandbox.enabled: its Bash tool writes in
+	 * the working directory only) */
+	if (runtime && (strncmp(runtime, "claude-code/", 12) == 0 || strcmp(runtime, "claude-code") == 0))
+		return s->claude_sandbox ? "workspace_write" : "none";
+	return NULL;
+}
+
+const char *rsession_assumed_sandbox(const rsession *s, int format, int sandbox, const char **from)
+{
+	const char *recorded = format == DOCKET_POLICY_CODEX ? codex_sandbox(s->codex) : NULL;
+
+	if (recorded) {
+		*from = "recorded";
+		return recorded;
+	}
+	*from = format == DOCKET_POLICY_CODEX ? "default" : "policy";
+	return replay_sandbox_name(sandbox) ? replay_sandbox_name(sandbox) : "full_access";
 }
 
 void rsessions_close(rsessions *t, const char *id)
@@ -306,6 +373,22 @@ static void codex_slot_fill(codex_slot *e, const char *text, size_t len, json_t 
 	e->codex = json_incref(codex);
 }
 
+/* Claude Code settings with "sandbox": {"enabled": true}: its Bash tool
+ * ran in a sandbox that lets it write in the working directory. A text that
+ * does not parse says nothing (it was checked when recorded). */
+static void claude_sandbox(rsession *s, const char *text, size_t len)
+{
+	json_t *doc = NULL, *sb;
+
+	if (docket_json_parse(&doc, text, len) < 0) {
+		docket_error_clear();
+		return;
+	}
+	sb = json_object_get(doc, "sandbox");
+	s->claude_sandbox = json_is_object(sb) && json_is_true(json_object_get(sb, "enabled"));
+	json_decref(doc);
+}
+
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 {
 	const Docket__V1__PolicyRevised *p = ev->policy_revised;
@@ -313,6 +396,12 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 	json_t *doc = NULL, *codex = NULL;
 	codex_slot *slot = NULL;
 	int error = 0, hit = 0;
+
+	/* a revision imported from a transcript is not the settings in force */
+	s->live_settings |= !ev->provenance;
+	s->imported |= !!ev->provenance;
+	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE)
+		claude_sandbox(s, p->policy_json, len);
 
 	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
 	    (slot = codex_slot_of(t, p->policy_json, len, &hit)) && hit) {
@@ -349,6 +438,7 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 	return 0;
 }
 
+
 int rsession_context(const docket_policy_context **out, rsession *s, int codex)
 {
 	json_t *c = s->context;
@@ -360,6 +450,8 @@ int rsession_context(const docket_policy_context **out, rsession *s, int codex)
 			return docket_error_set(DOCKET_ENOMEM, "out of memory");
 		if (codex && json_object_update(c, s->codex) < 0)
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		if (codex && error == 0)   /* the assumption wins over the recorded sandbox */
+			error = assume_in(c, s->assume);
 		if (error == 0)
 			error = docket_policy_context_from_json(&s->ctx[codex], c);
 		if (codex)

@@ -65,6 +65,8 @@ local, fleet = (json.load(open(x)) for x in sys.argv[1:3])
 for part in ("changes", "undecided"):
     for c in local[part]:
         c["ledger"], c["host"] = sys.argv[3], sys.argv[4]
+for s in local.get("sessions", []):   # the sessions the fleet names with their host
+    s["host"] = sys.argv[4]
 sys.exit(0 if local == fleet else 1)
 PY
 check $? 0 "fleet replay is the local replay (its rows plus ledger and host)"

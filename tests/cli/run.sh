@@ -81,6 +81,7 @@ run_case() {
 		export PATH="$work_root/bin:$PATH"
 		export DOCKET_LEDGER=ledger FIXTURES="$src_root/fixtures"
 		export NO_COLOR=1 LC_ALL=C TZ=UTC
+		unset COLUMNS
 		unset DOCKET_BIN
 		exec bash -c 'set -o pipefail; . "$1"; . "$2"' case "$here/lib.sh" "$script"
 	) >"$out" 2>"$err" </dev/null

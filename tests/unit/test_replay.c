@@ -30,6 +30,7 @@ typedef struct seen {
 	int human_denied;
 	size_t changed_at;
 	char rule[128];
+	char recorded[24], assumed[24], from[16];   /* "" for NULL */
 } seen;
 
 typedef struct collect {
@@ -118,6 +119,9 @@ static int on_call(void *ctx, const docket_replay_call *c)
 	s->human_denied = c->human_denied;
 	s->changed_at = c->changed_at;
 	snprintf(s->rule, sizeof(s->rule), "%s", c->rule ? c->rule : "");
+	snprintf(s->recorded, sizeof(s->recorded), "%s", c->sandbox_recorded ? c->sandbox_recorded : "");
+	snprintf(s->assumed, sizeof(s->assumed), "%s", c->sandbox_assumed ? c->sandbox_assumed : "");
+	snprintf(s->from, sizeof(s->from), "%s", c->sandbox_from ? c->sandbox_from : "");
 	return col->stop_after > 0 && (int)col->n >= col->stop_after;
 }
 
@@ -325,6 +329,49 @@ static void test_filters_negative(void **state)
 	assert_int_equal(replay_time_ms("2025-04-01 10:05:00Z", &ms), -1);
 	assert_int_equal(replay_time_ms("2025-04-01T10:05:00Zx", &ms), -1);
 	assert_int_equal(replay_time_ms(NULL, &ms), -1);
+	docket_policy_free(p);
+}
+
+/* The assumptions each call carries: the sandbox the runtime had (Claude
+ * Code: none; a Codex session with no recorded sandbox: not known), the one
+ * the policy assumed and why; --assume-sandbox overrides it; an unknown mode
+ * is refused before anything is read, and an options struct older than
+ * version 3 has no such field to read. */
+static void test_assumptions(void **state)
+{
+	fixture *f = *state;
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	docket_policy *p = policy("strict.yaml");
+	const docket_policy *ps[1] = { p };
+	collect col = { 0 };
+	const seen *s;
+
+	assert_true(docket_replay_sandbox_valid("read_only"));
+	assert_true(docket_replay_sandbox_valid("none"));
+	assert_false(docket_replay_sandbox_valid("workspace-write"));
+	assert_false(docket_replay_sandbox_valid(""));
+	assert_false(docket_replay_sandbox_valid(NULL));
+	run(f, NULL, "strict.yaml", NULL, &col);
+	s = find(&col, "i1");      /* s-import: claude-code/2.0.1 */
+	assert_string_equal(s->recorded, "none");
+	assert_string_equal(s->assumed, "workspace_write");
+	assert_string_equal(s->from, "policy");
+	s = find(&col, "c1");      /* s-codex: no sandbox recorded */
+	assert_string_equal(s->recorded, "");
+	o.assume_sandbox = "read_only";
+	run(f, NULL, "strict.yaml", &o, &col);
+	s = find(&col, "i1");
+	assert_string_equal(s->assumed, "read_only");
+	assert_string_equal(s->from, "assumed");
+	assert_string_equal(s->recorded, "none");
+	o.assume_sandbox = "sandboxed";
+	memset(&col, 0, sizeof(col));
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, &o, on_call, &col), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "sandboxed"));
+	assert_int_equal(col.n, 0);
+	o.version = 2;   /* the field is not there: ignored */
+	assert_int_equal(docket_replay_run(f->ledger, NULL, ps, 1, &o, on_call, &col), 0);
+	assert_string_equal(find(&col, "i1")->from, "policy");
 	docket_policy_free(p);
 }
 
@@ -569,6 +616,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_history_changed_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters_negative, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_assumptions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_determinism_and_fail_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failure, setup, teardown),
