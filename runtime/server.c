@@ -1092,10 +1092,15 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.tape = docket_json_tape_new(); /* without it, every line takes the tree path */
 	if (s.stdio) {
 		set_nonblock(STDIN_FILENO);
-		if (!conn_new(&s, STDIN_FILENO, STDOUT_FILENO)) {
+		conn *c = conn_new(&s, STDIN_FILENO, STDOUT_FILENO);
+
+		if (!c) {
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 			goto cleanup;
 		}
+		/* the client on stdio runs as this process's uid: its lineage's */
+		c->proto.peer_uid = (long long)getuid();
+		c->proto.role = PROTO_ROLE_OPERATOR;
 	} else if ((error = listen_on(&s, opts->socket_path)) < 0) {
 		goto cleanup;
 	} else {

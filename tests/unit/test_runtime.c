@@ -104,23 +104,34 @@ static void test_record_mode_lifecycle(void **state)
 	json_decref(p);
 }
 
+/* Invariant 7 per lineage: another runtime's start fences nobody; the same
+ * runtime (name and uid) starting again fences its earlier instance. */
 static void test_fencing_stale_runtime(void **state)
 {
 	fixture *f = *state;
-	docket_runtime *newer = NULL;
+	docket_runtime *other = NULL, *newer = NULL;
 	docket_intent_result r;
 	uint32_t attempt;
 	char token[48];
 
 	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
 	intent_ok(f, "c1", "ls", NULL, NULL, "allowed", 0, &r);
-	assert_int_equal(docket_runtime_start(&newer, f->l, "test/2"), 0);
-	assert_int_equal(docket_runtime_epoch(newer), 2);
-	/* the zombie cannot dispatch */
-	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ESTALE);
+	intent_ok(f, "c2", "ls", NULL, NULL, "allowed", 0, &r);
+	assert_int_equal(docket_runtime_start(&other, f->l, "test/2"), 0);
+	assert_int_equal(docket_runtime_epoch(other), 2);
+	/* test/2 fenced nobody: test/1 goes on */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), 0);
+	assert_int_equal(docket_runtime_start(&newer, f->l, "test/1"), 0);
+	assert_int_equal(docket_runtime_epoch(newer), 3);
+	/* the zombie of test/1 cannot dispatch; the refusal names who took over and what to do */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c2", &attempt, token), DOCKET_ESTALE);
 	assert_int_equal(docket_error_last()->invariant, 7);
-	assert_int_equal(docket_tool_dispatch(newer, "s1", "c1", &attempt, token), 0);
+	assert_non_null(strstr(docket_error_last()->message, "runtime \"test/1\""));
+	assert_non_null(strstr(docket_error_last()->message, "was started again at epoch 3 (seq "));
+	assert_non_null(strstr(docket_error_last()->message, "call runtime.start, then recover.plan"));
+	assert_int_equal(docket_tool_dispatch(newer, "s1", "c2", &attempt, token), 0);
 	docket_runtime_free(newer);
+	docket_runtime_free(other);
 }
 
 /* ---- authority mode ---- */
@@ -641,7 +652,9 @@ static void unbound_connection(void **state, int merged)
 		{ "tool.intent", ASK_INTENT, "stale_epoch" },
 		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"t\",\"epoch\":1}", "stale_epoch" },
 		{ "runtime.attach", "{\"epoch\":1}", "stale_epoch" },
-		{ "recover.apply", "{}", "stale_epoch" },
+		/* an operator's recover.apply writes under the settled lineages'
+		 * epochs, not its own; with nothing to settle it writes nothing */
+		{ "recover.apply", "{}", NULL },
 	};
 
 	demo_session(f);
@@ -763,16 +776,16 @@ static void roles(void **state, int merged)
 	const step start_a[] = { { "runtime.start", "{\"runtime\":\"agent-a\"}", NULL } };
 	const step a[] = {
 		{ "session.open", "{\"session\":\"sa\"}", NULL },
-		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "forbidden" },
 		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\",\"decision\":{\"verdict\":\"approval_required\"}}", NULL },
 		{ "approval.request", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
-		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "bad_request" },
-		{ "recover.apply", "{}", "bad_request" },
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "forbidden" },
+		{ "recover.apply", "{}", "forbidden" },
 	};
 	const step start_b[] = { { "runtime.start", "{\"runtime\":\"agent-b\"}", NULL } };
 	const step b[] = {
-		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "bad_request" },
-		{ "session.close", "{\"session\":\"sa\"}", "bad_request" },
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "forbidden" },
+		{ "session.close", "{\"session\":\"sa\"}", "forbidden" },
 	};
 	const step settle[] = {
 		{ "runtime.attach", "{\"epoch\":3}", "stale_epoch" },
