@@ -91,21 +91,25 @@ typedef struct apply_ctx {
 
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(4, 5);
 
-/* Error naming the invariant, the event type, the session and the invocation. */
+/* Error naming the invariant, the event type, the session and the
+ * invocation (only when the event has one: session.closed has none). */
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...)
 {
-	char what[512];
+	char what[512], where[600];
+	const char *inv = c->ev->invocation;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (inv && *inv)
+		snprintf(where, sizeof(where), "session \"%s\", invocation \"%s\"", c->ev->session, inv);
+	else
+		snprintf(where, sizeof(where), "session \"%s\"", c->ev->session ? c->ev->session : "");
 	if (invariant)
-		return docket_error_invariant(code, invariant,
-			"invariant %d: %s rejected (session \"%s\", invocation \"%s\"): %s",
-			invariant, docket_event_type(c->ev), c->ev->session, c->ev->invocation, what);
-	return docket_error_set(code, "%s rejected (session \"%s\", invocation \"%s\"): %s",
-				docket_event_type(c->ev), c->ev->session, c->ev->invocation, what);
+		return docket_error_invariant(code, invariant, "invariant %d: %s rejected (%s): %s",
+					      invariant, docket_event_type(c->ev), where, what);
+	return docket_error_set(code, "%s rejected (%s): %s", docket_event_type(c->ev), where, what);
 }
 
 static int mark_duplicate(const apply_ctx *c, uint64_t seq)
