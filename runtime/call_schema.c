@@ -72,6 +72,14 @@ static int is_string_array(const docket_jv_ops *o, docket_jv v)
 	return 1;
 }
 
+/* The string value of `v` (a string), or NULL. */
+static const char *str_of(const docket_jv_ops *o, docket_jv v)
+{
+	size_t len;
+
+	return o->type(v) == DOCKET_JV_STRING ? o->string(v, &len) : NULL;
+}
+
 static int in_list(const char *s, const char *const *list)
 {
 	for (; s && *list; list++)
@@ -93,7 +101,7 @@ static int changes_ok(const docket_jv_ops *o, docket_jv v)
 		docket_jv path = o->get(ch, "path"), op = o->get(ch, "op"), to = o->get(ch, "to");
 
 		if (o->type(ch) != DOCKET_JV_OBJECT || !path.p || o->type(path) != DOCKET_JV_STRING ||
-		    (op.p && (o->type(op) != DOCKET_JV_STRING || !in_list(o->string(op, NULL), patch_ops))) ||
+		    (op.p && (o->type(op) != DOCKET_JV_STRING || !in_list(str_of(o, op), patch_ops))) ||
 		    (to.p && o->type(to) != DOCKET_JV_STRING))
 			return 0;
 	}
@@ -109,7 +117,7 @@ static int value_ok(const field *f, const docket_jv_ops *o, docket_jv v)
 	case F_PORT: return o->type(v) == DOCKET_JV_INTEGER && o->integer(v) >= 0 && o->integer(v) <= 65535;
 	case F_OBJECT: return o->type(v) == DOCKET_JV_OBJECT;
 	case F_CHANGES: return changes_ok(o, v);
-	case F_ENUM: return o->type(v) == DOCKET_JV_STRING && in_list(o->string(v, NULL), f->values);
+	case F_ENUM: return o->type(v) == DOCKET_JV_STRING && in_list(str_of(o, v), f->values);
 	default: return 0;
 	}
 }
