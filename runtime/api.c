@@ -228,6 +228,8 @@ int docket_runtime_recover(docket_runtime *rt, const docket_recover_options *opt
 
 	if (p && opts && opts->reconcile)
 		json_object_set(p, "reconcile", (json_t *)opts->reconcile);
+	if (p && opts && opts->runtime)
+		json_object_set_new(p, "runtime", json_string(opts->runtime));
 	proto_set_reconcile_cb(rt->ctx, opts ? opts->reconcile_cb : NULL, opts ? opts->reconcile_ctx : NULL);
 	return run(rt, apply ? "recover.apply" : "recover.plan", p, plan);
 }

@@ -847,14 +847,17 @@ static int prepare_dispatch(proto_ctx *ctx, proto_call *call)
 static int recover_options(proto_ctx *ctx, proto_call *call, docket_recover_options *o)
 {
 	const char *approvals = param_str(call, "approvals");
-	const json_t *rec = json_object_get(call->params, "reconcile");
+	const json_t *rec = json_object_get(call->params, "reconcile"), *rt = json_object_get(call->params, "runtime");
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(call->params, key, v) {
-		if (strcmp(key, "approvals") != 0 && strcmp(key, "reconcile") != 0)
+		if (strcmp(key, "approvals") != 0 && strcmp(key, "reconcile") != 0 && strcmp(key, "runtime") != 0)
 			return refuse(call, DOCKET_EINVALID, "%s: unknown field \"%s\"", call->method, key);
 	}
+	if (rt && !json_is_string(rt))
+		return refuse(call, DOCKET_EINVALID, "%s: runtime must be a runtime's name", call->method);
+	o->runtime = json_string_value(rt);
 	if (approvals && strcmp(approvals, "reprompt") != 0 && strcmp(approvals, "close") != 0)
 		return refuse(call, DOCKET_EINVALID, "%s: approvals must be reprompt or close", call->method);
 	if (rec && !json_is_object(rec))
@@ -1377,33 +1380,34 @@ static int item_owner(const json_t *item, state_lineage *out)
 	return 1;
 }
 
-/* The lineage an item is applied under, and the epoch its events carry (0: a new start's). */
-static void item_lineage(const proto_call *call, const json_t *item, state_lineage *out, uint64_t *epoch)
+/* The lineage an item is applied under, and the epoch its events carry (0: a new start's);
+ * 0 when its session has no owner. */
+static int item_lineage(const proto_call *call, const json_t *item, state_lineage *out, uint64_t *epoch)
 {
 	state_lineage mine;
 
 	conn_lineage(call->conn, &mine);
 	*epoch = 0;
 	if (!item_owner(item, out)) {
-		if (call->conn->epoch) {
-			*out = mine;
-			*epoch = call->conn->epoch;
-			return;
-		}
 		*out = mine;
-		snprintf(out->name, sizeof(out->name), "docket recover");
-		return;
+		if (call->conn->epoch)
+			*epoch = call->conn->epoch;
+		else
+			snprintf(out->name, sizeof(out->name), "docket recover");
+		return 0;
 	}
 	if (call->conn->epoch && state_lineage_same(out, &mine))
 		*epoch = call->conn->epoch;
+	return 1;
 }
 
 /* A runtime.started of `lin` as its own group; its index noted in `fenced`. */
 static int group_start(ledger_group **groups, size_t *ngroups, size_t *cap, const state_lineage *lin,
-		       json_t *fenced)
+		       int owner, json_t *fenced)
 {
 	json_t *ev = json_pack("{s:s, s:s}", "type", "runtime.started", "runtime", lin->name);
-	json_t *note = json_pack("{s:s, s:I}", "runtime", lin->name, "group", (json_int_t)*ngroups);
+	json_t *note = json_pack("{s:s, s:b, s:I}", "runtime", lin->name, "owner", owner,
+				 "group", (json_int_t)*ngroups);
 	json_t *events = json_array();
 	ledger_group *g;
 	int error = 0;
@@ -1436,11 +1440,12 @@ static int recover_groups(proto_call *call, ledger_group **groups, size_t *ngrou
 	json_array_foreach(items, i, item) {
 		state_lineage lin, lin2;
 		uint64_t epoch, epoch2;
+		int owned;
 
 		if (json_array_size(json_object_get(item, "events")) == 0 || json_object_get(item, "group"))
 			continue;
-		item_lineage(call, item, &lin, &epoch);
-		if (!epoch && (error = group_start(groups, ngroups, cap, &lin, fenced)) < 0)
+		owned = item_lineage(call, item, &lin, &epoch);
+		if (!epoch && (error = group_start(groups, ngroups, cap, &lin, owned, fenced)) < 0)
 			return error;
 		/* this item and every later one of the same lineage */
 		for (j = i; j < json_array_size(items) && error == 0; j++) {
@@ -1451,7 +1456,7 @@ static int recover_groups(proto_call *call, ledger_group **groups, size_t *ngrou
 			events = json_object_get(other, "events");
 			if (json_array_size(events) == 0 || json_object_get(other, "group"))
 				continue;
-			item_lineage(call, other, &lin2, &epoch2);
+			(void)item_lineage(call, other, &lin2, &epoch2);
 			if (!state_lineage_same(&lin, &lin2) || epoch2 != epoch)
 				continue;
 			json_object_set_new(other, "group", json_integer((json_int_t)*ngroups));

@@ -299,7 +299,8 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 		json_decref(events);
 		return error;
 	}
-	if (c->only && (!c->owned || !state_lineage_same(&c->owner, c->only))) {
+	if ((c->only && (!c->owned || !state_lineage_same(&c->owner, c->only))) ||
+	    (c->opts->runtime && (!c->owned || strcmp(c->owner.name, c->opts->runtime) != 0))) {
 		json_decref(events);
 		return 0; /* another runtime's call: not this runtime's to see */
 	}
