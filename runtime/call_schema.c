@@ -5,8 +5,8 @@
  * required, and for enums the allowed strings. Fields the table does not
  * name are allowed (a runtime may carry more), those it names must have
  * their type: `"command":"ls -la"` (a string where the schema says an argv
- * array) is refused, never guessed at. tests/unit/test_runtime.c checks the
- * two agree (test_call_schema_matches_doc).
+ * array) is refused, never guessed at. tests/cli/call_schema_check.py checks
+ * that this table and the JSON Schema agree on seeded random calls.
  */
 #include "call_schema.h"
 
