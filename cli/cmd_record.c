@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ledger/ledger_internal.h"
+#include "runtime/call_schema.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -123,6 +124,17 @@ static void refuse_job(line_job *j, int error)
 		j->error = DOCKET_ENOMEM;
 }
 
+/* A canonical tool's args must fit docs/call.schema.json (issue 28). */
+static void check_call_schema(line_job *j)
+{
+	int error;
+
+	if ((error = call_schema_check_event("tool.intent", j->ev)) < 0) {
+		docket_event_free(j->ev);
+		refuse_job(j, error);
+	}
+}
+
 /* One line through simdjson (`tape`, NULL: none), or, when simdjson cannot
  * decide it (not JSON, not an object, a text jansson reads differently),
  * through jansson, which also says what is wrong with a bad line. */
@@ -135,6 +147,8 @@ static void parse_job(line_job *j, docket_json_tape *tape)
 	if (tape && (error = docket_event_from_text(&j->ev, tape, j->text, j->len)) <= 0) {
 		if (error < 0)
 			refuse_job(j, error);
+		else
+			check_call_schema(j);
 		return;
 	}
 	if ((error = docket_json_parse(&ev, j->text, j->len)) < 0) {
@@ -157,6 +171,8 @@ static void parse_job(line_job *j, docket_json_tape *tape)
 	docket_error_clear();
 	if ((error = docket_event_from_json(&j->ev, ev)) < 0)
 		refuse_job(j, error);
+	else
+		check_call_schema(j);
 	json_decref(ev);
 }
 

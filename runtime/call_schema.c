@@ -12,7 +12,9 @@
 
 #include <string.h>
 
+#include "ledger/event.h"
 #include "util/error.h"
+#include "util/json.h"
 
 enum field_type { F_STRING, F_ARGV, F_INT, F_PORT, F_OBJECT, F_CHANGES, F_ENUM };
 
@@ -158,4 +160,20 @@ int call_schema_check(const char *where, const char *tool, const docket_jv_ops *
 		return docket_error_set(DOCKET_EINVALID, "%s: tool network needs args.url, args.host or args.query "
 					"(docs/call.schema.json)", where);
 	return 0;
+}
+
+int call_schema_check_event(const char *where, const docket_event *ev)
+{
+	const Docket__V1__ToolIntent *b = ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT ? ev->tool_intent : NULL;
+	json_t *args = NULL;
+	int error;
+
+	if (!b || !b->tool || !known_tool(b->tool))
+		return 0;
+	if ((error = docket_json_parse(&args, b->args_json ? b->args_json : "{}",
+				       b->args_json ? strlen(b->args_json) : 2)) < 0)
+		return error;
+	error = call_schema_check(where, b->tool, &docket_jv_jansson, docket_jv_of_json(args));
+	json_decref(args);
+	return error;
 }

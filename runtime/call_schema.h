@@ -15,4 +15,9 @@
  */
 int call_schema_check(const char *where, const char *tool, const docket_jv_ops *o, docket_jv args) DOCKET_MUST_USE;
 
+/* The same for a parsed event: 0 unless it is a tool.intent of a canonical
+ * tool whose args do not fit (`record` checks every line with it). */
+struct Docket__V1__Event;
+int call_schema_check_event(const char *where, const struct Docket__V1__Event *ev) DOCKET_MUST_USE;
+
 #endif
