@@ -62,6 +62,9 @@ struct proto_ctx {
 	uint64_t started_epoch;
 	long long started_pid;
 	char started_runtime[257];
+	/* the batch being prepared: calls[0..batch_i) are before the current one */
+	const proto_call *batch;
+	size_t batch_i;
 	/* serve's own context (own_context_init) */
 	const char *own_platform;
 	char *own_home, *own_user;
@@ -986,6 +989,30 @@ static int check_owner(proto_ctx *ctx, proto_call *call, const struct method *m,
 	return 0;
 }
 
+/*
+ * A session the ledger does not know yet: only one that an earlier call of
+ * this batch opens, from a connection of the same lineage, is this
+ * connection's (it is written before this call); any other is refused,
+ * since the state machine does not know roles.
+ */
+static int opened_in_batch(proto_ctx *ctx, const proto_call *call, const char *session)
+{
+	state_lineage mine, theirs;
+
+	conn_lineage(call->conn, &mine);
+	for (size_t i = 0; ctx->batch && i < ctx->batch_i; i++) {
+		const proto_call *c = &ctx->batch[i];
+		const char *s = json_string_value(json_object_get(c->params, "session"));
+
+		if (c->kind != M_SESSION_OPEN || c->error || c->reply || !s || strcmp(s, session) != 0 || !c->conn)
+			continue;
+		conn_lineage(c->conn, &theirs);
+		if (state_lineage_same(&mine, &theirs))
+			return 1;
+	}
+	return 0;
+}
+
 /* Does the role check the session's owner for this method? Operators act on
  * every session, approvers settle approvals on every session. */
 static int owner_checked(const proto_conn *conn, const struct method *m)
@@ -1030,8 +1057,12 @@ static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, 
 	}
 	if (!out && !checked && !(ctx->operator_policy && !conn->trusted))
 		return 0; /* nothing below applies, and the caller needs no session */
-	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
+	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0) {
+		if (checked && !opened_in_batch(ctx, call, session))
+			return refuse_forbidden(call, "%s: session \"%s\" was not opened by this connection's runtime",
+						m->name, session);
 		return 0; /* the state machine names what is missing */
+	}
 	if (out) {
 		*out = ss;
 		*have = 1;
@@ -1538,6 +1569,8 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 			continue; /* answered before execution */
 		c->error = 0;
 		c->forbidden = 0;
+		ctx->batch = calls;
+		ctx->batch_i = i;
 		if (prepare(ctx, c) < 0 || c->n == 0)
 			continue;
 		group_of[i] = ngroups;
@@ -1546,6 +1579,7 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 		groups[ngroups].results = c->results;
 		ngroups++;
 	}
+	ctx->batch = NULL;
 	/* a recover.apply ends its batch: its plan items follow as groups */
 	if (n && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
 		rec = &calls[n - 1];

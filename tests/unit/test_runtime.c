@@ -934,6 +934,37 @@ static void test_same_name_other_uid(void **state)
 	expect(ctx, &impostor, "session.close", "{\"session\":\"sa\"}", "forbidden", NULL);
 	/* the impostor's start fenced nobody: the owner completes */
 	expect(ctx, &a, "tool.complete", "{\"session\":\"sa\",\"invocation\":\"c1\",\"status\":\"ok\"}", NULL, NULL);
+	/* one batch: a opens sb and records on it; the impostor's call on sb,
+	 * not yet in the ledger when it is prepared, is refused all the same */
+	{
+		proto_call c[3];
+		const char *methods[] = { "session.open", "tool.intent", "tool.intent" };
+		const char *params[] = { "{\"session\":\"sb\"}",
+					 "{\"session\":\"sb\",\"invocation\":\"x1\",\"tool\":\"t\"}",
+					 "{\"session\":\"sb\",\"invocation\":\"x2\",\"tool\":\"t\"}" };
+		proto_conn *who[] = { &a, &a, &impostor };
+
+		memset(c, 0, sizeof(c));
+		for (int i = 0; i < 3; i++) {
+			c[i].method = methods[i];
+			c[i].params = test_json(params[i]);
+			c[i].conn = who[i];
+			c[i].id = json_integer(i);
+		}
+		assert_int_equal(proto_execute(ctx, c, 3), 0);
+		for (int i = 0; i < 3; i++) {
+			json_t *r = proto_reply(ctx, &c[i]);
+
+			if (i < 2)
+				assert_null(reply_kind(r));
+			else
+				assert_string_equal(reply_kind(r), "forbidden");
+			json_decref(r);
+			json_decref(c[i].params);
+			json_decref(c[i].id);
+			proto_call_dispose(&c[i]);
+		}
+	}
 	proto_ctx_free(ctx);
 }
 
