@@ -166,6 +166,14 @@ static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out
 	}
 	if ((error = eval_fresh(r, p, s, in, out)) < 0) {
 		docket_error_prefix("session %s, invocation %s: ", in->ev->session, in->ev->invocation);
+		/* the call came from the ledger, not the command line: one docket
+		 * cannot read is a data error (exit 3), never a usage error */
+		if (error == DOCKET_EINVALID) {
+			char msg[sizeof(docket_error_last()->message)];
+
+			memcpy(msg, docket_error_last()->message, sizeof(msg));
+			error = docket_error_set(DOCKET_ECORRUPT, "%s", msg);
+		}
 		return error;
 	}
 	return memo_put(r->memo, &in->key, s->ctx_id, (uint32_t)pi, out);
