@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ledger/ledger_sys.h"
+#include "runtime/call_schema.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -54,6 +55,13 @@ static int read_input(const char *path, int *stdin_used, docket_buf *text, ledge
 	in->text = text->ptr;
 	in->len = text->len;
 	return CLI_EXIT_OK;
+}
+
+/* A canonical tool's args must fit docs/call.schema.json, as serve checks
+ * them (issue 28). */
+static int record_check(const docket_event *ev)
+{
+	return call_schema_check_event("tool.intent", ev);
 }
 
 static void record_progress(void *ctx, size_t lines)
@@ -127,7 +135,7 @@ int cmd_record(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	for (i = 0; i < (size_t)files.n; i++)
 		if ((rc = read_input(files.v[i], &stdin_used, &texts[i], &inputs[i])) != CLI_EXIT_OK)
 			goto cleanup;
-	if ((error = ledger_record(ledger, inputs, (size_t)files.n, &rep,
+	if ((error = ledger_record(ledger, inputs, (size_t)files.n, record_check, &rep,
 				   isatty(fileno(stderr)) ? record_progress : NULL, NULL)) < 0) {
 		rc = report_refusal(&rep, error);
 		goto cleanup;

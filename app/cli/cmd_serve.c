@@ -89,8 +89,8 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_U64, "max-clients", 0, &max_clients, "N", "connections at once (default 256)", 0 },
 		{ CLI_OPT_U64, "client-timeout", 0, &timeout_s, "SECONDS", "drop a client that reads no reply for this long (default 10)", 0 },
 		{ CLI_OPT_STRING, "workspace", 0, &workspaces, "DIRS", "with --policy: where clients may put cwd, workspace_roots, TMPDIR (A:B)", 0 },
-		{ CLI_OPT_STRING, "approvers", 0, &approvers, "UIDS", "socket peers (uids, comma-separated) that may settle approvals", 0 },
-		{ CLI_OPT_STRING, "runtimes", 0, &runtimes, "UIDS", "socket peers (uids) that are runtimes only, even the server's own", 0 },
+		{ CLI_OPT_STRING, "approvers", 0, &approvers, "UIDS", "peers (uids, comma-separated) that may settle approvals", 0 },
+		{ CLI_OPT_STRING, "runtimes", 0, &runtimes, "UIDS", "peers (uids) that are runtimes only, even the server's own (stdio too)", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	server_options so;

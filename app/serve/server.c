@@ -824,10 +824,20 @@ static int uid_listed(const char *list, long long uid)
 }
 
 /*
- * Who is on the other end: the kernel's word (SO_PEERCRED), not the
- * client's. Its role: listed runtimes and approvers as configured, the
- * server's own uid the operator, anyone else (the socket's group) a runtime.
+ * A uid's role, from the operator's configuration: listed runtimes and
+ * approvers as configured (--runtimes, --approvers), the server's own uid
+ * the operator, anyone else (the socket's group) a runtime.
  */
+static int role_of_uid(const server *s, long long uid)
+{
+	if (uid_listed(s->opts->runtime_uids, uid))
+		return PROTO_ROLE_RUNTIME;
+	if (uid_listed(s->opts->approver_uids, uid))
+		return PROTO_ROLE_APPROVER;
+	return uid == (long long)geteuid() ? PROTO_ROLE_OPERATOR : PROTO_ROLE_RUNTIME;
+}
+
+/* Who is on the other end: the kernel's word (SO_PEERCRED), not the client's. */
 static void peer_identity(const server *s, conn *c)
 {
 	struct ucred cred;
@@ -839,12 +849,7 @@ static void peer_identity(const server *s, conn *c)
 		return;
 	c->proto.peer_pid = cred.pid;
 	c->proto.peer_uid = cred.uid;
-	if (uid_listed(s->opts->runtime_uids, cred.uid))
-		c->proto.role = PROTO_ROLE_RUNTIME;
-	else if (uid_listed(s->opts->approver_uids, cred.uid))
-		c->proto.role = PROTO_ROLE_APPROVER;
-	else if (cred.uid == geteuid())
-		c->proto.role = PROTO_ROLE_OPERATOR;
+	c->proto.role = role_of_uid(s, cred.uid);
 }
 
 static void accept_all(server *s)
@@ -1107,10 +1112,16 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.tape = docket_json_tape_new(); /* without it, every line takes the tree path */
 	if (s.stdio) {
 		set_nonblock(STDIN_FILENO);
-		if (!conn_new(&s, STDIN_FILENO, STDOUT_FILENO)) {
+		conn *c = conn_new(&s, STDIN_FILENO, STDOUT_FILENO);
+
+		if (!c) {
 			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 			goto cleanup;
 		}
+		/* the client on stdio runs as this process's uid (its lineage's),
+		 * with that uid's role: the operator unless configured otherwise */
+		c->proto.peer_uid = (long long)geteuid();
+		c->proto.role = role_of_uid(&s, c->proto.peer_uid);
 	} else if ((error = listen_on(&s, opts->socket_path)) < 0) {
 		goto cleanup;
 	} else {

@@ -2,8 +2,11 @@
 /*
  * recover.h: the recovery engine (DESIGN §6).
  *
- * After a restart the runtime starts a new epoch (runtime.start), then asks
- * for the plan: for every pending invocation, what is known, what docket
+ * After a crash the operator applies the plan (docket recover --apply
+ * [--runtime NAME]: it fences the lineages it settles), then the runtime
+ * starts again (runtime.start); or the restarted runtime itself, as an
+ * operator, calls runtime.start, then recover.plan and recover.apply on
+ * its connection (its own lineage needs no second start). The plan: for every pending invocation, what is known, what docket
  * does about it (appending recovery.action events and, where docket can
  * settle it alone, the outcome) and what the runtime must do next:
  *
@@ -42,10 +45,13 @@ typedef struct docket_recover_options {
 	const json_t *reconcile;        /* object: token -> answer (or NULL) */
 	docket_reconcile_cb reconcile_cb;
 	void *reconcile_ctx;
+	/* non-NULL: only the calls of sessions owned by runtimes of this name
+	 * (the one that crashed; others' calls in flight are left alone) */
+	const char *runtime;
 } docket_recover_options;
 
 #define DOCKET_RECOVER_OPTIONS_VERSION 1
-#define DOCKET_RECOVER_OPTIONS_INIT { DOCKET_RECOVER_OPTIONS_VERSION, 0, NULL, NULL, NULL }
+#define DOCKET_RECOVER_OPTIONS_INIT { DOCKET_RECOVER_OPTIONS_VERSION, 0, NULL, NULL, NULL, NULL }
 
 /* The plan as JSON (see docs/protocol.md). Nothing is written. */
 DOCKET_EXTERN int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, json_t **plan) DOCKET_MUST_USE;

@@ -21,10 +21,19 @@
 
 typedef struct docket_runtime docket_runtime;
 
-/* Start a runtime: appends runtime.started and fences every older epoch. */
+/* Start a runtime: appends runtime.started with this process's uid, which
+ * fences the earlier instances of its lineage (this uid, this name) only. */
 DOCKET_EXTERN int docket_runtime_start(docket_runtime **out, docket_ledger *ledger, const char *name) DOCKET_MUST_USE;
 DOCKET_EXTERN uint64_t docket_runtime_epoch(const docket_runtime *rt);
 DOCKET_EXTERN void docket_runtime_free(docket_runtime *rt);
+
+/*
+ * An operator's handle that starts no runtime (no epoch of its own): for
+ * recover.plan and recover.apply, which write under the epochs of the
+ * lineages they settle (docs/write-path.md §2). Mutating methods that need
+ * an epoch are refused (stale_epoch) on it.
+ */
+DOCKET_EXTERN int docket_runtime_operator(docket_runtime **out, docket_ledger *ledger) DOCKET_MUST_USE;
 
 /*
  * Any protocol method (docs/protocol.md) with its params object; *result

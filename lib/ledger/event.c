@@ -160,7 +160,7 @@ const char *docket_recovery_action_name(Docket__V1__RecoveryActionKind v)
 
 enum presence { OPTIONAL, REQUIRED, FORBIDDEN };
 
-static const char *const runtime_started_keys[] = { "runtime", NULL };
+static const char *const runtime_started_keys[] = { "runtime", "uid", NULL };
 static const char *const session_opened_keys[] = {
 	"runtime", "platform", "cwd", "workspace_roots", "env", "parent", "labels", NULL,
 };
@@ -704,13 +704,21 @@ static int parse_decision(const parse_ctx *c, jv v, const char *key,
 static int parse_runtime_started(const parse_ctx *c, jv obj, docket_event *ev)
 {
 	Docket__V1__RuntimeStarted *b = docket_malloc(sizeof(*b));
+	json_int_t n = 0;
+	bool present;
+	int error;
 
 	if (!b)
 		return nomem();
 	docket__v1__runtime_started__init(b);
 	ev->runtime_started = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_RUNTIME_STARTED;
-	return get_string(c, obj, NULL, "runtime", NONEMPTY, true, &b->runtime);
+	if ((error = get_string(c, obj, NULL, "runtime", NONEMPTY, true, &b->runtime)) < 0 ||
+	    (error = get_int(c, obj, NULL, "uid", 0, (json_int_t)UINT32_MAX - 1, false, &present, &n)) < 0)
+		return error;
+	b->uid = (uint32_t)n;
+	b->uid_set = present;
+	return 0;
 }
 
 static int parse_session_opened(const parse_ctx *c, jv obj, docket_event *ev)

@@ -632,6 +632,16 @@ static int body_recovery_action(emitter *e, const emit_ctx *c, const Docket__V1_
 	return 0;
 }
 
+static int body_runtime_started(emitter *e, const emit_ctx *c, const Docket__V1__RuntimeStarted *b)
+{
+	int error;
+
+	if ((error = put_string(e, c, "runtime", b->runtime, false)) < 0 ||
+	    (b->uid_set && (error = put_uint(e, c, "uid", b->uid)) < 0))
+		return error;
+	return 0;
+}
+
 static int body_ledger_incident(emitter *e, const emit_ctx *c, const Docket__V1__LedgerIncident *b)
 {
 	int error;
@@ -647,7 +657,7 @@ static int emit_body(emitter *e, const emit_ctx *c, const docket_event *ev)
 {
 	switch (ev->body_case) {
 	case DOCKET__V1__EVENT__BODY_RUNTIME_STARTED:
-		return put_string(e, c, "runtime", ev->runtime_started->runtime, false);
+		return body_runtime_started(e, c, ev->runtime_started);
 	case DOCKET__V1__EVENT__BODY_SESSION_OPENED: return body_session_opened(e, c, ev->session_opened);
 	case DOCKET__V1__EVENT__BODY_POLICY_REVISED: return body_policy_revised(e, c, ev->policy_revised);
 	case DOCKET__V1__EVENT__BODY_TOOL_INTENT: return body_tool_intent(e, c, ev->tool_intent);

@@ -269,6 +269,12 @@ typedef struct ledger_record_report {
  * 100,000 lines) and with 0 once it is done. */
 typedef void (*ledger_record_progress)(void *ctx, size_t lines);
 
+/* The caller's check of each parsed event before it is appended (`docket
+ * record` checks canonical tools' args against the call schema, as serve
+ * does: lib/runtime/call_schema.c). Called on the parse threads, so it must
+ * be thread-safe; <0 refuses the line with docket_error_last()'s message. */
+typedef int (*ledger_record_check)(const docket_event *ev);
+
 /*
  * Every non-blank line of the `n` inputs, in order, as events appended in one
  * transaction: all or nothing. The lines are parsed on two threads while
@@ -277,9 +283,10 @@ typedef void (*ledger_record_progress)(void *ctx, size_t lines);
  * JSON object), else the code of the first object that is no event or of the
  * ledger's refusal (an invariant, a stale epoch ...) with `refused` set.
  * Another error <0 (out of memory, storage): `bad` and `refused` are 0.
+ * `check` (NULL: none) may refuse events as an object that is no event.
  */
-int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, ledger_record_report *rep,
-		  ledger_record_progress progress, void *ctx);
+int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, ledger_record_check check,
+		  ledger_record_report *rep, ledger_record_progress progress, void *ctx);
 
 /* ---- store.c: what other modules may know of a ledger ---- */
 

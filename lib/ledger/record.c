@@ -118,10 +118,22 @@ static void refuse_job(line_job *j, int error)
 		j->error = DOCKET_ENOMEM;
 }
 
+/* The caller's check of a parsed event (ledger_record_check: the call
+ * schema, docs/call.schema.json), run on the parse thread. */
+static void check_event(line_job *j, ledger_record_check check)
+{
+	int error;
+
+	if (check && (error = check(j->ev)) < 0) {
+		docket_event_free(j->ev);
+		refuse_job(j, error);
+	}
+}
+
 /* One line through simdjson (`tape`, NULL: none), or, when simdjson cannot
  * decide it (not JSON, not an object, a text jansson reads differently),
  * through jansson, which also says what is wrong with a bad line. */
-static void parse_job(line_job *j, docket_json_tape *tape)
+static void parse_job(line_job *j, docket_json_tape *tape, ledger_record_check check)
 {
 	json_t *ev = NULL;
 	int error;
@@ -130,6 +142,8 @@ static void parse_job(line_job *j, docket_json_tape *tape)
 	if (tape && (error = docket_event_from_text(&j->ev, tape, j->text, j->len)) <= 0) {
 		if (error < 0)
 			refuse_job(j, error);
+		else
+			check_event(j, check);
 		return;
 	}
 	if ((error = docket_json_parse(&ev, j->text, j->len)) < 0) {
@@ -152,6 +166,8 @@ static void parse_job(line_job *j, docket_json_tape *tape)
 	docket_error_clear();
 	if ((error = docket_event_from_json(&j->ev, ev)) < 0)
 		refuse_job(j, error);
+	else
+		check_event(j, check);
 	json_decref(ev);
 }
 
@@ -173,6 +189,7 @@ typedef struct parse_pool {
 	pthread_cond_t cond;
 	pthread_t th[PARSERS];
 	int nthreads;
+	ledger_record_check check;  /* the caller's check of each event, or NULL */
 } parse_pool;
 
 static void *parse_main(void *arg)
@@ -192,7 +209,7 @@ static void *parse_main(void *arg)
 		for (size_t i = c * CHUNK; i < end; i++) {
 			line_job *j = &p->jobs[i];
 
-			parse_job(j, tape);
+			parse_job(j, tape, p->check);
 			j->rest_off = p->packed[c].len;
 			/* on failure the append packs it, as it does a dispatch
 			 * (it assigns the attempt and the token) */
@@ -228,9 +245,10 @@ static int wait_line(void *ctx, size_t i, docket_slice *rest)
 	return 0;
 }
 
-static int pool_start(parse_pool *p, line_jobs *jobs)
+static int pool_start(parse_pool *p, line_jobs *jobs, ledger_record_check check)
 {
 	memset(p, 0, sizeof(*p));
+	p->check = check;
 	p->jobs = jobs->v;
 	p->n = jobs->n;
 	p->nchunks = (jobs->n + CHUNK - 1) / CHUNK;
@@ -365,8 +383,8 @@ static int name_refusal(ledger_record_report *rep, const line_jobs *jobs, const 
 	return error;
 }
 
-int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, ledger_record_report *rep,
-		  ledger_record_progress progress, void *ctx)
+int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, ledger_record_check check,
+		  ledger_record_report *rep, ledger_record_progress progress, void *ctx)
 {
 	docket_append_result *results = NULL;
 	line_jobs jobs = { NULL, 0, 0 };
@@ -383,7 +401,7 @@ int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, led
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((error = pool_start(&pool, &jobs)) < 0)
+	if ((error = pool_start(&pool, &jobs, check)) < 0)
 		goto cleanup;
 	pooled = 1;
 	if (progress && jobs.n >= PROGRESS_MIN)

@@ -25,8 +25,13 @@
  *      action and only in modes replay_safe/idempotent; unsupported never.
  *   5. Exactly one tool.completed per invocation; nothing after it.
  *   6. Policy revisions of a session are 1, 2, 3 ... without gaps.
- *   7. runtime.started raises the epoch; an event with an older epoch is
- *      stale, one with an epoch not yet issued is refused.
+ *   7. runtime.started takes the next epoch and makes it the current
+ *      epoch of its lineage (runtime name and peer uid); an event whose
+ *      epoch is older than its lineage's current epoch is stale, one with
+ *      an epoch not yet issued is refused. An event appended without an
+ *      epoch gets the ledger's current one, but a session.opened keeps
+ *      epoch 0: no runtime owns that session. A session opened under an epoch is owned by its lineage
+ *      (who else may touch it is the protocol's role check).
  *   8. A session's events follow its session.opened (unique per session)
  *      and precede its session.closed, which needs every invocation of the
  *      session to have its outcome.
@@ -86,21 +91,25 @@ typedef struct apply_ctx {
 
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(4, 5);
 
-/* Error naming the invariant, the event type, the session and the invocation. */
+/* Error naming the invariant, the event type, the session and the
+ * invocation (only when the event has one: session.closed has none). */
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...)
 {
-	char what[512];
+	char what[512], where[600];
+	const char *inv = c->ev->invocation;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (inv && *inv)
+		snprintf(where, sizeof(where), "session \"%s\", invocation \"%s\"", c->ev->session, inv);
+	else
+		snprintf(where, sizeof(where), "session \"%s\"", c->ev->session ? c->ev->session : "");
 	if (invariant)
-		return docket_error_invariant(code, invariant,
-			"invariant %d: %s rejected (session \"%s\", invocation \"%s\"): %s",
-			invariant, docket_event_type(c->ev), c->ev->session, c->ev->invocation, what);
-	return docket_error_set(code, "%s rejected (session \"%s\", invocation \"%s\"): %s",
-				docket_event_type(c->ev), c->ev->session, c->ev->invocation, what);
+		return docket_error_invariant(code, invariant, "invariant %d: %s rejected (%s): %s",
+					      invariant, docket_event_type(c->ev), where, what);
+	return docket_error_set(code, "%s rejected (%s): %s", docket_event_type(c->ev), where, what);
 }
 
 static int mark_duplicate(const apply_ctx *c, uint64_t seq)
@@ -171,7 +180,8 @@ static int handle_session_opened(apply_ctx *c)
 	state_str_copy(st->sess.runtime, sizeof(st->sess.runtime), b->runtime);
 	state_str_copy(st->sess.parent, sizeof(st->sess.parent), b->parent);
 	st->sess_dirty = 1;
-	return 0;
+	/* invariant 7: the lineage of its epoch owns it */
+	return c->ev->epoch ? state_session_owner_set(st, c->ev->session, c->ev->epoch) : 0;
 }
 
 /* Every event of a session other than session.opened: invariant 8. */
@@ -694,11 +704,42 @@ static int stamp_time(state_txn *st, docket_event *ev)
 	return 0;
 }
 
-/* Invariant 7: fencing by epoch. */
+/*
+ * Invariant 7, per lineage: the epoch an event carries must be the current
+ * epoch of the lineage it was issued to. Starting one runtime fences only
+ * its own earlier instances. An epoch issued before lineages were kept has
+ * none on record: it must then be the ledger's current epoch (the old,
+ * ledger-wide rule).
+ */
+static int check_lineage(apply_ctx *c)
+{
+	state_lineage lin;
+	uint64_t e = c->ev->epoch;
+	int error = state_epoch_lineage(c->st, e, &lin);
+
+	if (error == DOCKET_ENOTFOUND) {
+		if (e < c->st->epoch)
+			return refuse(c, DOCKET_ESTALE, 7, "stale epoch %llu: the ledger is at epoch %llu; "
+				      "call runtime.start", (unsigned long long)e, (unsigned long long)c->st->epoch);
+		return 0;
+	}
+	if (error < 0)
+		return error;
+	if (e < lin.epoch)
+		return refuse(c, DOCKET_ESTALE, 7, "stale epoch %llu: runtime \"%s\" (uid %s%lld) was started "
+			      "again at epoch %llu (seq %llu, %s), which fences this instance; "
+			      "call runtime.start, then recover.plan",
+			      (unsigned long long)e, lin.name, lin.uid == LINEAGE_UID_NONE ? "unknown" : "",
+			      lin.uid == LINEAGE_UID_NONE ? 0LL : (long long)lin.uid,
+			      (unsigned long long)lin.epoch, (unsigned long long)lin.seq, lin.time);
+	return 0;
+}
+
 static int check_epoch(apply_ctx *c)
 {
 	state_txn *st = c->st;
 	docket_event *ev = c->ev;
+	int error;
 
 	if (ev->body_case == DOCKET__V1__EVENT__BODY_RUNTIME_STARTED) {
 		uint64_t next = st->epoch + 1;
@@ -711,16 +752,18 @@ static int check_epoch(apply_ctx *c)
 		st->epoch = next;
 		if (c->res)
 			c->res->epoch = next;
-		return 0;
+		return state_lineage_start(st, ev, c->seq);
 	}
-	if (c->mode == STATE_APPEND && ev->epoch == 0)
+	/* an event without an epoch is written under the ledger's current one
+	 * (which is its lineage's current epoch), but a session opened without
+	 * one has no runtime owner */
+	if (c->mode == STATE_APPEND && ev->epoch == 0 && ev->body_case != DOCKET__V1__EVENT__BODY_SESSION_OPENED)
 		ev->epoch = st->epoch;
-	if (ev->epoch < st->epoch)
-		return refuse(c, DOCKET_ESTALE, 7, "stale epoch %llu: the ledger is at epoch %llu",
-			      (unsigned long long)ev->epoch, (unsigned long long)st->epoch);
 	if (ev->epoch > st->epoch)
 		return refuse(c, DOCKET_ESTALE, 7, "epoch %llu has not been issued (the ledger is at epoch %llu)",
 			      (unsigned long long)ev->epoch, (unsigned long long)st->epoch);
+	if (ev->epoch && (error = check_lineage(c)) < 0)
+		return error;
 	if (c->res)
 		c->res->epoch = ev->epoch;
 	return 0;

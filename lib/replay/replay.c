@@ -127,18 +127,7 @@ static int intent_call(icall *in, docket_json_tape *tape)
 			? docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not parse: the data file "
 					   "is damaged; `docket verify` checks it")
 			: error;
-	/* the arguments are the ledger's, not the user's: arguments that do not
-	 * fit the call's shape are a damaged file (or a record from before
-	 * docket checked them), never a usage error */
-	if ((error = docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root)) ==
-	    DOCKET_EINVALID) {
-		docket_error why = *docket_error_last();   /* set below overwrites it */
-
-		return docket_error_set(DOCKET_ECORRUPT, "its stored arguments do not fit a %s call (%.300s): the "
-					"data file is damaged, or the call was recorded before docket checked "
-					"arguments; `docket verify` checks the file", ti->tool, why.message);
-	}
-	return error;
+	return docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root);
 }
 
 static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)
@@ -177,6 +166,14 @@ static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out
 	}
 	if ((error = eval_fresh(r, p, s, in, out)) < 0) {
 		docket_error_prefix("session %s, invocation %s: ", in->ev->session, in->ev->invocation);
+		/* the call came from the ledger, not the command line: one docket
+		 * cannot read is a data error (exit 3), never a usage error */
+		if (error == DOCKET_EINVALID) {
+			char msg[sizeof(docket_error_last()->message)];
+
+			memcpy(msg, docket_error_last()->message, sizeof(msg));
+			error = docket_error_set(DOCKET_ECORRUPT, "%s", msg);
+		}
 		return error;
 	}
 	return memo_put(r->memo, &in->key, s->ctx_id, (uint32_t)pi, out);

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "docket/runtime.h"
 #include "protocol.h"
@@ -52,7 +53,8 @@ static int run(docket_runtime *rt, const char *method, json_t *params, json_t **
 	return error;
 }
 
-int docket_runtime_start(docket_runtime **out, docket_ledger *l, const char *name)
+/* The in-process caller is the operator, with this process's uid (its lineage). */
+static int runtime_new(docket_runtime **out, docket_ledger *l)
 {
 	proto_options opts;
 	docket_runtime *rt;
@@ -64,8 +66,29 @@ int docket_runtime_start(docket_runtime **out, docket_ledger *l, const char *nam
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	rt->ledger = l;
 	rt->conn.trusted = 1;
-	if ((error = proto_ctx_new(&rt->ctx, l, &opts)) < 0 ||
-	    (error = run(rt, "runtime.start", json_pack("{s:s}", "runtime", name), NULL)) < 0) {
+	rt->conn.role = PROTO_ROLE_OPERATOR;
+	rt->conn.peer_uid = (long long)getuid();
+	if ((error = proto_ctx_new(&rt->ctx, l, &opts)) < 0) {
+		docket_runtime_free(rt);
+		return error;
+	}
+	*out = rt;
+	return 0;
+}
+
+int docket_runtime_operator(docket_runtime **out, docket_ledger *l)
+{
+	return runtime_new(out, l);
+}
+
+int docket_runtime_start(docket_runtime **out, docket_ledger *l, const char *name)
+{
+	docket_runtime *rt = NULL;
+	int error;
+
+	if ((error = runtime_new(&rt, l)) < 0)
+		return error;
+	if ((error = run(rt, "runtime.start", json_pack("{s:s}", "runtime", name), NULL)) < 0) {
 		docket_runtime_free(rt);
 		return error;
 	}
@@ -205,6 +228,8 @@ int docket_runtime_recover(docket_runtime *rt, const docket_recover_options *opt
 
 	if (p && opts && opts->reconcile)
 		json_object_set(p, "reconcile", (json_t *)opts->reconcile);
+	if (p && opts && opts->runtime)
+		json_object_set_new(p, "runtime", json_string(opts->runtime));
 	proto_set_reconcile_cb(rt->ctx, opts ? opts->reconcile_cb : NULL, opts ? opts->reconcile_ctx : NULL);
 	return run(rt, apply ? "recover.apply" : "recover.plan", p, plan);
 }

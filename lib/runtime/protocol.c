@@ -31,9 +31,15 @@
  */
 #include "protocol.h"
 
+#include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "authority.h"
+#include "call_schema.h"
+#include "ledger/state_internal.h"
 #include "recover.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -56,6 +62,12 @@ struct proto_ctx {
 	uint64_t started_epoch;
 	long long started_pid;
 	char started_runtime[257];
+	/* the batch being prepared: calls[0..batch_i) are before the current one */
+	const proto_call *batch;
+	size_t batch_i;
+	/* serve's own context (own_context_init) */
+	const char *own_platform;
+	char *own_home, *own_user;
 };
 
 enum method_kind {
@@ -94,6 +106,9 @@ static const struct method {
 	{ "recover.apply", M_RECOVER_APPLY, NULL, 1 },
 };
 
+static int own_context_init(proto_ctx *ctx);
+static void conn_lineage(const proto_conn *conn, state_lineage *out);
+
 static const struct method *method_find(const char *name)
 {
 	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
@@ -123,6 +138,10 @@ int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts)
 		docket_free(c);
 		return error;
 	}
+	if ((error = own_context_init(c)) < 0) {
+		proto_ctx_free(c);
+		return error;
+	}
 	if (!(c->tape = docket_json_tape_new()) || !(c->event_tape = docket_json_tape_new())) {
 		proto_ctx_free(c);
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
@@ -149,6 +168,8 @@ void proto_ctx_free(proto_ctx *c)
 	docket_buf_dispose(&c->text);
 	json_decref(c->operator_policy);
 	docket_free(c->operator_format);
+	docket_free(c->own_home);
+	docket_free(c->own_user);
 	docket_free(c);
 }
 
@@ -231,6 +252,36 @@ static int refuse_current(proto_call *call, int code)
 	return code;
 }
 
+static int refuse_forbidden(proto_call *call, const char *fmt, ...) DOCKET_PRINTF(2, 3);
+
+/* A refusal of the role or ownership check: data.kind "forbidden". */
+static int refuse_forbidden(proto_call *call, const char *fmt, ...)
+{
+	char msg[sizeof(call->err.message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	call->forbidden = 1;
+	return refuse(call, DOCKET_EINVALID, "%s", msg);
+}
+
+/*
+ * An event the call's params did not convert to: the converter names the
+ * event type ("tool.completed: ..."); the client sent the method
+ * ("tool.complete: ..."), so the refusal names that.
+ */
+static int refuse_conversion(proto_call *call, int error, const char *type)
+{
+	const char *msg = docket_error_last()->message;
+	size_t tlen = strlen(type);
+
+	if (call->method && strcmp(call->method, type) != 0 && strncmp(msg, type, tlen) == 0 && msg[tlen] == ':')
+		return refuse(call, error, "%s%s", call->method, msg + tlen);
+	return refuse_current(call, error);
+}
+
 /* Room for one more event in the call. */
 static int reserve_event(proto_call *call)
 {
@@ -280,6 +331,8 @@ static int add_event(proto_call *call, const char *type, json_t *obj)
 		json_object_set_new(obj, "epoch", json_integer((json_int_t)call->conn->epoch));
 	error = docket_event_from_json(&ev, obj);
 	json_decref(obj);
+	if (error < 0)
+		return refuse_conversion(call, error, type);
 	return push_event(call, error, ev);
 }
 
@@ -797,14 +850,17 @@ static int prepare_dispatch(proto_ctx *ctx, proto_call *call)
 static int recover_options(proto_ctx *ctx, proto_call *call, docket_recover_options *o)
 {
 	const char *approvals = param_str(call, "approvals");
-	const json_t *rec = json_object_get(call->params, "reconcile");
+	const json_t *rec = json_object_get(call->params, "reconcile"), *rt = json_object_get(call->params, "runtime");
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(call->params, key, v) {
-		if (strcmp(key, "approvals") != 0 && strcmp(key, "reconcile") != 0)
+		if (strcmp(key, "approvals") != 0 && strcmp(key, "reconcile") != 0 && strcmp(key, "runtime") != 0)
 			return refuse(call, DOCKET_EINVALID, "%s: unknown field \"%s\"", call->method, key);
 	}
+	if (rt && !json_is_string(rt))
+		return refuse(call, DOCKET_EINVALID, "%s: runtime must be a runtime's name", call->method);
+	o->runtime = json_string_value(rt);
 	if (approvals && strcmp(approvals, "reprompt") != 0 && strcmp(approvals, "close") != 0)
 		return refuse(call, DOCKET_EINVALID, "%s: approvals must be reprompt or close", call->method);
 	if (rec && !json_is_object(rec))
@@ -820,11 +876,16 @@ static int recover_options(proto_ctx *ctx, proto_call *call, docket_recover_opti
 static int prepare_recover(proto_ctx *ctx, proto_call *call, int apply)
 {
 	docket_recover_options o = DOCKET_RECOVER_OPTIONS_INIT;
+	state_lineage mine;
 	int error;
 
 	if ((error = recover_options(ctx, call, &o)) < 0)
 		return error;
-	if ((error = recover_plan(&call->result, ctx->ledger, ctx->auth, &o)) < 0)
+	/* a runtime sees the calls of its own sessions only (check_role: bound) */
+	if (call->conn->role == PROTO_ROLE_RUNTIME)
+		conn_lineage(call->conn, &mine);
+	if ((error = recover_plan(&call->result, ctx->ledger, ctx->auth, &o,
+				  call->conn->role == PROTO_ROLE_RUNTIME ? &mine : NULL)) < 0)
 		return refuse_current(call, error);
 	(void)apply;
 	return 0;
@@ -885,43 +946,129 @@ static int check_context(proto_ctx *ctx, proto_call *call)
 	return 0;
 }
 
+/* The lineage a connection writes as: its peer uid and its runtime's name. */
+static void conn_lineage(const proto_conn *conn, state_lineage *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->uid = conn->peer_uid < 0 || conn->peer_uid >= (long long)LINEAGE_UID_NONE ? LINEAGE_UID_NONE
+											: (uint32_t)conn->peer_uid;
+	snprintf(out->name, sizeof(out->name), "%s", conn->runtime);
+}
+
+/* "uid 1000", or "no uid" for a lineage without one. */
+static const char *uid_text(char out[32], uint32_t uid)
+{
+	if (uid == LINEAGE_UID_NONE)
+		snprintf(out, 32, "no uid");
+	else
+		snprintf(out, 32, "uid %lu", (unsigned long)uid);
+	return out;
+}
+
+/*
+ * Ownership (docs/write-path.md §2): a session belongs to the lineage that
+ * opened it (peer uid and runtime name, never the name alone). A session no
+ * runtime opened (record, import) has no owner: only the operator drives it.
+ */
+static int check_owner(proto_ctx *ctx, proto_call *call, const struct method *m, const char *session)
+{
+	state_lineage own, mine;
+	char a[32], b[32];
+	int error = ledger_session_owner(ctx->ledger, session, &own);
+
+	if (error == DOCKET_ENOTFOUND)
+		return refuse_forbidden(call, "%s: session \"%s\" has no runtime owner (it was opened without an "
+					"epoch, by record or import); only an operator drives it", m->name, session);
+	if (error < 0)
+		return refuse_current(call, error);
+	conn_lineage(call->conn, &mine);
+	if (!state_lineage_same(&own, &mine))
+		return refuse_forbidden(call, "%s: session \"%s\" belongs to runtime \"%s\" (%s), not to this "
+					"connection's runtime \"%s\" (%s)", m->name, session, own.name,
+					uid_text(a, own.uid), mine.name, uid_text(b, mine.uid));
+	return 0;
+}
+
+/*
+ * A session the ledger does not know yet: only one that an earlier call of
+ * this batch opens, from a connection of the same lineage, is this
+ * connection's (it is written before this call); any other is refused,
+ * since the state machine does not know roles.
+ */
+static int opened_in_batch(proto_ctx *ctx, const proto_call *call, const char *session)
+{
+	state_lineage mine, theirs;
+
+	conn_lineage(call->conn, &mine);
+	for (size_t i = 0; ctx->batch && i < ctx->batch_i; i++) {
+		const proto_call *c = &ctx->batch[i];
+		const char *s = json_string_value(json_object_get(c->params, "session"));
+
+		if (c->kind != M_SESSION_OPEN || c->error || c->reply || !s || strcmp(s, session) != 0 || !c->conn)
+			continue;
+		conn_lineage(c->conn, &theirs);
+		if (state_lineage_same(&mine, &theirs))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does the role check the session's owner for this method? Operators act on
+ * every session, approvers settle approvals on every session. */
+static int owner_checked(const proto_conn *conn, const struct method *m)
+{
+	if (conn->role == PROTO_ROLE_RUNTIME)
+		return 1;
+	return conn->role == PROTO_ROLE_APPROVER && m->kind != M_APPROVAL_SETTLE;
+}
+
 /*
  * Roles and sessions: settling approvals and recover.apply need the
- * approver or operator role; a runtime acts only on the sessions opened
- * under its runtime name; under an operator policy no client drives a
- * session that has no trusted policy (opened by `record` or `import`).
+ * approver or operator role; a runtime (and an approver, but for settling)
+ * acts only on the sessions its lineage opened; a runtime's recover.plan
+ * needs its runtime.start (it sees its own sessions only); under an
+ * operator policy no client drives a session that has no trusted policy
+ * (opened by `record` or `import`).
  */
 static int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, sess_state *out, int *have)
 {
 	const char *session = param_str(call, "session");
 	const char *named = param_str(call, "runtime");
 	proto_conn *conn = call->conn;
+	int checked = owner_checked(conn, m);
 	sess_state ss;
 
 	if (have)
 		*have = 0;
 	if ((m->kind == M_APPROVAL_SETTLE || m->kind == M_RECOVER_APPLY) && conn->role == PROTO_ROLE_RUNTIME)
-		return refuse(call, DOCKET_EINVALID, "%s needs the approver or operator role; this connection "
-			      "(uid %lld) is a runtime", m->name, conn->peer_uid);
+		return refuse_forbidden(call, "%s needs the approver or operator role; this connection "
+					"(uid %lld) is a runtime (serve --approvers UIDS gives the role)", m->name,
+					conn->peer_uid);
+	if (m->kind == M_RECOVER_PLAN && conn->role == PROTO_ROLE_RUNTIME && !conn->epoch)
+		return refuse(call, DOCKET_ESTALE, "recover.plan: this connection has no runtime; call "
+			      "runtime.start first (a runtime sees the calls of its own sessions only)");
 	if (!session)
 		return 0;
 	if (m->kind == M_SESSION_OPEN) {
 		if (conn->role == PROTO_ROLE_RUNTIME && named && strcmp(named, conn->runtime) != 0)
-			return refuse(call, DOCKET_EINVALID, "session.open: runtime \"%s\" is not this connection's (\"%s\")",
-				      named, conn->runtime);
+			return refuse_forbidden(call, "session.open: runtime \"%s\" is not this connection's (\"%s\")",
+						named, conn->runtime);
 		return check_context(ctx, call);
 	}
-	if (!out && conn->role != PROTO_ROLE_RUNTIME && !(ctx->operator_policy && !conn->trusted))
+	if (!out && !checked && !(ctx->operator_policy && !conn->trusted))
 		return 0; /* nothing below applies, and the caller needs no session */
-	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0)
+	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0) {
+		if (checked && !opened_in_batch(ctx, call, session))
+			return refuse_forbidden(call, "%s: session \"%s\" was not opened by this connection's runtime",
+						m->name, session);
 		return 0; /* the state machine names what is missing */
+	}
 	if (out) {
 		*out = ss;
 		*have = 1;
 	}
-	if (conn->role == PROTO_ROLE_RUNTIME && strcmp(ss.runtime, conn->runtime) != 0)
-		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" belongs to runtime \"%s\", not \"%s\"",
-			      m->name, session, ss.runtime, conn->runtime);
+	if (checked && check_owner(ctx, call, m, session) < 0)
+		return call->error;
 	if (ctx->operator_policy && !conn->trusted && ss.policy_revision == 0)
 		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" has no trusted policy (it was not opened "
 			      "under serve --policy); serve does not drive it", m->name, session);
@@ -935,7 +1082,9 @@ static int check_client(proto_call *call, const struct method *m)
 	const char *result = param_str(call, "result");
 	uint64_t bound = call->conn ? call->conn->epoch : 0;
 
-	if (m->kind == M_RUNTIME_START || m->kind == M_RUNTIME_ATTACH || m->kind == M_RECOVER_PLAN)
+	/* recover.apply writes under the epochs of the lineages it settles */
+	if (m->kind == M_RUNTIME_START || m->kind == M_RUNTIME_ATTACH || m->kind == M_RECOVER_PLAN ||
+	    m->kind == M_RECOVER_APPLY)
 		return 0;
 	if (!bound)
 		return refuse(call, DOCKET_ESTALE, "%s: this connection has no epoch; call runtime.start first "
@@ -957,6 +1106,9 @@ static int check_client(proto_call *call, const struct method *m)
 	if (source && strcmp(source, "docket") == 0)
 		return refuse(call, DOCKET_EINVALID, "%s: decisions with source \"docket\" are written by docket only",
 			      m->name);
+	if (m->kind == M_TOOL_INTENT &&
+	    call_schema_check(m->name, param_str(call, "tool"), call->pops, param(call, "args")) < 0)
+		return refuse_current(call, DOCKET_EINVALID);
 	return 0;
 }
 
@@ -986,25 +1138,92 @@ static int prepare_attach(proto_ctx *ctx, proto_call *call)
 }
 
 /*
- * What the kernel says about the peer goes into the record: a runtime's
- * sessions name its runtime, and a settlement's actor carries the uid of
- * the connection that settled it (SO_PEERCRED), whatever the client says.
+ * The context a session's policy reads about the machine (platform, HOME,
+ * USER) is serve's own process's (issue 26): a client may repeat it, never
+ * name another. NULL when the process has none (then a client's is refused).
  */
-static void identify(proto_call *call, const struct method *m)
+static int own_context_init(proto_ctx *ctx)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	const char *home = getenv("HOME"), *user = getenv("USER");
+	struct utsname u;
+
+	ctx->own_platform = uname(&u) == 0 && strcmp(u.sysname, "Darwin") == 0 ? "macos" : "linux";
+	if (!home && pw)
+		home = pw->pw_dir;
+	if (!user && pw)
+		user = pw->pw_name;
+	if ((home && !(ctx->own_home = docket_strdup(home))) || (user && !(ctx->own_user = docket_strdup(user))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* One member of the context: the client's must be ours; ours goes in. */
+static int own_member(proto_call *call, json_t *obj, const char *key, const char *where, const char *own)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (v && (!json_is_string(v) || !own || strcmp(json_string_value(v), own) != 0))
+		return refuse_forbidden(call, "session.open: %s%s is not this server's (%s); serve records its own "
+					"process's (docs/protocol.md, \"Context\")", where, key, own ? own : "unset");
+	if (own && json_object_set_new(obj, key, json_string(own)) < 0)
+		return refuse(call, DOCKET_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int own_context(proto_ctx *ctx, proto_call *call)
+{
+	json_t *env = json_object_get(call->params, "env");
+
+	if (call->conn->trusted)
+		return 0;
+	if (!env) {
+		if (!(env = json_object()) || json_object_set_new(call->params, "env", env) < 0)
+			return refuse(call, DOCKET_ENOMEM, "out of memory");
+	} else if (!json_is_object(env)) {
+		return refuse(call, DOCKET_EINVALID, "session.open: env must be an object of strings");
+	}
+	if (own_member(call, call->params, "platform", "", ctx->own_platform) < 0 ||
+	    own_member(call, env, "HOME", "env.", ctx->own_home) < 0 ||
+	    own_member(call, env, "USER", "env.", ctx->own_user) < 0)
+		return call->error;
+	return 0;
+}
+
+/*
+ * What the kernel says about the peer goes into the record: a runtime's
+ * runtime.started carries its uid (its lineage; a client cannot name one),
+ * its sessions name its runtime, and a settlement's actor carries the uid
+ * of the connection that settled it (SO_PEERCRED), whatever the client says.
+ */
+static int identify(proto_ctx *ctx, proto_call *call, const struct method *m)
 {
 	proto_conn *conn = call->conn;
 	const char *actor = json_string_value(json_object_get(call->params, "actor"));
 	char who[600];
 
-	if (m->kind == M_SESSION_OPEN && conn->role == PROTO_ROLE_RUNTIME && !json_object_get(call->params, "runtime"))
-		json_object_set_new(call->params, "runtime", json_string(conn->runtime));
+	if (m->kind == M_RUNTIME_START) {
+		if (json_object_get(call->params, "uid"))
+			return refuse(call, DOCKET_EINVALID, "runtime.start: \"uid\" is the kernel's word "
+				      "(SO_PEERCRED), not a client's");
+		if (conn->peer_uid >= 0 && conn->peer_uid < (long long)LINEAGE_UID_NONE &&
+		    json_object_set_new(call->params, "uid", json_integer((json_int_t)conn->peer_uid)) < 0)
+			return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return 0;
+	}
+	if (m->kind == M_SESSION_OPEN) {
+		if (conn->role == PROTO_ROLE_RUNTIME && !json_object_get(call->params, "runtime"))
+			json_object_set_new(call->params, "runtime", json_string(conn->runtime));
+		return own_context(ctx, call);
+	}
 	if (m->kind != M_APPROVAL_SETTLE || conn->peer_uid < 0)
-		return;
+		return 0;
 	if (actor)
 		snprintf(who, sizeof(who), "%s (uid %lld)", actor, conn->peer_uid);
 	else
 		snprintf(who, sizeof(who), "uid %lld", conn->peer_uid);
 	json_object_set_new(call->params, "actor", json_string(who));
+	return 0;
 }
 
 /*
@@ -1068,6 +1287,7 @@ static int text_to_tree(proto_call *call)
 	call->line = line;
 	call->session = session;
 	call->error = 0;
+	call->forbidden = 0;
 	call->refused_outcome = 0;
 	memset(&call->err, 0, sizeof(call->err));
 	if ((error = docket_json_load(&call->tree, line, call->line_len, JSON_REJECT_DUPLICATES, &jerr)) < 0)
@@ -1098,9 +1318,9 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 		return refuse(call, DOCKET_EINVALID, "%s: params must be an object", m->name);
 	call->pops = &docket_jv_jansson;
 	call->pv = docket_jv_of_json(call->params);
-	if (check_client(call, m) < 0 || check_role(ctx, call, m, NULL, NULL) < 0)
+	if (check_client(call, m) < 0 || check_role(ctx, call, m, NULL, NULL) < 0 ||
+	    identify(ctx, call, m) < 0)
 		return call->error;
-	identify(call, m);
 	switch (m->kind) {
 	case M_SESSION_OPEN:
 		return prepare_session_open(ctx, call);
@@ -1125,50 +1345,158 @@ static int prepare(proto_ctx *ctx, proto_call *call)
 
 /* ---- executing a batch ---- */
 
-/* recover.apply: one group per plan item with events. */
+/*
+ * recover.apply, per lineage (docs/write-path.md §2): the items of each
+ * lineage follow a runtime.started of that lineage (its own group), and
+ * their events carry no epoch, so each is written under the epoch that
+ * start just raised: the runtime that dispatched them is fenced, no other.
+ * A lineage that is this connection's own, at its current epoch, needs no
+ * start: its items carry the connection's epoch. Items of sessions no
+ * runtime owns go under one "docket recover" lineage (the connection's own
+ * when it is bound). Each item is its own group (isolated).
+ */
+static ledger_group *group_new(ledger_group **groups, size_t *ngroups, size_t *cap, size_t n)
+{
+	ledger_group *g;
+
+	if (*ngroups == *cap) {
+		ledger_group *ng = docket_array_grow(*groups, cap, sizeof(*ng), 16);
+
+		if (!ng)
+			return NULL;
+		*groups = ng;
+	}
+	g = &(*groups)[(*ngroups)++];
+	memset(g, 0, sizeof(*g));
+	g->events = docket_calloc(n ? n : 1, sizeof(*g->events));
+	g->results = docket_calloc(n ? n : 1, sizeof(*g->results));
+	if (!g->events || !g->results) {
+		docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return g;
+}
+
+/* The events (a JSON array) as group g, each under `epoch` (0: the ledger's current). */
+static int group_fill(ledger_group *g, json_t *events, uint64_t epoch)
+{
+	json_t *ev;
+	size_t j;
+
+	json_array_foreach(events, j, ev) {
+		int error;
+
+		if (epoch)
+			json_object_set_new(ev, "epoch", json_integer((json_int_t)epoch));
+		else
+			json_object_del(ev, "epoch");
+		if ((error = docket_event_from_json(&g->events[g->n], ev)) < 0)
+			return error;
+		g->n++;
+	}
+	return 0;
+}
+
+/* The lineage owning an item's session: 1, or 0 when none. */
+static int item_owner(const json_t *item, state_lineage *out)
+{
+	const json_t *o = json_object_get(item, "owner"), *uid = json_object_get(o, "uid");
+	const char *name = json_string_value(json_object_get(o, "runtime"));
+
+	memset(out, 0, sizeof(*out));
+	if (!name)
+		return 0;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->uid = json_is_integer(uid) ? (uint32_t)json_integer_value(uid) : LINEAGE_UID_NONE;
+	return 1;
+}
+
+/* The lineage an item is applied under, and the epoch its events carry (0: a new start's);
+ * 0 when its session has no owner. */
+static int item_lineage(const proto_call *call, const json_t *item, state_lineage *out, uint64_t *epoch)
+{
+	state_lineage mine;
+
+	conn_lineage(call->conn, &mine);
+	*epoch = 0;
+	if (!item_owner(item, out)) {
+		*out = mine;
+		if (call->conn->epoch)
+			*epoch = call->conn->epoch;
+		else
+			snprintf(out->name, sizeof(out->name), "docket recover");
+		return 0;
+	}
+	if (call->conn->epoch && state_lineage_same(out, &mine))
+		*epoch = call->conn->epoch;
+	return 1;
+}
+
+/* A runtime.started of `lin` as its own group; its index noted in `fenced`. */
+static int group_start(ledger_group **groups, size_t *ngroups, size_t *cap, const state_lineage *lin,
+		       int owner, json_t *fenced)
+{
+	json_t *ev = json_pack("{s:s, s:s}", "type", "runtime.started", "runtime", lin->name);
+	json_t *note = json_pack("{s:s, s:b, s:I}", "runtime", lin->name, "owner", owner,
+				 "group", (json_int_t)*ngroups);
+	json_t *events = json_array();
+	ledger_group *g;
+	int error = 0;
+
+	if (ev && lin->uid != LINEAGE_UID_NONE)
+		json_object_set_new(ev, "uid", json_integer((json_int_t)lin->uid));
+	if (note && lin->uid != LINEAGE_UID_NONE)
+		json_object_set_new(note, "uid", json_integer((json_int_t)lin->uid));
+	if (!ev || !note || !events || json_array_append(events, ev) < 0 || json_array_append(fenced, note) < 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	else if (!(g = group_new(groups, ngroups, cap, 1)))
+		error = docket_error_last()->code;
+	else
+		error = group_fill(g, events, 0);
+	json_decref(ev);
+	json_decref(note);
+	json_decref(events);
+	return error;
+}
+
 static int recover_groups(proto_call *call, ledger_group **groups, size_t *ngroups, size_t *cap)
 {
-	json_t *items = json_object_get(call->result, "items"), *item;
-	size_t i;
+	json_t *items = json_object_get(call->result, "items"), *item, *other;
+	json_t *fenced = json_array();
+	size_t i, j;
+	int error = 0;
 
+	if (!fenced || json_object_set_new(call->result, "fenced", fenced) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	json_array_foreach(items, i, item) {
-		json_t *events = json_object_get(item, "events"), *ev;
-		size_t j, n = json_array_size(events);
-		ledger_group *g;
-		docket_event **evs;
-		docket_append_result *res;
+		state_lineage lin, lin2;
+		uint64_t epoch, epoch2;
+		int owned;
 
-		if (n == 0)
+		if (json_array_size(json_object_get(item, "events")) == 0 || json_object_get(item, "group"))
 			continue;
-		if (*ngroups == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			ledger_group *ng = docket_realloc(*groups, ncap * sizeof(*ng));
+		owned = item_lineage(call, item, &lin, &epoch);
+		if (!epoch && (error = group_start(groups, ngroups, cap, &lin, owned, fenced)) < 0)
+			return error;
+		/* this item and every later one of the same lineage */
+		for (j = i; j < json_array_size(items) && error == 0; j++) {
+			json_t *events;
+			ledger_group *g;
 
-			if (!ng)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
-			*groups = ng;
-			*cap = ncap;
+			other = json_array_get(items, j);
+			events = json_object_get(other, "events");
+			if (json_array_size(events) == 0 || json_object_get(other, "group"))
+				continue;
+			(void)item_lineage(call, other, &lin2, &epoch2);
+			if (!state_lineage_same(&lin, &lin2) || epoch2 != epoch)
+				continue;
+			json_object_set_new(other, "group", json_integer((json_int_t)*ngroups));
+			if (!(g = group_new(groups, ngroups, cap, json_array_size(events))))
+				return docket_error_last()->code;
+			error = group_fill(g, events, epoch);
 		}
-		evs = docket_calloc(n, sizeof(*evs));
-		res = docket_calloc(n, sizeof(*res));
-		g = &(*groups)[(*ngroups)++];
-		memset(g, 0, sizeof(*g));
-		g->events = evs;
-		g->results = res;
-		g->n = 0;
-		g->error = 0;
-		if (!evs || !res)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
-		json_array_foreach(events, j, ev) {
-			if (call->conn && call->conn->epoch)
-				json_object_set_new(ev, "epoch", json_integer((json_int_t)call->conn->epoch));
-			int error = docket_event_from_json(&evs[g->n], ev);
-
-			if (error < 0)
-				return error;
-			g->n++;
-		}
-		json_object_set_new(item, "group", json_integer((json_int_t)(*ngroups - 1)));
+		if (error < 0)
+			return error;
 	}
 	return 0;
 }
@@ -1183,12 +1511,23 @@ static void free_recover_groups(ledger_group *groups, size_t first, size_t n)
 	}
 }
 
-/* Mark each plan item with whether its group went in. */
-static void recover_report(proto_call *call, const ledger_group *groups, size_t first)
+/* Mark each plan item with whether its group went in, and each lineage
+ * fenced with the epoch its runtime.started raised (or its error). */
+static void recover_report(proto_call *call, const ledger_group *groups)
 {
 	json_t *items = json_object_get(call->result, "items"), *item;
+	json_t *fenced = json_object_get(call->result, "fenced");
 	size_t i;
 
+	json_array_foreach(fenced, i, item) {
+		const ledger_group *g = &groups[(size_t)json_integer_value(json_object_get(item, "group"))];
+
+		json_object_del(item, "group");
+		if (g->error)
+			json_object_set_new(item, "error", json_string(g->err.message));
+		else
+			json_object_set_new(item, "epoch", json_integer((json_int_t)g->results[0].epoch));
+	}
 	json_array_foreach(items, i, item) {
 		json_t *gi = json_object_get(item, "group");
 		const ledger_group *g;
@@ -1197,7 +1536,7 @@ static void recover_report(proto_call *call, const ledger_group *groups, size_t 
 			json_object_set_new(item, "applied", json_false());
 			continue;
 		}
-		g = &groups[first + (size_t)json_integer_value(gi)];
+		g = &groups[(size_t)json_integer_value(gi)];
 		json_object_del(item, "group");
 		json_object_set_new(item, "applied", json_boolean(g->error == 0));
 		if (g->error)
@@ -1229,6 +1568,9 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 		if (c->reply)
 			continue; /* answered before execution */
 		c->error = 0;
+		c->forbidden = 0;
+		ctx->batch = calls;
+		ctx->batch_i = i;
 		if (prepare(ctx, c) < 0 || c->n == 0)
 			continue;
 		group_of[i] = ngroups;
@@ -1237,6 +1579,7 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 		groups[ngroups].results = c->results;
 		ngroups++;
 	}
+	ctx->batch = NULL;
 	/* a recover.apply ends its batch: its plan items follow as groups */
 	if (n && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
 		rec = &calls[n - 1];
@@ -1257,7 +1600,7 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 		}
 	}
 	if (rec && !rec->error)
-		recover_report(rec, groups, rec_first);
+		recover_report(rec, groups);
 	if (rec)
 		free_recover_groups(groups, rec_first, ngroups);
 	docket_free(group_of);
@@ -1390,7 +1733,12 @@ static json_t *reply_json(proto_call *call)
 		int code = call->kind == M_UNKNOWN && call->error == DOCKET_ENOTFOUND ? RPC_METHOD_NOT_FOUND
 										       : rpc_code(call->error);
 
-		return proto_error_response(call->id, code, call->err.message, &call->err);
+		json_t *r = proto_error_response(call->id, code, call->err.message, &call->err);
+
+		if (r && call->forbidden)
+			json_object_set_new(json_object_get(json_object_get(r, "error"), "data"), "kind",
+					    json_string("forbidden"));
+		return r;
 	}
 	if (call->refused_outcome) {
 		docket_error e;

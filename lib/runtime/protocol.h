@@ -55,7 +55,8 @@ typedef struct proto_conn {
 	long long peer_pid; /* the peer's pid from SO_PEERCRED; 0: unknown (stdio, in-process) */
 	long long peer_uid; /* the peer's uid from SO_PEERCRED; -1: unknown */
 	int role;          /* enum proto_role */
-	char runtime[257]; /* the runtime name of its runtime.start (runtime role: its sessions) */
+	char runtime[257]; /* the runtime name of its runtime.start: with peer_uid, its lineage,
+			      which owns the sessions it opens (docs/write-path.md §2) */
 } proto_conn;
 
 /* One call of a batch. Fill id/method/params; the rest is the protocol's. */
@@ -75,6 +76,7 @@ typedef struct proto_call {
 	json_t *decision;                /* the decision docket recorded (intent) */
 	json_t *result;                  /* a result that needs no append */
 	int refused_outcome;             /* dispatch refused by revalidation */
+	int forbidden;                   /* refused by the role or ownership check (data.kind "forbidden") */
 	json_t *reply;                   /* server: answered before execution (parse error) */
 
 	/*

@@ -29,10 +29,40 @@ typedef struct plan_ctx {
 	docket_ledger *ledger;
 	authority *auth;
 	const docket_recover_options *opts;
+	const state_lineage *only;
 	json_t *items;
 	json_t *summary;
 	int error;
+	/* the owner of the last session looked up (pending calls come by session) */
+	char owner_session[STATE_ID_MAX + 1];
+	state_lineage owner;
+	int owned;
 } plan_ctx;
+
+/* The lineage owning p's session into c->owner (c->owned 0: none). */
+static int session_owner(plan_ctx *c, const char *session)
+{
+	int error;
+
+	if (c->owner_session[0] && strcmp(c->owner_session, session) == 0)
+		return 0;
+	c->owner_session[0] = '\0';
+	error = ledger_session_owner(c->ledger, session, &c->owner);
+	if (error < 0 && error != DOCKET_ENOTFOUND)
+		return error;
+	c->owned = error == 0;
+	snprintf(c->owner_session, sizeof(c->owner_session), "%s", session);
+	return 0;
+}
+
+static json_t *owner_json(const state_lineage *o)
+{
+	json_t *j = json_pack("{s:s}", "runtime", o->name);
+
+	if (j && o->uid != LINEAGE_UID_NONE)
+		json_object_set_new(j, "uid", json_integer((json_int_t)o->uid));
+	return j;
+}
 
 /* An event object for a recovery item. */
 static json_t *item_event(const char *type, const docket_pending_info *p)
@@ -265,6 +295,15 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 	json_t *events = json_array(), *item;
 	int error = 0;
 
+	if ((error = session_owner(c, p->session)) < 0) {
+		json_decref(events);
+		return error;
+	}
+	if ((c->only && (!c->owned || !state_lineage_same(&c->owner, c->only))) ||
+	    (c->opts->runtime && (!c->owned || strcmp(c->owner.name, c->opts->runtime) != 0))) {
+		json_decref(events);
+		return 0; /* another runtime's call: not this runtime's to see */
+	}
 	if (!events)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	if (strcmp(p->state, "in_doubt") == 0)
@@ -295,12 +334,15 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 		json_object_set_new(item, "token", json_string(p->token));
 	if (*p->open_request)
 		json_object_set_new(item, "request", json_string(p->open_request));
+	if (c->owned)
+		json_object_set_new(item, "owner", owner_json(&c->owner));
 	json_object_set_new(c->summary, action,
 			    json_integer(json_integer_value(json_object_get(c->summary, action)) + 1));
 	return 0;
 }
 
-int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_recover_options *opts)
+int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_recover_options *opts,
+		 const state_lineage *only)
 {
 	docket_recover_options defaults = DOCKET_RECOVER_OPTIONS_INIT;
 	docket_ledger_info info;
@@ -312,6 +354,7 @@ int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_rec
 	c.ledger = l;
 	c.auth = a;
 	c.opts = opts ? opts : &defaults;
+	c.only = only;
 	if ((error = docket_ledger_info_get(l, &info)) < 0)
 		return error;
 	if (!(c.items = json_array()) || !(c.summary = json_object())) {
@@ -340,16 +383,19 @@ int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, js
 
 	if ((error = authority_new(&a, l)) < 0)
 		return error;
-	error = recover_plan(plan, l, a, opts);
+	error = recover_plan(plan, l, a, opts, NULL);
 	authority_free(a);
 	return error;
 }
 
 /*
- * Applying a plan fences first: a runtime.started raises the epoch, so the
- * runtime that dispatched a call in doubt (a zombie, perhaps) can no longer
- * write anything about it, and a second apply needs yet another epoch
- * before it can grant another redispatch (invariants 4 and 7).
+ * Applying a plan fences first, per lineage (recover.apply in protocol.c):
+ * a runtime.started for each lineage whose calls it settles raises that
+ * lineage's epoch, so the runtime that dispatched a call in doubt (a
+ * zombie, perhaps) can no longer write anything about it, and a second
+ * apply needs yet another epoch before it can grant another redispatch
+ * (invariants 4 and 7). Other runtimes are not fenced; with nothing to
+ * settle nothing is written. This handle starts no runtime of its own.
  */
 int docket_recover_apply(docket_ledger *l, const docket_recover_options *opts, json_t **report)
 {
@@ -357,7 +403,7 @@ int docket_recover_apply(docket_ledger *l, const docket_recover_options *opts, j
 	int error;
 
 	*report = NULL;
-	if ((error = docket_runtime_start(&rt, l, "docket recover")) == 0)
+	if ((error = docket_runtime_operator(&rt, l)) == 0)
 		error = docket_runtime_recover(rt, opts, 1, report);
 	docket_runtime_free(rt);
 	return error;

@@ -7,12 +7,16 @@
 
 #include "authority.h"
 #include "docket/recover.h"
+#include "ledger/state_internal.h"
 
 /*
  * The plan: one item per pending invocation (read from the pending index:
- * O(pending)), each with the action, the events applying it appends, and
- * what the runtime must do afterwards. `a` may be NULL (no evaluation).
+ * O(pending)), each with the action, the events applying it appends, what
+ * the runtime must do afterwards and the lineage owning its session
+ * ("owner", absent when none). `a` may be NULL (no evaluation); `only`
+ * non-NULL: the items of that lineage's sessions only (a runtime's view).
  */
-int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_recover_options *opts);
+int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_recover_options *opts,
+		 const state_lineage *only);
 
 #endif

@@ -233,7 +233,7 @@ static void test_record_inputs(void **state)
 	docket_ledger *l = record_ledger(&dir);
 
 	(void)state;
-	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), 0);
+	assert_int_equal(ledger_record(l, in, 2, NULL, &rep, NULL, NULL), 0);
 	assert_int_equal(rep.lines, 4);
 	assert_int_equal(rep.added, 3);
 	assert_int_equal(rep.duplicates, 1);
@@ -262,7 +262,7 @@ static void test_record_bad_lines(void **state)
 		assert_int_equal(docket_buf_puts(&text, "{not json\n"), 0);
 	assert_int_equal(docket_buf_puts(&text, "[1]\n"), 0);
 	in = (ledger_record_input){ "x.jsonl", text.ptr, text.len };
-	assert_int_equal(ledger_record(l, &in, 1, &rep, NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(ledger_record(l, &in, 1, NULL, &rep, NULL, NULL), DOCKET_EINVALID);
 	assert_int_equal(rep.bad, 13);
 	assert_int_equal(rep.nreported, LEDGER_RECORD_REPORTED);
 	assert_string_equal(rep.reported[0].file, "x.jsonl");
@@ -288,7 +288,7 @@ static void test_record_refusals(void **state)
 	docket_ledger *l = record_ledger(&dir);
 
 	(void)state;
-	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(ledger_record(l, in, 2, NULL, &rep, NULL, NULL), DOCKET_EINVALID);
 	assert_int_equal(rep.bad, 0);
 	assert_int_equal(rep.refused, 1);
 	assert_string_equal(rep.refusal.file, "bad");
@@ -297,7 +297,7 @@ static void test_record_refusals(void **state)
 	assert_int_equal(ledger_events(l), 0);
 
 	in[1] = (ledger_record_input){ "early", early, sizeof(early) - 1 };
-	assert_int_equal(ledger_record(l, in, 2, &rep, NULL, NULL), DOCKET_ETRANSITION);
+	assert_int_equal(ledger_record(l, in, 2, NULL, &rep, NULL, NULL), DOCKET_ETRANSITION);
 	assert_int_equal(rep.refused, 1);
 	assert_string_equal(rep.refusal.file, "early");
 	assert_int_equal(rep.refusal.line, 2);
@@ -318,9 +318,41 @@ static void test_record_empty(void **state)
 	docket_ledger *l = record_ledger(&dir);
 
 	(void)state;
-	assert_int_equal(ledger_record(l, &in, 1, &rep, NULL, NULL), 0);
+	assert_int_equal(ledger_record(l, &in, 1, NULL, &rep, NULL, NULL), 0);
 	assert_int_equal(rep.lines, 0);
 	assert_int_equal(rep.added, 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* The caller's check refuses an event as an object that is no event: named
+ * by its line, nothing written. */
+static int refuse_mcp(const docket_event *ev)
+{
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT && strcmp(ev->tool_intent->tool, "mcp") == 0)
+		return docket_error_set(DOCKET_EINVALID, "no mcp calls here");
+	return 0;
+}
+
+static void test_record_check(void **state)
+{
+	static const char text[] =
+		"{\"type\":\"session.opened\",\"session\":\"s1\",\"runtime\":\"t\"}\n"
+		"{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+		"\"args\":{\"command\":[\"ls\"]}}\n"
+		"{\"type\":\"tool.intent\",\"session\":\"s1\",\"invocation\":\"c2\",\"tool\":\"mcp\","
+		"\"args\":{}}\n";
+	ledger_record_input in = { "in", text, sizeof(text) - 1 };
+	ledger_record_report rep;
+	char *dir;
+	docket_ledger *l = record_ledger(&dir);
+
+	(void)state;
+	assert_int_equal(ledger_record(l, &in, 1, refuse_mcp, &rep, NULL, NULL), DOCKET_EINVALID);
+	assert_int_equal(rep.refused, 1);
+	assert_int_equal(rep.refusal.line, 3);
+	assert_non_null(strstr(rep.refusal.message, "no mcp calls here"));
+	assert_int_equal(ledger_events(l), 0);
 	docket_ledger_free(l);
 	test_rmdir_free(dir);
 }
@@ -336,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_record_bad_lines),
 		cmocka_unit_test(test_record_refusals),
 		cmocka_unit_test(test_record_empty),
+		cmocka_unit_test(test_record_check),
 	};
 
 	docket_alloc_install_json();

@@ -648,6 +648,43 @@ static void test_inv7_epochs(void **state)
 	assert_true(verify_ok(f));
 }
 
+/* Invariant 7 per lineage: another runtime's start fences nobody; the same
+ * lineage's fences its earlier instance, and the refusal names it. */
+static void test_inv7_lineages(void **state)
+{
+	fixture *f = *state;
+	docket_append_result r;
+	const docket_error *e;
+
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":1000}", &r), 0);
+	assert_int_equal(r.epoch, 1);
+	ok(f, "{\"type\":\"session.opened\",\"session\":\"s1\",\"epoch\":1}");
+	ok(f, EV("tool.intent", "c1", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":1"));
+	/* runtime b, and runtime a of another uid, are other lineages */
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"b\",\"uid\":1000}", &r), 0);
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":1001}", &r), 0);
+	assert_int_equal(r.epoch, 3);
+	ok(f, EV("tool.dispatched", "c1", ",\"epoch\":1"));
+	/* epoch 2 (b) is still b's current epoch */
+	ok(f, EV("tool.intent", "c2", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":2"));
+	/* a (uid 1000) again: its epoch 1 is fenced, with who and what to do */
+	assert_int_equal(put(f, "{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":1000}", &r), 0);
+	assert_int_equal(r.epoch, 4);
+	refused(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"epoch\":1"), DOCKET_ESTALE, 7);
+	e = docket_error_last();
+	assert_non_null(strstr(e->message, "runtime \"a\" (uid 1000) was started again at epoch 4 (seq "));
+	assert_non_null(strstr(e->message, "call runtime.start"));
+	ok(f, EV("tool.completed", "c1", ",\"status\":\"ok\",\"epoch\":4"));
+	ok(f, EV("tool.dispatched", "c2", ",\"epoch\":2"));
+	/* a uid is docket's to give: out of range is refused */
+	refused(f, "{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":-1}", DOCKET_EINVALID, 0);
+	assert_true(verify_ok(f));
+	/* reindex rebuilds the lineages: a is still at epoch 4 */
+	assert_int_equal(docket_ledger_reindex(f->l), 0);
+	refused(f, EV("tool.intent", "c3", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":1"), DOCKET_ESTALE, 7);
+	ok(f, EV("tool.intent", "c3", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":3"));
+}
+
 /* ---- invariant 8 ---- */
 
 static void test_inv8_session_lifecycle(void **state)
@@ -939,7 +976,8 @@ static void test_round_trip_every_type(void **state)
 
 		assert_int_equal(json_integer_value(json_object_get(got, "seq")), i + 1);
 		assert_int_equal(strlen(json_string_value(json_object_get(got, "hash"))), 64);
-		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), i < 7 ? 1 : 2);
+		/* a session.opened without an epoch keeps 0: no runtime owns it (invariant 7) */
+		assert_int_equal(json_integer_value(json_object_get(got, "epoch")), i == 1 ? 0 : i < 7 ? 1 : 2);
 		/* drop what the ledger added; what remains is what went in */
 		json_object_del(got, "seq");
 		json_object_del(got, "hash");
@@ -2961,6 +2999,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv4_revalidation_in_txn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv4_attempt_and_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv7_epochs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv7_lineages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv8_session_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv10_recovery_fits_state, setup, teardown),

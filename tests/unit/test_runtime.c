@@ -104,23 +104,34 @@ static void test_record_mode_lifecycle(void **state)
 	json_decref(p);
 }
 
+/* Invariant 7 per lineage: another runtime's start fences nobody; the same
+ * runtime (name and uid) starting again fences its earlier instance. */
 static void test_fencing_stale_runtime(void **state)
 {
 	fixture *f = *state;
-	docket_runtime *newer = NULL;
+	docket_runtime *other = NULL, *newer = NULL;
 	docket_intent_result r;
 	uint32_t attempt;
 	char token[48];
 
 	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
 	intent_ok(f, "c1", "ls", NULL, NULL, "allowed", 0, &r);
-	assert_int_equal(docket_runtime_start(&newer, f->l, "test/2"), 0);
-	assert_int_equal(docket_runtime_epoch(newer), 2);
-	/* the zombie cannot dispatch */
-	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), DOCKET_ESTALE);
+	intent_ok(f, "c2", "ls", NULL, NULL, "allowed", 0, &r);
+	assert_int_equal(docket_runtime_start(&other, f->l, "test/2"), 0);
+	assert_int_equal(docket_runtime_epoch(other), 2);
+	/* test/2 fenced nobody: test/1 goes on */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), 0);
+	assert_int_equal(docket_runtime_start(&newer, f->l, "test/1"), 0);
+	assert_int_equal(docket_runtime_epoch(newer), 3);
+	/* the zombie of test/1 cannot dispatch; the refusal names who took over and what to do */
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c2", &attempt, token), DOCKET_ESTALE);
 	assert_int_equal(docket_error_last()->invariant, 7);
-	assert_int_equal(docket_tool_dispatch(newer, "s1", "c1", &attempt, token), 0);
+	assert_non_null(strstr(docket_error_last()->message, "runtime \"test/1\""));
+	assert_non_null(strstr(docket_error_last()->message, "was started again at epoch 3 (seq "));
+	assert_non_null(strstr(docket_error_last()->message, "call runtime.start, then recover.plan"));
+	assert_int_equal(docket_tool_dispatch(newer, "s1", "c2", &attempt, token), 0);
 	docket_runtime_free(newer);
+	docket_runtime_free(other);
 }
 
 /* ---- authority mode ---- */
@@ -641,7 +652,9 @@ static void unbound_connection(void **state, int merged)
 		{ "tool.intent", ASK_INTENT, "stale_epoch" },
 		{ "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"t\",\"epoch\":1}", "stale_epoch" },
 		{ "runtime.attach", "{\"epoch\":1}", "stale_epoch" },
-		{ "recover.apply", "{}", "stale_epoch" },
+		/* an operator's recover.apply writes under the settled lineages'
+		 * epochs, not its own; with nothing to settle it writes nothing */
+		{ "recover.apply", "{}", NULL },
 	};
 
 	demo_session(f);
@@ -763,16 +776,16 @@ static void roles(void **state, int merged)
 	const step start_a[] = { { "runtime.start", "{\"runtime\":\"agent-a\"}", NULL } };
 	const step a[] = {
 		{ "session.open", "{\"session\":\"sa\"}", NULL },
-		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "bad_request" },
+		{ "session.open", "{\"session\":\"sx\",\"runtime\":\"agent-b\"}", "forbidden" },
 		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\",\"decision\":{\"verdict\":\"approval_required\"}}", NULL },
 		{ "approval.request", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\"}", NULL },
-		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "bad_request" },
-		{ "recover.apply", "{}", "bad_request" },
+		{ "approval.settle", "{\"session\":\"sa\",\"invocation\":\"c1\",\"request\":\"r1\",\"result\":\"approved\",\"actor\":\"user:ana\"}", "forbidden" },
+		{ "recover.apply", "{}", "forbidden" },
 	};
 	const step start_b[] = { { "runtime.start", "{\"runtime\":\"agent-b\"}", NULL } };
 	const step b[] = {
-		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "bad_request" },
-		{ "session.close", "{\"session\":\"sa\"}", "bad_request" },
+		{ "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c2\",\"tool\":\"t\"}", "forbidden" },
+		{ "session.close", "{\"session\":\"sa\"}", "forbidden" },
 	};
 	const step settle[] = {
 		{ "runtime.attach", "{\"epoch\":3}", "stale_epoch" },
@@ -838,6 +851,276 @@ static void operator_context(void **state, int merged)
 
 static void test_operator_context_split(void **state) { operator_context(state, 0); }
 static void test_operator_context_merged(void **state) { operator_context(state, 1); }
+
+
+/* ---- issue 28: runtimes by identity, recovery, the call schema ---- */
+
+/* One call on `conn`; its reply (new reference). */
+static json_t *call_one(proto_ctx *ctx, proto_conn *conn, const char *method, const char *params)
+{
+	proto_call c;
+	json_t *reply;
+
+	memset(&c, 0, sizeof(c));
+	c.method = method;
+	c.params = test_json(params);
+	c.conn = conn;
+	c.id = json_integer(1);
+	assert_int_equal(proto_execute(ctx, &c, 1), 0);
+	reply = proto_reply(ctx, &c);
+	json_decref(c.params);
+	json_decref(c.id);
+	proto_call_dispose(&c);
+	return reply;
+}
+
+static const char *reply_kind(const json_t *r)
+{
+	return json_string_value(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "kind"));
+}
+
+static const char *reply_message(const json_t *r)
+{
+	return json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+}
+
+/* Expect `kind` (NULL: success) and, when given, `text` in the message. */
+static void expect(proto_ctx *ctx, proto_conn *conn, const char *method, const char *params, const char *kind,
+		   const char *text)
+{
+	json_t *r = call_one(ctx, conn, method, params);
+	const char *k = reply_kind(r), *msg = reply_message(r);
+
+	if ((kind == NULL) != (k == NULL) || (kind && strcmp(kind, k) != 0))
+		fail_msg("%s %s: want %s, got %s (%s)", method, params, kind ? kind : "success", k ? k : "success",
+			 msg ? msg : "");
+	if (text && (!msg || !strstr(msg, text)))
+		fail_msg("%s: message \"%s\" lacks \"%s\"", method, msg ? msg : "", text);
+	json_decref(r);
+}
+
+static proto_ctx *plain_ctx(fixture *f)
+{
+	proto_options po;
+	proto_ctx *ctx = NULL;
+
+	memset(&po, 0, sizeof(po));
+	assert_int_equal(proto_ctx_new(&ctx, f->l, &po), 0);
+	return ctx;
+}
+
+/* A process of another uid claiming the same runtime name records nothing
+ * on the first runtime's session, and fences nobody. */
+static void test_same_name_other_uid(void **state)
+{
+	fixture *f = *state;
+	proto_ctx *ctx = plain_ctx(f);
+	proto_conn a = { .peer_pid = 11, .peer_uid = 2001, .role = PROTO_ROLE_RUNTIME };
+	proto_conn impostor = { .peer_pid = 12, .peer_uid = 2002, .role = PROTO_ROLE_RUNTIME };
+	json_t *ev = NULL;
+
+	expect(ctx, &a, "runtime.start", "{\"runtime\":\"agent\"}", NULL, NULL);
+	expect(ctx, &a, "session.open", "{\"session\":\"sa\"}", NULL, NULL);
+	expect(ctx, &a, "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\","
+	       "\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}", NULL, NULL);
+	/* runtime.started records the kernel's uid; a client cannot name one */
+	assert_int_equal(ledger_event_json(f->l, 2, &ev), 0);
+	assert_int_equal(json_integer_value(json_object_get(ev, "uid")), 2001);
+	json_decref(ev);
+	expect(ctx, &impostor, "runtime.start", "{\"runtime\":\"agent\",\"uid\":2001}", "bad_request", "kernel");
+	expect(ctx, &impostor, "runtime.start", "{\"runtime\":\"agent\"}", NULL, NULL);
+	expect(ctx, &impostor, "tool.complete", "{\"session\":\"sa\",\"invocation\":\"c1\",\"status\":\"ok\"}",
+	       "forbidden", "belongs to runtime \"agent\" (uid 2001), not to this connection's runtime \"agent\" (uid 2002)");
+	expect(ctx, &impostor, "session.close", "{\"session\":\"sa\"}", "forbidden", NULL);
+	/* the impostor's start fenced nobody: the owner completes */
+	expect(ctx, &a, "tool.complete", "{\"session\":\"sa\",\"invocation\":\"c1\",\"status\":\"ok\"}", NULL, NULL);
+	/* one batch: a opens sb and records on it; the impostor's call on sb,
+	 * not yet in the ledger when it is prepared, is refused all the same */
+	{
+		proto_call c[3];
+		const char *methods[] = { "session.open", "tool.intent", "tool.intent" };
+		const char *params[] = { "{\"session\":\"sb\"}",
+					 "{\"session\":\"sb\",\"invocation\":\"x1\",\"tool\":\"t\"}",
+					 "{\"session\":\"sb\",\"invocation\":\"x2\",\"tool\":\"t\"}" };
+		proto_conn *who[] = { &a, &a, &impostor };
+
+		memset(c, 0, sizeof(c));
+		for (int i = 0; i < 3; i++) {
+			c[i].method = methods[i];
+			c[i].params = test_json(params[i]);
+			c[i].conn = who[i];
+			c[i].id = json_integer(i);
+		}
+		assert_int_equal(proto_execute(ctx, c, 3), 0);
+		for (int i = 0; i < 3; i++) {
+			json_t *r = proto_reply(ctx, &c[i]);
+
+			if (i < 2)
+				assert_null(reply_kind(r));
+			else
+				assert_string_equal(reply_kind(r), "forbidden");
+			json_decref(r);
+			json_decref(c[i].params);
+			json_decref(c[i].id);
+			proto_call_dispose(&c[i]);
+		}
+	}
+	proto_ctx_free(ctx);
+}
+
+/* A runtime's recover.plan needs its runtime.start and shows its own
+ * sessions only; an operator sees all. */
+static void test_recover_plan_own_sessions(void **state)
+{
+	fixture *f = *state;
+	proto_ctx *ctx = plain_ctx(f);
+	proto_conn a = { .peer_pid = 11, .peer_uid = 2001, .role = PROTO_ROLE_RUNTIME };
+	proto_conn b = { .peer_pid = 12, .peer_uid = 2002, .role = PROTO_ROLE_RUNTIME };
+	proto_conn op = { .peer_uid = 0, .role = PROTO_ROLE_OPERATOR };
+	json_t *r;
+
+	expect(ctx, &b, "recover.plan", "{}", "stale_epoch", "call runtime.start first");
+	expect(ctx, &a, "runtime.start", "{\"runtime\":\"agent-a\"}", NULL, NULL);
+	expect(ctx, &a, "session.open", "{\"session\":\"sa\"}", NULL, NULL);
+	expect(ctx, &a, "tool.intent", "{\"session\":\"sa\",\"invocation\":\"c1\",\"tool\":\"t\","
+	       "\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}", NULL, NULL);
+	expect(ctx, &b, "runtime.start", "{\"runtime\":\"agent-b\"}", NULL, NULL);
+	r = call_one(ctx, &b, "recover.plan", "{}");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "items")), 0);
+	json_decref(r);
+	r = call_one(ctx, &a, "recover.plan", "{}");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "items")), 1);
+	json_decref(r);
+	r = call_one(ctx, &op, "recover.plan", "{}");
+	/* the fixture's own (C API) runtime has nothing pending: one item, a's, with its owner */
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "items")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(json_object_get(
+		json_object_get(r, "result"), "items"), 0), "owner"), "runtime")), "agent-a");
+	json_decref(r);
+	proto_ctx_free(ctx);
+}
+
+/* recover --apply: nothing to settle writes nothing; otherwise it fences
+ * the lineages it settles and no other. */
+static void test_recover_apply_per_lineage(void **state)
+{
+	fixture *f = *state;
+	docket_runtime *b = NULL;
+	docket_intent_result r;
+	docket_ledger_info before, after;
+	json_t *report = NULL;
+	uint32_t attempt;
+	char token[48];
+
+	/* one call, settled: nothing is pending */
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	intent_ok(f, "c1", "ls", NULL, "replay_safe", "allowed", 0, &r);
+	assert_int_equal(docket_tool_dispatch(f->rt, "s1", "c1", &attempt, token), 0);
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "c1", "ok", 0, NULL), 0);
+	assert_int_equal(docket_ledger_info_get(f->l, &before), 0);
+	assert_int_equal(docket_recover_apply(f->l, NULL, &report), 0);
+	assert_int_equal(json_array_size(json_object_get(report, "fenced")), 0);
+	json_decref(report);
+	assert_int_equal(docket_ledger_info_get(f->l, &after), 0);
+	assert_int_equal(after.events, before.events);
+	assert_int_equal(after.epoch, before.epoch);
+	/* runtime b healthy, test/1 with a call in doubt */
+	assert_int_equal(docket_runtime_start(&b, f->l, "test/b"), 0);
+	assert_int_equal(docket_session_open(b, "sb", NULL), 0);
+	intent_ok(f, "c2", "ls", NULL, "replay_safe", "allowed", 1, &r);
+	assert_int_equal(docket_recover_apply(f->l, NULL, &report), 0);
+	assert_int_equal(json_array_size(json_object_get(report, "fenced")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(report, "fenced"), 0),
+							      "runtime")), "test/1");
+	json_decref(report);
+	/* test/1 is fenced, test/b is not */
+	assert_int_equal(docket_tool_complete(f->rt, "s1", "c2", "ok", 0, NULL), DOCKET_ESTALE);
+	assert_int_equal(docket_session_close(b, "sb"), 0);
+	docket_runtime_free(b);
+}
+
+/* serve's context is its own process's: a client naming another is refused. */
+static void test_context_from_process(void **state)
+{
+	fixture *f = *state;
+	proto_ctx *ctx = plain_ctx(f);
+	proto_conn conn = { .epoch = 1, .peer_uid = -1 };
+	json_t *ev = NULL;
+	docket_ledger_info info;
+	const char *home = getenv("HOME");
+
+	expect(ctx, &conn, "session.open", "{\"session\":\"p1\",\"platform\":\"windows\"}", "forbidden", "platform");
+	expect(ctx, &conn, "session.open", "{\"session\":\"p2\",\"env\":{\"HOME\":\"/nonexistent/other\"}}",
+	       "forbidden", "env.HOME");
+	expect(ctx, &conn, "session.open", "{\"session\":\"p3\",\"env\":{\"USER\":\"somebody-else\"}}",
+	       "forbidden", "env.USER");
+	expect(ctx, &conn, "session.open", "{\"session\":\"p4\",\"env\":{\"TMPDIR\":\"/tmp\"}}", NULL, NULL);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(ledger_event_json(f->l, info.events, &ev), 0);
+	assert_string_equal(json_string_value(json_object_get(ev, "platform")), "linux");
+	if (home)
+		assert_string_equal(json_string_value(json_object_get(json_object_get(ev, "env"), "HOME")), home);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(ev, "env"), "TMPDIR")), "/tmp");
+	json_decref(ev);
+	proto_ctx_free(ctx);
+}
+
+/* Canonical args follow docs/call.schema.json in every mode. */
+static void test_call_schema_refuses(void **state)
+{
+	fixture *f = *state;
+	proto_ctx *ctx = plain_ctx(f);
+	proto_conn conn = { .epoch = 1, .peer_uid = -1 };
+
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+	       "\"args\":{\"command\":\"ls -la\"}}", "bad_request", "args.command must be an array of strings");
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+	       "\"args\":{\"cwd\":\"/w\"}}", "bad_request", "needs args.command");
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"read_file\","
+	       "\"args\":{\"path\":[\"a\"]}}", "bad_request", "args.path must be a string");
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"network\","
+	       "\"args\":{\"port\":70000,\"host\":\"x\"}}", "bad_request", "args.port");
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"apply_patch\","
+	       "\"args\":{\"changes\":[{\"path\":\"a\",\"op\":\"rename\"}]}}", "bad_request", "args.changes");
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+	       "\"args\":{\"command\":[\"ls\"],\"sandbox_permissions\":\"root\"}}", "bad_request", "sandbox_permissions");
+	/* a tool the schema does not name is recorded as it is */
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"Bash\","
+	       "\"args\":{\"command\":\"ls -la\"}}", NULL, NULL);
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c2\",\"tool\":\"shell\","
+	       "\"args\":{\"command\":[\"ls\",\"-la\"],\"timeout_ms\":5}}", NULL, NULL);
+	proto_ctx_free(ctx);
+}
+
+/* Smaller defects: the method's name in a conversion error, no invocation
+ * "" in a session.close refusal, and record-mode dispatch_if_allowed. */
+static void test_small_messages(void **state)
+{
+	fixture *f = *state;
+	proto_ctx *ctx = plain_ctx(f);
+	proto_conn conn = { .epoch = 1, .peer_uid = -1 };
+	json_t *r;
+
+	assert_int_equal(docket_session_open(f->rt, "s1", NULL), 0);
+	expect(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c1\",\"tool\":\"shell\","
+	       "\"args\":{\"command\":[\"ls\"]},\"decision\":{\"verdict\":\"allowed\"},\"dispatch_if_allowed\":true}",
+	       NULL, NULL);
+	expect(ctx, &conn, "tool.complete", "{\"session\":\"s1\",\"invocation\":\"c1\",\"status\":\"fine\"}",
+	       "bad_request", "tool.complete: ");
+	r = call_one(ctx, &conn, "session.close", "{\"session\":\"s1\"}");
+	assert_string_equal(reply_kind(r), "invalid_transition");
+	assert_null(strstr(reply_message(r), "invocation \"\""));
+	assert_non_null(strstr(reply_message(r), "(session \"s1\")"));
+	json_decref(r);
+	/* record mode: no policy and no decision: recorded undecided, never dispatched */
+	r = call_one(ctx, &conn, "tool.intent", "{\"session\":\"s1\",\"invocation\":\"c2\",\"tool\":\"shell\","
+		     "\"args\":{\"command\":[\"ls\"]},\"dispatch_if_allowed\":true}");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "result"), "verdict")), "undecided");
+	assert_true(json_is_false(json_object_get(json_object_get(r, "result"), "dispatched")));
+	json_decref(r);
+	proto_ctx_free(ctx);
+}
 
 /* ---- the server's text path against the tree path ---- */
 
@@ -1007,6 +1290,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roles_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_context_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_context_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_name_other_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_plan_own_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_apply_per_lineage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_context_from_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_schema_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_messages, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
 docket init >/dev/null
 cat >input.jsonl <<'EV'
 {"type":"session.opened","session":"s1"}
-{"type":"tool.intent","session":"s1","invocation":"c1","tool":"shell","decision":{"verdict":"approval_required","source":"runtime"}}
+{"type":"tool.intent","session":"s1","invocation":"c1","tool":"shell","args":{"command":["rm","-rf","build"]},"decision":{"verdict":"approval_required","source":"runtime"}}
 {"type":"approval.requested","session":"s1","invocation":"c1","request":"r1"}
 {"type":"approval.settled","session":"s1","invocation":"c1","request":"r1","result":"denied","actor":"user:ana"}
 {"type":"approval.requested","session":"s1","invocation":"c1","request":"r2"}

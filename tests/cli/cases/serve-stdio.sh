@@ -7,12 +7,12 @@ docket serve --stdio <<'REQ'
 {"jsonrpc":"2.0","id":4,"method":"tool.dispatch","params":{"session":"s1","invocation":"c1"}}
 {"jsonrpc":"2.0","id":5,"method":"tool.complete","params":{"session":"s1","invocation":"c1","status":"ok","exit_code":0}}
 {"jsonrpc":"2.0","id":6,"method":"tool.complete","params":{"session":"s1","invocation":"c1","status":"ok","exit_code":0}}
-{"jsonrpc":"2.0","id":7,"method":"tool.intent","params":{"session":"s1","invocation":"c2","tool":"shell","decision":{"verdict":"approval_required"}}}
+{"jsonrpc":"2.0","id":7,"method":"tool.intent","params":{"session":"s1","invocation":"c2","tool":"shell","args":{"command":["rm","x"]},"decision":{"verdict":"approval_required"}}}
 {"jsonrpc":"2.0","id":8,"method":"tool.dispatch","params":{"session":"s1","invocation":"c2"}}
 {"jsonrpc":"2.0","id":9,"method":"approval.request","params":{"session":"s1","invocation":"c2","request":"r1"}}
 {"jsonrpc":"2.0","id":10,"method":"approval.settle","params":{"session":"s1","invocation":"c2","request":"r1","result":"denied","actor":"user:ana"}}
 {"jsonrpc":"2.0","id":11,"method":"tool.complete","params":{"session":"s1","invocation":"c2","status":"denied"}}
-{"jsonrpc":"2.0","id":12,"method":"tool.intent","params":{"session":"s1","invocation":"c3","tool":"shell","bogus":1}}
+{"jsonrpc":"2.0","id":12,"method":"tool.intent","params":{"session":"s1","invocation":"c3","tool":"shell","args":{"command":["ls"]},"bogus":1}}
 not json at all
 {"id":13,"method":"session.close"}
 {"jsonrpc":"2.0","id":14,"method":"tool.nope","params":{}}

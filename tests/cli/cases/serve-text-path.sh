@@ -14,7 +14,7 @@ docket serve --stdio <<'REQ'
 {"jsonrpc":"1.0","id":10,"method":"tool.complete","params":{"session":"s1","invocation":"c2","status":"ok"}}
 {"jsonrpc":"2.0","id":11,"method":"tool.complete"}
 {"jsonrpc":"2.0","id":12,"method":"tool.complete","params":[1]}
-{"jsonrpc":"2.0","id":13,"method":"tool.intent","params":{"session":"s1","invocation":"c3","tool":"shell","type":"tool.completed"}}
+{"jsonrpc":"2.0","id":13,"method":"tool.intent","params":{"session":"s1","invocation":"c3","tool":"shell","args":{"command":["ls"]},"type":"tool.completed"}}
 {"jsonrpc":"2.0","id":14,"method":"tool.intent","params":{"session":"s1","invocation":"c4","tool":"shell","epoch":7}}
 {"jsonrpc":"2.0","id":15,"method":"tool.intent","params":{"session":"s1","invocation":"c4","tool":"shell","decision":{"verdict":"allowed","source":"docket"}}}
 {"jsonrpc":"2.0","id":16,"method":"tool.intent","params":{"session":"s1","invocation":"c4","tool":"shell","time":"2026-01-01T00:00:00Z"}}
@@ -26,5 +26,5 @@ docket serve --stdio <<'REQ'
 {"jsonrpc":"2.0","id":21,"method":"tool.complete","params":{"session":"s1","invocation":"c4","status":"error"}}
 REQ
 echo "exit $?"
-docket log --json | sed 's/"time":"[^"]*"/"time":T/; s/"hash":"[^"]*"/"hash":H/'
+docket log --json | sed 's/"time":"[^"]*"/"time":T/; s/"hash":"[^"]*"/"hash":H/; s/"uid":[0-9]*/"uid":U/; s/"env":{[^}]*}/"env":E/'
 docket verify
