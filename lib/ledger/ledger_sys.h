@@ -157,6 +157,27 @@ int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *se
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);
 
+/* ---- state.c, state_store.c: runtime lineages (invariant 7) ---- */
+
+/* A runtime's identity: the peer uid and the runtime name of its
+ * runtime.started (docs/write-path.md §2), with its current epoch and the
+ * seq and time of the start that raised it. */
+#define LINEAGE_UID_NONE UINT32_MAX   /* an older runtime.started, or no uid */
+typedef struct state_lineage {
+	uint32_t uid;
+	char name[STATE_ID_MAX + 1];
+	uint64_t epoch;                 /* the lineage's current epoch */
+	uint64_t seq;                   /* ... raised by the runtime.started at this seq */
+	char time[STATE_TIME_MAX];      /* ... at this time */
+} state_lineage;
+
+/* Outside a write transaction (serve's checks): the lineage of `epoch`, and
+ * the lineage owning `session` (DOCKET_ENOTFOUND: none, e.g. `record`). */
+int ledger_epoch_lineage(docket_ledger *l, uint64_t epoch, state_lineage *out);
+int ledger_session_owner(docket_ledger *l, const char *session, state_lineage *out);
+/* Do two lineages name the same runtime identity? */
+int state_lineage_same(const state_lineage *a, const state_lineage *b);
+
 /* ---- event.c: stored payloads ---- */
 
 /* Unpack; *out freed with docket_event_free. */

@@ -159,15 +159,6 @@ int state_pending_set(state_txn *st, int present);
  * of the runtime.started that raised it; per epoch the lineage it was
  * issued to; per session opened under an epoch, that epoch (its owner).
  */
-#define LINEAGE_UID_NONE UINT32_MAX   /* an older runtime.started, or no uid */
-typedef struct state_lineage {
-	uint32_t uid;
-	char name[STATE_ID_MAX + 1];
-	uint64_t epoch;                 /* the lineage's current epoch */
-	uint64_t seq;                   /* ... raised by the runtime.started at this seq */
-	char time[STATE_TIME_MAX];      /* ... at this time */
-} state_lineage;
-
 /* Record that the runtime.started `ev` (epoch assigned) at `seq` raised its lineage's epoch. */
 int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq);
 /* The lineage epoch `epoch` was issued to, with that lineage's current
@@ -175,11 +166,5 @@ int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq);
 int state_epoch_lineage(state_txn *st, uint64_t epoch, state_lineage *out);
 /* `session` was opened under `epoch` (nonzero): its lineage owns it. */
 int state_session_owner_set(state_txn *st, const char *session, uint64_t epoch);
-/* Outside a write transaction (serve's checks): the lineage of `epoch`, and
- * the lineage owning `session` (DOCKET_ENOTFOUND: none, e.g. `record`). */
-int ledger_epoch_lineage(docket_ledger *l, uint64_t epoch, state_lineage *out);
-int ledger_session_owner(docket_ledger *l, const char *session, state_lineage *out);
-/* Do two lineages name the same runtime identity? */
-int state_lineage_same(const state_lineage *a, const state_lineage *b);
 
 #endif

@@ -39,7 +39,7 @@
 
 #include "authority.h"
 #include "call_schema.h"
-#include "ledger/state_internal.h"
+#include "ledger/ledger_sys.h"
 #include "recover.h"
 #include "util/alloc.h"
 #include "util/error.h"

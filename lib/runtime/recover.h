@@ -7,7 +7,7 @@
 
 #include "authority.h"
 #include "docket/recover.h"
-#include "ledger/state_internal.h"
+#include "ledger/ledger_sys.h"
 
 /*
  * The plan: one item per pending invocation (read from the pending index:
