@@ -294,14 +294,14 @@ static void test_hook_resumed_session(void **state)
 	setenv("HOME", dir, 1);
 	oo.flags = DOCKET_OPEN_CREATE;
 	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
-	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t1", ""));
-	hook(l, DOCKET_CLIENT_CODEX, POST("r", "t1"));
-	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("r", "t1", ""));
+	hook(l, DOCKET_CLIENT_CLAUDE, POST("r", "t1"));
+	hook(l, DOCKET_CLIENT_CLAUDE, END("r"));
 	f = facts(l, "r");
 	assert_true(f.closed_seq > 0);
 	/* the resumed run: same session id */
-	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t2", ""));
-	hook(l, DOCKET_CLIENT_CODEX, POST("r", "t2"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("r", "t2", ""));
+	hook(l, DOCKET_CLIENT_CLAUDE, POST("r", "t2"));
 	f = facts(l, "r/continued-2");
 	assert_int_equal(f.found, 1);
 	assert_int_equal(f.invocations, 1);
@@ -311,13 +311,13 @@ static void test_hook_resumed_session(void **state)
 	json_decref(hold);
 	/* the closed session gained nothing */
 	assert_int_equal(facts(l, "r").invocations, 1);
-	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	hook(l, DOCKET_CLIENT_CLAUDE, END("r"));
 	assert_true(facts(l, "r/continued-2").closed_seq > 0);
 	/* an end event with nothing open records nothing (no empty continuation) */
-	hook(l, DOCKET_CLIENT_CODEX, END("r"));
+	hook(l, DOCKET_CLIENT_CLAUDE, END("r"));
 	assert_int_equal(facts(l, "r/continued-3").found, 0);
 	/* resumed again: the third links to the second */
-	hook(l, DOCKET_CLIENT_CODEX, PRE("r", "t3", ""));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("r", "t3", ""));
 	assert_int_equal(facts(l, "r/continued-3").invocations, 1);
 	assert_string_equal(label_of(l, "r/continued-3", "continues", &hold), "r/continued-2");
 	json_decref(hold);
@@ -342,16 +342,16 @@ static void test_hook_subagent(void **state)
 	setenv("HOME", dir, 1);
 	oo.flags = DOCKET_OPEN_CREATE;
 	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
-	hook(l, DOCKET_CLIENT_CODEX, PRE("p", "before", ""));
-	hook(l, DOCKET_CLIENT_CODEX, task);
-	hook(l, DOCKET_CLIENT_CODEX, PRE("p", "sub1", ",\"agent_id\":\"a1\""));
-	hook(l, DOCKET_CLIENT_CODEX, POST("p", "before"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("p", "before", ""));
+	hook(l, DOCKET_CLIENT_CLAUDE, task);
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("p", "sub1", ",\"agent_id\":\"a1\""));
+	hook(l, DOCKET_CLIENT_CLAUDE, POST("p", "before"));
 	f = facts(l, "p/agent-a1");
 	assert_int_equal(f.found, 1);
 	assert_string_equal(f.parent, "p");
 	assert_string_equal(label_of(l, "p/agent-a1", "parent_call", &hold), "task1");
 	json_decref(hold);
-	hook(l, DOCKET_CLIENT_CODEX, stop);
+	hook(l, DOCKET_CLIENT_CLAUDE, stop);
 	f = facts(l, "p/agent-a1");
 	assert_true(f.closed_seq > 0);
 	assert_int_equal(f.pending, 0);  /* its call that never ran ended denied */
@@ -360,7 +360,7 @@ static void test_hook_subagent(void **state)
 	assert_int_equal(f.closed_seq, 0);
 	assert_int_equal(f.pending, 1);
 	/* a subagent with no Agent/Task call open: opened, with no link */
-	hook(l, DOCKET_CLIENT_CODEX, PRE("q", "x", ",\"agent_id\":\"a2\""));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("q", "x", ",\"agent_id\":\"a2\""));
 	assert_null(label_of(l, "q/agent-a2", "parent_call", &hold));
 	json_decref(hold);
 	docket_ledger_free(l);

@@ -488,7 +488,9 @@ static void test_hook_call_across_spool(void **state)
 		 "\"transcript_path\":\"%s/none.jsonl\"}", dir);
 	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
 	h = hold_lock(dir);
-	ho.client = DOCKET_CLIENT_CODEX;
+	/* Claude Code's events (a Codex PostToolUse without an exit code leaves
+	 * its call dispatched until the rollout says more: issue 27's outcomes) */
+	ho.client = DOCKET_CLIENT_CLAUDE;
 	ho.spool_path = dir;
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		t0 = now_ms();
