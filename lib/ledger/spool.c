@@ -159,11 +159,16 @@ int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void
 	int error;
 
 	*busy = 0;
-	if (atomic_load(&abandoned) || !(t = docket_calloc(1, sizeof(*t)))) {
+	if (atomic_load(&abandoned)) {
+		/* a thread of this process already waits for the lock */
 		if (ctx_free)
 			ctx_free(ctx);
-		/* a thread of this process already waits for the lock */
-		return t ? docket_error_set(DOCKET_ENOMEM, "out of memory") : busy_error(busy);
+		return busy_error(busy);
+	}
+	if (!(t = docket_calloc(1, sizeof(*t)))) {
+		if (ctx_free)
+			ctx_free(ctx);
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -174,8 +179,10 @@ int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void
 	t->fn = fn;
 	t->ctx = ctx;
 	t->ctx_free = ctx_free;
+	/* joinable: a worker that finishes in time is joined, so its
+	 * thread-exit handlers (libcrypto's per-thread state among them) have
+	 * run before the caller goes on, or exits; one left behind is detached */
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	error = pthread_create(&th, &attr, timed_worker, t);
 	pthread_attr_destroy(&attr);
 	if (error != 0) {
@@ -195,12 +202,14 @@ int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void
 		t->state = GATE_ABANDONED;
 		atomic_store(&abandoned, t);
 		pthread_mutex_unlock(&t->mu);
+		pthread_detach(th);
 		return busy_error(busy);
 	}
 	/* it has the lock: what is left is bounded by the disk, not by others */
 	while (t->state != GATE_DONE)
 		pthread_cond_wait(&t->cv, &t->mu);
 	pthread_mutex_unlock(&t->mu);
+	pthread_join(th, NULL);
 	error = t->error;
 	if (error < 0)
 		docket_error_restore(&t->err);
