@@ -504,6 +504,34 @@ static json_t *redacted_stub(uint64_t seq)
 	return json_pack("{s:I, s:b}", "seq", (json_int_t)seq, "redacted", 1);
 }
 
+/* The policy revision a receipt shows must be the one its intent cites; an
+ * intent that cites none (an import, record mode: no decision) shows the
+ * revision in force when it was made, which must come before it. */
+static void check_revision(receipt_report *rep, const json_t *evs, json_int_t cited)
+{
+	json_int_t intent_seq = -1;
+	size_t i;
+
+	for (i = 0; i < json_array_size(evs); i++) {
+		const json_t *e = json_array_get(evs, i);
+
+		if (get_string(e, "type") && strcmp(get_string(e, "type"), "tool.intent") == 0)
+			intent_seq = json_integer_value(json_object_get(e, "seq"));
+	}
+	for (i = 0; i < json_array_size(evs); i++) {
+		const json_t *e = json_array_get(evs, i), *rev = json_object_get(e, "revision");
+		const char *type = get_string(e, "type");
+
+		if (!type || strcmp(type, "policy.revised") != 0)
+			continue;
+		if (cited == 0 && !(json_integer_value(json_object_get(e, "seq")) < intent_seq))
+			bad(rep, "the policy revision in the receipt does not come before its intent");
+		else if (cited != 0 && (!json_is_integer(rev) || json_integer_value(rev) != cited))
+			bad(rep, "the policy revision in the receipt is not the one the intent cites (%lld)",
+			    (long long)cited);
+	}
+}
+
 int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t len, const char *pubkey_path)
 {
 	static const char *const keys[] = { "format", "ledger", "session", "invocation", "tree_size",
@@ -608,20 +636,8 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 	rep->intent_proved = c.cited_revision >= 0;
 	if (rep->ok && !rep->intent_proved && rep->redacted == 0)
 		bad(rep, "the receipt has no tool.intent");
-	if (rep->ok && rep->intent_proved) {
-		/* the policy revision shown must be the one the intent cites */
-		json_t *evs = json_object_get(out_story, "events");
-
-		for (size_t i = 0; i < json_array_size(evs); i++) {
-			json_t *e = json_array_get(evs, i), *rev = json_object_get(e, "revision");
-			const char *type = get_string(e, "type");
-
-			if (type && strcmp(type, "policy.revised") == 0 &&
-			    (!json_is_integer(rev) || json_integer_value(rev) != c.cited_revision))
-				bad(rep, "the policy revision in the receipt is not the one the intent cites (%lld)",
-				    (long long)c.cited_revision);
-		}
-	}
+	if (rep->ok && rep->intent_proved)
+		check_revision(rep, json_object_get(out_story, "events"), c.cited_revision);
 done:
 	json_decref(obj);
 	if (error == 0 && story && rep->ok) {
@@ -689,6 +705,26 @@ static int put_compact(docket_buf *out, const json_t *v, size_t max)
 	return error;
 }
 
+/* What an intent says of its decision: the verdict and the policy revision
+ * it cites; a decision with no revision (the runtime's own) by its source;
+ * none at all (an import, record mode) said so, never an empty verdict. */
+static int put_decision(docket_buf *out, const json_t *d)
+{
+	const json_t *rev = json_object_get(d, "policy_revision");
+	int error;
+
+	if (!json_is_object(d) || !get_string(d, "verdict"))
+		return docket_buf_puts(out, "no decision recorded (the verdict follows from what happened)");
+	if ((error = put_safe(out, get_string(d, "verdict"))) < 0)
+		return error;
+	if (json_is_integer(rev) && json_integer_value(rev) > 0)
+		return docket_buf_printf(out, " under policy revision %lld", (long long)json_integer_value(rev));
+	if (!get_string(d, "source"))
+		return 0;
+	return (error = docket_buf_puts(out, " (decided by ")) < 0 || (error = put_safe(out, get_string(d, "source"))) < 0
+		? error : docket_buf_putc(out, ')');
+}
+
 static int story_line(docket_buf *out, const json_t *e)
 {
 	const char *type = get_string(e, "type");
@@ -724,9 +760,7 @@ static int story_line(docket_buf *out, const json_t *e)
 		if ((error = put_safe(out, get_string(e, "tool"))) < 0 || (error = docket_buf_putc(out, ' ')) < 0 ||
 		    (error = put_compact(out, json_object_get(args, "command") ? json_object_get(args, "command") : args,
 					 100)) < 0 ||
-		    (error = docket_buf_puts(out, ": ")) < 0 || (error = put_safe(out, get_string(d, "verdict"))) < 0 ||
-		    (error = docket_buf_printf(out, " under policy revision %lld",
-					       (long long)json_integer_value(json_object_get(d, "policy_revision")))) < 0)
+		    (error = docket_buf_puts(out, ": ")) < 0 || (error = put_decision(out, d)) < 0)
 			return error;
 	} else if (!strcmp(type, "approval.requested")) {
 		if ((error = docket_buf_puts(out, "to ")) < 0 || (error = put_safe(out, get_string(e, "reviewer"))) < 0 ||
