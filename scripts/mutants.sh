@@ -18,6 +18,23 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+only=()
+# mutations LIST: its mutations as NAME|FILE|SCRIPT lines, trimmed, without
+# comments and blank lines, only those named in `only` when it names any (the
+# one reader of the list's format for every loop below)
+mutations() {
+	local name file script
+	while IFS='|' read -r name file script; do
+		name=$(echo "$name" | xargs)
+		file=$(echo "$file" | xargs)
+		script=$(echo "$script" | sed 's/^ *//')
+		case $name in ''|'#'*) continue ;; esac
+		if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then
+			continue
+		fi
+		printf '%s|%s|%s\n' "$name" "$file" "$script"
+	done <"$1"
+}
 # --applies [LIST]: only check that every mutation still names code (its file
 # exists and its sed changes it), on the working tree, without building: the
 # default suite runs this (test mutants_apply), so a move or an edit that
@@ -27,10 +44,6 @@ if [ "${1:-}" = "--applies" ]; then
 	bad=0 n=0
 	tmp=$(mktemp "${TMPDIR:-/tmp}/docket-mutant.XXXXXX")
 	while IFS='|' read -r name file script; do
-		name=$(echo "$name" | xargs)
-		file=$(echo "$file" | xargs)
-		script=$(echo "$script" | sed 's/^ *//')
-		case $name in ''|'#'*) continue ;; esac
 		n=$((n + 1))
 		if [ ! -f "$root/$file" ]; then
 			echo "mutants: $name: no such file $file"; bad=1; continue
@@ -39,7 +52,7 @@ if [ "${1:-}" = "--applies" ]; then
 		if ! sed -i -e "$script" "$tmp" 2>/dev/null || cmp -s "$tmp" "$root/$file"; then
 			echo "mutants: $name: the sed changes nothing in $file"; bad=1
 		fi
-	done <"$list"
+	done < <(mutations "$list")
 	rm -f "$tmp"
 	[ $bad -eq 0 ] && echo "mutants: all $n mutations apply"
 	exit $bad
@@ -91,14 +104,8 @@ run_tests() {
 # the selected mutations, and which suites they need
 declare -A need=()
 while IFS='|' read -r name file script; do
-	name=$(echo "$name" | xargs)
-	file=$(echo "$file" | xargs)
-	case $name in ''|'#'*) continue ;; esac
-	if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then
-		continue
-	fi
 	case $file in app/fleet/*) need[app/fleet/]=1 ;; *) need[core]=1 ;; esac
-done <"$list"
+done < <(mutations "$list")
 for suite in "${!need[@]}"; do
 	run_tests "$suite" || { echo "mutants: the unmutated tree fails its tests ($suite)"; grep -E "FAIL" "$work/test.log" | head; exit 2; }
 done
@@ -106,13 +113,6 @@ done
 printf '%-22s %-20s %s\n' MUTATION FILE RESULT
 bad=0
 while IFS='|' read -r name file script <&3; do
-	name=$(echo "$name" | xargs)
-	file=$(echo "$file" | xargs)
-	script=$(echo "$script" | sed 's/^ *//')
-	case $name in ''|'#'*) continue ;; esac
-	if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then
-		continue
-	fi
 	if [ ! -f "$src/$file" ]; then
 		printf '%-22s %-20s %s\n' "$name" "$file" "no such file"
 		bad=1
@@ -135,5 +135,5 @@ while IFS='|' read -r name file script <&3; do
 	fi
 	cp "$work/orig" "$src/$file"
 	printf '%-22s %-20s %s\n' "$name" "$file" "$result"
-done 3<"$list"   # fd 3: a test that reads stdin must not eat the list
+done 3< <(mutations "$list")   # fd 3: a test that reads stdin must not eat the list
 exit $bad
