@@ -39,6 +39,16 @@ typedef struct cli_global {
 
 typedef struct cli_command cli_command;
 
+/*
+ * Where cli_run runs a command. CLI_FORKED: in a guarded child, so that a
+ * crash on a damaged ledger is reported as such. CLI_IN_PROCESS: in docket's
+ * own process: serve is long-lived and is stopped by its pid (a parent in
+ * between would leave it running after a SIGKILL); verify runs its reading
+ * part in a child of its own and reports a crash there as corruption
+ * (cmd_verify.c); help needs no guard.
+ */
+typedef enum { CLI_FORKED = 0, CLI_IN_PROCESS = 1 } cli_where;
+
 /* argv[0] is the command's name; argv[argc] is NULL. Returns an exit code. */
 typedef int (*cli_command_fn)(const cli_command *cmd, const cli_global *g,
 			      int argc, char **argv);
@@ -47,6 +57,7 @@ struct cli_command {
 	const char *name;
 	cli_command_fn fn;
 	const char *summary;  /* one line, for `docket --help` and `docket CMD --help` */
+	cli_where where;
 };
 
 /*
@@ -175,7 +186,7 @@ int cli_open_failed(const cli_global *g, int error);
  * crash while reading a damaged data file (LMDB trusts its pages) ends as a
  * clear error and exit 3 instead of a signal. Stop signals are passed on and
  * a child stopped by one makes docket stop the same way. serve and verify
- * run in process (see cli.c). Flushes stdout: a lost write is exit 3.
+ * run in process (see cli_run.c). Flushes stdout: a lost write is exit 3.
  */
 int cli_run(const cli_command *cmd, const cli_global *g, int argc, char **argv);
 
@@ -258,6 +269,9 @@ int cli_table_cellf(cli_table *t, const char *fmt, ...) DOCKET_PRINTF(2, 3);
 int cli_table_span(cli_table *t, const char *color, const char *text);
 /* The first row is the header (printed bold with colour) when `header`. */
 void cli_table_print(const cli_table *t, FILE *f, int color, int header);
+
+/* The width of UTF-8 text in terminal columns (one per code point). */
+size_t cli_text_width(const char *s);
 void cli_table_free(cli_table *t);
 
 /* Write one JSON value compactly and a newline; -1 on failure. */

@@ -48,7 +48,7 @@ int docket_json_tape_parse(docket_json_tape *p, const char *text, size_t len, do
 
 int main(int argc, char **argv)
 {
-	static const cli_command hook = { "hook", cmd_hook, "record one hook event" };
+	static const cli_command hook = { "hook", cmd_hook, "record one hook event", CLI_IN_PROCESS };
 	cli_global g;
 	const char *env;
 	int i = 1;

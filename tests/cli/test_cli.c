@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_cli.c: the CLI's own helpers (cli/cli.c): RFC 3339 parsing with its
+ * test_cli.c: the CLI's own helpers (app/cli/cli_*.c): RFC 3339 parsing with its
  * bounds, durations, call summaries, the option parser, exit-code mapping.
  * The commands themselves are pinned by the golden cases beside this file.
  */
@@ -151,7 +151,7 @@ static int dummy(const cli_command *cmd, const cli_global *g, int argc, char **a
 	return 0;
 }
 
-static const cli_command cmd_x = { "x", dummy, "a test command" };
+static const cli_command cmd_x = { "x", dummy, "a test command", CLI_FORKED };
 
 typedef struct parsed {
 	int json;
