@@ -31,6 +31,7 @@
 
 #include "docket/common.h"
 #include "docket/import.h"
+#include "util/htab.h"
 
 #define IMP_ID_MAX 256             /* ids of the ledger: 1..256 bytes */
 #define IMP_OUTPUT_MAX (1u << 20)  /* tool output kept per call, bytes */
@@ -38,12 +39,9 @@
 
 /* ---- map.c ---- */
 
-/* Open addressing, string keys (copied), size_t values. */
+/* String keys (copied), size_t values; all zero is an empty map. */
 typedef struct imp_map {
-	char **keys;
-	size_t *vals;
-	size_t cap;   /* power of two, or 0 */
-	size_t n;
+	docket_htab t;
 } imp_map;
 
 /* 1 and *out when found, 0 when not. */

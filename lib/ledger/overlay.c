@@ -37,6 +37,7 @@
 #include "state_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/htab.h"
 
 #define OVERLAY_MAX 65536u
 /* Deferred writes kept before they are applied alone (~150 B each): apart
@@ -73,49 +74,31 @@ struct overlay_undo {
 
 static uint32_t hash_key(MDB_dbi dbi, const uint8_t *k, size_t len)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)dbi;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ k[i]) * 16777619u;
-	return h ? h : 1;
+	return docket_hash(DOCKET_HASH_SEED ^ (uint32_t)dbi, k, len);
 }
 
+/* What a lookup compares an entry against. */
+typedef struct {
+	MDB_dbi dbi;
+	const uint8_t *k;
+	size_t klen;
+} entry_key;
+
+static int entry_is(const void *slot, const void *key)
+{
+	const overlay_entry *e = slot;
+	const entry_key *x = key;
+
+	return e->dbi == x->dbi && e->klen == x->klen && !memcmp(e->key, x->k, x->klen);
+}
+
+/* The entry of (dbi, k), or the free slot where it goes; NULL before the
+ * first put. */
 static overlay_entry *find(const overlay *o, MDB_dbi dbi, const uint8_t *k, size_t klen, uint32_t h)
 {
-	if (!o->cap)
-		return NULL;
-	for (size_t i = h & (o->cap - 1);; i = (i + 1) & (o->cap - 1)) {
-		overlay_entry *e = &o->slots[i];
+	entry_key key = { dbi, k, klen };
 
-		if (!o->tags[i] || (o->tags[i] == h && e->dbi == dbi && e->klen == klen && !memcmp(e->key, k, klen)))
-			return e;
-	}
-}
-
-static int grow(overlay *o)
-{
-	size_t ncap = o->cap ? o->cap * 2 : 64, oldcap = o->cap; /* a serve batch or one event: small */
-	overlay_entry *old = o->slots, *slots = docket_calloc(ncap, sizeof(*slots));
-	uint32_t *oldtags = o->tags, *tags = docket_calloc(ncap, sizeof(*tags));
-
-	if (!slots || !tags) {
-		docket_free(slots);
-		docket_free(tags);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
-	}
-	o->slots = slots;
-	o->tags = tags;
-	o->cap = ncap;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].hash) {
-			overlay_entry *e = find(o, old[i].dbi, old[i].key, old[i].klen, old[i].hash);
-
-			*e = old[i];
-			o->tags[e - o->slots] = e->hash;
-		}
-	docket_free(old);
-	docket_free(oldtags);
-	return 0;
+	return docket_htab_find(&o->t, h, entry_is, &key);
 }
 
 /* Before the first change of `e` since the checkpoint: remember it. */
@@ -149,14 +132,20 @@ static int save_old(overlay *o, overlay_entry *e, MDB_dbi dbi, const uint8_t *k,
 	return 0;
 }
 
+void overlay_init(overlay *o)
+{
+	docket_htab t = DOCKET_HTAB_INIT(overlay_entry);
+
+	o->t = t;
+}
+
 int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen)
 {
 	uint32_t h = hash_key(dbi, k, klen);
 	overlay_entry *e;
 	int error;
 
-	/* at most half full: linear probing stays short */
-	if ((o->n + 1) * 2 > o->cap && (error = grow(o)) < 0)
+	if ((error = docket_htab_reserve(&o->t)) < 0)
 		return error;
 	e = find(o, dbi, k, klen, h);
 	if ((error = save_old(o, e, dbi, k, klen, h)) < 0)
@@ -171,12 +160,11 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 		e->klen = klen;
 		e->dbi = dbi;
 		e->hash = h;
-		o->tags[e - o->slots] = h;
 		e->val = NULL;
 		e->vcap = 0;
 		e->vlen = 0;
 		e->live = 0;
-		o->n++;
+		docket_htab_take(&o->t, e, h);
 		if (o->marked)
 			o->undo[o->nundo - 1].key = e->key;
 	}
@@ -255,7 +243,7 @@ int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_v
 
 int overlay_full(const overlay *o)
 {
-	return !o->marked && o->n >= OVERLAY_MAX;
+	return !o->marked && o->t.n >= OVERLAY_MAX;
 }
 
 /* LMDB's default key order: bytes, then length. */
@@ -306,15 +294,16 @@ static void ops_release(overlay *o)
 
 static void release(overlay *o)
 {
-	for (size_t i = 0; o->n && i < o->cap; i++) {
-		docket_free(o->slots[i].key);
-		docket_free(o->slots[i].val);
+	for (size_t i = 0; o->t.n && i < o->t.cap; i++) {
+		overlay_entry *e = docket_htab_at(&o->t, i);
+
+		if (e) {
+			docket_free(e->key);
+			docket_free(e->val);
+		}
 	}
-	if (o->n) {
-		memset(o->slots, 0, o->cap * sizeof(*o->slots));
-		memset(o->tags, 0, o->cap * sizeof(*o->tags));
-	}
-	o->n = 0;
+	if (o->t.n)
+		docket_htab_clear(&o->t);
 	o->nundo = 0;
 	docket_buf_clear(&o->old);
 	ops_release(o);
@@ -327,13 +316,16 @@ static int records_write(overlay *o, MDB_txn *txn)
 	size_t n = 0;
 	int has = 0, error = 0;
 
-	if (!o->n)
+	if (!o->t.n)
 		return 0;
-	if (!(order = docket_malloc(o->n * sizeof(*order))))
+	if (!(order = docket_malloc(o->t.n * sizeof(*order))))
 		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
-	for (size_t i = 0; i < o->cap; i++)
-		if (o->slots[i].hash && o->slots[i].live)
-			order[n++] = &o->slots[i];
+	for (size_t i = 0; i < o->t.cap; i++) {
+		overlay_entry *e = docket_htab_at(&o->t, i);
+
+		if (e && e->live)
+			order[n++] = e;
+	}
 	qsort(order, n, sizeof(*order), entry_cmp);
 	for (size_t i = 0; i < n && error == 0; i++) {
 		overlay_entry *e = order[i];
@@ -471,10 +463,9 @@ int overlay_write_due(overlay *o, MDB_txn *txn)
 
 void overlay_dispose(overlay *o)
 {
-	if (o->slots)
+	if (o->t.slots)
 		release(o);
-	docket_free(o->slots);
-	docket_free(o->tags);
+	docket_htab_dispose(&o->t);
 	docket_free(o->ops);
 	docket_free(o->undo);
 	docket_buf_dispose(&o->arena);

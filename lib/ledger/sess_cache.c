@@ -30,6 +30,7 @@
 #include "state_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/htab.h"
 
 struct sess_slot {
 	uint32_t hash;
@@ -39,57 +40,32 @@ struct sess_slot {
 	sess_state s;
 };
 
-static uint32_t id_hash(const char *id, size_t len)
-{
-	uint32_t h = 2166136261u;
+/* What a lookup compares a slot (a pointer to a sess_slot) against. */
+typedef struct {
+	const char *id;
+	size_t len;
+} sess_key;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)id[i]) * 16777619u;
-	return h ? h : 1; /* 0 tags a free slot */
+static int same_id(const void *slot, const void *key)
+{
+	const sess_slot *s = *(sess_slot *const *)slot;
+	const sess_key *k = key;
+
+	return s->idlen == k->len && memcmp(s->id, k->id, k->len) == 0;
 }
 
-/* The slot of `id`, or the free place it goes (cap is a power of two). */
-/* The slot of `id`, or the free place it goes (cap is a power of two);
- * the probes read the tags, a slot only when its tag matches. */
 static sess_slot **find(const sess_cache *c, const char *id, size_t len, uint32_t h)
 {
-	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
-		sess_slot **p = &c->slots[i];
+	sess_key key = { id, len };
 
-		if (!c->tags[i] || (c->tags[i] == h && (*p)->idlen == len && memcmp((*p)->id, id, len) == 0))
-			return p;
-	}
+	return docket_htab_find(&c->t, h, same_id, &key);
 }
 
-/* Put `slot` where find() looks for it. */
-static void place(sess_cache *c, sess_slot *slot)
+void sess_cache_init(sess_cache *c)
 {
-	sess_slot **p = find(c, slot->id, slot->idlen, slot->hash);
+	docket_htab t = DOCKET_HTAB_INIT(sess_slot *);
 
-	*p = slot;
-	c->tags[p - c->slots] = slot->hash;
-}
-
-static int grow(sess_cache *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 64, oldcap = c->cap;
-	sess_slot **old = c->slots, **slots = docket_calloc(ncap, sizeof(*slots));
-	uint32_t *oldtags = c->tags, *tags = docket_calloc(ncap, sizeof(*tags));
-
-	if (!slots || !tags) {
-		docket_free(slots);
-		docket_free(tags);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (session cache)");
-	}
-	c->slots = slots;
-	c->tags = tags;
-	c->cap = ncap;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i])
-			place(c, old[i]);
-	docket_free(old);
-	docket_free(oldtags);
-	return 0;
+	c->t = t;
 }
 
 int sess_cache_get(state_txn *st, const char *session, size_t len)
@@ -97,9 +73,11 @@ int sess_cache_get(state_txn *st, const char *session, size_t len)
 	sess_cache *c = &st->cache;
 	sess_slot *slot;
 
-	if (!c->n)
+	sess_slot **p;
+
+	if (!c->t.n)
 		return 0;
-	if (!(slot = *find(c, session, len, id_hash(session, len))))
+	if (!(p = find(c, session, len, docket_hash(DOCKET_HASH_SEED, session, len))) || !(slot = *p))
 		return 0;
 	sess_state_copy(&st->sess, &slot->s);
 	return 1;
@@ -109,28 +87,27 @@ int sess_cache_park(state_txn *st)
 {
 	sess_cache *c = &st->cache;
 	size_t len = strlen(st->sess_id);
-	uint32_t h = id_hash(st->sess_id, len);
+	uint32_t h = docket_hash(DOCKET_HASH_SEED, st->sess_id, len);
 	sess_slot **p;
 	int error;
 
 	if (!st->sess_loaded)
 		return 0;
-	if (c->n >= SESS_CACHE_MAX && !*find(c, st->sess_id, len, h)) {
+	if (c->t.n >= SESS_CACHE_MAX && docket_htab_free_at(&c->t, find(c, st->sess_id, len, h))) {
 		if ((error = sess_cache_flush(st)) < 0)
 			return error;
 		sess_cache_drop(c);
 	}
-	if ((c->n + 1) * 2 > c->cap && (error = grow(c)) < 0)
+	if ((error = docket_htab_reserve(&c->t)) < 0)
 		return error;
-	if (!*(p = find(c, st->sess_id, len, h))) {
+	if (docket_htab_free_at(&c->t, p = find(c, st->sess_id, len, h))) {
 		if (!(*p = docket_malloc(sizeof(**p))))
 			return docket_error_set(DOCKET_ENOMEM, "out of memory (session cache)");
 		(*p)->hash = h;
 		(*p)->dirty = 0;
 		(*p)->idlen = len;
 		memcpy((*p)->id, st->sess_id, len + 1);
-		c->tags[p - c->slots] = h;
-		c->n++;
+		docket_htab_take(&c->t, p, h);
 	}
 	sess_state_copy(&(*p)->s, &st->sess);
 	(*p)->dirty |= st->sess_dirty;
@@ -143,8 +120,8 @@ int sess_cache_flush(state_txn *st)
 	sess_cache *c = &st->cache;
 	int error;
 
-	for (size_t i = 0; c->n && i < c->cap; i++) {
-		sess_slot *slot = c->slots[i];
+	for (size_t i = 0; c->t.n && i < c->t.cap; i++) {
+		sess_slot **p = docket_htab_at(&c->t, i), *slot = p ? *p : NULL;
 
 		if (!slot || !slot->dirty)
 			continue;
@@ -159,18 +136,17 @@ int sess_cache_flush(state_txn *st)
 
 void sess_cache_drop(sess_cache *c)
 {
-	for (size_t i = 0; c->n && i < c->cap; i++) {
-		docket_free(c->slots[i]);
-		c->slots[i] = NULL;
-		c->tags[i] = 0;
+	for (size_t i = 0; c->t.n && i < c->t.cap; i++) {
+		sess_slot **p = docket_htab_at(&c->t, i);
+
+		if (p)
+			docket_free(*p);
 	}
-	c->n = 0;
+	docket_htab_clear(&c->t);
 }
 
 void sess_cache_dispose(sess_cache *c)
 {
 	sess_cache_drop(c);
-	docket_free(c->slots);
-	docket_free(c->tags);
-	memset(c, 0, sizeof(*c));
+	docket_htab_dispose(&c->t);
 }

@@ -8,16 +8,14 @@
 #define DOCKET_LEDGER_STATE_INTERNAL_H
 
 #include "ledger_internal.h"
+#include "util/htab.h"
 
 /* overlay.c: changed projection records, written back sorted at finish. */
 typedef struct overlay_entry overlay_entry;
 typedef struct overlay_op overlay_op;
 typedef struct overlay_undo overlay_undo;
 typedef struct overlay {
-	overlay_entry *slots;
-	uint32_t *tags;          /* per slot: its entry's hash, 0 free (probes
-				  * read these, not the entries) */
-	size_t cap, n;
+	docket_htab t;           /* slots: overlay_entry, by (table, key) */
 	/* writes to the tables nothing reads back inside the transaction (the
 	 * pending index, the per-session event index, policy documents), in
 	 * arrival order; their keys and values in `arena` */
@@ -34,6 +32,7 @@ typedef struct overlay {
 	uint64_t ops_epoch;      /* bumped whenever the log is cut (overlay_cancel) */
 } overlay;
 
+void overlay_init(overlay *o);
 int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen);
 /* 1 and the record's value (valid until the next put) when it is there. */
 int overlay_get(const overlay *o, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v);
@@ -71,9 +70,7 @@ void overlay_dispose(overlay *o);
 #define SESS_CACHE_MAX 1024u
 typedef struct sess_slot sess_slot;
 typedef struct sess_cache {
-	sess_slot **slots;
-	uint32_t *tags;           /* per slot: the hash of its id, 0 free */
-	size_t cap, n;
+	docket_htab t;            /* slots: sess_slot pointers, by session id */
 } sess_cache;
 
 /* state_checkpoint()'s copy of the state transaction (overlay.c). */
@@ -146,6 +143,7 @@ int sess_state_encode(docket_buf *out, const sess_state *s);
 int sess_cache_get(state_txn *st, const char *session, size_t len);
 int sess_cache_park(state_txn *st);
 int sess_cache_flush(state_txn *st);
+void sess_cache_init(sess_cache *c);
 void sess_cache_drop(sess_cache *c);
 void sess_cache_dispose(sess_cache *c);
 

@@ -1197,6 +1197,8 @@ int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
 	st->l = l;
 	st->txn = txn;
+	sess_cache_init(&st->cache);
+	overlay_init(&st->ov);
 	if ((error = store_meta_get_u64(txn, l, "head_seq", &st->head_seq)) < 0 ||
 	    (error = store_meta_get_u64(txn, l, "epoch", &st->epoch)) < 0 ||
 	    (error = store_meta_get_u64(txn, l, "clock_us", &st->clock_us)) < 0)

@@ -7,6 +7,7 @@
 #define DOCKET_REPLAY_REPORT_INTERNAL_H
 
 #include "replay_internal.h"
+#include "util/htab.h"
 
 /* The strings of a kept call, in spool order. */
 enum {
@@ -58,7 +59,7 @@ struct docket_replay_report {
 	docket_buf head;                /* table: a line of the head, before it is wrapped */
 	report_session *sess;           /* in the order they first appear */
 	size_t nsess, sess_cap;
-	size_t *sess_index, sess_slots; /* open addressing: index + 1, 0 empty */
+	docket_htab sess_index;         /* slots: index + 1 into sess, by (host, id) */
 };
 
 /* Write a kept call's record into the table's spool. */

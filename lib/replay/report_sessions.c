@@ -12,17 +12,13 @@
 #include "report_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/htab.h"
 
-static uint64_t key_hash(const char *host, const char *id)
+static uint32_t key_hash(const char *host, const char *id)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint32_t h = docket_hash(DOCKET_HASH_SEED, host ? host : "", host ? strlen(host) + 1 : 1);
 
-	for (const char *s = host ? host : ""; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
-	for (const char *s = id; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
+	return docket_hash(h, id, strlen(id));
 }
 
 static int same_key(const report_session *e, const char *host, const char *id)
@@ -35,40 +31,29 @@ static void copy_name(char *dst, size_t cap, const char *s)
 	snprintf(dst, cap, "%s", s ? s : "");
 }
 
-/* Double the index (load at most 1/2) and put every session back. */
-static int index_grow(docket_replay_report *r)
+/* What a lookup in the index compares a slot (index + 1 into r->sess) against. */
+typedef struct {
+	const docket_replay_report *r;
+	const char *host, *id;
+} sess_key;
+
+static int slot_is(const void *slot, const void *key)
 {
-	size_t cap = r->sess_slots ? r->sess_slots * 2 : 64;
-	size_t *slots = docket_calloc(cap, sizeof(*slots));
+	const sess_key *k = key;
 
-	if (!slots)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->nsess; i++) {
-		size_t k = key_hash(r->sess[i].host, r->sess[i].id) & (cap - 1);
-
-		while (slots[k])
-			k = (k + 1) & (cap - 1);
-		slots[k] = i + 1;
-	}
-	docket_free(r->sess_index);
-	r->sess_index = slots;
-	r->sess_slots = cap;
-	return 0;
+	return same_key(&k->r->sess[*(const size_t *)slot - 1], k->host, k->id);
 }
 
 static int session_new(docket_replay_report *r, const docket_replay_call *c, report_session **out)
 {
 	report_session *e;
 	void *grown;
-	int error;
 
 	if (r->nsess == r->sess_cap) {
 		if (!(grown = docket_array_grow(r->sess, &r->sess_cap, sizeof(*r->sess), 16)))
 			return DOCKET_ENOMEM;
 		r->sess = grown;
 	}
-	if (2 * (r->nsess + 1) > r->sess_slots && (error = index_grow(r)) < 0)
-		return error;
 	e = &r->sess[r->nsess];
 	memset(e, 0, sizeof(*e));
 	e->id = docket_strdup(c->session);
@@ -88,24 +73,22 @@ static int session_new(docket_replay_report *r, const docket_replay_call *c, rep
 int report_session_add(docket_replay_report *r, const docket_replay_call *c)
 {
 	report_session *e = NULL;
-	size_t k;
+	sess_key key = { r, c->host, c->session };
+	uint32_t h = key_hash(c->host, c->session);
+	size_t *slot;
 	int error;
 
-	if (r->sess_slots) {
-		for (k = key_hash(c->host, c->session) & (r->sess_slots - 1); r->sess_index[k];
-		     k = (k + 1) & (r->sess_slots - 1))
-			if (same_key(&r->sess[r->sess_index[k] - 1], c->host, c->session)) {
-				e = &r->sess[r->sess_index[k] - 1];
-				break;
-			}
-	}
-	if (!e) {
+	r->sess_index.esize = sizeof(size_t); /* a zeroed report has an empty index */
+	if ((error = docket_htab_reserve(&r->sess_index)) < 0)
+		return error;
+	slot = docket_htab_find(&r->sess_index, h, slot_is, &key);
+	if (!docket_htab_free_at(&r->sess_index, slot)) {
+		e = &r->sess[*slot - 1];
+	} else {
 		if ((error = session_new(r, c, &e)) < 0)
 			return error;
-		k = key_hash(c->host, c->session) & (r->sess_slots - 1);
-		while (r->sess_index[k])
-			k = (k + 1) & (r->sess_slots - 1);
-		r->sess_index[k] = (size_t)(e - r->sess) + 1;
+		*slot = (size_t)(e - r->sess) + 1;
+		docket_htab_take(&r->sess_index, slot, h);
 	}
 	/* the latest call says what holds (a resumed session may differ) */
 	copy_name(e->recorded, sizeof(e->recorded), c->sandbox_recorded);
@@ -126,7 +109,7 @@ void report_sessions_free(docket_replay_report *r)
 		docket_free(r->sess[i].runtime);
 	}
 	docket_free(r->sess);
-	docket_free(r->sess_index);
+	docket_htab_dispose(&r->sess_index);
 }
 
 /* "none" and "full_access" are the same: nothing contains the tools. */
