@@ -44,7 +44,7 @@ int cli_put_json_line(json_t *value)
 	int error;
 
 	if (!value)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = cli_json_line(stdout, value);
 	json_decref(value);
 	return error < 0 ? docket_error_set(DOCKET_ESTORAGE, "cannot write output") : 0;

@@ -36,10 +36,10 @@ static int on_session(void *vctx, const docket_session_info *info)
 	    info->session[strlen(p->first)] == '/')
 		p->nested++;
 	if (++p->matches == 1 && !(p->first = docket_strdup(info->session)))
-		return p->error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return p->error = docket_error_set_oom();
 	if (p->matches <= CANDIDATES_SHOWN &&
 	    docket_buf_printf(&p->names, "%s%s", p->names.len ? ", " : "", info->session) < 0)
-		return p->error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return p->error = docket_error_set_oom();
 	return 0;
 }
 

@@ -80,11 +80,11 @@ int cli_table_new(cli_table **out, size_t columns)
 		return docket_error_set(DOCKET_EINVALID, "a table needs columns");
 	t = docket_calloc(1, sizeof(*t));
 	if (!t)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	t->right = docket_calloc(columns, 1);
 	if (!t->right) {
 		docket_free(t);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	t->columns = columns;
 	*out = t;
@@ -111,21 +111,21 @@ int cli_table_cell_color(cli_table *t, const char *color, const char *text)
 			return docket_error_set(DOCKET_ENOMEM, "table too large");
 		ntext = docket_realloc(t->text, ncap * sizeof(char *));
 		if (!ntext)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		t->text = ntext;
 		ncolor = docket_realloc((void *)t->color, ncap * sizeof(char *));
 		if (!ncolor)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		t->color = ncolor;
 		nspan = docket_realloc(t->span, ncap);
 		if (!nspan)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		t->span = nspan;
 		t->cap = ncap;
 	}
 	copy = docket_strdup(text ? text : "");
 	if (!copy)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	t->text[t->ncells] = copy;
 	t->color[t->ncells] = color;
 	t->span[t->ncells] = 0;

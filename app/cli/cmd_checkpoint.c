@@ -32,7 +32,7 @@ static int list_one(void *ctx, const docket_checkpoint *cp)
 
 	if (c->arr)
 		return json_array_append_new(c->arr, checkpoint_json(cp)) == 0 ? 0
-			: docket_error_set(DOCKET_ENOMEM, "out of memory");
+			: docket_error_set_oom();
 	if (error == 0) error = cli_table_cellf(c->t, "%llu", (unsigned long long)cp->index);
 	if (error == 0) error = cli_table_cellf(c->t, "%llu", (unsigned long long)cp->seq);
 	if (error == 0) error = cli_table_cell(c->t, cp->time);

@@ -50,7 +50,7 @@ static int list_add(path_list *l, const char *path, int named)
 		l->v = v;
 	}
 	if (!(copy = docket_strdup(path)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
 	l->v[l->n].path = copy;
 	l->v[l->n++].named = named;

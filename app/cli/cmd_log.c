@@ -73,10 +73,10 @@ static int summary_generic(docket_buf *b, const json_t *ev)
 	int error = 0;
 
 	if (!rest)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	json_object_foreach((json_t *)ev, k, v) {
 		if (!is_common_key(k) && json_object_set(rest, k, v) < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			break;
 		}
 	}

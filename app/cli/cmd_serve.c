@@ -28,7 +28,7 @@ static int load_operator_policy(const char *src, const char **format, json_t **d
 		return error;
 	*format = "docket";
 	if ((error = docket_policy_to_yaml(&yaml, p)) == 0 && !(*doc = json_string(yaml)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_free(yaml);
 	docket_policy_free(p);
 	return error;

@@ -57,7 +57,7 @@ static int post_lines(const char *url, char *text, size_t len, uint64_t *posted)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init()))
 		return docket_error_set(DOCKET_ERROR, "cannot start libcurl");
 	if (!(headers = curl_slist_append(NULL, "Content-Type: application/json"))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	curl_easy_setopt(curl, CURLOPT_URL, url);
@@ -98,11 +98,11 @@ int cli_export_otlp_http(docket_ledger *ledger, const docket_export_options *opt
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
 		return docket_error_set(DOCKET_EINVALID, "--endpoint wants an http:// or https:// URL, not '%s'", url);
 	if (!(mem = open_memstream(&text, &len)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	o.format = DOCKET_EXPORT_OTEL;
 	error = docket_export(ledger, &o, mem, stats);
 	if (fclose(mem) != 0 && error == 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0)
 		error = post_lines(url, text, len, posted);
 	free(text);

@@ -158,7 +158,7 @@ static int load_key(EVP_PKEY **out, const char *path, int private_key)
 	if ((error = audit_read_file(&text, path, KEY_FILE_MAX)) < 0)
 		goto cleanup;
 	if (!(bio = BIO_new_mem_buf(text.ptr ? text.ptr : "", (int)text.len))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	key = private_key ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL)
@@ -367,7 +367,7 @@ int checkpoint_to_json(json_t **out, const checkpoint_record *c)
 			*out = NULL;
 		}
 	}
-	return *out ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return *out ? 0 : docket_error_set_oom();
 }
 
 static int get_hex(uint8_t *out, size_t len, const json_t *obj, const char *name)
@@ -437,7 +437,7 @@ static int check_record_note(const checkpoint_record *c)
 	int error;
 
 	if (!n)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = note_parse(n, c->note, strlen(c->note))) == 0 &&
 	    (error = note_checkpoint_parse(&body, NULL, (const char *)n->text.ptr, n->text.len)) == 0 &&
 	    (body.size != c->seq || memcmp(body.root, c->root, sizeof(body.root)) != 0))
@@ -578,7 +578,7 @@ static int load_all(checkpoint_record **out, size_t *n, docket_ledger *l)
 			checkpoint_record *grown = docket_realloc(all, ncap * sizeof(*all));
 
 			if (!grown) {
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 				goto cleanup;
 			}
 			all = grown;
@@ -883,7 +883,7 @@ int docket_checkpoint_note(char **out, size_t *len, docket_ledger *l, uint64_t i
 	}
 	nlen = strlen(c->note);
 	if (!(*out = docket_malloc(nlen + 1))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	memcpy(*out, c->note, nlen + 1);
@@ -903,7 +903,7 @@ static int old_head(docket_note_checkpoint *old, docket_ledger *l, const char *t
 	int error;
 
 	if (!n)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = note_parse(n, text, len)) < 0 ||
 	    (error = note_checkpoint_parse(old, NULL, (const char *)n->text.ptr, n->text.len)) < 0 ||
 	    (error = docket_tlog_origin(origin, l)) < 0)
@@ -947,7 +947,7 @@ int docket_checkpoint_consistency(char **out, size_t *len, docket_ledger *l, con
 	    (error = old_head(&old, l, old_note, old_len, last.seq)) < 0)
 		goto cleanup;
 	if (!(p = docket_calloc(1, sizeof(*p)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if (old.size > 0 && old.size < last.seq &&
@@ -1051,7 +1051,7 @@ static int check_tree(seal_ctx *s, const checkpoint_record *c, const char *what)
 	int error;
 
 	if (!n)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = docket_tlog_origin(origin, s->l)) < 0)
 		goto cleanup;
 	if ((error = note_parse(n, c->note, strlen(c->note))) < 0 ||
@@ -1241,7 +1241,7 @@ int docket_note_verify(docket_note_checkpoint *out, const char *text, size_t len
 	if ((error = load_key(&key, pubkey_path, 0)) < 0)
 		goto cleanup;
 	if (!(n = docket_malloc(sizeof(*n)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = note_parse(n, text, len)) < 0 || (error = checkpoint_note_check(out, n, key)) < 0)

@@ -74,7 +74,7 @@ int docket_pseudonymizer_new(docket_pseudonymizer **out, const uint8_t *key, siz
 					KEY_MIN, KEY_MAX);
 	if (!(p = docket_calloc(1, sizeof(*p))) || !(p->key = docket_malloc(len))) {
 		docket_free(p);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	memcpy(p->key, key, len);
 	p->len = len;
@@ -178,7 +178,7 @@ static int pseudonymize_member(const docket_pseudonymizer *p, json_t *obj, const
 		return 0;
 	docket_pseudonym(p, kind, v, name);
 	return json_object_set_new(obj, key, json_string(name)) == 0 ? 0
-		: docket_error_set(DOCKET_ENOMEM, "out of memory");
+		: docket_error_set_oom();
 }
 
 /* `s` (not NUL-terminated) is "user-" and 16 lower-case hex digits. */
@@ -219,12 +219,12 @@ static int rewrite_matches(const docket_pseudonymizer *p, const regex_t *re, con
 		user[eo - so] = '\0';
 		docket_pseudonym(p, "user", user, name);
 		if (docket_buf_put(out, in + copied, so - copied) < 0 || docket_buf_puts(out, name) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		copied = eo;
 		changed = 1;
 	}
 	if (docket_buf_put(out, in + copied, len - copied) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return changed;
 }
 
@@ -239,12 +239,12 @@ static int rewrite_id(const char *in, size_t len, const char *raw, const char *a
 	while ((hit = memmem(in + copied, len - copied, raw, rlen))) {
 		if (docket_buf_put(out, in + copied, (size_t)(hit - in) - copied) < 0 ||
 		    docket_buf_puts(out, alias) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		copied = (size_t)(hit - in) + rlen;
 		changed = 1;
 	}
 	if (docket_buf_put(out, in + copied, len - copied) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return changed;
 }
 
@@ -268,9 +268,9 @@ static int learn(pwalk *w, const char *name, size_t len)
 		if (strlen(w->names[i]) == len && memcmp(w->names[i], name, len) == 0)
 			return 0;
 	if (!w->names && !(w->names = docket_calloc(NAMES_MAX, sizeof(*w->names))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (!(w->names[w->nnames] = docket_malloc(len + 1)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memcpy(w->names[w->nnames], name, len);
 	w->names[w->nnames++][len] = '\0';
 	return 0;
@@ -318,13 +318,13 @@ static int rewrite_word(const docket_pseudonymizer *p, const char *in, size_t le
 		    (at + nlen < len && is_word(in[at + nlen]) && is_word(name[nlen - 1])))
 			continue;
 		if (docket_buf_put(out, in + copied, at - copied) < 0 || docket_buf_puts(out, alias) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		copied = from = at + nlen;
 		changed = 1;
 	}
 	(void)p;
 	if (docket_buf_put(out, in + copied, len - copied) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return changed;
 }
 
@@ -418,7 +418,7 @@ static int pseudo_leaf(pwalk *w, json_t *str)
 		error = leaf_apply(&l, rewrite_id(l.s, l.len, w->raw_session, w->alias, next), next);
 	}
 	if (error == 0 && l.cur && json_string_setn_nocheck(str, l.s, l.len) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	return error;
 }
 
@@ -506,15 +506,15 @@ static int remember_names(const docket_pseudonymizer *cp, pwalk *w)
 			p->known = grown;
 		}
 		if (!(p->known[p->nknown] = docket_strdup(w->names[i])))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		else
 			p->nknown++;
 	}
 	if (error == 0 && p->nknown && !(all = docket_calloc(p->nknown, sizeof(*all))))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	for (; error == 0 && all && copied < p->nknown; copied++)
 		if (!(all[copied] = docket_strdup(p->known[copied])))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 	n = copied;
 	pthread_mutex_unlock(&p->lock);
 	for (k = 0; k < w->nnames; k++)
@@ -575,7 +575,7 @@ int docket_pseudonymize_event(const docket_pseudonymizer *p, json_t *event)
 	w.p = p;
 	if (session && strlen(session) >= SESSION_ID_MIN) {
 		if (!(raw = docket_strdup(session)))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		docket_pseudonym(p, "session", raw, w.alias);
 		w.raw_session = raw;
 	}

@@ -100,7 +100,7 @@ static int b64_json(json_t **out, const uint8_t *p, size_t len)
 
 	*out = NULL;
 	if ((error = note_b64_put(&b, p, len)) == 0 && !(*out = json_stringn(b.ptr, b.len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -115,7 +115,7 @@ static int decode_event(json_t **out, docket_event **ev_out, uint64_t seq, const
 	*out = NULL;
 	if ((error = event_unpack(&ev, p, len)) == 0 && (error = docket_event_to_json(&obj, ev)) == 0 &&
 	    json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0)
 		*out = obj;
 	else
@@ -130,11 +130,11 @@ static int decode_event(json_t **out, docket_event **ev_out, uint64_t seq, const
 static int proof_json(json_t **out, const docket_tlog_proof *p)
 {
 	json_t *arr = json_array(), *h;
-	int error = arr ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	int error = arr ? 0 : docket_error_set_oom();
 
 	for (size_t i = 0; error == 0 && i < p->len; i++)
 		if ((error = b64_json(&h, p->hash[i], DOCKET_TLOG_HASH_LEN)) == 0 && json_array_append_new(arr, h) < 0)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 	if (error < 0) {
 		json_decref(arr);
 		arr = NULL;
@@ -168,7 +168,7 @@ static int add_event(prove_ctx *c, uint64_t seq)
 		goto cleanup;
 	if (c->redactor || c->pseudo) {
 		if (!(stored = json_deep_copy(shown))) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			goto cleanup;
 		}
 		if ((c->redactor && (error = docket_redact_event(c->redactor, shown, NULL, NULL)) < 0) ||
@@ -180,27 +180,27 @@ static int add_event(prove_ctx *c, uint64_t seq)
 	}
 	docket_tlog_leaf_hash(leaf, p, len);
 	if (!(proof = docket_malloc(sizeof(*proof)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = docket_tlog_inclusion(proof, c->l, seq, c->size)) < 0)
 		goto cleanup;
 	if (!(obj = json_object()) || json_object_set_new(obj, "seq", json_integer((json_int_t)seq)) < 0 ||
 	    json_object_set_new(obj, "type", json_string(docket_event_type(ev))) < 0) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = redact ? b64_json(&v, leaf, sizeof(leaf)) : b64_json(&v, p, len)) < 0)
 		goto cleanup;
 	if (json_object_set_new(obj, redact ? "leaf_hash" : "bytes", v) < 0 ||
 	    json_object_set(obj, "event", shown) < 0) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = proof_json(&v, proof)) < 0)
 		goto cleanup;
 	if (json_object_set_new(obj, "proof", v) < 0 || json_array_append(c->events, obj) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 cleanup:
 	docket_free(proof);
 	docket_event_free(ev);
@@ -240,7 +240,7 @@ static size_t receipt_seqs(uint64_t out[6], const inv_state *inv, uint64_t polic
 static int set_str(json_t *obj, const char *key, const char *value)
 {
 	return json_object_set_new(obj, key, json_string(value)) < 0
-		       ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+		       ? docket_error_set_oom() : 0;
 }
 
 int receipt_build(json_t **out, docket_ledger *l, const char *session, const char *invocation,
@@ -288,7 +288,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	c.redactor = redactor;
 	c.pseudo = pseudo;
 	if (!(obj = json_object()) || !(c.events = json_array())) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n && error == 0; i++)
@@ -312,7 +312,7 @@ int receipt_build(json_t **out, docket_ledger *l, const char *session, const cha
 	    json_object_set_new(obj, "redacted", json_boolean(c.redacted > 0)) < 0 ||
 	    json_object_set_new(obj, "checkpoint", json_stringn(note_text, note_len)) < 0 ||
 	    json_object_set(obj, "events", c.events) < 0) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	*out = obj;
@@ -604,7 +604,7 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 	    json_object_set(out_story, "invocation", json_object_get(obj, "invocation")) < 0 ||
 	    json_object_set_new(out_story, "tree_size", json_integer((json_int_t)cp.size)) < 0 ||
 	    json_object_set_new(out_story, "events", json_array()) < 0) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto done;
 	}
 	for (size_t i = 0; i < json_array_size(events) && rep->ok; i++) {
@@ -625,7 +625,7 @@ int receipt_verify(receipt_report *rep, json_t **story, const char *text, size_t
 		}
 		shown = redacted ? redacted_stub(seq) : json_incref(json_object_get(e, "event"));
 		if (!shown || json_array_append_new(json_object_get(out_story, "events"), shown) < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			goto done;
 		}
 		rep->events++;

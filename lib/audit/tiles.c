@@ -153,7 +153,7 @@ static int note_head(docket_note_checkpoint *out, const char *text, size_t len)
 	int error;
 
 	if (!n)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = note_parse(n, text, len)) == 0)
 		error = note_checkpoint_parse(out, NULL, (const char *)n->text.ptr, n->text.len);
 	docket_free(n);
@@ -456,7 +456,7 @@ int docket_export_tiles(docket_ledger *l, const char *dir, docket_tiles_stats *s
 	if ((error = note_head(&head, note, len)) < 0)
 		goto cleanup;
 	if (!(t = docket_calloc(1, sizeof(*t)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	t->l = l;

@@ -82,8 +82,6 @@ static int state_path(char *out, size_t size, const char *dir, const char *origi
 	return 0;
 }
 
-
-
 /* The stored checkpoint of `origin`; *found 0 when there is none. A state
  * file that does not parse or verify is an error: the witness refuses to
  * guess what it saw. */
@@ -103,7 +101,7 @@ static int state_load(docket_note_checkpoint *old, int *found, const char *path,
 	if (error < 0)
 		goto cleanup;
 	if (!(n = docket_malloc(sizeof(*n)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = note_parse(n, text.ptr ? text.ptr : "", text.len)) < 0 ||
@@ -176,7 +174,7 @@ static int parse_input(witness *w, const char *input, size_t len)
 	}
 	if (proof) {
 		if (!(w->proof = docket_malloc(sizeof(*w->proof))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if ((error = note_proof_parse(w->proof, proof, proof_len)) < 0)
 			return error == DOCKET_EINVALID
 				? refuse(w->res, "malformed proof: %s", docket_error_last()->message) : error;
@@ -197,7 +195,7 @@ static int parse_input(witness *w, const char *input, size_t len)
 		int same;
 
 		if (!pn)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		same = note_parse(pn, (const char *)w->proof->checkpoint.ptr, w->proof->checkpoint.len) == 0 &&
 		       pn->text.len == w->n->text.len &&
 		       memcmp(pn->text.ptr, w->n->text.ptr, pn->text.len) == 0;
@@ -233,7 +231,7 @@ static int check_consistent(witness *w, const docket_note_checkpoint *old)
 	if (old->size == 0)
 		return 0;  /* every tree extends the empty one */
 	if (!(p = docket_calloc(1, sizeof(*p))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	p->index = old->size;
 	p->size = cp->size;
 	p->len = w->proof->len;
@@ -304,7 +302,7 @@ int docket_witness_add(char **out, size_t *out_len, docket_witness_result *res, 
 		goto cleanup;
 	}
 	if (!(w.n = docket_malloc(sizeof(*w.n)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = parse_input(&w, input, len)) != 0)
@@ -406,7 +404,7 @@ static int load_keys(notes_ctx *c, const char *const *paths, size_t n)
 
 	if (!(c->keys = docket_calloc(n ? n : 1, sizeof(*c->keys))) ||
 	    !(c->counted = docket_calloc(n ? n : 1, sizeof(*c->counted))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++) {
 		if ((error = checkpoint_load_pubkey(&c->keys[i], paths[i])) < 0)
 			return error;
@@ -454,7 +452,7 @@ int docket_ledger_verify_notes(docket_ledger *l, const char *pubkey_path, const 
 		goto cleanup;
 	c.events = info.events;
 	if (!(n = docket_malloc(sizeof(*n)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	for (size_t i = 0; i < nnotes && error == 0; i++)

@@ -196,14 +196,14 @@ static int find_session(session_buf **out, git_sink *g, const char *id)
 		session_buf *grown = docket_realloc(g->s, cap * sizeof(*grown));
 
 		if (!grown)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		g->s = grown;
 		g->cap = cap;
 	}
 	sb = &g->s[g->n];
 	memset(sb, 0, sizeof(*sb));
 	if (!(sb->id = docket_strdup(id)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = session_dir(&sb->dir, id)) < 0) {
 		docket_free(sb->id);
 		return error;
@@ -406,7 +406,7 @@ static int build_tree(git_oid *out, git_repository *repo, git_commit *head, cons
 	int error;
 
 	if (!(t.u = docket_calloc(2 * g->n + 1, sizeof(*t.u))) || !(t.paths = docket_calloc(2 * g->n + 1, sizeof(char *)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = base_tree(&base, repo, head)) < 0)
@@ -475,7 +475,7 @@ static int export_into(git_repository *repo, docket_ledger *ledger, const docket
 	if ((error = check_mark_ledger(&mark, info.ledger_id)) < 0)
 		goto cleanup;
 	if (!(g = docket_calloc(1, sizeof(*g)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	g->base.event = git_event;
@@ -621,7 +621,7 @@ static int collect_lines(git_check *c, const char *text, size_t len, const char 
 		}
 		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(ev, "seq")));
 		if (json_object_set_new(c->archived, key, json_string(jstr(ev, "hash"))) < 0)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		json_decref(ev);
 		line = nl ? nl + 1 : end;
 	}
@@ -711,7 +711,7 @@ int docket_git_verify(docket_ledger *ledger, const char *dir, docket_git_report 
 	if ((error = docket_ledger_info_get(ledger, &c.info)) < 0)
 		return error;
 	if (!(c.archived = json_object()))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	git_libgit2_init();
 	if ((error = open_repo(&repo, dir, 0)) == 0 && (error = check_commits(&c, repo)) == 0)
 		error = check_files(&c, repo);

@@ -80,11 +80,6 @@ typedef struct ocsf_sink {
 	int loaded;
 } ocsf_sink;
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 static int category_of(int class_uid)
 {
 	return class_uid / 1000;
@@ -192,7 +187,7 @@ static int security_control(json_t *rec, int action_id, int disposition_id, int 
 
 	if (!fields || json_object_update(rec, fields) < 0) {
 		json_decref(fields);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	json_decref(fields);
 	return 0;
@@ -214,7 +209,7 @@ static int emit(ocsf_sink *o, json_t *rec)
 		rec = NULL;
 	}
 	if (!rec)
-		return nomem();
+		return docket_error_set_oom();
 	error = export_json_line(o->cs.base.out, rec);
 	json_decref(rec);
 	o->cs.base.stats->records++;
@@ -267,7 +262,7 @@ static int reason_fields(json_t *rec, const json_t *ev, const json_t *inv, int a
 	    json_object_set_new(rec, "message", json_string(msg.ptr ? msg.ptr : "")) < 0 ||
 	    (jhas(inv, "rules") && json_object_set(json_object_get(rec, "unmapped"), "rules",
 						   json_object_get(inv, "rules")) < 0))
-		error = nomem();
+		error = docket_error_set_oom();
 cleanup:
 	docket_buf_dispose(&reason);
 	docket_buf_dispose(&msg);
@@ -336,7 +331,7 @@ static int process_record(ocsf_sink *o, const json_t *ev, const json_t *inv, int
 	json_array_foreach(cmd, i, arg)
 		if (docket_buf_printf(&line, "%s%s", i ? " " : "", json_string_value(arg) ? json_string_value(arg) : "") < 0) {
 			docket_buf_dispose(&line);
-			return nomem();
+			return docket_error_set_oom();
 		}
 	call_disposition(inv, &action, &disposition);
 	ok = activity == 2 ? status_ok(ev) : action == ACTION_ALLOWED;
@@ -466,7 +461,7 @@ static int approval_record(ocsf_sink *o, const json_t *ev, const json_t *inv, in
 	int disposition = !settled ? DISP_OTHER : granted ? DISP_APPROVED : DISP_BLOCKED;
 
 	if (docket_buf_printf(&priv, "%s: %s", jstr(inv, "tool"), jstr(inv, "summary")) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	rec = base_record(&o->cs.base, ev, CLASS_AUTHORIZE, settled ? 1 : 99,
 			  settled ? "Assign Privileges" : "Approval Requested");
 	if (rec && json_object_set_new(rec, "privileges", json_pack("[s]", priv.ptr)) < 0)
@@ -523,7 +518,7 @@ static int add_checkpoint(void *ctx, const checkpoint_record *r)
 		ocsf_checkpoint *grown = docket_realloc(o->cps, ncap * sizeof(*grown));
 
 		if (!grown)
-			return nomem();
+			return docket_error_set_oom();
 		o->cps = grown;
 		o->cap = ncap;
 	}
@@ -532,7 +527,7 @@ static int add_checkpoint(void *ctx, const checkpoint_record *r)
 	if ((error = note_b64_put(&root, r->root, sizeof(r->root))) < 0)
 		goto cleanup;
 	if (!(c->note = docket_malloc(strlen(r->note) + 1))) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	memcpy(c->note, r->note, strlen(r->note) + 1);
@@ -608,7 +603,7 @@ static int attest(ocsf_sink *o, const json_t *ev)
 		json_decref(a), a = NULL;
 	o->cp = a ? covering(o, seq) : NULL;
 	if (!(o->attestation = a))
-		error = nomem();
+		error = docket_error_set_oom();
 cleanup:
 	docket_buf_dispose(&uid);
 	docket_buf_dispose(&prev);

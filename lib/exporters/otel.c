@@ -35,11 +35,6 @@
 
 typedef collector_sink otel_sink;
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* hex of the first `bytes` bytes of SHA-256(a "\x1f" b). */
 static int derive_id(char *out, size_t bytes, const char *a, const char *b)
 {
@@ -76,7 +71,7 @@ static int attr_str(json_t *attrs, const char *key, const char *value)
 	if (!value || !*value)
 		return 0;
 	return json_array_append_new(attrs, json_pack("{s:s, s:{s:s}}", "key", key,
-				     "value", "stringValue", value)) == 0 ? 0 : nomem();
+				     "value", "stringValue", value)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int attr_int(json_t *attrs, const char *key, const json_t *value)
@@ -87,14 +82,14 @@ static int attr_int(json_t *attrs, const char *key, const json_t *value)
 		return 0;
 	snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(value));
 	return json_array_append_new(attrs, json_pack("{s:s, s:{s:s}}", "key", key,
-				     "value", "intValue", text)) == 0 ? 0 : nomem();
+				     "value", "intValue", text)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static json_t *span_attributes(const json_t *inv)
 {
 	const json_t *dispatches = json_object_get(inv, "dispatches");
 	json_t *attrs = json_array(), *attempts = json_integer((json_int_t)json_array_size(dispatches));
-	int error = attrs && attempts ? 0 : nomem();
+	int error = attrs && attempts ? 0 : docket_error_set_oom();
 
 	if (!error) error = attr_str(attrs, "gen_ai.operation.name", "execute_tool");
 	if (!error) error = attr_str(attrs, "gen_ai.tool.name", jstr(inv, "tool"));
@@ -133,13 +128,13 @@ static json_t *span_attributes(const json_t *inv)
 static int span_event(json_t *events, const char *name, const char *time, json_t *attrs)
 {
 	if (!attrs)
-		return nomem();
+		return docket_error_set_oom();
 	if (!time || !*time) {
 		json_decref(attrs);
 		return 0;
 	}
 	return json_array_append_new(events, json_pack("{s:s, s:o, s:o}", "name", name,
-				     "timeUnixNano", nanos(time), "attributes", attrs)) == 0 ? 0 : nomem();
+				     "timeUnixNano", nanos(time), "attributes", attrs)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static json_t *attrs2(const char *k1, const char *v1, const char *k2, const char *v2)
@@ -189,7 +184,7 @@ static int recovery_events(json_t *events, const json_t *inv)
 static json_t *span_events(const json_t *inv)
 {
 	json_t *events = json_array();
-	int error = events ? 0 : nomem();
+	int error = events ? 0 : docket_error_set_oom();
 
 	if (!error) error = span_event(events, "approval.requested", jstr(inv, "requested_time"),
 				       attrs2("docket.reviewer", jstr(inv, "reviewer"),
@@ -342,7 +337,7 @@ static int session_parent(const otel_sink *o, const json_t *sess, char parent[17
 		return -1;
 	return json_array_append_new(links, json_pack("{s:s, s:s, s:[{s:s, s:{s:s}}]}", "traceId", trace,
 				     "spanId", parent, "attributes", "key", "docket.link",
-				     "value", "stringValue", "spawned by")) == 0 ? 0 : nomem();
+				     "value", "stringValue", "spawned by")) == 0 ? 0 : docket_error_set_oom();
 }
 
 static json_t *session_span(const otel_sink *o, const char *session)
@@ -352,7 +347,7 @@ static json_t *session_span(const otel_sink *o, const char *session)
 	const char *start, *end;
 	docket_buf name = DOCKET_BUF_INIT;
 	json_t *attrs = json_array(), *links = json_array(), *s = NULL;
-	int error = attrs && links ? 0 : nomem();
+	int error = attrs && links ? 0 : docket_error_set_oom();
 
 	session_times(o, sess, session, &start, &end);
 	if (!error) error = trace_id(trace, o, session);
@@ -401,14 +396,14 @@ static int write_session(otel_sink *o, const char *session, json_t *spans)
 	int error;
 
 	if (!root || json_array_insert_new(spans, 0, root) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	o->base.stats->records++;
 	doc = json_pack("{s:[{s:o, s:[{s:{s:s, s:s}, s:O}]}]}", "resourceSpans",
 				"resource", resource(o, collector_session(&o->c, session), session),
 				"scopeSpans", "scope", "name", "docket", "version", DOCKET_EXPORT_VERSION,
 				"spans", spans);
 	if (!doc)
-		return nomem();
+		return docket_error_set_oom();
 	error = export_json_line(o->base.out, doc);
 	json_decref(doc);
 	return error;
@@ -428,9 +423,9 @@ static int group_spans(otel_sink *o, json_t *groups, json_t *order)
 			continue;
 		if (!list && (json_object_set_new(groups, session, list = json_array()) < 0 || !list ||
 			      json_array_append_new(order, json_string(session)) < 0))
-			return nomem();
+			return docket_error_set_oom();
 		if (!(s = span(o, inv)) || json_array_append_new(list, s) < 0)
-			return nomem();
+			return docket_error_set_oom();
 		o->base.stats->records++;
 	}
 	/* a subagent's parent session span must be there, calls or not */
@@ -443,7 +438,7 @@ static int group_spans(otel_sink *o, json_t *groups, json_t *order)
 			continue;
 		if (!(empty = json_array()) || json_object_set_new(groups, parent, empty) < 0 ||
 		    json_array_append_new(order, json_string(parent)) < 0)
-			return nomem();
+			return docket_error_set_oom();
 	}
 	return 0;
 }
@@ -454,7 +449,7 @@ static int otel_finish(export_sink *s)
 	json_t *groups = json_object(), *order = json_array();
 	const json_t *name;
 	size_t i;
-	int error = groups && order ? group_spans(o, groups, order) : nomem();
+	int error = groups && order ? group_spans(o, groups, order) : docket_error_set_oom();
 
 	json_array_foreach(order, i, name) {
 		if (error < 0)

@@ -37,7 +37,7 @@ static int claude_init(void **out)
 	claude_state *s = docket_calloc(1, sizeof(*s));
 
 	if (!s)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	*out = s;
 	return 0;
 }
@@ -51,11 +51,6 @@ static void claude_free(void *state)
 	docket_free(s->early_session);
 	docket_free(s->early_mode);
 	docket_free(s);
-}
-
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
 /* ---- sessions and modes ---- */
@@ -79,7 +74,7 @@ static int remember_mode(claude_state *s, const char *session, const char *mode)
 	docket_free(s->early_mode);
 	s->early_session = docket_strdup(session);
 	s->early_mode = docket_strdup(mode);
-	return s->early_session && s->early_mode ? 0 : nomem();
+	return s->early_session && s->early_mode ? 0 : docket_error_set_oom();
 }
 
 static json_t *session_fields(const json_t *line, const char *parent, const char *agent)
@@ -133,7 +128,7 @@ static int line_session(imp_ctx *c, claude_state *s, const json_t *line, size_t 
 	if (version && imp_major_version(version) > 2)
 		imp_problem(c, 1, "unknown Claude Code version %.32s (known: up to 2.x)", version);
 	if (!(fields = session_fields(line, side ? sid : NULL, side ? agent : NULL)))
-		return nomem();
+		return docket_error_set_oom();
 	if ((rc = imp_session_open(c, id, fields, out)) != 0)
 		return rc;
 	if (s->early_session && strcmp(s->early_session, id) == 0) {
@@ -266,7 +261,7 @@ int imp_claude_tool(const char **tool, json_t **args, const char *name, const js
 		json_decref(*args);
 		*args = NULL;
 	}
-	return *args ? 0 : nomem();
+	return *args ? 0 : docket_error_set_oom();
 }
 
 static int on_tool_use(imp_ctx *c, size_t session, const json_t *block, const char *cwd)

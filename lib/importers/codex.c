@@ -42,7 +42,7 @@ static int codex_init(void **out)
 	codex_state *s = docket_calloc(1, sizeof(*s));
 
 	if (!s)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	*out = s;
 	return 0;
 }
@@ -55,11 +55,6 @@ static void codex_free(void *state)
 		return;
 	docket_free(s->cwd);
 	docket_free(s);
-}
-
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
 }
 
 /* ---- session_meta ---- */
@@ -113,13 +108,13 @@ static int on_meta(imp_ctx *c, codex_state *s, const json_t *meta)
 	    imp_set_str(fields, "cwd", cwd) < 0 ||
 	    imp_set(fields, "labels", meta_labels(meta)) < 0) {
 		json_decref(fields);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if ((rc = imp_session_open(c, id, fields, &s->session)) != 0)
 		return rc < 0 ? rc : 0;
 	s->has_session = 1;
 	if (cwd && !s->cwd && !(s->cwd = docket_strdup(cwd)))
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -157,10 +152,10 @@ static int on_turn_context(imp_ctx *c, codex_state *s, const json_t *tc)
 	if (cwd && (!s->cwd || strcmp(cwd, s->cwd) != 0)) {
 		docket_free(s->cwd);
 		if (!(s->cwd = docket_strdup(cwd)))
-			return nomem();
+			return docket_error_set_oom();
 	}
 	if (!(policy = json_object()))
-		return nomem();
+		return docket_error_set_oom();
 	for (i = 0; keys[i]; i++) {
 		const json_t *v = json_object_get(tc, keys[i]);
 
@@ -169,7 +164,7 @@ static int on_turn_context(imp_ctx *c, codex_state *s, const json_t *tc)
 		any = 1;
 		if (imp_set(policy, keys[i], json_deep_copy(v)) < 0) {
 			json_decref(policy);
-			return nomem();
+			return docket_error_set_oom();
 		}
 	}
 	if (!any) {
@@ -229,17 +224,17 @@ static int map_argv(mapped *m, const json_t *argv, const json_t *src, const char
 	    (strcmp(a0, "apply_patch") == 0 || strcmp(a0, "applypatch") == 0)) {
 		m->tool = "apply_patch";
 		m->args = imp_patch_args(a1);
-		return m->args ? 0 : nomem();
+		return m->args ? 0 : docket_error_set_oom();
 	}
 	if (json_array_size(argv) == 3 && is_patch_script(script)) {
 		m->tool = "apply_patch";
 		m->args = imp_patch_args(script);
-		return m->args ? 0 : nomem();
+		return m->args ? 0 : docket_error_set_oom();
 	}
 	m->tool = "shell";
 	if (!(m->args = json_object()) || imp_set(m->args, "command", json_deep_copy(argv)) < 0 ||
 	    shell_extras(m->args, src, cwd) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -250,11 +245,11 @@ static int map_script(mapped *m, const char *shell, const char *flag, const char
 	if (is_patch_script(script)) {
 		m->tool = "apply_patch";
 		m->args = imp_patch_args(script);
-		return m->args ? 0 : nomem();
+		return m->args ? 0 : docket_error_set_oom();
 	}
 	m->tool = "shell";
 	if (!(m->args = imp_shell_script(shell, flag, script)) || shell_extras(m->args, src, cwd) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -277,7 +272,7 @@ static int map_function(mapped *m, const char *name, const json_t *a, const char
 	if (a && strcmp(name, "apply_patch") == 0 && imp_str(a, "input")) {
 		m->tool = "apply_patch";
 		m->args = imp_patch_args(imp_str(a, "input"));
-		return m->args ? 0 : nomem();
+		return m->args ? 0 : docket_error_set_oom();
 	}
 	if ((m->args = imp_mcp_args(name, a))) {
 		m->tool = "mcp";
@@ -285,7 +280,7 @@ static int map_function(mapped *m, const char *name, const json_t *a, const char
 	}
 	m->tool = name;
 	m->args = a ? json_deep_copy(a) : json_object();
-	return m->args ? 0 : nomem();
+	return m->args ? 0 : docket_error_set_oom();
 }
 
 int imp_codex_hook_tool(const char **tool, json_t **args, const char *name, const json_t *input,
@@ -298,7 +293,7 @@ int imp_codex_hook_tool(const char **tool, json_t **args, const char *name, cons
 	if (cmd && strcmp(name, "Bash") == 0)
 		error = map_script(&m, "bash", "-lc", cmd, input, cwd);
 	else if (cmd && strcmp(name, "apply_patch") == 0)
-		error = (m.tool = "apply_patch", m.args = imp_patch_args(cmd)) ? 0 : nomem();
+		error = (m.tool = "apply_patch", m.args = imp_patch_args(cmd)) ? 0 : docket_error_set_oom();
 	else
 		error = map_function(&m, name, json_is_object(input) ? input : NULL, cwd);
 	if (error < 0) {
@@ -337,7 +332,7 @@ static int on_function_call(imp_ctx *c, codex_state *s, const json_t *p)
 		if ((error = map_function(&m, name, NULL, s->cwd)) < 0 ||
 		    imp_set(m.args, "arguments", json_string(raw)) < 0) {
 			json_decref(m.args);
-			return error < 0 ? error : nomem();
+			return error < 0 ? error : docket_error_set_oom();
 		}
 	} else if ((error = map_function(&m, name, a, s->cwd)) < 0) {
 		json_decref(a);
@@ -366,7 +361,7 @@ static int on_custom_call(imp_ctx *c, codex_state *s, const json_t *p)
 		args = NULL;
 	}
 	if (!args)
-		return nomem();
+		return docket_error_set_oom();
 	return imp_intent(c, s->session, id, name, args, s->turn, NULL);
 }
 
@@ -544,7 +539,7 @@ static int blocked_call(imp_ctx *c, codex_state *s, const char *id, const char *
 	if (cmd && (args = imp_shell_script("bash", "-lc", cmd + 10)))
 		return imp_intent(c, s->session, id, "shell", args, s->turn, NULL);
 	if (!(args = json_pack("{sb}", "blocked_before_the_call_was_written", 1)))
-		return nomem();
+		return docket_error_set_oom();
 	return imp_intent(c, s->session, id, "unknown", args, s->turn, NULL);
 }
 
@@ -741,7 +736,7 @@ int docket_import_codex_rollout_outcome(docket_import_outcome *out, const char *
 		}
 		got = line_outcome(&o, &w, line, call_id);
 		if (got < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		} else if (got > found) {
 			best = o;
 			best.output = NULL;  /* points into `line`: not handed out */

@@ -34,11 +34,6 @@
 
 #define COUNT(c, field) do { if (!(c)->muted) (c)->stats->field++; } while (0)
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 void imp_ctx_init(imp_ctx *c, const char *file, docket_import_stats *stats,
 		  docket_import_event_cb sink, void *sink_ctx)
 {
@@ -158,7 +153,7 @@ fail:
 static int emit(imp_ctx *c, json_t *ev)
 {
 	if (!ev)
-		return nomem();
+		return docket_error_set_oom();
 	if (c->muted) {
 		json_decref(ev);
 		return 0;
@@ -183,14 +178,14 @@ static int push_session(imp_ctx *c, const char *id, size_t *out)
 		size_t cap = c->capsessions ? c->capsessions * 2 : 4;
 
 		if (!(s = docket_realloc(c->sessions, cap * sizeof(*s))))
-			return nomem();
+			return docket_error_set_oom();
 		c->sessions = s;
 		c->capsessions = cap;
 	}
 	s = &c->sessions[c->nsessions];
 	memset(s, 0, sizeof(*s));
 	if (!(s->id = docket_strdup(id)))
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = imp_map_put(&c->session_ix, id, c->nsessions)) < 0) {
 		docket_free(s->id);
 		return error;
@@ -221,7 +216,7 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 	}
 	if (!(ev = ev_new(c, "session.opened", id, NULL))) {
 		json_decref(fields);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if (fields) {
 		/* neither client writes a session's end into its transcript: say so,
@@ -230,7 +225,7 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 		    imp_set_str(json_object_get(fields, "labels"), "import.end", "not recorded") < 0) {
 			json_decref(fields);
 			json_decref(ev);
-			return nomem();
+			return docket_error_set_oom();
 		}
 		parent = imp_str(fields, "parent");
 		if (parent && !imp_id_ok(parent))
@@ -239,7 +234,7 @@ int imp_session_open(imp_ctx *c, const char *id, json_t *fields, size_t *out)
 		json_decref(fields);
 		if (error < 0) {
 			json_decref(ev);
-			return nomem();
+			return docket_error_set_oom();
 		}
 	}
 	COUNT(c, sessions);
@@ -258,12 +253,12 @@ int imp_policy(imp_ctx *c, size_t session, const char *format, json_t *policy, i
 	json_t *ev;
 
 	if (!policy)
-		return nomem();
+		return docket_error_set_oom();
 	/* sorted keys: the same policy always compares equal */
 	if (json_dump_callback(policy, dump_cb, &text, JSON_COMPACT | JSON_SORT_KEYS) < 0) {
 		docket_buf_dispose(&text);
 		json_decref(policy);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if (s->policy && strcmp(s->policy, text.ptr) == 0) {
 		docket_buf_dispose(&text);
@@ -279,11 +274,11 @@ int imp_policy(imp_ctx *c, size_t session, const char *format, json_t *policy, i
 	    imp_set_str(ev, "format", format) < 0) {
 		json_decref(ev);
 		json_decref(policy);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if (imp_set(ev, "policy", policy) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	COUNT(c, policies);
 	return emit(c, ev);
@@ -298,7 +293,7 @@ static int push_call(imp_ctx *c, size_t session, const char *id, const char *pro
 		size_t cap = c->capcalls ? c->capcalls * 2 : 64;
 
 		if (!(k = docket_realloc(c->calls, cap * sizeof(*k))))
-			return nomem();
+			return docket_error_set_oom();
 		c->calls = k;
 		c->capcalls = cap;
 	}
@@ -310,7 +305,7 @@ static int push_call(imp_ctx *c, size_t session, const char *id, const char *pro
 	k->line = c->line;
 	if (!(k->id = docket_strdup(id)) || (prompt && *prompt && !(k->prompt = docket_strdup(prompt)))) {
 		docket_free(k->id);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if ((error = imp_map_put(&c->call_ix, id, c->ncalls)) < 0) {
 		docket_free(k->id);
@@ -329,7 +324,7 @@ int imp_intent(imp_ctx *c, size_t session, const char *id, const char *tool, jso
 	int error;
 
 	if (!args)
-		return nomem();
+		return docket_error_set_oom();
 	if (!imp_id_ok(id) || !tool || !*tool || strlen(tool) > IMP_ID_MAX) {
 		json_decref(args);
 		imp_problem(c, 0, "tool call without a valid call id or tool name");
@@ -349,11 +344,11 @@ int imp_intent(imp_ctx *c, size_t session, const char *id, const char *tool, jso
 	    imp_set_str(ev, "tool", tool) < 0) {
 		json_decref(ev);
 		json_decref(args);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if (imp_set(ev, "args", args) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	COUNT(c, calls);
 	if ((error = emit(c, ev)) < 0)
@@ -369,7 +364,7 @@ static int emit_dispatch(imp_ctx *c, const imp_call *k)
 	if (!ev || imp_set(ev, "attempt", json_integer(1)) < 0 ||
 	    (k->time[0] && imp_set_str(ev, "time", k->time) < 0)) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	return emit(c, ev);
 }
@@ -398,7 +393,7 @@ static int emit_completed(imp_ctx *c, const imp_call *k, const imp_outcome *o)
 	    (o->duration_ms >= 0 && imp_set(ev, "duration_ms", json_integer(o->duration_ms)) < 0) ||
 	    imp_set_str(ev, "error", o->error) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	return emit(c, ev);
 }
@@ -429,7 +424,7 @@ static int emit_request(imp_ctx *c, imp_call *k, int shown)
 	if (!ev || imp_set_str(ev, "request", "r1") < 0 || imp_set_str(ev, "reviewer", "user") < 0 ||
 	    imp_set_str(ev, "prompt", k->prompt) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	k->asked = 1;
 	COUNT(c, approvals);
@@ -443,7 +438,7 @@ static int emit_settled(imp_ctx *c, const imp_call *k, const char *result, const
 	if (!ev || imp_set_str(ev, "request", "r1") < 0 || imp_set_str(ev, "result", result) < 0 ||
 	    imp_set_str(ev, "actor", actor) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	return emit(c, ev);
 }
@@ -459,7 +454,7 @@ int imp_approval_asked(imp_ctx *c, const char *id, const char *prompt)
 	if (k->state != IMP_CALL_OPEN || k->asked || c->sessions[k->session].never_asks)
 		return 0;
 	if (prompt && *prompt && !k->prompt && !(k->prompt = docket_strdup(prompt)))
-		return nomem();
+		return docket_error_set_oom();
 	return emit_request(c, k, 1);
 }
 
@@ -509,7 +504,7 @@ static int keep_early(imp_ctx *c, const char *id, const imp_outcome *o)
 		size_t cap = c->capearly ? c->capearly * 2 : 16;
 
 		if (!(e = docket_realloc(c->early, cap * sizeof(*e))))
-			return nomem();
+			return docket_error_set_oom();
 		c->early = e;
 		c->capearly = cap;
 	}
@@ -521,7 +516,7 @@ static int keep_early(imp_ctx *c, const char *id, const imp_outcome *o)
 	if ((o->output && !(e->output = docket_strndup(o->output, o->output_len))) ||
 	    (o->error && !(e->error = docket_strdup(o->error)))) {
 		docket_free(e->output);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	e->o.output = e->output;
 	e->o.error = e->error;

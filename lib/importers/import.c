@@ -370,7 +370,7 @@ static int batch_push(void *ctx, json_t *event)
 
 		if (cap > SIZE_MAX / sizeof(*b) || !(b = docket_realloc(f->batch, cap * sizeof(*b)))) {
 			json_decref(event);
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		}
 		f->batch = b;
 		f->cap = cap;
@@ -434,7 +434,7 @@ static int append_batch(file_import *f)
 	int error;
 
 	if (!(res = docket_calloc(f->n, sizeof(*res))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = docket_ledger_info_get(f->ledger, &info)) < 0)
 		goto done;
 	f->rec.inflight = info.events + 1;
@@ -594,7 +594,7 @@ int docket_import_file(docket_ledger *ledger, docket_import_format format, const
 	}
 	f.path = real;
 	if (!(f.hash = EVP_MD_CTX_new()) || EVP_DigestInit_ex(f.hash, EVP_sha256(), NULL) != 1) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = key_of(f.key, format, real)) < 0 || (error = read_file(&text, real)) < 0 ||

@@ -49,7 +49,7 @@ int imp_map_put(imp_map *m, const char *key, size_t val)
 	if (!docket_htab_free_at(&m->t, s))
 		return docket_error_set(DOCKET_EEXISTS, "duplicate id '%s'", key);
 	if (!(s->key = docket_strdup(key)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	s->val = val;
 	docket_htab_take(&m->t, s, h);
 	return 0;

@@ -69,18 +69,13 @@ struct imp_merge {
 	imp_map ix;
 };
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 int imp_merge_new(imp_merge **out, docket_ledger *ledger, const char *file)
 {
 	imp_merge *m = docket_calloc(1, sizeof(*m));
 
 	if (!m || !(m->file = docket_strdup(file))) {
 		docket_free(m);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	m->ledger = ledger;
 	*out = m;
@@ -153,7 +148,7 @@ static int track(merge_session *s, const json_t *ev)
 	if (!inv)
 		return 0;
 	if (!(k = inv_get(s, inv, strcmp(type, "tool.intent") == 0)))
-		return strcmp(type, "tool.intent") == 0 ? nomem() : 0;
+		return strcmp(type, "tool.intent") == 0 ? docket_error_set_oom() : 0;
 	if (strcmp(type, "tool.intent") == 0) {
 		k->flags |= MI_INTENT;
 	} else if (strcmp(type, "approval.requested") == 0) {
@@ -210,14 +205,14 @@ static int session_of(imp_merge *m, const char *id, merge_session **out)
 	}
 	if (m->n == m->cap) {
 		if (!(s = docket_array_grow(m->s, &m->cap, sizeof(*s), 4)))
-			return nomem();
+			return docket_error_set_oom();
 		m->s = s;
 	}
 	s = &m->s[m->n];
 	memset(s, 0, sizeof(*s));
 	if (!(s->id = docket_strdup(id)) || (error = imp_map_put(&m->ix, id, m->n)) < 0) {
 		docket_free(s->id);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	m->n++;
 	*out = s;
@@ -262,7 +257,7 @@ static int push_settle(merge_inv *k, const json_t *like, const char *result,
 	if (!ev || imp_set_str(ev, "request", k->request) < 0 || imp_set_str(ev, "result", result) < 0 ||
 	    imp_set_str(ev, "reason", "inferred by the import from the call's outcome") < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	k->flags &= ~MI_OPEN;
 	return push(ctx, ev);
@@ -273,7 +268,7 @@ static int push_dispatch(merge_inv *k, const json_t *like, imp_merge_push push, 
 	json_t *ev = synth(like, "tool.dispatched");
 
 	if (!ev)
-		return nomem();
+		return docket_error_set_oom();
 	k->flags |= MI_DISPATCHED;
 	return push(ctx, ev);
 }
@@ -300,7 +295,7 @@ static int decide_call(merge_session *s, json_t *ev, const char *type,
 	if (strcmp(type, "approval.settled") == 0) {
 		if (!(k->flags & MI_OPEN))
 			return 0;
-		return imp_set_str(ev, "request", k->request) < 0 ? nomem() : 1;
+		return imp_set_str(ev, "request", k->request) < 0 ? docket_error_set_oom() : 1;
 	}
 	if (strcmp(type, "tool.dispatched") == 0) {
 		if (k->flags & MI_DISPATCHED)

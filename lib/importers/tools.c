@@ -29,7 +29,7 @@ const json_t *imp_obj(const json_t *obj, const char *key)
 int imp_set(json_t *obj, const char *key, json_t *v)
 {
 	if (!v || json_object_set_new(obj, key, v) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 

@@ -362,11 +362,6 @@ static int field_error(const parse_ctx *c, const char *prefix, const char *key,
 				prefix ? prefix : "", prefix ? "." : "", name, detail);
 }
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory building event");
-}
-
 static int missing(const parse_ctx *c, const char *prefix, const char *key)
 {
 	return docket_error_set(DOCKET_EINVALID, "%s: missing required field \"%s%s%s\"",
@@ -486,7 +481,7 @@ static int store_string(const parse_ctx *c, char **field, jv v)
 	if (len == 0)
 		return 0;
 	if (!(copy = docket_strndup(s, len)))
-		return nomem();
+		return docket_error_set_oom();
 	*field = copy;
 	return 0;
 }
@@ -588,14 +583,14 @@ static int get_string_array(const parse_ctx *c, jv obj, const char *prefix,
 			return error;
 	}
 	if (!(*field = docket_malloc(count * sizeof(char *))))
-		return nomem();
+		return docket_error_set_oom();
 	for (c->ops->iter(v, &it), i = 0; c->ops->next(&it, &none, &item); i++) {
 		size_t len;
 		const char *s = jstring(c, item, &len);
 		char *copy = docket_strndup(s, len);
 
 		if (!copy)
-			return nomem();
+			return docket_error_set_oom();
 		(*field)[i] = copy;
 		*n_field = i + 1;
 	}
@@ -633,18 +628,18 @@ static int get_string_map(const parse_ctx *c, jv obj, const char *prefix,
 			return error;
 	}
 	if (!(*field = docket_malloc(count * sizeof(Docket__V1__KeyValue *))))
-		return nomem();
+		return docket_error_set_oom();
 	i = 0;
 	for (c->ops->iter(v, &it); c->ops->next(&it, &k, &item);) {
 		Docket__V1__KeyValue *kv = docket_malloc(sizeof(*kv));
 
 		if (!kv)
-			return nomem();
+			return docket_error_set_oom();
 		docket__v1__key_value__init(kv);
 		(*field)[i] = kv;
 		*n_field = ++i;
 		if (*k && !(kv->key = docket_strdup(k)))
-			return nomem();
+			return docket_error_set_oom();
 		if ((error = store_string(c, &kv->value, item)) < 0)
 			return error;
 	}
@@ -667,7 +662,7 @@ static int store_json_text(const parse_ctx *c, const char *key, jv v, char **fie
 				   TEXT_MAX_LEN);
 	}
 	if (!buf.ptr)
-		return nomem();
+		return docket_error_set_oom();
 	*field = buf.ptr; /* docket_buf memory is docket_malloc'd: the tree owns it now */
 	return 0;
 }
@@ -686,7 +681,7 @@ static int parse_decision(const parse_ctx *c, jv v, const char *key,
 	if ((error = check_keys(c, v, key, decision_keys, NULL)) < 0)
 		return error;
 	if (!(d = docket_malloc(sizeof(*d))))
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__decision__init(d);
 	*field = d;
 	if ((error = get_enum(c, v, key, "verdict", &verdict_table, true, &verdict)) < 0)
@@ -709,7 +704,7 @@ static int parse_runtime_started(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__runtime_started__init(b);
 	ev->runtime_started = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_RUNTIME_STARTED;
@@ -728,7 +723,7 @@ static int parse_session_opened(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__session_opened__init(b);
 	ev->session_opened = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_SESSION_OPENED;
@@ -756,7 +751,7 @@ static int parse_policy_revised(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__policy_revised__init(b);
 	ev->policy_revised = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_POLICY_REVISED;
@@ -785,7 +780,7 @@ static int parse_tool_intent(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__tool_intent__init(b);
 	ev->tool_intent = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_TOOL_INTENT;
@@ -797,7 +792,7 @@ static int parse_tool_intent(const parse_ctx *c, jv obj, docket_event *ev)
 		if ((error = store_json_text(c, "args", args, &b->args_json)) < 0)
 			return error;
 	} else if (!(b->args_json = docket_strdup("{}"))) {
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if ((error = get_enum(c, obj, NULL, "recovery", &recovery_mode_table, false, &recovery)) < 0)
 		return error;
@@ -816,7 +811,7 @@ static int parse_approval_requested(const parse_ctx *c, jv obj, docket_event *ev
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__approval_requested__init(b);
 	ev->approval_requested = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_APPROVAL_REQUESTED;
@@ -824,7 +819,7 @@ static int parse_approval_requested(const parse_ctx *c, jv obj, docket_event *ev
 	    (error = get_enum(c, obj, NULL, "reviewer", &reviewer_table, false, &reviewer)) < 0)
 		return error;
 	if (reviewer && !(b->reviewer = docket_strdup(reviewer_names[reviewer])))
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = get_string(c, obj, NULL, "prompt", TEXT, false, &b->prompt)) < 0)
 		return error;
 	if (PRESENT(risk = jget(c, obj, "risk"))) {
@@ -835,7 +830,7 @@ static int parse_approval_requested(const parse_ctx *c, jv obj, docket_event *ev
 		if ((error = check_keys(c, risk, "risk", risk_keys, NULL)) < 0)
 			return error;
 		if (!(r = docket_malloc(sizeof(*r))))
-			return nomem();
+			return docket_error_set_oom();
 		docket__v1__risk__init(r);
 		b->risk = r;
 		if ((error = get_string(c, risk, "risk", "level", TEXT, false, &r->level)) < 0 ||
@@ -858,7 +853,7 @@ static int parse_approval_settled(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__approval_settled__init(b);
 	ev->approval_settled = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED;
@@ -894,7 +889,7 @@ static int parse_tool_dispatched(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__tool_dispatched__init(b);
 	ev->tool_dispatched = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED;
@@ -917,7 +912,7 @@ static int parse_tool_completed(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__tool_completed__init(b);
 	ev->tool_completed = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_TOOL_COMPLETED;
@@ -942,7 +937,7 @@ static int parse_session_closed(const parse_ctx *c, jv obj, docket_event *ev)
 	Docket__V1__SessionClosed *b = docket_malloc(sizeof(*b));
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__session_closed__init(b);
 	ev->session_closed = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_SESSION_CLOSED;
@@ -957,7 +952,7 @@ static int parse_recovery_action(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__recovery_action__init(b);
 	ev->recovery_action = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_RECOVERY_ACTION;
@@ -1022,7 +1017,7 @@ static int parse_common(const parse_ctx *c, jv obj, const event_kind *kind,
 		if ((error = check_keys(c, v, "provenance", provenance_keys, NULL)) < 0)
 			return error;
 		if (!(p = docket_malloc(sizeof(*p))))
-			return nomem();
+			return docket_error_set_oom();
 		docket__v1__provenance__init(p);
 		ev->provenance = p;
 		if ((error = get_string(c, v, "provenance", "file", TEXT, true, &p->file)) < 0 ||
@@ -1040,7 +1035,7 @@ static int parse_ledger_incident(const parse_ctx *c, jv obj, docket_event *ev)
 	int error;
 
 	if (!b)
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__ledger_incident__init(b);
 	ev->ledger_incident = b;
 	ev->body_case = DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT;
@@ -1113,7 +1108,7 @@ static int event_from_jv(docket_event **out, const docket_jv_ops *ops, jv obj)
 		return error;
 
 	if (!(ev = docket_malloc(sizeof(*ev))))
-		return nomem();
+		return docket_error_set_oom();
 	docket__v1__event__init(ev);
 	if ((error = parse_common(&c, obj, kind, ev)) < 0 ||
 	    (error = parse_body(&c, obj, kind, ev)) < 0) {

@@ -48,7 +48,7 @@ typedef struct emit_ctx {
 
 static int out_of_memory(void)
 {
-	return docket_error_set(DOCKET_ENOMEM, "out of memory building event JSON");
+	return docket_error_set_oom();
 }
 
 static int corrupt(const emit_ctx *c, const char *key, const char *what)

@@ -166,7 +166,7 @@ int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN]
 	int ok;
 
 	if (!md)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (hash)");
+		return docket_error_set_oom();
 	docket_be64_put(be, seq);
 	ok = EVP_DigestInit_ex(md, sha256, NULL) == 1 &&
 	     EVP_DigestUpdate(md, prev, LEDGER_HASH_LEN) == 1 &&
@@ -464,7 +464,7 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events)
 		return error;
 	if (!(sizes = docket_calloc(DICT_SAMPLES, sizeof(*sizes))) ||
 	    !(dict = docket_malloc(DICT_CAPACITY))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory (dictionary)");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = collect_samples(&samples, sizes, &count, l, txn, events)) < 0 || count < 64)

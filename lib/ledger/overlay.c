@@ -114,7 +114,7 @@ static int save_old(overlay *o, overlay_entry *e, MDB_dbi dbi, const uint8_t *k,
 		overlay_undo *nu = docket_realloc(o->undo, ncap * sizeof(*nu));
 
 		if (!nu)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+			return docket_error_set_oom();
 		o->undo = nu;
 		o->undo_cap = ncap;
 	}
@@ -154,7 +154,7 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 		if (!(e->key = docket_malloc(klen ? klen : 1))) {
 			if (o->marked)
 				o->nundo--; /* nothing changed */
-			return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+			return docket_error_set_oom();
 		}
 		memcpy(e->key, k, klen);
 		e->klen = klen;
@@ -173,7 +173,7 @@ int overlay_put(overlay *o, MDB_dbi dbi, const void *k, size_t klen, const void 
 		uint8_t *nv = docket_realloc(e->val, vlen);
 
 		if (!nv)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+			return docket_error_set_oom();
 		e->val = nv;
 		e->vcap = vlen;
 	}
@@ -195,7 +195,7 @@ int overlay_defer(overlay *o, MDB_dbi dbi, overlay_op_kind kind, const void *k, 
 		overlay_op *nops = docket_realloc(o->ops, ncap * sizeof(*nops));
 
 		if (!nops)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+			return docket_error_set_oom();
 		o->ops = nops;
 		o->ops_cap = ncap;
 	}
@@ -319,7 +319,7 @@ static int records_write(overlay *o, MDB_txn *txn)
 	if (!o->t.n)
 		return 0;
 	if (!(order = docket_malloc(o->t.n * sizeof(*order))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < o->t.cap; i++) {
 		overlay_entry *e = docket_htab_at(&o->t, i);
 
@@ -415,7 +415,7 @@ static int ops_write(overlay *o, MDB_txn *txn)
 	if (!o->nops)
 		return 0;
 	if (!(order = docket_malloc(o->nops * sizeof(*order))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (overlay)");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < o->nops; i++) {
 		if (o->ops[i].kind == OV_NONE)
 			continue; /* taken back (overlay_cancel) */
@@ -530,7 +530,7 @@ int state_checkpoint(state_txn *st)
 	int error;
 
 	if (!m && !(m = st->mark = docket_calloc(1, sizeof(*m))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	docket_buf_clear(&m->inv_key);
 	if ((error = docket_buf_put(&m->inv_key, st->inv_key.ptr, st->inv_key.len)) < 0)
 		return error;

@@ -256,7 +256,7 @@ static int pool_start(parse_pool *p, line_jobs *jobs, ledger_record_check check)
 	    !(p->packed = docket_calloc(p->nchunks, sizeof(*p->packed)))) {
 		docket_free(p->done);
 		docket_free(p->events);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
@@ -284,7 +284,6 @@ static void pool_finish(parse_pool *p)
 		docket_buf_dispose(&p->packed[c]);
 	docket_free(p->packed);
 }
-
 
 /* A line named file:line with what is wrong with it. */
 static void problem_set(ledger_record_problem *p, const line_job *j, const char *message)
@@ -398,7 +397,7 @@ int ledger_record(docket_ledger *l, const ledger_record_input *in, size_t n, led
 	if (error < 0 || (rep->lines = jobs.n) == 0)
 		goto cleanup;
 	if (!(results = docket_calloc(jobs.n, sizeof(*results)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = pool_start(&pool, &jobs, check)) < 0)

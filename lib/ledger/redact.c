@@ -441,7 +441,7 @@ int docket_redactor_new(docket_redactor **out, const char *rules_json, size_t le
 	    !(r->rules = docket_calloc(RULES_MAX, sizeof(*r->rules))) ||
 	    !(r->keys = docket_calloc(KEYS_MAX, sizeof(*r->keys)))) {
 		docket_redactor_free(r);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	if (rules_json)
 		error = load_document(r, rules_json, len);
@@ -591,7 +591,7 @@ static int add_hit(walk *w, const char *rule, const char *stage)
 	hit = stage ? json_pack("{s:s, s:s, s:s}", "field", w->path.ptr, "rule", rule, "stage", stage)
 		    : json_pack("{s:s, s:s}", "field", w->path.ptr, "rule", rule);
 	if (!hit || json_array_append_new(w->hits, hit) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -674,7 +674,7 @@ static int redact_json_text(walk *w, json_t *str)
 	w->depth--;
 	if (error == 0 && w->changed && (error = docket_json_dump(&text, inner)) == 0 &&
 	    json_string_setn_nocheck(str, text.ptr, text.len) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	w->changed |= outer_changed;
 	json_decref(inner);
 	docket_buf_dispose(&text);
@@ -694,7 +694,7 @@ static int redact_leaf(walk *w, json_t *str)
 		return 0;
 	w->changed = 1;
 	if (json_string_setn_nocheck(str, cur->ptr, cur->len) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -746,7 +746,7 @@ static int redact_secret_value(walk *w, json_t *obj, void *iter, const char *key
 	if (nothing_to_hide(json_object_iter_value(iter)))
 		return 0;
 	if (json_object_iter_set_new(obj, iter, json_string(MARKER_PREFIX SECRET_FIELD_RULE "]")) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	w->changed = 1;
 	if ((error = path_push(w, key, 0)) == 0)
 		error = add_hit(w, SECRET_FIELD_RULE, NULL);
@@ -769,7 +769,7 @@ static int redact_key(walk *w, const char *key, char **out)
 		error = redact_text(w, key, strlen(key), &cur);
 	path_pop(w, mark);
 	if (error == 0 && cur && !(*out = docket_strndup(cur->ptr, cur->len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	return error;
 }
 
@@ -786,7 +786,7 @@ static int rename_member(json_t *obj, const char *old, const char *key)
 					   : docket_buf_printf(&name, "%s#%u", key, n);
 	}
 	if (error == 0 && (json_object_del(obj, old) < 0 || json_object_set(obj, name.ptr, v) < 0))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	json_decref(v);
 	docket_buf_dispose(&name);
 	return error;
@@ -805,7 +805,7 @@ static int walk_object(walk *w, json_t *obj)
 	int error = 0;
 
 	if (n && !(renamed = docket_calloc(n, sizeof(*renamed))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (void *it = json_object_iter(obj); it && error == 0; it = json_object_iter_next(obj, it), i++) {
 		const char *key = json_object_iter_key(it);
 
@@ -822,7 +822,7 @@ static int walk_object(walk *w, json_t *obj)
 		size_t k = 0;
 
 		if (n && !old)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		for (void *it = json_object_iter(obj); error == 0 && it && k < n; it = json_object_iter_next(obj, it))
 			old[k++] = json_object_iter_key(it);
 		for (size_t j = 0; error == 0 && j < k; j++)
@@ -915,7 +915,7 @@ static int cached_redactor(const docket_redactor **out, const MDB_val *rules)
 	}
 	if (!(text = docket_malloc(rules->mv_size ? rules->mv_size : 1))) {
 		docket_redactor_free(r);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	memcpy(text, rules->mv_data, rules->mv_size);
 	docket_redactor_free(cache.r);
@@ -1038,7 +1038,7 @@ int docket_ledger_get_redaction(docket_ledger *l, char **out)
 		return error;
 	error = store_meta_get(txn, l, REDACT_META_KEY, &v);
 	if (error == 0 && !(*out = docket_strndup(v.mv_data, v.mv_size)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	store_txn_abort(l, txn);
 	return error == DOCKET_ENOTFOUND ? 0 : error;
 }

@@ -415,7 +415,7 @@ static int rewrite_ledger(const char *path, size_t map_max, int migrate, docket_
 		goto cleanup;
 	}
 	if (!(tmp = docket_malloc(strlen(path) + sizeof(".rewrite-XXXXXX")))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	n = strlen(path);

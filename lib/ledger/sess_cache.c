@@ -102,7 +102,7 @@ int sess_cache_park(state_txn *st)
 		return error;
 	if (docket_htab_free_at(&c->t, p = find(c, st->sess_id, len, h))) {
 		if (!(*p = docket_malloc(sizeof(**p))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory (session cache)");
+			return docket_error_set_oom();
 		(*p)->hash = h;
 		(*p)->dirty = 0;
 		(*p)->idlen = len;

@@ -938,7 +938,7 @@ int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_opti
 	if (opts->version != DOCKET_OPEN_OPTIONS_VERSION)
 		return docket_error_set(DOCKET_EINVALID, "unsupported docket_open_options version %u", opts->version);
 	if (!(l = docket_calloc(1, sizeof(*l))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	pthread_rwlock_init(&l->resize_lock, NULL);
 	l->flags = opts->flags;
 	l->legacy_ok = legacy_ok;
@@ -948,7 +948,7 @@ int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_opti
 	if (l->map_size > l->map_size_max)
 		l->map_size = l->map_size_max;
 	if (!(l->path = docket_strdup(path))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto fail;
 	}
 	if ((error = codec_init(&l->codec)) < 0 || (error = ledger_setup(l, opts)) < 0)

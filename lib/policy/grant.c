@@ -13,7 +13,7 @@
 static int append_grant(json_t *grants, const char *key, const json_t *value)
 {
 	if (json_array_append_new(grants, json_pack("{s:O}", key, value)) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 

@@ -134,7 +134,7 @@ int pol_new(docket_policy **out, int format, const char *source)
 
 	*out = NULL;
 	if (!p)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	p->format = format;
 	p->heuristics = format == DOCKET_POLICY_CLAUDE ? HEUR_CLAUDE : HEUR_CODEX;
 	p->heredoc_prefix = format == DOCKET_POLICY_CODEX;
@@ -144,7 +144,7 @@ int pol_new(docket_policy **out, int format, const char *source)
 		     format == DOCKET_POLICY_CODEX ? SB_READ_ONLY : SB_WORKSPACE_WRITE;
 	if (!(p->source = pol_strdup(p, source ? source : "(memory)"))) {
 		docket_free(p);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	*out = p;
 	return 0;
@@ -174,7 +174,7 @@ static int vec_push(void **v, size_t *n, size_t *cap, size_t elem, void **slot)
 			return docket_error_set(DOCKET_ENOMEM, "too many rules");
 		nv = docket_realloc(*v, ncap * elem);
 		if (!nv)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		*v = nv;
 		*cap = ncap;
 	}
@@ -215,10 +215,10 @@ int pol_strv_push(docket_policy *p, pol_strv *v, const char *s)
 	char *copy;
 
 	if (!(copy = pol_strdup(p, s)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	/* arena vectors grow by copying; policies are small and built once */
 	if (!(nv = pol_alloc(p, (v->n + 1) * sizeof(*nv))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (v->n)
 		memcpy(nv, v->v, v->n * sizeof(*nv));
 	nv[v->n++] = copy;
@@ -282,7 +282,7 @@ int pol_finalize(docket_policy *p)
 		tmp = docket_malloc(p->nprefix * sizeof(uint32_t));
 		if (!p->prefix_index || !tmp) {
 			docket_free(tmp);
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		}
 		for (size_t i = 0; i < p->nprefix; i++)
 			p->prefix_index[i] = (uint32_t)i;
@@ -325,7 +325,7 @@ static int read_file(char **out, size_t *len, const char *path)
 	buf = docket_malloc((size_t)st.st_size + 1);
 	if (!buf) {
 		fclose(f);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	n = fread(buf, 1, (size_t)st.st_size, f);
 	fclose(f);
@@ -357,7 +357,7 @@ static int load_path(docket_policy *p, int format, const char *path, int scope)
 	int error;
 
 	if (!(name = pol_strdup(p, path)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = read_file(&text, &len, path)) < 0)
 		return error;
 	if (format == DOCKET_POLICY_CLAUDE)
@@ -460,7 +460,7 @@ static int load_rules_dir(docket_policy *p, const char *dir)
 			}
 			if (!(nn = docket_realloc(names, ncap * sizeof(*nn)))) {
 				docket_buf_dispose(&b);
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 				goto cleanup;
 			}
 			names = nn;

@@ -58,7 +58,7 @@ static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
 		return docket_error_set(DOCKET_ENOMEM, "shell split too large");
 	np = docket_realloc(*ptr, ncap * elem);
 	if (!np)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory splitting a shell script");
+		return docket_error_set_oom();
 	*ptr = np;
 	*cap = ncap;
 	return 0;

@@ -27,7 +27,7 @@ static int run(docket_runtime *rt, const char *method, json_t *params, json_t **
 	if (result)
 		*result = NULL;
 	if (!params)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memset(&call, 0, sizeof(call));
 	call.method = method;
 	call.params = params;
@@ -63,7 +63,7 @@ static int runtime_new(docket_runtime **out, docket_ledger *l)
 	*out = NULL;
 	memset(&opts, 0, sizeof(opts));
 	if (!(rt = docket_calloc(1, sizeof(*rt))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	rt->ledger = l;
 	rt->conn.trusted = 1;
 	rt->conn.role = PROTO_ROLE_OPERATOR;

@@ -67,7 +67,7 @@ int authority_new(authority **out, docket_ledger *l)
 {
 	*out = docket_calloc(1, sizeof(**out));
 	if (!*out)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	(*out)->ledger = l;
 	return 0;
 }
@@ -113,7 +113,7 @@ static int load_context(session_slot *s, docket_ledger *l, uint64_t opened_seq)
 		}
 	}
 	json_decref(ev);
-	return s->context ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return s->context ? 0 : docket_error_set_oom();
 }
 
 typedef struct grant_scan {
@@ -153,7 +153,7 @@ static int refresh_grants(session_slot *s, docket_ledger *l, uint64_t grants)
 	int error;
 
 	if (!s->grants && !(s->grants = json_array()))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (grants == s->grants_count)
 		return 0; /* no approved_for_session since the last look */
 	if ((error = docket_ledger_info_get(l, &info)) < 0)
@@ -265,7 +265,7 @@ static int eval_layer(docket_policy_result *res, const layer *ly, const json_t *
 	int error;
 
 	if (!c)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (ly->codex_settings)
 		json_object_update(c, ly->codex_settings);
 	if ((error = docket_policy_call_from_json(&call, intent)) == 0 &&
@@ -307,7 +307,7 @@ static int decide_layers(session_slot *s, const authority_layer *layers, size_t 
 	if (!(context = json_deep_copy(s->context)) ||
 	    json_object_set(context, "grants", s->grants) < 0) {
 		json_decref(context);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	for (size_t i = 0; i < n && error == 0; i++) {
 		if ((error = docket_policy_result_new(&res)) < 0 ||
@@ -323,7 +323,7 @@ static int decide_layers(session_slot *s, const authority_layer *layers, size_t 
 		res = NULL;
 	}
 	if (error == 0 && best && !(*decision = decision_json(best, revision)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_policy_result_free(res);
 	docket_policy_result_free(best);
 	json_decref(context);

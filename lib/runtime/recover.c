@@ -181,7 +181,7 @@ static int plan_ready(plan_ctx *c, const docket_pending_info *p, json_t *events,
 		error = add_action(events, p, "dispatch", "revalidated; first dispatch", NULL);
 	}
 	json_decref(decision);
-	return error < 0 ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+	return error < 0 ? docket_error_set_oom() : 0;
 }
 
 static int plan_in_doubt(plan_ctx *c, const docket_pending_info *p, json_t *events,
@@ -217,7 +217,7 @@ static int plan_in_doubt(plan_ctx *c, const docket_pending_info *p, json_t *even
 		if (rc == 0)
 			rc = add_outcome(events, p, "indeterminate", "in doubt after a crash");
 	}
-	return rc < 0 ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+	return rc < 0 ? docket_error_set_oom() : 0;
 }
 
 static int plan_approval(plan_ctx *c, const docket_pending_info *p, json_t *events,
@@ -256,7 +256,7 @@ static int plan_approval(plan_ctx *c, const docket_pending_info *p, json_t *even
 		*action = "none";
 		*next = "ask_approval";
 	}
-	return rc < 0 ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+	return rc < 0 ? docket_error_set_oom() : 0;
 }
 
 static int plan_undecided(plan_ctx *c, const docket_pending_info *p, json_t *events,
@@ -285,7 +285,7 @@ static int plan_undecided(plan_ctx *c, const docket_pending_info *p, json_t *eve
 					 "evaluated at recovery");
 	}
 	json_decref(decision);
-	return rc < 0 ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+	return rc < 0 ? docket_error_set_oom() : 0;
 }
 
 static int plan_item(void *ctx, const docket_pending_info *p)
@@ -305,7 +305,7 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 		return 0; /* another runtime's call: not this runtime's to see */
 	}
 	if (!events)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (strcmp(p->state, "in_doubt") == 0)
 		error = plan_in_doubt(c, p, events, &action, &next);
 	else if (strcmp(p->state, "ready") == 0)
@@ -317,7 +317,7 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 	else if (strcmp(p->state, "refused") == 0) {
 		action = "outcome";
 		error = add_outcome(events, p, strcmp(p->verdict, "unsupported") == 0 ? "unsupported" : "denied",
-				    NULL) < 0 ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+				    NULL) < 0 ? docket_error_set_oom() : 0;
 	}
 	if (error < 0) {
 		json_decref(events);
@@ -329,7 +329,7 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 			 "attempts", (json_int_t)p->attempts, "action", action, "runtime", next,
 			 "events", events);
 	if (!item || json_array_append_new(c->items, item) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (*p->token)
 		json_object_set_new(item, "token", json_string(p->token));
 	if (*p->open_request)
@@ -358,7 +358,7 @@ int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_rec
 	if ((error = docket_ledger_info_get(l, &info)) < 0)
 		return error;
 	if (!(c.items = json_array()) || !(c.summary = json_object())) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto fail;
 	}
 	if ((error = docket_ledger_pending(l, NULL, plan_item, &c)) < 0)
@@ -368,7 +368,7 @@ int recover_plan(json_t **plan, docket_ledger *l, authority *a, const docket_rec
 			  "pending", (json_int_t)json_array_size(c.items), "summary", c.summary,
 			  "items", c.items);
 	if (!*plan)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 fail:
 	json_decref(c.items);

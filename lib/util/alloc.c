@@ -116,7 +116,7 @@ void *docket_array_grow(void *v, size_t *cap, size_t elem, size_t first)
 	void *nv;
 
 	if (ncap < *cap || ncap > SIZE_MAX / elem || !(nv = docket_realloc(v, ncap * elem))) {
-		docket_error_set(DOCKET_ENOMEM, "out of memory");
+		docket_error_set_oom();
 		return NULL;
 	}
 	*cap = ncap;
@@ -202,7 +202,7 @@ int docket_arena_init(docket_arena *a, size_t cap)
 	memset(a, 0, sizeof(*a));
 	cap = (cap + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (!(a->base = docket_malloc(cap)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	a->cap = cap;
 	return 0;
 }

@@ -51,6 +51,17 @@ int docket_error_set(int code, const char *fmt, ...)
 	return code;
 }
 
+int docket_error_set_oom(void)
+{
+	static const char oom[] = "out of memory";
+
+	last_error.code = DOCKET_ENOMEM;
+	last_error.invariant = 0;
+	last_error.event_index = 0;
+	memcpy(last_error.message, oom, sizeof(oom));
+	return DOCKET_ENOMEM;
+}
+
 int docket_error_invariant(int code, int invariant, const char *fmt, ...)
 {
 	va_list ap;

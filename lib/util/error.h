@@ -11,6 +11,13 @@
  */
 int docket_error_set(int code, const char *fmt, ...) DOCKET_PRINTF(2, 3);
 
+/*
+ * Out of memory: the one message for it, set without formatting or
+ * allocating (libgit2's git_error_set_oom). Returns DOCKET_ENOMEM, so that
+ * callers write `return docket_error_set_oom();`.
+ */
+int docket_error_set_oom(void);
+
 /* Same, naming the DESIGN §3 invariant that was broken. */
 int docket_error_invariant(int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(3, 4);
 

@@ -20,7 +20,7 @@ int docket_json_load(json_t **out, const char *text, size_t len, size_t flags, j
 	refused = docket_alloc_json_parse_end();
 	if (refused || (!value && (json_error_code(jerr) == json_error_out_of_memory || docket_alloc_take_failure()))) {
 		json_decref(value);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory parsing JSON");
+		return docket_error_set_oom();
 	}
 	if (!value)
 		return docket_error_set(DOCKET_EINVALID, "invalid JSON at column %d: %s", jerr->column, jerr->text);
@@ -45,6 +45,20 @@ int docket_json_dump(docket_buf *out, const json_t *value)
 	if (json_dump_callback(value, dump_cb, out, JSON_COMPACT | JSON_ENCODE_ANY) < 0)
 		return docket_error_set(DOCKET_ENOMEM, "cannot serialise JSON");
 	return 0;
+}
+
+const char *docket_json_str(const json_t *obj, const char *key)
+{
+	const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+const char *docket_json_str_or(const json_t *obj, const char *key, const char *fallback)
+{
+	const char *s = docket_json_str(obj, key);
+
+	return s ? s : fallback;
 }
 
 const char *docket_json_type_name(const json_t *value)

@@ -24,6 +24,13 @@ int docket_json_load(json_t **out, const char *text, size_t len, size_t flags, j
 /* Append the compact serialisation of `value` (keys in insertion order). */
 int docket_json_dump(docket_buf *out, const json_t *value) DOCKET_MUST_USE;
 
+/* The string member `key` of `obj`; NULL when `obj` is NULL or not an
+ * object, or the member is absent or not a string. */
+const char *docket_json_str(const json_t *obj, const char *key);
+
+/* Same, `fallback` instead of NULL. */
+const char *docket_json_str_or(const json_t *obj, const char *key, const char *fallback);
+
 /* jansson type name for messages ("string", "object", ...). */
 const char *docket_json_type_name(const json_t *value);
 

@@ -242,7 +242,7 @@ static int dump_real(docket_buf *out, const docket_tape_doc *d, size_t i)
 
 	memcpy(&x, &d->tape[i + 1], sizeof(x));
 	if (!(r = json_real(x)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = docket_json_dump(out, r);
 	json_decref(r);
 	return error;
