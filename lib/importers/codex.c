@@ -28,6 +28,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/tool.h"
 #include "util/json.h"
 
 typedef struct codex_state {
@@ -222,16 +223,16 @@ static int map_argv(mapped *m, const json_t *argv, const json_t *src, const char
 
 	if (a0 && a1 && json_array_size(argv) == 2 &&
 	    (strcmp(a0, "apply_patch") == 0 || strcmp(a0, "applypatch") == 0)) {
-		m->tool = "apply_patch";
+		m->tool = DOCKET_TOOL_APPLY_PATCH;
 		m->args = imp_patch_args(a1);
 		return m->args ? 0 : docket_error_set_oom();
 	}
 	if (json_array_size(argv) == 3 && is_patch_script(script)) {
-		m->tool = "apply_patch";
+		m->tool = DOCKET_TOOL_APPLY_PATCH;
 		m->args = imp_patch_args(script);
 		return m->args ? 0 : docket_error_set_oom();
 	}
-	m->tool = "shell";
+	m->tool = DOCKET_TOOL_SHELL;
 	if (!(m->args = json_object()) || imp_set(m->args, "command", json_deep_copy(argv)) < 0 ||
 	    shell_extras(m->args, src, cwd) < 0)
 		return docket_error_set_oom();
@@ -243,11 +244,11 @@ static int map_script(mapped *m, const char *shell, const char *flag, const char
 		      const json_t *src, const char *cwd)
 {
 	if (is_patch_script(script)) {
-		m->tool = "apply_patch";
+		m->tool = DOCKET_TOOL_APPLY_PATCH;
 		m->args = imp_patch_args(script);
 		return m->args ? 0 : docket_error_set_oom();
 	}
-	m->tool = "shell";
+	m->tool = DOCKET_TOOL_SHELL;
 	if (!(m->args = imp_shell_script(shell, flag, script)) || shell_extras(m->args, src, cwd) < 0)
 		return docket_error_set_oom();
 	return 0;
@@ -270,12 +271,12 @@ static int map_function(mapped *m, const char *name, const json_t *a, const char
 				  imp_str(a, "cmd"), a, cwd);
 	}
 	if (a && strcmp(name, "apply_patch") == 0 && imp_str(a, "input")) {
-		m->tool = "apply_patch";
+		m->tool = DOCKET_TOOL_APPLY_PATCH;
 		m->args = imp_patch_args(imp_str(a, "input"));
 		return m->args ? 0 : docket_error_set_oom();
 	}
 	if ((m->args = imp_mcp_args(name, a))) {
-		m->tool = "mcp";
+		m->tool = DOCKET_TOOL_MCP;
 		return 0;
 	}
 	m->tool = name;
@@ -293,7 +294,7 @@ int imp_codex_hook_tool(const char **tool, json_t **args, const char *name, cons
 	if (cmd && strcmp(name, "Bash") == 0)
 		error = map_script(&m, "bash", "-lc", cmd, input, cwd);
 	else if (cmd && strcmp(name, "apply_patch") == 0)
-		error = (m.tool = "apply_patch", m.args = imp_patch_args(cmd)) ? 0 : docket_error_set_oom();
+		error = (m.tool = DOCKET_TOOL_APPLY_PATCH, m.args = imp_patch_args(cmd)) ? 0 : docket_error_set_oom();
 	else
 		error = map_function(&m, name, json_is_object(input) ? input : NULL, cwd);
 	if (error < 0) {

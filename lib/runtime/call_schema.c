@@ -14,6 +14,7 @@
 
 #include "ledger/event.h"
 #include "util/error.h"
+#include "util/tool.h"
 #include "util/json.h"
 
 enum field_type { F_STRING, F_ARGV, F_INT, F_PORT, F_OBJECT, F_CHANGES, F_ENUM };
@@ -31,27 +32,27 @@ static const char *const sandbox_permissions[] = { "use_default", "require_escal
 static const char *const patch_ops[] = { "add", "update", "delete", "move", NULL };
 
 static const field fields[] = {
-	{ "shell", "command", F_ARGV, 1, NULL },
-	{ "shell", "cwd", F_STRING, 0, NULL },
-	{ "shell", "timeout_ms", F_INT, 0, NULL },
-	{ "shell", "sandbox_permissions", F_ENUM, 0, sandbox_permissions },
-	{ "shell", "justification", F_STRING, 0, NULL },
-	{ "shell", "prefix_rule", F_ARGV, 0, NULL },
-	{ "apply_patch", "changes", F_CHANGES, 1, NULL },
-	{ "read_file", "path", F_STRING, 1, NULL },
-	{ "write_file", "path", F_STRING, 1, NULL },
-	{ "network", "url", F_STRING, 0, NULL },
-	{ "network", "host", F_STRING, 0, NULL },
-	{ "network", "port", F_PORT, 0, NULL },
-	{ "network", "protocol", F_STRING, 0, NULL },
-	{ "network", "query", F_STRING, 0, NULL },
-	{ "run_code", "language", F_STRING, 1, NULL },
-	{ "run_code", "source", F_STRING, 0, NULL },
-	{ "install_packages", "ecosystem", F_STRING, 1, NULL },
-	{ "install_packages", "packages", F_ARGV, 1, NULL },
-	{ "mcp", "server", F_STRING, 1, NULL },
-	{ "mcp", "tool", F_STRING, 1, NULL },
-	{ "mcp", "arguments", F_OBJECT, 0, NULL },
+	{ DOCKET_TOOL_SHELL, "command", F_ARGV, 1, NULL },
+	{ DOCKET_TOOL_SHELL, "cwd", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_SHELL, "timeout_ms", F_INT, 0, NULL },
+	{ DOCKET_TOOL_SHELL, "sandbox_permissions", F_ENUM, 0, sandbox_permissions },
+	{ DOCKET_TOOL_SHELL, "justification", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_SHELL, "prefix_rule", F_ARGV, 0, NULL },
+	{ DOCKET_TOOL_APPLY_PATCH, "changes", F_CHANGES, 1, NULL },
+	{ DOCKET_TOOL_READ_FILE, "path", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_WRITE_FILE, "path", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_NETWORK, "url", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_NETWORK, "host", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_NETWORK, "port", F_PORT, 0, NULL },
+	{ DOCKET_TOOL_NETWORK, "protocol", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_NETWORK, "query", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_RUN_CODE, "language", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_RUN_CODE, "source", F_STRING, 0, NULL },
+	{ DOCKET_TOOL_INSTALL_PACKAGES, "ecosystem", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_INSTALL_PACKAGES, "packages", F_ARGV, 1, NULL },
+	{ DOCKET_TOOL_MCP, "server", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_MCP, "tool", F_STRING, 1, NULL },
+	{ DOCKET_TOOL_MCP, "arguments", F_OBJECT, 0, NULL },
 };
 
 static const char *const type_names[] = {
@@ -155,7 +156,7 @@ int call_schema_check(const char *where, const char *tool, const docket_jv_ops *
 						f->type == F_ENUM ? " " : "", f->type == F_ENUM ? f->values[0] : "",
 						f->type == F_ENUM ? ", ..." : "");
 	}
-	if (strcmp(tool, "network") == 0 && !o->get(args, "url").p && !o->get(args, "host").p &&
+	if (strcmp(tool, DOCKET_TOOL_NETWORK) == 0 && !o->get(args, "url").p && !o->get(args, "host").p &&
 	    !o->get(args, "query").p)
 		return docket_error_set(DOCKET_EINVALID, "%s: tool network needs args.url, args.host or args.query "
 					"(docs/call.schema.json)", where);
