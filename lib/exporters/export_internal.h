@@ -117,7 +117,11 @@ void collector_sink_free(export_sink *s);
 /* Decision classes of an invocation record, in the report's chart order. */
 enum { D_ALLOWED, D_APPROVED, D_DENIED, D_REJECTED, D_PENDING, D_COUNT };
 
-/* The class of an invocation record (the one rule for every writer). */
+/* The class of a call from what is known of it (the one rule for every
+ * writer): a settled result (granted, superseded), dispatched, an outcome
+ * that refused (denied, unsupported), an outcome at all. */
+int call_class(int has_result, int granted, int superseded, int dispatched, int refused, int has_status);
+/* The class of an invocation record (call_class of its members). */
 int call_decision(const json_t *inv);
 /* 1 when a person granted the call (approved, approved_for_session). */
 int call_granted(const json_t *inv);
@@ -143,8 +147,8 @@ int audit_risky_settings(docket_buf *out, const json_t *policy_rec);
 /* "denied: <reason>" text of a denied call: the decision's reasons, the
  * settle reason, the outcome's error and what the source said. */
 int audit_denial_reason(docket_buf *out, const json_t *inv);
-/* What happened to a call, in words ("approved by user; ok", "no outcome"). */
-int audit_outcome(docket_buf *out, const json_t *inv);
+/* Join `text` to the "; "-separated `out` unless it holds it already. */
+int audit_reason_add(docket_buf *out, const char *text);
 
 /* A one-line description of a call ("git status --short", the patched paths ...). */
 int call_summary(docket_buf *out, const char *tool, const json_t *args);
