@@ -250,8 +250,12 @@ static int on_incident(call_fold *c, uint64_t seq, const docket_event *ev)
 {
 	const Docket__V1__LedgerIncident *b = ev->ledger_incident;
 	incident_rec *r;
+	int64_t ms = -1;
 	int error;
 
+	/* one before --since is left out, as a call before it is */
+	if (c->since_ms > 0 && (docket_time_to_ms(ev->time, &ms) < 0 || ms < c->since_ms))
+		return 0;
 	if (c->nincidents == c->incident_cap &&
 	    !(c->incident = docket_array_grow(c->incident, &c->incident_cap, sizeof(*c->incident), 16)))
 		return nomem();
