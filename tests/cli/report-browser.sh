@@ -101,7 +101,54 @@ timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
 	>/dev/null 2>>chrome.log || fail "chromium exited with $?"
 [ -s first.png ] || fail "no first-screen screenshot"
 
+# The report at scale: a large ledger (report_scale.py; REPORT_BROWSER_SCALE
+# is "SESSIONS CALLS_PER_SESSION", default "1000 100": 100,000 calls, whose
+# risky calls fill 40 linked pages) opens, and a risky call from deep in the
+# ledger (the last one `docket audit --json` lists) is reachable: the report
+# links the page that holds it, and that page opens with it in its table.
+read -r big_sessions big_per <<<"${REPORT_BROWSER_SCALE:-1000 100}"
+mkdir big || fail "mkdir"
+python3 "$src/tests/cli/report_scale.py" "$docket" "$big_sessions" "$big_per" 600 --keep "$work/big" >big.log 2>&1 ||
+	fail "report_scale: $(cat big.log)"
+timeout 300 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+	--dump-dom "file://$work/big/r.html" >big-dom.html 2>>chrome.log || fail "dump-dom of the large report"
+first_screen_big() {
+	python3 - "$@" <<'PY'
+import json, re, sys
+dom, findings = open(sys.argv[1], encoding="utf-8").read(), json.load(open(sys.argv[2]))
+if "docket audit report" not in dom or dom.find("card bad attention") > dom.find('id="risk"'):
+    sys.exit("the large report does not open on its risk view")
+deep = findings["risky_calls"][-1]
+start = dom.index('id="risky_calls"')
+links = re.findall(r'<a href="([^"]+)">', dom[start:dom.index("</div>", start)])
+if not links:
+    sys.exit("the risky calls of the large report link no page")
+if '<small>shell · %s</small>' % deep["invocation"] in dom[start:] and deep["session"] in dom[start:]:
+    sys.exit("the deepest risky call is on the first page: the test proves nothing")
+print(links[-1], deep["session"], deep["invocation"])
+PY
+}
+"$docket" -L "$work/big/L" audit --json >big-findings.json || fail "audit --json of the large ledger"
+read -r page deep_session deep_inv < <(first_screen_big big-dom.html big-findings.json) ||
+	fail "the large report: no page to follow"
+[ -n "$page" ] || fail "the large report's first screen"
+timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+	--dump-dom "file://$work/big/$page" >page-dom.html 2>>chrome.log || fail "dump-dom of $page"
+python3 - page-dom.html "$deep_session" "$deep_inv" <<'PY' || fail "the deep risky call is not on the page the report links"
+import re, sys
+dom, session, inv = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2], sys.argv[3]
+rows = re.findall(r'<tr><td class="t">[^<]*</td><td class="call">([^<]*)</td>.*?<small>[^<]*? · ([^<]*)</small>', dom)
+if (session, inv) not in rows:
+    sys.exit("%s %s not among the %d rows of the page" % (session, inv, len(rows)))
+if "the report</a>" not in dom:
+    sys.exit("the page does not link back to the report")
+PY
+if grep -E "CONSOLE|Uncaught|Failed to load resource|net::ERR_" chrome.log; then
+	fail "the large report logged errors"
+fi
+
 if [ -n "$shot_out" ]; then
 	cp report.png "$shot_out" || fail "cannot copy the screenshot"
 fi
-echo "ok: report rendered, $(wc -c <report.png) byte screenshot, no page errors"
+echo "ok: report rendered, $(wc -c <report.png) byte screenshot, no page errors; $(cat big.log);" \
+	"the large report opens and links $page, which holds the deep risky call $deep_session $deep_inv"
