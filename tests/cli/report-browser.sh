@@ -101,6 +101,45 @@ timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
 	>/dev/null 2>>chrome.log || fail "chromium exited with $?"
 [ -s first.png ] || fail "no first-screen screenshot"
 
+# The real transcripts (../shared/corpus, when present): the first screen
+# names the risky sessions, the escalations and the allowed risky calls,
+# and shows no 0-ms wait the transcripts never recorded.
+corpus=$src/../shared/corpus
+if [ -d "$corpus" ]; then
+	"$docket" -L real init >/dev/null || fail "init real"
+	"$docket" -L real import codex "$corpus"/codex/*.jsonl >/dev/null 2>&1
+	"$docket" -L real import claude "$corpus"/claude/*.jsonl >/dev/null 2>&1
+	"$docket" -L real report -o real.html >/dev/null || fail "report of the corpus"
+	timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+		--dump-dom "file://$work/real.html" >real-dom.html 2>>chrome.log || fail "dump-dom of the corpus report"
+	python3 - real-dom.html <<'PY' || fail "the corpus report's first screen"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+risk, glance = dom.index('id="risk"'), dom.index("At a glance")
+if "card bad attention" not in dom[:risk]:
+    sys.exit("the attention card is not red")
+section = dom[risk:glance]
+def rows(key):
+    start = section.index('id="%s"' % key)
+    return section[start:section.index("</div>", start)].count("<tr>") - 1
+for needed in ("approval_policy never, sandbox danger-full-access", "permissions.defaultMode bypassPermissions",
+               "git push -u origin main", "Need network access to push"):
+    if needed not in section:
+        sys.exit("the risk view lacks: " + needed)
+if rows("risky_sessions") < 5 or rows("escalations") < 44 or rows("risky_calls") < 1:
+    sys.exit("too few rows: %d risky sessions, %d escalations, %d risky calls" %
+             (rows("risky_sessions"), rows("escalations"), rows("risky_calls")))
+hosts = re.findall(r'<td>([a-z0-9.-]+\.[a-z]{2,})</td><td>allowed', section)
+if not hosts:
+    sys.exit("no host named among the allowed risky calls")
+# the transcripts never say when a question was asked: no 0-ms waits
+if re.search(r'<div class="n">0 ms</div>', dom) or re.search(r'<td class="num">0 ms</td>', dom):
+    sys.exit("a 0 ms wait is shown")
+print("corpus: %d risky sessions, %d escalations, %d risky calls (hosts %s)" %
+      (rows("risky_sessions"), rows("escalations"), rows("risky_calls"), ", ".join(sorted(set(hosts))[:3])))
+PY
+fi
+
 # The report at scale: a large ledger (report_scale.py; REPORT_BROWSER_SCALE
 # is "SESSIONS CALLS_PER_SESSION", default "1000 100": 100,000 calls, whose
 # risky calls fill 40 linked pages) opens, and a risky call from deep in the
