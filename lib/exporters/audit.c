@@ -2,7 +2,7 @@
 /*
  * audit.c: the risk view, "what should worry me" (docs/audit.md).
  *
- * From the collector's records it lists, in this order:
+ * From the compact fold of the ledger (calls.h) it lists, in this order:
  *   1. sessions that ran in a risky mode, with the settings that made them
  *      risky (read from their recorded policy revisions);
  *   2. escalations: calls that asked to leave the sandbox (Codex
@@ -11,11 +11,14 @@
  *   3. calls that ran although they fall in a risk class (the policy
  *      engine's one call analysis, docket_call_risk; see call_risk below);
  *   4. calls without an outcome;
- *   5. denials, with their reasons.
- * "attention" counts the risky sessions and the distinct calls in the four
- * call lists; it is 0 only when every list is empty. The
- * report's first screen, `docket audit` and `docket sessions` read this one
- * function: there is no second list.
+ *   5. denials, with their reasons;
+ *   6. ledger incidents: spool entries the ledger refused when it folded
+ *      them (ledger.incident, docs/write-path.md).
+ * "attention" counts the risky sessions, the distinct calls in the four
+ * call lists and the incidents; it is 0 only when every list is empty.
+ * The report's first screen and `docket audit` read these functions
+ * (audit_call_lists, audit_count); `docket sessions` reads the risky
+ * settings (docket_audit_risky_mode): there is no second list.
  */
 #include <stdio.h>
 #include <string.h>
@@ -379,10 +382,15 @@ static int risky_members(json_t *item, const call_fold *c, const call_rec *r, co
 			error = nomem();
 		list += n + (list[n] ? 2 : 0);
 	}
-	if (error == 0 && json_object_update(item, json_pack("{s:O, s:s, s:O, s:s, s:s}", "classes", classes,
-							    "class_names", names.ptr ? names.ptr : "", "hosts", hosts,
-							    "host_list", calls_str(c, r->hosts), "outcome", outcome)) < 0)
-		error = nomem();
+	if (error == 0) {
+		json_t *extra = json_pack("{s:O, s:s, s:O, s:s, s:s}", "classes", classes, "class_names",
+					  names.ptr ? names.ptr : "", "hosts", hosts, "host_list", calls_str(c, r->hosts),
+					  "outcome", outcome);
+
+		if (!extra || json_object_update(item, extra) < 0)
+			error = nomem();
+		json_decref(extra);
+	}
 	json_decref(classes);
 	json_decref(hosts);
 	docket_buf_dispose(&names);

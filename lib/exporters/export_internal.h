@@ -5,8 +5,9 @@
  * export.c reads the ledger, applies redaction and pseudonyms to each event
  * (as the JSON of DESIGN §4) and hands it to a sink: one per format. The
  * collector (collect.c) folds events into one record per invocation and per
- * session for the formats that want rows or spans (CSV, OTel), the report and
- * the git summaries.
+ * session for the formats that want rows or spans (CSV, OTel, OCSF) and the
+ * git summaries; the report and the risk view read the compact fold of
+ * calls.h instead.
  */
 #ifndef DOCKET_EXPORT_INTERNAL_H
 #define DOCKET_EXPORT_INTERNAL_H
@@ -128,19 +129,8 @@ int call_granted(const json_t *inv);
 /* 1 when the call was denied by policy or refused by a person. */
 int call_denied(const json_t *inv);
 
-/* ---- the risk view (audit.c) ------------------------------------------- */
+/* ---- the risk view (audit.c; the lists themselves: calls.h) ------------- */
 
-/*
- * The findings of a collector (docs/audit.md "The risk view"), a new object:
- *   {"attention": N, "risky_sessions": [...], "escalations": [...],
- *    "risky_calls": [...], "no_outcome": [...], "denials": [...],
- *    "waits": {"known": N, "unknown": N}}
- * Each item names its session (and invocation, tool, summary, time) and what
- * made it count; a risky call has "classes" (docket_risk_name), "class_names"
- * and "hosts" (network). "attention" counts the risky sessions plus the
- * distinct calls of the other lists: it is 0 only when every list is empty.
- */
-int audit_findings(json_t **out, const collector *c);
 /* The settings that make a policy revision record risky ("approval never,
  * sandbox danger-full-access"); empty when none. */
 int audit_risky_settings(docket_buf *out, const json_t *policy_rec);

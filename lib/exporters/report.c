@@ -135,6 +135,23 @@ static int html_text(docket_buf *b, const char *s)
 	return error;
 }
 
+/* A relative URL path of a file name: every byte but letters, digits and
+ * "-._~/" percent-encoded (so "#", "?", quotes, spaces cannot break it). */
+static int url_path(docket_buf *b, const char *s)
+{
+	int error = 0;
+
+	for (; s && *s && error == 0; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr("-._~/", ch))
+			error = docket_buf_putc(b, (char)ch);
+		else
+			error = docket_buf_printf(b, "%%%02X", ch);
+	}
+	return error;
+}
+
 /* <td class=CLASS>TEXT</td> */
 static int cell(docket_buf *b, const char *class_name, const char *text)
 {
@@ -673,9 +690,10 @@ static int table_page(report_sink *r, docket_buf *page, const table *t, size_t k
 	docket_buf_clear(page);
 	if ((error = docket_buf_printf(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 				       "<title>docket audit report: %s, page %zu of %zu</title>\n<style>%s</style>"
-				       "</head>\n<body>\n<main>\n<p><a href=\"../%s\">the report</a> &middot; "
-				       "%s: rows %zu to %zu of %zu, page %zu of %zu</p>\n", t->title, k, pages, css,
-				       r->report_name, t->title, from + 1, to, t->n, k, pages)) < 0 ||
+				       "</head>\n<body>\n<main>\n<p><a href=\"../", t->title, k, pages, css)) < 0 ||
+	    (error = url_path(page, r->report_name)) < 0 ||
+	    (error = docket_buf_printf(page, "\">the report</a> &middot; %s: rows %zu to %zu of %zu, page %zu of "
+				       "%zu</p>\n", t->title, from + 1, to, t->n, k, pages)) < 0 ||
 	    (error = table_rows(page, r, t, from, to)) < 0 ||
 	    (error = docket_buf_puts(page, "</main></body></html>\n")) < 0 ||
 	    (error = docket_buf_printf(&path, "%s/%s-%zu.html", r->pages_dir, t->name, k)) < 0)
@@ -697,8 +715,8 @@ static int table_more(docket_buf *b, report_sink *r, const table *t, size_t page
 	error = docket_buf_printf(b, "<p class=\"more\">%zu rows in all: rows 1 to %zu above, the others on pages",
 				  t->n, r->page_rows);
 	for (size_t k = 2; k <= pages && error == 0; k++)
-		if ((error = docket_buf_printf(b, " <a href=\"%s/%s-%zu.html\">%zu</a>", r->pages_href, t->name, k,
-					       k)) == 0)
+		if ((error = docket_buf_puts(b, " <a href=\"")) == 0 && (error = url_path(b, r->pages_href)) == 0 &&
+		    (error = docket_buf_printf(b, "/%s-%zu.html\">%zu</a>", t->name, k, k)) == 0)
 			error = table_page(r, &page, t, k, pages);
 	docket_buf_dispose(&page);
 	return error == 0 ? docket_buf_puts(b, "</p>\n") : error;
@@ -1220,10 +1238,10 @@ int docket_report_html_pages(docket_ledger *ledger, const docket_export_options 
 	if ((error = sink_report_new(&sink, opts->since_ms, ledger)) < 0)
 		return error;
 	r = (report_sink *)sink;
-	if (pages) {
+	if (pages && pages->dir) {
 		r->pages_dir = pages->dir;
-		r->pages_href = pages->href;
-		r->report_name = pages->report;
+		r->pages_href = pages->href ? pages->href : pages->dir;
+		r->report_name = pages->report ? pages->report : "";
 		if (pages->rows)
 			r->page_rows = pages->rows;
 	}
