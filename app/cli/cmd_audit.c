@@ -3,7 +3,7 @@
  * cmd_audit.c: `docket audit`: the risk view in the terminal, the same lists
  * as the report's first screen (docket_audit_findings): sessions in risky
  * modes, escalations, allowed calls in risk classes, calls without an
- * outcome, denials. Exit 1 (`--fail`) when anything needs attention.
+ * outcome, denials, ledger incidents. Exit 1 (`--fail`) when anything needs attention.
  */
 #include "cli.h"
 
@@ -78,6 +78,7 @@ static int print_findings(const json_t *f, int color)
 					     "outcome", NULL };
 	static const char *const open[] = { "session", "invocation", "summary", "outcome", NULL };
 	static const char *const deny[] = { "session", "invocation", "summary", "by", "reason", NULL };
+	static const char *const incident[] = { "time", "kind", "file", "error", NULL };
 	long long n = (long long)json_integer_value(json_object_get(f, "attention"));
 	int error;
 
@@ -87,7 +88,9 @@ static int print_findings(const json_t *f, int color)
 	    (error = print_list(stdout, color, f, "escalations", "escalations", esc)) < 0 ||
 	    (error = print_list(stdout, color, f, "risky_calls", "allowed calls in risk classes", risky)) < 0 ||
 	    (error = print_list(stdout, color, f, "no_outcome", "calls without an outcome", open)) < 0 ||
-	    (error = print_list(stdout, color, f, "denials", "denials", deny)) < 0)
+	    (error = print_list(stdout, color, f, "denials", "denials", deny)) < 0 ||
+	    (error = print_list(stdout, color, f, "incidents", "ledger incidents (spool entries the ledger refused)",
+				incident)) < 0)
 		return error;
 	return 0;
 }
@@ -98,7 +101,8 @@ int cmd_audit(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"Prints what should worry an auditor, as the report's first screen does:\n"
 		"sessions that ran in risky modes (and the settings that made them risky),\n"
 		"escalations with their justification and outcome, allowed calls in risk\n"
-		"classes, calls without an outcome, and denials with their reasons.\n"
+		"classes, calls without an outcome, denials with their reasons, and ledger\n"
+		"incidents (spool entries the ledger refused when it folded them).\n"
 		"'needs attention' counts all of them. --fail exits 1 when it is not 0.\n";
 	const char *session = NULL, *since = NULL;
 	int json = 0, fail = 0;

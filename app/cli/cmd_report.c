@@ -12,6 +12,30 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
+/* The pages of FILE.html: FILE.pages beside it, linked as "FILE.pages"
+ * (its base name) from the report. */
+typedef struct report_pages {
+	char *dir, *href;
+	docket_report_pages p;
+} report_pages;
+
+static int pages_of(report_pages *rp, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = strlen(path), stem = n >= 5 && strcmp(path + n - 5, ".html") == 0 ? n - 5 : n;
+	size_t bstem = stem - (size_t)(base - path);
+
+	memset(rp, 0, sizeof(*rp));
+	if (!(rp->dir = docket_malloc(stem + 7)) || !(rp->href = docket_malloc(bstem + 7)))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	snprintf(rp->dir, stem + 7, "%.*s.pages", (int)stem, path);
+	snprintf(rp->href, bstem + 7, "%.*s.pages", (int)bstem, base);
+	rp->p.dir = rp->dir;
+	rp->p.href = rp->href;
+	rp->p.report = base;
+	return 0;
+}
+
 /* --from: the fleet's events, each with its machine, for the report. */
 typedef struct fleet_feed {
 	docket_fleet *f;
@@ -48,6 +72,9 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"they waited, the result, the decision source), denials, the policy revision\n"
 		"timeline, calls left in doubt or recovered, charts of approval wait times and\n"
 		"decisions over time, and the chain head and signed checkpoints.\n"
+		"A table of more than 500 rows keeps its first 500 on the page and links the\n"
+		"others, on pages in the directory FILE.pages beside it (FILE without .html):\n"
+		"every row stays reachable.\n"
 		"--from CONNINFO writes it for every ledger held in the fleet database\n"
 		"(docs/fleet.md), with a table of the machines and sessions per machine.\n";
 	const char *path = NULL, *session = NULL, *since = NULL, *pseudo_key = NULL, *from = NULL;
@@ -66,6 +93,7 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
 	docket_pseudonymizer *pseudo = NULL;
 	docket_ledger *ledger = NULL;
+	report_pages pages = { NULL, NULL, { NULL, NULL, NULL, 0 } };
 	char *abs = NULL, *owned = NULL;
 	FILE *out = NULL;
 	int rc, error;
@@ -101,13 +129,17 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	if (ledger && (rc = cli_session_arg(ledger, &session, &owned)) != CLI_EXIT_OK)
 		goto cleanup;
 	o.session = session;
+	if ((error = pages_of(&pages, path)) < 0) {
+		rc = cli_fail(error, "cannot write the report");
+		goto cleanup;
+	}
 	if (!(out = fopen(path, "w"))) {
 		cli_error("cannot write %s: %s", path, strerror(errno));
 		rc = CLI_EXIT_SYSTEM;
 		goto cleanup;
 	}
 	error = from ? docket_report_html_from(read_fleet, &feed, "fleet database", &o, out)
-		     : docket_report_html(ledger, &o, out);
+		     : docket_report_html_pages(ledger, &o, out, &pages.p);
 	if (fclose(out) != 0 && error == 0)
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write %s", path);
 	if (error < 0) {
@@ -119,6 +151,8 @@ int cmd_report(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	rc = CLI_EXIT_OK;
 cleanup:
 	free(abs);
+	docket_free(pages.dir);
+	docket_free(pages.href);
 	docket_free(owned);
 	docket_ledger_free(ledger);
 	docket_fleet_free(feed.f);

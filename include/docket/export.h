@@ -159,6 +159,19 @@ DOCKET_EXTERN int docket_export_tiles(docket_ledger *ledger, const char *dir,
 DOCKET_EXTERN int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out) DOCKET_MUST_USE;
 
 /*
+ * The same, with long tables on pages: a table of more than `rows` rows
+ * (0: 500) keeps its first `rows` on the report and links the others, on
+ * pages `dir`/NAME-2.html ... (made as needed), linked as `href`/NAME-2.html
+ * from the report and back to `report` (its file name) from each page.
+ */
+typedef struct docket_report_pages {
+	const char *dir, *href, *report;
+	size_t rows;
+} docket_report_pages;
+DOCKET_EXTERN int docket_report_html_pages(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+					   const docket_report_pages *pages) DOCKET_MUST_USE;
+
+/*
  * The report over events from another store (the fleet database): `read`
  * hands every event to `cb` as `docket log --json` shows it, plus "host"
  * (the machine) and "ledger" (its id), machine after machine; sessions are

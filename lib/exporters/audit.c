@@ -2,7 +2,7 @@
 /*
  * audit.c: the risk view, "what should worry me" (docs/audit.md).
  *
- * From the collector's records it lists, in this order:
+ * From the compact fold of the ledger (calls.h) it lists, in this order:
  *   1. sessions that ran in a risky mode, with the settings that made them
  *      risky (read from their recorded policy revisions);
  *   2. escalations: calls that asked to leave the sandbox (Codex
@@ -11,16 +11,19 @@
  *   3. calls that ran although they fall in a risk class (the policy
  *      engine's one call analysis, docket_call_risk; see call_risk below);
  *   4. calls without an outcome;
- *   5. denials, with their reasons.
- * "attention" counts the risky sessions and the distinct calls in the four
- * call lists; it is 0 only when every list is empty. The
- * report's first screen, `docket audit` and `docket sessions` read this one
- * function: there is no second list.
+ *   5. denials, with their reasons;
+ *   6. ledger incidents: spool entries the ledger refused when it folded
+ *      them (ledger.incident, docs/write-path.md).
+ * "attention" counts the risky sessions, the distinct calls in the four
+ * call lists and the incidents; it is 0 only when every list is empty.
+ * The report's first screen and `docket audit` read these functions
+ * (audit_call_lists, audit_count); `docket sessions` reads the risky
+ * settings (docket_audit_risky_mode): there is no second list.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "export_internal.h"
+#include "calls.h"
 #include "policy/risk.h"
 #include "util/error.h"
 
@@ -115,39 +118,10 @@ int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised)
 	return error;
 }
 
-/* One item per risky revision of a session, the session's facts beside it. */
-static int risky_sessions(json_t *list, const collector *c)
-{
-	docket_buf why = DOCKET_BUF_INIT;
-	const json_t *p;
-	size_t i;
-	int error = 0;
-
-	json_array_foreach(c->policies, i, p) {
-		const json_t *s = collector_session(c, jstr(p, "session"));
-
-		if ((error = audit_risky_settings(&why, p)) < 0)
-			break;
-		if (!why.len)
-			continue;
-		if (json_array_append_new(list, json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s, s:s}",
-			"session", jstr(p, "session"), "revision", json_object_get(p, "revision"),
-			"format", jstr(p, "format"), "settings", why.ptr, "time", jstr(p, "time"),
-			"runtime", jstr(s, "runtime"), "cwd", jstr(s, "cwd"))) < 0) {
-			error = nomem();
-			break;
-		}
-	}
-	docket_buf_dispose(&why);
-	return error;
-}
-
 /* ---- calls --------------------------------------------------------------- */
 
-static int escalated(const json_t *inv)
+static int escalated(const json_t *args)
 {
-	const json_t *args = json_object_get(inv, "args");
-
 	return strcmp(jstr(args, "sandbox_permissions"), "require_escalated") == 0 ||
 	       json_is_true(json_object_get(args, "with_escalated_permissions")) ||
 	       json_is_true(json_object_get(args, "dangerouslyDisableSandbox"));
@@ -156,114 +130,120 @@ static int escalated(const json_t *inv)
 #define ROOTS_MAX 16
 
 /*
- * The risk classes of a call that ran: the policy engine's one call
- * analysis (docket_call_risk, policy/risk.h), with the session's cwd,
- * workspace roots and HOME. Escalation is listed on its own (escalations),
- * so it is left out here.
+ * The risk classes of a call: the policy engine's one call analysis
+ * (docket_call_risk, policy/risk.h), with the session's cwd, workspace
+ * roots and HOME. Escalation is listed on its own (escalations), so it is
+ * left out here.
  */
-static unsigned call_risk(const collector *c, const json_t *inv)
+static unsigned call_risk(const call_fold *c, const call_rec *r, json_t *args)
 {
-	const json_t *s = collector_session(c, jstr(inv, "session")), *roots = json_object_get(s, "workspace_roots");
+	const session_rec *s = &c->session[r->session];
 	const char *root[ROOTS_MAX];
 	docket_risk_call call;
-	size_t i, n = 0;
+	size_t n = 0;
 
-	for (i = 0; i < json_array_size(roots) && n < ROOTS_MAX; i++)
-		if (json_string_value(json_array_get(roots, i)))
-			root[n++] = json_string_value(json_array_get(roots, i));
+	for (size_t i = 0; i < s->nroots && n < ROOTS_MAX; i++)
+		if (s->roots[i])
+			root[n++] = calls_str(c, s->roots[i]);
 	memset(&call, 0, sizeof(call));
-	call.tool = jstr(inv, "tool");
-	call.args = json_object_get(inv, "args");
-	call.cwd = *jstr(s, "cwd") ? jstr(s, "cwd") : NULL;
+	call.tool = calls_str(c, r->tool);
+	call.args = args;
+	call.cwd = s->cwd ? calls_str(c, s->cwd) : NULL;
 	call.roots = root;
 	call.nroots = n;
-	call.home = *jstr(s, "home") ? jstr(s, "home") : NULL;
+	call.home = s->home ? calls_str(c, s->home) : NULL;
 	return docket_call_risk(&call) & ~(unsigned)DOCKET_RISK_ESCALATION;
 }
 
-/* "network, push" */
-static int class_names(docket_buf *out, unsigned classes)
+/* Add the host of one URL ("https://user@h.example:8080/x" -> "h.example")
+ * to the ", "-list `out` unless it is there. */
+static int add_host(docket_buf *out, const char *url, size_t len)
 {
-	int error = 0;
-
-	docket_buf_clear(out);
-	for (unsigned bit = 1; bit && error == 0; bit <<= 1)
-		if ((classes & bit) && docket_risk_name(bit))
-			error = docket_buf_printf(out, "%s%s", out->len ? ", " : "", docket_risk_name(bit));
-	return error == 0 && !out->ptr ? docket_buf_puts(out, "") : error;
-}
-
-/* The host of one URL ("https://user@h.example:8080/x" -> "h.example"). */
-static int add_host(json_t *hosts, const char *url, size_t len)
-{
-	const char *p = memmem(url, len, "://", 3), *end = url + len;
-	char host[256];
+	const char *p = memmem(url, len, "://", 3), *end = url + len, *at;
 	size_t n;
 
 	if (!p)
 		return 0;
 	p += 3;
-	n = strcspn(p, "/?#:'\" \t\n)");
+	n = strcspn(p, "/?#:'\" \t\n),");
 	if (p + n > end)
 		n = (size_t)(end - p);
-	for (const char *at = memchr(p, '@', n); at; at = memchr(p, '@', n)) {
+	while ((at = memchr(p, '@', n))) {
 		n -= (size_t)(at + 1 - p);
 		p = at + 1;
 	}
-	if (n == 0 || n >= sizeof(host))
+	if (n == 0 || n >= 256)
 		return 0;
-	memcpy(host, p, n);
-	host[n] = '\0';
-	for (size_t i = 0; i < json_array_size(hosts); i++)
-		if (strcmp(json_string_value(json_array_get(hosts, i)), host) == 0)
+	for (const char *q = out->ptr; q && *q;) {
+		size_t k = strcspn(q, ",");
+
+		if (k == n && memcmp(q, p, n) == 0)
 			return 0;
-	return json_array_append_new(hosts, json_string(host)) == 0 ? 0 : nomem();
+		q += k;
+		q += *q ? 2 : 0;
+	}
+	if (out->len && docket_buf_puts(out, ", ") < 0)
+		return nomem();
+	return docket_buf_put(out, p, n);
 }
 
 /* The hosts a network call reaches: its url or host, or the URLs in its
- * command line. */
-static int call_hosts(json_t *hosts, const json_t *inv)
+ * command line (`summary`). */
+static int call_hosts(docket_buf *out, const json_t *args, const char *text)
 {
-	const json_t *args = json_object_get(inv, "args");
-	const char *text = jstr(inv, "summary"), *p;
+	const char *p;
 	int error = 0;
 
 	if (*jstr(args, "host"))
-		return json_array_append_new(hosts, json_string(jstr(args, "host"))) == 0 ? 0 : nomem();
+		return docket_buf_puts(out, jstr(args, "host"));
 	if (*jstr(args, "url"))
-		return add_host(hosts, jstr(args, "url"), strlen(jstr(args, "url")));
+		return add_host(out, jstr(args, "url"), strlen(jstr(args, "url")));
 	for (p = strstr(text, "://"); p && error == 0; p = strstr(p + 3, "://")) {
 		const char *start = p;
 
 		while (start > text && ((start[-1] >= 'a' && start[-1] <= 'z') || (start[-1] >= 'A' && start[-1] <= 'Z')))
 			start--;
-		error = add_host(hosts, start, strlen(start));
+		error = add_host(out, start, strlen(start));
 	}
 	return error;
 }
 
-
-int audit_outcome(docket_buf *out, const json_t *inv)
+int audit_call_facts(call_fold *c, call_rec *r, json_t *args)
 {
-	const char *status = jstr(inv, "status"), *result = jstr(inv, "result");
+	docket_buf hosts = DOCKET_BUF_INIT;
+	cstr s;
 	int error = 0;
 
-	docket_buf_clear(out);
-	if (*result)
-		error = docket_buf_printf(out, "%s%s%s", result, *jstr(inv, "actor") ? " by " : "", jstr(inv, "actor"));
-	else if (jhas(inv, "verdict"))
-		error = docket_buf_printf(out, "%s (%s)", jstr(inv, "verdict"),
-					  *jstr(inv, "decision_source") ? jstr(inv, "decision_source") : "inferred");
-	if (error == 0)
-		error = docket_buf_printf(out, "%s%s", out->len ? "; " : "", *status ? status : "no outcome");
+	if (escalated(args)) {
+		r->flags |= CF_ESCALATED;
+		if ((error = calls_put(c, &s, jstr(args, "justification"))) < 0)
+			return error;
+		r->justification = s;
+	}
+	r->risk = call_risk(c, r, args);
+	if ((r->risk & DOCKET_RISK_NETWORK) && (error = call_hosts(&hosts, args, calls_str(c, r->summary))) == 0 &&
+	    (error = calls_put(c, &s, hosts.ptr)) == 0)
+		r->hosts = s;
+	docket_buf_dispose(&hosts);
 	return error;
 }
 
-static int add_part(docket_buf *out, const char *text)
+int audit_reason_add(docket_buf *out, const char *text)
 {
 	if (!text || !*text || (out->ptr && strstr(out->ptr, text)))
 		return 0;
 	return docket_buf_printf(out, "%s%s", out->len ? "; " : "", text);
+}
+
+static int reason_end(docket_buf *out, const char *settle_reason, const char *error_text, const char *denial)
+{
+	int error = audit_reason_add(out, settle_reason);
+
+	if (error == 0) error = audit_reason_add(out, error_text);
+	if (error == 0) error = audit_reason_add(out, denial);
+	if (error == 0 && !out->ptr)
+		error = docket_buf_puts(out, "");
+	return error;
 }
 
 int audit_denial_reason(docket_buf *out, const json_t *inv)
@@ -275,173 +255,239 @@ int audit_denial_reason(docket_buf *out, const json_t *inv)
 	docket_buf_clear(out);
 	json_array_foreach(json_object_get(inv, "reasons"), i, r)
 		if (error == 0)
-			error = add_part(out, json_string_value(r));
-	if (error == 0) error = add_part(out, jstr(inv, "settle_reason"));
-	if (error == 0) error = add_part(out, jstr(inv, "error"));
-	if (error == 0) error = add_part(out, jstr(inv, "denial_message"));
-	if (error == 0 && !out->ptr)
-		error = docket_buf_puts(out, "");
-	return error;
+			error = audit_reason_add(out, json_string_value(r));
+	return error == 0 ? reason_end(out, jstr(inv, "settle_reason"), jstr(inv, "error"),
+				       jstr(inv, "denial_message")) : error;
 }
 
-/* The rule that decided, when the decision names one. */
-static const char *first_rule(const json_t *inv)
+int audit_call_reason(docket_buf *out, const call_fold *c, const call_rec *r)
 {
-	const char *r = json_string_value(json_array_get(json_object_get(inv, "rules"), 0));
-
-	return r ? r : "";
-}
-
-/* {session, invocation, tool, summary, time} of a call, plus `extra`'s members. */
-static int add_call(json_t *list, const json_t *inv, json_t *extra)
-{
-	json_t *item = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "session", jstr(inv, "session"),
-				 "invocation", jstr(inv, "invocation"), "tool", jstr(inv, "tool"),
-				 "summary", jstr(inv, "summary"), "time", jstr(inv, "intent_time"),
-				 "seq", json_integer_value(json_object_get(inv, "intent_seq")));
-
-	if (!item || !extra || json_object_update(item, extra) < 0 || json_array_append_new(list, item) < 0) {
-		json_decref(item);
-		json_decref(extra);
-		return nomem();
-	}
-	json_decref(extra);
-	return 0;
-}
-
-typedef struct findings {
-	const collector *c;
-	json_t *root, *escalations, *risky_calls, *no_outcome, *denials;
-	size_t waits_known, waits_unknown;
-	size_t calls;   /* distinct calls in any of the lists */
-} findings;
-
-static int risky_item(json_t *list, const json_t *inv, unsigned classes, const char *outcome)
-{
-	docket_buf names = DOCKET_BUF_INIT, joined = DOCKET_BUF_INIT;
-	json_t *hosts = json_array(), *arr = json_array();
 	int error;
 
-	if (!hosts || !arr) {
-		error = nomem();
-		goto cleanup;
-	}
-	for (unsigned bit = 1; bit; bit <<= 1)
-		if ((classes & bit) && docket_risk_name(bit) &&
-		    json_array_append_new(arr, json_string(docket_risk_name(bit))) < 0) {
-			error = nomem();
-			goto cleanup;
-		}
-	if ((error = class_names(&names, classes)) < 0 ||
-	    ((classes & DOCKET_RISK_NETWORK) && (error = call_hosts(hosts, inv)) < 0))
-		goto cleanup;
-	docket_buf_clear(&joined);
-	for (size_t i = 0; i < json_array_size(hosts) && error == 0; i++)
-		error = docket_buf_printf(&joined, "%s%s", i ? ", " : "", json_string_value(json_array_get(hosts, i)));
+	docket_buf_clear(out);
+	if ((error = docket_buf_puts(out, calls_str(c, r->reasons))) < 0)
+		return error;
+	return reason_end(out, calls_str(c, r->settle_reason), calls_str(c, r->error), calls_str(c, r->denial));
+}
+
+int audit_call_outcome(docket_buf *out, const call_fold *c, const call_rec *r)
+{
+	const char *status = calls_status(r), *result = calls_result(r), *actor = calls_str(c, r->actor);
+	int error = 0;
+
+	docket_buf_clear(out);
+	if (*result)
+		error = docket_buf_printf(out, "%s%s%s", result, *actor ? " by " : "", actor);
+	else if (r->verdict)
+		error = docket_buf_printf(out, "%s (%s)", calls_verdict(r),
+					  r->source ? calls_str(c, r->source) : "inferred");
 	if (error == 0)
-		error = add_call(list, inv, json_pack("{s:O, s:s, s:O, s:s, s:s}", "classes", arr, "class_names",
-						      names.ptr, "hosts", hosts, "host_list", joined.ptr ? joined.ptr : "",
-						      "outcome", outcome));
-cleanup:
-	json_decref(hosts);
-	json_decref(arr);
-	docket_buf_dispose(&names);
-	docket_buf_dispose(&joined);
+		error = docket_buf_printf(out, "%s%s", out->len ? "; " : "", *status ? status : "no outcome");
 	return error;
 }
 
-static int call_findings(findings *f, const json_t *inv)
+unsigned audit_call_lists(const call_rec *r)
+{
+	unsigned lists = 0;
+
+	if (!(r->flags & CF_SINCE))
+		return 0;
+	if (r->flags & CF_ESCALATED)
+		lists |= AL_ESCALATION;
+	/* calls that ran: dispatched */
+	if (r->dispatches && r->risk)
+		lists |= AL_RISKY;
+	if (!r->status)
+		lists |= AL_NO_OUTCOME;
+	if (calls_denied(r))
+		lists |= AL_DENIED;
+	return lists;
+}
+
+void audit_count(audit_counts *out, const call_fold *c)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < c->npolicies; i++)
+		out->risky_sessions += c->policy[i].settings != 0;
+	for (size_t i = 0; i < c->ncalls; i++) {
+		const call_rec *r = &c->call[i];
+		unsigned l = audit_call_lists(r);
+
+		if (!(r->flags & CF_SINCE))
+			continue;
+		out->escalations += (l & AL_ESCALATION) != 0;
+		out->risky_calls += (l & AL_RISKY) != 0;
+		out->no_outcome += (l & AL_NO_OUTCOME) != 0;
+		out->denials += (l & AL_DENIED) != 0;
+		out->calls += l != 0;
+		out->waits_known += (r->flags & CF_WAIT_KNOWN) != 0;
+		out->waits_unknown += (r->flags & CF_WAIT_UNKNOWN) != 0;
+	}
+	out->incidents = c->nincidents;
+	/* a call in several lists (an escalated push that was denied) counts once */
+	out->attention = out->risky_sessions + out->calls + out->incidents;
+}
+
+/* ---- the findings as JSON ------------------------------------------------ */
+
+static json_t *risky_session_item(const call_fold *c, const policy_rec *p)
+{
+	const session_rec *s = &c->session[p->session];
+
+	return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s}", "session", calls_str(c, s->id),
+			 "revision", (json_int_t)p->revision, "format", calls_str(c, p->format),
+			 "settings", calls_str(c, p->settings), "time", calls_str(c, p->time),
+			 "runtime", calls_str(c, s->runtime), "cwd", calls_str(c, s->cwd));
+}
+
+/* {session, invocation, tool, summary, time, seq} of a call */
+static json_t *call_item(const call_fold *c, const call_rec *r)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "session", calls_str(c, c->session[r->session].id),
+			 "invocation", calls_str(c, r->invocation), "tool", calls_str(c, r->tool),
+			 "summary", calls_str(c, r->summary), "time", calls_str(c, r->intent_time),
+			 "seq", (json_int_t)r->intent_seq);
+}
+
+int audit_class_names(docket_buf *out, unsigned classes)
+{
+	int error = 0;
+
+	docket_buf_clear(out);
+	for (unsigned bit = 1; bit && error == 0; bit <<= 1)
+		if ((classes & bit) && docket_risk_name(bit))
+			error = docket_buf_printf(out, "%s%s", out->len ? ", " : "", docket_risk_name(bit));
+	return error == 0 && !out->ptr ? docket_buf_puts(out, "") : error;
+}
+
+static int risky_members(json_t *item, const call_fold *c, const call_rec *r, const char *outcome)
+{
+	docket_buf names = DOCKET_BUF_INIT;
+	json_t *classes = json_array(), *hosts = json_array();
+	const char *list = calls_str(c, r->hosts);
+	int error = 0;
+
+	if (!classes || !hosts)
+		error = nomem();
+	for (unsigned bit = 1; bit && error == 0; bit <<= 1)
+		if ((r->risk & bit) && docket_risk_name(bit) &&
+		    json_array_append_new(classes, json_string(docket_risk_name(bit))) < 0)
+			error = nomem();
+	if (error == 0)
+		error = audit_class_names(&names, r->risk);
+	while (error == 0 && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (json_array_append_new(hosts, json_stringn(list, n)) < 0)
+			error = nomem();
+		list += n + (list[n] ? 2 : 0);
+	}
+	if (error == 0) {
+		json_t *extra = json_pack("{s:O, s:s, s:O, s:s, s:s}", "classes", classes, "class_names",
+					  names.ptr ? names.ptr : "", "hosts", hosts, "host_list", calls_str(c, r->hosts),
+					  "outcome", outcome);
+
+		if (!extra || json_object_update(item, extra) < 0)
+			error = nomem();
+		json_decref(extra);
+	}
+	json_decref(classes);
+	json_decref(hosts);
+	docket_buf_dispose(&names);
+	return error;
+}
+
+/* The call's item for list `l` (one AL_*), with that list's members. */
+static int call_list_item(json_t **out, const call_fold *c, const call_rec *r, unsigned l)
 {
 	docket_buf outcome = DOCKET_BUF_INIT, reason = DOCKET_BUF_INIT;
-	unsigned risk;
-	int error, counted = 0;
-
-	if ((error = audit_outcome(&outcome, inv)) < 0)
-		goto cleanup;
-	f->waits_known += jhas(inv, "wait_ms");
-	f->waits_unknown += jhas(inv, "wait_unknown");
-	if (escalated(inv)) {
-		counted = 1;
-		if ((error = add_call(f->escalations, inv, json_pack("{s:s, s:s}", "justification",
-				      jstr(json_object_get(inv, "args"), "justification"), "outcome", outcome.ptr))) < 0)
-			goto cleanup;
-	}
-	/* calls that ran: dispatched, or with an outcome other than a refusal */
-	if (jhas(inv, "dispatches") && (risk = call_risk(f->c, inv)) != 0) {
-		counted = 1;
-		if ((error = risky_item(f->risky_calls, inv, risk, outcome.ptr)) < 0)
-			goto cleanup;
-	}
-	if (!*jstr(inv, "status")) {
-		counted = 1;
-		if ((error = add_call(f->no_outcome, inv, json_pack("{s:s, s:b}", "outcome", outcome.ptr,
-				      "dispatched", jhas(inv, "dispatches")))) < 0)
-			goto cleanup;
-	}
-	if (call_denied(inv)) {
-		counted = 1;
-		if ((error = audit_denial_reason(&reason, inv)) < 0 ||
-		    (error = add_call(f->denials, inv, json_pack("{s:s, s:s, s:s}", "by",
-				      call_decision(inv) == D_REJECTED ? "person" : "policy",
-				      "reason", reason.ptr, "rule", first_rule(inv)))) < 0)
-			goto cleanup;
-	}
-	f->calls += counted;
-cleanup:
-	docket_buf_dispose(&outcome);
-	docket_buf_dispose(&reason);
-	return error;
-}
-
-static int set_list(json_t *root, const char *key, json_t **list)
-{
-	if (!(*list = json_array()) || json_object_set_new(root, key, *list) < 0)
-		return nomem();
-	return 0;
-}
-
-int audit_findings(json_t **out, const collector *c)
-{
-	findings f;
-	json_t *sessions = NULL;
-	const json_t *inv;
-	size_t i, attention;
+	json_t *item = call_item(c, r), *extra = NULL;
 	int error;
 
 	*out = NULL;
-	memset(&f, 0, sizeof(f));
-	f.c = c;
-	if (!(f.root = json_object()))
-		return nomem();
-	if ((error = set_list(f.root, "risky_sessions", &sessions)) < 0 ||
-	    (error = set_list(f.root, "escalations", &f.escalations)) < 0 ||
-	    (error = set_list(f.root, "risky_calls", &f.risky_calls)) < 0 ||
-	    (error = set_list(f.root, "no_outcome", &f.no_outcome)) < 0 ||
-	    (error = set_list(f.root, "denials", &f.denials)) < 0 ||
-	    (error = risky_sessions(sessions, c)) < 0)
-		goto fail;
-	json_array_foreach(c->invocations, i, inv)
-		if (json_is_true(json_object_get(inv, "since")) && (error = call_findings(&f, inv)) < 0)
-			goto fail;
-	/* a call in several lists (an escalated push that was denied) counts once */
-	attention = json_array_size(sessions) + f.calls;
-	if (json_object_set_new(f.root, "attention", json_integer((json_int_t)attention)) < 0 ||
-	    json_object_set_new(f.root, "waits", json_pack("{s:I, s:I}", "known", (json_int_t)f.waits_known,
-							    "unknown", (json_int_t)f.waits_unknown)) < 0) {
+	if (!item || (error = audit_call_outcome(&outcome, c, r)) < 0 ||
+	    (l == AL_DENIED && (error = audit_call_reason(&reason, c, r)) < 0)) {
 		error = nomem();
-		goto fail;
+		goto cleanup;
 	}
-	*out = f.root;
-	return 0;
-fail:
-	json_decref(f.root);
+	if (l == AL_RISKY) {
+		error = risky_members(item, c, r, outcome.ptr);
+		goto cleanup;
+	}
+	if (l == AL_ESCALATION)
+		extra = json_pack("{s:s, s:s}", "justification", calls_str(c, r->justification), "outcome", outcome.ptr);
+	else if (l == AL_NO_OUTCOME)
+		extra = json_pack("{s:s, s:b}", "outcome", outcome.ptr, "dispatched", r->dispatches > 0);
+	else
+		extra = json_pack("{s:s, s:s, s:s}", "by", calls_decision(r) == D_REJECTED ? "person" : "policy",
+				  "reason", reason.ptr, "rule", calls_str(c, r->rule));
+	error = extra && json_object_update(item, extra) == 0 ? 0 : nomem();
+cleanup:
+	json_decref(extra);
+	docket_buf_dispose(&outcome);
+	docket_buf_dispose(&reason);
+	if (error == 0)
+		*out = item;
+	else
+		json_decref(item);
 	return error;
+}
+
+static json_t *incident_item(const call_fold *c, const incident_rec *r)
+{
+	return json_pack("{s:I, s:s, s:s, s:s, s:s}", "seq", (json_int_t)r->seq, "time", calls_str(c, r->time),
+			 "kind", calls_str(c, r->kind), "file", calls_str(c, r->file), "error", calls_str(c, r->error));
+}
+
+static int append(json_t *root, const char *key, json_t *item)
+{
+	return item && json_array_append_new(json_object_get(root, key), item) == 0 ? 0 : nomem();
+}
+
+int audit_findings_json(json_t **out, const call_fold *c)
+{
+	static const struct {
+		const char *key;
+		unsigned list;
+	} lists[] = { { "escalations", AL_ESCALATION }, { "risky_calls", AL_RISKY }, { "no_outcome", AL_NO_OUTCOME },
+		      { "denials", AL_DENIED } };
+	json_t *root = json_pack("{s:[], s:[], s:[], s:[], s:[], s:[]}", "risky_sessions", "escalations",
+				 "risky_calls", "no_outcome", "denials", "incidents");
+	audit_counts n;
+	int error = root ? 0 : nomem();
+
+	*out = NULL;
+	for (size_t i = 0; i < c->npolicies && error == 0; i++)
+		if (c->policy[i].settings)
+			error = append(root, "risky_sessions", risky_session_item(c, &c->policy[i]));
+	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]) && error == 0; k++)
+		for (size_t i = 0; i < c->ncalls && error == 0; i++) {
+			json_t *item;
+
+			if ((audit_call_lists(&c->call[i]) & lists[k].list) &&
+			    (error = call_list_item(&item, c, &c->call[i], lists[k].list)) == 0)
+				error = append(root, lists[k].key, item);
+		}
+	for (size_t i = 0; i < c->nincidents && error == 0; i++)
+		error = append(root, "incidents", incident_item(c, &c->incident[i]));
+	audit_count(&n, c);
+	if (error == 0 &&
+	    (json_object_set_new(root, "attention", json_integer((json_int_t)n.attention)) < 0 ||
+	     json_object_set_new(root, "waits", json_pack("{s:I, s:I}", "known", (json_int_t)n.waits_known,
+							   "unknown", (json_int_t)n.waits_unknown)) < 0))
+		error = nomem();
+	if (error < 0) {
+		json_decref(root);
+		return error;
+	}
+	*out = root;
+	return 0;
 }
 
 /* ---- over a ledger ------------------------------------------------------- */
 
 typedef struct findings_sink {
-	collector_sink base;
+	calls_sink base;
 	json_t *findings;
 } findings_sink;
 
@@ -449,13 +495,13 @@ static int findings_finish(export_sink *s)
 {
 	findings_sink *o = (findings_sink *)s;
 
-	return audit_findings(&o->findings, &o->base.c);
+	return audit_findings_json(&o->findings, &o->base.c);
 }
 
 static void findings_free(export_sink *s)
 {
 	json_decref(((findings_sink *)s)->findings);
-	collector_sink_free(s);
+	calls_sink_free(s);
 }
 
 int docket_audit_findings(json_t **out, docket_ledger *ledger, const docket_export_options *opts)
@@ -467,8 +513,8 @@ int docket_audit_findings(json_t **out, docket_ledger *ledger, const docket_expo
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
-	if ((error = collector_sink_make(&sink, sizeof(findings_sink), opts->since_ms, collector_sink_collect,
-					 findings_finish, findings_free)) < 0)
+	if ((error = calls_sink_make(&sink, sizeof(findings_sink), opts->since_ms, findings_finish,
+				     findings_free)) < 0)
 		return error;
 	if ((error = export_run(ledger, opts, sink, NULL, NULL)) == 0) {
 		*out = ((findings_sink *)sink)->findings;

@@ -158,19 +158,26 @@ int call_granted(const json_t *inv)
 	return strcmp(r, "approved") == 0 || strcmp(r, "approved_for_session") == 0;
 }
 
+int call_class(int has_result, int granted, int superseded, int dispatched, int refused, int has_status)
+{
+	if (has_result && !granted && !superseded)
+		return D_REJECTED;
+	if (dispatched)
+		return granted ? D_APPROVED : D_ALLOWED;
+	if (refused)
+		return D_DENIED;
+	if (!has_status)
+		return D_PENDING;
+	return D_ALLOWED;
+}
+
 int call_decision(const json_t *inv)
 {
 	const char *status = jstr(inv, "status");
 
-	if (jhas(inv, "result") && !call_granted(inv) && strcmp(jstr(inv, "result"), "superseded") != 0)
-		return D_REJECTED;
-	if (jhas(inv, "dispatches"))
-		return call_granted(inv) ? D_APPROVED : D_ALLOWED;
-	if (strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0)
-		return D_DENIED;
-	if (!*status)
-		return D_PENDING;
-	return D_ALLOWED;
+	return call_class(jhas(inv, "result"), call_granted(inv), strcmp(jstr(inv, "result"), "superseded") == 0,
+			  jhas(inv, "dispatches"), strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0,
+			  *status != 0);
 }
 
 int call_denied(const json_t *inv)

@@ -5,8 +5,9 @@
  * export.c reads the ledger, applies redaction and pseudonyms to each event
  * (as the JSON of DESIGN §4) and hands it to a sink: one per format. The
  * collector (collect.c) folds events into one record per invocation and per
- * session for the formats that want rows or spans (CSV, OTel), the report and
- * the git summaries.
+ * session for the formats that want rows or spans (CSV, OTel, OCSF) and the
+ * git summaries; the report and the risk view read the compact fold of
+ * calls.h instead.
  */
 #ifndef DOCKET_EXPORT_INTERNAL_H
 #define DOCKET_EXPORT_INTERNAL_H
@@ -117,34 +118,27 @@ void collector_sink_free(export_sink *s);
 /* Decision classes of an invocation record, in the report's chart order. */
 enum { D_ALLOWED, D_APPROVED, D_DENIED, D_REJECTED, D_PENDING, D_COUNT };
 
-/* The class of an invocation record (the one rule for every writer). */
+/* The class of a call from what is known of it (the one rule for every
+ * writer): a settled result (granted, superseded), dispatched, an outcome
+ * that refused (denied, unsupported), an outcome at all. */
+int call_class(int has_result, int granted, int superseded, int dispatched, int refused, int has_status);
+/* The class of an invocation record (call_class of its members). */
 int call_decision(const json_t *inv);
 /* 1 when a person granted the call (approved, approved_for_session). */
 int call_granted(const json_t *inv);
 /* 1 when the call was denied by policy or refused by a person. */
 int call_denied(const json_t *inv);
 
-/* ---- the risk view (audit.c) ------------------------------------------- */
+/* ---- the risk view (audit.c; the lists themselves: calls.h) ------------- */
 
-/*
- * The findings of a collector (docs/audit.md "The risk view"), a new object:
- *   {"attention": N, "risky_sessions": [...], "escalations": [...],
- *    "risky_calls": [...], "no_outcome": [...], "denials": [...],
- *    "waits": {"known": N, "unknown": N}}
- * Each item names its session (and invocation, tool, summary, time) and what
- * made it count; a risky call has "classes" (docket_risk_name), "class_names"
- * and "hosts" (network). "attention" counts the risky sessions plus the
- * distinct calls of the other lists: it is 0 only when every list is empty.
- */
-int audit_findings(json_t **out, const collector *c);
 /* The settings that make a policy revision record risky ("approval never,
  * sandbox danger-full-access"); empty when none. */
 int audit_risky_settings(docket_buf *out, const json_t *policy_rec);
 /* "denied: <reason>" text of a denied call: the decision's reasons, the
  * settle reason, the outcome's error and what the source said. */
 int audit_denial_reason(docket_buf *out, const json_t *inv);
-/* What happened to a call, in words ("approved by user; ok", "no outcome"). */
-int audit_outcome(docket_buf *out, const json_t *inv);
+/* Join `text` to the "; "-separated `out` unless it holds it already. */
+int audit_reason_add(docket_buf *out, const char *text);
 
 /* A one-line description of a call ("git status --short", the patched paths ...). */
 int call_summary(docket_buf *out, const char *tool, const json_t *args);

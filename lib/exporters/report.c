@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c: the audit report, one self-contained HTML page (inline CSS and
- * SVG; no script, no external resource), built from the collector:
+ * SVG; no script, no external resource), built from the compact fold of
+ * the ledger (calls.h):
  *   headline cards, approval wait-time histogram, decisions over time,
  *   sessions, approvals, denials, policy revisions, in-doubt and recovered
  *   calls, and the ledger's seal (chain head, checkpoints).
  * Every text from the ledger goes through html_text(), which escapes it.
+ * At scale (docs/audit.md "Scale") a table longer than a page keeps its
+ * first rows on the report and links the others, on pages of their own in
+ * the pages directory: nothing is left out.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
-#include "export_internal.h"
+#include "calls.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -21,16 +27,22 @@
 #define CHART_PAD_B 42
 #define CHART_PAD_T 14
 #define MAX_BUCKETS 24
+#define REPORT_PAGE_ROWS 500 /* rows of a table on the report when it has pages */
 
 typedef struct report_sink {
-	export_sink base;
-	collector c;
+	calls_sink base;      /* first: the sink and its fold */
 	docket_ledger *ledger;
 	docket_buf html;
 	json_t *checkpoints;
 	int seal_unreadable;
 	const char *title;   /* a fleet report: the store's name (NULL: one ledger) */
 	json_t *machines;    /* fleet: host -> {ledger, events, sessions, calls, approvals, denials} */
+	const char *pages_dir;  /* long tables go on pages there (NULL: all on the page) */
+	const char *pages_href; /* ... linked as pages_href/NAME */
+	size_t page_rows;       /* rows per page */
+	const char *report_name; /* the report's file name, linked back from its pages */
+	size_t pages;           /* pages written */
+	struct session_counts *session_counts; /* while the sessions table is written */
 } report_sink;
 
 static const struct {
@@ -104,15 +116,38 @@ static int html_text(docket_buf *b, const char *s)
 {
 	int error = 0;
 
-	for (; s && *s && error == 0; s++) {
+	while (s && *s && error == 0) {
+		size_t n = strcspn(s, "&<>\"'");
+
+		if (n && (error = docket_buf_put(b, s, n)) < 0)
+			break;
+		s += n;
 		switch (*s) {
 		case '&': error = docket_buf_puts(b, "&amp;"); break;
 		case '<': error = docket_buf_puts(b, "&lt;"); break;
 		case '>': error = docket_buf_puts(b, "&gt;"); break;
 		case '"': error = docket_buf_puts(b, "&quot;"); break;
 		case '\'': error = docket_buf_puts(b, "&#39;"); break;
-		default: error = docket_buf_putc(b, *s); break;
+		default: continue;
 		}
+		s++;
+	}
+	return error;
+}
+
+/* A relative URL path of a file name: every byte but letters, digits and
+ * "-._~/" percent-encoded (so "#", "?", quotes, spaces cannot break it). */
+static int url_path(docket_buf *b, const char *s)
+{
+	int error = 0;
+
+	for (; s && *s && error == 0; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr("-._~/", ch))
+			error = docket_buf_putc(b, (char)ch);
+		else
+			error = docket_buf_printf(b, "%%%02X", ch);
 	}
 	return error;
 }
@@ -169,16 +204,16 @@ static int badge(docket_buf *b, const char *color_class, const char *text)
 	return docket_buf_puts(b, "</span></td>");
 }
 
-static int call_cell(docket_buf *b, const json_t *inv)
+static int call_cell(docket_buf *b, const call_fold *c, const call_rec *r)
 {
 	int error;
 
 	if ((error = docket_buf_puts(b, "<td><span class=\"call\">")) < 0 ||
-	    (error = html_text(b, jstr(inv, "summary"))) < 0 ||
+	    (error = html_text(b, calls_str(c, r->summary))) < 0 ||
 	    (error = docket_buf_puts(b, "</span><br><small>")) < 0 ||
-	    (error = html_text(b, jstr(inv, "tool"))) < 0 ||
+	    (error = html_text(b, calls_str(c, r->tool))) < 0 ||
 	    (error = docket_buf_puts(b, " &middot; ")) < 0 ||
-	    (error = html_text(b, jstr(inv, "invocation"))) < 0)
+	    (error = html_text(b, calls_str(c, r->invocation))) < 0)
 		return error;
 	return docket_buf_puts(b, "</small></td>");
 }
@@ -197,49 +232,56 @@ static int section_empty(docket_buf *b, const char *title, const char *text)
 
 /* ---- classification ---------------------------------------------------- */
 
-static int is_troubled(const json_t *inv)
+static const call_fold *fold(const report_sink *r)
 {
-	return jhas(inv, "recovery") || strcmp(jstr(inv, "status"), "indeterminate") == 0 ||
-	       (jhas(inv, "dispatches") && !jhas(inv, "status"));
+	return &r->base.c;
 }
 
-static int in_scope(const json_t *inv)
+static int in_scope(const call_rec *r)
 {
-	return json_is_true(json_object_get(inv, "since"));
+	return (r->flags & CF_SINCE) != 0;
+}
+
+static int is_troubled(const call_rec *r)
+{
+	return (r->flags & CF_RECOVERY) || r->status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_INDETERMINATE ||
+	       (r->dispatches && !r->status);
 }
 
 /* ---- header and cards -------------------------------------------------- */
 
 typedef struct totals {
-	size_t calls, approvals, approved, waiting, denials, troubled, pending, waits_unknown;
+	size_t calls, approvals, approved, waiting, denials, troubled, pending, waits_unknown, sessions;
 	int64_t *waits;
 	size_t nwaits;
-	json_t *findings;   /* audit_findings() */
+	audit_counts risk;   /* audit_count() */
 } totals;
 
-static int count_totals(totals *t, const collector *c)
+static int count_totals(totals *t, const call_fold *c)
 {
-	const json_t *inv;
-	size_t i;
-
 	memset(t, 0, sizeof(*t));
-	if (!(t->waits = docket_calloc(json_array_size(c->invocations) + 1, sizeof(*t->waits))))
+	if (!(t->waits = docket_calloc(c->ncalls + 1, sizeof(*t->waits))))
 		return nomem();
-	json_array_foreach(c->invocations, i, inv) {
-		if (!in_scope(inv))
+	for (size_t i = 0; i < c->nsessions; i++)
+		t->sessions += (c->session[i].flags & CS_OPENED) != 0;
+	for (size_t i = 0; i < c->ncalls; i++) {
+		const call_rec *r = &c->call[i];
+
+		if (!in_scope(r))
 			continue;
 		t->calls++;
-		t->approvals += jhas(inv, "result");
-		t->approved += call_granted(inv);
-		t->waiting += jhas(inv, "requested_time") && !jhas(inv, "result");
-		t->denials += call_denied(inv);
-		t->troubled += is_troubled(inv);
-		t->pending += call_decision(inv) == D_PENDING;
-		if (jhas(inv, "wait_ms"))
-			t->waits[t->nwaits++] = json_integer_value(json_object_get(inv, "wait_ms"));
-		t->waits_unknown += jhas(inv, "wait_unknown");
+		t->approvals += r->result != 0;
+		t->approved += calls_granted(r);
+		t->waiting += (r->flags & CF_REQUESTED) && !r->result;
+		t->denials += calls_denied(r);
+		t->troubled += is_troubled(r);
+		t->pending += calls_decision(r) == D_PENDING;
+		if (r->flags & CF_WAIT_KNOWN)
+			t->waits[t->nwaits++] = r->wait_ms;
+		t->waits_unknown += (r->flags & CF_WAIT_UNKNOWN) != 0;
 	}
-	return audit_findings(&t->findings, c);
+	audit_count(&t->risk, c);
+	return 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -255,28 +297,24 @@ static int card(docket_buf *b, const char *kind, const char *label, const char *
 				 "<div class=\"s\">%s</div></div>\n", kind, label, number, sub);
 }
 
-static size_t list_size(const totals *t, const char *key)
+static const char *plural(size_t n)
 {
-	return json_array_size(json_object_get(t->findings, key));
-}
-
-static json_int_t attention(const totals *t)
-{
-	return json_integer_value(json_object_get(t->findings, "attention"));
+	return n == 1 ? "" : "s";
 }
 
 static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 {
-	char n[6][32], sub[6][200], wait[32] = "-";
+	const audit_counts *a = &t->risk;
+	char n[6][32], sub[6][260], wait[32] = "-";
 	int error = 0;
 
 	qsort(t->waits, t->nwaits, sizeof(*t->waits), cmp_i64);
 	if (t->nwaits)
 		human_ms(wait, sizeof(wait), t->nwaits % 2 ? t->waits[t->nwaits / 2]
 				: (t->waits[t->nwaits / 2 - 1] + t->waits[t->nwaits / 2]) / 2);
-	snprintf(n[0], sizeof(n[0]), "%zu", json_array_size(r->c.sessions));
+	snprintf(n[0], sizeof(n[0]), "%zu", t->sessions);
 	snprintf(sub[0], sizeof(sub[0]), "%llu events in the %s",
-		 (unsigned long long)(r->title ? r->base.stats->events : r->base.info.events),
+		 (unsigned long long)(r->title ? r->base.base.stats->events : r->base.base.info.events),
 		 r->title ? "fleet" : "ledger");
 	snprintf(n[1], sizeof(n[1]), "%zu", t->calls);
 	snprintf(sub[1], sizeof(sub[1]), "%zu without an outcome yet", t->pending);
@@ -286,20 +324,21 @@ static int write_cards(docket_buf *b, const report_sink *r, totals *t)
 	snprintf(n[3], sizeof(n[3]), "%zu", t->denials);
 	snprintf(sub[3], sizeof(sub[3]), "by policy or by a person");
 	snprintf(n[4], sizeof(n[4]), "%s", wait);
-	snprintf(sub[4], sizeof(sub[4]), "median of %zu known approval wait%s", t->nwaits,
-		 t->nwaits == 1 ? "" : "s");
+	snprintf(sub[4], sizeof(sub[4]), "median of %zu known approval wait%s", t->nwaits, plural(t->nwaits));
 	if (t->waits_unknown)
 		snprintf(sub[4] + strlen(sub[4]), sizeof(sub[4]) - strlen(sub[4]),
 			 "; %zu unknown (the source did not record when it asked)", t->waits_unknown);
-	snprintf(n[5], sizeof(n[5]), "%lld", (long long)attention(t));
+	snprintf(n[5], sizeof(n[5]), "%zu", a->attention);
 	snprintf(sub[5], sizeof(sub[5]), "%zu risky session mode%s, %zu escalation%s, %zu risky call%s, "
-		 "%zu without outcome, %zu denied (a call in several lists counts once)", list_size(t, "risky_sessions"),
-		 list_size(t, "risky_sessions") == 1 ? "" : "s", list_size(t, "escalations"),
-		 list_size(t, "escalations") == 1 ? "" : "s", list_size(t, "risky_calls"),
-		 list_size(t, "risky_calls") == 1 ? "" : "s", list_size(t, "no_outcome"), list_size(t, "denials"));
+		 "%zu without outcome, %zu denied", a->risky_sessions, plural(a->risky_sessions), a->escalations,
+		 plural(a->escalations), a->risky_calls, plural(a->risky_calls), a->no_outcome, a->denials);
+	if (a->incidents)
+		snprintf(sub[5] + strlen(sub[5]), sizeof(sub[5]) - strlen(sub[5]), ", %zu ledger incident%s",
+			 a->incidents, plural(a->incidents));
+	snprintf(sub[5] + strlen(sub[5]), sizeof(sub[5]) - strlen(sub[5]), " (a call in several lists counts once)");
 	if (!error) error = docket_buf_puts(b, "<section class=\"cards\" id=\"cards\">\n");
 	/* never green while anything needs attention */
-	if (!error) error = card(b, attention(t) ? "bad attention" : "ok attention", "Needs attention", n[5], sub[5]);
+	if (!error) error = card(b, a->attention ? "bad attention" : "ok attention", "Needs attention", n[5], sub[5]);
 	if (!error) error = card(b, "info", "Sessions", n[0], sub[0]);
 	if (!error) error = card(b, "info", "Tool calls", n[1], sub[1]);
 	if (!error) error = card(b, "ok", "Approvals", n[2], sub[2]);
@@ -329,11 +368,11 @@ static int write_header(docket_buf *b, const report_sink *r)
 					 "</p></div></header>\n<main>\n", json_object_size(r->machines),
 					 json_object_size(r->machines) == 1 ? "" : "s", now);
 	}
-	docket_hex(head, r->base.info.head, sizeof(r->base.info.head));
+	docket_hex(head, r->base.base.info.head, sizeof(r->base.base.info.head));
 	if ((error = docket_buf_printf(b, "<header><div class=\"in\"><h1>docket audit report</h1>\n"
 				       "<p class=\"meta\">ledger <code>%s</code> &middot; generated %s</p>\n"
 				       "<p class=\"meta\">chain head: seq <code>%llu</code> hash <code>%.16s&hellip;</code>",
-				       r->base.info.ledger_id, now, (unsigned long long)r->base.info.events, head)) < 0)
+				       r->base.base.info.ledger_id, now, (unsigned long long)r->base.base.info.events, head)) < 0)
 		return error;
 	if (last)
 		error = docket_buf_printf(b, " &middot; %zu signed checkpoint%s, the last covers seq %lld "
@@ -457,40 +496,6 @@ static const struct {
 	{ 21600000, "6 hours" }, { 86400000, "day" }, { 604800000, "week" }, { 2592000000LL, "30 days" },
 };
 
-static void bucket_calls(time_buckets *tb, const collector *c)
-{
-	int64_t lo = INT64_MAX, hi = INT64_MIN, ms;
-	const json_t *inv;
-	size_t i, w = 0;
-
-	memset(tb, 0, sizeof(*tb));
-	json_array_foreach(c->invocations, i, inv) {
-		if (in_scope(inv) && docket_time_to_ms(jstr(inv, "intent_time"), &ms) == 0) {
-			lo = ms < lo ? ms : lo;
-			hi = ms > hi ? ms : hi;
-		}
-	}
-	if (lo > hi)
-		return;
-	while (w + 1 < sizeof(bucket_widths) / sizeof(bucket_widths[0]) &&
-	       (hi - lo) / bucket_widths[w].ms >= MAX_BUCKETS)
-		w++;
-	tb->width = bucket_widths[w].ms;
-	tb->width_name = bucket_widths[w].name;
-	tb->start = lo - lo % tb->width;
-	tb->n = (size_t)((hi - tb->start) / tb->width) + 1;
-	if (tb->n > MAX_BUCKETS)
-		tb->n = MAX_BUCKETS;
-	json_array_foreach(c->invocations, i, inv) {
-		size_t k;
-
-		if (!in_scope(inv) || docket_time_to_ms(jstr(inv, "intent_time"), &ms) < 0)
-			continue;
-		k = (size_t)((ms - tb->start) / tb->width);
-		tb->counts[k < tb->n ? k : tb->n - 1][call_decision(inv)]++;
-	}
-}
-
 static void bucket_label(char *out, size_t n, const time_buckets *tb, size_t k)
 {
 	time_t t = (time_t)((tb->start + (int64_t)k * tb->width) / 1000);
@@ -530,7 +535,43 @@ static int legend(docket_buf *b)
 	return error == 0 ? docket_buf_puts(b, "</div>") : error;
 }
 
-static int decisions_chart(docket_buf *b, const collector *c)
+static void bucket_calls(time_buckets *tb, const call_fold *c)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t w = 0;
+
+	memset(tb, 0, sizeof(*tb));
+	for (size_t i = 0; i < c->ncalls; i++) {
+		const call_rec *r = &c->call[i];
+
+		if (in_scope(r) && r->intent_ms >= 0) {
+			lo = r->intent_ms < lo ? r->intent_ms : lo;
+			hi = r->intent_ms > hi ? r->intent_ms : hi;
+		}
+	}
+	if (lo > hi)
+		return;
+	while (w + 1 < sizeof(bucket_widths) / sizeof(bucket_widths[0]) &&
+	       (hi - lo) / bucket_widths[w].ms >= MAX_BUCKETS)
+		w++;
+	tb->width = bucket_widths[w].ms;
+	tb->width_name = bucket_widths[w].name;
+	tb->start = lo - lo % tb->width;
+	tb->n = (size_t)((hi - tb->start) / tb->width) + 1;
+	if (tb->n > MAX_BUCKETS)
+		tb->n = MAX_BUCKETS;
+	for (size_t i = 0; i < c->ncalls; i++) {
+		const call_rec *r = &c->call[i];
+		size_t k;
+
+		if (!in_scope(r) || r->intent_ms < 0)
+			continue;
+		k = (size_t)((r->intent_ms - tb->start) / tb->width);
+		tb->counts[k < tb->n ? k : tb->n - 1][calls_decision(r)]++;
+	}
+}
+
+static int decisions_chart(docket_buf *b, const call_fold *c)
 {
 	time_buckets tb;
 	size_t max = 1;
@@ -560,6 +601,8 @@ static int decisions_chart(docket_buf *b, const collector *c)
 
 /* ---- tables ------------------------------------------------------------ */
 
+/* ---- tables ------------------------------------------------------------ */
+
 static int table_open(docket_buf *b, const char *title, const char *const *heads)
 {
 	int error = docket_buf_printf(b, "<h2>%s</h2>\n<table><thead><tr>", title);
@@ -569,78 +612,6 @@ static int table_open(docket_buf *b, const char *title, const char *const *heads
 	return error == 0 ? docket_buf_puts(b, "</tr></thead><tbody>\n") : error;
 }
 
-/* Per session: calls, approvals, denials, pending (in scope), one pass. */
-enum { SC_CALLS, SC_APPROVALS, SC_DENIALS, SC_PENDING, SC_N };
-
-static int session_counts(json_t **out, const collector *c)
-{
-	json_t *counts = json_object();
-	const json_t *inv;
-	size_t i;
-
-	*out = NULL;
-	if (!counts)
-		return nomem();
-	json_array_foreach(c->invocations, i, inv) {
-		const char *session = jstr(inv, "session");
-		json_t *row = json_object_get(counts, session);
-		json_int_t add[SC_N] = { 1, jhas(inv, "result"), call_denied(inv), !jhas(inv, "status") };
-
-		if (!in_scope(inv))
-			continue;
-		if (!row && (json_object_set_new(counts, session, row = json_pack("[i,i,i,i]", 0, 0, 0, 0)) < 0 ||
-			     !row)) {
-			json_decref(counts);
-			return nomem();
-		}
-		for (int k = 0; k < SC_N; k++)
-			json_integer_set(json_array_get(row, (size_t)k),
-					 json_integer_value(json_array_get(row, (size_t)k)) + add[k]);
-	}
-	*out = counts;
-	return 0;
-}
-
-static int session_row(docket_buf *b, const json_t *counts, const json_t *s)
-{
-	const char *id = jstr(s, "session");
-	const json_t *row = json_object_get(counts, id);
-	char n[SC_N][24];
-	int error = 0;
-
-	for (int k = 0; k < SC_N; k++)
-		snprintf(n[k], sizeof(n[k]), "%lld", (long long)json_integer_value(json_array_get(row, (size_t)k)));
-	if (!error) error = docket_buf_puts(b, "<tr>");
-	if (!error) error = cell(b, "call", id);
-	if (!error) error = cell(b, NULL, *jstr(s, "runtime") ? jstr(s, "runtime") : "-");
-	if (!error) error = time_cell(b, jstr(s, "opened_time"));
-	if (!error) error = jhas(s, "closed_time") ? time_cell(b, jstr(s, "closed_time")) : badge(b, "u", "open");
-	for (int i = 0; i < SC_N && !error; i++)
-		error = cell(b, "num", n[i]);
-	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
-}
-
-static int sessions_table(docket_buf *b, const collector *c)
-{
-	static const char *const heads[] = { "Session", "Runtime", "Opened", "Closed", "Calls", "Approvals",
-					     "Denials", "Pending", NULL };
-	const json_t *s;
-	json_t *counts = NULL;
-	size_t i;
-	int error;
-
-	if (json_array_size(c->sessions) == 0)
-		return section_empty(b, "Sessions", "No sessions recorded.");
-	if ((error = session_counts(&counts, c)) < 0 || (error = table_open(b, "Sessions", heads)) < 0)
-		goto cleanup;
-	json_array_foreach(c->sessions, i, s)
-		if ((error = session_row(b, counts, s)) < 0)
-			goto cleanup;
-	error = docket_buf_puts(b, "</tbody></table>\n");
-cleanup:
-	json_decref(counts);
-	return error;
-}
 
 /* Fleet reports: one row per machine. */
 static int machines_table(docket_buf *b, const report_sink *r)
@@ -672,189 +643,442 @@ static int machines_table(docket_buf *b, const report_sink *r)
 	return docket_buf_puts(b, "</tbody></table>\n");
 }
 
-static const char *result_class(const json_t *inv)
+
+/*
+ * Rows of a table: `idx` lists the records, `row` writes one. Without a
+ * pages directory, or when they fit on one page, all are on the report.
+ * Otherwise the report keeps the first page_rows and links the pages
+ * NAME-2.html ... in the pages directory that hold the others, each a page
+ * of its own with the same table: every row is on exactly one page.
+ */
+typedef int (*row_fn)(docket_buf *b, const report_sink *r, size_t i);
+
+typedef struct table {
+	const char *name, *title, *none;
+	const char *const *heads;
+	row_fn row;
+	size_t *idx;
+	size_t n;
+} table;
+
+static int table_rows(docket_buf *b, const report_sink *r, const table *t, size_t from, size_t to)
 {
-	return call_granted(inv) ? "g" : strcmp(jstr(inv, "result"), "superseded") == 0 ? "y" : "r";
+	int error = table_open(b, t->title, t->heads);
+
+	for (size_t i = from; i < to && error == 0; i++)
+		error = t->row(b, r, t->idx[i]);
+	return error == 0 ? docket_buf_puts(b, "</tbody></table>\n") : error;
 }
 
-static int approval_row(docket_buf *b, const json_t *inv)
+static int write_file(const char *path, const docket_buf *b)
 {
-	char wait[32] = "-";
-	int error = 0;
+	FILE *f = fopen(path, "w");
+	int ok = f && fwrite(b->ptr, 1, b->len, f) == b->len;
 
-	if (jhas(inv, "wait_ms"))
-		human_ms(wait, sizeof(wait), json_integer_value(json_object_get(inv, "wait_ms")));
-	if (!error) error = docket_buf_puts(b, "<tr>");
-	if (!error) error = time_cell(b, jstr(inv, "requested_time"));
-	if (!error) error = cell(b, "call", jstr(inv, "session"));
-	if (!error) error = call_cell(b, inv);
-	if (!error) error = cell(b, NULL, *jstr(inv, "reviewer") ? jstr(inv, "reviewer") : "-");
-	if (!error) error = cell(b, NULL, *jstr(inv, "actor") ? jstr(inv, "actor") : "-");
-	if (!error) error = jhas(inv, "result") ? badge(b, result_class(inv), jstr(inv, "result"))
-						: badge(b, "o", "waiting");
-	if (!error) error = cell(b, "num", wait);
-	if (!error) error = cell(b, NULL, *jstr(inv, "decision_source") ? jstr(inv, "decision_source") : "-");
-	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : docket_error_set(DOCKET_ESTORAGE, "cannot write %s: %s", path, strerror(errno));
 }
 
-static int asked(const json_t *inv)
+/* Page `k` (2 ...) of `pages` of table `t`. */
+static int table_page(report_sink *r, docket_buf *page, const table *t, size_t k, size_t pages)
 {
-	return jhas(inv, "requested_time");
-}
+	docket_buf path = DOCKET_BUF_INIT;
+	size_t from = (k - 1) * r->page_rows, to = from + r->page_rows < t->n ? from + r->page_rows : t->n;
+	int error;
 
-/* A table of the in-scope invocations `pred` selects, one `row` each. */
-static int invocation_table(docket_buf *b, const collector *c, const char *title, const char *const *heads,
-			    int (*pred)(const json_t *), int (*row)(docket_buf *, const json_t *),
-			    const char *none)
-{
-	const json_t *inv;
-	size_t i, n = 0;
-	int error = 0;
-
-	json_array_foreach(c->invocations, i, inv)
-		n += in_scope(inv) && pred(inv);
-	if (n == 0)
-		return section_empty(b, title, none);
-	if ((error = table_open(b, title, heads)) < 0)
-		return error;
-	json_array_foreach(c->invocations, i, inv)
-		if (in_scope(inv) && pred(inv) && (error = row(b, inv)) < 0)
-			return error;
-	return docket_buf_puts(b, "</tbody></table>\n");
-}
-
-static int trouble_row(docket_buf *b, const json_t *inv)
-{
-	docket_buf actions = DOCKET_BUF_INIT;
-	const char *status = jstr(inv, "status");
-	const json_t *a;
-	char attempts[16];
-	size_t i;
-	int error = 0;
-
-	json_array_foreach(json_object_get(inv, "recovery"), i, a)
-		if ((error = docket_buf_printf(&actions, "%s%s", actions.len ? ", " : "", jstr(a, "action"))) < 0)
-			break;
-	snprintf(attempts, sizeof(attempts), "%zu", json_array_size(json_object_get(inv, "dispatches")));
-	if (!error) error = docket_buf_puts(b, "<tr>");
-	if (!error) error = cell(b, "call", jstr(inv, "session"));
-	if (!error) error = call_cell(b, inv);
-	if (!error) error = !*status ? badge(b, "o", "in doubt")
-			  : strcmp(status, "indeterminate") == 0 ? badge(b, "r", "indeterminate")
-								 : badge(b, "g", "recovered");
-	if (!error) error = cell(b, "num", attempts);
-	if (!error) error = cell(b, NULL, actions.ptr && *actions.ptr ? actions.ptr : "-");
-	if (!error) error = cell(b, NULL, *status ? status : "-");
-	if (!error) error = docket_buf_puts(b, "</tr>\n");
-	docket_buf_dispose(&actions);
+	docket_buf_clear(page);
+	if ((error = docket_buf_printf(page, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+				       "<title>docket audit report: %s, page %zu of %zu</title>\n<style>%s</style>"
+				       "</head>\n<body>\n<main>\n<p><a href=\"../", t->title, k, pages, css)) < 0 ||
+	    (error = url_path(page, r->report_name)) < 0 ||
+	    (error = docket_buf_printf(page, "\">the report</a> &middot; %s: rows %zu to %zu of %zu, page %zu of "
+				       "%zu</p>\n", t->title, from + 1, to, t->n, k, pages)) < 0 ||
+	    (error = table_rows(page, r, t, from, to)) < 0 ||
+	    (error = docket_buf_puts(page, "</main></body></html>\n")) < 0 ||
+	    (error = docket_buf_printf(&path, "%s/%s-%zu.html", r->pages_dir, t->name, k)) < 0)
+		goto cleanup;
+	error = write_file(path.ptr, page);
+	r->pages++;
+cleanup:
+	docket_buf_dispose(&path);
 	return error;
 }
 
-static int policy_item(docket_buf *b, const json_t *p)
+static int table_more(docket_buf *b, report_sink *r, const table *t, size_t pages)
+{
+	docket_buf page = DOCKET_BUF_INIT;
+	int error;
+
+	if (mkdir(r->pages_dir, 0755) < 0 && errno != EEXIST)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot make %s: %s", r->pages_dir, strerror(errno));
+	error = docket_buf_printf(b, "<p class=\"more\">%zu rows in all: rows 1 to %zu above, the others on pages",
+				  t->n, r->page_rows);
+	for (size_t k = 2; k <= pages && error == 0; k++)
+		if ((error = docket_buf_puts(b, " <a href=\"")) == 0 && (error = url_path(b, r->pages_href)) == 0 &&
+		    (error = docket_buf_printf(b, "/%s-%zu.html\">%zu</a>", t->name, k, k)) == 0)
+			error = table_page(r, &page, t, k, pages);
+	docket_buf_dispose(&page);
+	return error == 0 ? docket_buf_puts(b, "</p>\n") : error;
+}
+
+static int write_table(docket_buf *b, report_sink *r, const table *t)
+{
+	size_t pages;
+	int error;
+
+	if (t->n == 0)
+		return section_empty(b, t->title, t->none);
+	if (!r->pages_dir || t->n <= r->page_rows)
+		return table_rows(b, r, t, 0, t->n);
+	pages = (t->n + r->page_rows - 1) / r->page_rows;
+	if ((error = table_rows(b, r, t, 0, r->page_rows)) < 0)
+		return error;
+	return table_more(b, r, t, pages);
+}
+
+/* The in-scope calls `pred` selects, as a table's rows. */
+static int select_calls(table *t, const call_fold *c, int (*pred)(const call_rec *r, unsigned arg), unsigned arg)
+{
+	t->n = 0;
+	if (!(t->idx = docket_calloc(c->ncalls + 1, sizeof(*t->idx))))
+		return nomem();
+	for (size_t i = 0; i < c->ncalls; i++)
+		if (pred(&c->call[i], arg))
+			t->idx[t->n++] = i;
+	return 0;
+}
+
+/* Write `t` over the calls `pred` selects. */
+static int calls_table(docket_buf *b, report_sink *r, table *t, int (*pred)(const call_rec *r, unsigned arg),
+		       unsigned arg)
+{
+	int error;
+
+	if ((error = select_calls(t, fold(r), pred, arg)) == 0)
+		error = write_table(b, r, t);
+	docket_free(t->idx);
+	t->idx = NULL;
+	return error;
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+/* Per session: calls, approvals, denials, pending (in scope), one pass. */
+enum { SC_CALLS, SC_APPROVALS, SC_DENIALS, SC_PENDING, SC_N };
+
+typedef struct session_counts {
+	size_t n[SC_N];
+} session_counts;
+
+static session_counts *count_sessions(const call_fold *c)
+{
+	session_counts *counts = docket_calloc(c->nsessions + 1, sizeof(*counts));
+
+	if (!counts)
+		return NULL;
+	for (size_t i = 0; i < c->ncalls; i++) {
+		const call_rec *r = &c->call[i];
+		size_t *n = counts[r->session].n;
+
+		if (!in_scope(r))
+			continue;
+		n[SC_CALLS]++;
+		n[SC_APPROVALS] += r->result != 0;
+		n[SC_DENIALS] += calls_denied(r);
+		n[SC_PENDING] += !r->status;
+	}
+	return counts;
+}
+
+static int session_row(docket_buf *b, const report_sink *rs, size_t i)
+{
+	const call_fold *c = fold(rs);
+	const session_rec *s = &c->session[i];
+	char n[SC_N][24];
+	int error = 0;
+
+	for (int k = 0; k < SC_N; k++)
+		snprintf(n[k], sizeof(n[k]), "%zu", rs->session_counts[i].n[k]);
+	if (!error) error = docket_buf_puts(b, "<tr>");
+	if (!error) error = cell(b, "call", calls_str(c, s->id));
+	if (!error) error = cell(b, NULL, s->runtime ? calls_str(c, s->runtime) : "-");
+	if (!error) error = time_cell(b, calls_str(c, s->opened_time));
+	if (!error) error = (s->flags & CS_CLOSED) ? time_cell(b, calls_str(c, s->closed_time)) : badge(b, "u", "open");
+	for (int k = 0; k < SC_N && !error; k++)
+		error = cell(b, "num", n[k]);
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int sessions_table(docket_buf *b, report_sink *r)
+{
+	static const char *const heads[] = { "Session", "Runtime", "Opened", "Closed", "Calls", "Approvals",
+					     "Denials", "Pending", NULL };
+	const call_fold *c = fold(r);
+	table t = { "sessions", "Sessions", "No sessions recorded.", heads, session_row, NULL, 0 };
+	int error;
+
+	if (!(t.idx = docket_calloc(c->nsessions + 1, sizeof(*t.idx))) || !(r->session_counts = count_sessions(c))) {
+		docket_free(t.idx);
+		return nomem();
+	}
+	for (size_t i = 0; i < c->nsessions; i++)
+		if (c->session[i].flags & CS_OPENED)
+			t.idx[t.n++] = i;
+	error = write_table(b, r, &t);
+	docket_free(t.idx);
+	docket_free(r->session_counts);
+	r->session_counts = NULL;
+	return error;
+}
+
+/* ---- calls ------------------------------------------------------------- */
+
+static const char *result_class(const call_rec *r)
+{
+	return calls_granted(r) ? "g" : r->result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_SUPERSEDED ? "y" : "r";
+}
+
+/* A cell of a text, "-" when empty. */
+static int text_cell(docket_buf *b, const char *text)
+{
+	return cell(b, NULL, *text ? text : "-");
+}
+
+static int approval_row(docket_buf *b, const report_sink *rs, size_t i)
+{
+	const call_fold *c = fold(rs);
+	const call_rec *r = &c->call[i];
+	char wait[32] = "-";
+	int error = 0;
+
+	if (r->flags & CF_WAIT_KNOWN)
+		human_ms(wait, sizeof(wait), r->wait_ms);
+	if (!error) error = docket_buf_puts(b, "<tr>");
+	if (!error) error = time_cell(b, calls_str(c, r->requested_time));
+	if (!error) error = cell(b, "call", calls_str(c, c->session[r->session].id));
+	if (!error) error = call_cell(b, c, r);
+	if (!error) error = text_cell(b, calls_str(c, r->reviewer));
+	if (!error) error = text_cell(b, calls_str(c, r->actor));
+	if (!error) error = r->result ? badge(b, result_class(r), calls_result(r)) : badge(b, "o", "waiting");
+	if (!error) error = cell(b, "num", wait);
+	if (!error) error = text_cell(b, calls_str(c, r->source));
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int asked(const call_rec *r, unsigned arg)
+{
+	(void)arg;
+	return in_scope(r) && (r->flags & CF_REQUESTED);
+}
+
+static int troubled(const call_rec *r, unsigned arg)
+{
+	(void)arg;
+	return in_scope(r) && is_troubled(r);
+}
+
+static int trouble_row(docket_buf *b, const report_sink *rs, size_t i)
+{
+	const call_fold *c = fold(rs);
+	const call_rec *r = &c->call[i];
+	const char *status = calls_status(r);
+	char attempts[16];
+	int error = 0;
+
+	snprintf(attempts, sizeof(attempts), "%u", (unsigned)r->dispatches);
+	if (!error) error = docket_buf_puts(b, "<tr>");
+	if (!error) error = cell(b, "call", calls_str(c, c->session[r->session].id));
+	if (!error) error = call_cell(b, c, r);
+	if (!error) error = !r->status ? badge(b, "o", "in doubt")
+			  : r->status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_INDETERMINATE
+				  ? badge(b, "r", "indeterminate") : badge(b, "g", "recovered");
+	if (!error) error = cell(b, "num", attempts);
+	if (!error) error = text_cell(b, calls_str(c, r->recovery));
+	if (!error) error = text_cell(b, status);
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int policy_item(docket_buf *b, const call_fold *c, const policy_rec *p)
 {
 	char t[24];
 	int error;
 
-	short_time(t, jstr(p, "time"));
-	if ((error = docket_buf_printf(b, "<li><b>revision %lld</b> <small>(", (long long)json_integer_value(
-					       json_object_get(p, "revision")))) < 0 ||
-	    (error = html_text(b, jstr(p, "format"))) < 0 ||
+	short_time(t, calls_str(c, p->time));
+	if ((error = docket_buf_printf(b, "<li><b>revision %lld</b> <small>(", (long long)p->revision)) < 0 ||
+	    (error = html_text(b, calls_str(c, p->format))) < 0 ||
 	    (error = docket_buf_printf(b, ")</small> &middot; %s &middot; session <span class=\"call\">", t)) < 0 ||
-	    (error = html_text(b, jstr(p, "session"))) < 0 ||
+	    (error = html_text(b, calls_str(c, c->session[p->session].id))) < 0 ||
 	    (error = docket_buf_puts(b, "</span><br>by ")) < 0 ||
-	    (error = html_text(b, *jstr(p, "actor") ? jstr(p, "actor") : "an unnamed actor")) < 0)
+	    (error = html_text(b, p->actor ? calls_str(c, p->actor) : "an unnamed actor")) < 0)
 		return error;
-	if (*jstr(p, "reason") && ((error = docket_buf_puts(b, ": <i>")) < 0 ||
-				   (error = html_text(b, jstr(p, "reason"))) < 0 ||
-				   (error = docket_buf_puts(b, "</i>")) < 0))
+	if (p->reason && ((error = docket_buf_puts(b, ": <i>")) < 0 ||
+			  (error = html_text(b, calls_str(c, p->reason))) < 0 ||
+			  (error = docket_buf_puts(b, "</i>")) < 0))
 		return error;
 	return docket_buf_puts(b, "</li>\n");
 }
 
-static int policy_timeline(docket_buf *b, const collector *c)
+static int policy_timeline(docket_buf *b, const call_fold *c)
 {
-	const json_t *p;
-	size_t i;
 	int error;
 
 	if ((error = docket_buf_puts(b, "<h2>Policy revisions</h2>\n")) < 0)
 		return error;
-	if (json_array_size(c->policies) == 0)
+	if (c->npolicies == 0)
 		return empty_note(b, "No policy was set in these sessions.");
 	if ((error = docket_buf_puts(b, "<ul class=\"tl\">\n")) < 0)
 		return error;
-	json_array_foreach(c->policies, i, p)
-		if ((error = policy_item(b, p)) < 0)
+	for (size_t i = 0; i < c->npolicies; i++)
+		if ((error = policy_item(b, c, &c->policy[i])) < 0)
 			return error;
 	return docket_buf_puts(b, "</ul>\n");
 }
 
 /* ---- the risk view (first screen) -------------------------------------- */
 
-/* One row of a findings list: its cells from the item's members (`keys`;
- * "@call" is the call cell, "@time" the time cell). */
-static int finding_row(docket_buf *b, const json_t *item, const char *const *keys)
+static int mode_row(docket_buf *b, const report_sink *rs, size_t i)
 {
+	const call_fold *c = fold(rs);
+	const policy_rec *p = &c->policy[i];
+	const session_rec *s = &c->session[p->session];
 	int error = docket_buf_puts(b, "<tr>");
 
-	for (size_t i = 0; keys[i] && error == 0; i++) {
-		if (strcmp(keys[i], "@call") == 0)
-			error = call_cell(b, item);
-		else if (strcmp(keys[i], "@time") == 0)
-			error = time_cell(b, jstr(item, "time"));
-		else if (strcmp(keys[i], "session") == 0)
-			error = cell(b, "call", jstr(item, "session"));
-		else
-			error = cell(b, NULL, *jstr(item, keys[i]) ? jstr(item, keys[i]) : "-");
-	}
+	if (!error) error = cell(b, "call", calls_str(c, s->id));
+	if (!error) error = text_cell(b, calls_str(c, s->runtime));
+	if (!error) error = text_cell(b, calls_str(c, p->settings));
+	if (!error) error = time_cell(b, calls_str(c, p->time));
+	if (!error) error = text_cell(b, calls_str(c, s->cwd));
 	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
 }
 
-static int finding_table(docket_buf *b, const json_t *findings, const char *key, const char *title,
-			 const char *const *heads, const char *const *keys, const char *none)
+/* A row of a list of calls (AL_*): when, session, call, then the list's cells. */
+static int finding_row(docket_buf *b, const report_sink *rs, size_t i, unsigned list)
 {
-	const json_t *list = json_object_get(findings, key), *item;
-	size_t i;
-	int error;
+	const call_fold *c = fold(rs);
+	const call_rec *r = &c->call[i];
+	docket_buf text = DOCKET_BUF_INIT, outcome = DOCKET_BUF_INIT;
+	int error = docket_buf_puts(b, "<tr>");
 
-	if ((error = docket_buf_printf(b, "<div class=\"finding\" id=\"%s\">", key)) < 0)
-		return error;
-	if (json_array_size(list) == 0)
-		error = section_empty(b, title, none);
-	else if ((error = table_open(b, title, heads)) == 0) {
-		json_array_foreach(list, i, item)
-			if ((error = finding_row(b, item, keys)) < 0)
-				return error;
-		error = docket_buf_puts(b, "</tbody></table>\n");
-	}
+	if (!error) error = time_cell(b, calls_str(c, r->intent_time));
+	if (!error) error = cell(b, "call", calls_str(c, c->session[r->session].id));
+	if (!error) error = call_cell(b, c, r);
+	if (!error) error = audit_call_outcome(&outcome, c, r);
+	if (!error && list == AL_ESCALATION)
+		error = text_cell(b, calls_str(c, r->justification));
+	if (!error && list == AL_RISKY && (error = audit_class_names(&text, r->risk)) == 0 &&
+	    (error = text_cell(b, text.ptr)) == 0)
+		error = text_cell(b, calls_str(c, r->hosts));
+	if (!error && list == AL_DENIED && (error = text_cell(b, calls_decision(r) == D_REJECTED ? "person"
+										       : "policy")) == 0 &&
+	    (error = audit_call_reason(&text, c, r)) == 0 && (error = text_cell(b, text.ptr)) == 0)
+		error = text_cell(b, calls_str(c, r->rule));
+	if (!error && list != AL_DENIED)
+		error = text_cell(b, outcome.ptr);
+	docket_buf_dispose(&text);
+	docket_buf_dispose(&outcome);
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int escalation_row(docket_buf *b, const report_sink *r, size_t i)
+{
+	return finding_row(b, r, i, AL_ESCALATION);
+}
+
+static int risky_row(docket_buf *b, const report_sink *r, size_t i)
+{
+	return finding_row(b, r, i, AL_RISKY);
+}
+
+static int open_row(docket_buf *b, const report_sink *r, size_t i)
+{
+	return finding_row(b, r, i, AL_NO_OUTCOME);
+}
+
+static int denial_row(docket_buf *b, const report_sink *r, size_t i)
+{
+	return finding_row(b, r, i, AL_DENIED);
+}
+
+static int incident_row(docket_buf *b, const report_sink *rs, size_t i)
+{
+	const call_fold *c = fold(rs);
+	const incident_rec *r = &c->incident[i];
+	char seq[24];
+	int error = docket_buf_puts(b, "<tr>");
+
+	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)r->seq);
+	if (!error) error = time_cell(b, calls_str(c, r->time));
+	if (!error) error = cell(b, "num", seq);
+	if (!error) error = text_cell(b, calls_str(c, r->kind));
+	if (!error) error = cell(b, "call", calls_str(c, r->file));
+	if (!error) error = text_cell(b, calls_str(c, r->error));
+	return error == 0 ? docket_buf_puts(b, "</tr>\n") : error;
+}
+
+static int in_list(const call_rec *r, unsigned list)
+{
+	return (audit_call_lists(r) & list) != 0;
+}
+
+/* A findings list in its <div id=NAME> (the risk view's anchors). */
+static int finding_list(docket_buf *b, report_sink *r, table *t, unsigned list)
+{
+	int error = docket_buf_printf(b, "<div class=\"finding\" id=\"%s\">", t->name);
+
+	if (!error)
+		error = list ? calls_table(b, r, t, in_list, list) : write_table(b, r, t);
 	return error == 0 ? docket_buf_puts(b, "</div>\n") : error;
 }
 
-static int risk_section(docket_buf *b, const json_t *f)
+static int index_all(table *t, size_t n, int (*keep)(const call_fold *c, size_t i), const call_fold *c)
+{
+	if (!(t->idx = docket_calloc(n + 1, sizeof(*t->idx))))
+		return nomem();
+	for (size_t i = 0; i < n; i++)
+		if (!keep || keep(c, i))
+			t->idx[t->n++] = i;
+	return 0;
+}
+
+static int risky_policy(const call_fold *c, size_t i)
+{
+	return c->policy[i].settings != 0;
+}
+
+static int risk_section(docket_buf *b, report_sink *r)
 {
 	static const char *const mode_heads[] = { "Session", "Runtime", "Risky settings", "Since", "Working directory", NULL };
-	static const char *const mode_keys[] = { "session", "runtime", "settings", "@time", "cwd", NULL };
 	static const char *const esc_heads[] = { "When", "Session", "Call", "Justification", "Outcome", NULL };
-	static const char *const esc_keys[] = { "@time", "session", "@call", "justification", "outcome", NULL };
 	static const char *const risk_heads[] = { "When", "Session", "Call", "Risk classes", "Hosts", "Outcome", NULL };
-	static const char *const risk_keys[] = { "@time", "session", "@call", "class_names", "host_list", "outcome",
-						 NULL };
 	static const char *const open_heads[] = { "When", "Session", "Call", "State", NULL };
-	static const char *const open_keys[] = { "@time", "session", "@call", "outcome", NULL };
 	static const char *const deny_heads[] = { "When", "Session", "Call", "Denied by", "Reason", "Rule", NULL };
-	static const char *const deny_keys[] = { "@time", "session", "@call", "by", "reason", "rule", NULL };
+	static const char *const incident_heads[] = { "When", "Seq", "Kind", "Spool entry", "Why the ledger refused it",
+						      NULL };
+	const call_fold *c = fold(r);
+	table modes = { "risky_sessions", "Sessions in risky modes", "No session ran in a risky mode.", mode_heads,
+			mode_row, NULL, 0 };
+	table esc = { "escalations", "Escalations", "No call asked to leave the sandbox.", esc_heads, escalation_row,
+		      NULL, 0 };
+	table risky = { "risky_calls", "Allowed calls in risk classes", "No allowed call falls in a risk class.",
+			risk_heads, risky_row, NULL, 0 };
+	table open = { "no_outcome", "Calls without an outcome", "Every call has an outcome.", open_heads, open_row,
+		       NULL, 0 };
+	table deny = { "denials", "Denials", "No call was denied.", deny_heads, denial_row, NULL, 0 };
+	table incidents = { "incidents", "Ledger incidents", "No spool entry was refused.", incident_heads,
+			    incident_row, NULL, 0 };
 	int error = docket_buf_puts(b, "<section id=\"risk\"><h2>What needs attention</h2>\n");
 
-	if (!error) error = finding_table(b, f, "risky_sessions", "Sessions in risky modes", mode_heads, mode_keys,
-					  "No session ran in a risky mode.");
-	if (!error) error = finding_table(b, f, "escalations", "Escalations", esc_heads, esc_keys,
-					  "No call asked to leave the sandbox.");
-	if (!error) error = finding_table(b, f, "risky_calls", "Allowed calls in risk classes", risk_heads,
-					  risk_keys, "No allowed call falls in a risk class.");
-	if (!error) error = finding_table(b, f, "no_outcome", "Calls without an outcome", open_heads, open_keys,
-					  "Every call has an outcome.");
-	if (!error) error = finding_table(b, f, "denials", "Denials", deny_heads, deny_keys,
-					  "No call was denied.");
+	if (!error && (error = index_all(&modes, c->npolicies, risky_policy, c)) == 0)
+		error = finding_list(b, r, &modes, 0);
+	if (!error) error = finding_list(b, r, &esc, AL_ESCALATION);
+	if (!error) error = finding_list(b, r, &risky, AL_RISKY);
+	if (!error) error = finding_list(b, r, &open, AL_NO_OUTCOME);
+	if (!error) error = finding_list(b, r, &deny, AL_DENIED);
+	if (!error && c->nincidents && (error = index_all(&incidents, c->nincidents, NULL, c)) == 0)
+		error = finding_list(b, r, &incidents, 0);
+	docket_free(modes.idx);
+	docket_free(incidents.idx);
 	return error == 0 ? docket_buf_puts(b, "</section>\n") : error;
 }
 
@@ -866,35 +1090,36 @@ static int write_page(report_sink *r)
 						      "Result", "Wait", "Decision source", NULL };
 	static const char *const trouble_heads[] = { "Session", "Call", "State", "Attempts", "Recovery actions",
 						     "Outcome", NULL };
+	table approvals = { "approvals", "Approvals", "No call needed an approval.", approval_heads, approval_row,
+			    NULL, 0 };
+	table trouble = { "in_doubt", "In doubt and recovered calls", "No call was left in doubt or recovered.",
+			  trouble_heads, trouble_row, NULL, 0 };
 	docket_buf *b = &r->html;
 	totals t;
 	int error;
 
-	if ((error = count_totals(&t, &r->c)) < 0)
+	if ((error = count_totals(&t, fold(r))) < 0)
 		return error;
 	if (!error) error = docket_buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 					      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 					      "<title>docket audit report</title>\n<style>%s</style></head>\n<body>\n", css);
 	if (!error) error = write_header(b, r);
 	if (!error) error = write_cards(b, r, &t);
-	if (!error) error = risk_section(b, t.findings);
+	if (!error) error = risk_section(b, r);
 	if (!error) error = docket_buf_puts(b, "<h2>At a glance</h2>\n<section class=\"charts\">\n");
 	if (!error) error = wait_chart(b, &t);
-	if (!error) error = decisions_chart(b, &r->c);
+	if (!error) error = decisions_chart(b, fold(r));
 	if (!error) error = docket_buf_puts(b, "</section>\n");
 	if (!error) error = machines_table(b, r);
-	if (!error) error = sessions_table(b, &r->c);
-	if (!error) error = invocation_table(b, &r->c, "Approvals", approval_heads, asked, approval_row,
-					     "No call needed an approval.");
-	if (!error) error = policy_timeline(b, &r->c);
-	if (!error) error = invocation_table(b, &r->c, "In doubt and recovered calls", trouble_heads, is_troubled,
-					     trouble_row, "No call was left in doubt or recovered.");
+	if (!error) error = sessions_table(b, r);
+	if (!error) error = calls_table(b, r, &approvals, asked, 0);
+	if (!error) error = policy_timeline(b, fold(r));
+	if (!error) error = calls_table(b, r, &trouble, troubled, 0);
 	if (!error) error = docket_buf_printf(b, "<footer>Generated by docket %s from ledger %s. This page is "
 					      "self-contained: no script, no external resource.</footer>\n"
 					      "</main></body></html>\n", DOCKET_EXPORT_VERSION,
-					      r->title ? "the fleet database" : r->base.info.ledger_id);
+					      r->title ? "the fleet database" : r->base.base.info.ledger_id);
 	docket_free(t.waits);
-	json_decref(t.findings);
 	return error;
 }
 
@@ -907,7 +1132,7 @@ static int report_finish(export_sink *s)
 		return error;
 	if (fwrite(r->html.ptr, 1, r->html.len, s->out) != r->html.len)
 		return docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
-	s->stats->records = 1;
+	s->stats->records = 1 + r->pages;
 	return 0;
 }
 
@@ -937,12 +1162,12 @@ static int machine_event(report_sink *r, const json_t *ev, const char *host)
 	     bump(m, "denials") < 0))
 		return nomem();
 	if (!*session)
-		return collector_add(&r->c, ev);
+		return calls_add_json(&r->base.c, ev);
 	if (!(copy = json_copy((json_t *)ev)) || docket_buf_printf(&id, "%s/%s", host, session) < 0 ||
 	    json_object_set_new(copy, "session", json_string(id.ptr)) < 0)
 		error = nomem();
 	else
-		error = collector_add(&r->c, copy);
+		error = calls_add_json(&r->base.c, copy);
 	json_decref(copy);
 	docket_buf_dispose(&id);
 	return error;
@@ -953,21 +1178,20 @@ static int report_event(export_sink *s, const json_t *ev, int emit)
 	report_sink *r = (report_sink *)s;
 	const char *host = json_string_value(json_object_get(ev, "host"));
 
-	(void)emit;
 	if (r->title && host)
 		return machine_event(r, ev, host);
-	return collector_add(&r->c, ev);
+	return calls_sink_event(s, ev, emit);
 }
 
 static void report_free(export_sink *s)
 {
 	report_sink *r = (report_sink *)s;
 
-	collector_dispose(&r->c);
 	docket_buf_dispose(&r->html);
 	json_decref(r->checkpoints);
 	json_decref(r->machines);
-	docket_free(r);
+	docket_free(r->session_counts);
+	calls_sink_free(s);
 }
 
 static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
@@ -978,43 +1202,57 @@ static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
 
 int sink_report_new(export_sink **out, int64_t since_ms, docket_ledger *ledger)
 {
-	report_sink *r = docket_calloc(1, sizeof(*r));
+	report_sink *r;
 	int error;
 
 	*out = NULL;
-	if (!r)
-		return nomem();
-	r->base.event = report_event;
-	r->base.finish = report_finish;
-	r->base.free = report_free;
-	r->ledger = ledger;
-	if ((error = collector_init(&r->c, since_ms)) < 0 ||
-	    (!(r->checkpoints = json_array()) && (error = nomem()) < 0)) {
-		report_free(&r->base);
+	if ((error = calls_sink_make(out, sizeof(*r), since_ms, report_finish, report_free)) < 0)
 		return error;
+	r = (report_sink *)*out;
+	r->base.base.event = report_event;
+	r->ledger = ledger;
+	r->page_rows = REPORT_PAGE_ROWS;
+	if (!(r->checkpoints = json_array())) {
+		report_free(*out);
+		*out = NULL;
+		return nomem();
 	}
 	/* Unreadable checkpoints are reported on the page, not fatal here. */
 	if (ledger && docket_checkpoint_list(ledger, add_checkpoint, r->checkpoints) < 0) {
 		json_array_clear(r->checkpoints);
 		r->seal_unreadable = 1;
 	}
-	*out = &r->base;
 	return 0;
 }
 
-int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out)
+int docket_report_html_pages(docket_ledger *ledger, const docket_export_options *opts, FILE *out,
+			     const docket_report_pages *pages)
 {
 	docket_export_options defaults = DOCKET_EXPORT_OPTIONS_INIT;
 	export_sink *sink = NULL;
+	report_sink *r;
 	int error;
 
 	if (!opts)
 		opts = &defaults;
 	if ((error = sink_report_new(&sink, opts->since_ms, ledger)) < 0)
 		return error;
+	r = (report_sink *)sink;
+	if (pages && pages->dir) {
+		r->pages_dir = pages->dir;
+		r->pages_href = pages->href ? pages->href : pages->dir;
+		r->report_name = pages->report ? pages->report : "";
+		if (pages->rows)
+			r->page_rows = pages->rows;
+	}
 	error = export_run(ledger, opts, sink, out, NULL);
 	sink->free(sink);
 	return error;
+}
+
+int docket_report_html(docket_ledger *ledger, const docket_export_options *opts, FILE *out)
+{
+	return docket_report_html_pages(ledger, opts, out, NULL);
 }
 
 int docket_report_html_from(docket_report_read read, void *rctx, const char *title,

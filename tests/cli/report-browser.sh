@@ -101,7 +101,93 @@ timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
 	>/dev/null 2>>chrome.log || fail "chromium exited with $?"
 [ -s first.png ] || fail "no first-screen screenshot"
 
+# The real transcripts (../shared/corpus, when present): the first screen
+# names the risky sessions, the escalations and the allowed risky calls,
+# and shows no 0-ms wait the transcripts never recorded.
+corpus=$src/../shared/corpus
+if [ -d "$corpus" ]; then
+	"$docket" -L real init >/dev/null || fail "init real"
+	"$docket" -L real import codex "$corpus"/codex/*.jsonl >/dev/null 2>&1
+	"$docket" -L real import claude "$corpus"/claude/*.jsonl >/dev/null 2>&1
+	"$docket" -L real report -o real.html >/dev/null || fail "report of the corpus"
+	timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+		--dump-dom "file://$work/real.html" >real-dom.html 2>>chrome.log || fail "dump-dom of the corpus report"
+	python3 - real-dom.html <<'PY' || fail "the corpus report's first screen"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+risk, glance = dom.index('id="risk"'), dom.index("At a glance")
+if "card bad attention" not in dom[:risk]:
+    sys.exit("the attention card is not red")
+section = dom[risk:glance]
+def rows(key):
+    start = section.index('id="%s"' % key)
+    return section[start:section.index("</div>", start)].count("<tr>") - 1
+for needed in ("approval_policy never, sandbox danger-full-access", "permissions.defaultMode bypassPermissions",
+               "git push -u origin main", "Need network access to push"):
+    if needed not in section:
+        sys.exit("the risk view lacks: " + needed)
+if rows("risky_sessions") < 5 or rows("escalations") < 44 or rows("risky_calls") < 1:
+    sys.exit("too few rows: %d risky sessions, %d escalations, %d risky calls" %
+             (rows("risky_sessions"), rows("escalations"), rows("risky_calls")))
+hosts = re.findall(r'<td>([a-z0-9.-]+\.[a-z]{2,})</td><td>allowed', section)
+if not hosts:
+    sys.exit("no host named among the allowed risky calls")
+# the transcripts never say when a question was asked: no 0-ms waits
+if re.search(r'<div class="n">0 ms</div>', dom) or re.search(r'<td class="num">0 ms</td>', dom):
+    sys.exit("a 0 ms wait is shown")
+print("corpus: %d risky sessions, %d escalations, %d risky calls (hosts %s)" %
+      (rows("risky_sessions"), rows("escalations"), rows("risky_calls"), ", ".join(sorted(set(hosts))[:3])))
+PY
+fi
+
+# The report at scale: a large ledger (report_scale.py; REPORT_BROWSER_SCALE
+# is "SESSIONS CALLS_PER_SESSION", default "1000 100": 100,000 calls, whose
+# risky calls fill 40 linked pages) opens, and a risky call from deep in the
+# ledger (the last one `docket audit --json` lists) is reachable: the report
+# links the page that holds it, and that page opens with it in its table.
+read -r big_sessions big_per <<<"${REPORT_BROWSER_SCALE:-1000 100}"
+mkdir big || fail "mkdir"
+python3 "$src/tests/cli/report_scale.py" "$docket" "$big_sessions" "$big_per" 600 --keep "$work/big" >big.log 2>&1 ||
+	fail "report_scale: $(cat big.log)"
+timeout 300 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+	--dump-dom "file://$work/big/r.html" >big-dom.html 2>>chrome.log || fail "dump-dom of the large report"
+first_screen_big() {
+	python3 - "$@" <<'PY'
+import json, re, sys
+dom, findings = open(sys.argv[1], encoding="utf-8").read(), json.load(open(sys.argv[2]))
+if "docket audit report" not in dom or dom.find("card bad attention") > dom.find('id="risk"'):
+    sys.exit("the large report does not open on its risk view")
+deep = findings["risky_calls"][-1]
+start = dom.index('id="risky_calls"')
+links = re.findall(r'<a href="([^"]+)">', dom[start:dom.index("</div>", start)])
+if not links:
+    sys.exit("the risky calls of the large report link no page")
+if '<small>shell · %s</small>' % deep["invocation"] in dom[start:] and deep["session"] in dom[start:]:
+    sys.exit("the deepest risky call is on the first page: the test proves nothing")
+print(links[-1], deep["session"], deep["invocation"])
+PY
+}
+"$docket" -L "$work/big/L" audit --json >big-findings.json || fail "audit --json of the large ledger"
+read -r page deep_session deep_inv < <(first_screen_big big-dom.html big-findings.json) ||
+	fail "the large report: no page to follow"
+[ -n "$page" ] || fail "the large report's first screen"
+timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+	--dump-dom "file://$work/big/$page" >page-dom.html 2>>chrome.log || fail "dump-dom of $page"
+python3 - page-dom.html "$deep_session" "$deep_inv" <<'PY' || fail "the deep risky call is not on the page the report links"
+import re, sys
+dom, session, inv = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2], sys.argv[3]
+rows = re.findall(r'<tr><td class="t">[^<]*</td><td class="call">([^<]*)</td>.*?<small>[^<]*? · ([^<]*)</small>', dom)
+if (session, inv) not in rows:
+    sys.exit("%s %s not among the %d rows of the page" % (session, inv, len(rows)))
+if "the report</a>" not in dom:
+    sys.exit("the page does not link back to the report")
+PY
+if grep -E "CONSOLE|Uncaught|Failed to load resource|net::ERR_" chrome.log; then
+	fail "the large report logged errors"
+fi
+
 if [ -n "$shot_out" ]; then
 	cp report.png "$shot_out" || fail "cannot copy the screenshot"
 fi
-echo "ok: report rendered, $(wc -c <report.png) byte screenshot, no page errors"
+echo "ok: report rendered, $(wc -c <report.png) byte screenshot, no page errors; $(cat big.log);" \
+	"the large report opens and links $page, which holds the deep risky call $deep_session $deep_inv"

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ledger/ledger_internal.h"
 #include "docket/tlog.h"
+#include "exporters/calls.h"
 #include "exporters/export_internal.h"
 #include "test_audit_util.h"
 #include "util/alloc.h"
@@ -450,7 +452,7 @@ static void test_otel_spans(void **state)
 	}
 	assert_int_equal(settled, DEMO_APPROVALS);
 	assert_int_equal(dispatched, 4);
-	assert_int_equal(errors, 2);      /* the two denied calls */
+	assert_int_equal(errors, 2);      /* the two denied call_fold */
 	json_decref(lines);
 }
 
@@ -527,6 +529,105 @@ static void test_report_content(void **state)
 	free(html);
 }
 
+/* How many times `needle` is in `hay`. */
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static char *read_text(const char *path)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+
+	assert_int_equal(docket_buf_read_path(&b, path), 0);
+	assert_int_equal(docket_buf_putc(&b, '\0'), 0);
+	return b.ptr;
+}
+
+/* Long tables go on linked pages: every row on exactly one of them, each
+ * page linking back; tables that fit make no page. */
+static void test_report_pages(void **state)
+{
+	docket_report_pages pages = { NULL, "r.pages", "r.html", 2 };
+	char *dir = NULL, *buf = NULL, *page, pages_dir[4096], path[4096], call[32];
+	docket_ledger *l = audit_new_ledger(&dir);
+	size_t len = 0, seen[5] = { 0 };
+	FILE *out;
+
+	(void)state;
+	audit_record_text(l, "{\"type\":\"session.opened\",\"session\":\"many\"}\n");
+	for (int i = 0; i < 5; i++) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "{\"type\":\"tool.intent\",\"session\":\"many\",\"invocation\":\"call%d\","
+			 "\"tool\":\"shell\",\"args\":{\"command\":[\"rm\",\"-rf\",\"/\"]}}\n"
+			 "{\"type\":\"tool.completed\",\"session\":\"many\",\"invocation\":\"call%d\","
+			 "\"status\":\"denied\",\"error\":\"no\"}\n", i, i);
+		audit_record_text(l, text);
+	}
+	snprintf(pages_dir, sizeof(pages_dir), "%s/r.pages", dir);
+	pages.dir = pages_dir;
+	out = open_memstream(&buf, &len);
+	assert_int_equal(docket_report_html_pages(l, NULL, out, &pages), 0);
+	fclose(out);
+	assert_non_null(strstr(buf, "<a href=\"r.pages/denials-2.html\">2</a> <a href=\"r.pages/denials-3.html\">3</a>"));
+	assert_null(strstr(buf, "denials-4.html"));
+	for (int k = 1; k <= 3; k++) {
+		const char *denials;
+
+		if (k == 1) {
+			page = docket_strdup(strstr(buf, "id=\"denials\""));
+			*strstr(page, "</div>") = '\0';
+		} else {
+			snprintf(path, sizeof(path), "%s/r.pages/denials-%d.html", dir, k);
+			page = read_text(path);
+			assert_non_null(strstr(page, "<a href=\"../r.html\">the report</a>"));
+		}
+		denials = strstr(page, "<h2>Denials</h2>");
+		assert_non_null(denials);
+		assert_int_equal(count_of(denials, "<tr>") - 1, k < 3 ? 2 : 1);
+		for (int i = 0; i < 5; i++) {
+			snprintf(call, sizeof(call), "&middot; call%d<", i);
+			seen[i] += count_of(denials, call);
+		}
+		docket_free(page);
+	}
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(seen[i], 1);
+	free(buf);
+	/* all rows fit: no link, no page */
+	test_rmdir_free(strdup(pages_dir));
+	pages.rows = 5;
+	buf = NULL;
+	out = open_memstream(&buf, &len);
+	assert_int_equal(docket_report_html_pages(l, NULL, out, &pages), 0);
+	fclose(out);
+	assert_null(strstr(buf, "href="));
+	assert_int_equal(access(pages_dir, F_OK), -1);
+	free(buf);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* An event the fold cannot take as the ledger's (from the fleet or after
+ * pseudonyms) fails the report: it is not left out. */
+static void test_calls_refuse_bad_event(void **state)
+{
+	call_fold c;
+	json_t *ev = json_pack("{s:s, s:s, s:s}", "type", "tool.intent", "session", "s", "invocation", "i");
+
+	(void)state;
+	assert_int_equal(calls_init(&c, -1), 0);
+	assert_true(calls_add_json(&c, ev) < 0);
+	assert_int_equal(c.ncalls, 0);
+	json_decref(ev);
+	calls_dispose(&c);
+}
+
 static void test_report_empty_ledger(void **state)
 {
 	char *dir = NULL, *buf = NULL;
@@ -550,7 +651,7 @@ static void git_export(fixture *f, const char *repo, uint64_t want_records)
 	docket_export_stats stats;
 
 	if (docket_export_git(f->l, NULL, repo, &stats) != 0)
-		fail_msg("git export: %s", docket_error_last()->message);
+		fail_msg("git export: %s", "see the error");
 	assert_int_equal(stats.records, want_records);
 }
 
@@ -649,14 +750,25 @@ static void collect_lines(collector *c, const char *const *lines)
 	}
 }
 
+/* The risk view of JSON lines, through the report's fold (calls.c). */
 static json_t *findings_of(const char *const *lines)
 {
-	collector c;
+	call_fold c;
 	json_t *f = NULL;
 
-	collect_lines(&c, lines);
-	assert_int_equal(audit_findings(&f, &c), 0);
-	collector_dispose(&c);
+	assert_int_equal(calls_init(&c, -1), 0);
+	for (size_t i = 0; lines[i]; i++) {
+		json_error_t err;
+		json_t *ev = json_loads(lines[i], 0, &err);
+
+		if (!ev)
+			fail_msg("bad test line %zu: %s", i, err.text);
+		if (calls_add_json(&c, ev) != 0)
+			fail_msg("line %zu refused: %s", i, "see the error");
+		json_decref(ev);
+	}
+	assert_int_equal(audit_findings_json(&f, &c), 0);
+	calls_dispose(&c);
 	return f;
 }
 
@@ -870,6 +982,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_csv_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_content, setup, teardown),
 		cmocka_unit_test(test_report_empty_ledger),
+		cmocka_unit_test(test_report_pages),
+		cmocka_unit_test(test_calls_refuse_bad_event),
 		cmocka_unit_test_setup_teardown(test_git_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_git_detects_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_git_other_ledger, setup, teardown),
