@@ -133,6 +133,72 @@ static int tools_yaml(docket_buf *b, const docket_policy *p, int dec, const char
 	return error;
 }
 
+
+/* How many rules from i on one source rule made (alternatives of the first
+ * word: the same origin, pattern tail and decision). */
+static size_t same_source_rules(const docket_policy *p, size_t i)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	size_t n = 1;
+
+	while (i + n < p->nprefix) {
+		const pol_prefix_rule *o = &p->prefix[i + n];
+
+		if (o->rest != r->rest || o->nrest != r->nrest || o->decision != r->decision ||
+		    o->origin.line != r->origin.line || o->origin.col != r->origin.col || r->origin.line == 0 ||
+		    o->match != r->match || o->not_match != r->not_match)
+			break;
+		n++;
+	}
+	return n;
+}
+
+static int token_yaml(docket_buf *b, const char *const *alts, size_t n)
+{
+	int error = n == 1 ? 0 : docket_buf_putc(b, '[');
+
+	for (size_t a = 0; a < n && error == 0; a++) {
+		if (a)
+			error = docket_buf_puts(b, ", ");
+		if (error == 0)
+			error = q(b, alts[a]);
+	}
+	return error || n == 1 ? error : docket_buf_putc(b, ']');
+}
+
+static int examples_yaml(docket_buf *b, const char *key, const char *const *v, size_t n)
+{
+	pol_strv s = { (const char **)v, n };
+
+	return n ? strv_yaml(b, "    ", key, &s) : 0;
+}
+
+/* The command rules [i, i + n) as one docket YAML command rule. */
+static int command_yaml(docket_buf *b, const docket_policy *p, size_t i, size_t n)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	const char *first[64];
+	int error;
+
+	if (n > 64)
+		n = 64;
+	for (size_t k = 0; k < n; k++)
+		first[k] = p->prefix[i + k].program;
+	if ((error = docket_buf_puts(b, "  - pattern: [")) < 0 || (error = token_yaml(b, first, n)) < 0)
+		return error;
+	for (size_t k = 0; k < r->nrest && error == 0; k++)
+		if ((error = docket_buf_puts(b, ", ")) == 0)
+			error = token_yaml(b, r->rest[k].alts, r->rest[k].n);
+	if (error == 0)
+		error = docket_buf_printf(b, "]\n    decision: %s\n", pol_decision_name(r->decision));
+	if (error == 0 && r->justification && (error = docket_buf_puts(b, "    justification: ")) == 0 &&
+	    (error = q(b, r->justification)) == 0)
+		error = docket_buf_putc(b, '\n');
+	if (error == 0)
+		error = examples_yaml(b, "match", r->match, r->nmatch);
+	return error ? error : examples_yaml(b, "not_match", r->not_match, r->nnot_match);
+}
+
 int docket_policy_to_yaml(char **out, const docket_policy *p)
 {
 	docket_buf b = DOCKET_BUF_INIT;
@@ -203,31 +269,9 @@ int docket_policy_to_yaml(char **out, const docket_policy *p)
 	}
 	if (p->nprefix) {
 		CK(docket_buf_puts(&b, "commands:\n"));
-		for (size_t i = 0; i < p->nprefix; i++) {
-			const pol_prefix_rule *r = &p->prefix[i];
-
-			CK(docket_buf_puts(&b, "  - pattern: ["));
-			CK(q(&b, r->program));
-			for (size_t k = 0; k < r->nrest; k++) {
-				CK(docket_buf_puts(&b, ", "));
-				if (r->rest[k].n == 1) {
-					CK(q(&b, r->rest[k].alts[0]));
-					continue;
-				}
-				CK(docket_buf_putc(&b, '['));
-				for (size_t a = 0; a < r->rest[k].n; a++) {
-					if (a)
-						CK(docket_buf_puts(&b, ", "));
-					CK(q(&b, r->rest[k].alts[a]));
-				}
-				CK(docket_buf_putc(&b, ']'));
-			}
-			CK(docket_buf_printf(&b, "]\n    decision: %s\n", pol_decision_name(r->decision)));
-			if (r->justification) {
-				CK(docket_buf_puts(&b, "    justification: "));
-				CK(q(&b, r->justification));
-				CK(docket_buf_putc(&b, '\n'));
-			}
+		for (size_t i = 0, n; i < p->nprefix; i += n) {
+			n = same_source_rules(p, i);
+			CK(command_yaml(&b, p, i, n));
 		}
 	}
 	if (p->ntools) {

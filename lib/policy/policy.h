@@ -66,6 +66,10 @@ typedef struct pol_prefix_rule {
 	const char *justification; /* NULL if none */
 	const char *text;          /* rendered source form */
 	pol_origin origin;
+	/* match / not_match examples as written (shell words joined), shared by
+	 * the rules one source rule made; checked at load, kept by convert */
+	const char **match, **not_match;
+	size_t nmatch, nnot_match;
 } pol_prefix_rule;
 
 enum pol_tool_kind {
