@@ -231,6 +231,11 @@ int pol_claude_mode(const docket_policy *p, bool scoped_bypass);
 const char *pol_claude_rule_note(const docket_policy *p, const pol_tool_rule *t);
 const char *pol_claude_mode_note(const docket_policy *p);
 int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len);
+/* Parse YAML text (UTF-8 checked first) into a document with a root; errors
+ * name file:line:col; `empty` says what blank text lacks. yaml.c. */
+struct fy_document;
+int pol_yaml_parse(struct fy_document **out, const char *name, const char *text, size_t len,
+		   const char *empty) DOCKET_MUST_USE;
 /* Parse one Claude Code rule string ("Bash(npm run *)") into a tool rule. */
 int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_origin origin);
 /* Append the line Codex writes for an "always allow" answer (deduplicated). */

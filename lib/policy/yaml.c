@@ -815,20 +815,15 @@ static void format_hint(const char *name, const char *text, size_t len)
 			 hint[1] == 'o' ? "Codex rules" : "Claude Code settings", hint, name);
 }
 
-int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len)
+int pol_yaml_parse(struct fy_document **out, const char *name, const char *text, size_t len, const char *empty)
 {
-	static const char *const keys[] = {
-		"version", "sandbox", "approval", "mode", "heuristics", "heredoc_prefix", "filesystem",
-		"network", "commands", "tools", "host_executables", "run_code", "packages", "platforms", NULL
-	};
 	struct fy_diag_cfg dcfg;
 	struct fy_diag *diag = NULL;
 	struct fy_parse_cfg cfg;
 	struct fy_document *doc = NULL;
-	struct fy_node *root;
-	yctx y = { p, name, NULL, 0, 0 };
 	int error = 0;
 
+	*out = NULL;
 	if ((error = check_utf8(name, text, len)) < 0)
 		return error;
 	fy_diag_cfg_default(&dcfg);
@@ -850,16 +845,34 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 			error = docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid YAML: %s", name, de->line,
 						 de->column, de->msg ? de->msg : "syntax error");
 		else if (all_blank(text, len))
-			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
+			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: %s", name, empty);
 		else
 			error = docket_error_set(DOCKET_EINVALID, "%s: invalid YAML", name);
-		goto cleanup;
+	} else if (!fy_document_root(doc)) {
+		error = docket_error_set(DOCKET_EINVALID, "%s:1:1: %s", name, empty);
 	}
+	if (error < 0)
+		fy_document_destroy(doc);
+	else
+		*out = doc;
+	fy_diag_destroy(diag);
+	return error;
+}
+
+int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len)
+{
+	static const char *const keys[] = {
+		"version", "sandbox", "approval", "mode", "heuristics", "heredoc_prefix", "filesystem",
+		"network", "commands", "tools", "host_executables", "run_code", "packages", "platforms", NULL
+	};
+	struct fy_document *doc = NULL;
+	struct fy_node *root;
+	yctx y = { p, name, NULL, 0, 0 };
+	int error = 0;
+
+	if ((error = pol_yaml_parse(&doc, name, text, len, "empty policy (expected a mapping with version: 1)")) < 0)
+		goto cleanup;
 	root = fy_document_root(doc);
-	if (!root) {
-		error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
-		goto cleanup;
-	}
 	if (!fy_node_is_mapping(root)) {
 		error = yerr(&y, root, "expected a mapping at the top level");
 		goto cleanup;
@@ -874,6 +887,5 @@ cleanup:
 		format_hint(name, text, len);
 	docket_free(y.ex);
 	fy_document_destroy(doc);
-	fy_diag_destroy(diag);
 	return error;
 }
