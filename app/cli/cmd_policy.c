@@ -90,47 +90,92 @@ int policy_verdict_exit(docket_verdict v)
 	return POLICY_EXIT_UNSUPPORTED;
 }
 
+static void count_findings(const json_t *findings, size_t *errors, size_t *warnings)
+{
+	size_t i;
+	json_t *f;
+
+	*errors = *warnings = 0;
+	json_array_foreach(findings, i, f) {
+		if (strcmp(json_string_value(json_object_get(f, "severity")), "error") == 0)
+			(*errors)++;
+		else
+			(*warnings)++;
+	}
+}
+
+static void print_findings(const json_t *findings, int strict)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(findings, i, f) {
+		const char *file = json_string_value(json_object_get(f, "file"));
+		long long line = (long long)json_integer_value(json_object_get(f, "line"));
+		const char *sev = json_string_value(json_object_get(f, "severity"));
+
+		if (file && line)
+			printf("%s:%lld: ", file, line);
+		else if (file)
+			printf("%s: ", file);
+		printf("%s: %s: %s\n", strict ? "error" : sev, json_string_value(json_object_get(f, "rule")),
+		       json_string_value(json_object_get(f, "message")));
+	}
+}
+
 static int sub_check(const cli_command *cmd, int argc, char **argv)
 {
 	const char *src = NULL, *scope = NULL;
-	int json = 0, rc;
+	int json = 0, strict = 0, rc, error;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, POLICY_SRC_HELP, CLI_OPT_REQUIRED },
 		POLICY_SCOPE_OPT(&scope),
+		{ CLI_OPT_SWITCH, "strict", 0, &strict, NULL, "warnings are errors (exit 1)", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_policy *p = NULL;
+	json_t *findings = NULL;
+	size_t errors, warnings, rules;
+	const char *format;
 
-	if ((rc = cli_parse(cmd, opts, "Loads the policy and reports the first error with file:line:column (exit 2).\n",
+	if ((rc = cli_parse(cmd, opts,
+			    "Loads the policy (a load error: file:line:column, exit 2), then looks for mistakes:\n"
+			    "errors (rules that can never match) and warnings (rules the engine does not apply to\n"
+			    "other spellings of their command, allows of code docket cannot see into).\n"
+			    "Exit 1 on an error, or on a warning with --strict.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
 	if ((rc = policy_load(&p, src, scope)) != CLI_EXIT_OK)
 		return rc;
+	if ((error = docket_policy_lint(&findings, p)) < 0) {
+		rc = cli_fail(error, "cannot check the policy");
+		goto cleanup;
+	}
+	count_findings(findings, &errors, &warnings);
+	rc = errors || (strict && warnings) ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+	rules = docket_policy_rule_count(p);
+	format = docket_policy_format_str(docket_policy_get_format(p));
 	if (json) {
-		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "format",
-				      docket_policy_format_str(docket_policy_get_format(p)), "rules",
-				      (json_int_t)docket_policy_rule_count(p));
-		json_t *code = docket_policy_code_allow(p, 0) ? json_array() : NULL;
+		json_t *j = json_pack("{s:b,s:s,s:I,s:I,s:I,s:O}", "ok", rc == CLI_EXIT_OK, "format", format, "rules",
+				      (json_int_t)rules, "errors", (json_int_t)errors, "warnings", (json_int_t)warnings,
+				      "findings", findings);
 
-		for (size_t i = 0; code && docket_policy_code_allow(p, i); i++)
-			json_array_append_new(code, json_string(docket_policy_code_allow(p, i)));
-		if (j && code)
-			json_object_set_new(j, "code_allows", code);
-		else
-			json_decref(code);
 		cli_json_pretty(stdout, j);
 		json_decref(j);
 	} else {
-		printf("ok: %s policy, %zu rule%s\n", docket_policy_format_str(docket_policy_get_format(p)),
-		       docket_policy_rule_count(p), docket_policy_rule_count(p) == 1 ? "" : "s");
-		/* an allow of a shell or interpreter lets through code docket cannot see (issue 26) */
-		for (size_t i = 0; docket_policy_code_allow(p, i); i++)
-			printf("note: %s allows code docket cannot see into (one-liners, script files, piped "
-			       "input): the author's choice\n", docket_policy_code_allow(p, i));
+		printf("%s: %s policy, %zu rule%s", rc == CLI_EXIT_OK ? "ok" : "failed", format, rules,
+		       rules == 1 ? "" : "s");
+		if (errors || warnings)
+			printf(" (%zu error%s, %zu warning%s)", errors, errors == 1 ? "" : "s", warnings,
+			       warnings == 1 ? "" : "s");
+		putchar('\n');
+		print_findings(findings, strict);
 	}
+cleanup:
+	json_decref(findings);
 	docket_policy_free(p);
-	return CLI_EXIT_OK;
+	return rc;
 }
 
 static int sub_explain(const cli_command *cmd, int argc, char **argv, int convert)

@@ -234,4 +234,15 @@ DOCKET_EXTERN const char *docket_policy_rule(const docket_policy *policy, size_t
  * result (the order of docket_policy_result_match_rule); (size_t)-1 past the last. */
 DOCKET_EXTERN size_t docket_policy_result_match_index(const docket_policy_result *res, size_t i);
 
+/*
+ * What `docket policy check` finds in a loaded policy, as a JSON array of
+ * {"severity": "error"|"warning", "code", "file", "line", "rule", "message"}:
+ * errors for tool rules that can never match (unknown tool names, with the
+ * nearest known one; a WebFetch specifier that is not domain:HOST),
+ * warnings for deny/ask rules the engine does not apply to other spellings
+ * of their command (env, nohup, timeout, an absolute path, sh -c, a script)
+ * and for allows of shells and interpreters. Errors: DOCKET_ENOMEM.
+ */
+DOCKET_EXTERN int docket_policy_lint(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
+
 #endif

@@ -244,6 +244,13 @@ int pol_codex_amend_network(docket_buf *file, const char *host, int protocol, in
 			    const char *justification) DOCKET_MUST_USE;
 int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, bool allow_wildcard);
 
+/* ---- tool names (claude_tools.c) ---- */
+/* Is `name` a tool a permission rule may name (Claude Code's; with `docket`
+ * also docket's canonical tools)? "*" and mcp__... always are. */
+bool pol_tool_name_known(const char *name, bool docket);
+/* The known name nearest to a misspelt one, or NULL when none is close. */
+const char *pol_tool_name_nearest(const char *name, bool docket);
+
 /* ---- shell (shell.c) ---- */
 enum shell_status {
 	SHELL_PLAIN = 0,    /* segments joined by && || ; | */
