@@ -296,7 +296,7 @@ static int check_example_list(yctx *y, const yexamples *x, struct fy_node *list,
 		if ((error = example_words(y, e, sp, argv, 256, &argc)) < 0)
 			return error;
 		if (rules_match(y->p, x->first, x->n, argv, argc) != want)
-			return yerr(y, e, "invalid rule: %s example did not hold (%s %s)", want ? "match" : "not_match",
+			return yerr(y, fy_node_is_sequence(e) ? fy_node_sequence_get_by_index(e, 0) : e, "invalid rule: %s example did not hold (%s %s)", want ? "match" : "not_match",
 				    y->p->prefix[x->first].text, want ? "does not match it" : "matches it");
 	}
 	return 0;
