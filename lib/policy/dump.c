@@ -7,6 +7,7 @@
  * policy evaluates identically; strings are written as JSON string literals,
  * which are valid YAML double-quoted scalars.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,7 +142,7 @@ static size_t same_source_rules(const docket_policy *p, size_t i)
 	const pol_prefix_rule *r = &p->prefix[i];
 	size_t n = 1;
 
-	while (i + n < p->nprefix) {
+	while (i + n < p->nprefix && n < 64) {   /* command_yaml's bound */
 		const pol_prefix_rule *o = &p->prefix[i + n];
 
 		if (o->rest != r->rest || o->nrest != r->nrest || o->decision != r->decision ||
@@ -180,8 +181,7 @@ static int command_yaml(docket_buf *b, const docket_policy *p, size_t i, size_t 
 	const char *first[64];
 	int error;
 
-	if (n > 64)
-		n = 64;
+	assert(n <= 64);
 	for (size_t k = 0; k < n; k++)
 		first[k] = p->prefix[i + k].program;
 	if ((error = docket_buf_puts(b, "  - pattern: [")) < 0 || (error = token_yaml(b, first, n)) < 0)
