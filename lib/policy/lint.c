@@ -272,6 +272,22 @@ static int lint_code_allows(json_t *out, const docket_policy *p)
 	return error;
 }
 
+/* In source order: a stable insertion sort by line (findings are few). */
+static void sort_by_line(json_t *a)
+{
+	for (size_t i = 1; i < json_array_size(a); i++) {
+		json_t *f = json_incref(json_array_get(a, i));
+		json_int_t line = json_integer_value(json_object_get(f, "line"));
+		size_t k = i;
+
+		while (k > 0 && json_integer_value(json_object_get(json_array_get(a, k - 1), "line")) > line) {
+			json_array_set(a, k, json_array_get(a, k - 1));
+			k--;
+		}
+		json_array_set_new(a, k, f);
+	}
+}
+
 int docket_policy_lint(json_t **out, const docket_policy *p)
 {
 	static const char ctx_json[] = "{\"platform\":\"linux\",\"cwd\":\"/work\",\"workspace_roots\":[\"/work\"]}";
@@ -297,9 +313,11 @@ int docket_policy_lint(json_t **out, const docket_policy *p)
 	docket_policy_context_free(pr.ctx);
 	docket_policy_result_free(pr.res);
 	json_decref(cj);
-	if (error < 0)
+	if (error < 0) {
 		json_decref(a);
-	else
-		*out = a;
-	return error;
+		return error;
+	}
+	sort_by_line(a);
+	*out = a;
+	return 0;
 }
