@@ -192,14 +192,14 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	docket_policy *p = NULL;
 
 	if (convert)
-		opts[2] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format (docket)", 0 };
-	if ((rc = cli_parse(cmd, opts, convert ? "Writes the policy as docket YAML that evaluates identically.\n" :
+		opts[2] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format: docket (default) or codex", 0 };
+	if ((rc = cli_parse(cmd, opts, convert ? "Writes the policy as docket YAML (or Codex .rules) that evaluates identically.\n" :
 				     "Prints the normalised policy (docket YAML; JSON with --json), with a note for each\n"
 				     "rule Claude Code does not apply as written.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (convert && to && strcmp(to, "docket") != 0) {
-		cli_error("policy convert: unknown target format '%s' (only docket)", to);
+	if (convert && to && strcmp(to, "docket") != 0 && strcmp(to, "codex") != 0) {
+		cli_error("policy convert: unknown target format '%s' (docket or codex)", to);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = policy_load(&p, src, scope)) != CLI_EXIT_OK)
@@ -215,7 +215,8 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	} else {
 		char *y = NULL;
 
-		if ((error = docket_policy_to_yaml(&y, p)) < 0)
+		if ((error = to && strcmp(to, "codex") == 0 ? docket_policy_to_codex_rules(&y, p) :
+							     docket_policy_to_yaml(&y, p)) < 0)
 			rc = cli_fail(error, "cannot convert");
 		else
 			fputs(y, stdout);
@@ -248,7 +249,7 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"       docket policy test SRC TESTS... [--coverage] [--junit FILE] [--json]\n"
 		"       docket policy schema\n"
 		"       docket policy explain SRC [--json]\n"
-		"       docket policy convert SRC --to docket\n"
+		"       docket policy convert SRC [--to docket|codex]\n"
 		"\n"
 		"SRC is PATH (docket YAML), codex:PATH (a .rules file or a directory of them),\n"
 		"any of these at a git revision (git:REV:PATH, codex:git:REV:PATH, ...),\n"
@@ -286,7 +287,7 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		return sub_explain(&sub, argc - 1, argv + 1, 0);
 	}
 	if (strcmp(argv[1], "convert") == 0) {
-		sub.summary = "convert a Codex or Claude Code policy to docket YAML";
+		sub.summary = "convert a policy to docket YAML or Codex .rules";
 		return sub_explain(&sub, argc - 1, argv + 1, 1);
 	}
 	cli_error("unknown policy command '%s'", argv[1]);

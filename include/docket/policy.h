@@ -174,6 +174,16 @@ DOCKET_EXTERN int docket_policy_to_json(json_t **out, const docket_policy *polic
 DOCKET_EXTERN int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_USE;
 
 /*
+ * The policy as a Codex .rules file (`policy convert --to codex`): command
+ * rules (with their match/not_match examples), network rules (one per
+ * protocol for a rule of any protocol) and host executables. What .rules
+ * cannot say (tool rules, packages, run_code languages, platforms, other
+ * heuristics, a port or a wildcard host) is DOCKET_EINVALID naming it;
+ * settings (sandbox, approval, network) become a comment.
+ */
+DOCKET_EXTERN int docket_policy_to_codex_rules(char **out, const docket_policy *policy) DOCKET_MUST_USE;
+
+/*
  * The canonical form of a shell command, the key of a session grant: a
  * `bash -lc` script of one plain command becomes that command's argv, any
  * other shell script ["__codex_shell_script__", flag, script], a PowerShell

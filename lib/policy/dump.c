@@ -499,3 +499,126 @@ cleanup:
 		json_decref(res);
 	return error;
 }
+
+/* ---- Codex .rules (`policy convert --to codex`) ---- */
+
+static int starlark_list(docket_buf *b, const char *const *v, size_t n)
+{
+	int error = docket_buf_putc(b, '[');
+
+	for (size_t i = 0; i < n && error == 0; i++)
+		if ((error = i ? docket_buf_puts(b, ", ") : 0) == 0)
+			error = q(b, v[i]);
+	return error ? error : docket_buf_putc(b, ']');
+}
+
+static int codex_prefix(docket_buf *b, const docket_policy *p, size_t i, size_t n)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	const char *first[64];
+	int error;
+
+	for (size_t k = 0; k < n; k++)
+		first[k] = p->prefix[i + k].program;
+	if ((error = docket_buf_puts(b, "prefix_rule(\n    pattern = [")) < 0)
+		return error;
+	if ((error = n == 1 ? q(b, first[0]) : starlark_list(b, first, n)) < 0)
+		return error;
+	for (size_t k = 0; k < r->nrest && error == 0; k++)
+		if ((error = docket_buf_puts(b, ", ")) == 0)
+			error = r->rest[k].n == 1 ? q(b, r->rest[k].alts[0]) : starlark_list(b, r->rest[k].alts, r->rest[k].n);
+	if (error == 0)
+		error = docket_buf_printf(b, "],\n    decision = \"%s\",\n", pol_codex_decision_name(r->decision));
+	if (error == 0 && r->justification && (error = docket_buf_puts(b, "    justification = ")) == 0 &&
+	    (error = q(b, r->justification)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	if (error == 0 && r->nmatch && (error = docket_buf_puts(b, "    match = ")) == 0 &&
+	    (error = starlark_list(b, r->match, r->nmatch)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	if (error == 0 && r->nnot_match && (error = docket_buf_puts(b, "    not_match = ")) == 0 &&
+	    (error = starlark_list(b, r->not_match, r->nnot_match)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	return error ? error : docket_buf_puts(b, ")\n");
+}
+
+static int codex_network(docket_buf *b, const pol_net_rule *r)
+{
+	static const int any[] = { PROTO_HTTP, PROTO_HTTPS, PROTO_SOCKS5_TCP, PROTO_SOCKS5_UDP };
+	int error = 0;
+
+	if (r->port || strncmp(r->host, "*.", 2) == 0)
+		return docket_error_set(DOCKET_EINVALID, "%s: Codex network rules have no port and no wildcard host",
+					r->text);
+	/* a rule for any protocol is one Codex rule per protocol */
+	for (size_t k = 0; k < 4 && error == 0; k++) {
+		if (r->protocol != PROTO_ANY && r->protocol != any[k])
+			continue;
+		if ((error = docket_buf_puts(b, "network_rule(host = ")) == 0 && (error = q(b, r->host)) == 0)
+			error = docket_buf_printf(b, ", protocol = \"%s\", decision = \"%s\"", proto_name(any[k]),
+						  pol_codex_decision_name(r->decision));
+		if (error == 0 && r->justification && (error = docket_buf_puts(b, ", justification = ")) == 0)
+			error = q(b, r->justification);
+		if (error == 0)
+			error = docket_buf_puts(b, ")\n");
+	}
+	return error;
+}
+
+/* What a Codex .rules file cannot say: a rule of it (refused), or NULL. */
+static const char *codex_inexpressible(const docket_policy *p)
+{
+	if (p->ntools)
+		return p->tools[0].text;
+	if (p->npkgs)
+		return "packages:";
+	if (p->languages_set)
+		return "run_code: languages";
+	for (size_t i = 0; i < PLAT_COUNT; i++)
+		if (p->unsupported[i])
+			return "platforms: unsupported";
+	if (p->heuristics != HEUR_CODEX)
+		return "heuristics other than codex";
+	return NULL;
+}
+
+int docket_policy_to_codex_rules(char **out, const docket_policy *p)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	const char *no = codex_inexpressible(p);
+	int error = 0;
+
+#define CK(x) do { if ((error = (x)) < 0) goto fail; } while (0)
+	*out = NULL;
+	if (no)
+		return docket_error_set(DOCKET_EINVALID, "%s: a Codex .rules file cannot express it (convert to docket YAML)",
+					no);
+	CK(docket_buf_printf(&b, "# converted by docket from %s (%s)\n", p->source,
+			     docket_policy_format_str((docket_policy_format)p->format)));
+	/* settings are Codex's config, not rules: say what the policy had */
+	CK(docket_buf_printf(&b, "# Codex settings (config.toml), not rules: sandbox_mode %s, approval_policy %s, "
+			     "network %s%s\n", sandbox_name(p->sandbox) ? sandbox_name(p->sandbox) : "unset",
+			     approval_name(p->approval) ? approval_name(p->approval) : "unset",
+			     !p->network_set ? "unset" : p->network_enabled ? "enabled" : "disabled",
+			     p->heredoc_prefix ? "" : "; Codex reads a one-command heredoc script as that command"));
+	for (size_t i = 0; i < p->nhostexe; i++) {
+		pol_strv v = { p->hostexe[i].paths, p->hostexe[i].n };
+
+		CK(docket_buf_puts(&b, "host_executable(name = "));
+		CK(q(&b, p->hostexe[i].name));
+		CK(docket_buf_puts(&b, ", paths = "));
+		CK(starlark_list(&b, v.v, v.n));
+		CK(docket_buf_puts(&b, ")\n"));
+	}
+	for (size_t i = 0, n; i < p->nprefix; i += n) {
+		n = same_source_rules(p, i);
+		CK(codex_prefix(&b, p, i, n));
+	}
+	for (size_t i = 0; i < p->nnet; i++)
+		CK(codex_network(&b, &p->net[i]));
+#undef CK
+	*out = b.ptr;
+	return 0;
+fail:
+	docket_buf_dispose(&b);
+	return error;
+}

@@ -291,6 +291,48 @@ static void test_rules_and_matches(void **state)
 	docket_policy_free(p);
 }
 
+/* convert --to codex: a .rules file that loads as Codex rules and evaluates
+ * the same; what .rules cannot say is refused, never dropped */
+static void test_to_codex_rules(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_DOCKET,
+				"commands:\n  - pattern: [[git, hg], [push, pull]]\n    decision: ask\n"
+				"    justification: \"net \\\"io\\\"\"\n    match: [\"hg pull\"]\n    not_match: [[git, status]]\n"
+				"  - pattern: [rm]\n    decision: deny\n"
+				"host_executables:\n  git: [/usr/bin/git]\n"
+				"network:\n  rules:\n    - {host: a.example, decision: deny}\n");
+	docket_policy *q = NULL, *bad;
+	char *r = NULL;
+
+	(void)state;
+	assert_int_equal(docket_policy_to_codex_rules(&r, p), 0);
+	assert_non_null(strstr(r, "pattern = [[\"git\", \"hg\"], [\"push\", \"pull\"]],\n    decision = \"prompt\""));
+	assert_non_null(strstr(r, "justification = \"net \\\"io\\\"\""));
+	assert_non_null(strstr(r, "match = [\"hg pull\"]"));
+	assert_non_null(strstr(r, "not_match = [\"git status\"]"));
+	assert_non_null(strstr(r, "host_executable(name = \"git\", paths = [\"/usr/bin/git\"])"));
+	assert_non_null(strstr(r, "protocol = \"socks5_udp\", decision = \"forbidden\""));
+	q = load(DOCKET_POLICY_CODEX, r);
+	/* 2 + 1 command rules, one network rule per protocol */
+	assert_int_equal(docket_policy_rule_count(q), 3 + 4);
+	docket_policy_free(q);
+	docket_free(r);
+	docket_policy_free(p);
+
+	bad = load(DOCKET_POLICY_DOCKET, "tools:\n  deny: [\"Read(./x)\"]\n");
+	assert_int_equal(docket_policy_to_codex_rules(&r, bad), DOCKET_EINVALID);
+	assert_non_null(strstr(docket_error_last()->message, "Read(./x): a Codex .rules file cannot express it"));
+	assert_null(r);
+	docket_policy_free(bad);
+	bad = load(DOCKET_POLICY_DOCKET, "network:\n  rules:\n    - {host: a.example, port: 8080, decision: deny}\n");
+	assert_int_equal(docket_policy_to_codex_rules(&r, bad), DOCKET_EINVALID);
+	assert_null(r);
+	docket_policy_free(bad);
+	bad = load(DOCKET_POLICY_DOCKET, "packages:\n  npm: {allow: [left-pad]}\n");
+	assert_int_equal(docket_policy_to_codex_rules(&r, bad), DOCKET_EINVALID);
+	docket_policy_free(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_tests_parse_deep),
 		cmocka_unit_test(test_shorthand),
 		cmocka_unit_test(test_rules_and_matches),
+		cmocka_unit_test(test_to_codex_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
