@@ -22,31 +22,15 @@ extern const char *const docket_call_schema_json;
 
 static const char summary[] = "check, evaluate, explain or convert a policy";
 
-static int is_git_source(const char *s)
-{
-	if (strncmp(s, "codex:", 6) == 0)
-		s += 6;
-	else if (strncmp(s, "claude:", 7) == 0)
-		s += 7;
-	return strncmp(s, "git:", 4) == 0;
-}
-
 int policy_load(docket_policy **p, const char *src, const char *scope)
 {
-	int git = is_git_source(src), error;
+	/* the replay module's loader reads every source, git revisions included */
+	int error = scope ? docket_policy_load_scoped(p, src, scope) : docket_replay_source_load(p, src, NULL);
 
-	if (git && !docket_replay_has_git()) {
-		cli_error("%s: git policy sources need libgit2, and this docket was built without it", src);
-		return CLI_EXIT_USAGE;
-	}
-	if (git && scope) {
-		cli_error("--scope is for a claude:FILE on disk, not %s", src);
-		return CLI_EXIT_USAGE;
-	}
-	error = git ? docket_replay_source_load(p, src, NULL) : docket_policy_load_scoped(p, src, scope);
 	if (error < 0) {
 		cli_error("%s", docket_error_last()->message[0] ? docket_error_last()->message : "cannot load policy");
-		return error == DOCKET_EINVALID || error == DOCKET_ENOTFOUND ? CLI_EXIT_USAGE : cli_exit_code(error);
+		return error == DOCKET_EINVALID || error == DOCKET_ENOTFOUND || error == DOCKET_ERROR ?
+			CLI_EXIT_USAGE : cli_exit_code(error);
 	}
 	return CLI_EXIT_OK;
 }

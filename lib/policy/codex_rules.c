@@ -848,19 +848,6 @@ static int example_argv(shell_split *sp, const val *e, const char **argv, size_t
 	return 0;
 }
 
-/* Does any of rules [first, first+n) match argv (with host executables)? */
-static bool rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv,
-			size_t argc)
-{
-	pol_match m[64];
-	size_t got = pol_codex_matches(p, argv, argc, true, m, 64, 0);
-
-	for (size_t i = 0; i < got; i++)
-		if (m[i].rule >= 0 && (size_t)m[i].rule >= first && (size_t)m[i].rule < first + n)
-			return true;
-	return false;
-}
-
 /* The examples of one list as text (a list of words joined like a shell). */
 static int example_texts(docket_policy *p, const val *list, const char ***out, size_t *n)
 {
@@ -930,7 +917,7 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 				error = rule_error(lx, &pd->not_match.items[i], "example string has invalid shell syntax");
 				break;
 			}
-			if (rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
+			if (pol_prefix_rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
 				error = docket_error_set(DOCKET_EINVALID,
 					"%s:%u:%u: invalid rule: not_match example %u matched the rule",
 					lx->name, pd->not_match.items[i].line, pd->not_match.items[i].col,
@@ -943,7 +930,7 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 				error = rule_error(lx, &pd->match.items[i], "example string has invalid shell syntax");
 				break;
 			}
-			if (!rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
+			if (!pol_prefix_rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
 				error = docket_error_set(DOCKET_EINVALID,
 					"%s:%u:%u: invalid rule: match example %u did not match the rule",
 					lx->name, pd->match.items[i].line, pd->match.items[i].col,

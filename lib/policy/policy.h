@@ -356,6 +356,10 @@ typedef struct pol_match {
  */
 size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc,
 			 bool resolve, pol_match *m, size_t cap, uint16_t segment);
+/* Does one of the prefix rules [first, first + n) match argv (host
+ * executables resolved)? What a rule's match / not_match examples are
+ * checked with, in both loaders (policytest.c). */
+bool pol_prefix_rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv, size_t argc);
 
 
 /* ---- calls, contexts, results (call.c, eval.c) ---- */

@@ -362,6 +362,17 @@ int docket_policy_call_shorthand(json_t **out, const char *command, const char *
 	return 0;
 }
 
+bool pol_prefix_rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv, size_t argc)
+{
+	pol_match m[64];
+	size_t got = pol_codex_matches(p, argv, argc, true, m, 64, 0);
+
+	for (size_t i = 0; i < got; i++)
+		if (m[i].rule >= 0 && (size_t)m[i].rule >= first && (size_t)m[i].rule < first + n)
+			return true;
+	return false;
+}
+
 const char *docket_policy_rule(const docket_policy *p, size_t i, const char **file, unsigned *line, int *decision)
 {
 	const char *text = NULL;

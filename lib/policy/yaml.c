@@ -272,18 +272,6 @@ static int example_texts(yctx *y, struct fy_node *list, const char *what, const 
 	return error;
 }
 
-/* Does one of the rules [first, first + n) match argv? */
-static bool rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv, size_t argc)
-{
-	pol_match m[64];
-	size_t got = pol_codex_matches(p, argv, argc, true, m, 64, 0);
-
-	for (size_t i = 0; i < got; i++)
-		if (m[i].rule >= 0 && (size_t)m[i].rule >= first && (size_t)m[i].rule < first + n)
-			return true;
-	return false;
-}
-
 static int check_example_list(yctx *y, const yexamples *x, struct fy_node *list, bool want, shell_split *sp)
 {
 	const char *argv[256];
@@ -295,7 +283,7 @@ static int check_example_list(yctx *y, const yexamples *x, struct fy_node *list,
 	while (list && (e = fy_node_sequence_iterate(list, &it))) {
 		if ((error = example_words(y, e, sp, argv, 256, &argc)) < 0)
 			return error;
-		if (rules_match(y->p, x->first, x->n, argv, argc) != want)
+		if (pol_prefix_rules_match(y->p, x->first, x->n, argv, argc) != want)
 			return yerr(y, fy_node_is_sequence(e) ? fy_node_sequence_get_by_index(e, 0) : e, "invalid rule: %s example did not hold (%s %s)", want ? "match" : "not_match",
 				    y->p->prefix[x->first].text, want ? "does not match it" : "matches it");
 	}
