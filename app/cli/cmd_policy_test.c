@@ -270,22 +270,29 @@ static void print_case(const test_run *r, const json_t *rec)
 
 /* ---- coverage ---- */
 
-/* Rules from one place (a pattern's alternatives) count once: the index of
- * the first rule with i's file and line (its own when the line is unknown). */
-static size_t rule_group(const docket_policy *p, size_t i)
+/* Rules from one place (a pattern's alternatives) count once: group[i] is
+ * the first rule with i's file and line (i itself when the line is unknown). */
+static int rule_groups(size_t **out, const docket_policy *p, size_t n)
 {
-	const char *fi, *fk;
-	unsigned li, lk;
+	size_t *group = docket_calloc(n + 1, sizeof(*group));
 
-	docket_policy_rule(p, i, &fi, &li, NULL);
-	if (!li)
-		return i;
-	for (size_t k = 0; k < i; k++) {
-		docket_policy_rule(p, k, &fk, &lk, NULL);
-		if (lk == li && fk && fi && strcmp(fk, fi) == 0)
-			return k;
+	if (!group)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *fi, *fk;
+		unsigned li, lk;
+
+		group[i] = i;
+		docket_policy_rule(p, i, &fi, &li, NULL);
+		/* the alternatives of one rule are neighbours */
+		if (li && i > 0) {
+			docket_policy_rule(p, i - 1, &fk, &lk, NULL);
+			if (lk == li && fk && fi && strcmp(fk, fi) == 0)
+				group[i] = group[i - 1];
+		}
 	}
-	return i;
+	*out = group;
+	return 0;
 }
 
 typedef struct ledger_cov {
@@ -336,19 +343,22 @@ static int ledger_coverage(test_run *r, const cli_global *g, size_t *calls)
 static json_t *coverage_json(const test_run *r, size_t calls, const char *ledger)
 {
 	json_t *never = json_array(), *o;
-	size_t groups = 0, covered = 0;
+	size_t groups = 0, covered = 0, *group = NULL;
 
+	if (!never || rule_groups(&group, r->p, r->nrules) < 0) {
+		json_decref(never);
+		return NULL;
+	}
 	for (size_t i = 0; i < r->nrules; i++) {
 		const char *file;
 		unsigned line;
 		const char *text = docket_policy_rule(r->p, i, &file, &line, NULL);
 		unsigned char hit = 0;
 
-		if (rule_group(r->p, i) != i)
+		if (group[i] != i)
 			continue;
-		for (size_t k = i; k < r->nrules; k++)
-			if (rule_group(r->p, k) == i)
-				hit |= r->hit[k];
+		for (size_t k = i; k < r->nrules && group[k] == i; k++)
+			hit |= r->hit[k];
 		groups++;
 		if (hit) {
 			covered++;
@@ -357,6 +367,7 @@ static json_t *coverage_json(const test_run *r, size_t calls, const char *ledger
 		json_array_append_new(never, json_pack("{s:s,s:s?,s:I}", "rule", text, "file", file, "line",
 							(json_int_t)line));
 	}
+	docket_free(group);
 	o = json_pack("{s:I,s:I,s:o}", "rules", (json_int_t)groups, "matched", (json_int_t)covered, "never_matched",
 		      never);
 	if (o && ledger)
@@ -504,7 +515,10 @@ int policy_sub_test(const cli_command *cmd, const cli_global *g, int argc, char 
 		have = stat(g->ledger_path, &st) == 0;
 		if ((rc = ledger_coverage(&r, g, &calls)) != CLI_EXIT_OK)
 			goto cleanup;
-		cov = coverage_json(&r, calls, have ? g->ledger_path : NULL);
+		if (!(cov = coverage_json(&r, calls, have ? g->ledger_path : NULL))) {
+			rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+			goto cleanup;
+		}
 	}
 	if (junit && (rc = write_junit(&r, junit)) != CLI_EXIT_OK)
 		goto cleanup;

@@ -4,7 +4,9 @@
  * (docs/policy.md, "Checking a policy"):
  *
  *   errors    a tool rule naming no tool Claude Code (or docket) has, with
- *             the nearest name ("Raed(./x)": did you mean Read?); a WebFetch
+ *             the nearest name ("Raed(./x)": did you mean Read?; in docket
+ *             YAML a name near none is a warning: docket records other tool
+ *             names as they are); a WebFetch
  *             specifier that is not domain:HOST (Claude Code never matches it)
  *   warnings  a deny or ask rule that the engine (Codex or Claude Code
  *             semantics) does not apply to another spelling of the same
@@ -57,9 +59,14 @@ static int lint_tool(json_t *out, const docket_policy *p, const pol_tool_rule *t
 			return add(out, "error", "unknown_tool", &t->origin, t->text,
 				   "unknown tool \"%s\": did you mean %s? (the rule never matches as written)", t->name,
 				   near);
+		/* docket records other tool names as they are (DESIGN §4): a
+		 * docket YAML rule may name one; Claude Code has no such tool */
+		if (docket)
+			return add(out, "warning", "other_tool", &t->origin, t->text,
+				   "\"%s\" is neither a Claude Code nor a docket tool: the rule matches only calls "
+				   "recorded under that name", t->name);
 		return add(out, "error", "unknown_tool", &t->origin, t->text,
-			   "unknown tool \"%s\" (not a Claude Code tool%s; the rule never matches)", t->name,
-			   docket ? " nor a docket one" : "");
+			   "unknown tool \"%s\" (not a Claude Code tool; the rule never matches)", t->name);
 	}
 	if (t->kind == TK_WEBFETCH && t->spec_kind == SPEC_OTHER) {
 		/* a URL where a domain belongs: suggest its host */

@@ -83,6 +83,12 @@ static void test_lint_tool_names(void **state)
 			    "");
 	/* a docket YAML tool rule may name docket's canonical tools, a Claude file may not */
 	assert_string_equal(lint_summary(DOCKET_POLICY_DOCKET, "tools:\n  deny: [run_code]\n"), "");
+	/* docket records other tool names as they are: far from every known
+	 * name it is a warning in docket YAML, a typo of one is an error */
+	assert_string_equal(lint_summary(DOCKET_POLICY_DOCKET, "tools:\n  deny: [deploy_prod]\n"),
+			    "warning other_tool 2|");
+	assert_string_equal(lint_summary(DOCKET_POLICY_DOCKET, "tools:\n  deny: [\"Raed(./x)\"]\n"),
+			    "error unknown_tool 2|");
 	assert_string_equal(lint_summary(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"run_code\"]}}"),
 			    "error unknown_tool 1|");
 	assert_null(pol_tool_name_nearest("Zzzzzzzz", false));
