@@ -46,16 +46,19 @@ static int call_of(json_t **out, const eval_args *a)
 	return CLI_EXIT_OK;
 }
 
-/* Evaluate one call object into res (enforced verdict); a DOCKET_E* code. */
-static int eval_call(docket_policy_result *res, const docket_policy *p, const json_t *cj,
+/*
+ * Evaluate one call object into res (enforced verdict); a DOCKET_E* code.
+ * The result borrows the call's words: *call lives until the result is
+ * read (the caller frees it).
+ */
+static int eval_call(docket_policy_result *res, docket_policy_call **call, const docket_policy *p, const json_t *cj,
 		     const docket_policy_context *ctx)
 {
-	docket_policy_call *call = NULL;
 	int error;
 
-	if ((error = docket_policy_call_from_json(&call, cj)) == 0)
-		error = docket_policy_eval_enforced(res, p, call, ctx);
-	docket_policy_call_free(call);
+	*call = NULL;
+	if ((error = docket_policy_call_from_json(call, cj)) == 0)
+		error = docket_policy_eval_enforced(res, p, *call, ctx);
 	return error;
 }
 
@@ -103,11 +106,12 @@ static int eval_one(const cli_global *g, const eval_args *a, const docket_policy
 {
 	json_t *cj = NULL, *out = NULL;
 	docket_policy_result *res = NULL;
+	docket_policy_call *call = NULL;
 	int rc, error;
 
 	if ((rc = call_of(&cj, a)) != CLI_EXIT_OK)
 		return rc;
-	if ((error = docket_policy_result_new(&res)) < 0 || (error = eval_call(res, p, cj, ctx)) < 0 ||
+	if ((error = docket_policy_result_new(&res)) < 0 || (error = eval_call(res, &call, p, cj, ctx)) < 0 ||
 	    (error = docket_policy_result_to_json(&out, res)) < 0) {
 		rc = cli_fail(error, "cannot evaluate");
 		goto cleanup;
@@ -121,6 +125,7 @@ cleanup:
 	json_decref(out);
 	json_decref(cj);
 	docket_policy_result_free(res);
+	docket_policy_call_free(call);
 	return rc;
 }
 
@@ -129,11 +134,12 @@ static json_t *batch_line(docket_policy_result *res, const docket_policy *p, con
 			  const char *text, size_t len, size_t lineno, int *verdict)
 {
 	json_t *cj = NULL, *out = NULL;
+	docket_policy_call *call = NULL;
 	int error;
 
 	*verdict = -1;
 	if ((error = docket_json_parse(&cj, text, len)) == 0 && (error = policy_call_check("call", cj)) == 0 &&
-	    (error = eval_call(res, p, cj, ctx)) == 0 && (error = docket_policy_result_to_json(&out, res)) == 0)
+	    (error = eval_call(res, &call, p, cj, ctx)) == 0 && (error = docket_policy_result_to_json(&out, res)) == 0)
 		*verdict = (int)docket_policy_result_verdict(res);
 	if (error < 0) {
 		const char *msg = docket_error_last()->message;
@@ -147,6 +153,7 @@ static json_t *batch_line(docket_policy_result *res, const docket_policy *p, con
 		if (json_is_string(id))
 			json_object_set(out, "invocation", id);
 	}
+	docket_policy_call_free(call);
 	json_decref(cj);
 	return out;
 }
