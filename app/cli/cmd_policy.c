@@ -1,38 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_policy.c: `docket policy check|eval|explain|convert SRC ...`.
- * SRC is PATH (docket YAML), codex:PATH (.rules file or directory) or
- * claude:PATH (settings.json). Nothing here touches the ledger.
+ * cmd_policy.c: `docket policy check|explain|convert|schema` and the
+ * dispatch of `docket policy` (eval: cmd_policy_eval.c, test:
+ * cmd_policy_test.c). SRC is PATH (docket YAML), codex:PATH (.rules file
+ * or directory), claude:PATH (settings.json), or one of them at a git
+ * revision (git:REV:PATH, read through libgit2).
  */
-#include "cli.h"
+#include "cmd_policy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "docket/policy.h"
+#include "docket/replay.h"
+#include "runtime/call_schema.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
+/* docs/call.schema.json, embedded at build time (app/cli/meson.build) */
+extern const char *const docket_call_schema_json;
+
 static const char summary[] = "check, evaluate, explain or convert a policy";
 
-/* claude:FILE's settings scope; claude:DIR merges a project's scopes */
-#define SCOPE_OPT(var) { CLI_OPT_STRING, "scope", 0, (var), "SCOPE", \
-	"settings scope of a claude:FILE: user, project, local, managed or flag (default: from its place)", 0 }
-
-static int load(docket_policy **p, const char *src, const char *scope)
+int policy_load(docket_policy **p, const char *src, const char *scope)
 {
-	int error = docket_policy_load_scoped(p, src, scope);
+	/* the replay module's loader reads every source, git revisions included */
+	int error = scope ? docket_policy_load_scoped(p, src, scope) : docket_replay_source_load(p, src, NULL);
 
 	if (error < 0) {
 		cli_error("%s", docket_error_last()->message[0] ? docket_error_last()->message : "cannot load policy");
-		return error == DOCKET_EINVALID || error == DOCKET_ENOTFOUND ? CLI_EXIT_USAGE : cli_exit_code(error);
+		return error == DOCKET_EINVALID || error == DOCKET_ENOTFOUND || error == DOCKET_ERROR ?
+			CLI_EXIT_USAGE : cli_exit_code(error);
 	}
 	return CLI_EXIT_OK;
 }
 
-/* JSON from text, or from a file with "@PATH". */
-static int json_arg(json_t **out, const char *what, const char *arg)
+int policy_json_arg(json_t **out, const char *what, const char *arg)
 {
 	json_error_t jerr;
 
@@ -41,143 +44,120 @@ static int json_arg(json_t **out, const char *what, const char *arg)
 	else
 		*out = json_loads(arg, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*out) {
-		cli_error("%s: invalid JSON at line %d column %d: %s", what, jerr.line, jerr.column, jerr.text);
+		cli_error("%s: invalid JSON at line %d column %d: %s%s", what, jerr.line, jerr.column, jerr.text,
+			  arg[0] != '@' && arg[0] != '{' ? " (a command line is --command LINE)" : "");
 		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;
+}
+
+int policy_call_check(const char *where, const json_t *call)
+{
+	const json_t *tool = json_object_get(call, "tool");
+
+	if (!json_is_object(call))
+		return docket_error_set(DOCKET_EINVALID, "%s: a call is a JSON object {\"tool\", \"args\"}", where);
+	if (!json_is_string(tool))
+		return docket_error_set(DOCKET_EINVALID, "%s: a call needs a string \"tool\"", where);
+	return call_schema_check(where, json_string_value(tool), &docket_jv_jansson,
+				 docket_jv_of_json(json_object_get(call, "args")));
+}
+
+int policy_verdict_exit(docket_verdict v)
+{
+	switch (v) {
+	case DOCKET_VERDICT_ALLOWED: return POLICY_EXIT_ALLOWED;
+	case DOCKET_VERDICT_APPROVAL_REQUIRED: return POLICY_EXIT_APPROVAL;
+	case DOCKET_VERDICT_DENIED: return POLICY_EXIT_DENIED;
+	case DOCKET_VERDICT_UNSUPPORTED: return POLICY_EXIT_UNSUPPORTED;
+	}
+	return POLICY_EXIT_UNSUPPORTED;
+}
+
+static void count_findings(const json_t *findings, size_t *errors, size_t *warnings)
+{
+	size_t i;
+	json_t *f;
+
+	*errors = *warnings = 0;
+	json_array_foreach(findings, i, f) {
+		if (strcmp(json_string_value(json_object_get(f, "severity")), "error") == 0)
+			(*errors)++;
+		else
+			(*warnings)++;
+	}
+}
+
+static void print_findings(const json_t *findings, int strict)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(findings, i, f) {
+		const char *file = json_string_value(json_object_get(f, "file"));
+		long long line = (long long)json_integer_value(json_object_get(f, "line"));
+		const char *sev = json_string_value(json_object_get(f, "severity"));
+
+		if (file && line)
+			printf("%s:%lld: ", file, line);
+		else if (file)
+			printf("%s: ", file);
+		printf("%s: %s: %s\n", strict ? "error" : sev, json_string_value(json_object_get(f, "rule")),
+		       json_string_value(json_object_get(f, "message")));
+	}
 }
 
 static int sub_check(const cli_command *cmd, int argc, char **argv)
 {
 	const char *src = NULL, *scope = NULL;
-	int json = 0, rc;
+	int json = 0, strict = 0, rc, error;
 	const cli_opt opts[] = {
-		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
-		SCOPE_OPT(&scope),
+		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, POLICY_SRC_HELP, CLI_OPT_REQUIRED },
+		POLICY_SCOPE_OPT(&scope),
+		{ CLI_OPT_SWITCH, "strict", 0, &strict, NULL, "warnings are errors (exit 1)", 0 },
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_policy *p = NULL;
+	json_t *findings = NULL;
+	size_t errors, warnings, rules;
+	const char *format;
 
-	if ((rc = cli_parse(cmd, opts, "Loads the policy and reports the first error with file:line:column (exit 2).\n",
+	if ((rc = cli_parse(cmd, opts,
+			    "Loads the policy (a load error: file:line:column, exit 2), then looks for mistakes:\n"
+			    "errors (rules that can never match) and warnings (rules the engine does not apply to\n"
+			    "other spellings of their command, allows of code docket cannot see into).\n"
+			    "Exit 1 on an error, or on a warning with --strict.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
+	if ((rc = policy_load(&p, src, scope)) != CLI_EXIT_OK)
 		return rc;
+	if ((error = docket_policy_lint(&findings, p)) < 0) {
+		rc = cli_fail(error, "cannot check the policy");
+		goto cleanup;
+	}
+	count_findings(findings, &errors, &warnings);
+	rc = errors || (strict && warnings) ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+	rules = docket_policy_rule_count(p);
+	format = docket_policy_format_str(docket_policy_get_format(p));
 	if (json) {
-		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "format",
-				      docket_policy_format_str(docket_policy_get_format(p)), "rules",
-				      (json_int_t)docket_policy_rule_count(p));
-		json_t *code = docket_policy_code_allow(p, 0) ? json_array() : NULL;
+		json_t *j = json_pack("{s:b,s:s,s:I,s:I,s:I,s:O}", "ok", rc == CLI_EXIT_OK, "format", format, "rules",
+				      (json_int_t)rules, "errors", (json_int_t)errors, "warnings", (json_int_t)warnings,
+				      "findings", findings);
 
-		for (size_t i = 0; code && docket_policy_code_allow(p, i); i++)
-			json_array_append_new(code, json_string(docket_policy_code_allow(p, i)));
-		if (j && code)
-			json_object_set_new(j, "code_allows", code);
-		else
-			json_decref(code);
 		cli_json_pretty(stdout, j);
 		json_decref(j);
 	} else {
-		printf("ok: %s policy, %zu rule%s\n", docket_policy_format_str(docket_policy_get_format(p)),
-		       docket_policy_rule_count(p), docket_policy_rule_count(p) == 1 ? "" : "s");
-		/* an allow of a shell or interpreter lets through code docket cannot see (issue 26) */
-		for (size_t i = 0; docket_policy_code_allow(p, i); i++)
-			printf("note: %s allows code docket cannot see into (one-liners, script files, piped "
-			       "input): the author's choice\n", docket_policy_code_allow(p, i));
-	}
-	docket_policy_free(p);
-	return CLI_EXIT_OK;
-}
-
-static int sub_eval(const cli_command *cmd, const cli_global *g, int argc, char **argv)
-{
-	const char *src = NULL, *call_arg = NULL, *ctx_arg = NULL, *scope = NULL;
-	int json = 0, rc;
-	const cli_opt opts[] = {
-		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
-		SCOPE_OPT(&scope),
-		{ CLI_OPT_STRING, "call", 0, &call_arg, "JSON", "the call (required): a tool.intent {\"tool\",\"args\"}; @FILE reads a file", 0 },
-		{ CLI_OPT_STRING, "context", 0, &ctx_arg, "JSON", "platform, cwd, workspace_roots, env, grants, approval_policy, sandbox_policy, client, client_sandbox", 0 },
-		CLI_OPT_JSON(&json),
-		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
-	};
-	docket_policy *p = NULL;
-	docket_policy_call *call = NULL;
-	docket_policy_context *ctx = NULL;
-	docket_policy_result *res = NULL;
-	json_t *cj = NULL, *xj = NULL, *out = NULL;
-	int error;
-
-	if ((rc = cli_parse(cmd, opts, "Evaluates one call and prints the enforced verdict (and the engine's, when they differ), reasons and matched rules.\n",
-			    argc, argv)) != CLI_PARSE_OK)
-		return CLI_PARSE_EXIT(rc);
-	if (!call_arg) {
-		cli_error("policy eval needs --call JSON");
-		return CLI_EXIT_USAGE;
-	}
-	if ((rc = json_arg(&cj, "--call", call_arg)) != CLI_EXIT_OK)
-		goto cleanup;
-	if (ctx_arg && (rc = json_arg(&xj, "--context", ctx_arg)) != CLI_EXIT_OK)
-		goto cleanup;
-	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
-		goto cleanup;
-	if ((error = docket_policy_call_from_json(&call, cj)) < 0 ||
-	    (error = docket_policy_context_from_json(&ctx, xj)) < 0) {
-		rc = cli_fail(error, "bad call or context");
-		goto cleanup;
-	}
-	if ((error = docket_policy_result_new(&res)) < 0 || (error = docket_policy_eval_enforced(res, p, call, ctx)) < 0 ||
-	    (error = docket_policy_result_to_json(&out, res)) < 0) {
-		rc = cli_fail(error, "cannot evaluate");
-		goto cleanup;
-	}
-	if (json) {
-		cli_json_pretty(stdout, out);
-	} else {
-		const char *v = docket_policy_verdict_name(docket_policy_result_verdict(res));
-		size_t i;
-		json_t *e;
-
-		printf("verdict: ");
-		cli_put_color(stdout, g->color_out, cli_status_color(v), v);
+		printf("%s: %s policy, %zu rule%s", rc == CLI_EXIT_OK ? "ok" : "failed", format, rules,
+		       rules == 1 ? "" : "s");
+		if (errors || warnings)
+			printf(" (%zu error%s, %zu warning%s)", errors, errors == 1 ? "" : "s", warnings,
+			       warnings == 1 ? "" : "s");
 		putchar('\n');
-		if (docket_policy_result_engine_verdict(res) != docket_policy_result_verdict(res))
-			printf("engine:  %s (what %s would decide; docket enforces the verdict above)\n",
-			       docket_policy_verdict_name(docket_policy_result_engine_verdict(res)),
-			       docket_policy_get_format(p) == DOCKET_POLICY_CLAUDE ? "Claude Code" : "Codex");
-		for (i = 0; i < docket_policy_result_reason_count(res); i++)
-			printf("reason:  %s (%s)\n", docket_policy_result_reason_text(res, i),
-			       docket_policy_result_reason_code(res, i));
-		json_array_foreach(json_object_get(out, "matched_rules"), i, e) {
-			long long line = (long long)json_integer_value(json_object_get(e, "line"));
-
-			printf("rule:    %s  [%s", json_string_value(json_object_get(e, "rule")),
-			       json_string_value(json_object_get(e, "origin")));
-			if (line > 0)
-				printf(":%lld", line);
-			printf("] %s\n", json_string_value(json_object_get(e, "decision")));
-		}
-		json_array_foreach(json_object_get(out, "segments"), i, e) {
-			docket_buf b = DOCKET_BUF_INIT;
-
-			if (docket_json_dump(&b, json_object_get(e, "command")) == 0)
-				printf("segment: %-18s %s (%s)\n", json_string_value(json_object_get(e, "verdict")),
-				       b.ptr, json_string_value(json_object_get(e, "why")));
-			docket_buf_dispose(&b);
-		}
-		if (json_object_get(out, "not_split"))
-			printf("note:    script not split (%s)\n", json_string_value(json_object_get(out, "not_split")));
-		printf("sandbox: %s\n", json_string_value(json_object_get(out, "sandbox")));
+		print_findings(findings, strict);
 	}
-	rc = CLI_EXIT_OK;
 cleanup:
-	json_decref(out);
-	json_decref(cj);
-	json_decref(xj);
-	docket_policy_result_free(res);
-	docket_policy_context_free(ctx);
-	docket_policy_call_free(call);
+	json_decref(findings);
 	docket_policy_free(p);
 	return rc;
 }
@@ -187,8 +167,8 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	const char *src = NULL, *to = NULL, *scope = NULL;
 	int json = 0, rc, error;
 	cli_opt opts[] = {
-		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, "PATH, codex:PATH or claude:PATH", CLI_OPT_REQUIRED },
-		SCOPE_OPT(&scope),
+		{ CLI_OPT_ARG, "SRC", 0, &src, NULL, POLICY_SRC_HELP, CLI_OPT_REQUIRED },
+		POLICY_SCOPE_OPT(&scope),
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
@@ -196,17 +176,17 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	docket_policy *p = NULL;
 
 	if (convert)
-		opts[2] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format (docket)", 0 };
-	if ((rc = cli_parse(cmd, opts, convert ? "Writes the policy as docket YAML that evaluates identically.\n" :
+		opts[2] = (cli_opt){ CLI_OPT_STRING, "to", 0, &to, "FORMAT", "the target format: docket (default) or codex", 0 };
+	if ((rc = cli_parse(cmd, opts, convert ? "Writes the policy as docket YAML (or Codex .rules) that evaluates identically.\n" :
 				     "Prints the normalised policy (docket YAML; JSON with --json), with a note for each\n"
 				     "rule Claude Code does not apply as written.\n",
 			    argc, argv)) != CLI_PARSE_OK)
 		return CLI_PARSE_EXIT(rc);
-	if (convert && to && strcmp(to, "docket") != 0) {
-		cli_error("policy convert: unknown target format '%s' (only docket)", to);
+	if (convert && to && strcmp(to, "docket") != 0 && strcmp(to, "codex") != 0) {
+		cli_error("policy convert: unknown target format '%s' (docket or codex)", to);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = load(&p, src, scope)) != CLI_EXIT_OK)
+	if ((rc = policy_load(&p, src, scope)) != CLI_EXIT_OK)
 		return rc;
 	if (json) {
 		json_t *j = NULL;
@@ -219,7 +199,8 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	} else {
 		char *y = NULL;
 
-		if ((error = docket_policy_to_yaml(&y, p)) < 0)
+		if ((error = to && strcmp(to, "codex") == 0 ? docket_policy_to_codex_rules(&y, p) :
+							     docket_policy_to_yaml(&y, p)) < 0)
 			rc = cli_fail(error, "cannot convert");
 		else
 			fputs(y, stdout);
@@ -229,15 +210,33 @@ static int sub_explain(const cli_command *cmd, int argc, char **argv, int conver
 	return rc;
 }
 
+static int sub_schema(const cli_command *cmd, int argc, char **argv)
+{
+	const cli_opt opts[] = { { CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 } };
+	int rc;
+
+	if ((rc = cli_parse(cmd, opts,
+			    "Prints the JSON Schema of a call (tool and args) that `policy eval --call`, `policy test`\n"
+			    "and serve's tool.intent check calls against: docs/call.schema.json.\n",
+			    argc, argv)) != CLI_PARSE_OK)
+		return CLI_PARSE_EXIT(rc);
+	fputs(docket_call_schema_json, stdout);
+	return CLI_EXIT_OK;
+}
+
 int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char usage[] =
-		"usage: docket policy check SRC [--json]\n"
-		"       docket policy eval SRC --call CALL_JSON [--context CONTEXT_JSON] [--json]\n"
+		"usage: docket policy check SRC [--strict] [--json]\n"
+		"       docket policy eval SRC (--call JSON | --command LINE | --tool NAME [--path P | --url U]\n"
+		"                               | --calls FILE.jsonl) [--context JSON] [--exit-code] [--json]\n"
+		"       docket policy test SRC TESTS... [--coverage] [--junit FILE] [--json]\n"
+		"       docket policy schema\n"
 		"       docket policy explain SRC [--json]\n"
-		"       docket policy convert SRC --to docket\n"
+		"       docket policy convert SRC [--to docket|codex]\n"
 		"\n"
-		"SRC is PATH (docket YAML), codex:PATH (a .rules file or a directory of them)\n"
+		"SRC is PATH (docket YAML), codex:PATH (a .rules file or a directory of them),\n"
+		"any of these at a git revision (git:REV:PATH, codex:git:REV:PATH, ...),\n"
 		"or claude:PATH (a Claude Code settings.json, or a project directory whose\n"
 		"user, project, local and managed settings are merged as Claude Code does;\n"
 		"--scope SCOPE names a settings file's scope). See docs/policy.md.\n";
@@ -256,15 +255,23 @@ int cmd_policy(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		return sub_check(&sub, argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "eval") == 0) {
-		sub.summary = "evaluate one tool call against a policy";
-		return sub_eval(&sub, g, argc - 1, argv + 1);
+		sub.summary = "evaluate tool calls against a policy";
+		return policy_sub_eval(&sub, g, argc - 1, argv + 1);
+	}
+	if (strcmp(argv[1], "test") == 0) {
+		sub.summary = "run test files of calls and expected verdicts against a policy";
+		return policy_sub_test(&sub, g, argc - 1, argv + 1);
+	}
+	if (strcmp(argv[1], "schema") == 0) {
+		sub.summary = "print the JSON Schema of a call (docs/call.schema.json)";
+		return sub_schema(&sub, argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "explain") == 0) {
 		sub.summary = "print the normalised policy";
 		return sub_explain(&sub, argc - 1, argv + 1, 0);
 	}
 	if (strcmp(argv[1], "convert") == 0) {
-		sub.summary = "convert a Codex or Claude Code policy to docket YAML";
+		sub.summary = "convert a policy to docket YAML or Codex .rules";
 		return sub_explain(&sub, argc - 1, argv + 1, 1);
 	}
 	cli_error("unknown policy command '%s'", argv[1]);

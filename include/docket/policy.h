@@ -174,6 +174,16 @@ DOCKET_EXTERN int docket_policy_to_json(json_t **out, const docket_policy *polic
 DOCKET_EXTERN int docket_policy_to_yaml(char **out, const docket_policy *policy) DOCKET_MUST_USE;
 
 /*
+ * The policy as a Codex .rules file (`policy convert --to codex`): command
+ * rules (with their match/not_match examples), network rules (one per
+ * protocol for a rule of any protocol) and host executables. What .rules
+ * cannot say (tool rules, packages, run_code languages, platforms, other
+ * heuristics, a port or a wildcard host) is DOCKET_EINVALID naming it;
+ * settings (sandbox, approval, network) become a comment.
+ */
+DOCKET_EXTERN int docket_policy_to_codex_rules(char **out, const docket_policy *policy) DOCKET_MUST_USE;
+
+/*
  * The canonical form of a shell command, the key of a session grant: a
  * `bash -lc` script of one plain command becomes that command's argv, any
  * other shell script ["__codex_shell_script__", flag, script], a PowerShell
@@ -199,5 +209,50 @@ DOCKET_EXTERN int docket_policy_never_asks(const docket_policy *policy, const js
  * This is the form the context's "grants" take. Errors: DOCKET_ENOMEM.
  */
 DOCKET_EXTERN int docket_policy_grant_from_intent(json_t *grants, const json_t *intent) DOCKET_MUST_USE;
+
+/* ---- authoring: tests, shorthands, coverage, checks (docs/policy.md) ---- */
+
+/*
+ * A policy test file (YAML or JSON: `docket policy test`) as JSON:
+ * {"tests":[{case..., "line":N}], "context":{...}?}. A case has expect
+ * (a verdict), one of call {tool,args} / command / tool+path / tool+url,
+ * and optionally name, context, engine, rule, reason. Unknown keys and
+ * bad values are DOCKET_EINVALID naming name:line:column.
+ */
+DOCKET_EXTERN int docket_policy_tests_parse(json_t **out, const char *name, const char *text,
+					    size_t len) DOCKET_MUST_USE;
+/* The words of a command line, split like a POSIX shell without expanding
+ * anything (shlex), as a JSON array. DOCKET_EINVALID: bad quoting, empty. */
+DOCKET_EXTERN int docket_policy_split_command(json_t **out, const char *line) DOCKET_MUST_USE;
+/*
+ * A call from a shorthand: `command` (a shell call of its words), or `tool`
+ * with `path` ({"path"}; tool defaults to read_file) or `url` ({"url"};
+ * tool defaults to network), or `tool` alone (no args). DOCKET_EINVALID
+ * when they do not make one call.
+ */
+DOCKET_EXTERN int docket_policy_call_shorthand(json_t **out, const char *command, const char *tool,
+					       const char *path, const char *url) DOCKET_MUST_USE;
+/*
+ * The i-th rule of a policy (command, tool and network rules, counted as
+ * docket_policy_rule_count counts them): its text, and where it comes from
+ * (*file, *line; 0 unknown) and its decision (0 allow, 1 ask, 2 deny) when
+ * not NULL. NULL past the last.
+ */
+DOCKET_EXTERN const char *docket_policy_rule(const docket_policy *policy, size_t i, const char **file,
+					     unsigned *line, int *decision);
+/* The index (as docket_policy_rule counts) of the i-th matched rule of a
+ * result (the order of docket_policy_result_match_rule); (size_t)-1 past the last. */
+DOCKET_EXTERN size_t docket_policy_result_match_index(const docket_policy_result *res, size_t i);
+
+/*
+ * What `docket policy check` finds in a loaded policy, as a JSON array of
+ * {"severity": "error"|"warning", "code", "file", "line", "rule", "message"}:
+ * errors for tool rules that can never match (unknown tool names, with the
+ * nearest known one; a WebFetch specifier that is not domain:HOST),
+ * warnings for deny/ask rules the engine does not apply to other spellings
+ * of their command (env, nohup, timeout, an absolute path, sh -c, a script)
+ * and for allows of shells and interpreters. Errors: DOCKET_ENOMEM.
+ */
+DOCKET_EXTERN int docket_policy_lint(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
 
 #endif

@@ -848,17 +848,54 @@ static int example_argv(shell_split *sp, const val *e, const char **argv, size_t
 	return 0;
 }
 
-/* Does any of rules [first, first+n) match argv (with host executables)? */
-static bool rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv,
-			size_t argc)
+/* The examples of one list as text (a list of words joined like a shell). */
+static int example_texts(docket_policy *p, const val *list, const char ***out, size_t *n)
 {
-	pol_match m[64];
-	size_t got = pol_codex_matches(p, argv, argc, true, m, 64, 0);
+	const char *argv[256];
 
-	for (size_t i = 0; i < got; i++)
-		if (m[i].rule >= 0 && (size_t)m[i].rule >= first && (size_t)m[i].rule < first + n)
-			return true;
-	return false;
+	*n = 0;
+	if (list->kind != V_LIST || list->n == 0)
+		return 0;
+	if (!(*out = pol_alloc(p, list->n * sizeof(char *))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	for (size_t i = 0; i < list->n; i++) {
+		const val *e = &list->items[i];
+		docket_buf b = DOCKET_BUF_INIT;
+		int error = 0;
+
+		if (e->kind == V_STR) {
+			(*out)[(*n)++] = e->s;
+			continue;
+		}
+		for (size_t w = 0; w < e->n && w < 256; w++)
+			argv[w] = e->items[w].s;
+		if ((error = shell_join(&b, argv, e->n < 256 ? e->n : 256)) == 0 &&
+		    !((*out)[(*n)++] = pol_strndup(p, b.ptr, b.len)))
+			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		docket_buf_dispose(&b);
+		if (error < 0)
+			return error;
+	}
+	return 0;
+}
+
+/* Keep a rule's checked examples in the model (`policy convert` writes them). */
+static int keep_examples(docket_policy *p, const pending *pd)
+{
+	const char **match = NULL, **not_match = NULL;
+	size_t nmatch, nnot;
+	int error;
+
+	if ((error = example_texts(p, &pd->match, &match, &nmatch)) < 0 ||
+	    (error = example_texts(p, &pd->not_match, &not_match, &nnot)) < 0)
+		return error;
+	for (size_t r = pd->first_rule; r < pd->first_rule + pd->nrules; r++) {
+		p->prefix[r].match = match;
+		p->prefix[r].nmatch = nmatch;
+		p->prefix[r].not_match = not_match;
+		p->prefix[r].nnot_match = nnot;
+	}
+	return 0;
 }
 
 static int validate_examples(lexer *lx, const pending *pend, size_t npend)
@@ -880,7 +917,7 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 				error = rule_error(lx, &pd->not_match.items[i], "example string has invalid shell syntax");
 				break;
 			}
-			if (rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
+			if (pol_prefix_rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
 				error = docket_error_set(DOCKET_EINVALID,
 					"%s:%u:%u: invalid rule: not_match example %u matched the rule",
 					lx->name, pd->not_match.items[i].line, pd->not_match.items[i].col,
@@ -893,7 +930,7 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 				error = rule_error(lx, &pd->match.items[i], "example string has invalid shell syntax");
 				break;
 			}
-			if (!rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
+			if (!pol_prefix_rules_match(lx->p, pd->first_rule, pd->nrules, argv, argc))
 				error = docket_error_set(DOCKET_EINVALID,
 					"%s:%u:%u: invalid rule: match example %u did not match the rule",
 					lx->name, pd->match.items[i].line, pd->match.items[i].col,
@@ -901,6 +938,8 @@ static int validate_examples(lexer *lx, const pending *pend, size_t npend)
 		}
 	}
 	shell_split_dispose(&sp);
+	for (size_t k = 0; k < npend && error == 0; k++)
+		error = keep_examples(lx->p, &pend[k]);
 	return error;
 }
 

@@ -7,6 +7,7 @@
  * policy evaluates identically; strings are written as JSON string literals,
  * which are valid YAML double-quoted scalars.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,71 @@ static int tools_yaml(docket_buf *b, const docket_policy *p, int dec, const char
 	return error;
 }
 
+
+/* How many rules from i on one source rule made (alternatives of the first
+ * word: the same origin, pattern tail and decision). */
+static size_t same_source_rules(const docket_policy *p, size_t i)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	size_t n = 1;
+
+	while (i + n < p->nprefix && n < 64) {   /* command_yaml's bound */
+		const pol_prefix_rule *o = &p->prefix[i + n];
+
+		if (o->rest != r->rest || o->nrest != r->nrest || o->decision != r->decision ||
+		    o->origin.line != r->origin.line || o->origin.col != r->origin.col || r->origin.line == 0 ||
+		    o->match != r->match || o->not_match != r->not_match)
+			break;
+		n++;
+	}
+	return n;
+}
+
+static int token_yaml(docket_buf *b, const char *const *alts, size_t n)
+{
+	int error = n == 1 ? 0 : docket_buf_putc(b, '[');
+
+	for (size_t a = 0; a < n && error == 0; a++) {
+		if (a)
+			error = docket_buf_puts(b, ", ");
+		if (error == 0)
+			error = q(b, alts[a]);
+	}
+	return error || n == 1 ? error : docket_buf_putc(b, ']');
+}
+
+static int examples_yaml(docket_buf *b, const char *key, const char *const *v, size_t n)
+{
+	pol_strv s = { (const char **)v, n };
+
+	return n ? strv_yaml(b, "    ", key, &s) : 0;
+}
+
+/* The command rules [i, i + n) as one docket YAML command rule. */
+static int command_yaml(docket_buf *b, const docket_policy *p, size_t i, size_t n)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	const char *first[64];
+	int error;
+
+	assert(n <= 64);
+	for (size_t k = 0; k < n; k++)
+		first[k] = p->prefix[i + k].program;
+	if ((error = docket_buf_puts(b, "  - pattern: [")) < 0 || (error = token_yaml(b, first, n)) < 0)
+		return error;
+	for (size_t k = 0; k < r->nrest && error == 0; k++)
+		if ((error = docket_buf_puts(b, ", ")) == 0)
+			error = token_yaml(b, r->rest[k].alts, r->rest[k].n);
+	if (error == 0)
+		error = docket_buf_printf(b, "]\n    decision: %s\n", pol_decision_name(r->decision));
+	if (error == 0 && r->justification && (error = docket_buf_puts(b, "    justification: ")) == 0 &&
+	    (error = q(b, r->justification)) == 0)
+		error = docket_buf_putc(b, '\n');
+	if (error == 0)
+		error = examples_yaml(b, "match", r->match, r->nmatch);
+	return error ? error : examples_yaml(b, "not_match", r->not_match, r->nnot_match);
+}
+
 int docket_policy_to_yaml(char **out, const docket_policy *p)
 {
 	docket_buf b = DOCKET_BUF_INIT;
@@ -203,31 +269,9 @@ int docket_policy_to_yaml(char **out, const docket_policy *p)
 	}
 	if (p->nprefix) {
 		CK(docket_buf_puts(&b, "commands:\n"));
-		for (size_t i = 0; i < p->nprefix; i++) {
-			const pol_prefix_rule *r = &p->prefix[i];
-
-			CK(docket_buf_puts(&b, "  - pattern: ["));
-			CK(q(&b, r->program));
-			for (size_t k = 0; k < r->nrest; k++) {
-				CK(docket_buf_puts(&b, ", "));
-				if (r->rest[k].n == 1) {
-					CK(q(&b, r->rest[k].alts[0]));
-					continue;
-				}
-				CK(docket_buf_putc(&b, '['));
-				for (size_t a = 0; a < r->rest[k].n; a++) {
-					if (a)
-						CK(docket_buf_puts(&b, ", "));
-					CK(q(&b, r->rest[k].alts[a]));
-				}
-				CK(docket_buf_putc(&b, ']'));
-			}
-			CK(docket_buf_printf(&b, "]\n    decision: %s\n", pol_decision_name(r->decision)));
-			if (r->justification) {
-				CK(docket_buf_puts(&b, "    justification: "));
-				CK(q(&b, r->justification));
-				CK(docket_buf_putc(&b, '\n'));
-			}
+		for (size_t i = 0, n; i < p->nprefix; i += n) {
+			n = same_source_rules(p, i);
+			CK(command_yaml(&b, p, i, n));
 		}
 	}
 	if (p->ntools) {
@@ -453,5 +497,128 @@ cleanup:
 	*out = error ? NULL : res;
 	if (error)
 		json_decref(res);
+	return error;
+}
+
+/* ---- Codex .rules (`policy convert --to codex`) ---- */
+
+static int starlark_list(docket_buf *b, const char *const *v, size_t n)
+{
+	int error = docket_buf_putc(b, '[');
+
+	for (size_t i = 0; i < n && error == 0; i++)
+		if ((error = i ? docket_buf_puts(b, ", ") : 0) == 0)
+			error = q(b, v[i]);
+	return error ? error : docket_buf_putc(b, ']');
+}
+
+static int codex_prefix(docket_buf *b, const docket_policy *p, size_t i, size_t n)
+{
+	const pol_prefix_rule *r = &p->prefix[i];
+	const char *first[64];
+	int error;
+
+	for (size_t k = 0; k < n; k++)
+		first[k] = p->prefix[i + k].program;
+	if ((error = docket_buf_puts(b, "prefix_rule(\n    pattern = [")) < 0)
+		return error;
+	if ((error = n == 1 ? q(b, first[0]) : starlark_list(b, first, n)) < 0)
+		return error;
+	for (size_t k = 0; k < r->nrest && error == 0; k++)
+		if ((error = docket_buf_puts(b, ", ")) == 0)
+			error = r->rest[k].n == 1 ? q(b, r->rest[k].alts[0]) : starlark_list(b, r->rest[k].alts, r->rest[k].n);
+	if (error == 0)
+		error = docket_buf_printf(b, "],\n    decision = \"%s\",\n", pol_codex_decision_name(r->decision));
+	if (error == 0 && r->justification && (error = docket_buf_puts(b, "    justification = ")) == 0 &&
+	    (error = q(b, r->justification)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	if (error == 0 && r->nmatch && (error = docket_buf_puts(b, "    match = ")) == 0 &&
+	    (error = starlark_list(b, r->match, r->nmatch)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	if (error == 0 && r->nnot_match && (error = docket_buf_puts(b, "    not_match = ")) == 0 &&
+	    (error = starlark_list(b, r->not_match, r->nnot_match)) == 0)
+		error = docket_buf_puts(b, ",\n");
+	return error ? error : docket_buf_puts(b, ")\n");
+}
+
+static int codex_network(docket_buf *b, const pol_net_rule *r)
+{
+	static const int any[] = { PROTO_HTTP, PROTO_HTTPS, PROTO_SOCKS5_TCP, PROTO_SOCKS5_UDP };
+	int error = 0;
+
+	if (r->port || strncmp(r->host, "*.", 2) == 0)
+		return docket_error_set(DOCKET_EINVALID, "%s: Codex network rules have no port and no wildcard host",
+					r->text);
+	/* a rule for any protocol is one Codex rule per protocol */
+	for (size_t k = 0; k < 4 && error == 0; k++) {
+		if (r->protocol != PROTO_ANY && r->protocol != any[k])
+			continue;
+		if ((error = docket_buf_puts(b, "network_rule(host = ")) == 0 && (error = q(b, r->host)) == 0)
+			error = docket_buf_printf(b, ", protocol = \"%s\", decision = \"%s\"", proto_name(any[k]),
+						  pol_codex_decision_name(r->decision));
+		if (error == 0 && r->justification && (error = docket_buf_puts(b, ", justification = ")) == 0)
+			error = q(b, r->justification);
+		if (error == 0)
+			error = docket_buf_puts(b, ")\n");
+	}
+	return error;
+}
+
+/* What a Codex .rules file cannot say: a rule of it (refused), or NULL. */
+static const char *codex_inexpressible(const docket_policy *p)
+{
+	if (p->ntools)
+		return p->tools[0].text;
+	if (p->npkgs)
+		return "packages:";
+	if (p->languages_set)
+		return "run_code: languages";
+	for (size_t i = 0; i < PLAT_COUNT; i++)
+		if (p->unsupported[i])
+			return "platforms: unsupported";
+	if (p->heuristics != HEUR_CODEX)
+		return "heuristics other than codex";
+	return NULL;
+}
+
+int docket_policy_to_codex_rules(char **out, const docket_policy *p)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	const char *no = codex_inexpressible(p);
+	int error = 0;
+
+#define CK(x) do { if ((error = (x)) < 0) goto fail; } while (0)
+	*out = NULL;
+	if (no)
+		return docket_error_set(DOCKET_EINVALID, "%s: a Codex .rules file cannot express it (convert to docket YAML)",
+					no);
+	CK(docket_buf_printf(&b, "# converted by docket from %s (%s)\n", p->source,
+			     docket_policy_format_str((docket_policy_format)p->format)));
+	/* settings are Codex's config, not rules: say what the policy had */
+	CK(docket_buf_printf(&b, "# Codex settings (config.toml), not rules: sandbox_mode %s, approval_policy %s, "
+			     "network %s%s\n", sandbox_name(p->sandbox) ? sandbox_name(p->sandbox) : "unset",
+			     approval_name(p->approval) ? approval_name(p->approval) : "unset",
+			     !p->network_set ? "unset" : p->network_enabled ? "enabled" : "disabled",
+			     p->heredoc_prefix ? "" : "; Codex reads a one-command heredoc script as that command"));
+	for (size_t i = 0; i < p->nhostexe; i++) {
+		pol_strv v = { p->hostexe[i].paths, p->hostexe[i].n };
+
+		CK(docket_buf_puts(&b, "host_executable(name = "));
+		CK(q(&b, p->hostexe[i].name));
+		CK(docket_buf_puts(&b, ", paths = "));
+		CK(starlark_list(&b, v.v, v.n));
+		CK(docket_buf_puts(&b, ")\n"));
+	}
+	for (size_t i = 0, n; i < p->nprefix; i += n) {
+		n = same_source_rules(p, i);
+		CK(codex_prefix(&b, p, i, n));
+	}
+	for (size_t i = 0; i < p->nnet; i++)
+		CK(codex_network(&b, &p->net[i]));
+#undef CK
+	*out = b.ptr;
+	return 0;
+fail:
+	docket_buf_dispose(&b);
 	return error;
 }

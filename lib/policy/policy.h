@@ -66,6 +66,10 @@ typedef struct pol_prefix_rule {
 	const char *justification; /* NULL if none */
 	const char *text;          /* rendered source form */
 	pol_origin origin;
+	/* match / not_match examples as written (shell words joined), shared by
+	 * the rules one source rule made; checked at load, kept by convert */
+	const char **match, **not_match;
+	size_t nmatch, nnot_match;
 } pol_prefix_rule;
 
 enum pol_tool_kind {
@@ -227,6 +231,11 @@ int pol_claude_mode(const docket_policy *p, bool scoped_bypass);
 const char *pol_claude_rule_note(const docket_policy *p, const pol_tool_rule *t);
 const char *pol_claude_mode_note(const docket_policy *p);
 int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len);
+/* Parse YAML text (UTF-8 checked first) into a document with a root; errors
+ * name file:line:col; `empty` says what blank text lacks. yaml.c. */
+struct fy_document;
+int pol_yaml_parse(struct fy_document **out, const char *name, const char *text, size_t len,
+		   const char *empty) DOCKET_MUST_USE;
 /* Parse one Claude Code rule string ("Bash(npm run *)") into a tool rule. */
 int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_origin origin);
 /* Append the line Codex writes for an "always allow" answer (deduplicated). */
@@ -234,6 +243,13 @@ int pol_codex_amend_allow(docket_buf *file, const char *const *argv, size_t argc
 int pol_codex_amend_network(docket_buf *file, const char *host, int protocol, int decision,
 			    const char *justification) DOCKET_MUST_USE;
 int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, bool allow_wildcard);
+
+/* ---- tool names (claude_tools.c) ---- */
+/* Is `name` a tool a permission rule may name (Claude Code's; with `docket`
+ * also docket's canonical tools)? "*" and mcp__... always are. */
+bool pol_tool_name_known(const char *name, bool docket);
+/* The known name nearest to a misspelt one, or NULL when none is close. */
+const char *pol_tool_name_nearest(const char *name, bool docket);
 
 /* ---- shell (shell.c) ---- */
 enum shell_status {
@@ -340,6 +356,10 @@ typedef struct pol_match {
  */
 size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc,
 			 bool resolve, pol_match *m, size_t cap, uint16_t segment);
+/* Does one of the prefix rules [first, first + n) match argv (host
+ * executables resolved)? What a rule's match / not_match examples are
+ * checked with, in both loaders (policytest.c). */
+bool pol_prefix_rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv, size_t argc);
 
 
 /* ---- calls, contexts, results (call.c, eval.c) ---- */

@@ -17,9 +17,18 @@
 #include "util/error.h"
 #include "util/utf8.h"
 
+/* The match / not_match examples of one command rule, checked once the
+ * whole file is read (the rules it made are [first, first + n)). */
+typedef struct yexamples {
+	size_t first, n;
+	struct fy_node *match, *not_match;
+} yexamples;
+
 typedef struct yctx {
 	docket_policy *p;
 	const char *name;
+	yexamples *ex;
+	size_t nex, capex;
 } yctx;
 
 static void node_pos(struct fy_node *n, int *line, int *col)
@@ -163,7 +172,7 @@ static int mapping(yctx *y, struct fy_node *n, struct fy_node *at, const char *w
 /* ---- commands ---- */
 
 struct cmd_state {
-	struct fy_node *pattern, *decision, *justification, *at;
+	struct fy_node *pattern, *decision, *justification, *match, *not_match;
 };
 
 static int cmd_key(yctx *y, const char *key, struct fy_node *k, struct fy_node *v, void *arg)
@@ -176,8 +185,142 @@ static int cmd_key(yctx *y, const char *key, struct fy_node *k, struct fy_node *
 		st->pattern = v;
 	else if (strcmp(key, "decision") == 0)
 		st->decision = v;
+	else if (strcmp(key, "match") == 0)
+		st->match = v;
+	else if (strcmp(key, "not_match") == 0)
+		st->not_match = v;
 	else
 		st->justification = v;
+	return 0;
+}
+
+/* ---- match / not_match examples (checked as Codex checks its own) ---- */
+
+/* The words of example `e`: a string split like a shell, or a list of strings. */
+static int example_words(yctx *y, struct fy_node *e, shell_split *sp, const char **argv, size_t cap,
+			 size_t *argc)
+{
+	void *it = NULL;
+	struct fy_node *w;
+	const char *s;
+	int error;
+
+	*argc = 0;
+	if (e && fy_node_is_sequence(e)) {
+		while ((w = fy_node_sequence_iterate(e, &it))) {
+			if ((error = scalar(y, w, e, "example word", &s)) < 0)
+				return error;
+			if (*argc == cap)
+				return yerr(y, e, "example: more than %zu words", cap);
+			argv[(*argc)++] = s;
+		}
+	} else {
+		if ((error = scalar(y, e, e, "example (a command line or a list of words)", &s)) < 0)
+			return error;
+		if ((error = shell_shlex_split(sp, s)) == DOCKET_ENOMEM)
+			return error;
+		if (error != 0)
+			return yerr(y, e, "example \"%s\": bad shell quoting", s);
+		if (sp->nwords > cap)
+			return yerr(y, e, "example: more than %zu words", cap);
+		for (size_t i = 0; i < sp->nwords; i++)
+			argv[(*argc)++] = sp->text.ptr + sp->word_off[i];
+	}
+	if (*argc == 0)
+		return yerr(y, e, "example: empty command");
+	return 0;
+}
+
+/* The examples of a list node as text (lists joined like a shell), for convert. */
+static int example_texts(yctx *y, struct fy_node *list, const char *what, const char ***out, size_t *n)
+{
+	shell_split sp;
+	const char *argv[256];
+	void *it = NULL;
+	struct fy_node *e;
+	size_t argc, count;
+	int error = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!list)
+		return 0;
+	if (!fy_node_is_sequence(list))
+		return yerr(y, list, "%s: expected a list of examples (command lines or lists of words)", what);
+	count = (size_t)fy_node_sequence_item_count(list);
+	if (count && !(*out = pol_alloc(y->p, count * sizeof(char *))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	shell_split_init(&sp);
+	while (error == 0 && (e = fy_node_sequence_iterate(list, &it))) {
+		docket_buf b = DOCKET_BUF_INIT;
+
+		const char *s = NULL;
+
+		if ((error = example_words(y, e, &sp, argv, 256, &argc)) < 0)
+			break;
+		if (fy_node_is_sequence(e)) {
+			if ((error = shell_join(&b, argv, argc)) == 0 && !(s = pol_strndup(y->p, b.ptr, b.len)))
+				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		} else {
+			error = scalar(y, e, e, "example", &s);
+		}
+		if (error == 0)
+			(*out)[(*n)++] = s;
+		docket_buf_dispose(&b);
+	}
+	shell_split_dispose(&sp);
+	return error;
+}
+
+static int check_example_list(yctx *y, const yexamples *x, struct fy_node *list, bool want, shell_split *sp)
+{
+	const char *argv[256];
+	void *it = NULL;
+	struct fy_node *e;
+	size_t argc;
+	int error;
+
+	while (list && (e = fy_node_sequence_iterate(list, &it))) {
+		if ((error = example_words(y, e, sp, argv, 256, &argc)) < 0)
+			return error;
+		if (pol_prefix_rules_match(y->p, x->first, x->n, argv, argc) != want)
+			return yerr(y, fy_node_is_sequence(e) ? fy_node_sequence_get_by_index(e, 0) : e, "invalid rule: %s example did not hold (%s %s)", want ? "match" : "not_match",
+				    y->p->prefix[x->first].text, want ? "does not match it" : "matches it");
+	}
+	return 0;
+}
+
+/* After the whole file is read: every match example matches its rule, no
+ * not_match example does (a failing example is a load error, as in Codex). */
+static int check_examples(yctx *y)
+{
+	shell_split sp;
+	int error = 0;
+
+	if (y->nex == 0)
+		return 0;
+	if ((error = pol_finalize(y->p)) < 0)
+		return error;
+	shell_split_init(&sp);
+	for (size_t i = 0; i < y->nex && error == 0; i++)
+		if ((error = check_example_list(y, &y->ex[i], y->ex[i].match, true, &sp)) == 0)
+			error = check_example_list(y, &y->ex[i], y->ex[i].not_match, false, &sp);
+	shell_split_dispose(&sp);
+	return error;
+}
+
+static int remember_examples(yctx *y, const struct cmd_state *st, size_t first, size_t n)
+{
+	yexamples *ex;
+
+	if (!st->match && !st->not_match)
+		return 0;
+	if (y->nex == y->capex) {
+		if (!(ex = docket_array_grow(y->ex, &y->capex, sizeof(*ex), 4)))
+			return DOCKET_ENOMEM;
+		y->ex = ex;
+	}
+	y->ex[y->nex++] = (yexamples){ first, n, st->match, st->not_match };
 	return 0;
 }
 
@@ -222,9 +365,18 @@ static int one_token(yctx *y, struct fy_node *n, struct fy_node *key, pol_pattok
 	return scalar(y, n, key, "pattern element", &t->alts[0]);
 }
 
+/* The first scalar of a pattern (its first word, or that word's first
+ * alternative): where messages and rule origins point. */
+static struct fy_node *first_scalar(struct fy_node *n)
+{
+	while (n && fy_node_is_sequence(n))
+		n = fy_node_sequence_get_by_index(n, 0);
+	return n;
+}
+
 static int load_commands(yctx *y, struct fy_node *k, struct fy_node *v)
 {
-	static const char *const keys[] = { "pattern", "decision", "justification", NULL };
+	static const char *const keys[] = { "pattern", "decision", "justification", "match", "not_match", NULL };
 	void *it = NULL;
 	struct fy_node *e;
 	int error;
@@ -239,14 +391,21 @@ static int load_commands(yctx *y, struct fy_node *k, struct fy_node *v)
 		void *it2 = NULL;
 		struct fy_node *t;
 		int dec = POL_ALLOW;
-		const char *just = NULL;
+		const char *just = NULL, **match = NULL, **not_match = NULL;
+		size_t nmatch = 0, nnot = 0, first_rule = y->p->nprefix;
 		int line, col;
 
 		if ((error = mapping(y, e, k, "a command rule", keys, cmd_key, &st)) < 0)
 			return error;
 		if (!st.pattern || !fy_node_is_sequence(st.pattern) || fy_node_sequence_item_count(st.pattern) == 0)
-			return yerr(y, k, "a command rule needs a non-empty pattern list");
-		if (st.decision && (error = decision(y, st.decision, k, &dec)) < 0)
+			return yerr(y, st.pattern ? st.pattern : e, "a command rule needs a non-empty pattern list");
+		/* no default: a rule without a decision would silently mean allow */
+		if (!st.decision)
+			return yerr(y, first_scalar(st.pattern), "a command rule needs a decision (allow, ask or deny)");
+		if ((error = decision(y, st.decision, k, &dec)) < 0)
+			return error;
+		if ((error = example_texts(y, st.match, "match", &match, &nmatch)) < 0 ||
+		    (error = example_texts(y, st.not_match, "not_match", &not_match, &nnot)) < 0)
 			return error;
 		if (st.justification && (error = scalar(y, st.justification, k, "justification", &just)) < 0)
 			return error;
@@ -258,7 +417,8 @@ static int load_commands(yctx *y, struct fy_node *k, struct fy_node *v)
 				return error;
 			i++;
 		}
-		node_pos(fy_node_sequence_get_by_index(st.pattern, 0), &line, &col);
+		t = fy_node_sequence_get_by_index(st.pattern, 0);
+		node_pos(first_scalar(st.pattern), &line, &col);
 		for (size_t a = 0; a < first.n; a++) {
 			pol_prefix_rule *r;
 
@@ -272,9 +432,15 @@ static int load_commands(yctx *y, struct fy_node *k, struct fy_node *v)
 			r->origin.file = y->name;
 			r->origin.line = (unsigned)line;
 			r->origin.col = (unsigned)col;
+			r->match = match;
+			r->nmatch = nmatch;
+			r->not_match = not_match;
+			r->nnot_match = nnot;
 			if ((error = render_cmd(y->p, r)) < 0)
 				return error;
 		}
+		if ((error = remember_examples(y, &st, first_rule, first.n)) < 0)
+			return error;
 	}
 	return 0;
 }
@@ -602,20 +768,50 @@ static int check_utf8(const char *name, const char *text, size_t len)
 				col, (unsigned char)text[bad]);
 }
 
-int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len)
+static bool has_text(const char *text, size_t len, const char *needle)
 {
-	static const char *const keys[] = {
-		"version", "sandbox", "approval", "mode", "heuristics", "heredoc_prefix", "filesystem",
-		"network", "commands", "tools", "host_executables", "run_code", "packages", "platforms", NULL
-	};
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(text + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A file that failed as docket YAML but looks like another format (Codex
+ * .rules calls, Claude Code settings keys): say which prefix loads it.
+ */
+static void format_hint(const char *name, const char *text, size_t len)
+{
+	static const char *const codex[] = { "prefix_rule(", "network_rule(", "host_executable(", NULL };
+	static const char *const claude[] = { "\"permissions\"", "permissions:", "\"defaultMode\"", NULL };
+
+	const char *hint = NULL;
+	char msg[sizeof(docket_error_last()->message)];
+
+	for (size_t i = 0; !hint && codex[i]; i++)
+		if (has_text(text, len, codex[i]))
+			hint = "codex";
+	for (size_t i = 0; !hint && claude[i]; i++)
+		if (has_text(text, len, claude[i]))
+			hint = "claude";
+	if (!hint)
+		return;
+	snprintf(msg, sizeof(msg), "%s", docket_error_last()->message);
+	docket_error_set(DOCKET_EINVALID, "%s (this looks like %s: did you mean %s:%s?)", msg,
+			 hint[1] == 'o' ? "Codex rules" : "Claude Code settings", hint, name);
+}
+
+int pol_yaml_parse(struct fy_document **out, const char *name, const char *text, size_t len, const char *empty)
+{
 	struct fy_diag_cfg dcfg;
 	struct fy_diag *diag = NULL;
 	struct fy_parse_cfg cfg;
 	struct fy_document *doc = NULL;
-	struct fy_node *root;
-	yctx y = { p, name };
 	int error = 0;
 
+	*out = NULL;
 	if ((error = check_utf8(name, text, len)) < 0)
 		return error;
 	fy_diag_cfg_default(&dcfg);
@@ -637,16 +833,34 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 			error = docket_error_set(DOCKET_EINVALID, "%s:%d:%d: invalid YAML: %s", name, de->line,
 						 de->column, de->msg ? de->msg : "syntax error");
 		else if (all_blank(text, len))
-			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
+			error = docket_error_set(DOCKET_EINVALID, "%s:1:1: %s", name, empty);
 		else
 			error = docket_error_set(DOCKET_EINVALID, "%s: invalid YAML", name);
-		goto cleanup;
+	} else if (!fy_document_root(doc)) {
+		error = docket_error_set(DOCKET_EINVALID, "%s:1:1: %s", name, empty);
 	}
+	if (error < 0)
+		fy_document_destroy(doc);
+	else
+		*out = doc;
+	fy_diag_destroy(diag);
+	return error;
+}
+
+int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t len)
+{
+	static const char *const keys[] = {
+		"version", "sandbox", "approval", "mode", "heuristics", "heredoc_prefix", "filesystem",
+		"network", "commands", "tools", "host_executables", "run_code", "packages", "platforms", NULL
+	};
+	struct fy_document *doc = NULL;
+	struct fy_node *root;
+	yctx y = { p, name, NULL, 0, 0 };
+	int error = 0;
+
+	if ((error = pol_yaml_parse(&doc, name, text, len, "empty policy (expected a mapping with version: 1)")) < 0)
+		goto cleanup;
 	root = fy_document_root(doc);
-	if (!root) {
-		error = docket_error_set(DOCKET_EINVALID, "%s:1:1: empty policy (expected a mapping with version: 1)", name);
-		goto cleanup;
-	}
 	if (!fy_node_is_mapping(root)) {
 		error = yerr(&y, root, "expected a mapping at the top level");
 		goto cleanup;
@@ -654,8 +868,12 @@ int pol_load_yaml(docket_policy *p, const char *name, const char *text, size_t l
 	p->heuristics = HEUR_CODEX;
 	p->heredoc_prefix = false;
 	error = mapping(&y, root, root, "the policy", keys, top_key, NULL);
+	if (error == 0)
+		error = check_examples(&y);
 cleanup:
+	if (error == DOCKET_EINVALID)
+		format_hint(name, text, len);
+	docket_free(y.ex);
 	fy_document_destroy(doc);
-	fy_diag_destroy(diag);
 	return error;
 }

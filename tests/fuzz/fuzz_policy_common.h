@@ -52,6 +52,9 @@ static inline void fuzz_policy_exercise(const docket_policy *p)
 
 		if (docket_policy_to_json(&x, p) == 0)
 			json_decref(x);
+		/* what `policy check` finds (issue 30) */
+		if (docket_policy_lint(&x, p) == 0)
+			json_decref(x);
 	}
 done:
 	docket_policy_result_free(res);

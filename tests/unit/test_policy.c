@@ -609,9 +609,64 @@ static void test_yaml_negative(void **state)
 	/* libfyaml's positions are already 1-based */
 	load_err(DOCKET_POLICY_DOCKET, "version: 1\na: b: c\n", "t:2:5: invalid YAML");
 	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [a]\n    colour: red\n",
-		 "(expected pattern, decision, justification)");
+		 "(expected pattern, decision, justification, match, not_match)");
 	load_err(DOCKET_POLICY_DOCKET, "platforms:\n  beos: {unsupported: [sandbox]}\n", "unknown platform");
 	load_err(DOCKET_POLICY_DOCKET, "host_executables:\n  git: [/usr/bin/rg]\n", "basename");
+}
+
+/* issue 30: mistakes a policy author makes fail at load, with where and why */
+static void test_yaml_author_mistakes(void **state)
+{
+	(void)state;
+	/* a command rule without a decision meant allow; now it is an error at its pattern */
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [rm, -rf]\n", "t:2:15: a command rule needs a decision");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [[rm, rmdir]]\n", "t:2:16: a command rule needs a decision");
+	/* examples are checked against their own rule, as Codex checks its own */
+	load_err(DOCKET_POLICY_DOCKET,
+		 "commands:\n  - pattern: [git, status]\n    decision: allow\n    match: [\"git push\"]\n",
+		 "t:4:14: invalid rule: match example did not hold");
+	load_err(DOCKET_POLICY_DOCKET,
+		 "commands:\n  - pattern: [git]\n    decision: allow\n    not_match: [[git, push]]\n",
+		 "invalid rule: not_match example did not hold");
+	load_err(DOCKET_POLICY_DOCKET,
+		 "commands:\n  - pattern: [git]\n    decision: allow\n    match: [\"git 'push\"]\n", "bad shell quoting");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [git]\n    decision: allow\n    match: \"git\"\n",
+		 "match: expected a list of examples");
+	load_err(DOCKET_POLICY_DOCKET, "commands:\n  - pattern: [git]\n    decision: allow\n    match: [\"\"]\n",
+		 "empty command");
+	/* an example matching another rule of the file does not count */
+	load_err(DOCKET_POLICY_DOCKET,
+		 "commands:\n  - pattern: [ls]\n    decision: allow\n  - pattern: [git]\n    decision: allow\n"
+		 "    match: [ls]\n", "match example did not hold");
+	/* the wrong loader: say which prefix reads the file */
+	load_err(DOCKET_POLICY_DOCKET, "{\"permissions\": {\"allow\": [\"Bash(ls)\"]}}",
+		 "did you mean claude:t?");
+	load_err(DOCKET_POLICY_DOCKET, "prefix_rule(pattern = [\"ls\"], decision = \"allow\")\n",
+		 "did you mean codex:t?");
+	/* ... and no hint for a plain docket YAML mistake */
+	load_err(DOCKET_POLICY_DOCKET, "version: 1\nsandboxx: read_only\n", NULL);
+	assert_null(strstr(docket_error_last()->message, "did you mean"));
+}
+
+/* examples survive convert both ways and hold in the converted policy */
+static void test_examples_convert(void **state)
+{
+	static const char rules[] =
+		"prefix_rule(pattern = [[\"git\", \"hg\"], \"status\"], decision = \"allow\",\n"
+		"    match = [\"git status\", [\"hg\", \"status\", \"-s\"]], not_match = [\"git push\"])\n";
+	docket_policy *p = load(DOCKET_POLICY_CODEX, rules), *q;
+	char *y = NULL;
+
+	(void)state;
+	assert_int_equal(docket_policy_to_yaml(&y, p), 0);
+	assert_non_null(strstr(y, "pattern: [[\"git\", \"hg\"], \"status\"]\n"));
+	assert_non_null(strstr(y, "match: [\"git status\", \"hg status -s\"]\n"));
+	assert_non_null(strstr(y, "not_match: [\"git push\"]\n"));
+	q = load(DOCKET_POLICY_DOCKET, y);
+	assert_int_equal(docket_policy_rule_count(q), 2);
+	docket_policy_free(q);
+	docket_free(y);
+	docket_policy_free(p);
 }
 
 /* convert: a policy and its docket YAML evaluate identically */
@@ -1258,6 +1313,8 @@ int main(void)
 		cmocka_unit_test(test_yaml_model),
 		cmocka_unit_test(test_grants),
 		cmocka_unit_test(test_yaml_negative),
+		cmocka_unit_test(test_yaml_author_mistakes),
+		cmocka_unit_test(test_examples_convert),
 		cmocka_unit_test(test_convert),
 		cmocka_unit_test(test_calls_negative),
 		cmocka_unit_test(test_call_from_args),

@@ -1,3 +1,3 @@
-# convert writes docket YAML only
+# convert writes docket YAML or Codex .rules only
 cp "$FIXTURES/policies/settings.json" .
-docket policy convert claude:settings.json --to codex
+docket policy convert claude:settings.json --to claude
