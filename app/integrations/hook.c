@@ -593,15 +593,6 @@ static int track_mode(hook_ctx *h)
 	return error;
 }
 
-static int on_session_start(hook_ctx *h)
-{
-	int error;
-
-	if ((error = ensure_session(h)) < 0 || h->opts->client != DOCKET_CLIENT_CLAUDE)
-		return error;
-	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
-}
-
 /* ---- calls ---- */
 
 static int map_call(const hook_ctx *h, const char **tool, json_t **args)
@@ -1170,6 +1161,79 @@ static int import_or_warn(hook_ctx *h)
 	docket_free(h->answer->err);
 	h->answer->err = msg.ptr;
 	return 0;
+}
+
+/*
+ * A SessionStart for a session still open: the client that ran it ended
+ * without SessionEnd (killed, or Codex, which has none) and this one
+ * resumes it. Its calls without an outcome are settled now (issue 27):
+ *
+ *   let through at PreToolUse, no prompt seen   tool.dispatched, "dispatch
+ *     (undecided, or allowed not dispatched)    inferred": in_doubt, never
+ *                                               "ask for approval" again
+ *   a prompt nobody answered (awaiting)         approval.settled aborted,
+ *                                               tool.completed denied
+ *   docket asked, the prompt never came         tool.completed denied
+ *
+ * The dispatch is recorded here, not at the allow answer: after docket lets
+ * a call go the client may still prompt (PermissionRequest), and a dispatch
+ * cannot be taken back. A client that went on to Stop reported every call
+ * it ran; one that did not may have run it: in doubt is the truthful state
+ * (the recovery mode, never_auto_retry, keeps anyone from running it again).
+ * `docket recover` settles the same way when no resume comes.
+ */
+static int settle_orphans(hook_ctx *h)
+{
+	pending_ctx p;
+	size_t i;
+	int error;
+
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
+		goto done;
+	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
+		const json_t *e = json_array_get(p.all, i);
+		const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+		json_t *evs[2] = { NULL, NULL };
+		char prov[sizeof(h->prov)];
+		size_t n = 0;
+
+		if (!st || !id || strcmp(st, "in_doubt") == 0 || strcmp(st, "refused") == 0)
+			continue;
+		if (strcmp(st, "undecided") == 0 || strcmp(st, "ready") == 0) {
+			memcpy(prov, h->prov, sizeof(prov));
+			snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
+			evs[n++] = ev_new(h, "tool.dispatched", id);
+			memcpy(h->prov, prov, sizeof(prov));
+		} else {
+			const char *why = "the client ended before its prompt was answered";
+
+			if (strcmp(st, "awaiting_approval") == 0)
+				evs[n++] = settle_event(h, id, jstr(e, "request"), "aborted", why);
+			evs[n] = ev_new(h, "tool.completed", id);
+			if (evs[n] && (set_str(evs[n], "status", "denied") < 0 || set_str(evs[n], "error", why) < 0)) {
+				json_decref(evs[n]);
+				evs[n] = NULL;
+			}
+			n++;
+		}
+		error = tolerate(append(h, evs, n));
+	}
+done:
+	json_decref(p.all);
+	return error;
+}
+
+static int on_session_start(hook_ctx *h)
+{
+	int error, state = 0;
+
+	if ((error = session_state(h, h->session, &state)) < 0 || (error = ensure_session(h)) < 0 ||
+	    (state == 1 && (error = settle_orphans(h)) < 0) || h->opts->client != DOCKET_CLIENT_CLAUDE)
+		return error;
+	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
 }
 
 static int on_stop(hook_ctx *h, int end)
