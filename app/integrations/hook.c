@@ -1236,13 +1236,74 @@ static int on_session_start(hook_ctx *h)
 	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
 }
 
+/* tool.completed for `id` from what the rollout says (Codex); NULL when
+ * out of memory. */
+static json_t *rollout_completed(hook_ctx *h, const char *id, const docket_import_outcome *o)
+{
+	json_t *ev = ev_new(h, "tool.completed", id);
+
+	if (ev && (set_str(ev, "status", o->status) < 0 || set_str(ev, "error", o->error) < 0 ||
+		   (o->has_exit && json_object_set_new(ev, "exit_code", json_integer(o->exit_code)) < 0) ||
+		   (o->duration_ms >= 0 && json_object_set_new(ev, "duration_ms", json_integer(o->duration_ms)) < 0))) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/*
+ * Codex at Stop: a call recorded dispatched whose outcome the rollout did
+ * not have at PostToolUse gets it now, read from the rollout's tail for
+ * that call alone. The Stop-time import does the same for the first turn;
+ * a later turn is a continuation (the session closes at every Stop), which
+ * the import does not extend, so this is what gives its calls their real
+ * outcomes. A call the rollout still says nothing about stays in doubt.
+ */
+static int settle_from_rollout(hook_ctx *h)
+{
+	const char *path = jstr(h->ev, "transcript_path");
+	docket_import_outcome o;
+	pending_ctx p;
+	size_t i;
+	int error;
+
+	if (h->opts->client != DOCKET_CLIENT_CODEX || !path || h->spooling)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
+		goto done;
+	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
+		const json_t *e = json_array_get(p.all, i);
+		const char *id = jstr(e, "invocation");
+		json_t *ev;
+
+		if (!id || !jstr(e, "state") || strcmp(jstr(e, "state"), "in_doubt") != 0)
+			continue;
+		if ((error = docket_import_codex_rollout_outcome(&o, path, id)) < 0) {
+			/* not there (yet), or a rollout it cannot read: in doubt it stays */
+			docket_error_clear();
+			error = 0;
+			continue;
+		}
+		if (!(ev = rollout_completed(h, id, &o)))
+			error = nomem();
+		else
+			error = tolerate(append(h, &ev, 1));
+	}
+done:
+	json_decref(p.all);
+	return error;
+}
+
 static int on_stop(hook_ctx *h, int end)
 {
 	json_t *ev;
 	int error, state;
 
 	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
-	    (error = close_open_calls(h)) < 0 || !end)
+	    (error = settle_from_rollout(h)) < 0 || (error = close_open_calls(h)) < 0 || !end)
 		return error;
 	if ((error = session_state(h, h->session, &state)) < 0)
 		return error;
@@ -1300,48 +1361,84 @@ int docket_hook_blocks(const char *input, size_t len)
 	return blocks;
 }
 
-#define CONTINUATIONS_MAX 1000
+/* Codex closes its session at every Stop (it has no SessionEnd), so an
+ * interactive Codex session is one continuation per turn: many of them. */
+#define CONTINUATIONS_MAX (1 << 24)
 
 static int is_end_event(const char *name)
 {
 	return strcmp(name, "Stop") == 0 || strcmp(name, "SubagentStop") == 0 || strcmp(name, "SessionEnd") == 0;
 }
 
+/* The name of continuation n of `sid` (n 1: sid itself). */
+static int continuation(char *out, size_t size, const char *sid, uint32_t n)
+{
+	int len = n < 2 ? snprintf(out, size, "%s", sid) : snprintf(out, size, "%s/continued-%u", sid, n);
+
+	if (len < 0 || (size_t)len >= size)
+		return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
+	return 0;
+}
+
+/* *closed: 1 when continuation n of `sid` is closed. */
+static int continuation_closed(hook_ctx *h, const char *sid, uint32_t n, int *closed)
+{
+	char id[SESSION_MAX + 1];
+	int error, state;
+
+	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state(h, id, &state)) < 0)
+		return error;
+	*closed = state == 2;
+	return 0;
+}
+
 /*
  * The top-level session of the event. A session id whose session was
- * closed (SessionEnd) and is used again (claude --continue / --resume,
- * codex exec resume) goes on in a continuation, "<id>/continued-<n>"
- * (n = 2, 3 ...; the first one not closed), opened with the label
- * continues=<the session before it>: a closed session stays closed
- * (invariant 8), and no later call is dropped. An end event (Stop,
- * SessionEnd) for a session already closed, with no continuation open,
- * records nothing.
+ * closed (SessionEnd; for Codex, every Stop) and is used again (claude
+ * --continue / --resume, codex exec resume, the next Codex turn) goes on in
+ * a continuation, "<id>/continued-<n>" (n = 2, 3 ...; the first one not
+ * closed), opened with the label continues=<the session before it>: a
+ * closed session stays closed (invariant 8), and no later call is dropped.
+ * An end event (Stop, SessionEnd) for a session already closed, with no
+ * continuation open, records nothing. Continuations are closed in order
+ * (one opens only after the one before it closed), so the first one not
+ * closed is found by doubling then halving: O(log n) lookups.
  */
 static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
 {
-	char prev[SESSION_MAX + 1];
-	int state, error, n;
+	uint32_t lo = 1, hi = 2;  /* lo closed; hi: the first not closed is at most hi once found */
+	int error, closed, state;
 
-	snprintf(top, size, "%s", sid);
-	if ((error = session_state(h, top, &state)) < 0 || state != 2)
-		return error;
-	for (n = 2; n <= CONTINUATIONS_MAX; n++) {
-		snprintf(prev, sizeof(prev), "%s", top);
-		if (snprintf(top, size, "%s/continued-%d", sid, n) >= (int)size)
-			return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
-		if ((error = session_state(h, top, &state)) < 0)
+	if ((error = continuation_closed(h, sid, 1, &closed)) < 0 || !closed)
+		return error < 0 ? error : continuation(top, size, sid, 1);
+	for (;;) {  /* lo is closed: double hi until one is not */
+		if ((error = continuation_closed(h, sid, hi, &closed)) < 0)
 			return error;
-		if (state == 0 && spooled(h, "session.opened", top, NULL))
-			state = 1;
-		if (state == 1)
-			return 0;
-		if (state == 0) {
-			h->quiet = is_end_event(h->name);
-			snprintf(h->continues, sizeof(h->continues), "%s", prev);
-			return 0;
-		}
+		if (!closed)
+			break;
+		if (hi >= CONTINUATIONS_MAX)
+			return docket_error_set(DOCKET_EINVALID, "session %s was continued %d times", sid,
+						CONTINUATIONS_MAX);
+		lo = hi;
+		hi *= 2;
 	}
-	return docket_error_set(DOCKET_EINVALID, "session %s was continued %d times", sid, CONTINUATIONS_MAX);
+	while (hi - lo > 1) {  /* lo closed, hi not */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if ((error = continuation_closed(h, sid, mid, &closed)) < 0)
+			return error;
+		if (closed)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state(h, top, &state)) < 0)
+		return error;
+	if (state == 0 && !spooled(h, "session.opened", top, NULL)) {
+		h->quiet = is_end_event(h->name);
+		return continuation(h->continues, sizeof(h->continues), sid, lo);
+	}
+	return 0;
 }
 
 static int set_session(hook_ctx *h)
@@ -1420,7 +1517,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	else if (strcmp(h.name, "PermissionDenied") == 0)
 		error = on_permission_denied(&h);
 	else if (strcmp(h.name, "Stop") == 0)
-		error = on_stop(&h, 0);
+		error = on_stop(&h, opts->client == DOCKET_CLIENT_CODEX);  /* Codex has no SessionEnd */
 	else if (strcmp(h.name, "SubagentStop") == 0)
 		error = on_stop(&h, h.parent[0] != '\0');  /* the subagent's session ends with it */
 	else if (strcmp(h.name, "SessionEnd") == 0)
