@@ -801,6 +801,22 @@ done:
 	return error;
 }
 
+json_t *docket_spool_incident_entry(const json_t *incident)
+{
+	const json_t *type = json_object_get(incident, "type"), *text = json_object_get(incident, "entry");
+	json_t *entry = NULL;
+
+	if (!json_is_string(type) || strcmp(json_string_value(type), "ledger.incident") != 0 || !json_is_string(text))
+		return NULL;
+	if (docket_json_parse(&entry, json_string_value(text), json_string_length(text)) < 0 ||
+	    !json_is_object(entry)) {
+		docket_error_clear();
+		json_decref(entry);
+		return NULL;
+	}
+	return entry;
+}
+
 int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out)
 {
 	docket_buf key = DOCKET_BUF_INIT, seqs = DOCKET_BUF_INIT;
