@@ -148,6 +148,32 @@ static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocatio
 	return hook_event_new(type, h->session, h->prov, invocation);
 }
 
+/* tool.dispatched for `id`, its provenance saying the dispatch is inferred
+ * (hooks do not see the dispatch moment); NULL when out of memory. */
+static json_t *dispatched_inferred(hook_ctx *h, const char *id)
+{
+	char prov[sizeof(h->prov)];
+	json_t *ev;
+
+	memcpy(prov, h->prov, sizeof(prov));
+	snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
+	ev = ev_new(h, "tool.dispatched", id);
+	memcpy(h->prov, prov, sizeof(prov));
+	return ev;
+}
+
+/* tool.completed denied for `id`, `why`; NULL when out of memory. */
+static json_t *denied_event(hook_ctx *h, const char *id, const char *why)
+{
+	json_t *ev = ev_new(h, "tool.completed", id);
+
+	if (ev && (set_str(ev, "status", "denied") < 0 || set_str(ev, "error", why) < 0)) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
 int hook_append(docket_ledger *ledger, json_t **evs, size_t n)
 {
 	size_t i;
@@ -750,12 +776,7 @@ static int on_pre_tool_use(hook_ctx *h)
 	ask = vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && h->opts->client == DOCKET_CLIENT_CLAUDE;
 	if (!ask) {
 		json_object_set_new(vi.decision, "verdict", json_string("denied"));
-		evs[1] = ev_new(h, "tool.completed", id);
-		if (evs[1] && (set_str(evs[1], "status", "denied") < 0 ||
-			       set_str(evs[1], "error", vi.reason) < 0)) {
-			json_decref(evs[1]);
-			evs[1] = NULL;
-		}
+		evs[1] = denied_event(h, id, vi.reason);
 		n = 2;
 	}
 	if (json_object_set_new(evs[0], "decision", vi.decision) < 0) {
@@ -944,6 +965,26 @@ static json_t *settle_event(hook_ctx *h, const char *id, const char *request, co
 	return ev;
 }
 
+/* fn for each call of the session without an outcome (the pending index:
+ * {invocation, state, request, tool, intent_seq}), until one fails. */
+typedef int (*pending_fn)(hook_ctx *h, const json_t *call);
+
+static int each_pending(hook_ctx *h, pending_fn fn)
+{
+	pending_ctx p;
+	size_t i;
+	int error;
+
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p);
+	for (i = 0; error >= 0 && i < json_array_size(p.all); i++)
+		error = fn(h, json_array_get(p.all, i));
+	json_decref(p.all);
+	return error < 0 ? error : 0;
+}
+
 /* The end of a call the client reports: `status` ok/error/cancelled/denied. */
 static int finish_call(hook_ctx *h, const char *status, const char *error_text, int ran)
 {
@@ -951,7 +992,6 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	const json_t *dur = json_object_get(h->ev, "duration_ms");
 	docket_buf text = DOCKET_BUF_INIT;
 	json_t *evs[4] = { NULL, NULL, NULL, NULL }, *done;
-	char prov[sizeof(h->prov)];
 	pending_ctx p;
 	size_t n = 0;
 	int error;
@@ -966,12 +1006,8 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		evs[n++] = settle_event(h, id, p.request,
 					ran ? "approved" : strcmp(status, "cancelled") == 0 ? "aborted" : "denied",
 					ran ? "inferred: the client reports the call ran" : NULL);
-	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0)) {
-		memcpy(prov, h->prov, sizeof(prov));
-		snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
-		evs[n++] = ev_new(h, "tool.dispatched", id);
-		memcpy(h->prov, prov, sizeof(prov));
-	}
+	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0))
+		evs[n++] = dispatched_inferred(h, id);
 	/* status NULL: the outcome is not known yet (Codex: see on_codex_post) */
 	done = status ? (evs[n++] = ev_new(h, "tool.completed", id)) : NULL;
 	if (status && !done)
@@ -1107,42 +1143,22 @@ static int import_transcript(hook_ctx *h)
 	return error;
 }
 
-/* Every call of the session still open and never dispatched ends denied. */
-static int close_open_calls(hook_ctx *h)
+/* A call of the session still open and never dispatched ends denied. */
+static int close_open_call(hook_ctx *h, const json_t *e)
 {
-	pending_ctx p;
-	size_t i;
-	int error;
+	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	json_t *evs[2] = { NULL, NULL };
+	size_t n = 0;
+	char why[160];
 
-	memset(&p, 0, sizeof(p));
-	if (!(p.all = json_array()))
-		return nomem();
-	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
-		goto done;
-	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
-		const json_t *e = json_array_get(p.all, i);
-		const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
-		json_t *evs[2] = { NULL, NULL };
-		size_t n = 0;
-		char why[160];
-
-		if (!st || !id || strcmp(st, "in_doubt") == 0)
-			continue;  /* dispatched: the client may still report it */
-		snprintf(why, sizeof(why),
-			 "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
-			 h->name);
-		if (strcmp(st, "awaiting_approval") == 0)
-			evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
-		evs[n] = ev_new(h, "tool.completed", id);
-		if (evs[n] && (set_str(evs[n], "status", "denied") < 0 || set_str(evs[n], "error", why) < 0)) {
-			json_decref(evs[n]);
-			evs[n] = NULL;
-		}
-		error = tolerate(append(h, evs, n + 1));
-	}
-done:
-	json_decref(p.all);
-	return error;
+	if (!st || !id || strcmp(st, "in_doubt") == 0)
+		return 0;  /* dispatched: the client may still report it */
+	snprintf(why, sizeof(why), "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
+		 h->name);
+	if (strcmp(st, "awaiting_approval") == 0)
+		evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
+	evs[n++] = denied_event(h, id, why);
+	return tolerate(append(h, evs, n));
 }
 
 /* A transcript that cannot be imported must not leave calls open for
@@ -1182,48 +1198,23 @@ static int import_or_warn(hook_ctx *h)
  * (the recovery mode, never_auto_retry, keeps anyone from running it again).
  * `docket recover` settles the same way when no resume comes.
  */
-static int settle_orphans(hook_ctx *h)
+static int settle_orphan(hook_ctx *h, const json_t *e)
 {
-	pending_ctx p;
-	size_t i;
-	int error;
+	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	const char *why = "the client ended before its prompt was answered";
+	json_t *evs[2] = { NULL, NULL };
+	size_t n = 0;
 
-	memset(&p, 0, sizeof(p));
-	if (!(p.all = json_array()))
-		return nomem();
-	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
-		goto done;
-	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
-		const json_t *e = json_array_get(p.all, i);
-		const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
-		json_t *evs[2] = { NULL, NULL };
-		char prov[sizeof(h->prov)];
-		size_t n = 0;
-
-		if (!st || !id || strcmp(st, "in_doubt") == 0 || strcmp(st, "refused") == 0)
-			continue;
-		if (strcmp(st, "undecided") == 0 || strcmp(st, "ready") == 0) {
-			memcpy(prov, h->prov, sizeof(prov));
-			snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
-			evs[n++] = ev_new(h, "tool.dispatched", id);
-			memcpy(h->prov, prov, sizeof(prov));
-		} else {
-			const char *why = "the client ended before its prompt was answered";
-
-			if (strcmp(st, "awaiting_approval") == 0)
-				evs[n++] = settle_event(h, id, jstr(e, "request"), "aborted", why);
-			evs[n] = ev_new(h, "tool.completed", id);
-			if (evs[n] && (set_str(evs[n], "status", "denied") < 0 || set_str(evs[n], "error", why) < 0)) {
-				json_decref(evs[n]);
-				evs[n] = NULL;
-			}
-			n++;
-		}
-		error = tolerate(append(h, evs, n));
+	if (!st || !id || strcmp(st, "in_doubt") == 0 || strcmp(st, "refused") == 0)
+		return 0;
+	if (strcmp(st, "undecided") == 0 || strcmp(st, "ready") == 0) {
+		evs[n++] = dispatched_inferred(h, id);
+	} else {
+		if (strcmp(st, "awaiting_approval") == 0)
+			evs[n++] = settle_event(h, id, jstr(e, "request"), "aborted", why);
+		evs[n++] = denied_event(h, id, why);
 	}
-done:
-	json_decref(p.all);
-	return error;
+	return tolerate(append(h, evs, n));
 }
 
 static int on_session_start(hook_ctx *h)
@@ -1231,7 +1222,7 @@ static int on_session_start(hook_ctx *h)
 	int error, state = 0;
 
 	if ((error = session_state(h, h->session, &state)) < 0 || (error = ensure_session(h)) < 0 ||
-	    (state == 1 && (error = settle_orphans(h)) < 0) || h->opts->client != DOCKET_CLIENT_CLAUDE)
+	    (state == 1 && (error = each_pending(h, settle_orphan)) < 0) || h->opts->client != DOCKET_CLIENT_CLAUDE)
 		return error;
 	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
 }
@@ -1259,42 +1250,29 @@ static json_t *rollout_completed(hook_ctx *h, const char *id, const docket_impor
  * the import does not extend, so this is what gives its calls their real
  * outcomes. A call the rollout still says nothing about stays in doubt.
  */
+static int settle_from_rollout_call(hook_ctx *h, const json_t *e)
+{
+	const char *id = jstr(e, "invocation"), *st = jstr(e, "state");
+	docket_import_outcome o;
+	json_t *ev;
+
+	if (!id || !st || strcmp(st, "in_doubt") != 0)
+		return 0;
+	if (docket_import_codex_rollout_outcome(&o, jstr(h->ev, "transcript_path"), id) < 0) {
+		/* not there (yet), or a rollout it cannot read: in doubt it stays */
+		docket_error_clear();
+		return 0;
+	}
+	if (!(ev = rollout_completed(h, id, &o)))
+		return nomem();
+	return tolerate(append(h, &ev, 1));
+}
+
 static int settle_from_rollout(hook_ctx *h)
 {
-	const char *path = jstr(h->ev, "transcript_path");
-	docket_import_outcome o;
-	pending_ctx p;
-	size_t i;
-	int error;
-
-	if (h->opts->client != DOCKET_CLIENT_CODEX || !path || h->spooling)
+	if (h->opts->client != DOCKET_CLIENT_CODEX || !jstr(h->ev, "transcript_path") || h->spooling)
 		return 0;
-	memset(&p, 0, sizeof(p));
-	if (!(p.all = json_array()))
-		return nomem();
-	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
-		goto done;
-	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
-		const json_t *e = json_array_get(p.all, i);
-		const char *id = jstr(e, "invocation");
-		json_t *ev;
-
-		if (!id || !jstr(e, "state") || strcmp(jstr(e, "state"), "in_doubt") != 0)
-			continue;
-		if ((error = docket_import_codex_rollout_outcome(&o, path, id)) < 0) {
-			/* not there (yet), or a rollout it cannot read: in doubt it stays */
-			docket_error_clear();
-			error = 0;
-			continue;
-		}
-		if (!(ev = rollout_completed(h, id, &o)))
-			error = nomem();
-		else
-			error = tolerate(append(h, &ev, 1));
-	}
-done:
-	json_decref(p.all);
-	return error;
+	return each_pending(h, settle_from_rollout_call);
 }
 
 static int on_stop(hook_ctx *h, int end)
@@ -1303,7 +1281,7 @@ static int on_stop(hook_ctx *h, int end)
 	int error, state;
 
 	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
-	    (error = settle_from_rollout(h)) < 0 || (error = close_open_calls(h)) < 0 || !end)
+	    (error = settle_from_rollout(h)) < 0 || (error = each_pending(h, close_open_call)) < 0 || !end)
 		return error;
 	if ((error = session_state(h, h->session, &state)) < 0)
 		return error;
