@@ -1180,8 +1180,9 @@ static int import_or_warn(hook_ctx *h)
 }
 
 /*
- * A SessionStart for a session still open: the client that ran it ended
- * without SessionEnd (killed, or Codex, which has none) and this one
+ * A SessionStart for a session still open, from a new client process (not
+ * Claude Code's own after compacting): the client that ran it ended
+ * without SessionEnd (killed, or a Codex turn cut short) and this one
  * resumes it. Its calls without an outcome are settled now (issue 27):
  *
  *   let through at PreToolUse, no prompt seen   tool.dispatched, "dispatch
@@ -1217,12 +1218,22 @@ static int settle_orphan(hook_ctx *h, const json_t *e)
 	return tolerate(append(h, evs, n));
 }
 
+/* A SessionStart of a new client process: Claude Code also sends one, in
+ * the same process, after compacting (source "compact") or /clear. */
+static int new_process(const hook_ctx *h)
+{
+	const char *source = jstr(h->ev, "source");
+
+	return !source || (strcmp(source, "compact") != 0 && strcmp(source, "clear") != 0);
+}
+
 static int on_session_start(hook_ctx *h)
 {
 	int error, state = 0;
 
 	if ((error = session_state(h, h->session, &state)) < 0 || (error = ensure_session(h)) < 0 ||
-	    (state == 1 && (error = each_pending(h, settle_orphan)) < 0) || h->opts->client != DOCKET_CLIENT_CLAUDE)
+	    (state == 1 && new_process(h) && (error = each_pending(h, settle_orphan)) < 0) ||
+	    h->opts->client != DOCKET_CLIENT_CLAUDE)
 		return error;
 	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
 }

@@ -397,6 +397,10 @@ static void test_hook_killed_mid_call(void **state)
 	hook(l, DOCKET_CLIENT_CLAUDE, PRE("k", "t1", ",\"permission_mode\":\"default\""));
 	hook(l, DOCKET_CLIENT_CLAUDE, PRE("k", "t2", ",\"permission_mode\":\"default\""));
 	hook(l, DOCKET_CLIENT_CLAUDE, ASK("k"));  /* t2 at a prompt */
+	/* Claude Code's SessionStart after compacting is the same process: no settling */
+	hook(l, DOCKET_CLIENT_CLAUDE, START("k", "compact"));
+	assert_string_equal(call_state(l, "k", "t1", st), "undecided");
+	assert_string_equal(call_state(l, "k", "t2", st), "awaiting_approval");
 	/* killed: nothing more; recover treats t1 as in doubt, never asks */
 	plan_of(l, "t1", &pst, &action, &hold);
 	assert_non_null(pst);
