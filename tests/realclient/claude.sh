@@ -135,7 +135,9 @@ asid=$(jq -r .session_id "$work/out-ask.json")
 check "ask under -p: the call is settled (not pending)" test "$(outcome_in "$asid" toolu_stub_1_1)" = denied
 check "ask under -p: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$asid\") | .seq")"
 # killed mid-call: the running call is in doubt, never a question for approval
+# (hooks that record only: what is tested is the kill, not a decision)
 cd "$proj" || exit 99
+"$docket" -L "$work/ledger" integrate claude --scope project >/dev/null || exit 99
 jq '.permissions.allow += ["Bash(sleep:*)"]' .claude/settings.json >settings.tmp && mv settings.tmp .claude/settings.json
 printf '%s\n' '[{"name":"Bash","input":{"command":"sleep 20"}},"Done."]' >"$work/script-kill.json"
 start_stub anthropic-kill "$here/anthropic_stub.py" --script "$work/script-kill.json"
