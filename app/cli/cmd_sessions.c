@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "docket/export.h"
+#include "ledger/spool.h"
 #include "util/error.h"
 
 #define MODE_MAX 120
@@ -78,7 +79,25 @@ int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_ori
 
 /* ---- the local listing: what the events add --------------------------- */
 
-/* session -> {"cwd", "imported", "mode", "risky"} */
+/* A spooled event refused when folded (ledger.incident, in no session):
+ * counted for the session its entry names. */
+static int count_incident(json_t *extras, const json_t *ev)
+{
+	json_t *entry = docket_spool_incident_entry(ev), *x;
+	const char *session = cli_jstr(entry, "session");
+	int error = 0;
+
+	if (session && !(x = json_object_get(extras, session)) &&
+	    (json_object_set_new(extras, session, x = json_object()) < 0 || !x))
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	else if (session && json_object_set_new(x, "incidents", json_integer(json_integer_value(
+					json_object_get(x, "incidents")) + 1)) < 0)
+		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+	json_decref(entry);
+	return error;
+}
+
+/* session -> {"cwd", "imported", "mode", "risky", "incidents"} */
 static int on_event(void *vctx, uint64_t seq, json_t *ev)
 {
 	json_t *extras = vctx, *x;
@@ -87,6 +106,8 @@ static int on_event(void *vctx, uint64_t seq, json_t *ev)
 	int risky;
 
 	(void)seq;
+	if (type && strcmp(type, "ledger.incident") == 0)
+		return count_incident(extras, ev);
 	if (!type || !session || (strcmp(type, "session.opened") != 0 && strcmp(type, "policy.revised") != 0))
 		return 0;
 	if (!(x = json_object_get(extras, session)) &&
@@ -124,6 +145,7 @@ static int local_row(void *vctx, const docket_session_info *s)
 	const json_t *x = json_object_get(ll->extras, s->session);
 	const char *mode = cli_jstr(x, "mode");
 	int risky = json_is_true(json_object_get(x, "risky")), error;
+	json_int_t incidents = json_integer_value(json_object_get(x, "incidents"));
 
 	ll->list.count++;
 	if (ll->list.json) {
@@ -132,7 +154,8 @@ static int local_row(void *vctx, const docket_session_info *s)
 		if (row && (json_object_set_new(row, "imported", json_boolean(json_is_true(json_object_get(x, "imported")))) < 0 ||
 			    json_object_set_new(row, "cwd", cli_json_nonempty(cli_jstr(x, "cwd"))) < 0 ||
 			    json_object_set_new(row, "mode", cli_json_nonempty(mode)) < 0 ||
-			    json_object_set_new(row, "risky_mode", json_boolean(risky)) < 0)) {
+			    json_object_set_new(row, "risky_mode", json_boolean(risky)) < 0 ||
+			    json_object_set_new(row, "incidents", json_integer(incidents)) < 0)) {
 			json_decref(row);
 			row = NULL;
 		}
@@ -140,7 +163,9 @@ static int local_row(void *vctx, const docket_session_info *s)
 	}
 	if ((error = cli_table_cell(t, s->session)) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(s->runtime))) < 0 ||
-	    (error = cli_table_cell_color(t, s->closed_seq ? NULL : CLI_YELLOW, state_of(s, x))) < 0 ||
+	    (incidents ? (error = cli_table_cellf(t, "%s, %lld incident%s", state_of(s, x), (long long)incidents,
+						   incidents == 1 ? "" : "s")) < 0
+		       : (error = cli_table_cell_color(t, s->closed_seq ? NULL : CLI_YELLOW, state_of(s, x))) < 0) ||
 	    (error = cli_table_cellf(t, "%llu", (unsigned long long)s->invocations)) < 0 ||
 	    (error = cli_table_cellf(t, "%llu", (unsigned long long)s->pending)) < 0)
 		return error;

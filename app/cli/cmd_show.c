@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "docket/export.h"
+#include "ledger/spool.h"
 #include "policy/risk.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -37,6 +38,7 @@ typedef struct show_ctx {
 	json_t *closed;
 	json_t *policies;    /* policy.revised events */
 	json_t *other;       /* session events that belong to no invocation */
+	json_t *incidents;   /* ledger.incident events about the session (ledger/spool.c) */
 } show_ctx;
 
 static int collect(void *vctx, uint64_t seq, json_t *ev)
@@ -93,6 +95,19 @@ static int group(show_ctx *ctx)
 
 		if (!type)
 			type = "";
+		if (strcmp(type, "ledger.incident") == 0) {
+			/* a spooled event of this session refused when folded: with
+			 * its call when the call is known, else with the other events */
+			json_t *entry = docket_spool_incident_entry(ev);
+			const json_t *idx = json_object_get(ctx->index, cli_jstr(entry, "invocation") ?
+							cli_jstr(entry, "invocation") : "");
+
+			json_decref(entry);
+			if (json_array_append(ctx->incidents, ev) < 0 ||
+			    json_array_append(idx ? ctx->calls[json_integer_value(idx)].steps : ctx->other, ev) < 0)
+				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			continue;
+		}
 		if (!inv) {
 			int error = 0;
 
@@ -439,6 +454,11 @@ static json_t *show_json(const show_ctx *ctx, const char *session)
 		      "closed", at(ctx->closed),
 		      "policy_revisions", pols,
 		      "invocations", calls);
+	if (j && json_array_size(ctx->incidents) > 0 &&
+	    json_object_set(j, "incidents", ctx->incidents) < 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	return j;
 oom:
 	json_decref(calls);
@@ -564,6 +584,11 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		}
 		if (error == 0 && cli_jstr(ev, "error"))
 			error = docket_buf_printf(b, ": %s", without_word(cli_jstr(ev, "error"), status));
+	} else if (strcmp(type, "ledger.incident") == 0) {
+		*color = CLI_RED;
+		error = docket_buf_printf(b, "a spooled record refused when folded (%s): %s",
+					  cli_jstr(ev, "file") ? cli_jstr(ev, "file") : "?",
+					  cli_jstr(ev, "error") ? cli_jstr(ev, "error") : "?");
 	} else if (strcmp(type, "recovery.action") == 0) {
 		const json_t *d = json_object_get(ev, "decision");
 
@@ -607,6 +632,8 @@ static const char *step_name(const char *type)
 		return "outcome";
 	if (strncmp(type, "recovery.", 9) == 0)
 		return "recovery";
+	if (strcmp(type, "ledger.incident") == 0)
+		return "INCIDENT";
 	return type;
 }
 
@@ -799,7 +826,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 			if ((error = cli_table_cellf(t, "    %s", time ? time : "-")) < 0 ||
 			    (error = cli_table_cellf(t, "#%lld", (long long)seq)) < 0 ||
 			    (error = cli_table_cell(t, type ? type : "?")) < 0 ||
-			    (error = cli_table_cell(t, "")) < 0)
+			    (error = cli_table_cell(t, cli_jstr(ev, "error") ? cli_jstr(ev, "error") : "")) < 0)
 				break;
 		}
 	}
@@ -823,7 +850,8 @@ int cli_show_session(cli_event_read read, void *rctx, const char *session, int j
 	ctx.index = json_object();
 	ctx.policies = json_array();
 	ctx.other = json_array();
-	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other) {
+	ctx.incidents = json_array();
+	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other || !ctx.incidents) {
 		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -864,6 +892,7 @@ cleanup:
 	json_decref(ctx.index);
 	json_decref(ctx.policies);
 	json_decref(ctx.other);
+	json_decref(ctx.incidents);
 	return rc;
 }
 
@@ -877,8 +906,23 @@ static int read_local(void *vctx, docket_json_cb cb, void *ctx)
 	local_read *r = vctx;
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 
+	json_t *incidents = NULL, *ev;
+	size_t i;
+	int error;
+
 	ro.session = r->session;
-	return docket_ledger_read_json(r->ledger, &ro, cb, ctx);
+	if ((error = docket_ledger_read_json(r->ledger, &ro, cb, ctx)) < 0 ||
+	    (error = docket_spool_incidents(r->ledger, r->session, &incidents)) < 0)
+		return error;
+	/* the session's incidents (in no session: ledger/spool.c indexes them) */
+	json_array_foreach(incidents, i, ev) {
+		json_int_t seq = json_integer_value(json_object_get(ev, "seq"));
+
+		if ((error = cb(ctx, (uint64_t)seq, ev)) < 0)
+			break;
+	}
+	json_decref(incidents);
+	return error;
 }
 
 int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)

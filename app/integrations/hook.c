@@ -148,6 +148,32 @@ static json_t *ev_new(const hook_ctx *h, const char *type, const char *invocatio
 	return hook_event_new(type, h->session, h->prov, invocation);
 }
 
+/* tool.dispatched for `id`, its provenance saying the dispatch is inferred
+ * (hooks do not see the dispatch moment); NULL when out of memory. */
+static json_t *dispatched_inferred(hook_ctx *h, const char *id)
+{
+	char prov[sizeof(h->prov)];
+	json_t *ev;
+
+	memcpy(prov, h->prov, sizeof(prov));
+	snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
+	ev = ev_new(h, "tool.dispatched", id);
+	memcpy(h->prov, prov, sizeof(prov));
+	return ev;
+}
+
+/* tool.completed denied for `id`, `why`; NULL when out of memory. */
+static json_t *denied_event(hook_ctx *h, const char *id, const char *why)
+{
+	json_t *ev = ev_new(h, "tool.completed", id);
+
+	if (ev && (set_str(ev, "status", "denied") < 0 || set_str(ev, "error", why) < 0)) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
 int hook_append(docket_ledger *ledger, json_t **evs, size_t n)
 {
 	size_t i;
@@ -593,15 +619,6 @@ static int track_mode(hook_ctx *h)
 	return error;
 }
 
-static int on_session_start(hook_ctx *h)
-{
-	int error;
-
-	if ((error = ensure_session(h)) < 0 || h->opts->client != DOCKET_CLIENT_CLAUDE)
-		return error;
-	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
-}
-
 /* ---- calls ---- */
 
 static int map_call(const hook_ctx *h, const char **tool, json_t **args)
@@ -759,12 +776,7 @@ static int on_pre_tool_use(hook_ctx *h)
 	ask = vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && h->opts->client == DOCKET_CLIENT_CLAUDE;
 	if (!ask) {
 		json_object_set_new(vi.decision, "verdict", json_string("denied"));
-		evs[1] = ev_new(h, "tool.completed", id);
-		if (evs[1] && (set_str(evs[1], "status", "denied") < 0 ||
-			       set_str(evs[1], "error", vi.reason) < 0)) {
-			json_decref(evs[1]);
-			evs[1] = NULL;
-		}
+		evs[1] = denied_event(h, id, vi.reason);
 		n = 2;
 	}
 	if (json_object_set_new(evs[0], "decision", vi.decision) < 0) {
@@ -953,6 +965,26 @@ static json_t *settle_event(hook_ctx *h, const char *id, const char *request, co
 	return ev;
 }
 
+/* fn for each call of the session without an outcome (the pending index:
+ * {invocation, state, request, tool, intent_seq}), until one fails. */
+typedef int (*pending_fn)(hook_ctx *h, const json_t *call);
+
+static int each_pending(hook_ctx *h, pending_fn fn)
+{
+	pending_ctx p;
+	size_t i;
+	int error;
+
+	memset(&p, 0, sizeof(p));
+	if (!(p.all = json_array()))
+		return nomem();
+	error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p);
+	for (i = 0; error >= 0 && i < json_array_size(p.all); i++)
+		error = fn(h, json_array_get(p.all, i));
+	json_decref(p.all);
+	return error < 0 ? error : 0;
+}
+
 /* The end of a call the client reports: `status` ok/error/cancelled/denied. */
 static int finish_call(hook_ctx *h, const char *status, const char *error_text, int ran)
 {
@@ -960,7 +992,6 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	const json_t *dur = json_object_get(h->ev, "duration_ms");
 	docket_buf text = DOCKET_BUF_INIT;
 	json_t *evs[4] = { NULL, NULL, NULL, NULL }, *done;
-	char prov[sizeof(h->prov)];
 	pending_ctx p;
 	size_t n = 0;
 	int error;
@@ -975,12 +1006,8 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		evs[n++] = settle_event(h, id, p.request,
 					ran ? "approved" : strcmp(status, "cancelled") == 0 ? "aborted" : "denied",
 					ran ? "inferred: the client reports the call ran" : NULL);
-	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0)) {
-		memcpy(prov, h->prov, sizeof(prov));
-		snprintf(h->prov, sizeof(h->prov), "%.30s (dispatch inferred)", prov);
-		evs[n++] = ev_new(h, "tool.dispatched", id);
-		memcpy(h->prov, prov, sizeof(prov));
-	}
+	if (ran && !(p.found && strcmp(p.state, "in_doubt") == 0))
+		evs[n++] = dispatched_inferred(h, id);
 	/* status NULL: the outcome is not known yet (Codex: see on_codex_post) */
 	done = status ? (evs[n++] = ev_new(h, "tool.completed", id)) : NULL;
 	if (status && !done)
@@ -1116,42 +1143,22 @@ static int import_transcript(hook_ctx *h)
 	return error;
 }
 
-/* Every call of the session still open and never dispatched ends denied. */
-static int close_open_calls(hook_ctx *h)
+/* A call of the session still open and never dispatched ends denied. */
+static int close_open_call(hook_ctx *h, const json_t *e)
 {
-	pending_ctx p;
-	size_t i;
-	int error;
+	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	json_t *evs[2] = { NULL, NULL };
+	size_t n = 0;
+	char why[160];
 
-	memset(&p, 0, sizeof(p));
-	if (!(p.all = json_array()))
-		return nomem();
-	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
-		goto done;
-	for (i = 0; i < json_array_size(p.all) && error == 0; i++) {
-		const json_t *e = json_array_get(p.all, i);
-		const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
-		json_t *evs[2] = { NULL, NULL };
-		size_t n = 0;
-		char why[160];
-
-		if (!st || !id || strcmp(st, "in_doubt") == 0)
-			continue;  /* dispatched: the client may still report it */
-		snprintf(why, sizeof(why),
-			 "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
-			 h->name);
-		if (strcmp(st, "awaiting_approval") == 0)
-			evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
-		evs[n] = ev_new(h, "tool.completed", id);
-		if (evs[n] && (set_str(evs[n], "status", "denied") < 0 || set_str(evs[n], "error", why) < 0)) {
-			json_decref(evs[n]);
-			evs[n] = NULL;
-		}
-		error = tolerate(append(h, evs, n + 1));
-	}
-done:
-	json_decref(p.all);
-	return error;
+	if (!st || !id || strcmp(st, "in_doubt") == 0)
+		return 0;  /* dispatched: the client may still report it */
+	snprintf(why, sizeof(why), "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
+		 h->name);
+	if (strcmp(st, "awaiting_approval") == 0)
+		evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
+	evs[n++] = denied_event(h, id, why);
+	return tolerate(append(h, evs, n));
 }
 
 /* A transcript that cannot be imported must not leave calls open for
@@ -1172,13 +1179,120 @@ static int import_or_warn(hook_ctx *h)
 	return 0;
 }
 
+/*
+ * A SessionStart for a session still open, from a new client process (not
+ * Claude Code's own after compacting): the client that ran it ended
+ * without SessionEnd (killed, or a Codex turn cut short) and this one
+ * resumes it. Its calls without an outcome are settled now (issue 27):
+ *
+ *   let through at PreToolUse, no prompt seen   tool.dispatched, "dispatch
+ *     (undecided, or allowed not dispatched)    inferred": in_doubt, never
+ *                                               "ask for approval" again
+ *   a prompt nobody answered (awaiting)         approval.settled aborted,
+ *                                               tool.completed denied
+ *   docket asked, the prompt never came         tool.completed denied
+ *
+ * The dispatch is recorded here, not at the allow answer: after docket lets
+ * a call go the client may still prompt (PermissionRequest), and a dispatch
+ * cannot be taken back. A client that went on to Stop reported every call
+ * it ran; one that did not may have run it: in doubt is the truthful state
+ * (the recovery mode, never_auto_retry, keeps anyone from running it again).
+ * `docket recover` settles the same way when no resume comes.
+ */
+static int settle_orphan(hook_ctx *h, const json_t *e)
+{
+	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	const char *why = "the client ended before its prompt was answered";
+	json_t *evs[2] = { NULL, NULL };
+	size_t n = 0;
+
+	if (!st || !id || strcmp(st, "in_doubt") == 0 || strcmp(st, "refused") == 0)
+		return 0;
+	if (strcmp(st, "undecided") == 0 || strcmp(st, "ready") == 0) {
+		evs[n++] = dispatched_inferred(h, id);
+	} else {
+		if (strcmp(st, "awaiting_approval") == 0)
+			evs[n++] = settle_event(h, id, jstr(e, "request"), "aborted", why);
+		evs[n++] = denied_event(h, id, why);
+	}
+	return tolerate(append(h, evs, n));
+}
+
+/* A SessionStart of a new client process: Claude Code also sends one, in
+ * the same process, after compacting (source "compact") or /clear. */
+static int new_process(const hook_ctx *h)
+{
+	const char *source = jstr(h->ev, "source");
+
+	return !source || (strcmp(source, "compact") != 0 && strcmp(source, "clear") != 0);
+}
+
+static int on_session_start(hook_ctx *h)
+{
+	int error, state = 0;
+
+	if ((error = session_state(h, h->session, &state)) < 0 || (error = ensure_session(h)) < 0 ||
+	    (state == 1 && new_process(h) && (error = each_pending(h, settle_orphan)) < 0) ||
+	    h->opts->client != DOCKET_CLIENT_CLAUDE)
+		return error;
+	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
+}
+
+/* tool.completed for `id` from what the rollout says (Codex); NULL when
+ * out of memory. */
+static json_t *rollout_completed(hook_ctx *h, const char *id, const docket_import_outcome *o)
+{
+	json_t *ev = ev_new(h, "tool.completed", id);
+
+	if (ev && (set_str(ev, "status", o->status) < 0 || set_str(ev, "error", o->error) < 0 ||
+		   (o->has_exit && json_object_set_new(ev, "exit_code", json_integer(o->exit_code)) < 0) ||
+		   (o->duration_ms >= 0 && json_object_set_new(ev, "duration_ms", json_integer(o->duration_ms)) < 0))) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/*
+ * Codex at Stop: a call recorded dispatched whose outcome the rollout did
+ * not have at PostToolUse gets it now, read from the rollout's tail for
+ * that call alone. The Stop-time import does the same for the first turn;
+ * a later turn is a continuation (the session closes at every Stop), which
+ * the import does not extend, so this is what gives its calls their real
+ * outcomes. A call the rollout still says nothing about stays in doubt.
+ */
+static int settle_from_rollout_call(hook_ctx *h, const json_t *e)
+{
+	const char *id = jstr(e, "invocation"), *st = jstr(e, "state");
+	docket_import_outcome o;
+	json_t *ev;
+
+	if (!id || !st || strcmp(st, "in_doubt") != 0)
+		return 0;
+	if (docket_import_codex_rollout_outcome(&o, jstr(h->ev, "transcript_path"), id) < 0) {
+		/* not there (yet), or a rollout it cannot read: in doubt it stays */
+		docket_error_clear();
+		return 0;
+	}
+	if (!(ev = rollout_completed(h, id, &o)))
+		return nomem();
+	return tolerate(append(h, &ev, 1));
+}
+
+static int settle_from_rollout(hook_ctx *h)
+{
+	if (h->opts->client != DOCKET_CLIENT_CODEX || !jstr(h->ev, "transcript_path") || h->spooling)
+		return 0;
+	return each_pending(h, settle_from_rollout_call);
+}
+
 static int on_stop(hook_ctx *h, int end)
 {
 	json_t *ev;
 	int error, state;
 
 	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
-	    (error = close_open_calls(h)) < 0 || !end)
+	    (error = settle_from_rollout(h)) < 0 || (error = each_pending(h, close_open_call)) < 0 || !end)
 		return error;
 	if ((error = session_state(h, h->session, &state)) < 0)
 		return error;
@@ -1236,48 +1350,84 @@ int docket_hook_blocks(const char *input, size_t len)
 	return blocks;
 }
 
-#define CONTINUATIONS_MAX 1000
+/* Codex closes its session at every Stop (it has no SessionEnd), so an
+ * interactive Codex session is one continuation per turn: many of them. */
+#define CONTINUATIONS_MAX (1 << 24)
 
 static int is_end_event(const char *name)
 {
 	return strcmp(name, "Stop") == 0 || strcmp(name, "SubagentStop") == 0 || strcmp(name, "SessionEnd") == 0;
 }
 
+/* The name of continuation n of `sid` (n 1: sid itself). */
+static int continuation(char *out, size_t size, const char *sid, uint32_t n)
+{
+	int len = n < 2 ? snprintf(out, size, "%s", sid) : snprintf(out, size, "%s/continued-%u", sid, n);
+
+	if (len < 0 || (size_t)len >= size)
+		return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
+	return 0;
+}
+
+/* *closed: 1 when continuation n of `sid` is closed. */
+static int continuation_closed(hook_ctx *h, const char *sid, uint32_t n, int *closed)
+{
+	char id[SESSION_MAX + 1];
+	int error, state;
+
+	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state(h, id, &state)) < 0)
+		return error;
+	*closed = state == 2;
+	return 0;
+}
+
 /*
  * The top-level session of the event. A session id whose session was
- * closed (SessionEnd) and is used again (claude --continue / --resume,
- * codex exec resume) goes on in a continuation, "<id>/continued-<n>"
- * (n = 2, 3 ...; the first one not closed), opened with the label
- * continues=<the session before it>: a closed session stays closed
- * (invariant 8), and no later call is dropped. An end event (Stop,
- * SessionEnd) for a session already closed, with no continuation open,
- * records nothing.
+ * closed (SessionEnd; for Codex, every Stop) and is used again (claude
+ * --continue / --resume, codex exec resume, the next Codex turn) goes on in
+ * a continuation, "<id>/continued-<n>" (n = 2, 3 ...; the first one not
+ * closed), opened with the label continues=<the session before it>: a
+ * closed session stays closed (invariant 8), and no later call is dropped.
+ * An end event (Stop, SessionEnd) for a session already closed, with no
+ * continuation open, records nothing. Continuations are closed in order
+ * (one opens only after the one before it closed), so the first one not
+ * closed is found by doubling then halving: O(log n) lookups.
  */
 static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
 {
-	char prev[SESSION_MAX + 1];
-	int state, error, n;
+	uint32_t lo = 1, hi = 2;  /* lo closed; hi: the first not closed is at most hi once found */
+	int error, closed, state;
 
-	snprintf(top, size, "%s", sid);
-	if ((error = session_state(h, top, &state)) < 0 || state != 2)
-		return error;
-	for (n = 2; n <= CONTINUATIONS_MAX; n++) {
-		snprintf(prev, sizeof(prev), "%s", top);
-		if (snprintf(top, size, "%s/continued-%d", sid, n) >= (int)size)
-			return docket_error_set(DOCKET_EINVALID, "session_id longer than %d bytes", SESSION_MAX);
-		if ((error = session_state(h, top, &state)) < 0)
+	if ((error = continuation_closed(h, sid, 1, &closed)) < 0 || !closed)
+		return error < 0 ? error : continuation(top, size, sid, 1);
+	for (;;) {  /* lo is closed: double hi until one is not */
+		if ((error = continuation_closed(h, sid, hi, &closed)) < 0)
 			return error;
-		if (state == 0 && spooled(h, "session.opened", top, NULL))
-			state = 1;
-		if (state == 1)
-			return 0;
-		if (state == 0) {
-			h->quiet = is_end_event(h->name);
-			snprintf(h->continues, sizeof(h->continues), "%s", prev);
-			return 0;
-		}
+		if (!closed)
+			break;
+		if (hi >= CONTINUATIONS_MAX)
+			return docket_error_set(DOCKET_EINVALID, "session %s was continued %d times", sid,
+						CONTINUATIONS_MAX);
+		lo = hi;
+		hi *= 2;
 	}
-	return docket_error_set(DOCKET_EINVALID, "session %s was continued %d times", sid, CONTINUATIONS_MAX);
+	while (hi - lo > 1) {  /* lo closed, hi not */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if ((error = continuation_closed(h, sid, mid, &closed)) < 0)
+			return error;
+		if (closed)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state(h, top, &state)) < 0)
+		return error;
+	if (state == 0 && !spooled(h, "session.opened", top, NULL)) {
+		h->quiet = is_end_event(h->name);
+		return continuation(h->continues, sizeof(h->continues), sid, lo);
+	}
+	return 0;
 }
 
 static int set_session(hook_ctx *h)
@@ -1356,7 +1506,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	else if (strcmp(h.name, "PermissionDenied") == 0)
 		error = on_permission_denied(&h);
 	else if (strcmp(h.name, "Stop") == 0)
-		error = on_stop(&h, 0);
+		error = on_stop(&h, opts->client == DOCKET_CLIENT_CODEX);  /* Codex has no SessionEnd */
 	else if (strcmp(h.name, "SubagentStop") == 0)
 		error = on_stop(&h, h.parent[0] != '\0');  /* the subagent's session ends with it */
 	else if (strcmp(h.name, "SessionEnd") == 0)

@@ -77,6 +77,18 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 int docket_spool_fold(docket_ledger *l) DOCKET_MUST_USE;
 int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
 
+/*
+ * The ledger.incident events of spool entries that name `session` (refused
+ * when folded), oldest first, as log --json shows them (a new array); ""
+ * for those whose entry names no session.
+ */
+int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out) DOCKET_MUST_USE;
+
+/* The spool entry a ledger.incident event carries, parsed (a new
+ * reference: its session and invocation name what it was about), or NULL
+ * when `incident` is no incident or its entry is not a JSON object. */
+json_t *docket_spool_incident_entry(const json_t *incident);
+
 /* The number of entries waiting in the spool of the ledger at `ledger_path`. */
 int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
 

@@ -37,6 +37,7 @@ typedef struct plan_ctx {
 	char owner_session[STATE_ID_MAX + 1];
 	state_lineage owner;
 	int owned;
+	const char *shown_state; /* the item's state when planning changed it, else NULL */
 } plan_ctx;
 
 /* The lineage owning p's session into c->owner (c->owned 0: none). */
@@ -259,13 +260,48 @@ static int plan_approval(plan_ctx *c, const docket_pending_info *p, json_t *even
 	return rc < 0 ? docket_error_set_oom() : 0;
 }
 
+/*
+ * An undecided call a live hook let through at PreToolUse (its intent's
+ * provenance "hook:CLIENT/PreToolUse") whose client ended without reporting
+ * it: the client runs a call right after the hook lets it go, so it may
+ * have run. It is in doubt (dispatch inferred), never a question for
+ * approval that would run it again (issue 27). *hooked is set when so.
+ */
+static int hook_let_through(plan_ctx *c, const docket_pending_info *p, int *hooked)
+{
+	json_t *intent = NULL;
+	const char *file;
+	int error;
+
+	*hooked = 0;
+	if ((error = ledger_event_json(c->ledger, p->intent_seq, &intent)) < 0)
+		return error;
+	file = json_string_value(json_object_get(json_object_get(intent, "provenance"), "file"));
+	*hooked = file && strncmp(file, "hook:", 5) == 0 && strstr(file, "/PreToolUse") &&
+		  !json_object_get(intent, "decision");
+	json_decref(intent);
+	return 0;
+}
+
 static int plan_undecided(plan_ctx *c, const docket_pending_info *p, json_t *events,
 			  const char **action, const char **next)
 {
 	json_t *decision = NULL;
 	const char *verdict;
-	int error, rc;
+	int error, rc, hooked;
 
+	if ((error = hook_let_through(c, p, &hooked)) < 0)
+		return error;
+	if (hooked) {
+		c->shown_state = "in_doubt";
+		json_t *ev = item_event("tool.dispatched", p);
+
+		if (!ev || json_object_set_new(ev, "provenance", json_pack("{s:s, s:i}", "file",
+				"recover (dispatch inferred: let through by a hook at PreToolUse)", "line", 0)) < 0 ||
+		    add_event(events, ev) < 0)
+			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return plan_in_doubt(c, p, events, action, next);
+	}
 	if ((error = evaluate(c, p, &decision)) < 0)
 		return error;
 	*action = "evaluate";
@@ -306,6 +342,7 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 	}
 	if (!events)
 		return docket_error_set_oom();
+	c->shown_state = NULL;
 	if (strcmp(p->state, "in_doubt") == 0)
 		error = plan_in_doubt(c, p, events, &action, &next);
 	else if (strcmp(p->state, "ready") == 0)
@@ -325,7 +362,7 @@ static int plan_item(void *ctx, const docket_pending_info *p)
 	}
 	item = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",
 			 "session", p->session, "invocation", p->invocation, "tool", p->tool,
-			 "state", p->state, "verdict", p->verdict, "recovery", p->recovery,
+			 "state", c->shown_state ? c->shown_state : p->state, "verdict", p->verdict, "recovery", p->recovery,
 			 "attempts", (json_int_t)p->attempts, "action", action, "runtime", next,
 			 "events", events);
 	if (!item || json_array_append_new(c->items, item) < 0)

@@ -315,8 +315,8 @@ case_sessions_pending() {
 	for what in sessions pending; do
 		# the local rows plus ledger and host (jq -S: keys sorted, both sides),
 		# without what only the local listing reads from the events (the
-		# sessions' cwd and mode, the pending call and decision)
-		local only='del(.cwd, .mode, .risky_mode, .imported, .call, .decision)'
+		# sessions' cwd, mode and incidents, the pending call and decision)
+		local only='del(.cwd, .mode, .risky_mode, .imported, .incidents, .call, .decision)'
 		{
 			docket -L A $what --json | jq -cS --arg l "$ida" ". + {ledger: \$l, host: \"a\"} | $only"
 			docket -L B $what --json | jq -cS --arg l "$idb" ". + {ledger: \$l, host: \"b\"} | $only"

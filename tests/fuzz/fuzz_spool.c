@@ -4,7 +4,9 @@
  * ledger's directory could have written (docs/write-path.md §3). Each input
  * is one entry, byte for byte, folded into a scratch ledger. The fold must
  * never fail because of what an entry holds, and never drop one: afterwards
- * the spool is empty and the ledger holds the event or its incident.
+ * the spool is empty and the ledger holds the event or its incident. The
+ * incidents of session "s" (an entry naming it) are then read back through
+ * the fold's per-session index, and each one's entry parsed, as `show` does.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -66,6 +68,7 @@ static uint64_t head(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[400];
+	json_t *incidents = NULL;
 	uint64_t before;
 	size_t left = 1;
 	int fd;
@@ -84,5 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();  /* folded or kept as an incident, never left behind */
 	if (head() <= before)
 		abort();  /* never dropped: the event or its incident is in the chain */
+	if (docket_spool_incidents(ledger, "s", &incidents) != 0)
+		abort();  /* the index names events that exist */
+	for (size_t i = 0; i < json_array_size(incidents); i++)
+		json_decref(docket_spool_incident_entry(json_array_get(incidents, i)));
+	json_decref(incidents);
 	return 0;
 }

@@ -9,7 +9,10 @@
 # same session continued (`--continue`) and resumed (`--resume`) after
 # SessionEnd closed it, a denied call while another process holds the
 # ledger's writer lock (it must not run), and a docket ask under `claude -p`
-# (nobody to prompt: settled, nothing pending, the session closed).
+# (nobody to prompt: settled, nothing pending, the session closed), and
+# Claude Code killed (SIGKILL) while a call runs: the call is in doubt in
+# `recover`, and in `pending` once `--resume` starts the session again,
+# never "ask for approval"; `recover --apply` settles it.
 # Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77)
 # when npm cannot reach its registry.
 #
@@ -131,6 +134,31 @@ echo "{\"projects\":{\"$proj\":{\"hasTrustDialogAccepted\":true},\"$ask\":{\"has
 asid=$(jq -r .session_id "$work/out-ask.json")
 check "ask under -p: the call is settled (not pending)" test "$(outcome_in "$asid" toolu_stub_1_1)" = denied
 check "ask under -p: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$asid\") | .seq")"
+# killed mid-call: the running call is in doubt, never a question for approval
+# (hooks that record only: what is tested is the kill, not a decision)
+cd "$proj" || exit 99
+"$docket" -L "$work/ledger" integrate claude --scope project >/dev/null || exit 99
+jq '.permissions.allow += ["Bash(sleep:*)"]' .claude/settings.json >settings.tmp && mv settings.tmp .claude/settings.json
+printf '%s\n' '[{"name":"Bash","input":{"command":"sleep 20"}},"Done."]' >"$work/script-kill.json"
+start_stub anthropic-kill "$here/anthropic_stub.py" --script "$work/script-kill.json"
+ANTHROPIC_BASE_URL=http://127.0.0.1:$STUB_PORT ANTHROPIC_API_KEY=stub timeout 180 \
+	"$claude" -p "wait" --output-format json >"$work/out-kill.json" 2>>"$work/err.txt" &
+kpid=$!
+running() { ev 'select(.type == "tool.intent" and .args.command[2] == "sleep 20") | .session' | tr -d '"' | head -1; }
+for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.1; done
+ksid=$(running)
+sleep 2   # PreToolUse answered: the call runs
+kill -9 "$kpid" 2>/dev/null
+wait "$kpid" 2>/dev/null
+check "killed: the call was recorded" test -n "$ksid"
+check "killed: recover plans the running call as in doubt, not a question" \
+	test "$("$docket" -L "$work/ledger" recover --json | jq -r ".items[] | select(.session == \"$ksid\") | .state + \" \" + .runtime")" = "in_doubt none"
+run_claude kill-resume '["Done."]' --resume "$ksid" "go on"
+kstate=$("$docket" -L "$work/ledger" pending --json | jq -r "select(.session == \"$ksid\") | .state")
+check "killed: after --resume the call is dispatched (in doubt, or settled from the transcript)" \
+	test -n "$(ev "select(.type == \"tool.dispatched\" and .session == \"$ksid\") | .seq")" -a "$kstate" != undecided
+"$docket" -L "$work/ledger" recover --apply >/dev/null
+check "killed: settled, never asked about" test -z "$(ev "select(.type == \"approval.requested\" and .session == \"$ksid\") | .seq")"
 check "nothing pending at the end" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies at the end" verifies
 rc_end "$work/err.txt"

@@ -11,6 +11,10 @@
 #    `ls /nonexistent`: errors with their exit codes, issue 27), the
 #    rollout's policy adopted by the live session, and the rollout imported
 #    afterwards (--strict: every line type known) adding nothing.
+#    Then `codex exec resume --last`: the resumed run's calls (a write, a
+#    denied rm, `false`) go on in a continuation linked to the first run's
+#    session, every session ends closed (Codex has no SessionEnd: docket
+#    closes at Stop), nothing pending.
 # 2. `codex app-server` behind `docket codex-relay`, driven by a scripted
 #    client (fixtures/codex/app_client.py) that accepts one command and
 #    declines the next: the approvals and the user's decisions recorded from
@@ -52,7 +56,11 @@ cat >"$work/script.json" <<'JSON'
   {"namespace":"mcp__echo","name":"echo","arguments":{"text":"via mcp"}},
   {"shell":"false"},
   {"shell":"ls /nonexistent"},
-  "Done."
+  "Done.",
+  {"shell":"echo again > resumed.txt"},
+  {"shell":"rm -f precious.txt"},
+  {"shell":"false"},
+  "Resumed."
 ]
 JSON
 echo 'prefix_rule(pattern=["touch"], decision="prompt")' >"$work/codex/rules/default.rules"
@@ -96,6 +104,24 @@ check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)
 check "strict import of the rollout after live adds nothing" imports_nothing codex "$rollout" --strict
 
+# ---- 1b. codex exec resume: the same session id again ----
+first=$(ev 'select(.type == "session.opened" and .runtime == "codex" and .parent == null) | .session' | tr -d '"' | head -1)
+check "the first run's session is closed at its Stop" \
+	test "$("$docket" -L "$work/ledger" sessions --json | jq -r "select(.session == \"$first\") | .state")" = closed
+timeout 180 "$codex" exec --skip-git-repo-check resume --last "go on" >"$work/out2.txt" 2>"$work/err2.txt"
+echo "codex exec resume exit $?"
+cont=$(ev "select(.type == \"session.opened\" and .labels.continues == \"$first\") | .session" | tr -d '"')
+check "resume: a continuation linked to the first session" test "$cont" = "$first/continued-2"
+check "resume: the write ran and is recorded in it" \
+	test "$(ev "select(.session == \"$cont\" and .invocation == \"call_stub_9_1\" and .type == \"tool.completed\") | .status" | tr -d '"')/$(cat "$proj/resumed.txt" 2>/dev/null)" = ok/again
+check "resume: docket denied rm again" test "$(outcome call_stub_10_1)" = denied
+check "resume: the denied rm did not run" test -f "$proj/precious.txt"
+check "resume: false is an error with exit code 1" test "$(outcome call_stub_11_1)/$(exit_of call_stub_11_1)" = error/1
+check "resume: every Codex session closed" \
+	test -z "$("$docket" -L "$work/ledger" sessions --json | jq -r 'select(.runtime == "codex" and .state != "closed") | .session')"
+check "resume: nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
+check "resume: ledger verifies" verifies
+
 # ---- 2. codex app-server behind docket codex-relay ----
 cat >"$work/relay-script.json" <<'JSON'
 [{"shell":"echo relayed > relayed.txt"},{"shell":"rm -f precious.txt"},"Done."]
@@ -124,4 +150,4 @@ check "relay: nothing pending" test -z "$("$docket" -L "$work/ledger" pending --
 check "relay: ledger verifies" verifies
 rollout=$(find "$work/relay-home/sessions" -name 'rollout-*.jsonl' | head -1)
 check "relay: strict import of the rollout adds nothing" imports_nothing codex "$rollout" --strict
-rc_end "$work/err.txt" "$work/relay-err.txt"
+rc_end "$work/err.txt" "$work/err2.txt" "$work/relay-err.txt"

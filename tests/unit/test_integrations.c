@@ -13,6 +13,7 @@
 #include "docket/import.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
+#include "docket/recover.h"
 #include "testutil.h"
 #include "util/alloc.h"
 
@@ -325,6 +326,111 @@ static void test_hook_resumed_session(void **state)
 	test_rmdir_free(dir);
 }
 
+/* The state `pending` shows for a call ("" when it has an outcome). */
+typedef struct state_ctx {
+	const char *invocation;
+	char state[32];
+} state_ctx;
+
+static int state_cb(void *ctx, const docket_pending_info *info)
+{
+	state_ctx *c = ctx;
+
+	if (strcmp(info->invocation, c->invocation) == 0)
+		snprintf(c->state, sizeof(c->state), "%s", info->state);
+	return 0;
+}
+
+static const char *call_state(docket_ledger *l, const char *session, const char *invocation, char *buf)
+{
+	state_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.invocation = invocation;
+	assert_int_equal(docket_ledger_pending(l, session, state_cb, &c), 0);
+	memcpy(buf, c.state, sizeof(c.state));
+	return buf;
+}
+
+/* The recovery plan's state and action for `invocation`. */
+static void plan_of(docket_ledger *l, const char *invocation, const char **st, const char **action, json_t **hold)
+{
+	json_t *plan = NULL;
+	size_t i;
+
+	*st = *action = NULL;
+	assert_int_equal(docket_recover_plan(l, NULL, &plan), 0);
+	for (i = 0; i < json_array_size(json_object_get(plan, "items")); i++) {
+		json_t *it = json_array_get(json_object_get(plan, "items"), i);
+
+		if (strcmp(json_string_value(json_object_get(it, "invocation")), invocation) == 0) {
+			*st = json_string_value(json_object_get(it, "state"));
+			*action = json_string_value(json_object_get(it, "action"));
+		}
+	}
+	*hold = plan;
+}
+
+#define START(sid, src) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"SessionStart\",\"source\":\"" src \
+	"\",\"cwd\":\"/w\"}"
+#define ASK(sid) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"PermissionRequest\",\"tool_name\":" \
+	"\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"cwd\":\"/w\"}"
+
+/* A client killed mid-call: a call the hook let through whose outcome never
+ * came is in doubt (dispatched, outcome unknown) in recover, and once the
+ * session resumes in pending and show; never undecided nor "ask for
+ * approval" (which would run it again). A prompt nobody answered is
+ * aborted, never a dispatch. */
+static void test_hook_killed_mid_call(void **state)
+{
+	char *dir = test_mkdtemp(), st[32];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	const char *pst, *action;
+	json_t *hold = NULL;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	hook(l, DOCKET_CLIENT_CLAUDE, START("k", "startup"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("k", "t1", ",\"permission_mode\":\"default\""));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("k", "t2", ",\"permission_mode\":\"default\""));
+	hook(l, DOCKET_CLIENT_CLAUDE, ASK("k"));  /* t2 at a prompt */
+	/* Claude Code's SessionStart after compacting is the same process: no settling */
+	hook(l, DOCKET_CLIENT_CLAUDE, START("k", "compact"));
+	assert_string_equal(call_state(l, "k", "t1", st), "undecided");
+	assert_string_equal(call_state(l, "k", "t2", st), "awaiting_approval");
+	/* killed: nothing more; recover treats t1 as in doubt, never asks */
+	plan_of(l, "t1", &pst, &action, &hold);
+	assert_non_null(pst);
+	assert_string_equal(pst, "in_doubt");
+	assert_string_equal(action, "indeterminate");
+	json_decref(hold);
+	/* the resumed client's SessionStart settles the killed one's calls */
+	hook(l, DOCKET_CLIENT_CLAUDE, START("k", "resume"));
+	assert_string_equal(call_state(l, "k", "t1", st), "in_doubt");
+	assert_string_equal(call_state(l, "k", "t2", st), "");  /* aborted prompt: ended denied */
+	assert_int_equal(facts(l, "k").pending, 1);
+	plan_of(l, "t1", &pst, &action, &hold);
+	assert_string_equal(pst, "in_doubt");
+	json_decref(hold);
+	/* a second SessionStart changes nothing */
+	hook(l, DOCKET_CLIENT_CLAUDE, START("k", "resume"));
+	assert_string_equal(call_state(l, "k", "t1", st), "in_doubt");
+	/* a session that ended cleanly is not settled by a SessionStart */
+	hook(l, DOCKET_CLIENT_CLAUDE, START("c", "startup"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("c", "u1", ",\"permission_mode\":\"default\""));
+	hook(l, DOCKET_CLIENT_CLAUDE, POST("c", "u1"));
+	hook(l, DOCKET_CLIENT_CLAUDE, PRE("c", "u2", ",\"permission_mode\":\"default\""));
+	assert_string_equal(call_state(l, "c", "u2", st), "undecided");  /* running: its PostToolUse may come */
+	hook(l, DOCKET_CLIENT_CLAUDE, POST("c", "u2"));
+	hook(l, DOCKET_CLIENT_CLAUDE, START("c", "resume"));
+	assert_int_equal(facts(l, "c").pending, 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* A subagent's session: linked to the Agent/Task call that started it,
  * closed at SubagentStop. */
 static void test_hook_subagent(void **state)
@@ -527,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_effective_settings),
 		cmocka_unit_test(test_hook_events),
 		cmocka_unit_test(test_hook_resumed_session),
+		cmocka_unit_test(test_hook_killed_mid_call),
 		cmocka_unit_test(test_hook_subagent),
 		cmocka_unit_test(test_hook_messages),
 		cmocka_unit_test(test_hook_headless_ask),
