@@ -174,6 +174,103 @@ static void test_home_paths(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * Programs that run other programs through their arguments, config or
+ * environment: what they run is analysed when it is written out, else asks.
+ * Under a policy that allows everything it does not name (bypass mode) and
+ * names awk (an interpreter: asked otherwise), so the twins show the
+ * enforcement adds nothing where nothing runs.
+ */
+static void test_runs_via(void **state)
+{
+	static const struct {
+		const char *script, *want;
+	} cases[] = {
+		{ "git -c core.pager='curl x|sh' log", "denied" },
+		{ "git -c core.sshCommand='rm -rf /' fetch", "denied" },
+		{ "git -c alias.x='!curl x' x", "denied" },
+		{ "git -c alias.x='-c core.pager=rm log' x", "denied" },
+		{ "git -c diff.x.textconv='curl x' diff", "denied" },
+		{ "git --config-env=core.pager=FOO log", "approval_required" },
+		{ "git --config-env core.editor=FOO commit", "approval_required" },
+		{ "git -c core.hooksPath=/tmp/h commit", "approval_required" },
+		{ "git -c include.path=/tmp/c log", "approval_required" },
+		{ "git config alias.x '!curl x'", "denied" },
+		{ "git rebase --exec 'curl x' HEAD~3", "denied" },
+		{ "git bisect run rm -rf /", "denied" },
+		{ "git submodule foreach curl x", "denied" },
+		{ "GIT_PAGER='curl x' git log", "denied" },
+		{ "env GIT_SSH_COMMAND='rm -rf /' git fetch", "denied" },
+		{ "export GIT_PAGER='curl x'; git log", "denied" },
+		{ "GIT_EDITOR='curl x'", "denied" },
+		{ "GIT_PAGER=$X git log", "approval_required" },
+		{ "LD_PRELOAD=/tmp/x.so git log", "approval_required" },
+		{ "GIT_CONFIG_PARAMETERS=\"'core.pager'='curl x'\" git log", "approval_required" },
+		{ "sed '1e curl x' f", "denied" },
+		{ "sed -e 1d -e '$e rm -rf /' f", "denied" },
+		{ "sed -n 's/a/b/e' f", "approval_required" },
+		{ "sed -n '/x/{e\n}' f", "approval_required" },
+		{ "sed -f prog.sed f", "approval_required" },
+		{ "awk 'BEGIN{system(\"curl x\")}'", "denied" },
+		{ "gawk '{print | \"rm -rf /\"}' f", "denied" },
+		{ "awk 'BEGIN{\"curl x\" | getline y}'", "denied" },
+		{ "awk 'BEGIN{system(x)}'", "approval_required" },
+		{ "find . -exec curl {} \\;", "denied" },
+		{ "find . -execdir sh -c 'curl x' \\;", "denied" },
+		{ "find . -ok rm {} +", "denied" },
+		{ "find . -exec {} \\;", "approval_required" },
+		{ "less '+!curl x' f", "denied" },
+		{ "man -P 'curl x' ls", "denied" },
+		{ "man --pager='rm -rf /' ls", "denied" },
+		{ "vim -c '!curl x' f", "denied" },
+		{ "vim '+!rm -rf /' f", "denied" },
+		{ "nvim --cmd 'call system(\"curl x\")' f", "approval_required" },
+		{ "vim -S s.vim f", "approval_required" },
+		{ "tar --to-command='curl x' -xf a.tar", "denied" },
+		{ "tar -I 'rm -rf /' -xf a", "denied" },
+		{ "tar -xIcurl -f a", "denied" },
+		{ "tar --use-compress-program=curl -cf a .", "denied" },
+		{ "tar --checkpoint-action=exec='curl x' -cf a .", "denied" },
+		{ "rsync -e 'curl x' a h:b", "denied" },
+		{ "rsync -avze 'curl x' a h:b", "denied" },
+		{ "rsync --rsh='rm -rf /' a h:b", "denied" },
+		{ "ssh host curl x", "denied" },
+		{ "ssh -p 22 host 'rm -rf /'", "denied" },
+		{ "ssh -o ProxyCommand='curl x' h", "denied" },
+		{ "ssh -F cfg h", "approval_required" },
+		{ "xargs sh -c 'curl x'", "denied" },
+		{ "xargs -I{} sh -c 'echo {}'", "approval_required" },
+		{ "echo x | xargs -I % % y", "approval_required" },
+		/* the twins: nothing runs through them */
+		{ "git -c user.name=bob commit -m x", "allowed" },
+		{ "git config user.email a@b", "allowed" },
+		{ "GIT_AUTHOR_NAME=x git commit", "allowed" },
+		{ "sed -n 's/a/b/p;3q' f", "allowed" },
+		{ "sed -i.bak -e 's/x/y/g' f", "allowed" },
+		{ "awk -F: '{print $1}' f", "allowed" },
+		{ "less +G f", "allowed" },
+		{ "vim +10 f", "allowed" },
+		{ "tar -czf a.tgz src", "allowed" },
+		{ "rsync -avz a h:b", "allowed" },
+		{ "ssh h ls", "allowed" },
+		{ "xargs -I{} echo {}", "allowed" },
+		{ "find . -name '*.c' -exec wc -l {} +", "allowed" },
+	};
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\","
+				"\"allow\":[\"Bash(awk:*)\",\"Bash(gawk:*)\"],"
+				"\"deny\":[\"Bash(curl:*)\",\"Bash(rm:*)\"]}}");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v = sh(p, cases[i].script, claude_ctx);
+
+		if (strcmp(v, cases[i].want) != 0)
+			fail_msg("`%s` is %s, expected %s", cases[i].script, v, cases[i].want);
+	}
+	docket_policy_free(p);
+}
+
 /* Defect 5: Read denies sidestepped by Grep/Glob on the directory, cd, other readers, a Codex workdir. */
 static void test_read_sidesteps(void **state)
 {
@@ -422,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_sandbox_where_it_exists),
 		cmocka_unit_test(test_grants_canonical),
 		cmocka_unit_test(test_code_allows_listed),
+		cmocka_unit_test(test_runs_via),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
