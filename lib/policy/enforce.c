@@ -159,6 +159,40 @@ static int path_rules(ef *f, const char *path, int kind)
 	return d;
 }
 
+/*
+ * A search of directory `dir` (normalised): the strictest Read deny/ask
+ * rule whose files may lie under it (Grep in `.` with a Read deny of `secrets`),
+ * as an ask: docket cannot prove the search skips them. -1: none.
+ */
+static int search_rules(ef *f, const char *dir)
+{
+	docket_buf *g = &f->res->etmp2;
+
+	for (size_t k = 0; k < f->p->ntools; k++) {
+		const pol_tool_rule *t = &f->p->tools[k];
+
+		if (t->decision <= POL_ALLOW || t->spec_kind != SPEC_PATH || !ev_tool_kind_applies(t, TK_READ, NULL))
+			continue;
+		if (!ev_path_rule_glob(&f->e, t, g) || path_glob_reaches(g->ptr, g->len, dir)) {
+			add_match(f->res, -2 - (int)k, t->decision, 0, false);
+			return POL_ASK;
+		}
+	}
+	return -1;
+}
+
+/* A search of `dir` as the client resolves it (against `cwd`). */
+static int judge_search(ef *f, const char *dir, const char *cwd)
+{
+	docket_buf *b = &f->res->etmp;
+
+	if (path_normalize(b, dir, cwd ? cwd : f->cwd, f->e.home) < 0) {
+		docket_error_clear();
+		return POL_ASK;
+	}
+	return search_rules(f, b->ptr);
+}
+
 /* A path as the client resolves it: against `cwd`, then the rules. -2: cannot resolve. */
 static int judge_path(ef *f, const char *path, const char *cwd, int kind)
 {
@@ -298,10 +332,40 @@ static int judge_install(ef *f, const sh_analysis *a, const sh_install *in, int 
 }
 
 /* The files a command is given: Read deny rules hold for readers, anything else asks. */
+/* A command that reads whole trees (grep -r, rg, tar, cp -r, find -exec): its directories are searches. */
+static int judge_tree_reader(ef *f, const sh_analysis *a, const sh_cmd *c, const char *cwd)
+{
+	bool cwd_too = false;
+	int error;
+
+	if (!sh_tree_reader(a, c, &cwd_too))
+		return 0;
+	if (cwd_too && (c->flags & SHC_CWD_UNKNOWN))
+		return raise_to(f, POL_ASK, "cwd_unknown", "`", sh_word(a, c->word0),
+				"` searches a directory docket cannot know (cd to an expansion)");
+	if (cwd_too && search_rules(f, cwd ? cwd : f->cwd ? f->cwd : "/") > POL_ALLOW)
+		return raise_to(f, POL_ASK, "search", "`", sh_word(a, c->word0),
+				"` searches its working directory, which holds files a Read rule denies");
+	for (size_t i = 1; i < c->nwords; i++) {
+		const char *w = sh_word(a, c->word0 + i);
+
+		if (w[0] == '-' || (a->word_flags[c->word0 + i] & SHW_DYNAMIC))
+			continue;
+		if (judge_search(f, w, cwd) > POL_ALLOW &&
+		    (error = raise_to(f, POL_ASK, "search", "a command searches `", w,
+				      "`, which holds files a Read rule denies")) < 0)
+			return error;
+	}
+	return 0;
+}
+
 static int judge_operands(ef *f, const sh_analysis *a, const sh_cmd *c, const char *cwd, bool reader)
 {
 	bool git = sh_git_subcommand(a, c) != 0;
 	int error;
+
+	if ((error = judge_tree_reader(f, a, c, cwd)) < 0)
+		return error;
 
 	for (size_t i = 1; i < c->nwords; i++) {
 		const char *w = sh_word(a, c->word0 + i), *p;
@@ -452,6 +516,11 @@ static int enforce_paths(ef *f, int kind)
 			d = POL_ASK;   /* relative with no cwd: cannot tell */
 		if (d > POL_ALLOW &&
 		    (error = raise_to(f, d, "denied_path", "`", p, "` is covered by a rule")) < 0)
+			return error;
+		/* Grep/Glob over a parent of a denied tree */
+		if (kind == TK_READ && f->call->search && d < POL_ASK && judge_search(f, p, NULL) > POL_ALLOW &&
+		    (error = raise_to(f, POL_ASK, "search", "a search of `", p,
+				      "` reaches files a Read rule denies")) < 0)
 			return error;
 	}
 	return 0;

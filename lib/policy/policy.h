@@ -321,6 +321,8 @@ bool path_is_under(const char *path, const char *root);
  * matches everything under a path it matches.
  */
 bool path_glob_match(const char *pattern, size_t plen, const char *path);
+/* Can path pattern[0..plen) match `dir` or something under it (a search of dir would reach it)? */
+bool path_glob_reaches(const char *pattern, size_t plen, const char *dir);
 /* Plain glob over a string: '*' matches any run (including spaces and '/'). */
 bool str_glob_match(const char *pat, size_t plen, const char *s, size_t slen);
 
@@ -360,6 +362,7 @@ struct docket_policy_call {
 	size_t nprefix_rule;
 	const char **paths;       /* read/write/apply_patch */
 	size_t npaths;
+	bool search;              /* read_file with a pattern: Grep/Glob over the directory paths[0] */
 	const char *host;         /* network, lower case */
 	const char *url_path;     /* network: the URL's path ("" when none), or NULL */
 	unsigned port;

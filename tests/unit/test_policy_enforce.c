@@ -311,6 +311,62 @@ static void test_read_sidesteps(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * Grep/Glob (read_file with a pattern) and tree readers in a parent of a
+ * denied directory: the search may reach it, so it asks; a search that
+ * stays outside is allowed.
+ */
+static void test_search_parents(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":[\"Read(./secrets/**)\"]}}");
+	static const struct {
+		const char *call, *want;
+	} calls[] = {
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w\",\"pattern\":\"TODO\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\".\",\"pattern\":\"**/*\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/\",\"pattern\":\"k\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/secrets\",\"pattern\":\"k\"}}", "denied" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src\",\"pattern\":\"**/*\"}}", "allowed" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/secretsX\",\"pattern\":\"k\"}}", "allowed" },
+		/* LS of the parent lists names only */
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w\"}}", "allowed" },
+	};
+	static const struct {
+		const char *script, *want;
+	} scripts[] = {
+		{ "grep -r key .", "approval_required" }, { "grep -Rn key /w", "approval_required" },
+		{ "rg key", "approval_required" }, { "cd .. && rg key", "approval_required" },
+		{ "tar czf /tmp/x.tgz .", "approval_required" }, { "cp -r . /tmp/x", "approval_required" },
+		{ "find -type f -exec cat {} +", "approval_required" }, { "find . -exec cat {} +", "approval_required" },
+		{ "grep -rn key src", "allowed" }, { "rg key src", "allowed" }, { "cd src && rg key", "allowed" },
+		{ "find src -exec cat {} +", "allowed" }, { "grep key README.md", "allowed" },
+		{ "find . -name '*.c'", "allowed" }, { "ls -la", "allowed" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		const char *v = eval_as(p, calls[i].call, claude_ctx, 0);
+
+		if (strcmp(v, calls[i].want) != 0)
+			fail_msg("%s is %s, expected %s", calls[i].call, v, calls[i].want);
+	}
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		const char *v = sh(p, scripts[i].script, claude_ctx);
+
+		if (strcmp(v, scripts[i].want) != 0)
+			fail_msg("`%s` is %s, expected %s", scripts[i].script, v, scripts[i].want);
+	}
+	docket_policy_free(p);
+	/* a pattern with no anchor (any .env) is reachable from every directory */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":[\"Read(**/.env)\"]}}");
+	assert_string_equal(eval_as(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src\",\"pattern\":\"x\"}}",
+				    claude_ctx, 0), "approval_required");
+	assert_string_equal(eval_as(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src/a.c\"}}", claude_ctx, 0),
+			    "allowed");
+	docket_policy_free(p);
+}
+
 /* Defect 6: WebFetch host rules checked on a host that is not the one fetched. */
 static void test_url_hosts(void **state)
 {
@@ -520,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_grants_canonical),
 		cmocka_unit_test(test_code_allows_listed),
 		cmocka_unit_test(test_runs_via),
+		cmocka_unit_test(test_search_parents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
