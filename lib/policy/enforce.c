@@ -529,15 +529,34 @@ static int enforce_paths(ef *f, int kind)
 /*
  * A host left non-ASCII after url.c's mapping may still map onto an ASCII
  * name under full UTS 46 (U+212F is `e`): docket cannot match rules on it.
+ * And a deny or ask host rule that docket cannot compare with the host
+ * (a Unicode label against an xn-- one: no Punycode codec) asks.
  */
 static int enforce_host(ef *f)
 {
 	const char *h = f->call->host;
 
-	for (; h && *h; h++)
-		if ((unsigned char)*h >= 0x80)
-			return raise_to(f, POL_ASK, "host", "`", f->call->host,
+	if (!h)
+		return 0;
+	for (const char *c = h; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			return raise_to(f, POL_ASK, "host", "`", h,
 					"` is an internationalised host docket does not map to ASCII");
+	for (size_t i = 0; i < f->p->nnet; i++) {
+		const pol_net_rule *n = &f->p->net[i];
+
+		if (n->decision > POL_ALLOW && pol_host_equivalence(n->host, strlen(n->host), h) == POL_HOST_UNKNOWN)
+			return raise_to(f, POL_ASK, "host", "`", h,
+					"` may be the internationalised host of a rule docket cannot compare it with");
+	}
+	for (size_t k = 0; k < f->p->ntools; k++) {
+		const pol_tool_rule *t = &f->p->tools[k];
+
+		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN && ev_tool_kind_applies(t, TK_WEBFETCH, NULL) &&
+		    pol_host_equivalence(t->spec, t->spec_len, h) == POL_HOST_UNKNOWN)
+			return raise_to(f, POL_ASK, "host", "`", h,
+					"` may be the internationalised host of a rule docket cannot compare it with");
+	}
 	return 0;
 }
 

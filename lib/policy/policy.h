@@ -305,6 +305,14 @@ typedef struct pol_url {
 /* The parts of `url` as the WHATWG URL parser finds them; DOCKET_EINVALID when it fails. */
 int pol_url_parse(pol_url *u, const char *url) DOCKET_MUST_USE;
 void pol_url_dispose(pol_url *u);
+/*
+ * Could a host rule (rule[0..rlen), "*.x.com" for subdomains) name `host`
+ * (lower case, as url.c gives it)? UNKNOWN when a label is non-ASCII or
+ * ACE (xn--) against a Unicode one: docket has no Punycode codec (libidn2
+ * is not a dependency), so enforcement fails closed on it.
+ */
+enum { POL_HOST_UNEQUAL = 0, POL_HOST_EQUAL = 1, POL_HOST_UNKNOWN = 2 };
+int pol_host_equivalence(const char *rule, size_t rlen, const char *host);
 
 /* ---- paths (path.c) ---- */
 /*

@@ -407,6 +407,52 @@ static void test_url_hosts(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * IDNA: a host rule and a fetched host in Unicode and xn-- forms. docket
+ * has no Punycode codec, so what it cannot compare asks; never allowed
+ * while a deny rule may name it.
+ */
+static void test_idna_hosts(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":["
+				"\"WebFetch(domain:b\xc3\xbc" "cher.de)\",\"WebFetch(domain:xn--mnchen-3ya.de)\","
+				"\"WebFetch(domain:*.\xc3\xa4" "rger.org)\",\"WebFetch(domain:evil.com)\"]}}");
+	docket_policy *codex = load(DOCKET_POLICY_CODEX,
+				    "network_rule(host = \"b\xc3\xbc" "cher.de\", protocol = \"https\", decision = \"deny\")\n");
+	static const struct {
+		const char *url, *want;
+	} cases[] = {
+		{ "https://xn--bcher-kva.de/", "approval_required" },    /* bücher.de in ACE form */
+		{ "https://XN--BCHER-KVA.DE/x", "approval_required" },
+		{ "https://b\xc3\xbc" "cher.de/", "denied" },
+		{ "https://m\xc3\xbc" "nchen.de/", "approval_required" }, /* the Unicode form of an ACE rule */
+		{ "https://xn--mnchen-3ya.de/", "denied" },
+		{ "https://a.xn--rger-moa.org/", "approval_required" },  /* under *.ärger.org */
+		{ "https://xn--rger-moa.org/", "allowed" },               /* *. does not cover the domain itself */
+		{ "https://xn--bcher-kva.com/", "allowed" },              /* another TLD: not the rule's */
+		{ "https://xn--evil-abc.com/", "allowed" },               /* an ACE label is never plain `evil` */
+		{ "https://evil.com/", "denied" },
+		{ "https://example.org/", "allowed" },
+	};
+	char call[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v;
+
+		snprintf(call, sizeof(call), "{\"tool\":\"network\",\"args\":{\"url\":\"%s\"}}", cases[i].url);
+		if (strcmp((v = eval_as(p, call, NULL, 0)), cases[i].want) != 0)
+			fail_msg("%s is %s, expected %s", cases[i].url, v, cases[i].want);
+	}
+	/* Codex network_rule hosts too */
+	assert_string_equal(eval_as(codex, "{\"tool\":\"network\",\"args\":{\"url\":\"https://xn--bcher-kva.de/\"}}",
+				    "{\"approval_policy\":\"on-request\",\"sandbox_policy\":{\"type\":\"workspace-write\","
+				    "\"network_access\":true}}", 0), "approval_required");
+	docket_policy_free(codex);
+	docket_policy_free(p);
+}
+
 /* Defect 7: apply_patch headers with leading whitespace were invisible. */
 static void test_patch_headers(void **state)
 {
@@ -577,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_code_allows_listed),
 		cmocka_unit_test(test_runs_via),
 		cmocka_unit_test(test_search_parents),
+		cmocka_unit_test(test_idna_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
