@@ -579,11 +579,19 @@ static bool client_sandboxes(const ef *f)
 int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *p,
 				const docket_policy_call *call, const docket_policy_context *ctx)
 {
-	ef f;
 	int error;
 
 	if ((error = docket_policy_eval(res, p, call, ctx)) < 0)
 		return error;
+	return pol_enforce(res, p, call, ctx);
+}
+
+int pol_enforce(docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+		const docket_policy_context *ctx)
+{
+	ef f;
+	int error;
+
 	res->enforced = true;
 	res->engine_verdict = res->verdict;
 	if (res->verdict >= POL_DENY)

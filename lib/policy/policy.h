@@ -311,6 +311,13 @@ void pol_url_dispose(pol_url *u);
  * ACE (xn--) against a Unicode one: docket has no Punycode codec (libidn2
  * is not a dependency), so enforcement fails closed on it.
  */
+/*
+ * The enforcement step of docket_policy_eval_enforced on a result that
+ * docket_policy_eval just filled for the same call and context (replay
+ * reads the engine's verdict, rule and reasons first, then this).
+ */
+int pol_enforce(docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+		const docket_policy_context *ctx);
 enum { POL_HOST_UNEQUAL = 0, POL_HOST_EQUAL = 1, POL_HOST_UNKNOWN = 2 };
 int pol_host_equivalence(const char *rule, size_t rlen, const char *host);
 
