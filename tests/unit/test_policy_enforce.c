@@ -12,6 +12,7 @@
 #include "docket/import.h"
 #include "docket/policy.h"
 #include "policy/risk.h"
+#include "policy/shparse.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -309,6 +310,57 @@ static void test_read_sidesteps(void **state)
 	assert_string_equal(eval_as(p, "{\"tool\":\"shell\",\"args\":{\"command\":[\"cat\",\"k\"],\"workdir\":\"src\"}}",
 				    claude_ctx, 0), "allowed");
 	docket_policy_free(p);
+}
+
+/* Is `name` (n bytes) one of shvia.c's programs? */
+static bool via_program(const char *name, size_t n)
+{
+	for (size_t i = 0; sh_via_name(i); i++)
+		if (strlen(sh_via_name(i)) == n && strncmp(sh_via_name(i), name, n) == 0)
+			return true;
+	return false;
+}
+
+/* docs/policy.md's table of programs and variables that run commands lists exactly shvia.c's. */
+static void test_runs_via_documented(void **state)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	docket_buf path = DOCKET_BUF_INIT, doc = DOCKET_BUF_INIT, name = DOCKET_BUF_INIT;
+	const char *start, *end, *n;
+
+	(void)state;
+	if (!root)
+		skip();
+	assert_int_equal(docket_buf_printf(&path, "%s/docs/policy.md", root), 0);
+	assert_int_equal(docket_buf_read_path(&doc, path.ptr), 0);
+	assert_int_equal(docket_buf_putc(&doc, '\0'), 0);
+	start = strstr(doc.ptr, "<!-- runsvia-table -->");
+	end = start ? strstr(start, "<!-- /runsvia-table -->") : NULL;
+	assert_non_null(end);
+	/* every program and variable of the code is in the table */
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; (n = k == 0 ? sh_via_name(i) : sh_via_env_name(i)) != NULL; i++) {
+			docket_buf_clear(&name);
+			assert_int_equal(docket_buf_printf(&name, "`%s`", n), 0);
+			if (!memmem(start, (size_t)(end - start), name.ptr, name.len))
+				fail_msg("shvia.c has `%s`, which docs/policy.md's table does not list", n);
+		}
+	/* and every program named in the table's first column is in the code */
+	for (const char *row = strstr(start, "\n| `"); row && row < end; row = strstr(row + 1, "\n| `")) {
+		const char *cell_end = strstr(row + 2, " |");
+
+		for (const char *q = strchr(row + 2, '`'); q && q < cell_end; q = strchr(q + 1, '`')) {
+			const char *qe = strchr(q + 1, '`');
+
+			if (!via_program(q + 1, (size_t)(qe - q - 1)))
+				fail_msg("docs/policy.md's table lists `%.*s`, which shvia.c does not have",
+					 (int)(qe - q - 1), q + 1);
+			q = qe;
+		}
+	}
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&doc);
+	docket_buf_dispose(&name);
 }
 
 /*
@@ -622,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_grants_canonical),
 		cmocka_unit_test(test_code_allows_listed),
 		cmocka_unit_test(test_runs_via),
+		cmocka_unit_test(test_runs_via_documented),
 		cmocka_unit_test(test_search_parents),
 		cmocka_unit_test(test_idna_hosts),
 	};
