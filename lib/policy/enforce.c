@@ -121,15 +121,96 @@ static int bash_rules_once(ef *f, const char *text, size_t len, bool *allow)
 
 /* ---- paths ---- */
 
-static bool has_path_rules(const docket_policy *p, int kind)
-{
-	for (size_t k = 0; k < p->ntools; k++) {
-		const pol_tool_rule *t = &p->tools[k];
+/* A path rule of the call: its index, and its absolute glob in res->eglobs (SIZE_MAX: none, SPEC_NONE). */
+struct pol_epath {
+	uint32_t rule;
+	size_t off, len, lit;     /* lit: the glob's bytes before its first wildcard */
+};
 
-		if (t->decision > POL_ALLOW && t->kind == kind && t->spec_kind == SPEC_PATH)
+/*
+ * The Read (list 0) and Edit (list 1) deny/ask rules on paths, with their
+ * globs built once per call instead of once per operand and rule (res->epath:
+ * Read's, then Edit's; grown once, so a warm result does not allocate).
+ */
+static int find_path_rules(ef *f)
+{
+	docket_policy_result *r = f->res;
+	docket_buf *g = &r->etmp2;
+	int error;
+
+	r->nepath[0] = r->nepath[1] = 0;
+	docket_buf_clear(&r->eglobs);
+	if (!f->p->read_rules && !f->p->edit_rules)
+		return 0;
+	if ((error = ev_grow((void **)&r->epath, &r->capepath, 2 * f->p->ntools + 1, sizeof(*r->epath))) < 0)
+		return error;
+	for (int list = 0; list < 2; list++)
+		for (size_t k = 0; k < f->p->ntools; k++) {
+			const pol_tool_rule *t = &f->p->tools[k];
+			struct pol_epath *e = &r->epath[r->nepath[0] + r->nepath[1]];
+
+			if (t->decision <= POL_ALLOW || t->kind == TK_ANY ||
+			    !ev_tool_kind_applies(t, list ? TK_EDIT : TK_READ, NULL))
+				continue;
+			if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
+				continue;
+			e->rule = (uint32_t)k;
+			e->off = SIZE_MAX;
+			if (t->spec_kind == SPEC_PATH) {
+				if (!ev_path_rule_glob(&f->e, t, g))
+					continue;   /* no base (no HOME): the rule matches nothing, as in the engine */
+				e->off = r->eglobs.len;
+				e->len = g->len;
+				e->lit = strcspn(g->ptr, "*?[");
+				if ((error = docket_buf_put(&r->eglobs, g->ptr, g->len)) < 0 ||
+				    (error = docket_buf_putc(&r->eglobs, '\0')) < 0)
+					return error;
+			}
+			r->nepath[list]++;
+		}
+	return 0;
+}
+
+/* The path rules of `kind` (TK_READ or TK_EDIT): *n of them. */
+static const struct pol_epath *path_rule_list(const ef *f, int kind, size_t *n)
+{
+	*n = f->res->nepath[kind != TK_READ];
+	return f->res->epath + (kind == TK_READ ? 0 : f->res->nepath[0]);
+}
+
+static const char *epath_glob(const ef *f, const struct pol_epath *e)
+{
+	return f->res->eglobs.ptr + e->off;
+}
+
+static bool has_path_rules(const ef *f, int kind)
+{
+	size_t n;
+	const struct pol_epath *l = path_rule_list(f, kind, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (l[i].off != SIZE_MAX)
 			return true;
-	}
 	return false;
+}
+
+/*
+ * Does the rule's glob match `path` (or an ancestor of it), or something
+ * directly under it? Whatever matches starts with the glob's literal part,
+ * so most rules are rejected by one comparison.
+ */
+static bool epath_matches(const ef *f, const struct pol_epath *e, const char *path, size_t plen, const char *child)
+{
+	const char *g;
+
+	if (e->off == SIZE_MAX)
+		return true;   /* a rule on the whole tool (Read) */
+	g = epath_glob(f, e);
+	if (plen >= e->lit)   /* child (path/-) starts with path: one comparison for both */
+		return strncmp(path, g, e->lit) == 0 &&
+		       (path_glob_match(g, e->len, path) || path_glob_match(g, e->len, child));
+	/* path is shorter than the literal part: only the child may match */
+	return strncmp(child, g, plen + 2 < e->lit ? plen + 2 : e->lit) == 0 && path_glob_match(g, e->len, child);
 }
 
 /*
@@ -139,19 +220,20 @@ static bool has_path_rules(const docket_policy *p, int kind)
 static int path_rules(ef *f, const char *path, int kind)
 {
 	docket_buf *child = &f->res->etmp2;
+	size_t n, plen = strlen(path);
+	const struct pol_epath *l = path_rule_list(f, kind, &n);
 	int d = -1;
 
+	if (n == 0)
+		return -1;
 	docket_buf_clear(child);
-	if (docket_buf_puts(child, path) < 0 || docket_buf_puts(child, "/-") < 0)
+	if (docket_buf_put(child, path, plen) < 0 || docket_buf_puts(child, "/-") < 0)
 		return POL_DENY;   /* out of memory: fail closed */
-	for (size_t k = 0; k < f->p->ntools; k++) {
+	for (size_t i = 0; i < n; i++) {
+		size_t k = l[i].rule;
 		const pol_tool_rule *t = &f->p->tools[k];
 
-		if (t->decision <= POL_ALLOW || t->kind == TK_ANY || !ev_tool_kind_applies(t, kind, NULL))
-			continue;
-		if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
-			continue;
-		if (ev_path_rule_matches(&f->e, t, path) || ev_path_rule_matches(&f->e, t, child->ptr)) {
+		if (epath_matches(f, &l[i], path, plen, child->ptr)) {
 			add_match(f->res, -2 - (int)k, t->decision, 0, false);
 			d = ev_max(d, t->decision);
 		}
@@ -166,14 +248,16 @@ static int path_rules(ef *f, const char *path, int kind)
  */
 static int search_rules(ef *f, const char *dir)
 {
-	docket_buf *g = &f->res->etmp2;
+	size_t n;
+	const struct pol_epath *l = path_rule_list(f, TK_READ, &n);
 
-	for (size_t k = 0; k < f->p->ntools; k++) {
+	for (size_t i = 0; i < n; i++) {
+		size_t k = l[i].rule;
 		const pol_tool_rule *t = &f->p->tools[k];
 
-		if (t->decision <= POL_ALLOW || t->spec_kind != SPEC_PATH || !ev_tool_kind_applies(t, TK_READ, NULL))
-			continue;
-		if (!ev_path_rule_glob(&f->e, t, g) || path_glob_reaches(g->ptr, g->len, dir)) {
+		if (l[i].off == SIZE_MAX)
+			continue;   /* a rule on the whole tool: the engine denies the call */
+		if (path_glob_reaches(epath_glob(f, &l[i]), l[i].len, dir)) {
 			add_match(f->res, -2 - (int)k, t->decision, 0, false);
 			return POL_ASK;
 		}
@@ -407,7 +491,7 @@ static int judge_redirs(ef *f, const sh_analysis *a, const sh_cmd *c, const char
 		if (!(kind == TK_READ ? f->p->read_rules : f->p->edit_rules))
 			continue;
 		if (a->word_flags[r->word] & SHW_DYNAMIC) {
-			if (has_path_rules(f->p, kind) &&
+			if (has_path_rules(f, kind) &&
 			    (error = raise_to(f, POL_ASK, "redirection", "a redirection to `", w, "` docket cannot resolve")) < 0)
 				return error;
 			continue;
@@ -616,6 +700,8 @@ int pol_enforce(docket_policy_result *res, const docket_policy *p, const docket_
 	} else {
 		f.cwd = f.e.cwd;
 	}
+	if ((error = find_path_rules(&f)) < 0)
+		return error;
 	switch (call->tool) {
 	case CT_SHELL: error = enforce_shell(&f); break;
 	case CT_READ: error = enforce_paths(&f, TK_READ); break;

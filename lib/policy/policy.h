@@ -466,6 +466,9 @@ struct docket_policy_result {
 	docket_buf etmp, etmp2, ewhy, ecwd;
 	const char **eargv;       /* one command's argv */
 	size_t capeargv;
+	struct pol_epath *epath;  /* enforce.c: the policy's Read and Edit deny/ask path rules, found once a call */
+	size_t nepath[2], capepath;
+	docket_buf eglobs;        /* ... their absolute globs, NUL-separated */
 };
 
 #endif

@@ -117,12 +117,15 @@ static int eval_one(const char *docket, const char *src, const char *script, doc
 	int rc;
 
 	if (!call)
-		return c->errors++, 1;
+		return c->errors++, 0;
 	rc = run(argv, "", 0, out);
 	free(call);
 	c->evals++;
-	if (rc != 0 || !strstr(out->ptr, "\"verdict\":"))
-		return c->errors++, 1;
+	if (rc != 0 || !strstr(out->ptr, "\"verdict\":")) {
+		/* no verdict: an error, counted and failed apart from bypasses */
+		fprintf(stderr, "bypass_exec: policy eval %s exited %d with no verdict: %s\n", src, rc, script);
+		return c->errors++, 0;
+	}
 	return strstr(out->ptr, "\"verdict\":\"allowed\"") != NULL;
 }
 
@@ -143,14 +146,18 @@ static int hook_one(const char *docket, const char *lean, unsigned combo, bool u
 			     "/nonexistent/t.jsonl", "cwd", "/w", "hook_event_name", "PreToolUse", "tool_name", "Bash",
 			     "tool_input", "command", script, "tool_use_id", tid));
 	if (!ev)
-		return c->errors++, 1;
+		return c->errors++, 0;
 	rc = run(use_lean ? argv_lean : argv_full, ev, strlen(ev), out);
 	free(ev);
 	c->hooks++;
 	c->per_combo[combo]++;
 	if (strstr(out->ptr, "\"permissionDecision\":\"deny\"") || strstr(out->ptr, "\"permissionDecision\":\"ask\""))
 		return 0;
-	return rc != 2;   /* exit 2: the hook blocked the call */
+	if (rc < 0 || rc == 127) {
+		fprintf(stderr, "bypass_exec: the hook did not run (exit %d): %s\n", rc, script);
+		return c->errors++, 0;
+	}
+	return rc != 2;   /* exit 2: the hook blocked the call; anything else let it through */
 }
 
 static const char *policy_src(size_t k, const bypass_policy *bp)
