@@ -324,19 +324,12 @@ static bool via_program(const char *name, size_t n)
 /* docs/policy.md's table of programs and variables that run commands lists exactly shvia.c's. */
 static void test_runs_via_documented(void **state)
 {
-	const char *root = getenv("DOCKET_SOURCE_ROOT");
-	docket_buf path = DOCKET_BUF_INIT, doc = DOCKET_BUF_INIT, name = DOCKET_BUF_INIT;
+	docket_buf name = DOCKET_BUF_INIT;
 	const char *start, *end, *n;
+	char *doc;
 
 	(void)state;
-	if (!root)
-		skip();
-	assert_int_equal(docket_buf_printf(&path, "%s/docs/policy.md", root), 0);
-	assert_int_equal(docket_buf_read_path(&doc, path.ptr), 0);
-	assert_int_equal(docket_buf_putc(&doc, '\0'), 0);
-	start = strstr(doc.ptr, "<!-- runsvia-table -->");
-	end = start ? strstr(start, "<!-- /runsvia-table -->") : NULL;
-	assert_non_null(end);
+	doc = test_doc_block("docs/policy.md", "runsvia-table", &start, &end);
 	/* every program and variable of the code is in the table */
 	for (size_t k = 0; k < 2; k++)
 		for (size_t i = 0; (n = k == 0 ? sh_via_name(i) : sh_via_env_name(i)) != NULL; i++) {
@@ -358,8 +351,7 @@ static void test_runs_via_documented(void **state)
 			q = qe;
 		}
 	}
-	docket_buf_dispose(&path);
-	docket_buf_dispose(&doc);
+	free(doc);
 	docket_buf_dispose(&name);
 }
 
