@@ -219,8 +219,6 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 		r->human_denied++;
 	if (c->enforced_why && c->enforced != c->now)
 		r->enforced_stricter++;
-	if (docket_replay_ran_despite_deny(c))
-		r->ran_despite_deny++;
 	if (c->cls == DOCKET_REPLAY_UNCHANGED)
 		return 0;
 	if (!c->target && (error = replay_target(&r->target, c->args_json)) < 0)

@@ -50,7 +50,7 @@ struct docket_replay_report {
 	const docket_replay_history *history;
 	char *policy, *baseline, *approvals, *session, *since, *until;
 	uint64_t calls, counts[4], human_denied;
-	uint64_t enforced_stricter, ran_despite_deny;  /* docs/replay.md "Two verdicts" */
+	uint64_t enforced_stricter;     /* calls stricter when enforced (docs/replay.md "Two verdicts") */
 	uint64_t transitions[5][4];     /* [was, or 4: undecided][now] */
 	uint64_t changed_rows, undecided_rows;
 	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */

@@ -373,16 +373,12 @@ static int table_counts(docket_replay_report *r, FILE *f)
 			fprintf(f, "  (%llu denied by a human when recorded)", (unsigned long long)r->human_denied);
 		fputc('\n', f);
 	}
-	/* the second verdict: what docket's hooks would decide */
-	if (r->enforced_stricter || r->ran_despite_deny)
-		fputc('\n', f);
+	/* the second verdict: what docket's hooks would decide (a fleet replay
+	 * counts the same: no line that only a local ledger could know) */
 	if (r->enforced_stricter)
-		fprintf(f, "  %llu call%s stricter under docket's enforcement than the engine decides\n",
+		fprintf(f, "\n  %llu call%s stricter under docket's enforcement than the engine decides "
+			"(--ran-despite-deny lists the calls that ran although a deny rule names them)\n",
 			(unsigned long long)r->enforced_stricter, r->enforced_stricter == 1 ? " is" : "s are");
-	if (r->ran_despite_deny)
-		fprintf(f, "  %llu call%s although a deny rule names %s (--ran-despite-deny lists them)\n",
-			(unsigned long long)r->ran_despite_deny, r->ran_despite_deny == 1 ? " ran" : "s ran",
-			r->ran_despite_deny == 1 ? "it" : "them");
 	fprintf(f, "\n  %-17s  %-17s  %8s\n", "was", "now", "calls");
 	for (int was = 0; was < 5; was++)
 		for (int now = 0; now < 4; now++)
@@ -518,13 +514,7 @@ static json_t *head_json(docket_replay_report *r)
 			   "loosened", (json_int_t)r->counts[DOCKET_REPLAY_LOOSENED],
 			   "loosened_human_denied", (json_int_t)r->human_denied,
 			   "undecided", (json_int_t)r->counts[DOCKET_REPLAY_UNDECIDED]);
-	/* the second verdict, when it says more than the engine (docs/replay.md) */
-	if (totals && (r->enforced_stricter || r->ran_despite_deny) &&
-	    (json_object_set_new(totals, "enforced_stricter", json_integer((json_int_t)r->enforced_stricter)) ||
-	     json_object_set_new(totals, "ran_despite_deny", json_integer((json_int_t)r->ran_despite_deny)))) {
-		json_decref(totals);
-		totals = NULL;
-	}
+
 	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "policy", r->policy, "baseline", str_or_null(r->baseline), "approvals", r->approvals,
 			 "filters", "session", str_or_null(r->session), "since", str_or_null(r->since),
