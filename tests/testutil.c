@@ -57,3 +57,30 @@ char *test_shared_path(const char *rel)
 		return NULL;
 	return strdup(path);
 }
+
+char *test_doc_block(const char *rel, const char *marker, const char **start, const char **end)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	char path[4096], open_m[128], close_m[128];
+	FILE *f;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!root)
+		skip();
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(open_m, sizeof(open_m), "<!-- %s -->", marker);
+	snprintf(close_m, sizeof(close_m), "<!-- /%s -->", marker);
+	if (!(f = fopen(path, "r")))
+		fail_msg("cannot read %s", path);
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		fclose(f);
+		fail_msg("cannot read %s", path);
+	}
+	fclose(f);
+	*start = strstr(text, open_m);
+	*end = *start ? strstr(*start, close_m) : NULL;
+	if (!*end)
+		fail_msg("%s has no %s ... %s block", rel, open_m, close_m);
+	return text;
+}

@@ -19,5 +19,12 @@ void test_rmdir_free(char *dir);
 json_t *test_json(const char *text);
 /* Path of ../shared/corpus/<rel> relative to the source tree, or NULL when absent. */
 char *test_shared_path(const char *rel);
+/*
+ * The text between "<!-- MARKER -->" and "<!-- /MARKER -->" of the source
+ * tree's file `rel` (docs/policy.md ...): *start and *end point into the
+ * returned buffer (free it). Skips the test without DOCKET_SOURCE_ROOT;
+ * fails it when the file or the markers are missing.
+ */
+char *test_doc_block(const char *rel, const char *marker, const char **start, const char **end);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct replay_args {
 	const char *from, *ledger_id, *host;   /* the fleet database and its filters */
 	const char *assume_sandbox;
 	int json;
+	int ran_despite_deny;   /* list the calls that ran although a deny rule names them */
 } replay_args;
 
 /* Everything the run owns. */
@@ -111,6 +112,12 @@ static int check_args(const replay_args *a, docket_replay_options *o, unsigned *
 
 	if (modes != 1) {
 		cli_error("give exactly one of --policy SRC, --compare SRC_A SRC_B, --policy-history PATH --range A..B");
+		return -1;
+	}
+	if (a->ran_despite_deny && (!a->policy || a->fail_on ||
+				    (a->format && strcmp(a->format, "table") != 0 && strcmp(a->format, "json") != 0))) {
+		cli_error("--ran-despite-deny takes --policy SRC (not --compare or --policy-history), "
+			  "a table or --json, and no --fail-on (it exits 1 when it finds a call)");
 		return -1;
 	}
 	if (a->compare && !a->compare_b) {
@@ -233,6 +240,97 @@ static unsigned table_width(void)
 	return 0;
 }
 
+/* ---- --ran-despite-deny ---- */
+
+typedef struct deny_findings {
+	json_t *list;           /* the findings, in seq order */
+	uint64_t calls;         /* calls replayed */
+} deny_findings;
+
+static int finding_add(void *ctx, const docket_replay_call *c)
+{
+	deny_findings *f = ctx;
+	json_t *o = NULL;
+	int error;
+
+	f->calls++;
+	if (!docket_replay_ran_despite_deny(c))
+		return 0;
+	if ((error = docket_replay_finding_json(&o, c)) < 0)
+		return error;
+	if (json_array_append_new(f->list, o) != 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return 0;
+}
+
+static void finding_row(cli_table *t, const json_t *o)
+{
+	const json_t *line = json_object_get(o, "rule_line");
+
+	cli_table_cell(t, json_string_value(json_object_get(o, "session")));
+	cli_table_cell(t, json_string_value(json_object_get(o, "invocation")));
+	cli_table_cell(t, json_string_value(json_object_get(o, "tool")));
+	cli_table_cell(t, json_string_value(json_object_get(o, "target")));
+	cli_table_cell(t, json_string_value(json_object_get(o, "engine")));
+	if (json_is_integer(line))
+		cli_table_cellf(t, "%s (line %lld)", json_string_value(json_object_get(o, "rule")),
+				(long long)json_integer_value(line));
+	else
+		cli_table_cell(t, json_string_value(json_object_get(o, "rule")));
+}
+
+/* Write the findings; exit 1 when there are any. */
+static int findings_write(const deny_findings *f, const replay_run *run, const replay_args *a, const cli_global *g)
+{
+	static const char *const header[] = { "SESSION", "INVOCATION", "TOOL", "COMMAND OR TARGET", "ENGINE", "DENY RULE" };
+	size_t n = json_array_size(f->list);
+	cli_table *t = NULL;
+	int rc;
+
+	if (a->json || (a->format && strcmp(a->format, "json") == 0)) {
+		json_t *o = json_pack("{s:s,s:s,s:I,s:O}", "schema", "docket.replay.ran_despite_deny/v1", "policy",
+				      run->label, "calls", (json_int_t)f->calls, "findings", f->list);
+
+		rc = cli_print_json(o);
+		return rc != CLI_EXIT_OK ? rc : n ? CLI_EXIT_FOUND : CLI_EXIT_OK;
+	}
+	printf("%zu of %llu calls ran although a deny rule of %s names them\n", n, (unsigned long long)f->calls,
+	       run->label);
+	if (n == 0)
+		return CLI_EXIT_OK;
+	if (cli_table_new(&t, 6) < 0)
+		return cli_fail(DOCKET_ENOMEM, "out of memory");
+	for (size_t i = 0; i < 6; i++)
+		cli_table_cell(t, header[i]);
+	for (size_t i = 0; i < n; i++)
+		finding_row(t, json_array_get(f->list, i));
+	putchar('\n');
+	cli_table_print(t, stdout, g->color_out, 1);
+	cli_table_free(t);
+	return CLI_EXIT_FOUND;
+}
+
+/* Replay and list the calls that ran although a deny rule names them; returns an exit code. */
+static int replay_findings(docket_ledger *ledger, docket_fleet *fleet, const replay_run *run, const replay_args *a,
+			   const docket_replay_options *o, const cli_global *g)
+{
+	deny_findings f = { json_array(), 0 };
+	int error, rc;
+
+	if (!f.list)
+		return cli_fail(DOCKET_ENOMEM, "out of memory");
+	if (fleet) {
+		docket_fleet_filter filter = { a->ledger_id, a->host };
+
+		error = docket_fleet_replay(fleet, &filter, NULL, run->policies, run->n, o, NULL, finding_add, &f);
+	} else {
+		error = docket_replay_run(ledger, NULL, run->policies, run->n, o, finding_add, &f);
+	}
+	rc = error < 0 ? cli_fail(error, "replay failed") : findings_write(&f, run, a, g);
+	json_decref(f.list);
+	return rc;
+}
+
 /* Replay into a report and write it; returns an exit code. */
 static int replay_and_report(docket_ledger *ledger, docket_fleet *fleet, const replay_run *run,
 			     const replay_args *a,
@@ -301,7 +399,10 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		"is replayed on two threads (DOCKET_REPLAY_THREADS=1 or 2 sets the count);\n"
 		"the output is the same byte for byte. Each session is named with the\n"
 		"sandbox the policy assumed, the one its runtime had (a warning when\n"
-		"they differ) and its baseline.\n"
+		"they differ) and its baseline. A call whose enforced verdict (what\n"
+		"docket's hooks decide) is stricter than the engine's shows both.\n"
+		"--ran-despite-deny lists instead the calls that ran (were dispatched)\n"
+		"although a deny rule of the policy names them, and exits 1 if any.\n"
 		"See docs/replay.md for the JSON schema and a CI workflow.\n";
 	replay_args a = { 0 };
 	const cli_opt opts[] = {
@@ -317,6 +418,8 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 		{ CLI_OPT_STRING, "assume-sandbox", 0, &a.assume_sandbox, "MODE",
 		  "replay as if every runtime had this sandbox: read_only, workspace_write, full_access, none", 0 },
 		{ CLI_OPT_STRING, "fail-on", 0, &a.fail_on, "CLASSES", "exit 1 on loosened, tightened or changed (a,b)", 0 },
+		{ CLI_OPT_SWITCH, "ran-despite-deny", 0, &a.ran_despite_deny, NULL,
+		  "with --policy: list the calls that ran although a deny rule names them (exit 1: some)", 0 },
 		{ CLI_OPT_STRING, "format", 'f', &a.format, "FMT", "table (default), json, junit or markdown", 0 },
 		{ CLI_OPT_STRING, "from", 0, &a.from, "CONNINFO", "replay the fleet database (postgresql://...)", 0 },
 		{ CLI_OPT_STRING, "ledger-id", 0, &a.ledger_id, "ID", "with --from: only ledger ID", 0 },
@@ -353,7 +456,8 @@ int cmd_replay(const cli_command *cmd, const cli_global *g, int argc, char **arg
 	} else if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK) {
 		goto cleanup;
 	}
-	rc = replay_and_report(ledger, fleet, &run, &a, &o, fail_on, format, g);
+	rc = a.ran_despite_deny ? replay_findings(ledger, fleet, &run, &a, &o, g)
+				: replay_and_report(ledger, fleet, &run, &a, &o, fail_on, format, g);
 cleanup:
 	docket_fleet_free(fleet);
 	docket_ledger_free(ledger);

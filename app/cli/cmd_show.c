@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "docket/export.h"
+#include "docket/replay.h"
 #include "ledger/spool.h"
 #include "policy/risk.h"
 #include "util/alloc.h"
@@ -27,6 +28,7 @@ typedef struct call {
 	json_t *intent;      /* NULL if the session has events but no intent for it */
 	json_t *steps;       /* array of the call's events in seq order */
 	json_t *completed;   /* the outcome, NULL while pending */
+	const json_t *under; /* show --policy: the call's verdicts under that policy, or NULL */
 } call;
 
 typedef struct show_ctx {
@@ -427,6 +429,10 @@ static json_t *show_json(const show_ctx *ctx, const char *session)
 	for (i = 0; i < ctx->ncalls; i++) {
 		json_t *c = call_json(&ctx->calls[i]);
 
+		if (c && ctx->calls[i].under && json_object_set(c, "under_policy", (json_t *)ctx->calls[i].under) < 0) {
+			json_decref(c);
+			c = NULL;
+		}
 		if (!c || json_array_append_new(calls, c) < 0)
 			goto oom;
 	}
@@ -492,6 +498,18 @@ static const char *without_word(const char *text, const char *word)
 	return text;
 }
 
+/* "; under P: denied", or both verdicts when they differ:
+ * "; under P: engine allowed, enforced denied (a rule names `curl` ...)". */
+static int under_detail(docket_buf *b, const json_t *u)
+{
+	const char *engine = cli_jstr(u, "engine"), *enforced = cli_jstr(u, "enforced");
+
+	if (engine && enforced && strcmp(engine, enforced) != 0)
+		return docket_buf_printf(b, "; under %s: engine %s, enforced %s (%s)", cli_jstr(u, "policy"), engine,
+					 enforced, cli_jstr(u, "enforced_reason") ? cli_jstr(u, "enforced_reason") : "");
+	return docket_buf_printf(b, "; under %s: %s", cli_jstr(u, "policy"), engine ? engine : "?");
+}
+
 static int step_detail(docket_buf *b, const call *c, const call_facts *f, const json_t *ev,
 		       const json_t **last_request, const char **color)
 {
@@ -527,6 +545,8 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		for (unsigned bit = 1, k = 0; bit && error == 0; bit <<= 1)
 			if ((f->risk & bit) && docket_risk_name(bit))
 				error = docket_buf_printf(b, "%s%s", k++ ? ", " : "; risk ", docket_risk_name(bit));
+		if (error == 0 && c->under)
+			error = under_detail(b, c->under);
 	} else if (strcmp(type, "approval.requested") == 0) {
 		const char *req = cli_jstr(ev, "request");
 		const char *reviewer = cli_jstr(ev, "reviewer");
@@ -837,8 +857,9 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 	return error;
 }
 
-int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
-		     const cli_origin *origin)
+/* cli_show_session; `under` (or NULL): invocation -> its verdicts under a policy (show --policy). */
+static int show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
+			const cli_origin *origin, const json_t *under)
 {
 	show_ctx ctx;
 	json_t *j;
@@ -864,6 +885,8 @@ int cli_show_session(cli_event_read read, void *rctx, const char *session, int j
 		rc = cli_fail(error, "out of memory");
 		goto cleanup;
 	}
+	for (i = 0; under && i < ctx.ncalls; i++)
+		ctx.calls[i].under = json_object_get(under, ctx.calls[i].invocation);
 	if (json) {
 		j = show_json(&ctx, session);
 		if (j && origin && (json_object_set_new(j, "ledger", json_string(origin->ledger)) < 0 ||
@@ -894,6 +917,51 @@ cleanup:
 	json_decref(ctx.other);
 	json_decref(ctx.incidents);
 	return rc;
+}
+
+int cli_show_session(cli_event_read read, void *rctx, const char *session, int json, int color,
+		     const cli_origin *origin)
+{
+	return show_session(read, rctx, session, json, color, origin, NULL);
+}
+
+/* ---- show --policy: both verdicts of every call under a policy ---------- */
+
+typedef struct under_ctx {
+	json_t *calls;       /* invocation -> verdicts */
+	const char *policy;
+} under_ctx;
+
+static int under_add(void *vctx, const docket_replay_call *c)
+{
+	under_ctx *u = vctx;
+	json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "policy", u->policy,
+			      "engine", docket_policy_verdict_name(c->now),
+			      "enforced", docket_policy_verdict_name(c->enforced),
+			      "enforced_reason", c->enforced_why ? json_string(c->enforced_why) : json_null(),
+			      "deny_rule", c->deny_rule ? json_string(c->deny_rule) : json_null());
+
+	if (!o || json_object_set_new(u->calls, c->invocation, o) < 0)
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Replay the session under `src` into u->calls; returns an exit code. */
+static int under_policy(docket_ledger *ledger, const char *session, const char *src, under_ctx *u)
+{
+	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
+	docket_policy *p = NULL;
+	int error;
+
+	u->policy = src;
+	if (!(u->calls = json_object()))
+		return cli_fail(DOCKET_ENOMEM, "out of memory");
+	if ((error = docket_replay_source_load(&p, src, NULL)) < 0)
+		return cli_fail(error, "cannot load the policy");
+	o.session = session;
+	error = docket_replay_run(ledger, NULL, (const docket_policy *const *)&p, 1, &o, under_add, u);
+	docket_policy_free(p);
+	return error < 0 ? cli_fail(error, "cannot replay the session") : CLI_EXIT_OK;
 }
 
 typedef struct local_read {
@@ -936,11 +1004,15 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		"unsandboxed); an intent shows its rules, an escalation with its\n"
 		"justification and its risk classes (docs/audit.md). An approval wait the\n"
 		"source did not record, and a run ended by recovery, are labelled unknown.\n"
-		"SESSION may be a unique prefix of the session id.\n";
-	const char *session = NULL;
+		"SESSION may be a unique prefix of the session id. With --policy SRC each\n"
+		"intent also shows its verdict under SRC, replayed in the session's context:\n"
+		"both the engine's and the enforced one (docket's hooks) when they differ.\n";
+	const char *session = NULL, *policy = NULL;
+	under_ctx u = { NULL, NULL };
 	int json = 0;
 	const cli_opt opts[] = {
 		CLI_OPT_JSON(&json),
+		{ CLI_OPT_STRING, "policy", 'p', &policy, "SRC", "also each call's verdicts under this policy", 0 },
 		{ CLI_OPT_ARG, "SESSION", 0, &session, NULL, "the session to show", CLI_OPT_REQUIRED },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
@@ -956,8 +1028,10 @@ int cmd_show(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	if ((rc = cli_session_arg(ledger, &session, &owned)) == CLI_EXIT_OK) {
 		r.ledger = ledger;
 		r.session = session;
-		rc = cli_show_session(read_local, &r, session, json, g->color_out, NULL);
+		if (!policy || (rc = under_policy(ledger, session, policy, &u)) == CLI_EXIT_OK)
+			rc = show_session(read_local, &r, session, json, g->color_out, NULL, u.calls);
 	}
+	json_decref(u.calls);
 	docket_free(owned);
 	docket_ledger_free(ledger);
 	return rc;

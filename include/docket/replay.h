@@ -175,9 +175,28 @@ typedef struct docket_replay_call {
 	int live_settings;          /* the session recorded its runtime's effective settings
 				       (a policy revision, as `integrate` captures them) */
 	int imported;               /* the session was imported from a transcript */
+	/* the enforced verdict under the last policy (docs/policy.md "Two
+	 * verdicts": what docket's hooks would decide; `now` is the engine's) */
+	docket_verdict enforced;
+	const char *enforced_why;   /* enforced != now: why enforcement is stricter; else NULL */
+	const char *deny_rule;      /* enforced denied by a rule: that deny rule; else NULL */
+	unsigned deny_line;         /* its line in the policy source, 0 unknown */
+	int ran;                    /* deny_rule set: 1 the call ran (was dispatched), 0 it did
+				       not, -1 not known (a fleet replay) */
 } docket_replay_call;
 
 typedef int (*docket_replay_cb)(void *ctx, const docket_replay_call *call);
+
+/*
+ * 1 when the call ran (was dispatched) although a deny rule of the replayed
+ * policy names it under docket's enforcement (whatever the engine says):
+ * `docket replay --ran-despite-deny`. A fleet replay cannot tell that a call
+ * ran (ran == -1): never 1 there.
+ */
+DOCKET_EXTERN int docket_replay_ran_despite_deny(const docket_replay_call *call);
+/* Such a call as a JSON object (docs/replay.md): seq, session, invocation,
+ * time, tool, target, engine, enforced, rule, rule_line, reason. */
+DOCKET_EXTERN int docket_replay_finding_json(json_t **out, const docket_replay_call *call) DOCKET_MUST_USE;
 
 /*
  * Replay every selected intent of `ledger`, in seq order, under `policies`

@@ -354,6 +354,8 @@ static int parse_args(docket_policy_call *c, const docket_jv_ops *o, docket_jv a
 	}
 	if (is_one_of(name, reads) || is_one_of(name, writes)) {
 		c->tool = is_one_of(name, reads) ? CT_READ : CT_WRITE;
+		/* Grep and Glob arrive as read_file {path, pattern}: a search of the directory */
+		c->search = c->tool == CT_READ && jstr(o, member(o, args, "pattern"), NULL) != NULL;
 		return one_path_arg(c, o, args, name);
 	}
 	if (strcmp(name, "network") == 0 && !member(o, args, "url").p && !member(o, args, "host").p &&

@@ -121,15 +121,96 @@ static int bash_rules_once(ef *f, const char *text, size_t len, bool *allow)
 
 /* ---- paths ---- */
 
-static bool has_path_rules(const docket_policy *p, int kind)
-{
-	for (size_t k = 0; k < p->ntools; k++) {
-		const pol_tool_rule *t = &p->tools[k];
+/* A path rule of the call: its index, and its absolute glob in res->eglobs (SIZE_MAX: none, SPEC_NONE). */
+struct pol_epath {
+	uint32_t rule;
+	size_t off, len, lit;     /* lit: the glob's bytes before its first wildcard */
+};
 
-		if (t->decision > POL_ALLOW && t->kind == kind && t->spec_kind == SPEC_PATH)
+/*
+ * The Read (list 0) and Edit (list 1) deny/ask rules on paths, with their
+ * globs built once per call instead of once per operand and rule (res->epath:
+ * Read's, then Edit's; grown once, so a warm result does not allocate).
+ */
+static int find_path_rules(ef *f)
+{
+	docket_policy_result *r = f->res;
+	docket_buf *g = &r->etmp2;
+	int error;
+
+	r->nepath[0] = r->nepath[1] = 0;
+	docket_buf_clear(&r->eglobs);
+	if (!f->p->read_rules && !f->p->edit_rules)
+		return 0;
+	if ((error = ev_grow((void **)&r->epath, &r->capepath, 2 * f->p->ntools + 1, sizeof(*r->epath))) < 0)
+		return error;
+	for (int list = 0; list < 2; list++)
+		for (size_t k = 0; k < f->p->ntools; k++) {
+			const pol_tool_rule *t = &f->p->tools[k];
+			struct pol_epath *e = &r->epath[r->nepath[0] + r->nepath[1]];
+
+			if (t->decision <= POL_ALLOW || t->kind == TK_ANY ||
+			    !ev_tool_kind_applies(t, list ? TK_EDIT : TK_READ, NULL))
+				continue;
+			if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
+				continue;
+			e->rule = (uint32_t)k;
+			e->off = SIZE_MAX;
+			if (t->spec_kind == SPEC_PATH) {
+				if (!ev_path_rule_glob(&f->e, t, g))
+					continue;   /* no base (no HOME): the rule matches nothing, as in the engine */
+				e->off = r->eglobs.len;
+				e->len = g->len;
+				e->lit = strcspn(g->ptr, "*?[");
+				if ((error = docket_buf_put(&r->eglobs, g->ptr, g->len)) < 0 ||
+				    (error = docket_buf_putc(&r->eglobs, '\0')) < 0)
+					return error;
+			}
+			r->nepath[list]++;
+		}
+	return 0;
+}
+
+/* The path rules of `kind` (TK_READ or TK_EDIT): *n of them. */
+static const struct pol_epath *path_rule_list(const ef *f, int kind, size_t *n)
+{
+	*n = f->res->nepath[kind != TK_READ];
+	return f->res->epath + (kind == TK_READ ? 0 : f->res->nepath[0]);
+}
+
+static const char *epath_glob(const ef *f, const struct pol_epath *e)
+{
+	return f->res->eglobs.ptr + e->off;
+}
+
+static bool has_path_rules(const ef *f, int kind)
+{
+	size_t n;
+	const struct pol_epath *l = path_rule_list(f, kind, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (l[i].off != SIZE_MAX)
 			return true;
-	}
 	return false;
+}
+
+/*
+ * Does the rule's glob match `path` (or an ancestor of it), or something
+ * directly under it? Whatever matches starts with the glob's literal part,
+ * so most rules are rejected by one comparison.
+ */
+static bool epath_matches(const ef *f, const struct pol_epath *e, const char *path, size_t plen, const char *child)
+{
+	const char *g;
+
+	if (e->off == SIZE_MAX)
+		return true;   /* a rule on the whole tool (Read) */
+	g = epath_glob(f, e);
+	if (plen >= e->lit)   /* child (path/-) starts with path: one comparison for both */
+		return strncmp(path, g, e->lit) == 0 &&
+		       (path_glob_match(g, e->len, path) || path_glob_match(g, e->len, child));
+	/* path is shorter than the literal part: only the child may match */
+	return strncmp(child, g, plen + 2 < e->lit ? plen + 2 : e->lit) == 0 && path_glob_match(g, e->len, child);
 }
 
 /*
@@ -139,24 +220,61 @@ static bool has_path_rules(const docket_policy *p, int kind)
 static int path_rules(ef *f, const char *path, int kind)
 {
 	docket_buf *child = &f->res->etmp2;
+	size_t n, plen = strlen(path);
+	const struct pol_epath *l = path_rule_list(f, kind, &n);
 	int d = -1;
 
+	if (n == 0)
+		return -1;
 	docket_buf_clear(child);
-	if (docket_buf_puts(child, path) < 0 || docket_buf_puts(child, "/-") < 0)
+	if (docket_buf_put(child, path, plen) < 0 || docket_buf_puts(child, "/-") < 0)
 		return POL_DENY;   /* out of memory: fail closed */
-	for (size_t k = 0; k < f->p->ntools; k++) {
+	for (size_t i = 0; i < n; i++) {
+		size_t k = l[i].rule;
 		const pol_tool_rule *t = &f->p->tools[k];
 
-		if (t->decision <= POL_ALLOW || t->kind == TK_ANY || !ev_tool_kind_applies(t, kind, NULL))
-			continue;
-		if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
-			continue;
-		if (ev_path_rule_matches(&f->e, t, path) || ev_path_rule_matches(&f->e, t, child->ptr)) {
+		if (epath_matches(f, &l[i], path, plen, child->ptr)) {
 			add_match(f->res, -2 - (int)k, t->decision, 0, false);
 			d = ev_max(d, t->decision);
 		}
 	}
 	return d;
+}
+
+/*
+ * A search of directory `dir` (normalised): the strictest Read deny/ask
+ * rule whose files may lie under it (Grep in `.` with a Read deny of `secrets`),
+ * as an ask: docket cannot prove the search skips them. -1: none.
+ */
+static int search_rules(ef *f, const char *dir)
+{
+	size_t n;
+	const struct pol_epath *l = path_rule_list(f, TK_READ, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = l[i].rule;
+		const pol_tool_rule *t = &f->p->tools[k];
+
+		if (l[i].off == SIZE_MAX)
+			continue;   /* a rule on the whole tool: the engine denies the call */
+		if (path_glob_reaches(epath_glob(f, &l[i]), l[i].len, dir)) {
+			add_match(f->res, -2 - (int)k, t->decision, 0, false);
+			return POL_ASK;
+		}
+	}
+	return -1;
+}
+
+/* A search of `dir` as the client resolves it (against `cwd`). */
+static int judge_search(ef *f, const char *dir, const char *cwd)
+{
+	docket_buf *b = &f->res->etmp;
+
+	if (path_normalize(b, dir, cwd ? cwd : f->cwd, f->e.home) < 0) {
+		docket_error_clear();
+		return POL_ASK;
+	}
+	return search_rules(f, b->ptr);
 }
 
 /* A path as the client resolves it: against `cwd`, then the rules. -2: cannot resolve. */
@@ -298,10 +416,40 @@ static int judge_install(ef *f, const sh_analysis *a, const sh_install *in, int 
 }
 
 /* The files a command is given: Read deny rules hold for readers, anything else asks. */
+/* A command that reads whole trees (grep -r, rg, tar, cp -r, find -exec): its directories are searches. */
+static int judge_tree_reader(ef *f, const sh_analysis *a, const sh_cmd *c, const char *cwd)
+{
+	bool cwd_too = false;
+	int error;
+
+	if (!sh_tree_reader(a, c, &cwd_too))
+		return 0;
+	if (cwd_too && (c->flags & SHC_CWD_UNKNOWN))
+		return raise_to(f, POL_ASK, "cwd_unknown", "`", sh_word(a, c->word0),
+				"` searches a directory docket cannot know (cd to an expansion)");
+	if (cwd_too && search_rules(f, cwd ? cwd : f->cwd ? f->cwd : "/") > POL_ALLOW)
+		return raise_to(f, POL_ASK, "search", "`", sh_word(a, c->word0),
+				"` searches its working directory, which holds files a Read rule denies");
+	for (size_t i = 1; i < c->nwords; i++) {
+		const char *w = sh_word(a, c->word0 + i);
+
+		if (w[0] == '-' || (a->word_flags[c->word0 + i] & SHW_DYNAMIC))
+			continue;
+		if (judge_search(f, w, cwd) > POL_ALLOW &&
+		    (error = raise_to(f, POL_ASK, "search", "a command searches `", w,
+				      "`, which holds files a Read rule denies")) < 0)
+			return error;
+	}
+	return 0;
+}
+
 static int judge_operands(ef *f, const sh_analysis *a, const sh_cmd *c, const char *cwd, bool reader)
 {
 	bool git = sh_git_subcommand(a, c) != 0;
 	int error;
+
+	if ((error = judge_tree_reader(f, a, c, cwd)) < 0)
+		return error;
 
 	for (size_t i = 1; i < c->nwords; i++) {
 		const char *w = sh_word(a, c->word0 + i), *p;
@@ -343,7 +491,7 @@ static int judge_redirs(ef *f, const sh_analysis *a, const sh_cmd *c, const char
 		if (!(kind == TK_READ ? f->p->read_rules : f->p->edit_rules))
 			continue;
 		if (a->word_flags[r->word] & SHW_DYNAMIC) {
-			if (has_path_rules(f->p, kind) &&
+			if (has_path_rules(f, kind) &&
 			    (error = raise_to(f, POL_ASK, "redirection", "a redirection to `", w, "` docket cannot resolve")) < 0)
 				return error;
 			continue;
@@ -453,6 +601,11 @@ static int enforce_paths(ef *f, int kind)
 		if (d > POL_ALLOW &&
 		    (error = raise_to(f, d, "denied_path", "`", p, "` is covered by a rule")) < 0)
 			return error;
+		/* Grep/Glob over a parent of a denied tree */
+		if (kind == TK_READ && f->call->search && d < POL_ASK && judge_search(f, p, NULL) > POL_ALLOW &&
+		    (error = raise_to(f, POL_ASK, "search", "a search of `", p,
+				      "` reaches files a Read rule denies")) < 0)
+			return error;
 	}
 	return 0;
 }
@@ -460,15 +613,34 @@ static int enforce_paths(ef *f, int kind)
 /*
  * A host left non-ASCII after url.c's mapping may still map onto an ASCII
  * name under full UTS 46 (U+212F is `e`): docket cannot match rules on it.
+ * And a deny or ask host rule that docket cannot compare with the host
+ * (a Unicode label against an xn-- one: no Punycode codec) asks.
  */
 static int enforce_host(ef *f)
 {
 	const char *h = f->call->host;
 
-	for (; h && *h; h++)
-		if ((unsigned char)*h >= 0x80)
-			return raise_to(f, POL_ASK, "host", "`", f->call->host,
+	if (!h)
+		return 0;
+	for (const char *c = h; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			return raise_to(f, POL_ASK, "host", "`", h,
 					"` is an internationalised host docket does not map to ASCII");
+	for (size_t i = 0; i < f->p->nnet; i++) {
+		const pol_net_rule *n = &f->p->net[i];
+
+		if (n->decision > POL_ALLOW && pol_host_equivalence(n->host, strlen(n->host), h) == POL_HOST_UNKNOWN)
+			return raise_to(f, POL_ASK, "host", "`", h,
+					"` may be the internationalised host of a rule docket cannot compare it with");
+	}
+	for (size_t k = 0; k < f->p->ntools; k++) {
+		const pol_tool_rule *t = &f->p->tools[k];
+
+		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN && ev_tool_kind_applies(t, TK_WEBFETCH, NULL) &&
+		    pol_host_equivalence(t->spec, t->spec_len, h) == POL_HOST_UNKNOWN)
+			return raise_to(f, POL_ASK, "host", "`", h,
+					"` may be the internationalised host of a rule docket cannot compare it with");
+	}
 	return 0;
 }
 
@@ -491,11 +663,19 @@ static bool client_sandboxes(const ef *f)
 int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *p,
 				const docket_policy_call *call, const docket_policy_context *ctx)
 {
-	ef f;
 	int error;
 
 	if ((error = docket_policy_eval(res, p, call, ctx)) < 0)
 		return error;
+	return pol_enforce(res, p, call, ctx);
+}
+
+int pol_enforce(docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+		const docket_policy_context *ctx)
+{
+	ef f;
+	int error;
+
 	res->enforced = true;
 	res->engine_verdict = res->verdict;
 	if (res->verdict >= POL_DENY)
@@ -520,6 +700,8 @@ int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *
 	} else {
 		f.cwd = f.e.cwd;
 	}
+	if ((error = find_path_rules(&f)) < 0)
+		return error;
 	switch (call->tool) {
 	case CT_SHELL: error = enforce_shell(&f); break;
 	case CT_READ: error = enforce_paths(&f, TK_READ); break;

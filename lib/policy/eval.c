@@ -274,23 +274,41 @@ const char *ev_project_root(const ev *e)
 	return e->cwd;
 }
 
+/* The rule's base directory (its anchor), or NULL when unknown. */
+static const char *rule_base(ev *e, const pol_tool_rule *t)
+{
+	switch (t->anchor) {
+	case ANCHOR_ROOT: return "";
+	case ANCHOR_HOME: return e->home;
+	case ANCHOR_PROJECT: return ev_project_root(e);
+	default: return e->cwd;
+	}
+}
+
+bool ev_path_rule_glob(ev *e, const pol_tool_rule *t, docket_buf *b)
+{
+	const char *base = rule_base(e, t);
+
+	docket_buf_clear(b);
+	if (!base || docket_buf_puts(b, base) < 0)
+		return false;
+	if (b->len > 0 && b->ptr[b->len - 1] == '/')
+		b->len--;
+	if (t->anchor == ANCHOR_NONE && docket_buf_puts(b, "/**") < 0)
+		return false;
+	return docket_buf_putc(b, '/') == 0 && docket_buf_put(b, t->spec, t->spec_len) == 0;
+}
+
 bool ev_path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 {
 	docket_buf *b = &e->res->tmp2;
-	const char *base = NULL;
+	const char *base;
 
 	if (t->spec_kind == SPEC_NONE)
 		return true;
 	if (t->spec_kind != SPEC_PATH)
 		return false;
-	docket_buf_clear(b);
-	switch (t->anchor) {
-	case ANCHOR_ROOT: base = ""; break;
-	case ANCHOR_HOME: base = e->home; break;
-	case ANCHOR_PROJECT: base = ev_project_root(e); break;
-	default: base = e->cwd; break;
-	}
-	if (!base)
+	if (!(base = rule_base(e, t)))
 		return false;
 	{
 		/* cheap rejection: the path must start with the base and the literal spec */
@@ -305,13 +323,7 @@ bool ev_path_rule_matches(ev *e, const pol_tool_rule *t, const char *path)
 		    !(strlen(path + bl + 1) < t->lit_len && strncmp(path + bl + 1, t->spec, strlen(path + bl + 1)) == 0))
 			return false;
 	}
-	if (docket_buf_puts(b, base) < 0)
-		return false;
-	if (b->len > 0 && b->ptr[b->len - 1] == '/')
-		b->len--;
-	if (t->anchor == ANCHOR_NONE && docket_buf_puts(b, "/**") < 0)
-		return false;
-	if (docket_buf_putc(b, '/') < 0 || docket_buf_put(b, t->spec, t->spec_len) < 0)
+	if (!ev_path_rule_glob(e, t, b))
 		return false;
 	return path_glob_match(b->ptr, b->len, path);
 }

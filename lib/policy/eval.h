@@ -54,6 +54,8 @@ int ev_ask_or_deny(const ev *e);
 /* ---- paths (eval.c) ---- */
 const char *ev_project_root(const ev *e);
 bool ev_path_rule_matches(ev *e, const pol_tool_rule *t, const char *path);
+/* The absolute glob of a path rule (its anchor joined) into b; false: no base (or no memory). */
+bool ev_path_rule_glob(ev *e, const pol_tool_rule *t, docket_buf *b);
 bool ev_in_workspace(const ev *e, const char *path);
 
 /* ---- the shell family (eval_shell.c) ---- */

@@ -202,6 +202,28 @@ static bool step(glob_nfa *g, char ch)
 	return any != 0;
 }
 
+/* Start g on pattern[0..plen): the stack words, or heap ones for long patterns. false: no memory. */
+static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode, uint64_t *stack, uint64_t **heap)
+{
+	g->pat = pat;
+	g->plen = plen;
+	g->path_mode = path_mode;
+	g->words = plen / 64 + 1;
+	g->cur = stack;
+	g->next = stack + GLOB_STACK_WORDS;
+	*heap = NULL;
+	if (g->words > GLOB_STACK_WORDS) {
+		if (!(*heap = docket_calloc(2 * g->words, sizeof(**heap))))
+			return false;
+		g->cur = *heap;
+		g->next = *heap + g->words;
+	}
+	memset(g->cur, 0, g->words * sizeof(*g->cur));
+	bit_set(g->cur, 0);
+	closure(g, g->cur);
+	return true;
+}
+
 /*
  * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
  * prefix of s that ends just before a '/' (not the leading one): a path
@@ -210,20 +232,13 @@ static bool step(glob_nfa *g, char ch)
 static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, bool path_mode, bool prefixes)
 {
 	uint64_t stack[2 * GLOB_STACK_WORDS];
-	glob_nfa g = { pat, plen, path_mode, stack, stack + GLOB_STACK_WORDS, plen / 64 + 1 };
+	glob_nfa g;
 	uint64_t *heap = NULL;
 	bool matched = false;
 
-	if (g.words > GLOB_STACK_WORDS) {
-		/* no memory: no match (a multi-kilobyte glob under memory pressure) */
-		if (!(heap = docket_calloc(2 * g.words, sizeof(*heap))))
-			return false;
-		g.cur = heap;
-		g.next = heap + g.words;
-	}
-	memset(g.cur, 0, g.words * sizeof(*g.cur));
-	bit_set(g.cur, 0);
-	closure(&g, g.cur);
+	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
+	if (!glob_start(&g, pat, plen, path_mode, stack, &heap))
+		return false;
 	for (size_t k = 0; k < slen && !matched; k++) {
 		if (prefixes && k > 0 && s[k] == '/' && bit_get(g.cur, plen))
 			matched = true;
@@ -235,6 +250,28 @@ static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, b
 		matched = bit_get(g.cur, plen);
 	docket_free(heap);
 	return matched;
+}
+
+bool path_glob_reaches(const char *pattern, size_t plen, const char *dir)
+{
+	uint64_t stack[2 * GLOB_STACK_WORDS];
+	glob_nfa g;
+	uint64_t *heap = NULL;
+	size_t n = strlen(dir);
+	bool alive = true;
+
+	if (plen > 1 && pattern[plen - 1] == '/')
+		plen--;
+	if (!glob_start(&g, pattern, plen, true, stack, &heap))
+		return true;   /* no memory: cannot tell, so it may */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	for (size_t k = 0; k < n && alive; k++)
+		alive = step(&g, dir[k]);
+	/* dir itself matched (everything under it does), or a state is left after "dir/" */
+	alive = alive && (bit_get(g.cur, plen) || (n == 1 && dir[0] == '/') || step(&g, '/'));
+	docket_free(heap);
+	return alive;
 }
 
 bool str_glob_match(const char *pat, size_t plen, const char *s, size_t slen)

@@ -321,6 +321,21 @@ typedef struct pol_url {
 /* The parts of `url` as the WHATWG URL parser finds them; DOCKET_EINVALID when it fails. */
 int pol_url_parse(pol_url *u, const char *url) DOCKET_MUST_USE;
 void pol_url_dispose(pol_url *u);
+/*
+ * Could a host rule (rule[0..rlen), "*.x.com" for subdomains) name `host`
+ * (lower case, as url.c gives it)? UNKNOWN when a label is non-ASCII or
+ * ACE (xn--) against a Unicode one: docket has no Punycode codec (libidn2
+ * is not a dependency), so enforcement fails closed on it.
+ */
+/*
+ * The enforcement step of docket_policy_eval_enforced on a result that
+ * docket_policy_eval just filled for the same call and context (replay
+ * reads the engine's verdict, rule and reasons first, then this).
+ */
+int pol_enforce(docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+		const docket_policy_context *ctx);
+enum { POL_HOST_UNEQUAL = 0, POL_HOST_EQUAL = 1, POL_HOST_UNKNOWN = 2 };
+int pol_host_equivalence(const char *rule, size_t rlen, const char *host);
 
 /* ---- paths (path.c) ---- */
 /*
@@ -337,6 +352,8 @@ bool path_is_under(const char *path, const char *root);
  * matches everything under a path it matches.
  */
 bool path_glob_match(const char *pattern, size_t plen, const char *path);
+/* Can path pattern[0..plen) match `dir` or something under it (a search of dir would reach it)? */
+bool path_glob_reaches(const char *pattern, size_t plen, const char *dir);
 /* Plain glob over a string: '*' matches any run (including spaces and '/'). */
 bool str_glob_match(const char *pat, size_t plen, const char *s, size_t slen);
 
@@ -380,6 +397,7 @@ struct docket_policy_call {
 	size_t nprefix_rule;
 	const char **paths;       /* read/write/apply_patch */
 	size_t npaths;
+	bool search;              /* read_file with a pattern: Grep/Glob over the directory paths[0] */
 	const char *host;         /* network, lower case */
 	const char *url_path;     /* network: the URL's path ("" when none), or NULL */
 	unsigned port;
@@ -468,6 +486,9 @@ struct docket_policy_result {
 	docket_buf etmp, etmp2, ewhy, ecwd;
 	const char **eargv;       /* one command's argv */
 	size_t capeargv;
+	struct pol_epath *epath;  /* enforce.c: the policy's Read and Edit deny/ask path rules, found once a call */
+	size_t nepath[2], capepath;
+	docket_buf eglobs;        /* ... their absolute globs, NUL-separated */
 };
 
 #endif

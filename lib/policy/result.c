@@ -42,6 +42,8 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_buf_dispose(&r->ewhy);
 	docket_buf_dispose(&r->ecwd);
 	docket_free(r->eargv);
+	docket_free(r->epath);
+	docket_buf_dispose(&r->eglobs);
 	docket_free(r);
 }
 

@@ -225,3 +225,56 @@ const char *sh_operand_path(const char *word, bool git_rev)
 	}
 	return word;
 }
+
+/* An option word that asks for recursion: -r, -R, -a (cp), --recursive ...; clusters (-rn) count. */
+static bool recursive_opt(const char *w, const char *letters)
+{
+	if (strcmp(w, "--recursive") == 0 || strcmp(w, "--dereference-recursive") == 0 ||
+	    strcmp(w, "--archive") == 0 || strcmp(w, "--directories=recurse") == 0)
+		return true;
+	return w[0] == '-' && w[1] && w[1] != '-' && strpbrk(w + 1, letters) != NULL;
+}
+
+bool sh_tree_reader(const sh_analysis *a, const sh_cmd *c, bool *cwd_too)
+{
+	static const char *const searchers[] = { "rg", "ag", "ack", NULL };   /* recursive by default */
+	static const char *const archivers[] = { "tar", "bsdtar", "rsync", NULL };
+	static const char *const grep[] = { "grep", "egrep", "fgrep", NULL };
+	const char *prog;
+	size_t operands = 0;
+	bool rec = false, search;
+
+	*cwd_too = false;
+	if (c->nwords == 0 || (c->flags & SHC_DYNAMIC_NAME))
+		return false;
+	prog = shell_basename(w_at(a, c, 0));
+	if (one_of(prog, archivers))
+		return true;
+	search = one_of(prog, searchers);
+	for (size_t i = 1; i < c->nwords; i++) {
+		const char *w = w_at(a, c, i);
+
+		if (w[0] != '-')
+			operands++;
+		else if (one_of(prog, grep))
+			rec = rec || recursive_opt(w, "rR") || strcmp(w, "-d") == 0;
+		else if (strcmp(prog, "cp") == 0 || strcmp(prog, "scp") == 0)
+			rec = rec || recursive_opt(w, "rRa");
+		else if (strcmp(prog, "zip") == 0)
+			rec = rec || recursive_opt(w, "r");
+		else if (strcmp(prog, "find") == 0)
+			rec = rec || strcmp(w, "-exec") == 0 || strcmp(w, "-execdir") == 0 || strcmp(w, "-ok") == 0 ||
+			      strcmp(w, "-okdir") == 0;
+	}
+	if (strcmp(prog, "find") == 0) {
+		/* find with no start path (nothing before its expression) searches . */
+		const char *w1 = c->nwords > 1 ? w_at(a, c, 1) : "-";
+
+		*cwd_too = rec && (w1[0] == '-' || w1[0] == '(' || w1[0] == '!');
+		return rec;
+	}
+	search = search || (rec && one_of(prog, grep));
+	/* the first operand of a search is its pattern: none after it is the working directory */
+	*cwd_too = search && operands <= 1;
+	return search || rec;
+}

@@ -36,5 +36,11 @@ bool sh_network_program(const char *base);
 /* The path a word names when it is an operand: `git show REV:path` gives path,
  * `if=path` and `--file=path` give path; NULL when the word is an option. */
 const char *sh_operand_path(const char *word, bool git_rev);
+/*
+ * Does c read whole directory trees given to it (grep -r, rg, cp -r, tar,
+ * zip -r, rsync, find with -exec)? *cwd_too: with no path operand it
+ * searches its working directory (rg PATTERN, grep -r PATTERN).
+ */
+bool sh_tree_reader(const sh_analysis *a, const sh_cmd *c, bool *cwd_too);
 
 #endif

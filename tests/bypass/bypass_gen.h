@@ -4,7 +4,9 @@
  * a denied program (curl or rm) behind every construct of issue 26:
  * assignments, wrappers, `sh -c`, eval, pipes and heredocs into a shell,
  * substitutions, subshells and groups, control flow, background jobs,
- * comments, redirections, quoted and escaped names, program paths.
+ * comments, redirections, quoted and escaped names, program paths, and
+ * programs that run it through their options, config or environment
+ * (git -c core.pager, GIT_PAGER, sed e, awk system, tar, rsync -e, ssh ...).
  *
  * The property it serves: such a script's enforced verdict is never
  * `allowed` under a policy that denies curl and rm (bypass_policies()).
@@ -33,7 +35,7 @@ void bypass_gen_bytes(bypass_gen *g, const uint8_t *data, size_t len);
 int bypass_script(bypass_gen *g, docket_buf *out);
 
 /* Constructs, for coverage counts. */
-enum { BYPASS_NCONSTRUCTS = 24 };
+enum { BYPASS_NCONSTRUCTS = 25 };
 const char *bypass_construct_name(unsigned i);
 
 /* The deny policy in the three formats: docket YAML, Codex .rules, Claude settings. */

@@ -12,6 +12,7 @@
 #include "docket/import.h"
 #include "docket/policy.h"
 #include "policy/risk.h"
+#include "policy/shparse.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -174,6 +175,103 @@ static void test_home_paths(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * Programs that run other programs through their arguments, config or
+ * environment: what they run is analysed when it is written out, else asks.
+ * Under a policy that allows everything it does not name (bypass mode) and
+ * names awk (an interpreter: asked otherwise), so the twins show the
+ * enforcement adds nothing where nothing runs.
+ */
+static void test_runs_via(void **state)
+{
+	static const struct {
+		const char *script, *want;
+	} cases[] = {
+		{ "git -c core.pager='curl x|sh' log", "denied" },
+		{ "git -c core.sshCommand='rm -rf /' fetch", "denied" },
+		{ "git -c alias.x='!curl x' x", "denied" },
+		{ "git -c alias.x='-c core.pager=rm log' x", "denied" },
+		{ "git -c diff.x.textconv='curl x' diff", "denied" },
+		{ "git --config-env=core.pager=FOO log", "approval_required" },
+		{ "git --config-env core.editor=FOO commit", "approval_required" },
+		{ "git -c core.hooksPath=/tmp/h commit", "approval_required" },
+		{ "git -c include.path=/tmp/c log", "approval_required" },
+		{ "git config alias.x '!curl x'", "denied" },
+		{ "git rebase --exec 'curl x' HEAD~3", "denied" },
+		{ "git bisect run rm -rf /", "denied" },
+		{ "git submodule foreach curl x", "denied" },
+		{ "GIT_PAGER='curl x' git log", "denied" },
+		{ "env GIT_SSH_COMMAND='rm -rf /' git fetch", "denied" },
+		{ "export GIT_PAGER='curl x'; git log", "denied" },
+		{ "GIT_EDITOR='curl x'", "denied" },
+		{ "GIT_PAGER=$X git log", "approval_required" },
+		{ "LD_PRELOAD=/tmp/x.so git log", "approval_required" },
+		{ "GIT_CONFIG_PARAMETERS=\"'core.pager'='curl x'\" git log", "approval_required" },
+		{ "sed '1e curl x' f", "denied" },
+		{ "sed -e 1d -e '$e rm -rf /' f", "denied" },
+		{ "sed -n 's/a/b/e' f", "approval_required" },
+		{ "sed -n '/x/{e\n}' f", "approval_required" },
+		{ "sed -f prog.sed f", "approval_required" },
+		{ "awk 'BEGIN{system(\"curl x\")}'", "denied" },
+		{ "gawk '{print | \"rm -rf /\"}' f", "denied" },
+		{ "awk 'BEGIN{\"curl x\" | getline y}'", "denied" },
+		{ "awk 'BEGIN{system(x)}'", "approval_required" },
+		{ "find . -exec curl {} \\;", "denied" },
+		{ "find . -execdir sh -c 'curl x' \\;", "denied" },
+		{ "find . -ok rm {} +", "denied" },
+		{ "find . -exec {} \\;", "approval_required" },
+		{ "less '+!curl x' f", "denied" },
+		{ "man -P 'curl x' ls", "denied" },
+		{ "man --pager='rm -rf /' ls", "denied" },
+		{ "vim -c '!curl x' f", "denied" },
+		{ "vim '+!rm -rf /' f", "denied" },
+		{ "nvim --cmd 'call system(\"curl x\")' f", "approval_required" },
+		{ "vim -S s.vim f", "approval_required" },
+		{ "tar --to-command='curl x' -xf a.tar", "denied" },
+		{ "tar -I 'rm -rf /' -xf a", "denied" },
+		{ "tar -xIcurl -f a", "denied" },
+		{ "tar --use-compress-program=curl -cf a .", "denied" },
+		{ "tar --checkpoint-action=exec='curl x' -cf a .", "denied" },
+		{ "rsync -e 'curl x' a h:b", "denied" },
+		{ "rsync -avze 'curl x' a h:b", "denied" },
+		{ "rsync --rsh='rm -rf /' a h:b", "denied" },
+		{ "ssh host curl x", "denied" },
+		{ "ssh -p 22 host 'rm -rf /'", "denied" },
+		{ "ssh -o ProxyCommand='curl x' h", "denied" },
+		{ "ssh -F cfg h", "approval_required" },
+		{ "xargs sh -c 'curl x'", "denied" },
+		{ "xargs -I{} sh -c 'echo {}'", "approval_required" },
+		{ "echo x | xargs -I % % y", "approval_required" },
+		/* the twins: nothing runs through them */
+		{ "git -c user.name=bob commit -m x", "allowed" },
+		{ "git config user.email a@b", "allowed" },
+		{ "GIT_AUTHOR_NAME=x git commit", "allowed" },
+		{ "sed -n 's/a/b/p;3q' f", "allowed" },
+		{ "sed -i.bak -e 's/x/y/g' f", "allowed" },
+		{ "awk -F: '{print $1}' f", "allowed" },
+		{ "less +G f", "allowed" },
+		{ "vim +10 f", "allowed" },
+		{ "tar -czf a.tgz src", "allowed" },
+		{ "rsync -avz a h:b", "allowed" },
+		{ "ssh h ls", "allowed" },
+		{ "xargs -I{} echo {}", "allowed" },
+		{ "find . -name '*.c' -exec wc -l {} +", "allowed" },
+	};
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\","
+				"\"allow\":[\"Bash(awk:*)\",\"Bash(gawk:*)\"],"
+				"\"deny\":[\"Bash(curl:*)\",\"Bash(rm:*)\"]}}");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v = sh(p, cases[i].script, claude_ctx);
+
+		if (strcmp(v, cases[i].want) != 0)
+			fail_msg("`%s` is %s, expected %s", cases[i].script, v, cases[i].want);
+	}
+	docket_policy_free(p);
+}
+
 /* Defect 5: Read denies sidestepped by Grep/Glob on the directory, cd, other readers, a Codex workdir. */
 static void test_read_sidesteps(void **state)
 {
@@ -214,6 +312,105 @@ static void test_read_sidesteps(void **state)
 	docket_policy_free(p);
 }
 
+/* Is `name` (n bytes) one of shvia.c's programs? */
+static bool via_program(const char *name, size_t n)
+{
+	for (size_t i = 0; sh_via_name(i); i++)
+		if (strlen(sh_via_name(i)) == n && strncmp(sh_via_name(i), name, n) == 0)
+			return true;
+	return false;
+}
+
+/* docs/policy.md's table of programs and variables that run commands lists exactly shvia.c's. */
+static void test_runs_via_documented(void **state)
+{
+	docket_buf name = DOCKET_BUF_INIT;
+	const char *start, *end, *n;
+	char *doc;
+
+	(void)state;
+	doc = test_doc_block("docs/policy.md", "runsvia-table", &start, &end);
+	/* every program and variable of the code is in the table */
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; (n = k == 0 ? sh_via_name(i) : sh_via_env_name(i)) != NULL; i++) {
+			docket_buf_clear(&name);
+			assert_int_equal(docket_buf_printf(&name, "`%s`", n), 0);
+			if (!memmem(start, (size_t)(end - start), name.ptr, name.len))
+				fail_msg("shvia.c has `%s`, which docs/policy.md's table does not list", n);
+		}
+	/* and every program named in the table's first column is in the code */
+	for (const char *row = strstr(start, "\n| `"); row && row < end; row = strstr(row + 1, "\n| `")) {
+		const char *cell_end = strstr(row + 2, " |");
+
+		for (const char *q = strchr(row + 2, '`'); q && q < cell_end; q = strchr(q + 1, '`')) {
+			const char *qe = strchr(q + 1, '`');
+
+			if (!via_program(q + 1, (size_t)(qe - q - 1)))
+				fail_msg("docs/policy.md's table lists `%.*s`, which shvia.c does not have",
+					 (int)(qe - q - 1), q + 1);
+			q = qe;
+		}
+	}
+	free(doc);
+	docket_buf_dispose(&name);
+}
+
+/*
+ * Grep/Glob (read_file with a pattern) and tree readers in a parent of a
+ * denied directory: the search may reach it, so it asks; a search that
+ * stays outside is allowed.
+ */
+static void test_search_parents(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":[\"Read(./secrets/**)\"]}}");
+	static const struct {
+		const char *call, *want;
+	} calls[] = {
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w\",\"pattern\":\"TODO\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\".\",\"pattern\":\"**/*\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/\",\"pattern\":\"k\"}}", "approval_required" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/secrets\",\"pattern\":\"k\"}}", "denied" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src\",\"pattern\":\"**/*\"}}", "allowed" },
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/secretsX\",\"pattern\":\"k\"}}", "allowed" },
+		/* LS of the parent lists names only */
+		{ "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w\"}}", "allowed" },
+	};
+	static const struct {
+		const char *script, *want;
+	} scripts[] = {
+		{ "grep -r key .", "approval_required" }, { "grep -Rn key /w", "approval_required" },
+		{ "rg key", "approval_required" }, { "cd .. && rg key", "approval_required" },
+		{ "tar czf /tmp/x.tgz .", "approval_required" }, { "cp -r . /tmp/x", "approval_required" },
+		{ "find -type f -exec cat {} +", "approval_required" }, { "find . -exec cat {} +", "approval_required" },
+		{ "grep -rn key src", "allowed" }, { "rg key src", "allowed" }, { "cd src && rg key", "allowed" },
+		{ "find src -exec cat {} +", "allowed" }, { "grep key README.md", "allowed" },
+		{ "find . -name '*.c'", "allowed" }, { "ls -la", "allowed" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		const char *v = eval_as(p, calls[i].call, claude_ctx, 0);
+
+		if (strcmp(v, calls[i].want) != 0)
+			fail_msg("%s is %s, expected %s", calls[i].call, v, calls[i].want);
+	}
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		const char *v = sh(p, scripts[i].script, claude_ctx);
+
+		if (strcmp(v, scripts[i].want) != 0)
+			fail_msg("`%s` is %s, expected %s", scripts[i].script, v, scripts[i].want);
+	}
+	docket_policy_free(p);
+	/* a pattern with no anchor (any .env) is reachable from every directory */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":[\"Read(**/.env)\"]}}");
+	assert_string_equal(eval_as(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src\",\"pattern\":\"x\"}}",
+				    claude_ctx, 0), "approval_required");
+	assert_string_equal(eval_as(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"/w/src/a.c\"}}", claude_ctx, 0),
+			    "allowed");
+	docket_policy_free(p);
+}
+
 /* Defect 6: WebFetch host rules checked on a host that is not the one fetched. */
 static void test_url_hosts(void **state)
 {
@@ -251,6 +448,52 @@ static void test_url_hosts(void **state)
 			    "allowed");
 	assert_string_equal(eval_as(p, "{\"tool\":\"network\",\"args\":{\"url\":\"https://evil.com/\"}}", NULL, 0),
 			    "denied");
+	docket_policy_free(p);
+}
+
+/*
+ * IDNA: a host rule and a fetched host in Unicode and xn-- forms. docket
+ * has no Punycode codec, so what it cannot compare asks; never allowed
+ * while a deny rule may name it.
+ */
+static void test_idna_hosts(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+				"{\"permissions\":{\"defaultMode\":\"bypassPermissions\",\"deny\":["
+				"\"WebFetch(domain:b\xc3\xbc" "cher.de)\",\"WebFetch(domain:xn--mnchen-3ya.de)\","
+				"\"WebFetch(domain:*.\xc3\xa4" "rger.org)\",\"WebFetch(domain:evil.com)\"]}}");
+	docket_policy *codex = load(DOCKET_POLICY_CODEX,
+				    "network_rule(host = \"b\xc3\xbc" "cher.de\", protocol = \"https\", decision = \"deny\")\n");
+	static const struct {
+		const char *url, *want;
+	} cases[] = {
+		{ "https://xn--bcher-kva.de/", "approval_required" },    /* bücher.de in ACE form */
+		{ "https://XN--BCHER-KVA.DE/x", "approval_required" },
+		{ "https://b\xc3\xbc" "cher.de/", "denied" },
+		{ "https://m\xc3\xbc" "nchen.de/", "approval_required" }, /* the Unicode form of an ACE rule */
+		{ "https://xn--mnchen-3ya.de/", "denied" },
+		{ "https://a.xn--rger-moa.org/", "approval_required" },  /* under *.ärger.org */
+		{ "https://xn--rger-moa.org/", "allowed" },               /* *. does not cover the domain itself */
+		{ "https://xn--bcher-kva.com/", "allowed" },              /* another TLD: not the rule's */
+		{ "https://xn--evil-abc.com/", "allowed" },               /* an ACE label is never plain `evil` */
+		{ "https://evil.com/", "denied" },
+		{ "https://example.org/", "allowed" },
+	};
+	char call[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v;
+
+		snprintf(call, sizeof(call), "{\"tool\":\"network\",\"args\":{\"url\":\"%s\"}}", cases[i].url);
+		if (strcmp((v = eval_as(p, call, NULL, 0)), cases[i].want) != 0)
+			fail_msg("%s is %s, expected %s", cases[i].url, v, cases[i].want);
+	}
+	/* Codex network_rule hosts too */
+	assert_string_equal(eval_as(codex, "{\"tool\":\"network\",\"args\":{\"url\":\"https://xn--bcher-kva.de/\"}}",
+				    "{\"approval_policy\":\"on-request\",\"sandbox_policy\":{\"type\":\"workspace-write\","
+				    "\"network_access\":true}}", 0), "approval_required");
+	docket_policy_free(codex);
 	docket_policy_free(p);
 }
 
@@ -422,6 +665,10 @@ int main(void)
 		cmocka_unit_test(test_sandbox_where_it_exists),
 		cmocka_unit_test(test_grants_canonical),
 		cmocka_unit_test(test_code_allows_listed),
+		cmocka_unit_test(test_runs_via),
+		cmocka_unit_test(test_runs_via_documented),
+		cmocka_unit_test(test_search_parents),
+		cmocka_unit_test(test_idna_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

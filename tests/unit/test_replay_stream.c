@@ -443,7 +443,7 @@ static void test_memo(void **state)
 {
 	memo *m = NULL;
 	memo_call k, other;
-	eval_out v = { DOCKET_VERDICT_DENIED, NULL, 0, "rule" };
+	eval_out v = { DOCKET_VERDICT_DENIED, NULL, 0, "rule", DOCKET_VERDICT_DENIED, NULL, 0, "" };
 	char *big = malloc(5000);
 
 	(void)state;
