@@ -99,17 +99,18 @@ typedef struct conn {
 
 /*
  * A batch: gathered and prepared on the loop, committed by the writer,
- * answered on the loop. `sess` (open addressing, sess_cap a power of two)
+ * answered on the loop; while the writer commits one batch, the loop keeps
+ * adding the calls that arrive to the next. `sess` (open addressing, sess_cap a power of two)
  * holds the sessions its calls name while the writer has it.
  */
 typedef struct batch {
 	proto_call *calls;
 	conn **call_conn;
 	json_t **call_json;
-	size_t n;
+	size_t n;                /* calls gathered and prepared */
 	int barrier;             /* ends with a barrier: the next batch waits for it */
-	int prepared;            /* proto_batch_prepare succeeded (else every call fails) */
-	proto_batch pb;
+	int closed;              /* takes no more calls (a barrier, a held call, out of memory) */
+	proto_batch pb;          /* its prepared calls (pb.n <= n: those after failed to prepare) */
 	const char **sess;
 	size_t sess_cap;
 } batch;
@@ -676,27 +677,35 @@ static int take(server *s, size_t *n, conn *c, json_t *holder, int parsed)
 }
 
 /*
- * Gather a batch into s->ready: the complete lines of every connection
- * (see take()) that has no call in flight. A held call goes first, once
- * the writer is idle (it waited for the batch before it).
+ * Gather into s->ready the complete lines of every connection (see take())
+ * that has no call in flight, after the calls it holds already. A held
+ * call starts a batch of its own once the writer is idle (it waited for
+ * the batch before it). Returns the number of calls added.
  */
 static size_t gather(server *s)
 {
-	size_t n = 0;
+	batch *b = s->ready;
+	size_t n = b->n;
 
-	s->nopened = 0;
-	s->ready->barrier = 0;
+	if (n == 0) { /* a batch closed before it took a call (its first was held) opens again */
+		b->closed = b->barrier = 0;
+		s->nopened = 0;
+	}
+	if (b->closed)
+		return 0;
 	if (s->held_json) {
 		json_t *holder = s->held_json;
 		conn *c = s->held_conn;
 
-		if (s->flight)
+		if (s->flight || n)
 			return 0;
-		s->ready->calls[0] = s->held_call;
+		b->calls[0] = s->held_call;
 		s->held_json = NULL;
 		c->calls--;
-		if (take(s, &n, c, holder, 1))
+		if (take(s, &n, c, holder, 1)) {
+			b->closed = 1;
 			return n;
+		}
 	}
 	for (size_t i = 0; i < s->nconns && n < MAX_BATCH; i++) {
 		conn *c = s->conns[i];
@@ -707,23 +716,29 @@ static size_t gather(server *s)
 			continue; /* its lines wait until it reads its replies, or its calls in flight are done */
 		while (n < MAX_BATCH && (line = next_line(c, &len))) {
 			json_t *holder = NULL;
-			int rc = line_to_call(s, c, line, len, &s->ready->calls[n], &holder);
+			int rc = line_to_call(s, c, line, len, &b->calls[n], &holder);
 
 			if (rc < 0)
 				continue;
-			if (take(s, &n, c, holder, rc == 1))
-				return n;
+			if (take(s, &n, c, holder, rc == 1)) {
+				b->closed = 1;
+				return n - b->n;
+			}
 		}
 	}
-	return n;
+	return n - b->n;
 }
 
-/* Prepare the batch just gathered (parse, checks, policy, events). */
+/* Prepare the calls just gathered, b->calls[b->n..n) (parse, checks, policy, events). */
 static void prepare_batch(server *s, batch *b, size_t n)
 {
+	size_t from = b->n;
+
 	b->n = n;
-	b->prepared = proto_batch_prepare(s->ctx, &b->pb, b->calls, n) == 0;
-	for (size_t i = 0; !b->prepared && i < n; i++) {
+	if (proto_batch_prepare(s->ctx, &b->pb, b->calls, from, n) == 0)
+		return;
+	b->closed = 1; /* out of memory: these calls fail, nothing more is added */
+	for (size_t i = from; i < n; i++) {
 		if (!b->calls[i].reply && !b->calls[i].error) {
 			b->calls[i].error = docket_error_last()->code;
 			b->calls[i].err = *docket_error_last();
@@ -736,7 +751,7 @@ static void prepare_batch(server *s, batch *b, size_t n)
 /* Commit b (on the writer thread); a failed commit fails every call in it. */
 static void commit_batch(server *s, batch *b)
 {
-	int error = b->prepared ? proto_batch_commit(s->ctx, &b->pb) : 0;
+	int error = proto_batch_commit(s->ctx, &b->pb);
 
 	for (size_t i = 0; error < 0 && i < b->n; i++) {
 		proto_call *call = &b->calls[i];
@@ -809,12 +824,9 @@ static int flight_done(server *s, int wait)
 	return done;
 }
 
-/* Queue the replies of the committed batch in flight; the writer is idle. */
-static void answer_flight(server *s)
+/* Queue the replies of the committed batch b. */
+static void answer_batch(server *s, batch *b)
 {
-	batch *b = s->flight;
-
-	s->flight = NULL;
 	s->stats.batches++;
 	s->stats.requests += b->n;
 	if (b->n > s->stats.max_batch)
@@ -833,12 +845,35 @@ static void answer_flight(server *s)
 		proto_call_dispose(call);
 		json_decref(b->call_json[i]);
 		b->call_json[i] = NULL;
-		c->flying--;
+		c->flying -= b == s->flight;
 		c->calls--;
 	}
-	if (b->prepared)
-		proto_batch_dispose(&b->pb);
+	proto_batch_dispose(&b->pb);
 	b->n = 0;
+}
+
+/* Queue the replies of the batch in flight, which the writer committed. */
+static void answer_flight(server *s)
+{
+	answer_batch(s, s->flight);
+	s->flight = NULL;
+}
+
+/*
+ * A ready batch with nothing to append (parse errors, recover.plan, calls
+ * refused when prepared) is answered at once on the loop when the writer
+ * is idle: it needs no commit, and a client sending junk costs no round
+ * trip through the writer per batch.
+ */
+static int answer_without_commit(server *s)
+{
+	batch *b = s->ready;
+
+	if (s->flight || !b->n || b->pb.ngroups)
+		return 0;
+	commit_batch(s, b); /* appends nothing; a recover.apply's empty plan is reported */
+	answer_batch(s, b);
+	return 1;
 }
 
 /*
@@ -847,26 +882,32 @@ static void answer_flight(server *s)
  * moved. Nothing new is gathered while stopping or while a barrier is in
  * flight.
  */
+/* The ready batch to the idle writer (or answered, when it appends nothing). */
+static int dispatch_ready(server *s)
+{
+	if (answer_without_commit(s))
+		return 1;
+	if (s->flight || !s->ready->n)
+		return 0;
+	hand_over(s);
+	return 1;
+}
+
 static int pump(server *s)
 {
 	int moved = 0;
+	size_t n;
 
 	if (flight_done(s, 0)) {
 		answer_flight(s);
 		moved = 1;
 	}
-	if (s->ready->n == 0 && !stop_requested && !(s->flight && s->flight->barrier)) {
-		size_t n = gather(s);
-
-		if (n) {
-			prepare_batch(s, s->ready, n);
-			moved = 1;
-		}
-	}
-	if (!s->flight && s->ready->n) {
-		hand_over(s);
+	moved |= dispatch_ready(s);
+	if (!stop_requested && !(s->flight && s->flight->barrier) && (n = gather(s)) > 0) {
+		prepare_batch(s, s->ready, s->ready->n + n);
 		moved = 1;
 	}
+	moved |= dispatch_ready(s);
 	return moved;
 }
 
@@ -900,6 +941,7 @@ static void finish_batches(server *s)
 
 static int writer_start(server *s)
 {
+	sigset_t all, old;
 	int rc;
 
 	if (pthread_mutex_init(&s->lock, NULL) != 0)
@@ -908,7 +950,13 @@ static int writer_start(server *s)
 		pthread_mutex_destroy(&s->lock);
 		return docket_error_set(DOCKET_ENOMEM, "condition variable: out of resources");
 	}
-	if ((rc = pthread_create(&s->writer, NULL, writer_main, s)) != 0) {
+	/* the writer takes no signal (SIGTERM, SIGINT: the loop's; a write or
+	 * fsync of the commit is never interrupted by one) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&s->writer, NULL, writer_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		pthread_cond_destroy(&s->cond);
 		pthread_mutex_destroy(&s->lock);
 		return docket_error_set(DOCKET_ENOMEM, "writer thread: %s", strerror(rc));

@@ -1546,24 +1546,47 @@ static void recover_report(proto_call *call, const ledger_group *groups)
 	}
 }
 
-/*
- * Prepare every call of the batch (validate, check, decide, build its
- * events) and gather their groups; a recover.apply (the batch's last call)
- * adds its plan's groups. Reads only committed state (read transactions).
- */
-int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t n)
+/* Room in b for n calls and the groups of n calls (and one more). */
+static int batch_reserve(proto_batch *b, size_t n)
 {
-	memset(b, 0, sizeof(*b));
-	b->calls = calls;
-	b->n = n;
-	b->cap = n + 1;
-	b->groups = docket_calloc(b->cap, sizeof(*b->groups));
-	b->group_of = docket_calloc(n ? n : 1, sizeof(*b->group_of));
-	if (!b->groups || !b->group_of) {
-		proto_batch_dispose(b);
+	size_t *o = docket_realloc(b->group_of, (n ? n : 1) * sizeof(*o));
+	size_t cap = b->cap ? b->cap : 16;
+	ledger_group *g;
+
+	if (!o)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	b->group_of = o;
+	if (n + 1 <= b->cap)
+		return 0;
+	while (cap < n + 1)
+		cap *= 2;
+	if (!(g = docket_realloc(b->groups, cap * sizeof(*g))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	b->groups = g;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Prepare calls[from..n) of the batch (validate, check, decide, build their
+ * events) and add their groups; from 0 starts the batch, a later `from`
+ * adds calls to it (serve gathers more while the writer commits another
+ * batch), each prepared seeing calls[0..i) before it. A recover.apply (the
+ * batch's last call) adds its plan's groups. Reads only committed state
+ * (read transactions). DOCKET_ENOMEM: calls[from..n) are not in the batch.
+ */
+int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t from, size_t n)
+{
+	int error;
+
+	if (from == 0) {
+		memset(b, 0, sizeof(*b));
+		b->calls = calls;
 	}
-	for (size_t i = 0; i < n; i++) {
+	if ((error = batch_reserve(b, n)) < 0)
+		return error;
+	b->n = n;
+	for (size_t i = from; i < n; i++) {
 		proto_call *c = &calls[i];
 
 		b->group_of[i] = SIZE_MAX;
@@ -1576,6 +1599,7 @@ int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_
 		if (prepare(ctx, c) < 0 || c->n == 0)
 			continue;
 		b->group_of[i] = b->ngroups;
+		memset(&b->groups[b->ngroups], 0, sizeof(b->groups[0]));
 		b->groups[b->ngroups].events = c->events;
 		b->groups[b->ngroups].n = c->n;
 		b->groups[b->ngroups].results = c->results;
@@ -1583,9 +1607,7 @@ int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_
 	}
 	ctx->batch = NULL;
 	/* a recover.apply ends its batch: its plan items follow as groups */
-	if (n && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
-		int error;
-
+	if (n > from && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
 		b->rec = &calls[n - 1];
 		b->rec_first = b->ngroups;
 		if ((error = recover_groups(b->rec, &b->groups, &b->ngroups, &b->cap)) < 0)
@@ -1632,8 +1654,11 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 	proto_batch b;
 	int error;
 
-	if ((error = proto_batch_prepare(ctx, &b, calls, n)) < 0)
+	memset(&b, 0, sizeof(b));
+	if ((error = proto_batch_prepare(ctx, &b, calls, 0, n)) < 0) {
+		proto_batch_dispose(&b);
 		return error;
+	}
 	error = proto_batch_commit(ctx, &b);
 	proto_batch_dispose(&b);
 	return error;

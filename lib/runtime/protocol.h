@@ -126,8 +126,9 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n);
 /*
  * proto_execute in two steps, for a server that commits one batch while it
  * prepares the next (app/serve: the writer thread). proto_batch_prepare
- * prepares calls[0..n) on the caller's thread (reading committed state
- * only); proto_batch_commit appends and commits them and may run on
+ * prepares calls[from..n) on the caller's thread (reading committed state
+ * only; from 0 starts the batch, a later call adds to it; dispose the
+ * batch even when it fails); proto_batch_commit appends and commits them and may run on
  * another thread, concurrently with proto_batch_prepare of another batch
  * on the same ctx (it touches only the ledger and its own batch). The
  * calls' replies are built (proto_reply_text) after the commit, on the
@@ -143,7 +144,7 @@ typedef struct proto_batch {
 	size_t rec_first;
 } proto_batch;
 
-int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t n) DOCKET_MUST_USE;
+int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t from, size_t n) DOCKET_MUST_USE;
 int proto_batch_commit(proto_ctx *ctx, proto_batch *b);
 void proto_batch_dispose(proto_batch *b);
 
