@@ -1376,6 +1376,14 @@ static int server_loop(server *s)
 		check_readers(s, now);
 		reap(s);
 	}
+	if (stop_requested && s->ready->n == 0) {
+		/* the lines already read make the last batch, as a serial loop
+		 * would have run them on its way out (nothing is read after) */
+		size_t n = gather(s);
+
+		if (n)
+			prepare_batch(s, s->ready, n);
+	}
 	writer_stop(s); /* the batches in flight and prepared commit; their replies are queued */
 	flush_all(s);
 	return error;
