@@ -3,14 +3,23 @@
  * server.c: `docket serve`, newline-delimited JSON-RPC 2.0 over stdio or a
  * Unix socket.
  *
- * One thread, one poll loop. Each turn reads whatever the clients sent,
- * cuts it into lines, and executes every complete request of every client
- * as one batch: one write transaction, each request atomic and isolated in
- * it, one durable commit (group commit). Requests that arrive while a
- * commit is in flight wait in the socket buffers and go into the next
- * batch. Replies are queued only after the commit returned, so a reply
+ * One poll loop and one writer thread (docs/write-path.md §4). Each turn
+ * of the loop reads whatever the clients sent, cuts it into lines and
+ * prepares every complete request of every client as one batch (parse,
+ * checks, policy, events); the writer thread appends a prepared batch in
+ * one write transaction, each request atomic and isolated in it, with one
+ * durable commit (group commit). While the writer commits batch N, the
+ * loop prepares batch N + 1 from the clients that have nothing in N.
+ * Replies are queued only after the writer's commit returned, so a reply
  * always means "durable". A request's own order is kept: a client may
- * pipeline intent, dispatch and complete.
+ * pipeline intent, dispatch and complete (its later lines wait while it
+ * has calls in the batch being committed).
+ *
+ * A batch prepared while another commits reads the state before that
+ * commit, so a call that could depend on the batch in flight is held until
+ * the writer is idle: a barrier, a call naming no session, a call about a
+ * session of the batch in flight. (The state machine checks every
+ * invariant again inside the writer's transaction in any case.)
  *
  * Methods that change what later requests see (runtime.start, policy.set,
  * recover.*) end their batch.
@@ -43,6 +52,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +93,27 @@ typedef struct conn {
 	int skipping;         /* discarding an oversized line up to its newline */
 	unsigned id;          /* for log lines */
 	int64_t progress_ms;  /* last time pending output moved (or appeared) */
+	size_t calls;         /* its calls taken into a batch (or held), not yet answered */
+	size_t flying;        /* ... of them in the batch the writer has */
 } conn;
+
+/*
+ * A batch: gathered and prepared on the loop, committed by the writer,
+ * answered on the loop; while the writer commits one batch, the loop keeps
+ * adding the calls that arrive to the next. `sess` (open addressing, sess_cap a power of two)
+ * holds the sessions its calls name while the writer has it.
+ */
+typedef struct batch {
+	proto_call *calls;
+	conn **call_conn;
+	json_t **call_json;
+	size_t n;                /* calls gathered and prepared */
+	int barrier;             /* ends with a barrier: the next batch waits for it */
+	int closed;              /* takes no more calls (a barrier, a held call, out of memory) */
+	proto_batch pb;          /* its prepared calls (pb.n <= n: those after failed to prepare) */
+	const char **sess;
+	size_t sess_cap;
+} batch;
 
 typedef struct server {
 	docket_ledger *ledger;
@@ -94,10 +124,19 @@ typedef struct server {
 	size_t nconns;
 	int listen_fd;
 	int stdio;
-	proto_call *calls;
-	conn **call_conn;
-	json_t **call_json;
-	proto_call held_call;    /* a barrier waiting for the next batch */
+	batch batches[2];
+	batch *ready;            /* gathered and prepared, not yet the writer's (NULL: none) */
+	batch *flight;           /* the writer's (NULL: the writer is idle) */
+	/* the writer thread: `job` is handed over under `lock`, `job_done` set
+	 * by the writer when its commit returned; done_pipe wakes the loop */
+	pthread_t writer;
+	int writer_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	batch *job;
+	int job_done, quit;
+	int done_pipe[2];
+	proto_call held_call;    /* a call waiting for the next batch */
 	conn *held_conn;
 	json_t *held_json;
 	const char **opened;     /* sessions opened by the batch being gathered */
@@ -537,17 +576,74 @@ static int opened_in_batch(const server *s, const char *session)
 	return 0;
 }
 
-static const char *call_session(const proto_call *call)
+static const char *call_session_of(const proto_call *call)
 {
 	return call->params ? json_string_value(json_object_get(call->params, "session")) : call->session;
 }
 
+/* ---- the sessions of the batch in flight ---- */
+
+static uint32_t session_hash(const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *id; id++)
+		h = (h ^ (uint8_t)*id) * 16777619u;
+	return h;
+}
+
+/* The slot of `id` in b->sess, or the empty slot it would take. */
+static const char **session_slot(const batch *b, const char *id)
+{
+	for (size_t i = session_hash(id) & (b->sess_cap - 1);; i = (i + 1) & (b->sess_cap - 1))
+		if (!b->sess[i] || strcmp(b->sess[i], id) == 0)
+			return &b->sess[i];
+}
+
+/* Record the sessions b's calls name (at most MAX_BATCH: the table has 2x). */
+static void batch_index_sessions(batch *b)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * b->n)
+		cap *= 2;
+	b->sess_cap = cap;
+	memset(b->sess, 0, cap * sizeof(*b->sess));
+	for (size_t i = 0; i < b->n; i++) {
+		const char *id = b->calls[i].reply ? NULL : call_session_of(&b->calls[i]);
+
+		if (id)
+			*session_slot(b, id) = id;
+	}
+}
+
+/*
+ * May `call` be prepared now? Always when the writer is idle; while it
+ * commits a batch, only a call that cannot depend on that batch: no
+ * barrier, a session named, and not one the batch in flight touches.
+ */
+static int independent(const server *s, const proto_call *call, int parsed)
+{
+	const char *id;
+
+	if (!s->flight)
+		return 1;
+	if (!parsed)
+		return 1; /* answered already (parse error, invalid request) */
+	if (proto_method_is_barrier(call->method) || !(id = call_session_of(call)))
+		return 0;
+	return *session_slot(s->flight, id) == NULL;
+}
+
+/* ---- gathering a batch ---- */
+
 /* Hold calls[n] (of connection c) for the next batch. */
 static void hold(server *s, size_t n, conn *c, json_t *holder)
 {
-	s->held_call = s->calls[n];
+	s->held_call = s->ready->calls[n];
 	s->held_conn = c;
 	s->held_json = holder;
+	c->calls++;
 }
 
 /*
@@ -555,41 +651,59 @@ static void hold(server *s, size_t n, conn *c, json_t *holder)
  * end: a barrier (runtime.start, policy.set, recover.*) runs in a batch of
  * its own, so it sees every earlier request committed and every later one
  * sees its effect; a call about a session opened in this batch waits for
- * the next one, so docket decides it under the session's policy.
+ * the next one, so docket decides it under the session's policy; a call
+ * that could depend on the batch in flight waits until it is committed.
  */
 static int take(server *s, size_t *n, conn *c, json_t *holder, int parsed)
 {
-	proto_call *call = &s->calls[*n];
-	const char *session = parsed ? call_session(call) : NULL;
+	batch *b = s->ready;
+	proto_call *call = &b->calls[*n];
+	const char *session = parsed ? call_session_of(call) : NULL;
 	int barrier = parsed && proto_method_is_barrier(call->method);
 	int is_open = parsed && strcmp(call->method, "session.open") == 0;
 
-	if (*n > 0 && (barrier || (!is_open && opened_in_batch(s, session)))) {
+	if (!independent(s, call, parsed) || (*n > 0 && (barrier || (!is_open && opened_in_batch(s, session))))) {
 		hold(s, *n, c, holder);
 		return 1;
 	}
-	s->call_conn[*n] = c;
-	s->call_json[*n] = holder;
+	b->call_conn[*n] = c;
+	b->call_json[*n] = holder;
+	c->calls++;
 	(*n)++;
 	if (is_open && session)
 		s->opened[s->nopened++] = session;
+	b->barrier = barrier;
 	return barrier;
 }
 
-/* Gather a batch: the complete lines of every connection (see take()). */
-static size_t gather(server *s, int *more)
+/*
+ * Gather into s->ready the complete lines of every connection (see take())
+ * that has no call in flight, after the calls it holds already. A held
+ * call starts a batch of its own once the writer is idle (it waited for
+ * the batch before it). Returns the number of calls added.
+ */
+static size_t gather(server *s)
 {
-	size_t n = 0;
+	batch *b = s->ready;
+	size_t n = b->n;
 
-	*more = 0;
-	s->nopened = 0;
+	if (n == 0) { /* a batch closed before it took a call (its first was held) opens again */
+		b->closed = b->barrier = 0;
+		s->nopened = 0;
+	}
+	if (b->closed)
+		return 0;
 	if (s->held_json) {
 		json_t *holder = s->held_json;
+		conn *c = s->held_conn;
 
-		s->calls[0] = s->held_call;
+		if (s->flight || n)
+			return 0;
+		b->calls[0] = s->held_call;
 		s->held_json = NULL;
-		if (take(s, &n, s->held_conn, holder, 1)) {
-			*more = 1;
+		c->calls--;
+		if (take(s, &n, c, holder, 1)) {
+			b->closed = 1;
 			return n;
 		}
 	}
@@ -598,77 +712,289 @@ static size_t gather(server *s, int *more)
 		const char *line;
 		size_t len;
 
-		if (backlogged(s, c))
-			continue; /* its lines wait until it reads its replies */
+		if (backlogged(s, c) || c->flying)
+			continue; /* its lines wait until it reads its replies, or its calls in flight are done */
 		while (n < MAX_BATCH && (line = next_line(c, &len))) {
 			json_t *holder = NULL;
-			int rc = line_to_call(s, c, line, len, &s->calls[n], &holder);
+			int rc = line_to_call(s, c, line, len, &b->calls[n], &holder);
 
 			if (rc < 0)
 				continue;
 			if (take(s, &n, c, holder, rc == 1)) {
-				*more = 1;
-				return n;
+				b->closed = 1;
+				return n - b->n;
 			}
 		}
-		if (n == MAX_BATCH)
-			*more = 1;
 	}
-	return n;
+	return n - b->n;
 }
 
-static void execute_batch(server *s, size_t n)
+/* Prepare the calls just gathered, b->calls[b->n..n) (parse, checks, policy, events). */
+static void prepare_batch(server *s, batch *b, size_t n)
 {
-	/* the calls already answered (parse errors) are not executed */
-	int error = proto_execute(s->ctx, s->calls, n);
+	size_t from = b->n;
 
-	s->stats.batches++;
-	s->stats.requests += n;
-	if (n > s->stats.max_batch)
-		s->stats.max_batch = n;
-	for (size_t i = 0; i < n; i++) {
-		proto_call *call = &s->calls[i];
+	b->n = n;
+	if (proto_batch_prepare(s->ctx, &b->pb, b->calls, from, n) == 0)
+		return;
+	b->closed = 1; /* out of memory: these calls fail, nothing more is added */
+	for (size_t i = from; i < n; i++) {
+		if (!b->calls[i].reply && !b->calls[i].error) {
+			b->calls[i].error = docket_error_last()->code;
+			b->calls[i].err = *docket_error_last();
+		}
+	}
+}
 
-		if (!call->reply && error < 0 && !call->error) {
+/* ---- the writer thread ---- */
+
+/* Commit b (on the writer thread); a failed commit fails every call in it. */
+static void commit_batch(server *s, batch *b)
+{
+	int error = proto_batch_commit(s->ctx, &b->pb);
+
+	for (size_t i = 0; error < 0 && i < b->n; i++) {
+		proto_call *call = &b->calls[i];
+
+		if (!call->reply && !call->error) {
 			call->error = error;
 			call->err = *docket_error_last();
 		}
-		if (call->error || call->reply)
-			s->stats.errors++;
-		if (call->reply)
-			conn_queue(s->call_conn[i], call->reply);
-		else
-			conn_queue_call(s, s->call_conn[i], call);
-		call->reply = NULL;
-		proto_call_dispose(call);
-		json_decref(s->call_json[i]);
-		s->call_json[i] = NULL;
 	}
 }
 
-/* Execute every complete request there is; returns after the last batch. */
+static void *writer_main(void *arg)
+{
+	server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		batch *b;
+
+		while ((!s->job || s->job_done) && !s->quit)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (!s->job || s->job_done)
+			break; /* quit, nothing left */
+		b = s->job;
+		pthread_mutex_unlock(&s->lock);
+		commit_batch(s, b);
+		pthread_mutex_lock(&s->lock);
+		s->job_done = 1;
+		pthread_cond_broadcast(&s->cond);
+		if (write(s->done_pipe[1], "x", 1) < 0) {
+			/* the pipe is full: the loop has a wakeup pending anyway */
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Give the ready batch to the (idle) writer. */
+static void hand_over(server *s)
+{
+	batch *b = s->ready;
+
+	batch_index_sessions(b);
+	for (size_t i = 0; i < b->n; i++)
+		b->call_conn[i]->flying++;
+	s->flight = b;
+	s->ready = b == &s->batches[0] ? &s->batches[1] : &s->batches[0];
+	s->ready->n = 0;
+	pthread_mutex_lock(&s->lock);
+	s->job = b;
+	s->job_done = 0;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Has the writer committed the batch in flight? `wait`: until it has. */
+static int flight_done(server *s, int wait)
+{
+	int done;
+
+	if (!s->flight)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	while (wait && !s->job_done)
+		pthread_cond_wait(&s->cond, &s->lock);
+	done = s->job_done;
+	if (done)
+		s->job = NULL;
+	pthread_mutex_unlock(&s->lock);
+	return done;
+}
+
+/* Queue the replies of the committed batch b. */
+static void answer_batch(server *s, batch *b)
+{
+	s->stats.batches++;
+	s->stats.requests += b->n;
+	if (b->n > s->stats.max_batch)
+		s->stats.max_batch = b->n;
+	for (size_t i = 0; i < b->n; i++) {
+		proto_call *call = &b->calls[i];
+		conn *c = b->call_conn[i];
+
+		if (call->error || call->reply)
+			s->stats.errors++;
+		if (call->reply)
+			conn_queue(c, call->reply);
+		else
+			conn_queue_call(s, c, call);
+		call->reply = NULL;
+		proto_call_dispose(call);
+		json_decref(b->call_json[i]);
+		b->call_json[i] = NULL;
+		c->flying -= b == s->flight;
+		c->calls--;
+	}
+	proto_batch_dispose(&b->pb);
+	b->n = 0;
+}
+
+/* Queue the replies of the batch in flight, which the writer committed. */
+static void answer_flight(server *s)
+{
+	answer_batch(s, s->flight);
+	s->flight = NULL;
+}
+
+/*
+ * A ready batch with nothing to append (parse errors, recover.plan, calls
+ * refused when prepared) is answered at once on the loop when the writer
+ * is idle: it needs no commit, and a client sending junk costs no round
+ * trip through the writer per batch.
+ */
+static int answer_without_commit(server *s)
+{
+	batch *b = s->ready;
+
+	if (s->flight || !b->n || b->pb.ngroups)
+		return 0;
+	commit_batch(s, b); /* appends nothing; a recover.apply's empty plan is reported */
+	answer_batch(s, b);
+	return 1;
+}
+
+/*
+ * One step of the pipeline: answer the batch the writer finished, prepare
+ * the next one, hand a prepared batch to an idle writer. 1 when something
+ * moved. Nothing new is gathered while stopping or while a barrier is in
+ * flight.
+ */
+/* The ready batch to the idle writer (or answered, when it appends nothing). */
+static int dispatch_ready(server *s)
+{
+	if (answer_without_commit(s))
+		return 1;
+	if (s->flight || !s->ready->n)
+		return 0;
+	hand_over(s);
+	return 1;
+}
+
+static int pump(server *s)
+{
+	int moved = 0;
+	size_t n;
+
+	if (flight_done(s, 0)) {
+		answer_flight(s);
+		moved = 1;
+	}
+	moved |= dispatch_ready(s);
+	if (!stop_requested && !(s->flight && s->flight->barrier) && (n = gather(s)) > 0) {
+		prepare_batch(s, s->ready, s->ready->n + n);
+		moved = 1;
+	}
+	moved |= dispatch_ready(s);
+	return moved;
+}
+
+/* Queue what can be queued now; flush what the clients take. */
 static void drain(server *s)
 {
-	int more = 1;
-
-	while (more) {
-		size_t n = gather(s, &more);
-
-		if (n)
-			execute_batch(s, n);
-		for (size_t i = 0; i < s->nconns; i++)
-			if (conn_flush(s->conns[i], 0) < 0)
-				s->conns[i]->dead = 1;
-		if (stop_requested && !s->held_json)
-			break;
+	while (pump(s)) {
 	}
+	for (size_t i = 0; i < s->nconns; i++)
+		if (conn_flush(s->conns[i], 0) < 0)
+			s->conns[i]->dead = 1;
 	for (size_t i = 0; i < s->nconns; i++) {
 		conn *c = s->conns[i];
 
-		if (!backlogged(s, c))
-			refuse_oversized(s, c);
+		if (!backlogged(s, c) && !c->calls)
+			refuse_oversized(s, c); /* after its earlier replies, never before */
 		compact_input(c);
 	}
+}
+
+/* Stopping: the batch in flight and the one prepared commit and are answered. */
+static void finish_batches(server *s)
+{
+	while (s->flight || s->ready->n) {
+		if (flight_done(s, 1))
+			answer_flight(s);
+		if (!s->flight && s->ready->n)
+			hand_over(s);
+	}
+}
+
+static int writer_start(server *s)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (pthread_mutex_init(&s->lock, NULL) != 0)
+		return docket_error_set(DOCKET_ENOMEM, "mutex: out of resources");
+	if (pthread_cond_init(&s->cond, NULL) != 0) {
+		pthread_mutex_destroy(&s->lock);
+		return docket_error_set(DOCKET_ENOMEM, "condition variable: out of resources");
+	}
+	/* the writer takes no signal (SIGTERM, SIGINT: the loop's; a write or
+	 * fsync of the commit is never interrupted by one) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&s->writer, NULL, writer_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		return docket_error_set(DOCKET_ENOMEM, "writer thread: %s", strerror(rc));
+	}
+	s->writer_started = 1;
+	return 0;
+}
+
+static void writer_stop(server *s)
+{
+	if (!s->writer_started)
+		return;
+	finish_batches(s);
+	pthread_mutex_lock(&s->lock);
+	s->quit = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->writer, NULL);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	s->writer_started = 0;
+}
+
+static int batch_init(batch *b)
+{
+	b->calls = docket_calloc(MAX_BATCH, sizeof(*b->calls));
+	b->call_conn = docket_calloc(MAX_BATCH, sizeof(*b->call_conn));
+	b->call_json = docket_calloc(MAX_BATCH, sizeof(*b->call_json));
+	b->sess = docket_calloc(2 * MAX_BATCH, sizeof(*b->sess));
+	return b->calls && b->call_conn && b->call_json && b->sess ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+}
+
+static void batch_free(batch *b)
+{
+	docket_free(b->calls);
+	docket_free(b->call_conn);
+	docket_free(b->call_json);
+	docket_free(b->sess);
 }
 
 /* ---- the socket ---- */
@@ -886,19 +1212,23 @@ static void accept_all(server *s)
  */
 static int poll_once(server *s)
 {
-	struct pollfd fds[MAX_CONNS + 2];
+	struct pollfd fds[MAX_CONNS + 3];
 	nfds_t n = 0;
 	int64_t now = now_ms();
 	int rc, timeout = READER_CHECK_MS, listening = s->listen_fd >= 0 && now >= s->accept_paused_until;
 
 	fds[n++] = (struct pollfd){ wake_pipe[0], POLLIN, 0 };
+	fds[n++] = (struct pollfd){ s->done_pipe[0], POLLIN, 0 };
 	if (s->listen_fd >= 0)
 		fds[n++] = (struct pollfd){ listening ? s->listen_fd : -1, POLLIN, 0 };
 	if (s->listen_fd >= 0 && !listening && s->accept_paused_until - now < timeout)
 		timeout = (int)(s->accept_paused_until - now);
 	for (size_t i = 0; i < s->nconns; i++) {
 		conn *c = s->conns[i];
-		short ev = c->eof || backlogged(s, c) ? 0 : POLLIN;
+		/* a client with calls in flight and a line over the limit waits
+		 * for their replies before the line is refused (refuse_oversized) */
+		int waiting = c->calls && c->in.len - c->in_off > s->max_request;
+		short ev = c->eof || backlogged(s, c) || waiting ? 0 : POLLIN;
 
 		if (pending_out(c))
 			ev |= POLLOUT;
@@ -916,9 +1246,16 @@ static int poll_once(server *s)
 	}
 	if (rc < 0)
 		return errno == EINTR ? 0 : docket_error_set(DOCKET_ESTORAGE, "poll: %s", strerror(errno));
-	if (listening && (fds[1].revents & POLLIN))
+	if (fds[1].revents & POLLIN) {
+		char sink[64];
+
+		while (read(s->done_pipe[0], sink, sizeof(sink)) > 0) {
+			/* the writer's wakeups: flight_done() says what happened */
+		}
+	}
+	if (listening && (fds[2].revents & POLLIN))
 		accept_all(s);
-	for (size_t i = 0, base = s->listen_fd >= 0 ? 2 : 1; i < s->nconns && base + i < n; i++) {
+	for (size_t i = 0, base = s->listen_fd >= 0 ? 3 : 2; i < s->nconns && base + i < n; i++) {
 		conn *c = s->conns[i];
 		short re = fds[base + i].revents;
 
@@ -970,7 +1307,7 @@ static void reap(server *s)
 		conn *c = s->conns[i];
 		int done = c->dead || (c->eof && c->in_off >= c->in.len && c->out_off >= c->out.len);
 
-		if (done && !s->stdio)
+		if (done && !s->stdio && !c->calls) /* calls in a batch still name it */
 			conn_free(s, i);
 		else
 			i++;
@@ -981,7 +1318,7 @@ static int stdio_finished(const server *s)
 {
 	const conn *c = s->conns[0];
 
-	return c->dead || (c->eof && c->in_off >= c->in.len);
+	return (c->dead || (c->eof && c->in_off >= c->in.len)) && !c->calls;
 }
 
 /*
@@ -1039,6 +1376,15 @@ static int server_loop(server *s)
 		check_readers(s, now);
 		reap(s);
 	}
+	if (stop_requested && s->ready->n == 0) {
+		/* the lines already read make the last batch, as a serial loop
+		 * would have run them on its way out (nothing is read after) */
+		size_t n = gather(s);
+
+		if (n)
+			prepare_batch(s, s->ready, n);
+	}
+	writer_stop(s); /* the batches in flight and prepared commit; their replies are queued */
 	flush_all(s);
 	return error;
 }
@@ -1095,15 +1441,15 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.reserve_fd = -1;
 	resolve_limits(&s, opts);
 	stop_requested = 0;
-	s.calls = docket_calloc(MAX_BATCH, sizeof(*s.calls));
-	s.call_conn = docket_calloc(MAX_BATCH, sizeof(*s.call_conn));
-	s.call_json = docket_calloc(MAX_BATCH, sizeof(*s.call_json));
+	s.done_pipe[0] = s.done_pipe[1] = -1;
+	s.ready = &s.batches[0];
 	s.opened = docket_calloc(MAX_BATCH, sizeof(*s.opened));
-	if (!s.calls || !s.call_conn || !s.call_json || !s.opened) {
+	if ((error = batch_init(&s.batches[0])) < 0 || (error = batch_init(&s.batches[1])) < 0 || !s.opened) {
 		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if (pipe(wake_pipe) < 0 || set_nonblock(wake_pipe[0]) < 0 || set_nonblock(wake_pipe[1]) < 0) {
+	if (pipe(wake_pipe) < 0 || set_nonblock(wake_pipe[0]) < 0 || set_nonblock(wake_pipe[1]) < 0 ||
+	    pipe(s.done_pipe) < 0 || set_nonblock(s.done_pipe[0]) < 0 || set_nonblock(s.done_pipe[1]) < 0) {
 		error = docket_error_set(DOCKET_ESTORAGE, "pipe: %s", strerror(errno));
 		goto cleanup;
 	}
@@ -1127,6 +1473,8 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	} else {
 		s.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
+	if ((error = writer_start(&s)) < 0)
+		goto cleanup;
 	install_signals(&old_term, &old_int);
 	if (opts->ready)
 		opts->ready(opts->ready_ctx);
@@ -1134,6 +1482,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGINT, &old_int, NULL);
 cleanup:
+	writer_stop(&s);
 	while (s.nconns)
 		conn_free(&s, s.nconns - 1);
 	if (s.listen_fd >= 0) {
@@ -1145,15 +1494,16 @@ cleanup:
 	for (int i = 0; i < 2; i++) {
 		if (wake_pipe[i] >= 0)
 			close(wake_pipe[i]);
+		if (s.done_pipe[i] >= 0)
+			close(s.done_pipe[i]);
 		wake_pipe[i] = -1;
 	}
 	proto_ctx_free(s.ctx);
 	docket_json_tape_free(s.tape);
 	if (s.held_json)
 		proto_call_dispose(&s.held_call);
-	docket_free(s.calls);
-	docket_free(s.call_conn);
-	docket_free(s.call_json);
+	batch_free(&s.batches[0]);
+	batch_free(&s.batches[1]);
 	docket_free(s.opened);
 	json_decref(s.held_json);
 	if (stats)

@@ -1546,25 +1546,50 @@ static void recover_report(proto_call *call, const ledger_group *groups)
 	}
 }
 
-int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
+/* Room in b for n calls and the groups of n calls (and one more). */
+static int batch_reserve(proto_batch *b, size_t n)
 {
-	ledger_group *groups = NULL;
-	size_t ngroups = 0, cap = n + 1, rec_first = 0;
-	size_t *group_of = NULL;
-	proto_call *rec = NULL;
-	int error = 0;
+	size_t *o = docket_realloc(b->group_of, (n ? n : 1) * sizeof(*o));
+	size_t cap = b->cap ? b->cap : 16;
+	ledger_group *g;
 
-	groups = docket_calloc(cap, sizeof(*groups));
-	group_of = docket_calloc(n ? n : 1, sizeof(*group_of));
-	if (!groups || !group_of) {
-		docket_free(groups);
-		docket_free(group_of);
+	if (!o)
 		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	b->group_of = o;
+	if (n + 1 <= b->cap)
+		return 0;
+	while (cap < n + 1)
+		cap *= 2;
+	if (!(g = docket_realloc(b->groups, cap * sizeof(*g))))
+		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+	b->groups = g;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Prepare calls[from..n) of the batch (validate, check, decide, build their
+ * events) and add their groups; from 0 starts the batch, a later `from`
+ * adds calls to it (serve gathers more while the writer commits another
+ * batch), each prepared seeing calls[0..i) before it. A recover.apply (the
+ * batch's last call) adds its plan's groups. Reads only committed state
+ * (read transactions). DOCKET_ENOMEM: calls[from..n) are not in the batch.
+ */
+int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t from, size_t n)
+{
+	int error;
+
+	if (from == 0) {
+		memset(b, 0, sizeof(*b));
+		b->calls = calls;
 	}
-	for (size_t i = 0; i < n; i++) {
+	if ((error = batch_reserve(b, n)) < 0)
+		return error;
+	b->n = n;
+	for (size_t i = from; i < n; i++) {
 		proto_call *c = &calls[i];
 
-		group_of[i] = SIZE_MAX;
+		b->group_of[i] = SIZE_MAX;
 		if (c->reply)
 			continue; /* answered before execution */
 		c->error = 0;
@@ -1573,39 +1598,70 @@ int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
 		ctx->batch_i = i;
 		if (prepare(ctx, c) < 0 || c->n == 0)
 			continue;
-		group_of[i] = ngroups;
-		groups[ngroups].events = c->events;
-		groups[ngroups].n = c->n;
-		groups[ngroups].results = c->results;
-		ngroups++;
+		b->group_of[i] = b->ngroups;
+		memset(&b->groups[b->ngroups], 0, sizeof(b->groups[0]));
+		b->groups[b->ngroups].events = c->events;
+		b->groups[b->ngroups].n = c->n;
+		b->groups[b->ngroups].results = c->results;
+		b->ngroups++;
 	}
 	ctx->batch = NULL;
 	/* a recover.apply ends its batch: its plan items follow as groups */
-	if (n && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
-		rec = &calls[n - 1];
-		rec_first = ngroups;
-		if ((error = recover_groups(rec, &groups, &ngroups, &cap)) < 0) {
-			refuse_current(rec, error);
-			ngroups = rec_first + (ngroups > rec_first ? ngroups - rec_first : 0);
+	if (n > from && calls[n - 1].kind == M_RECOVER_APPLY && !calls[n - 1].error) {
+		b->rec = &calls[n - 1];
+		b->rec_first = b->ngroups;
+		if ((error = recover_groups(b->rec, &b->groups, &b->ngroups, &b->cap)) < 0)
+			refuse_current(b->rec, error);
+	}
+	return 0;
+}
+
+/*
+ * Append the prepared groups in one write transaction and one durable
+ * commit, then give each call its group's outcome. Touches only the
+ * ledger and the batch: serve runs it on its writer thread while the next
+ * batch is prepared on the same context.
+ */
+int proto_batch_commit(proto_ctx *ctx, proto_batch *b)
+{
+	proto_call *calls = b->calls;
+	int error = 0;
+
+	if (b->ngroups && !(b->rec && b->rec->error))
+		error = ledger_append_groups(ctx->ledger, b->groups, b->ngroups);
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->group_of[i] != SIZE_MAX && b->groups[b->group_of[i]].error) {
+			calls[i].error = b->groups[b->group_of[i]].error;
+			calls[i].err = b->groups[b->group_of[i]].err;
 		}
 	}
-	if (ngroups && !(rec && rec->error))
-		error = ledger_append_groups(ctx->ledger, groups, ngroups);
-	else
-		error = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (group_of[i] != SIZE_MAX && groups[group_of[i]].error) {
-			calls[i].error = groups[group_of[i]].error;
-			calls[i].err = groups[group_of[i]].err;
-		}
-	}
-	if (rec && !rec->error)
-		recover_report(rec, groups);
-	if (rec)
-		free_recover_groups(groups, rec_first, ngroups);
-	docket_free(group_of);
-	docket_free(groups);
+	if (b->rec && !b->rec->error)
+		recover_report(b->rec, b->groups);
 	return error < 0 ? error : 0;
+}
+
+void proto_batch_dispose(proto_batch *b)
+{
+	if (b->rec)
+		free_recover_groups(b->groups, b->rec_first, b->ngroups);
+	docket_free(b->group_of);
+	docket_free(b->groups);
+	memset(b, 0, sizeof(*b));
+}
+
+int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n)
+{
+	proto_batch b;
+	int error;
+
+	memset(&b, 0, sizeof(b));
+	if ((error = proto_batch_prepare(ctx, &b, calls, 0, n)) < 0) {
+		proto_batch_dispose(&b);
+		return error;
+	}
+	error = proto_batch_commit(ctx, &b);
+	proto_batch_dispose(&b);
+	return error;
 }
 
 /* ---- replies ---- */

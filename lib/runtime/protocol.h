@@ -124,6 +124,31 @@ int proto_method_is_barrier(const char *method);
 int proto_execute(proto_ctx *ctx, proto_call *calls, size_t n);
 
 /*
+ * proto_execute in two steps, for a server that commits one batch while it
+ * prepares the next (app/serve: the writer thread). proto_batch_prepare
+ * prepares calls[from..n) on the caller's thread (reading committed state
+ * only; from 0 starts the batch, a later call adds to it; dispose the
+ * batch even when it fails); proto_batch_commit appends and commits them and may run on
+ * another thread, concurrently with proto_batch_prepare of another batch
+ * on the same ctx (it touches only the ledger and its own batch). The
+ * calls' replies are built (proto_reply_text) after the commit, on the
+ * preparing thread. Returns as proto_execute.
+ */
+typedef struct proto_batch {
+	proto_call *calls;
+	size_t n;
+	ledger_group *groups;
+	size_t ngroups, cap;
+	size_t *group_of;      /* call -> its group, SIZE_MAX: none */
+	proto_call *rec;       /* a recover.apply: its plan's groups follow from rec_first */
+	size_t rec_first;
+} proto_batch;
+
+int proto_batch_prepare(proto_ctx *ctx, proto_batch *b, proto_call *calls, size_t from, size_t n) DOCKET_MUST_USE;
+int proto_batch_commit(proto_ctx *ctx, proto_batch *b);
+void proto_batch_dispose(proto_batch *b);
+
+/*
  * The JSON-RPC response of an executed call appended to `out` as one line
  * without its newline (nothing for a notification); a reply also binds the
  * connection (runtime.start, runtime.attach). 0, or DOCKET_ENOMEM with `out`

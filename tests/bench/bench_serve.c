@@ -974,11 +974,22 @@ static void usage(FILE *f)
 		"  --clients N    concurrent clients of the many-client run (default 64)\n"
 		"  --rounds R     fresh ledgers per configuration, order reversed each round (default 2)\n"
 		"  --dir DIR      where the ledgers go (default $TMPDIR, else /tmp)\n"
-		"  --only CONFIG  run one configuration: single, capi, serve1, serve or echo\n"
+		"  --only CONFIG  run these configurations (comma-separated): single, capi, serve1, serve, echo\n"
 		"  --perf FILE    perf record (dwarf call graphs) the serve process of the first\n"
 		"                 many-client run\n"
 		"  --keep         leave the ledgers on disk and name them\n"
 		"  --quick        --count 20, 1 round: a correctness smoke test\n");
+}
+
+/* Is `key` one of the comma-separated configurations of --only? */
+static int only_has(const char *only, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, key, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
 }
 
 static int parse_args(options *o, int argc, char **argv)
@@ -1052,7 +1063,7 @@ static int parse_args(options *o, int argc, char **argv)
 		int known = 0;
 
 		for (int c = 0; c < C_COUNT; c++)
-			known |= strcmp(o->only, config_key[c]) == 0;
+			known += only_has(o->only, config_key[c]);
 		if (!known) {
 			usage(stderr);
 			return -1;
@@ -1088,7 +1099,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < C_COUNT; k++) {
 			enum config c = (enum config)(r % 2 ? C_COUNT - 1 - k : k);
 
-			if (o.only && strcmp(o.only, config_key[c]) != 0)
+			if (o.only && !only_has(o.only, config_key[c]))
 				continue;
 			if (run_one(&o, c, &res[c], r == 0) < 0)
 				bench_fail(name[c], "run failed");

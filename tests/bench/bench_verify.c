@@ -3,7 +3,7 @@
  * bench_verify.c: `docket verify` events/s per core (issue 15, goal >= 1M
  * with the hash work included), and where its floor is.
  *
- *   bench_verify DOCKET [--baseline DOCKET_OLD] [--ledger DIR] [--rounds N] [--quick]
+ *   bench_verify DOCKET [--baseline DOCKET_OLD] [--ledger DIR [--make N]] [--rounds N] [--quick]
  *
  * 1. `DOCKET -L DIR verify` through the CLI (and, with --baseline, the same
  *    command of another build, interleaved round by round on the same
@@ -20,7 +20,8 @@
  *    projections (rebuild and comparison).
  *
  * Without --ledger a ledger of generated sessions (gen_mix.c) is made in a
- * scratch directory (--quick: 5,000 events; else 200,000). --quick (plain
+ * scratch directory (--quick: 5,000 events; else 200,000); --make N first
+ * makes one of N events at --ledger DIR (a new directory), kept for later runs. --quick (plain
  * `meson test`) checks only that verify passes and every pass reads every
  * event; nothing about speed is asserted.
  */
@@ -199,11 +200,12 @@ int main(int argc, char **argv)
 	double now = 0, base = 0;
 	uint64_t events = 0;
 	int quick = 0, rounds = 3;
+	long make = 0;
 	char dir[4096];
 
 	bench_init("bench_verify");
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_verify DOCKET [--baseline DOCKET] [--ledger DIR] [--rounds N] [--quick]\n");
+		fprintf(stderr, "usage: bench_verify DOCKET [--baseline DOCKET] [--ledger DIR [--make N]] [--rounds N] [--quick]\n");
 		return 2;
 	}
 	docket = argv[1];
@@ -214,6 +216,8 @@ int main(int argc, char **argv)
 			baseline = argv[++i];
 		else if (strcmp(argv[i], "--ledger") == 0 && i + 1 < argc)
 			reuse = argv[++i];
+		else if (strcmp(argv[i], "--make") == 0 && i + 1 < argc)
+			make = atol(argv[++i]);
 		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
 			rounds = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
 		else {
@@ -223,6 +227,8 @@ int main(int argc, char **argv)
 	}
 	if (reuse) {
 		snprintf(dir, sizeof(dir), "%s", reuse);
+		if (make > 0 && make_ledger(dir, (size_t)make) < 0)
+			return 1;
 	} else {
 		snprintf(dir, sizeof(dir), "%s/docket-bench-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(dir) || make_ledger(dir, quick ? 5000 : 200000) < 0)
