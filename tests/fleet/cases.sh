@@ -852,3 +852,90 @@ for k, xs in cli.items():
 print(json.dumps(out))
 PY
 }
+
+# Past one server (issue 35 item 3): two servers, a shard on each (the
+# case's database on this one, another on a second server), a coordinator
+# database here whose docket tables are hash partitions by ledger id
+# (postgres_fdw foreign tables, tests/fleet/shards.sql). Two machines ship,
+# each to the shard its ledger id hashes to; the fleet commands run against
+# the coordinator, as a reader, over both: verify (and tampering on the
+# second server found through it), log, sessions and pending equal to the
+# shards' own, one ledger's query pruned to its shard. A machine shipping
+# to the wrong shard is refused there (shard_guard.sql), nothing stored.
+case_shards() {
+	pg_start_another || fail "cannot start a second server"
+	trap pg_stop_another EXIT
+	local s0="postgresql:///$PGDATABASE?host=$PG_DIR&user=docket_admin"
+	local s1="postgresql:///shard1?host=$PG2_DIR&user=docket_admin"
+	local coord="postgresql:///fleet?host=$PG_DIR&user=audit&password=pau"
+	pg_sql -d "postgresql:///postgres?host=$PG2_DIR&user=docket_admin" -c "CREATE DATABASE shard1" || exit 99
+	docket fleet init --db "$s1" >/dev/null || fail "fleet init on the second server"
+	local db r
+	for db in "$s0" "$s1"; do
+		r=0; [ "$db" = "$s1" ] && r=1
+		pg_sql -d "$db" -v remainder=$r -v modulus=2 -f "$FLEET_HERE/shard_guard.sql" || fail "guard $r"
+		pg_sql -d "$db" -c "CREATE ROLE audit LOGIN PASSWORD 'pau' IN ROLE docket_reader" || exit 99
+	done
+	shipper_role ma pwa
+	pg_sql -d "postgresql:///postgres?host=$PG2_DIR&user=docket_admin" -c "CREATE ROLE mb LOGIN PASSWORD 'pwb' IN ROLE docket_shipper"
+	# the coordinator's server knows the shipping roles of every shard (fleet
+	# verify checks each host's binding against the ledger's owner)
+	shipper_role mb pwb
+	pg_sql -d postgres -c "CREATE DATABASE fleet" || exit 99
+	pg_sql -d fleet -f "$FLEET_HERE/shards.sql" >/dev/null || fail "shards.sql"
+	pg_sql -d fleet -c "SELECT docket_shard_add(0, 2, 'host ''$PG_DIR'', dbname ''$PGDATABASE''', 'user ''audit'', password ''pau''')" >/dev/null &&
+		pg_sql -d fleet -c "SELECT docket_shard_add(1, 2, 'host ''$PG2_DIR'', dbname ''shard1''', 'user ''audit'', password ''pau''')" >/dev/null ||
+		fail "docket_shard_add"
+	# one machine of each shard (ledger ids are random: make them until both
+	# remainders have one)
+	local i id shard l0='' l1=''
+	for i in $(seq 1 40); do
+		python3 "$GEN" "m$i" 3 "2025-0$((i % 9 + 1))-01" >"m$i.jsonl"
+		ledger "L$i" "m$i.jsonl"
+		id=$(ledger_id "L$i")
+		shard=$(pg_sql -d fleet -c "SELECT docket_shard_of('$id', 2)")
+		[ "$shard" = 0 ] && [ -z "$l0" ] && l0=L$i
+		[ "$shard" = 1 ] && [ -z "$l1" ] && l1=L$i
+		[ -n "$l0" ] && [ -n "$l1" ] && break
+	done
+	[ -n "$l0" ] && [ -n "$l1" ] || fail "40 ledgers, not one of each shard: $l0 $l1"
+	# the wrong shard refuses, and holds nothing of the ledger
+	expect_exit 3 docket -L "$l1" ship --to "postgresql:///$PGDATABASE?host=$PG_DIR&user=ma&password=pwa" --host a
+	grep -q "docket_shard" err || fail "wrong shard: $(cat err)"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_ledgers WHERE ledger_id = '$(ledger_id "$l1")'")" = 0 ] ||
+		fail "the wrong shard holds the ledger"
+	expect_exit 0 docket -L "$l0" ship --to "postgresql:///$PGDATABASE?host=$PG_DIR&user=ma&password=pwa" --host a
+	expect_exit 0 docket -L "$l1" ship --to "postgresql:///shard1?host=$PG2_DIR&user=mb&password=pwb" --host b
+	local id0 id1
+	id0=$(ledger_id "$l0")
+	id1=$(ledger_id "$l1")
+	[ "$(pg_sql -d "$s1" -c "SELECT count(*) FROM docket_events")" = "$(wc -l <"m${l1#L}.jsonl")" ] ||
+		fail "shard 1 does not hold ${l1}'s events"
+	# verify over both shards, as the reader
+	expect_exit 0 docket fleet verify --db "$coord"
+	grep -q "^ok $id0 (a)" out && grep -q "^ok $id1 (b)" out && [ "$(grep -c '^ok' out)" = 2 ] ||
+		fail "verify over both shards: $(cat out err)"
+	# log, sessions and pending: the coordinator's rows are the shards' rows
+	local what
+	for what in log sessions pending; do
+		{ docket fleet $what --db "$s0" --json; docket fleet $what --db "$s1" --json; } | jq -cS . | sort >shards.jsonl
+		expect_exit 0 docket fleet $what --db "$coord" --json
+		jq -cS . out | sort >coord.jsonl
+		[ "$what" = pending ] || [ -s shards.jsonl ] || fail "$what: no rows"
+		diff shards.jsonl coord.jsonl >&2 || fail "fleet $what on the coordinator differs from the shards'"
+	done
+	grep -q "\"host\":\"b\"" coord.jsonl || [ "$what" = pending ] || fail "no row of shard 1"
+	# the views over both shards, and one ledger's query pruned to its shard
+	[ "$(pg_sql -d fleet -c "SELECT count(DISTINCT ledger_id) FROM docket_denials")" = 2 ] || fail "denials over both shards"
+	pg_sql -d fleet -c "EXPLAIN SELECT * FROM docket_events WHERE ledger_id = '$id1'" >plan
+	grep -q "Foreign Scan on docket_events" plan && [ "$(grep -c "Foreign Scan" plan)" = 1 ] || fail "not pruned: $(cat plan)"
+	# an edit on the second server, found from the coordinator
+	pg_sql -d "$s1" -c "UPDATE docket_events SET actor = 'user:ceo' WHERE type = 'approval.settled' AND seq = (SELECT min(seq) FROM docket_events WHERE type = 'approval.settled')"
+	expect_exit 1 docket fleet verify --db "$coord"
+	grep -q "^FAILED $id1 (b): .*column actor is not what its payload says" out && grep -q "^ok $id0 (a)" out ||
+		fail "tampering on shard 1: $(cat out)"
+	# a shard behind on the schema: the coordinator is too
+	pg_sql -d "$s1" -c "DELETE FROM docket_schema WHERE version = 3"
+	expect_exit 3 docket fleet sessions --db "$coord"
+	grep -q "schema is at version 2" err || fail "schema lag: $(cat err)"
+}
