@@ -916,6 +916,69 @@ static const char *const m3[] = {
 };
 
 /*
+ * Migration 4: the fleet at scale (issue 35). The views looked a call's
+ * intent (and, for a denial, its last approval answer) up in every month's
+ * partition, for every row: at 10M events a month's denials took seconds.
+ * A ledger holds at most one tool.intent per call (ledger/state.c refuses
+ * another), so the views now look it up first among the events of the 7
+ * days up to the row's time (run-time partition pruning: one or two
+ * partitions), and only when it is not there in the other months; the
+ * union of the two lookups is every intent of the call, so the answer is
+ * the same as before, whatever the times. The actor of docket_denials
+ * stays a lookup over every month (it is computed only when selected): a
+ * month's human denials by actor are docket_approvals' rows with result
+ * denied. Two partial indexes for the month's denials and escalations, and
+ * the view docket_escalations (the audit report's escalations list:
+ * exporters/audit.c). FLEET_CALL_WINDOW is the window.
+ */
+#define FLEET_CALL_WINDOW "interval '7 days'"
+#define FLEET_INTENT_OF(row)                                                                            \
+	"  LEFT JOIN LATERAL ((SELECT i.tool, i.event -> 'args' AS args, i.verdict FROM docket_events i\n"  \
+	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
+	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
+	"        AND i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time)\n"            \
+	"    UNION ALL\n"                                                                                     \
+	"    (SELECT i.tool, i.event -> 'args' AS args, i.verdict FROM docket_events i\n"                    \
+	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
+	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
+	"        AND NOT (i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time))\n"      \
+	"    LIMIT 1) i ON true\n"
+#define FLEET_ESCALATED(args)                                                                           \
+	"(" args " ->> 'sandbox_permissions' = 'require_escalated'"                                        \
+	" OR " args " -> 'with_escalated_permissions' = 'true'"                                            \
+	" OR " args " -> 'dangerouslyDisableSandbox' = 'true')"
+
+static const char *const m4[] = {
+	"CREATE OR REPLACE VIEW docket_approvals AS\n"
+	"  SELECT s.ledger_id, l.host, s.seq, s.time, s.session, s.invocation, i.tool,\n"
+	"         i.args, s.event ->> 'result' AS result, s.actor, s.event ->> 'reason' AS reason\n"
+	"  FROM docket_events s JOIN docket_ledgers l USING (ledger_id)\n"
+	FLEET_INTENT_OF("s")
+	"  WHERE s.type = 'approval.settled';\n"
+	"CREATE OR REPLACE VIEW docket_denials AS\n"
+	"  SELECT c.ledger_id, l.host, c.seq, c.time, c.session, c.invocation, i.tool,\n"
+	"         i.args, i.verdict, c.status,\n"
+	"         (SELECT s.actor FROM docket_events s WHERE s.ledger_id = c.ledger_id\n"
+	"            AND s.session = c.session AND s.invocation = c.invocation\n"
+	"            AND s.type = 'approval.settled' ORDER BY s.seq DESC LIMIT 1) AS actor\n"
+	"  FROM docket_events c JOIN docket_ledgers l USING (ledger_id)\n"
+	FLEET_INTENT_OF("c")
+	"  WHERE c.type = 'tool.completed' AND c.status IN ('denied', 'unsupported');\n"
+	"CREATE VIEW docket_escalations AS\n"
+	"  SELECT i.ledger_id, l.host, i.seq, i.time, i.session, i.invocation, i.tool,\n"
+	"         i.event -> 'args' AS args, i.verdict\n"
+	"  FROM docket_events i JOIN docket_ledgers l USING (ledger_id)\n"
+	"  WHERE i.type = 'tool.intent' AND " FLEET_ESCALATED("(i.event -> 'args')") ";\n"
+	"GRANT SELECT ON docket_escalations TO docket_reader;\n",
+
+	"CREATE INDEX docket_events_denied ON docket_events (time)\n"
+	"  WHERE type = 'tool.completed' AND status IN ('denied', 'unsupported');\n"
+	"CREATE INDEX docket_events_escalated ON docket_events (time)\n"
+	"  WHERE type = 'tool.intent' AND " FLEET_ESCALATED("(event -> 'args')") ";\n",
+	NULL
+};
+
+/*
  * docket_pb_names(): the names the server's decoder gives enumeration values
  * and event bodies, written from this docket's own tables (ledger/event.c),
  * so that the server and the ledger cannot disagree on a name.
@@ -988,6 +1051,7 @@ static const migration migrations[] = {
 	{ 1, "events, checkpoints, incidents, views, roles, ingest functions", m1, NULL },
 	{ 2, "set-based chain check at ingest", m2, NULL },
 	{ 3, "columns derived from the payload, partitions after acceptance, hosts bound to roles", m3, create_names },
+	{ 4, "views and indexes for a fleet at scale", m4, NULL },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -15,7 +15,9 @@
 --       FOR VALUES WITH (MODULUS m, REMAINDER r) of the coordinator's
 --       docket_ledgers, docket_events, docket_checkpoints and
 --       docket_incidents; docket_hosts and docket_schema become views over
---       every shard (a schema version counts once every shard has it);
+--       every shard (a schema version counts once every shard has it), and
+--       the shard's own views (docket_approvals, docket_denials, ...) are
+--       made here from their definitions there (pg_views), over these;
 --   docket_shard_of(ledger id, modulus)
 --       the remainder (the shard) a ledger id belongs to.
 --
@@ -56,27 +58,6 @@ CREATE TABLE docket_incidents (
   kind text NOT NULL, seq bigint, detail text NOT NULL
 ) PARTITION BY HASH (ledger_id);
 
--- the views of the schema (app/fleet/schema.c, migration 1), over the
--- partitioned tables
-CREATE VIEW docket_approvals AS
-  SELECT s.ledger_id, l.host, s.seq, s.time, s.session, s.invocation, i.tool,
-         i.event -> 'args' AS args, s.event ->> 'result' AS result, s.actor,
-         s.event ->> 'reason' AS reason
-  FROM docket_events s JOIN docket_ledgers l USING (ledger_id)
-  LEFT JOIN docket_events i ON i.ledger_id = s.ledger_id AND i.session = s.session
-       AND i.invocation = s.invocation AND i.type = 'tool.intent'
-  WHERE s.type = 'approval.settled';
-CREATE VIEW docket_denials AS
-  SELECT c.ledger_id, l.host, c.seq, c.time, c.session, c.invocation, i.tool,
-         i.event -> 'args' AS args, i.verdict, c.status,
-         (SELECT s.actor FROM docket_events s WHERE s.ledger_id = c.ledger_id
-            AND s.session = c.session AND s.invocation = c.invocation
-            AND s.type = 'approval.settled' ORDER BY s.seq DESC LIMIT 1) AS actor
-  FROM docket_events c JOIN docket_ledgers l USING (ledger_id)
-  LEFT JOIN docket_events i ON i.ledger_id = c.ledger_id AND i.session = c.session
-       AND i.invocation = c.invocation AND i.type = 'tool.intent'
-  WHERE c.type = 'tool.completed' AND c.status IN ('denied', 'unsupported');
-
 -- which shard a ledger id belongs to, of `modulus` (for the machine's --to)
 CREATE FUNCTION docket_shard_of(p_ledger text, p_modulus int) RETURNS int
 LANGUAGE sql STABLE AS $f$
@@ -89,6 +70,7 @@ DECLARE
   srv text := 'docket_shard_' || p_remainder;
   sch text := 'shard_' || p_remainder;
   t text;
+  v record;
   shards text[];
 BEGIN
   EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER postgres_fdw OPTIONS (%s)', srv, p_server_options);
@@ -99,6 +81,13 @@ BEGIN
   FOREACH t IN ARRAY ARRAY['docket_ledgers', 'docket_events', 'docket_checkpoints', 'docket_incidents'] LOOP
     EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
                    t, sch, t, p_modulus, p_remainder);
+  END LOOP;
+  -- the shard's views (docket_approvals, ...), as its schema defines
+  -- them, over the coordinator's tables
+  EXECUTE format('IMPORT FOREIGN SCHEMA pg_catalog LIMIT TO (pg_views) FROM SERVER %I INTO %I', srv, sch);
+  FOR v IN EXECUTE format('SELECT viewname, definition FROM %I.pg_views WHERE schemaname = ''public''', sch) LOOP
+    EXECUTE format('CREATE OR REPLACE VIEW %I AS %s', v.viewname, v.definition);
+    EXECUTE format('GRANT SELECT ON %I TO docket_reader', v.viewname);
   END LOOP;
   SELECT array_agg(nspname ORDER BY nspname) INTO shards FROM pg_namespace WHERE nspname ~ '^shard_[0-9]+$';
   DROP VIEW IF EXISTS docket_hosts, docket_schema;
@@ -111,5 +100,5 @@ BEGIN
   EXECUTE format('GRANT USAGE ON SCHEMA %I TO docket_reader', sch);
   EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO docket_reader', sch);
   GRANT SELECT ON docket_ledgers, docket_events, docket_checkpoints, docket_incidents, docket_hosts,
-    docket_schema, docket_approvals, docket_denials TO docket_reader;
+    docket_schema TO docket_reader;
 END $f$;
