@@ -978,3 +978,31 @@ case_shards() {
 	expect_exit 3 docket fleet sessions --db "$coord"
 	grep -q "schema is at version $((latest - 1))" err || fail "schema lag: $(cat err)"
 }
+
+# The views find a call's intent wherever its time is (schema 4 looks in
+# the 7 days before the row first, then in every other month): a call
+# answered 40 days after its intent, one whose events are out of time order,
+# one of the usual kind; each row of docket_approvals and docket_denials
+# carries its intent's tool, and the escalation is in docket_escalations.
+case_views_window() {
+	cat >w.jsonl <<'JSONL'
+{"type":"session.opened","session":"w","runtime":"codex/0.77.0","platform":"linux","cwd":"/w","time":"2025-01-02T10:00:00.000Z"}
+{"type":"tool.intent","session":"w","invocation":"late","tool":"shell","args":{"command":["git","push"],"sandbox_permissions":"require_escalated"},"decision":{"verdict":"approval_required","source":"runtime"},"time":"2025-01-02T10:00:01.000Z"}
+{"type":"approval.requested","session":"w","invocation":"late","request":"r1","time":"2025-01-02T10:00:02.000Z"}
+{"type":"approval.settled","session":"w","invocation":"late","request":"r1","result":"denied","actor":"user:ana","time":"2025-02-11T10:00:00.000Z"}
+{"type":"tool.completed","session":"w","invocation":"late","status":"denied","time":"2025-02-11T10:00:01.000Z"}
+{"type":"tool.intent","session":"w","invocation":"back","tool":"read_file","args":{"path":"/etc/shadow"},"decision":{"verdict":"approval_required","source":"runtime"},"time":"2025-03-05T10:00:00.000Z"}
+{"type":"approval.requested","session":"w","invocation":"back","request":"r2","time":"2025-03-01T08:00:00.000Z"}
+{"type":"approval.settled","session":"w","invocation":"back","request":"r2","result":"approved","actor":"user:bo","time":"2025-03-01T09:00:00.000Z"}
+{"type":"tool.intent","session":"w","invocation":"now","tool":"network","args":{"url":"https://x.example"},"decision":{"verdict":"denied","source":"runtime"},"time":"2025-03-06T10:00:00.000Z"}
+{"type":"tool.completed","session":"w","invocation":"now","status":"denied","time":"2025-03-06T10:00:01.000Z"}
+JSONL
+	ledger W w.jsonl
+	expect_exit 0 docket -L W ship --to "$PG_URL" --host w
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || coalesce(tool, '-') || ' ' || actor, ', ' ORDER BY seq) FROM docket_approvals")" = \
+		"late shell user:ana, back read_file user:bo" ] || fail "approvals: $(pg_sql -c 'SELECT * FROM docket_approvals')"
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || coalesce(tool, '-') || ' ' || verdict || ' ' || coalesce(actor, '-'), ', ' ORDER BY seq) FROM docket_denials")" = \
+		"late shell approval_required user:ana, now network denied -" ] || fail "denials: $(pg_sql -c 'SELECT * FROM docket_denials')"
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || tool, ', ') FROM docket_escalations")" = "late shell" ] ||
+		fail "escalations: $(pg_sql -c 'SELECT * FROM docket_escalations')"
+}
