@@ -1147,6 +1147,17 @@ static const char *const m4[] = {
 	"CREATE OR REPLACE FUNCTION docket_pb_json(p bytea, msg text) RETURNS jsonb\n"
 	"LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, public AS $f$ SELECT ('{' || docket_pb_members(p, msg) || '}')::jsonb $f$;\n",
 
+	/* a shipped row against what its payload says, column by column (the
+	 * same test as schema 3's to_jsonb(b) - '{seq, payload, hash}' =
+	 * to_jsonb(d), without building two jsonb objects a row) */
+	"CREATE OR REPLACE FUNCTION docket_column_same(b docket_batch_row, d docket_derived) RETURNS boolean\n"
+	"LANGUAGE sql IMMUTABLE AS $f$\n"
+	"  SELECT b.event IS NOT DISTINCT FROM d.event AND b.time IS NOT DISTINCT FROM d.time\n"
+	"    AND b.type IS NOT DISTINCT FROM d.type AND b.session IS NOT DISTINCT FROM d.session\n"
+	"    AND b.invocation IS NOT DISTINCT FROM d.invocation AND b.tool IS NOT DISTINCT FROM d.tool\n"
+	"    AND b.verdict IS NOT DISTINCT FROM d.verdict AND b.status IS NOT DISTINCT FROM d.status\n"
+	"    AND b.actor IS NOT DISTINCT FROM d.actor AND b.policy_revision IS NOT DISTINCT FROM d.policy_revision $f$;\n",
+
 	"CREATE INDEX docket_events_denied ON docket_events (time)\n"
 	"  WHERE type = 'tool.completed' AND status IN ('denied', 'unsupported');\n"
 	"CREATE INDEX docket_events_escalated ON docket_events (time)\n"
