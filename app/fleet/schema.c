@@ -1147,6 +1147,27 @@ static const char *const m4[] = {
 	"CREATE OR REPLACE FUNCTION docket_pb_json(p bytea, msg text) RETURNS jsonb\n"
 	"LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, public AS $f$ SELECT ('{' || docket_pb_members(p, msg) || '}')::jsonb $f$;\n",
 
+	/* schema 3's, with the event's seq and hash written into its JSON text
+	 * before the one parse, and the time checked by an assignment (PERFORM
+	 * is a query of its own) */
+	"CREATE OR REPLACE FUNCTION docket_event_row(p_payload bytea, p_seq bigint, p_hash bytea) RETURNS docket_derived\n"
+	"LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  e jsonb := ('{' || docket_pb_members(p_payload, 'Event') || ',\"seq\":' || coalesce(p_seq::text, 'null')\n"
+	"             || ',\"hash\":' || coalesce(to_json(encode(p_hash, 'hex'))::text, 'null') || '}')::jsonb;\n"
+	"  rev jsonb := coalesce(e -> 'revision', e -> 'decision' -> 'policy_revision');\n"
+	"  t timestamptz;\n"
+	"BEGIN\n"
+	"  IF NOT coalesce(e ->> 'time' ~ '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?Z$', false) THEN\n"
+	"    RAISE EXCEPTION 'docket: the event time is not YYYY-MM-DDTHH:MM:SS[.F]Z';\n"
+	"  END IF;\n"
+	"  t := (e ->> 'time')::timestamptz;\n"
+	"  RETURN ROW(e, e ->> 'time', e ->> 'type', e ->> 'session', e ->> 'invocation', e ->> 'tool',\n"
+	"             e -> 'decision' ->> 'verdict', e ->> 'status', e ->> 'actor',\n"
+	"             CASE WHEN jsonb_typeof(rev) = 'number' AND rev::numeric BETWEEN 0 AND 2147483647\n"
+	"                  THEN rev::numeric::integer END)::docket_derived;\n"
+	"END $f$;\n",
+
 	/* a shipped row against what its payload says, column by column (the
 	 * same test as schema 3's to_jsonb(b) - '{seq, payload, hash}' =
 	 * to_jsonb(d), without building two jsonb objects a row) */
