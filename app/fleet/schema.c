@@ -1179,6 +1179,16 @@ static const char *const m4[] = {
 	"    AND b.verdict IS NOT DISTINCT FROM d.verdict AND b.status IS NOT DISTINCT FROM d.status\n"
 	"    AND b.actor IS NOT DISTINCT FROM d.actor AND b.policy_revision IS NOT DISTINCT FROM d.policy_revision $f$;\n",
 
+	/* No JIT for the fleet database when this role may say so: the fleet
+	 * queries are index lookups whose plans cost past jit_above_cost at
+	 * millions of events, and compiling them took 2 to 24 s of a 1 s query
+	 * on the shared VM (docs/fleet.md). Applies to new sessions. */
+	"DO $$ BEGIN\n"
+	"  EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());\n"
+	"EXCEPTION WHEN insufficient_privilege THEN\n"
+	"  RAISE NOTICE 'docket: not the owner of the database: jit is left as it is';\n"
+	"END $$;\n",
+
 	"CREATE INDEX docket_events_denied ON docket_events (time)\n"
 	"  WHERE type = 'tool.completed' AND status IN ('denied', 'unsupported');\n"
 	"CREATE INDEX docket_events_escalated ON docket_events (time)\n"

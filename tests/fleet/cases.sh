@@ -826,15 +826,16 @@ case_scale() {
 		fail "rows: $(pg_sql -c 'SELECT count(*) FROM docket_events'), want $total"
 	local -a qs names
 	# approvals by actor and tool in a month; denials by host and tool in a
-	# month, and a month's human denials by actor and tool; one call's history; a month's escalations (calls asking to
-	# leave the sandbox) with their answers; one machine's sessions in SQL
+	# month, and a month's human denials by actor and tool; one call's
+	# history; a month's escalations (calls asking to leave the sandbox) with
+	# the answers of the week after; one machine's sessions in SQL
 	names=(approvals_by_actor_tool_month denials_by_tool_month denials_by_actor_month one_call_history
 		escalations_month sessions_of_host)
 	qs=("SELECT host, time, session, args -> 'command' FROM docket_approvals WHERE actor = 'user:ana' AND tool = 'shell' AND result IN ('approved', 'approved_for_session') AND time >= '2025-03-01' AND time < '2025-04-01'"
 		"SELECT host, tool, count(*) FROM docket_denials WHERE time >= '2025-03-01' AND time < '2025-04-01' GROUP BY host, tool"
 		"SELECT actor, tool, count(*) FROM docket_approvals WHERE result = 'denied' AND time >= '2025-03-01' AND time < '2025-04-01' GROUP BY actor, tool"
 		"SELECT seq, type, time, event FROM docket_events WHERE ledger_id = md5('machine 17') AND session = 's-3' AND invocation = 'c2' ORDER BY seq"
-		"SELECT e.ledger_id, e.session, e.invocation, e.args ->> 'justification', e.verdict, a.result, a.actor FROM docket_escalations e LEFT JOIN docket_approvals a USING (ledger_id, session, invocation) WHERE e.time >= '2025-03-01' AND e.time < '2025-04-01' AND a.time >= '2025-03-01'"
+		"SELECT e.ledger_id, e.session, e.invocation, e.args ->> 'justification', e.verdict, a.result, a.actor FROM docket_escalations e LEFT JOIN docket_approvals a ON a.ledger_id = e.ledger_id AND a.session = e.session AND a.invocation = e.invocation AND a.time >= e.time AND a.time < e.time + interval '7 days' WHERE e.time >= '2025-03-01' AND e.time < '2025-04-01'"
 		"SELECT session, min(time), max(time), count(*) FROM docket_events WHERE ledger_id = md5('machine 17') AND session IS NOT NULL GROUP BY session")
 	for i in "${!qs[@]}"; do
 		echo "-- ${names[$i]}" >&2
