@@ -984,7 +984,8 @@ case_shards() {
 # the 7 days before the row first, then in every other month): a call
 # answered 40 days after its intent, one whose events are out of time order,
 # one of the usual kind; each row of docket_approvals and docket_denials
-# carries its intent's tool, and the escalation is in docket_escalations.
+# carries its intent's tool, and the escalation is in docket_escalations;
+# JIT is off in the fleet database (only there).
 case_views_window() {
 	cat >w.jsonl <<'JSONL'
 {"type":"session.opened","session":"w","runtime":"codex/0.77.0","platform":"linux","cwd":"/w","time":"2025-01-02T10:00:00.000Z"}
@@ -1006,4 +1007,6 @@ JSONL
 		"late shell approval_required user:ana, now network denied -" ] || fail "denials: $(pg_sql -c 'SELECT * FROM docket_denials')"
 	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || tool, ', ') FROM docket_escalations")" = "late shell" ] ||
 		fail "escalations: $(pg_sql -c 'SELECT * FROM docket_escalations')"
+	# fleet init (the database's owner) turned JIT off for the database
+	[ "$(pg_sql -c 'SHOW jit')" = off ] && [ "$(pg_sql -d postgres -c 'SHOW jit')" = on ] || fail "jit: $(pg_sql -c 'SHOW jit')"
 }
