@@ -9,6 +9,7 @@
 # query's p50/p95, replay rates. Exit 1 when the totals differ.
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -34,10 +35,11 @@ for i in range(templates):
     for k, v in json.load(open("local%d.json" % i))["totals"].items():
         if isinstance(v, int):
             want[k] = want.get(k, 0) + v * weights[i]
-dec, text, pos = json.JSONDecoder(), open("fleet.json").read(), 0
-while text[pos:].strip():   # one object per replay command
-    pos += len(text[pos:]) - len(text[pos:].lstrip())
+dec, text, ws = json.JSONDecoder(), open("fleet.json").read(), re.compile(r"\s*")
+pos = ws.match(text, 0).end()
+while pos < len(text):   # one object per replay command
     obj, pos = dec.raw_decode(text, pos)
+    pos = ws.match(text, pos).end()
     for k, v in obj["totals"].items():
         if isinstance(v, int):
             got[k] = got.get(k, 0) + v
