@@ -11,7 +11,8 @@
 #           ledger (the outputs must be equal but for each row's ledger and
 #           host): fleet_vs_local
 #   fleet   50 machines shipping at once: total events/s and the server's
-#           CPU seconds (postmaster and its exited backends, /proc)
+#           CPU seconds (postmaster and its exited backends, /proc), and
+#           per event
 # One JSON line on stdout. --quick: small sizes, checks only that every event
 # arrived and the replays agree (nothing about speed).
 set -uo pipefail
@@ -105,6 +106,7 @@ out = {"bench": "fleet", "quick": quick, "events": n,
        "fleet_vs_local": round(fleet / local, 3),
        "machines": machines, "machines_events": total, "machines_events_per_s": round(total / (t[8] - t[7])),
        "server_cpu_s": round((c1 - c0) / hz, 2), "wall_s": round(t[8] - t[7], 2),
+       "server_cpu_us_per_event": round((c1 - c0) / hz / total * 1e6, 1),
        "checks_ok": failures == 0}
 print(json.dumps(out))
 sys.exit(0 if failures == 0 else 1)

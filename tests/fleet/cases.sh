@@ -768,59 +768,88 @@ PY
 	echo "decoder_differential: $accepted accepted (verify agrees on each), $refused refused"
 }
 
-# Scale, reduced (issue 35 item 1; slow suite): FLEET_SCALE_EVENTS events
-# (default 1,000,000) of FLEET_SCALE_MACHINES machines (default 1,000) in the
-# fleet schema, then the documented fleet queries timed. One machine's
-# ledger is made by `gen.py` and shipped (the real path); the others are
-# server-side copies of its rows under their own ledger ids and hosts,
-# shifted by whole months over a year (12 partitions), so the rows,
-# partitions, indexes and views are docket ship's. The copies' chains do not
-# verify (their times moved), nothing here needs them to. Prints one JSON
-# line: each query's p50 and p95 over FLEET_SCALE_RUNS runs (default 20),
-# server time (psql \timing) or, for the CLI ones, wall time; and the
-# EXPLAIN (ANALYZE, BUFFERS) of each SQL query on stderr. No goal is
-# asserted (reduced form), only that the rows are all there.
+# Scale (issue 35 item 1; slow suite): FLEET_SCALE_EVENTS events (default
+# 1,000,000) of FLEET_SCALE_MACHINES machines (default 1,000) over a year
+# (12 month partitions), then the documented fleet queries timed.
+# FLEET_SCALE_TEMPLATES machines (default 8) are real ledgers of a
+# realistic mix (gen_mix.py: sessions, approvals, denials, escalations,
+# failures, long outputs) shipped by `docket ship` (the real path, timed);
+# the other machines are server-side copies of their rows (INSERT ...
+# SELECT) under their own ledger ids and hosts, a whole number of months
+# later, so rows, partitions, indexes, views and roles are docket ship's.
+# The copies' chains do not verify (their times moved): nothing here needs
+# them to. Then: each documented query's p50 and p95 over FLEET_SCALE_RUNS
+# runs (default 20; server time from psql \timing, wall time for the
+# commands), its EXPLAIN (ANALYZE, BUFFERS) on stderr, a fleet replay of
+# every machine, or of the first FLEET_SCALE_REPLAY_MACHINES (as a
+# docket_reader role), beside the local replays of the templates, and the
+# sizes. One JSON line on stdout. Asserted: every row is
+# there, each query returns rows, and the fleet replay's totals are the
+# templates' local totals, each counted once per copy (no timing goal: the
+# machine is shared; the figures are in docs/fleet.md).
 case_scale() {
 	local events=${FLEET_SCALE_EVENTS:-1000000} machines=${FLEET_SCALE_MACHINES:-1000} runs=${FLEET_SCALE_RUNS:-20}
-	local per=$((events / machines)) sessions id n t0 t1
-	sessions=$(((per + 16) / 17))
-	python3 "$GEN" s "$sessions" 2025-01-10 | head -n "$per" >t.jsonl
-	ledger T t.jsonl
-	id=$(ledger_id T)
-	n=$(wc -l <t.jsonl)
-	expect_exit 0 docket -L T ship --to "$PG_URL" --host m0 --batch 5000
+	local templates=${FLEET_SCALE_TEMPLATES:-8} rmachines=${FLEET_SCALE_REPLAY_MACHINES:-1000000000}
+	local per i n=0 t0 t1 t2 ids=''
+	[ "$templates" -le "$machines" ] || templates=$machines
+	per=$((events / machines))
+	for i in $(seq 0 $((templates - 1))); do
+		python3 "$FLEET_HERE/gen_mix.py" "$i" "$per" 2025-01 >"t$i.jsonl"
+		ledger "T$i" "t$i.jsonl"
+		n=$((n + $(wc -l <"t$i.jsonl")))
+	done
 	t0=$(date +%s.%N)
-	pg_sql -c "SELECT docket_partition_for(make_timestamptz(2025, m, 1, 0, 0, 0, 'UTC')) FROM generate_series(1, 12) m" >/dev/null
-	pg_sql -c "INSERT INTO docket_ledgers (ledger_id, host, owner, high_seq, head)
-		SELECT md5('machine ' || m), 'm' || m, 'docket_admin', high_seq, head
-		FROM docket_ledgers, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
-		INSERT INTO docket_hosts (host, owner) SELECT 'm' || m, 'docket_admin' FROM generate_series(1, $machines - 1) m;
-		INSERT INTO docket_events SELECT md5('machine ' || m), seq, time + make_interval(months => m % 12),
-			type, session, invocation, tool, verdict, status, actor, policy_revision,
-			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => m % 12)) AT TIME ZONE 'UTC',
-				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
-		FROM docket_events, generate_series(1, $machines - 1) m WHERE ledger_id = '$id';
-		ANALYZE docket_events; ANALYZE docket_ledgers;" || fail "cannot copy the rows"
+	for i in $(seq 0 $((templates - 1))); do
+		expect_exit 0 docket -L "T$i" ship --to "$PG_URL" --host "m$i" --batch 5000
+		ids="$ids,'$(ledger_id "T$i")'"
+	done
 	t1=$(date +%s.%N)
-	[ "$(pg_sql -c 'SELECT count(*) FROM docket_events')" = $((n * machines)) ] || fail "rows: $(pg_sql -c 'SELECT count(*) FROM docket_events')"
-	local q1 q2 q3 q4 q
-	# approvals by actor and tool in a month; denials by tool in a month;
-	# one call's history; a month's escalations (approval requests)
-	q1="SELECT host, time, session, args -> 'command' FROM docket_approvals WHERE actor = 'user:ana' AND tool = 'shell' AND result = 'approved' AND args -> 'command' @> '[\"git\", \"push\", \"--force\"]' AND time >= '2025-03-01' AND time < '2025-04-01'"
-	q2="SELECT host, count(*) FROM docket_denials WHERE tool = 'shell' AND time >= '2025-03-01' AND time < '2025-04-01' GROUP BY host"
-	q3="SELECT seq, type, time, event FROM docket_events WHERE ledger_id = md5('machine 17') AND session = 's-3' AND invocation = 'c2' ORDER BY seq"
-	q4="SELECT count(*) FROM docket_events WHERE type = 'approval.requested' AND time >= '2025-03-01' AND time < '2025-04-01'"
-	for q in "$q1" "$q2" "$q3" "$q4"; do
-		pg_sql -c "EXPLAIN (ANALYZE, BUFFERS) $q" >&2 || fail "$q"
+	# machine m is a copy of template m % templates, m % 12 months later
+	pg_sql -c "SELECT docket_partition_for(make_timestamptz(2025, m, 1, 0, 0, 0, 'UTC')) FROM generate_series(1, 12) m;
+		CREATE TEMP TABLE tpl AS SELECT ledger_id, substr(host, 2)::int AS k, high_seq, head
+			FROM docket_ledgers WHERE ledger_id IN (${ids#,});
+		CREATE TEMP TABLE copies AS SELECT md5('machine ' || m) AS ledger_id, 'm' || m AS host, m,
+			(SELECT ledger_id FROM tpl WHERE k = m % $templates) AS tpl FROM generate_series($templates, $machines - 1) m;
+		INSERT INTO docket_ledgers (ledger_id, host, owner, high_seq, head)
+			SELECT c.ledger_id, c.host, 'docket_admin', t.high_seq, t.head FROM copies c JOIN tpl t ON t.ledger_id = c.tpl;
+		INSERT INTO docket_hosts (host, owner) SELECT host, 'docket_admin' FROM copies;
+		INSERT INTO docket_events SELECT c.ledger_id, seq, time + make_interval(months => c.m % 12),
+			type, session, invocation, tool, verdict, status, actor, policy_revision,
+			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => c.m % 12)) AT TIME ZONE 'UTC',
+				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
+		FROM copies c JOIN docket_events e ON e.ledger_id = c.tpl;
+		ANALYZE docket_events; ANALYZE docket_ledgers;" || fail "cannot copy the rows"
+	t2=$(date +%s.%N)
+	local total
+	total=$(pg_sql -c "SELECT sum(high_seq) FROM docket_ledgers")
+	[ "$(pg_sql -c 'SELECT count(*) FROM docket_events')" = "$total" ] ||
+		fail "rows: $(pg_sql -c 'SELECT count(*) FROM docket_events'), want $total"
+	local -a qs names
+	# approvals by actor and tool in a month; denials by host and tool in a
+	# month, and a month's human denials by actor and tool; one call's
+	# history; a month's escalations (calls asking to leave the sandbox) with
+	# the answers of the week after; one machine's sessions in SQL
+	names=(approvals_by_actor_tool_month denials_by_tool_month denials_by_actor_month one_call_history
+		escalations_month sessions_of_host)
+	qs=("SELECT host, time, session, args -> 'command' FROM docket_approvals WHERE actor = 'user:ana' AND tool = 'shell' AND result IN ('approved', 'approved_for_session') AND time >= '2025-03-01' AND time < '2025-04-01'"
+		"SELECT host, tool, count(*) FROM docket_denials WHERE time >= '2025-03-01' AND time < '2025-04-01' GROUP BY host, tool"
+		"SELECT actor, tool, count(*) FROM docket_approvals WHERE result = 'denied' AND time >= '2025-03-01' AND time < '2025-04-01' GROUP BY actor, tool"
+		"SELECT seq, type, time, event FROM docket_events WHERE ledger_id = md5('machine 17') AND session = 's-3' AND invocation = 'c2' ORDER BY seq"
+		"SELECT e.ledger_id, e.session, e.invocation, e.args ->> 'justification', e.verdict, a.result, a.actor FROM docket_escalations e LEFT JOIN docket_approvals a ON a.ledger_id = e.ledger_id AND a.session = e.session AND a.invocation = e.invocation AND a.time >= e.time AND a.time < e.time + interval '7 days' WHERE e.time >= '2025-03-01' AND e.time < '2025-04-01'"
+		"SELECT session, min(time), max(time), count(*) FROM docket_events WHERE ledger_id = md5('machine 17') AND session IS NOT NULL GROUP BY session")
+	for i in "${!qs[@]}"; do
+		echo "-- ${names[$i]}" >&2
+		pg_sql -c "EXPLAIN (ANALYZE, BUFFERS) ${qs[$i]}" >&2 || fail "${qs[$i]}"
+		[ "$(pg_sql -c "SELECT count(*) FROM (${qs[$i]}) q")" -gt 0 ] || fail "${names[$i]}: no rows"
 	done
 	{
 		echo '\timing on'
-		for q in "$q1" "$q2" "$q3" "$q4"; do
-			for _ in $(seq 1 "$runs"); do echo "$q;"; done
+		for i in "${!qs[@]}"; do
+			for _ in $(seq 1 "$runs"); do echo "${qs[$i]};"; done
 		done
 	} >queries.sql
 	pg_sql -f queries.sql | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' >times || fail "queries"
-	[ "$(wc -l <times)" = $((4 * runs)) ] || fail "timings: $(wc -l <times)"
+	[ "$(wc -l <times)" = $((${#qs[@]} * runs)) ] || fail "timings: $(wc -l <times)"
 	local s
 	: >cli
 	for _ in $(seq 1 "$runs"); do
@@ -832,23 +861,152 @@ case_scale() {
 		echo "show $((($(date +%s%N) - s) / 1000000))" >>cli
 	done
 	[ "$(wc -l <sessions.out)" -gt 0 ] && jq -e .session show.out >/dev/null || fail "fleet sessions or show: no rows"
-	python3 - times cli "$runs" "$((n * machines))" "$machines" "$(echo "$t1 - $t0" | bc)" <<'PY'
-import json, sys
-times = [float(x) for x in open(sys.argv[1])]
-runs = int(sys.argv[3])
-def pct(xs, p):
-    xs = sorted(xs)
-    return round(xs[min(len(xs) - 1, int(p * len(xs)))], 1)
-out = {"scale": "fleet", "events": int(sys.argv[4]), "machines": int(sys.argv[5]), "load_s": round(float(sys.argv[6]), 1)}
-for i, name in enumerate(["approvals_by_actor_tool_month", "denials_by_tool_month", "one_call_history", "escalations_month"]):
-    xs = times[i * runs:(i + 1) * runs]
-    out[name + "_ms"] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
-cli = {}
-for line in open(sys.argv[2]):
-    k, v = line.split()
-    cli.setdefault(k, []).append(float(v))
-for k, xs in cli.items():
-    out["cli_fleet_%s_ms" % k] = {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95)}
-print(json.dumps(out))
-PY
+	# the fleet replay of every machine; the local replays of the templates
+	local policy=$FIXTURES/replay/strict.yaml t3 t4 t5 r
+	pg_sql -c "CREATE ROLE replayer LOGIN PASSWORD 'pr' IN ROLE docket_reader" || exit 99
+	t3=$(date +%s.%N)
+	for i in $(seq 0 $((templates - 1))); do
+		docket -L "T$i" replay --policy "$policy" --format json >"local$i.json"
+		r=$?
+		[ $r -le 1 ] || fail "local replay $i: exit $r"
+	done
+	t4=$(date +%s.%N)
+	if [ "$rmachines" -ge "$machines" ]; then
+		rmachines=$machines
+		docket replay --from "$(url_as replayer pr)" --policy "$policy" --format json >fleet.json
+		r=$?
+	else
+		# the first rmachines machines, one --host each
+		r=0
+		for i in $(seq 0 $((rmachines - 1))); do
+			docket replay --from "$(url_as replayer pr)" --host "m$i" --policy "$policy" --format json
+			[ $? -le 1 ] || r=2
+		done >fleet.json
+	fi
+	[ $r -le 1 ] || fail "fleet replay: exit $r"
+	t5=$(date +%s.%N)
+	python3 "$FLEET_HERE/scale_report.py" times cli "$runs" "$total" "$machines" "$templates" "$n" "$rmachines" \
+		"$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "${names[@]}" || fail "scale report"
+}
+
+# Past one server (issue 35 item 3): two servers, a shard on each (the
+# case's database on this one, another on a second server), a coordinator
+# database here whose docket tables are hash partitions by ledger id
+# (postgres_fdw foreign tables, tests/fleet/shards.sql). Two machines ship,
+# each to the shard its ledger id hashes to; the fleet commands run against
+# the coordinator, as a reader, over both: verify (and tampering on the
+# second server found through it), log, sessions and pending equal to the
+# shards' own, one ledger's query pruned to its shard. A machine shipping
+# to the wrong shard is refused there (shard_guard.sql), nothing stored.
+case_shards() {
+	pg_start_another || fail "cannot start a second server"
+	trap pg_stop_another EXIT
+	local s0="postgresql:///$PGDATABASE?host=$PG_DIR&user=docket_admin"
+	local s1="postgresql:///shard1?host=$PG2_DIR&user=docket_admin"
+	local coord="postgresql:///fleet?host=$PG_DIR&user=audit&password=pau"
+	pg_sql -d "postgresql:///postgres?host=$PG2_DIR&user=docket_admin" -c "CREATE DATABASE shard1" || exit 99
+	docket fleet init --db "$s1" >/dev/null || fail "fleet init on the second server"
+	local db r
+	for db in "$s0" "$s1"; do
+		r=0; [ "$db" = "$s1" ] && r=1
+		pg_sql -d "$db" -v remainder=$r -v modulus=2 -f "$FLEET_HERE/shard_guard.sql" || fail "guard $r"
+		pg_sql -d "$db" -c "CREATE ROLE audit LOGIN PASSWORD 'pau' IN ROLE docket_reader" || exit 99
+	done
+	shipper_role ma pwa
+	pg_sql -d "postgresql:///postgres?host=$PG2_DIR&user=docket_admin" -c "CREATE ROLE mb LOGIN PASSWORD 'pwb' IN ROLE docket_shipper"
+	# the coordinator's server knows the shipping roles of every shard (fleet
+	# verify checks each host's binding against the ledger's owner)
+	shipper_role mb pwb
+	pg_sql -d postgres -c "CREATE DATABASE fleet" || exit 99
+	pg_sql -d fleet -f "$FLEET_HERE/shards.sql" >/dev/null || fail "shards.sql"
+	pg_sql -d fleet -c "SELECT docket_shard_add(0, 2, 'host ''$PG_DIR'', dbname ''$PGDATABASE''', 'user ''audit'', password ''pau''')" >/dev/null &&
+		pg_sql -d fleet -c "SELECT docket_shard_add(1, 2, 'host ''$PG2_DIR'', dbname ''shard1''', 'user ''audit'', password ''pau''')" >/dev/null ||
+		fail "docket_shard_add"
+	# one machine of each shard (ledger ids are random: make them until both
+	# remainders have one)
+	local i id shard l0='' l1=''
+	for i in $(seq 1 40); do
+		python3 "$GEN" "m$i" 3 "2025-0$((i % 9 + 1))-01" >"m$i.jsonl"
+		ledger "L$i" "m$i.jsonl"
+		id=$(ledger_id "L$i")
+		shard=$(pg_sql -d fleet -c "SELECT docket_shard_of('$id', 2)")
+		[ "$shard" = 0 ] && [ -z "$l0" ] && l0=L$i
+		[ "$shard" = 1 ] && [ -z "$l1" ] && l1=L$i
+		[ -n "$l0" ] && [ -n "$l1" ] && break
+	done
+	[ -n "$l0" ] && [ -n "$l1" ] || fail "40 ledgers, not one of each shard: $l0 $l1"
+	# the wrong shard refuses, and holds nothing of the ledger
+	expect_exit 3 docket -L "$l1" ship --to "postgresql:///$PGDATABASE?host=$PG_DIR&user=ma&password=pwa" --host a
+	grep -q "docket_shard" err || fail "wrong shard: $(cat err)"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_ledgers WHERE ledger_id = '$(ledger_id "$l1")'")" = 0 ] ||
+		fail "the wrong shard holds the ledger"
+	expect_exit 0 docket -L "$l0" ship --to "postgresql:///$PGDATABASE?host=$PG_DIR&user=ma&password=pwa" --host a
+	expect_exit 0 docket -L "$l1" ship --to "postgresql:///shard1?host=$PG2_DIR&user=mb&password=pwb" --host b
+	local id0 id1
+	id0=$(ledger_id "$l0")
+	id1=$(ledger_id "$l1")
+	[ "$(pg_sql -d "$s1" -c "SELECT count(*) FROM docket_events")" = "$(wc -l <"m${l1#L}.jsonl")" ] ||
+		fail "shard 1 does not hold ${l1}'s events"
+	# verify over both shards, as the reader
+	expect_exit 0 docket fleet verify --db "$coord"
+	grep -q "^ok $id0 (a)" out && grep -q "^ok $id1 (b)" out && [ "$(grep -c '^ok' out)" = 2 ] ||
+		fail "verify over both shards: $(cat out err)"
+	# log, sessions and pending: the coordinator's rows are the shards' rows
+	local what
+	for what in log sessions pending; do
+		{ docket fleet $what --db "$s0" --json; docket fleet $what --db "$s1" --json; } | jq -cS . | sort >shards.jsonl
+		expect_exit 0 docket fleet $what --db "$coord" --json
+		jq -cS . out | sort >coord.jsonl
+		[ "$what" = pending ] || [ -s shards.jsonl ] || fail "$what: no rows"
+		diff shards.jsonl coord.jsonl >&2 || fail "fleet $what on the coordinator differs from the shards'"
+	done
+	grep -q "\"host\":\"b\"" coord.jsonl || [ "$what" = pending ] || fail "no row of shard 1"
+	# the views over both shards, and one ledger's query pruned to its shard
+	[ "$(pg_sql -d fleet -c "SELECT count(DISTINCT ledger_id) FROM docket_denials WHERE tool = 'shell'")" = 2 ] &&
+		[ "$(pg_sql -d fleet -c "SELECT count(DISTINCT host) FROM docket_approvals WHERE tool = 'shell'")" = 2 ] ||
+		fail "the views over both shards"
+	pg_sql -d fleet -c "EXPLAIN SELECT * FROM docket_events WHERE ledger_id = '$id1'" >plan
+	grep -q "Foreign Scan on docket_events" plan && [ "$(grep -c "Foreign Scan" plan)" = 1 ] || fail "not pruned: $(cat plan)"
+	# an edit on the second server, found from the coordinator
+	pg_sql -d "$s1" -c "UPDATE docket_events SET actor = 'user:ceo' WHERE type = 'approval.settled' AND seq = (SELECT min(seq) FROM docket_events WHERE type = 'approval.settled')"
+	expect_exit 1 docket fleet verify --db "$coord"
+	grep -q "^FAILED $id1 (b): .*column actor is not what its payload says" out && grep -q "^ok $id0 (a)" out ||
+		fail "tampering on shard 1: $(cat out)"
+	# a shard behind on the schema: the coordinator is too
+	local latest
+	latest=$(pg_sql -d "$s1" -c "SELECT max(version) FROM docket_schema")
+	pg_sql -d "$s1" -c "DELETE FROM docket_schema WHERE version = $latest"
+	expect_exit 3 docket fleet sessions --db "$coord"
+	grep -q "schema is at version $((latest - 1))" err || fail "schema lag: $(cat err)"
+}
+
+# The views find a call's intent wherever its time is (schema 4 looks in
+# the 7 days before the row first, then in every other month): a call
+# answered 40 days after its intent, one whose events are out of time order,
+# one of the usual kind; each row of docket_approvals and docket_denials
+# carries its intent's tool, and the escalation is in docket_escalations;
+# JIT is off in the fleet database (only there).
+case_views_window() {
+	cat >w.jsonl <<'JSONL'
+{"type":"session.opened","session":"w","runtime":"codex/0.77.0","platform":"linux","cwd":"/w","time":"2025-01-02T10:00:00.000Z"}
+{"type":"tool.intent","session":"w","invocation":"late","tool":"shell","args":{"command":["git","push"],"sandbox_permissions":"require_escalated"},"decision":{"verdict":"approval_required","source":"runtime"},"time":"2025-01-02T10:00:01.000Z"}
+{"type":"approval.requested","session":"w","invocation":"late","request":"r1","time":"2025-01-02T10:00:02.000Z"}
+{"type":"approval.settled","session":"w","invocation":"late","request":"r1","result":"denied","actor":"user:ana","time":"2025-02-11T10:00:00.000Z"}
+{"type":"tool.completed","session":"w","invocation":"late","status":"denied","time":"2025-02-11T10:00:01.000Z"}
+{"type":"tool.intent","session":"w","invocation":"back","tool":"read_file","args":{"path":"/etc/shadow"},"decision":{"verdict":"approval_required","source":"runtime"},"time":"2025-03-05T10:00:00.000Z"}
+{"type":"approval.requested","session":"w","invocation":"back","request":"r2","time":"2025-03-01T08:00:00.000Z"}
+{"type":"approval.settled","session":"w","invocation":"back","request":"r2","result":"approved","actor":"user:bo","time":"2025-03-01T09:00:00.000Z"}
+{"type":"tool.intent","session":"w","invocation":"now","tool":"network","args":{"url":"https://x.example"},"decision":{"verdict":"denied","source":"runtime"},"time":"2025-03-06T10:00:00.000Z"}
+{"type":"tool.completed","session":"w","invocation":"now","status":"denied","time":"2025-03-06T10:00:01.000Z"}
+JSONL
+	ledger W w.jsonl
+	expect_exit 0 docket -L W ship --to "$PG_URL" --host w
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || coalesce(tool, '-') || ' ' || actor, ', ' ORDER BY seq) FROM docket_approvals")" = \
+		"late shell user:ana, back read_file user:bo" ] || fail "approvals: $(pg_sql -c 'SELECT * FROM docket_approvals')"
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || coalesce(tool, '-') || ' ' || verdict || ' ' || coalesce(actor, '-'), ', ' ORDER BY seq) FROM docket_denials")" = \
+		"late shell approval_required user:ana, now network denied -" ] || fail "denials: $(pg_sql -c 'SELECT * FROM docket_denials')"
+	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || tool, ', ') FROM docket_escalations")" = "late shell" ] ||
+		fail "escalations: $(pg_sql -c 'SELECT * FROM docket_escalations')"
+	# fleet init (the database's owner) turned JIT off for the database
+	[ "$(pg_sql -c 'SHOW jit')" = off ] && [ "$(pg_sql -d postgres -c 'SHOW jit')" = on ] || fail "jit: $(pg_sql -c 'SHOW jit')"
 }

@@ -6,6 +6,7 @@
 #   pg_start            # initdb + pg_ctl into a temp dir; exports PGHOST,
 #                       # PGPORT, PGUSER, PGDATABASE, PG_URL
 #   pg_restart / pg_stop_server / pg_start_server
+#   pg_start_another / pg_stop_another   # a second server, in PG2_DIR
 #   pg_sql "SELECT 1"   # psql as the superuser, tuples only
 #
 # The server listens on a Unix socket only (listen_addresses = ''), in the
@@ -84,6 +85,39 @@ pg_template() {
 	) 9>"$DOCKET_PG_TEMPLATE.lock"
 }
 
+# pg_configure DIR: the settings and the authentication of a test server
+# whose cluster is DIR/data, listening on a socket in DIR only
+pg_configure() {
+	cat >>"$1/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$1'
+unix_socket_permissions = 0777
+port = 5432
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+shared_buffers = ${DOCKET_PG_SHARED_BUFFERS:-512MB}
+wal_buffers = 16MB
+max_wal_size = 4GB
+shared_preload_libraries = 'pg_stat_statements'
+CONF
+	cat >"$1/data/pg_hba.conf" <<HBA
+local all docket_admin trust
+local all all scram-sha-256
+HBA
+}
+
+# a fresh cluster in DIR/data (from the template when there is one)
+pg_cluster() {
+	if [ -n "${DOCKET_PG_TEMPLATE:-}" ]; then
+		pg_template && cp -a "$DOCKET_PG_TEMPLATE" "$1/data" || return 1
+	else
+		pg_initdb "$1/data" || return 1
+	fi
+	pg_configure "$1"
+}
+
 pg_start() {
 	if ! pg_find_bin; then
 		local root
@@ -94,32 +128,30 @@ pg_start() {
 	PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/docket-pg.XXXXXX")
 	trap pg_cleanup EXIT
 	[ "$(id -u)" -eq 0 ] && chown postgres: "$PG_DIR"
-	if [ -n "${DOCKET_PG_TEMPLATE:-}" ]; then
-		pg_template && cp -a "$DOCKET_PG_TEMPLATE" "$PG_DIR/data" || exit 99
-	else
-		pg_initdb "$PG_DIR/data" || exit 99
-	fi
-	cat >>"$PG_DIR/data/postgresql.conf" <<CONF
-listen_addresses = ''
-unix_socket_directories = '$PG_DIR'
-unix_socket_permissions = 0777
-port = 5432
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-max_connections = 200
-shared_buffers = 512MB
-wal_buffers = 16MB
-max_wal_size = 4GB
-CONF
-	cat >"$PG_DIR/data/pg_hba.conf" <<HBA
-local all docket_admin trust
-local all all scram-sha-256
-HBA
+	pg_cluster "$PG_DIR" || exit 99
 	pg_start_server
 	export PGHOST=$PG_DIR PGPORT=5432 PGUSER=docket_admin PGDATABASE=postgres
 	export PG_URL="postgresql:///postgres?host=$PG_DIR&user=docket_admin"
 	unset PGPASSWORD PGSERVICE PGSERVICEFILE PGPASSFILE
+}
+
+# pg_start_another: a second server, in PG2_DIR (its socket there), for the
+# calling (sub)shell, which must stop it (pg_stop_another, e.g. in a trap)
+pg_start_another() {
+	PG2_DIR=$(mktemp -d "${TMPDIR:-/tmp}/docket-pg2.XXXXXX")
+	[ "$(id -u)" -eq 0 ] && chown postgres: "$PG2_DIR"
+	pg_cluster "$PG2_DIR" || return 1
+	pg_as "$PG_BIN/pg_ctl" -D "$PG2_DIR/data" -l "$PG2_DIR/log" -w -t 30 start >/dev/null || {
+		tail -20 "$PG2_DIR/log" >&2
+		return 1
+	}
+}
+
+pg_stop_another() {
+	if [ -n "${PG2_DIR:-}" ] && [ -d "$PG2_DIR" ]; then
+		pg_as "$PG_BIN/pg_ctl" -D "$PG2_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+		rm -rf "$PG2_DIR"
+	fi
 }
 
 pg_sql() {
