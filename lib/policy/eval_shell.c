@@ -73,30 +73,110 @@ static size_t match_program(const docket_policy *p, const char *prog, const char
 	return n;
 }
 
-size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
-			 pol_match *m, size_t cap, uint16_t seg)
+/*
+ * Codex's program name of a path (Rust Path::file_name): the last component,
+ * trailing slashes dropped; NULL for none (`/`, `.`, `..`, `dir/..`).
+ */
+static const char *codex_file_name(const char *prog, size_t *len)
 {
-	size_t n;
-	const char *base;
+	size_t end = strlen(prog), start;
+
+	while (end > 0 && prog[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && prog[start - 1] != '/')
+		start--;
+	*len = end - start;
+	if (*len == 0 || (*len == 1 && prog[start] == '.') || (*len == 2 && memcmp(prog + start, "..", 2) == 0))
+		return NULL;
+	return prog + start;
+}
+
+bool pol_codex_resolve(char *out, size_t cap, const char *prog, const char *cwd)
+{
+	size_t n = 0;
+	const char *parts[2] = { prog[0] == '/' ? NULL : cwd, prog };
+
+	if (!parts[0] && prog[0] != '/')
+		return false;
+	/* lexical: `.` dropped, `..` pops a component, as Codex's absolute paths */
+	for (int k = 0; k < 2; k++) {
+		const char *s = parts[k];
+
+		if (!s)
+			continue;
+		while (*s) {
+			const char *e;
+			size_t len;
+
+			while (*s == '/')
+				s++;
+			e = s;
+			while (*e && *e != '/')
+				e++;
+			len = (size_t)(e - s);
+			if (len == 0 || (len == 1 && s[0] == '.')) {
+				/* nothing */
+			} else if (len == 2 && s[0] == '.' && s[1] == '.') {
+				while (n > 0 && out[n - 1] != '/')
+					n--;
+				if (n > 0)
+					n--;
+			} else {
+				if (n + 1 + len + 1 > cap)
+					return false;
+				out[n++] = '/';
+				memcpy(out + n, s, len);
+				n += len;
+			}
+			s = e;
+		}
+	}
+	if (n == 0) {
+		if (cap < 2)
+			return false;
+		out[n++] = '/';
+	}
+	out[n] = '\0';
+	return true;
+}
+
+size_t pol_codex_matches_at(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			    const char *cwd, pol_match *m, size_t cap, uint16_t seg)
+{
+	size_t n, blen;
+	char base[256];
+	const char *b;
 	const pol_host_exe *he;
 
 	if (argc == 0)
 		return 0;
 	n = match_program(p, argv[0], argv, argc, false, m, cap, seg);
-	if (n > 0 || !resolve || argv[0][0] != '/')
+	/* Codex resolves any program spelled as a path, relative ones against the cwd */
+	if (n > 0 || !resolve || !strchr(argv[0], '/'))
 		return n;
-	base = shell_basename(argv[0]);
-	if (!*base)
+	if (!(b = codex_file_name(argv[0], &blen)) || blen >= sizeof(base))
 		return 0;
+	memcpy(base, b, blen);
+	base[blen] = '\0';
 	if ((he = pol_find_hostexe(p, base))) {
+		char abs[4096];
 		bool listed = false;
 
+		if (!pol_codex_resolve(abs, sizeof(abs), argv[0], cwd))
+			return 0;
 		for (size_t i = 0; i < he->n && !listed; i++)
-			listed = strcmp(he->paths[i], argv[0]) == 0;
+			listed = strcmp(he->paths[i], abs) == 0;
 		if (!listed)
 			return 0;
 	}
 	return match_program(p, base, argv, argc, true, m, cap, seg);
+}
+
+size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			 pol_match *m, size_t cap, uint16_t seg)
+{
+	return pol_codex_matches_at(p, argv, argc, resolve, NULL, m, cap, seg);
 }
 
 /* ---- tool rules (Claude grammar) ---- */
@@ -417,8 +497,8 @@ static int eval_segment(ev *e, size_t g)
 	bool allow_rule = false;
 	int error;
 
-	n = pol_codex_matches(e->p, w, s->nwords, true, r->matches + r->nmatches,
-			      POL_MAX_MATCHES - r->nmatches, (uint16_t)g);
+	n = pol_codex_matches_at(e->p, w, s->nwords, true, e->cwd, r->matches + r->nmatches,
+				 POL_MAX_MATCHES - r->nmatches, (uint16_t)g);
 	r->nmatches += n;
 	for (size_t i = first; i < r->nmatches; i++) {
 		dec = ev_max(dec, r->matches[i].decision);

@@ -340,6 +340,17 @@ typedef struct pol_match {
  */
 size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc,
 			 bool resolve, pol_match *m, size_t cap, uint16_t segment);
+/*
+ * The same with Codex's resolution of a program spelled as a path: any path
+ * (`./make`, `bin/make`, `make/`, `/usr/bin/make`) matches rules for its last
+ * component, and a host_executable() list must hold its absolute form (a
+ * relative one resolved lexically against `cwd`; NULL cwd: never listed).
+ */
+size_t pol_codex_matches_at(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			    const char *cwd, pol_match *m, size_t cap, uint16_t segment);
+/* `prog` made absolute against `cwd` and normalised lexically; false when it does not fit
+ * or is relative with no cwd. */
+bool pol_codex_resolve(char *out, size_t cap, const char *prog, const char *cwd);
 
 
 /* ---- calls, contexts, results (call.c, eval.c) ---- */
