@@ -695,6 +695,60 @@ static int codex_reasons(ev *e, int decision)
 	return 0;
 }
 
+/*
+ * Does Codex split this script as docket's splitter (shell.c) did? Codex
+ * splits with tree-sitter-bash (parse_shell_lc_plain_commands) and gives up
+ * on more spellings than shell.c: a command name that is quoted or glued to
+ * a quote (`"git" push`, `g"it"`), a backslash anywhere outside single quotes
+ * (`\echo`, `a\ b`, `"a\"b"`), a word holding `~ { } [ ] ^ # ? *` or
+ * starting with `=`. Measured against codex-cli 0.169.0 and 0.171.0
+ * (tests/realclient/codex_diff_shell.py); such a script is left whole.
+ */
+static const char *codex_unsplit_reason(const char *s)
+{
+	bool in_word = false, name = false, at_cmd = true;
+	char q = 0;
+
+	for (; *s; s++) {
+		char c = *s;
+
+		if (q == '\'') {
+			q = c == '\'' ? 0 : q;
+			continue;
+		}
+		if (q == '"') {
+			if (c == '\\')
+				return "escape";
+			q = c == '"' ? 0 : q;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
+			if (in_word && name)
+				at_cmd = false;
+			if (c != ' ' && c != '\t')
+				at_cmd = true;
+			in_word = name = false;
+			continue;
+		}
+		if (!in_word) {
+			in_word = true;
+			name = at_cmd;
+			if (c == '=')
+				return "word";
+		}
+		if (c == '\\')
+			return "escape";
+		if (strchr("~{}[]^#?*", c))
+			return "word";
+		if (c == '\'' || c == '"') {
+			if (name)
+				return "quoted_name";
+			q = c;
+		}
+	}
+	return NULL;
+}
+
 int ev_eval_shell(ev *e)
 {
 	docket_policy_result *r = e->res;
@@ -713,8 +767,11 @@ int ev_eval_shell(ev *e)
 	if (script) {
 		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
 			return error;
-		if (r->split.status == SHELL_PLAIN ||
-		    (r->split.status == SHELL_HEREDOC && e->p->heredoc_prefix)) {
+		if (r->split.status == SHELL_PLAIN && e->p->format == DOCKET_POLICY_CODEX &&
+		    (r->unsplit_reason = codex_unsplit_reason(script))) {
+			e->unsplit = true;
+		} else if (r->split.status == SHELL_PLAIN ||
+			   (r->split.status == SHELL_HEREDOC && e->p->heredoc_prefix)) {
 			e->used_complex = r->split.status == SHELL_HEREDOC;
 			for (size_t g = 0; g < r->split.nsegs; g++) {
 				size_t a = r->split.seg_start[g], b = r->split.seg_start[g + 1];

@@ -122,6 +122,25 @@ static bool has_reason(const docket_policy_result *r, const char *code)
 	return false;
 }
 
+/*
+ * The runtime's four outcomes from docket's engine result, as Codex derives
+ * its message: the strictest decision wins; a forbidden one names a rule
+ * when a forbidden rule matched, else the danger check; a prompt one is
+ * refused under `never`.
+ */
+static const char *classify(const docket_policy_result *r)
+{
+	if (docket_policy_result_engine_verdict(r) == DOCKET_VERDICT_ALLOWED)
+		return "allowed";
+	for (size_t i = 0; i < r->nmatches; i++)
+		if (r->matches[i].rule >= 0 && r->matches[i].decision == POL_DENY)
+			return "forbidden";
+	for (size_t g = 0; g < r->nsegs; g++)
+		if (r->segs[g].decision == POL_DENY && r->segs[g].why && strcmp(r->segs[g].why, "dangerous") == 0)
+			return "dangerous";
+	return has_reason(r, "approval_mode") ? "prompt" : "denied";
+}
+
 /* docket's engine verdict for a shell case, in the runtime's four outcomes. */
 static const char *shell_outcome(const json_t *c)
 {
@@ -145,14 +164,7 @@ static const char *shell_outcome(const json_t *c)
 	    docket_policy_call_from_json(&call, cj) < 0 || docket_policy_context_from_json(&ctx, xj) < 0 ||
 	    docket_policy_result_new(&r) < 0 || docket_policy_eval(r, p, call, ctx) < 0)
 		goto done;
-	if (docket_policy_result_engine_verdict(r) == DOCKET_VERDICT_ALLOWED)
-		out = "allowed";
-	else if (has_reason(r, "approval_mode"))
-		out = "prompt";
-	else if (has_reason(r, "dangerous") && !has_reason(r, "rule"))
-		out = "dangerous";
-	else
-		out = "forbidden";
+	out = classify(r);
 done:
 	docket_error_clear();
 	docket_policy_result_free(r);
