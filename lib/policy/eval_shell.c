@@ -722,6 +722,10 @@ static const char *codex_unsplit_reason(const char *s)
 			q = c == '"' ? 0 : q;
 			continue;
 		}
+		if (c == '\\' && s[1] == '\n') {  /* a line continuation */
+			s++;
+			continue;
+		}
 		if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
 			if (in_word && name)
 				at_cmd = false;
@@ -747,6 +751,29 @@ static const char *codex_unsplit_reason(const char *s)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A Codex version docket did not measure is decided as the nearest one it
+ * did (0.169.0 and 0.171.0 decide alike on every family measured), and the
+ * result says so.
+ */
+static int codex_version_reason(ev *e)
+{
+	uint32_t v = e->codex_version, near;
+
+	if (!v || e->p->format != DOCKET_POLICY_CODEX || v == POL_CODEX_MEASURED_OLD || v == POL_CODEX_MEASURED_NEW)
+		return 0;
+	if (v <= POL_CODEX_MEASURED_OLD)
+		near = POL_CODEX_MEASURED_OLD;
+	else if (v >= POL_CODEX_MEASURED_NEW)
+		near = POL_CODEX_MEASURED_NEW;
+	else
+		near = v - POL_CODEX_MEASURED_OLD <= POL_CODEX_MEASURED_NEW - v ? POL_CODEX_MEASURED_OLD : POL_CODEX_MEASURED_NEW;
+	return ev_add_reason(e->res, "engine_version",
+			     "Codex %u.%u.%u not measured: decided as Codex %u.%u.%u, the nearest measured version",
+			     v / 1000000u, v / 1000u % 1000u, v % 1000u, near / 1000000u, near / 1000u % 1000u,
+			     near % 1000u);
 }
 
 int ev_eval_shell(ev *e)
@@ -852,7 +879,7 @@ int ev_eval_shell(ev *e)
 	if (e->p->format == DOCKET_POLICY_CODEX || e->p->heuristics == HEUR_CODEX)
 		if ((error = codex_amendment(e, dec)) < 0)
 			return error;
-	if ((error = ev_approval_gate(e, &dec)) < 0)
+	if ((error = ev_approval_gate(e, &dec)) < 0 || (error = codex_version_reason(e)) < 0)
 		return error;
 	if ((error = ev_unsupported_gate(e, &dec, c->sbperm != SBP_DEFAULT)) < 0)
 		return error;

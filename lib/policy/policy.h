@@ -391,11 +391,15 @@ typedef struct pol_grant {
 #define POL_VERSION(a, b, c) ((uint32_t)(a) * 1000000u + (uint32_t)(b) * 1000u + (uint32_t)(c))
 /* The last Claude Code version measured with the older rules (docs/policy.md). */
 #define POL_CLAUDE_LEGACY_MAX POL_VERSION(2, 1, 197)
+/* The Codex versions whose engine docket measured (docs/policy.md "Fidelity: Codex") */
+#define POL_CODEX_MEASURED_OLD POL_VERSION(0, 169, 0)
+#define POL_CODEX_MEASURED_NEW POL_VERSION(0, 171, 0)
 
 struct docket_policy_context {
 	pol_arena_block *arena;
 	int platform;
 	uint32_t claude_version;  /* from "runtime": "claude-code/X.Y.Z"; 0 unknown */
+	uint32_t codex_version;   /* from "runtime": "codex/X.Y.Z" (importers: cli_version); 0 unknown */
 	const char *cwd, *home, *tmpdir;
 	pol_strv roots;
 	pol_strv writable;        /* sandbox_policy.writable_roots */

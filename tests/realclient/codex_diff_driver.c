@@ -209,10 +209,24 @@ static int stream(void)
 	return error;
 }
 
+/* per-family counts: fam[name] = [agree, total] */
+static void tally(json_t *fam, const char *name, bool ok)
+{
+	json_t *t = json_object_get(fam, name);
+
+	if (!t) {
+		t = json_pack("[i,i]", 0, 0);
+		json_object_set_new(fam, name, t);
+	}
+	json_array_set_new(t, 0, json_integer(json_integer_value(json_array_get(t, 0)) + ok));
+	json_array_set_new(t, 1, json_integer(json_integer_value(json_array_get(t, 1)) + 1));
+}
+
 static int check(const char *path)
 {
 	json_error_t jerr;
-	json_t *fx = json_load_file(path, 0, &jerr), *c;
+	json_t *fx = json_load_file(path, 0, &jerr), *c, *fam, *t;
+	const char *key;
 	size_t i, bad = 0, n;
 
 	if (!fx) {
@@ -220,6 +234,7 @@ static int check(const char *path)
 		return 2;
 	}
 	n = json_array_size(json_object_get(fx, "cases"));
+	fam = json_object();
 	json_array_foreach(json_object_get(fx, "cases"), i, c) {
 		json_t *got = run_any(c), *want = json_object_get(c, "codex");
 
@@ -236,11 +251,18 @@ static int check(const char *path)
 			free(b);
 			bad++;
 		}
+		if (json_is_string(json_object_get(c, "family")))
+			tally(fam, json_string_value(json_object_get(c, "family")), json_equal(got, want));
 		json_decref(want);
 		json_decref(got);
 	}
+	json_object_foreach(fam, key, t)
+		printf("  %s: %lld/%lld agree\n", key, json_integer_value(json_array_get(t, 0)),
+		       json_integer_value(json_array_get(t, 1)));
+	json_decref(fam);
+	printf("%s: %zu cases, %zu differ from the real engine (%s)\n", path, n, bad,
+	       json_string_value(json_object_get(fx, "engine")));
 	json_decref(fx);
-	printf("%zu cases, %zu differ from the real engine\n", n, bad);
 	return n == 0 || bad ? 1 : 0;
 }
 

@@ -72,8 +72,79 @@ HEREDOCS = ["printf <<'EOF'\nx\nEOF", "printf <<EOF\nx\nEOF", "cat <<'EOF'\nx\nE
             "printf <<'EOF'\nx\nEOF\nls"]
 
 
+RM_FLAGS = ["-r", "-f", "-R", "-v", "-i", "--force", "--recursive", "--", "-rf", "-fr", "-vf",
+            "-x", "-F", "-rfv", "--f", "-", "-ff", "--no-preserve-root", "-Rv", "'-f'", "\"-rf\""]
+RM_PREFIX = ["", "", "", "sudo ", "sudo -n ", "env ", "env A=1 ", "env -i ", "FOO=1 ", "A=1 B=2 ",
+             "command ", "nice ", "time ", "exec ", "sudo env ", "env sudo ", "/usr/bin/sudo "]
+RM_NAMES = ["rm", "rm", "rm", "/bin/rm", "/usr/bin/rm", "./rm", "bin/rm", "\"rm\"", "'rm'", "r\\m",
+            "\\rm", "rm/", "xrm", "rmdir"]
+WORD_CHARS = "abcxyz019=~{}[]^#?*%@:+,.!-/_"
+
+
+def rm_command(r):
+    """A generated rm command: prefix, name, flags and targets in any order."""
+    args = [r.choice(RM_FLAGS) for _ in range(r.randint(0, 3))] + \
+        ["zz"] * r.randint(0, 2)
+    r.shuffle(args)
+    return (r.choice(RM_PREFIX) + r.choice(RM_NAMES) + " " + " ".join(args)).strip()
+
+
+def wrapped(r, cmd, depth=0):
+    """cmd inside 0-2 generated constructs."""
+    if depth >= 2 or r.random() < 0.35:
+        return cmd
+    w = r.choice([x for x in RM_WRAP if "{}" in x])
+    return wrapped(r, w.format(cmd), depth + 1)
+
+
+def gen_word(r):
+    """A generated argument: random characters, sometimes quoted or escaped."""
+    w = "".join(r.choice(WORD_CHARS) for _ in range(r.randint(1, 4)))
+    k = r.random()
+    if k < 0.15:
+        return "'" + w + "'"
+    if k < 0.25 and "\\" not in w:
+        return '"' + w + '"'
+    if k < 0.32:
+        return "\\" + w
+    return w
+
+
+def gen_name(r):
+    """A rule's program spelled in one of the ways a script can spell it."""
+    cmd = r.choice(["git push", "make clean", "printf x", "echo hi", "touch zz"])
+    name, rest = cmd.split(" ", 1)
+    k = r.random()
+    if k < 0.4:
+        spelled = name
+    elif k < 0.5:
+        spelled = '"' + name + '"'
+    elif k < 0.6:
+        spelled = "'" + name + "'"
+    elif k < 0.7:
+        i = r.randint(1, len(name) - 1)
+        spelled = name[:i] + r.choice(['"', "'"]) + name[i:] + r.choice(['"', "'"])
+        spelled = spelled if spelled.count('"') % 2 == 0 and spelled.count("'") % 2 == 0 else name
+    elif k < 0.8:
+        spelled = "\\" + name
+    elif k < 0.9:
+        spelled = r.choice(["./", "bin/", "/usr/bin/", "../"]) + name
+    else:
+        i = r.randint(0, len(name) - 1)
+        spelled = name[:i] + "\\" + name[i:]
+    words = [spelled, rest] + [gen_word(r) for _ in range(r.randint(0, 2))]
+    return " ".join(words)
+
+
 def script_case(r):
     """One shell-wrapped case: (family, script)."""
+    k = r.random()
+    if k < 0.2:
+        return "danger", wrapped(r, rm_command(r))
+    if k < 0.35:
+        return "words", gen_name(r)
+    if k < 0.45:
+        return "words", "printf " + " ".join(gen_word(r) for _ in range(r.randint(1, 3)))
     k = r.random()
     if k < 0.4:
         form = r.choice(RM_FORMS)

@@ -382,6 +382,17 @@ static void test_exec_approval(void **state)
 		const json_t *body, *ea;
 		char *dump;
 
+		/*
+		 * Codex's source tests reduce a one-command heredoc script to its
+		 * command; the released engines docket models (codex-cli 0.169.0
+		 * and 0.171.0, measured through the real runtime by
+		 * tests/realclient/codex_diff_shell.py) do not, and docket follows
+		 * the releases (fixtures/policy/codex-shell-*.json hold the proof).
+		 */
+		if (strstr(name, "heredoc")) {
+			printf("skipped %s: the released engines do not reduce heredocs (docs/policy.md)\n", name);
+			continue;
+		}
 		out = eval_case(c, &amend, &sandbox);
 		verdict = json_string_value(json_object_get(out, "verdict"));
 		dump = json_dumps(out, JSON_COMPACT);
