@@ -792,7 +792,10 @@ int ev_eval_shell(ev *e)
 	if (script && e->p->heuristics == HEUR_CLAUDE)
 		script = claude_skip_time(script);
 	if (script) {
-		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
+		r->split.codex_words = e->p->format == DOCKET_POLICY_CODEX;
+		error = shell_split_script(&r->split, script, strlen(script));
+		r->split.codex_words = false;
+		if (error < 0)
 			return error;
 		if (r->split.status == SHELL_PLAIN && e->p->format == DOCKET_POLICY_CODEX &&
 		    (r->unsplit_reason = codex_unsplit_reason(script))) {

@@ -254,6 +254,8 @@ typedef struct shell_split {
 	size_t nsegs, capsegs;
 	char *ops;                /* operator after segment i: '&' (&&), '|' (||), 'p' (|), ';' */
 	size_t capops;
+	bool codex_words;         /* set by the caller: the reserved words Codex's parser takes as
+				   plain command names (time, coproc, in, then, do, fi, done, esac) split */
 } shell_split;
 
 void shell_split_init(shell_split *s);

@@ -363,7 +363,7 @@ def shell_main(a, codex, version):
     ours = sh.docket_outcomes(a.driver, decided)
     per = collections.defaultdict(lambda: [0, 0])
     differ = unknown = 0
-    kept = []
+    kept, seen = [], set()
     for i, (c, got) in enumerate(zip(decided, ours)):
         if c["codex"].startswith("unknown") or c["codex"] == "missing":
             unknown += 1
@@ -375,23 +375,26 @@ def shell_main(a, codex, version):
         else:
             differ += 1
             print("DIFF", c["family"], json.dumps(c["script"]), "codex", c["codex"], "docket", got)
-        if a.write_fixture and (i % max(1, a.cases // a.keep) == 0 or got != c["codex"]) and len(kept) < a.keep:
-            kept.append(c)
+        if a.write_fixture and c["script"] not in seen and len(kept) < a.keep:
+            seen.add(c["script"])
+            kept.append({k: c[k] for k in ("family", "script", "sandbox", "codex")})
     total = sum(t for _, t in per.values())
     for fam, (ok, t) in sorted(per.items()):
         print(f"  {fam}: {ok}/{t} agree ({100.0 * ok / max(t, 1):.2f}%)")
     print(f"{version}: {total} shell cases (seed {a.seed}), {differ} differ, {unknown} undecided")
     if a.write_fixture:
         with open(a.write_fixture, "w", encoding="utf-8") as f:
-            json.dump({"engine": version, "seed": a.seed, "rules": sh.RULES,
-                       "regenerate": REGENERATE_SHELL,
-                       "cases": [dict(c, rules=sh.RULES) for c in kept]}, f, indent=1, ensure_ascii=False)
-            f.write("\n")
+            # one case a line: the fixture stays readable and diffs stay small
+            head = json.dumps({"engine": version, "cli": cli, "seed": a.seed, "rules": sh.RULES,
+                               "regenerate": REGENERATE_SHELL}, ensure_ascii=False)
+            f.write(head[:-1] + ', "cases": [\n')
+            f.write(",\n".join(json.dumps(c, ensure_ascii=False) for c in kept))
+            f.write("\n]}\n")
     return 1 if differ or unknown else 0
 
 
 REGENERATE_SHELL = ("python3 tests/realclient/codex_diff.py --family shell --driver build/tests/unit/codex_diff_driver "
-                    "--cases 3000 --seed 33 --write-fixture fixtures/policy/codex-shell-VERSION.json --keep 400 "
+                    "--cases 3000 --seed 3301 --write-fixture fixtures/policy/codex-shell-VERSION.json --keep 4000 "
                     "[--codex-version 0.169.0]")
 
 
