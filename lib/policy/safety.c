@@ -225,7 +225,7 @@ static bool dangerous_exec(const char *const *argv, size_t argc, int platform)
 
 /* ---- literal commands of a script (Codex's parse_shell_lc_literal_commands) ---- */
 
-#define LIT_WORDS 64
+#define LIT_WORDS 128
 #define LIT_DEPTH 8
 
 typedef struct lit_scan {
@@ -234,11 +234,12 @@ typedef struct lit_scan {
 	int depth;
 	bool error, found;
 	/* the command being read */
-	char buf[2048];
+	char buf[4096];   /* per nesting level, on the stack: evaluation allocates nothing */
 	size_t blen;
-	const char *argv[LIT_WORDS];
+	const char *argv[LIT_WORDS + 1];
 	size_t argc;
 	bool at_cmd, have_name, name_literal, any_cmd;
+	bool truncated;   /* words past the caps were not kept */
 	/* control structures */
 	int parens, case_depth;
 	bool case_pattern, case_subject, skip_to_do, after_if;
@@ -266,7 +267,7 @@ static void lit_put(lit_scan *ls, char c)
 	if (ls->blen + 1 < sizeof(ls->buf))
 		ls->buf[ls->blen++] = c;
 	else
-		ls->error = true;  /* too long to read: no commands, as a parse failure */
+		ls->truncated = true;
 }
 
 /* The index just past the `)` closing the `(` at s[i] (quotes and nesting followed). */
@@ -425,11 +426,14 @@ static bool lit_word(lit_scan *ls, size_t *off)
 
 static void lit_end_command(lit_scan *ls)
 {
+	/* a command too long to keep whole counts as forced when its name is rm (fails closed) */
+	if (ls->truncated && ls->argc > 0)
+		ls->argv[ls->argc++] = "-f";
 	if (ls->have_name && ls->name_literal && dangerous_exec(ls->argv, ls->argc, 0))
 		ls->found = true;
 	ls->argc = 0;
 	ls->blen = 0;
-	ls->have_name = ls->name_literal = false;
+	ls->have_name = ls->name_literal = ls->truncated = false;
 }
 
 static bool lit_is_assignment(const char *w)
@@ -508,10 +512,12 @@ static void lit_word_token(lit_scan *ls)
 		ls->have_name = true;
 		ls->name_literal = literal;
 	}
-	if (literal && ls->argc < LIT_WORDS)
+	if (literal && ls->argc < LIT_WORDS && !ls->truncated)
 		ls->argv[ls->argc++] = w;
+	else if (literal)
+		ls->truncated = true;
 	else
-		ls->blen = literal ? ls->blen : off;
+		ls->blen = off;
 }
 
 /* A redirection at s[i]: its operator and target are read and dropped. */

@@ -260,7 +260,16 @@ static void test_forced_rm_spellings(void **state)
 		"cat <<'EOF'\nrm -rf x\nEOF", "echo \"rm -rf x\"", "(rm -rf x", NULL
 	};
 
+	char longrm[8192];
+	size_t n = 0;
+
 	(void)state;
+	/* a command longer than the scanner keeps: a forced rm still counts (fails closed) */
+	n += (size_t)snprintf(longrm, sizeof(longrm), "echo $(rm");
+	for (int k = 0; k < 600 && n + 16 < sizeof(longrm); k++)
+		n += (size_t)snprintf(longrm + n, sizeof(longrm) - n, " file%d", k);
+	snprintf(longrm + n, sizeof(longrm) - n, " -f)");
+	assert_true(dangerous_script(longrm));
 	for (size_t i = 0; yes[i]; i++)
 		if (!dangerous_script(yes[i]))
 			fail_msg("not dangerous: %s", yes[i]);
