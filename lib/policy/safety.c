@@ -242,7 +242,7 @@ typedef struct lit_scan {
 	bool truncated;   /* words past the caps were not kept */
 	/* control structures */
 	int parens, case_depth;
-	bool case_pattern, case_subject, skip_to_do, after_if;
+	bool case_pattern, case_subject, skip_to_do, after_if, after_bang;
 	/* pending heredocs */
 	char delim[4][64];
 	bool strip[4];
@@ -333,6 +333,14 @@ static void lit_dollar(lit_scan *ls)
 	const char *s = ls->s;
 	size_t i = ls->i, n = ls->n;
 
+	if (i + 2 < n && s[i + 1] == '(' && s[i + 2] == '(') {
+		/* $((...)): arithmetic, no command (`$((rm -rf x))` is not one) */
+		size_t e = lit_close_paren(s, n, i + 1);
+
+		ls->error = ls->error || e == 0;
+		ls->i = e ? e : n;
+		return;
+	}
 	if (i + 1 < n && s[i + 1] == '(') {
 		if (!lit_subst(ls, i + 1, &ls->i))
 			ls->i = n;
@@ -460,6 +468,9 @@ static bool lit_keyword(lit_scan *ls, const char *w)
 	}
 	if (streq(w, "then") && ls->after_if)
 		ls->error = true;  /* `if then`: tree-sitter reports an error */
+	if (streq(w, "{") && ls->after_bang)
+		ls->error = true;  /* `! { ...; }`: so does this (measured) */
+	ls->after_bang = streq(w, "!");
 	if (in_list(w, opens) || in_list(w, closes)) {
 		ls->after_if = false;
 		return true;
@@ -503,7 +514,7 @@ static void lit_word_token(lit_scan *ls)
 			ls->blen = off;
 			return;
 		}
-		ls->after_if = false;
+		ls->after_if = ls->after_bang = false;
 		ls->any_cmd = true;
 		if (lit_is_assignment(w)) {
 			ls->blen = off;

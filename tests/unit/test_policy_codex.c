@@ -257,7 +257,8 @@ static void test_forced_rm_spellings(void **state)
 		"rm -r x", "rm -- -f", "rm -F x", "rm --forc x", "rm - x", "r\\m -rf x", "sudo -n rm -rf x",
 		"command rm -rf x", "nice rm -rf x", "time rm -rf x", "exec rm -rf x", "echo 'rm -rf x'",
 		"cmd=rm; $cmd -rf x", "$(echo rm) -rf x", "if then rm -rf x", "rmdir -f x", "xrm -f x",
-		"cat <<'EOF'\nrm -rf x\nEOF", "echo \"rm -rf x\"", "(rm -rf x", NULL
+		"cat <<'EOF'\nrm -rf x\nEOF", "echo \"rm -rf x\"", "(rm -rf x", "x=$((rm -rf x))",
+		"! { rm -rf x; }", NULL
 	};
 
 	char longrm[8192];
