@@ -243,6 +243,7 @@ typedef struct lit_scan {
 	/* control structures */
 	int parens, case_depth;
 	bool case_pattern, case_subject, skip_to_do, after_if, after_bang;
+	bool last_op;     /* the last token was & ; | && || with no command since */
 	/* pending heredocs */
 	char delim[4][64];
 	bool strip[4];
@@ -498,6 +499,7 @@ static void lit_word_token(lit_scan *ls)
 	bool literal = lit_word(ls, &off);
 	const char *w = ls->buf + off;
 
+	ls->last_op = false;
 	if (ls->skip_to_do || ls->case_subject || ls->case_pattern) {
 		if (ls->skip_to_do && streq(w, "do"))
 			ls->skip_to_do = false;
@@ -604,6 +606,8 @@ static void lit_operator(lit_scan *ls)
 	bool empty = !ls->have_name && ls->argc == 0;
 
 	lit_end_command(ls);
+	if (c != '\n' && c != ';' && c != '&' && c != '|')
+		ls->last_op = false;
 	if (c == '\n') {
 		ls->i++;
 		lit_heredoc_bodies(ls);
@@ -629,9 +633,10 @@ static void lit_operator(lit_scan *ls)
 			ls->error = true;
 		ls->i++;
 	} else {
-		/* && || | |& & ; */
-		if ((c == '|' || (c == '&' && ls->i + 1 < ls->n && s[ls->i + 1] == '&')) && empty && !ls->any_cmd)
+		/* && || | |& & ; : an empty command before one does not parse (`a & &`, `&& b`) */
+		if (empty && (ls->last_op || (!ls->any_cmd && (c == '|' || (c == '&' && ls->i + 1 < ls->n && s[ls->i + 1] == '&')))))
 			ls->error = true;
+		ls->last_op = true;
 		ls->i += (ls->i + 1 < ls->n && (s[ls->i + 1] == c || (c == '|' && s[ls->i + 1] == '&'))) ? 2 : 1;
 	}
 	ls->at_cmd = true;

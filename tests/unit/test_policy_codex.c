@@ -251,14 +251,14 @@ static void test_forced_rm_spellings(void **state)
 		"echo \"$(rm -rf x)\"", "echo `rm -f x`", "if true; then rm -f x; fi", "rm -rf x > /dev/null 2>&1",
 		"for t in a b; do rm -r -f \"$t\"; done", "case a in a) rm -f x;; esac", "{ rm -rf x; }",
 		"printf x | rm -rf x", "rm -rf x &", "! rm -rf x", "rm -rf x # c", "x=$(rm -rf x)",
-		"rm -rf x <<'EOF'\nbody\nEOF", "rm -rf $X", "rm -rf", NULL
+		"rm -rf x <<'EOF'\nbody\nEOF", "rm -rf $X", "rm -rf", "rm -f x &\nls", "rm -f x & ls &", NULL
 	};
 	static const char *const no[] = {
 		"rm -r x", "rm -- -f", "rm -F x", "rm --forc x", "rm - x", "r\\m -rf x", "sudo -n rm -rf x",
 		"command rm -rf x", "nice rm -rf x", "time rm -rf x", "exec rm -rf x", "echo 'rm -rf x'",
 		"cmd=rm; $cmd -rf x", "$(echo rm) -rf x", "if then rm -rf x", "rmdir -f x", "xrm -f x",
 		"cat <<'EOF'\nrm -rf x\nEOF", "echo \"rm -rf x\"", "(rm -rf x", "x=$((rm -rf x))",
-		"! { rm -rf x; }", NULL
+		"! { rm -rf x; }", "env rm -vf x & &", "rm -f x | | cat", NULL
 	};
 
 	char longrm[8192];
