@@ -700,8 +700,8 @@ static int codex_reasons(ev *e, int decision)
  * splits with tree-sitter-bash (parse_shell_lc_plain_commands) and gives up
  * on more spellings than shell.c: a command name that is quoted or glued to
  * a quote (`"git" push`, `g"it"`), a backslash anywhere outside single quotes
- * (`\echo`, `a\ b`, `"a\"b"`), a word holding `~ { } [ ] ^ # ? *` or
- * starting with `=`. Measured against codex-cli 0.169.0 and 0.171.0
+ * (`\echo`, `a\ b`, `"a\"b"`; a line continuation is fine), a word holding
+ * `~ { } [ ] ^ # ? *` or starting with `=`. Measured against codex-cli 0.169.0 and 0.171.0
  * (tests/realclient/codex_diff_shell.py); such a script is left whole.
  */
 static const char *codex_unsplit_reason(const char *s)

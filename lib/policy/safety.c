@@ -3,9 +3,13 @@
  * safety.c: heuristics for shell segments no rule matched.
  *
  * "Known safe" commands only read (Codex's is_known_safe_command, including
- * its read-only git subset); "dangerous" ones destroy data (rm -f/-rf, also
- * behind sudo). Both look inside `bash -lc` scripts only when the script
- * splits into plain segments.
+ * its read-only git subset), and look inside `bash -lc` scripts only when the
+ * script splits into plain segments. "Dangerous" is Codex's forced-rm check
+ * (codex-cli 0.169.0 / 0.171.0, measured through the real runtime): it looks
+ * at every literal command of a script that parses, at any depth (a small
+ * scanner standing in for tree-sitter-bash: substitutions, control flow,
+ * redirections and heredocs; a script it cannot read has no commands, as
+ * Codex's parse error gives none).
  */
 #include <string.h>
 
