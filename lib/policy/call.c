@@ -601,6 +601,10 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 		if (sscanf(json_string_value(v), "claude-code/%u.%u.%u", &a, &b, &d) == 3 && a < 1000 &&
 		    b < 1000 && d < 1000)
 			c->claude_version = POL_VERSION(a, b, d);
+		/* "codex/0.169.0", as the rollout importer records cli_version */
+		if (sscanf(json_string_value(v), "codex/%u.%u.%u", &a, &b, &d) == 3 && a < 1000 &&
+		    b < 1000 && d < 1000)
+			c->codex_version = POL_VERSION(a, b, d);
 	}
 	if ((v = json_object_get(j, "approval_policy")) && !json_is_null(v) &&
 	    (error = pol_parse_approval(v, &c->approval, &c->granular_sandbox, &c->granular_rules)) < 0)

@@ -25,6 +25,7 @@ typedef struct ev {
 	bool unsplit;
 	bool network_on;
 	uint32_t claude_version;  /* 0: unknown, the current rules */
+	uint32_t codex_version;   /* 0: unknown, the newest measured engine */
 	bool legacy;              /* Claude Code <= POL_CLAUDE_LEGACY_MAX */
 } ev;
 

@@ -73,30 +73,110 @@ static size_t match_program(const docket_policy *p, const char *prog, const char
 	return n;
 }
 
-size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
-			 pol_match *m, size_t cap, uint16_t seg)
+/*
+ * Codex's program name of a path (Rust Path::file_name): the last component,
+ * trailing slashes dropped; NULL for none (`/`, `.`, `..`, `dir/..`).
+ */
+static const char *codex_file_name(const char *prog, size_t *len)
 {
-	size_t n;
-	const char *base;
+	size_t end = strlen(prog), start;
+
+	while (end > 0 && prog[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && prog[start - 1] != '/')
+		start--;
+	*len = end - start;
+	if (*len == 0 || (*len == 1 && prog[start] == '.') || (*len == 2 && memcmp(prog + start, "..", 2) == 0))
+		return NULL;
+	return prog + start;
+}
+
+bool pol_codex_resolve(char *out, size_t cap, const char *prog, const char *cwd)
+{
+	size_t n = 0;
+	const char *parts[2] = { prog[0] == '/' ? NULL : cwd, prog };
+
+	if (!parts[0] && prog[0] != '/')
+		return false;
+	/* lexical: `.` dropped, `..` pops a component, as Codex's absolute paths */
+	for (int k = 0; k < 2; k++) {
+		const char *s = parts[k];
+
+		if (!s)
+			continue;
+		while (*s) {
+			const char *e;
+			size_t len;
+
+			while (*s == '/')
+				s++;
+			e = s;
+			while (*e && *e != '/')
+				e++;
+			len = (size_t)(e - s);
+			if (len == 0 || (len == 1 && s[0] == '.')) {
+				/* nothing */
+			} else if (len == 2 && s[0] == '.' && s[1] == '.') {
+				while (n > 0 && out[n - 1] != '/')
+					n--;
+				if (n > 0)
+					n--;
+			} else {
+				if (n + 1 + len + 1 > cap)
+					return false;
+				out[n++] = '/';
+				memcpy(out + n, s, len);
+				n += len;
+			}
+			s = e;
+		}
+	}
+	if (n == 0) {
+		if (cap < 2)
+			return false;
+		out[n++] = '/';
+	}
+	out[n] = '\0';
+	return true;
+}
+
+size_t pol_codex_matches_at(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			    const char *cwd, pol_match *m, size_t cap, uint16_t seg)
+{
+	size_t n, blen;
+	char base[256];
+	const char *b;
 	const pol_host_exe *he;
 
 	if (argc == 0)
 		return 0;
 	n = match_program(p, argv[0], argv, argc, false, m, cap, seg);
-	if (n > 0 || !resolve || argv[0][0] != '/')
+	/* Codex resolves any program spelled as a path, relative ones against the cwd */
+	if (n > 0 || !resolve || !strchr(argv[0], '/'))
 		return n;
-	base = shell_basename(argv[0]);
-	if (!*base)
+	if (!(b = codex_file_name(argv[0], &blen)) || blen >= sizeof(base))
 		return 0;
+	memcpy(base, b, blen);
+	base[blen] = '\0';
 	if ((he = pol_find_hostexe(p, base))) {
+		char abs[4096];
 		bool listed = false;
 
+		if (!pol_codex_resolve(abs, sizeof(abs), argv[0], cwd))
+			return 0;
 		for (size_t i = 0; i < he->n && !listed; i++)
-			listed = strcmp(he->paths[i], argv[0]) == 0;
+			listed = strcmp(he->paths[i], abs) == 0;
 		if (!listed)
 			return 0;
 	}
 	return match_program(p, base, argv, argc, true, m, cap, seg);
+}
+
+size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			 pol_match *m, size_t cap, uint16_t seg)
+{
+	return pol_codex_matches_at(p, argv, argc, resolve, NULL, m, cap, seg);
 }
 
 /* ---- tool rules (Claude grammar) ---- */
@@ -417,8 +497,8 @@ static int eval_segment(ev *e, size_t g)
 	bool allow_rule = false;
 	int error;
 
-	n = pol_codex_matches(e->p, w, s->nwords, true, r->matches + r->nmatches,
-			      POL_MAX_MATCHES - r->nmatches, (uint16_t)g);
+	n = pol_codex_matches_at(e->p, w, s->nwords, true, e->cwd, r->matches + r->nmatches,
+				 POL_MAX_MATCHES - r->nmatches, (uint16_t)g);
 	r->nmatches += n;
 	for (size_t i = first; i < r->nmatches; i++) {
 		dec = ev_max(dec, r->matches[i].decision);
@@ -615,6 +695,87 @@ static int codex_reasons(ev *e, int decision)
 	return 0;
 }
 
+/*
+ * Does Codex split this script as docket's splitter (shell.c) did? Codex
+ * splits with tree-sitter-bash (parse_shell_lc_plain_commands) and gives up
+ * on more spellings than shell.c: a command name that is quoted or glued to
+ * a quote (`"git" push`, `g"it"`), a backslash anywhere outside single quotes
+ * (`\echo`, `a\ b`, `"a\"b"`; a line continuation is fine), a word holding
+ * `~ { } [ ] ^ # ? *` or starting with `=`. Measured against codex-cli 0.169.0 and 0.171.0
+ * (tests/realclient/codex_diff_shell.py); such a script is left whole.
+ */
+static const char *codex_unsplit_reason(const char *s)
+{
+	bool in_word = false, name = false, at_cmd = true;
+	char q = 0;
+
+	for (; *s; s++) {
+		char c = *s;
+
+		if (q == '\'') {
+			q = c == '\'' ? 0 : q;
+			continue;
+		}
+		if (q == '"') {
+			if (c == '\\')
+				return "escape";
+			q = c == '"' ? 0 : q;
+			continue;
+		}
+		if (c == '\\' && s[1] == '\n') {  /* a line continuation */
+			s++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
+			if (in_word && name)
+				at_cmd = false;
+			if (c != ' ' && c != '\t')
+				at_cmd = true;
+			in_word = name = false;
+			continue;
+		}
+		if (!in_word) {
+			in_word = true;
+			name = at_cmd;
+			if (c == '=')
+				return "word";
+		}
+		if (c == '\\')
+			return "escape";
+		if (strchr("~{}[]^#?*", c))
+			return "word";
+		if (c == '\'' || c == '"') {
+			if (name)
+				return "quoted_name";
+			q = c;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A Codex version docket did not measure is decided as the nearest one it
+ * did (0.169.0 and 0.171.0 decide alike on every family measured), and the
+ * result says so.
+ */
+static int codex_version_reason(ev *e)
+{
+	uint32_t v = e->codex_version, near;
+
+	if (!v || e->p->format != DOCKET_POLICY_CODEX || v == POL_CODEX_MEASURED_OLD || v == POL_CODEX_MEASURED_NEW)
+		return 0;
+	if (v <= POL_CODEX_MEASURED_OLD)
+		near = POL_CODEX_MEASURED_OLD;
+	else if (v >= POL_CODEX_MEASURED_NEW)
+		near = POL_CODEX_MEASURED_NEW;
+	else
+		near = v - POL_CODEX_MEASURED_OLD <= POL_CODEX_MEASURED_NEW - v ? POL_CODEX_MEASURED_OLD : POL_CODEX_MEASURED_NEW;
+	return ev_add_reason(e->res, "engine_version",
+			     "Codex %u.%u.%u not measured: decided as Codex %u.%u.%u, the nearest measured version",
+			     v / 1000000u, v / 1000u % 1000u, v % 1000u, near / 1000000u, near / 1000u % 1000u,
+			     near % 1000u);
+}
+
 int ev_eval_shell(ev *e)
 {
 	docket_policy_result *r = e->res;
@@ -631,10 +792,16 @@ int ev_eval_shell(ev *e)
 	if (script && e->p->heuristics == HEUR_CLAUDE)
 		script = claude_skip_time(script);
 	if (script) {
-		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
+		r->split.codex_words = e->p->format == DOCKET_POLICY_CODEX;
+		error = shell_split_script(&r->split, script, strlen(script));
+		r->split.codex_words = false;
+		if (error < 0)
 			return error;
-		if (r->split.status == SHELL_PLAIN ||
-		    (r->split.status == SHELL_HEREDOC && e->p->heredoc_prefix)) {
+		if (r->split.status == SHELL_PLAIN && e->p->format == DOCKET_POLICY_CODEX &&
+		    (r->unsplit_reason = codex_unsplit_reason(script))) {
+			e->unsplit = true;
+		} else if (r->split.status == SHELL_PLAIN ||
+			   (r->split.status == SHELL_HEREDOC && e->p->heredoc_prefix)) {
 			e->used_complex = r->split.status == SHELL_HEREDOC;
 			for (size_t g = 0; g < r->split.nsegs; g++) {
 				size_t a = r->split.seg_start[g], b = r->split.seg_start[g + 1];
@@ -715,7 +882,7 @@ int ev_eval_shell(ev *e)
 	if (e->p->format == DOCKET_POLICY_CODEX || e->p->heuristics == HEUR_CODEX)
 		if ((error = codex_amendment(e, dec)) < 0)
 			return error;
-	if ((error = ev_approval_gate(e, &dec)) < 0)
+	if ((error = ev_approval_gate(e, &dec)) < 0 || (error = codex_version_reason(e)) < 0)
 		return error;
 	if ((error = ev_unsupported_gate(e, &dec, c->sbperm != SBP_DEFAULT)) < 0)
 		return error;

@@ -137,7 +137,7 @@ int pol_new(docket_policy **out, int format, const char *source)
 		return docket_error_set_oom();
 	p->format = format;
 	p->heuristics = format == DOCKET_POLICY_CLAUDE ? HEUR_CLAUDE : HEUR_CODEX;
-	p->heredoc_prefix = format == DOCKET_POLICY_CODEX;
+	p->heredoc_prefix = false;  /* Codex 0.169 and 0.171 do not reduce a heredoc script (issue 33) */
 	/* effective defaults when neither the policy nor the context says */
 	p->approval = AP_ON_REQUEST;
 	p->sandbox = format == DOCKET_POLICY_CLAUDE ? SB_FULL_ACCESS :

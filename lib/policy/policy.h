@@ -270,6 +270,8 @@ typedef struct shell_split {
 	size_t nsegs, capsegs;
 	char *ops;                /* operator after segment i: '&' (&&), '|' (||), 'p' (|), ';' */
 	size_t capops;
+	bool codex_words;         /* set by the caller: the reserved words Codex's parser takes as
+				   plain command names (time, coproc, in, then, do, fi, done, esac) split */
 } shell_split;
 
 void shell_split_init(shell_split *s);
@@ -377,6 +379,17 @@ size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t
  * executables resolved)? What a rule's match / not_match examples are
  * checked with, in both loaders (policytest.c). */
 bool pol_prefix_rules_match(const docket_policy *p, size_t first, size_t n, const char *const *argv, size_t argc);
+/*
+ * The same with Codex's resolution of a program spelled as a path: any path
+ * (`./make`, `bin/make`, `make/`, `/usr/bin/make`) matches rules for its last
+ * component, and a host_executable() list must hold its absolute form (a
+ * relative one resolved lexically against `cwd`; NULL cwd: never listed).
+ */
+size_t pol_codex_matches_at(const docket_policy *p, const char *const *argv, size_t argc, bool resolve,
+			    const char *cwd, pol_match *m, size_t cap, uint16_t segment);
+/* `prog` made absolute against `cwd` and normalised lexically; false when it does not fit
+ * or is relative with no cwd. */
+bool pol_codex_resolve(char *out, size_t cap, const char *prog, const char *cwd);
 
 
 /* ---- calls, contexts, results (call.c, eval.c) ---- */
@@ -418,11 +431,15 @@ typedef struct pol_grant {
 #define POL_VERSION(a, b, c) ((uint32_t)(a) * 1000000u + (uint32_t)(b) * 1000u + (uint32_t)(c))
 /* The last Claude Code version measured with the older rules (docs/policy.md). */
 #define POL_CLAUDE_LEGACY_MAX POL_VERSION(2, 1, 197)
+/* The Codex versions whose engine docket measured (docs/policy.md "Fidelity: Codex") */
+#define POL_CODEX_MEASURED_OLD POL_VERSION(0, 169, 0)
+#define POL_CODEX_MEASURED_NEW POL_VERSION(0, 171, 0)
 
 struct docket_policy_context {
 	pol_arena_block *arena;
 	int platform;
 	uint32_t claude_version;  /* from "runtime": "claude-code/X.Y.Z"; 0 unknown */
+	uint32_t codex_version;   /* from "runtime": "codex/X.Y.Z" (importers: cli_version); 0 unknown */
 	const char *cwd, *home, *tmpdir;
 	pol_strv roots;
 	pol_strv writable;        /* sandbox_policy.writable_roots */

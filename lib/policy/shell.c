@@ -144,6 +144,19 @@ static bool is_reserved(const char *w)
 	return false;
 }
 
+/* Reserved words that tree-sitter-bash (Codex) parses as a plain command name
+ * at the start of a segment (measured: `printf x; time ls` splits in codex-cli
+ * 0.169.0 and 0.171.0). */
+static bool is_codex_word(const char *w)
+{
+	static const char *const words[] = { "time", "coproc", "in", "then", "do", "fi", "done", "esac", NULL };
+
+	for (size_t i = 0; words[i]; i++)
+		if (strcmp(w, words[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Lex one word starting at *pos. Returns 0 with the word appended, 1 when
  * the script is complex (status set), <0 on ENOMEM. *quoted_any reports
@@ -482,7 +495,7 @@ int shell_split_script(shell_split *s, const char *p, size_t len)
 			if (widx == s->seg_start[s->nsegs - 1]) {
 				const char *w = s->text.ptr + s->word_off[widx];
 
-				if (!quoted && is_reserved(w))
+				if (!quoted && is_reserved(w) && !(s->codex_words && is_codex_word(w)))
 					return complex(s, "control_flow"), 0;
 				if (assignment)
 					return complex(s, "assignment"), 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_policy_shell.c: split arbitrary bytes as a `bash -lc` script, check
- * the split's invariants, and evaluate the script as a shell call.
+ * the split's invariants, run Codex's danger check over its literal commands
+ * (safety.c), and evaluate the script as a shell call.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,6 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(script, data, size);
 	script[size] = '\0';
+	{
+		const char *argv[3] = { "bash", "-lc", script };
+		shell_split scratch;
+
+		shell_split_init(&scratch);
+		(void)safety_is_dangerous(argv, 3, &scratch);
+		shell_split_dispose(&scratch);
+	}
 	call = json_pack("{s:s,s:{s:[s,s,s]}}", "tool", "shell", "args", "command", "bash", "-lc", script);
 	free(script);
 	if (call && docket_policy_call_from_json(&c, call) == 0 && docket_policy_result_new(&r) == 0) {

@@ -32,29 +32,36 @@ CACHE = os.path.expanduser("~/.cache/docket-npm")
 REGENERATE = ("python3 tests/realclient/codex_diff.py --driver build/tests/unit/codex_diff_driver "
               "--cases 3000 --write-fixture fixtures/policy/codex-diff.json --keep 300")
 
-PROGRAMS = ["git", "ls", "rm", "npm", "cargo", "python3", "echo", "sed", "curl", "make"]
+PROGRAMS = ["git", "ls", "rm", "npm", "cargo", "python3", "echo", "sed", "curl", "make", "make"]
 WORDS = ["status", "push", "fetch", "-rf", "-f", "install", "--force", "origin", "main",
          "x", "a b", "-n", "test", "run", "build", "--", "*", "ü", "$HOME", "it's", "\"q\"",
          "back\\slash", "", "1p"]
+# The real engine runs in CWD, and relative program paths resolve against it
+CWD = "/var/tmp/docket-codex-diff/w"
 PATHS = {"git": ["/usr/bin/git", "/usr/local/bin/git", "/opt/git/bin/git"],
          "ls": ["/bin/ls", "/usr/bin/ls"], "rm": ["/bin/rm"], "npm": ["/usr/bin/npm"],
-         "python3": ["/usr/bin/python3"]}
+         "python3": ["/usr/bin/python3"],
+         "make": ["/usr/bin/make", CWD + "/make", CWD + "/bin/make", "/var/tmp/docket-codex-diff/make"]}
+# relative spellings of a program (issue 33): Codex resolves them against the cwd
+RELATIVE = ["./{}", "bin/{}", "../{}", "{}/", "./bin/../{}", "bin//{}", "./{}/", "../w/{}",
+            "../../{}", "a/./{}", "/var/tmp/docket-codex-diff/w/{}", "{}/..", ".", "./", "..", "/"]
 HOSTS = ["example.com", "API.github.com", "localhost:8080", "[::1]:443", "[::1]", "10.0.0.1",
          "a.example.com.", "*.example.com", "http://x.com", "x.com/path", "", " ", "a b.com",
          "host:port", "h:1:2", "x?y", "[::1", "[::1]x"]
 PROTOCOLS = ["http", "https", "https_connect", "http-connect", "socks5_tcp", "socks5_udp", "ftp", "HTTPS"]
 
 
-def find_codex():
+def find_codex(version=None):
     env = os.environ.get("CODEX_BIN")
     if env:
         return env
-    pattern = os.path.join(CACHE, "node_modules/@openai/codex-*/vendor/*/bin/codex")
+    cache = CACHE + ("-" + version if version else "")
+    pattern = os.path.join(cache, "node_modules/@openai/codex-*/vendor/*/bin/codex")
     found = sorted(glob.glob(pattern))
     if not found:
         try:
-            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", CACHE,
-                            "@openai/codex"], check=True, timeout=600,
+            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", cache,
+                            "@openai/codex" + ("@" + version if version else "")], check=True, timeout=600,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError):
             return None
@@ -294,6 +301,8 @@ class Gen:
             argv = [r.choice(PROGRAMS)] + [self.word() for _ in range(r.randint(0, 3))]
         if argv[0] in PATHS and r.random() < 0.35:
             argv[0] = r.choice(PATHS[argv[0]] + ["/somewhere/" + argv[0]])
+        elif r.random() < 0.25:
+            argv[0] = r.choice(RELATIVE).format(argv[0])
         return argv
 
     def case(self):
@@ -301,7 +310,7 @@ class Gen:
         for _ in range(1 if self.r.random() < 0.85 else 2):
             self.vars = {}
             files.append(self.file())
-        c = {"files": files, "argv": self.command(), "resolve": self.r.random() < 0.5}
+        c = {"files": files, "argv": self.command(), "resolve": self.r.random() < 0.5, "cwd": CWD}
         if self.extras:
             c["starlark"] = sorted(self.extras)
         return c
@@ -316,7 +325,8 @@ def run_codex(codex, case, tmp):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         args += ["--rules", path]
-    p = subprocess.run(args + ["--"] + case["argv"], capture_output=True, timeout=60,
+    os.makedirs(CWD, exist_ok=True)
+    p = subprocess.run(args + ["--"] + case["argv"], capture_output=True, timeout=60, cwd=CWD,
                        env={"PATH": "/usr/bin:/bin", "HOME": tmp, "CODEX_HOME": tmp})
     if p.returncode != 0:
         return {"error": True}
@@ -337,9 +347,62 @@ def docket_outcomes(driver, cases):
     return [json.loads(line) for line in p.stdout.decode().splitlines()]
 
 
+def cli_version(version):
+    return version.split()[-1] if version else ""
+
+
+def shell_main(a, codex, version):
+    """--family shell: bash -lc scripts through the real runtime (codex_diff_shell.py)."""
+    import collections
+    import codex_diff_shell as sh
+    cases = sh.cases(a.seed, a.cases)
+    decided = sh.real_outcomes(codex, cases, jobs=a.jobs)
+    cli = cli_version(version)
+    for c in decided:
+        c["cli"] = cli
+    ours = sh.docket_outcomes(a.driver, decided)
+    per = collections.defaultdict(lambda: [0, 0])
+    differ = unknown = 0
+    kept, seen = [], set()
+    for i, (c, got) in enumerate(zip(decided, ours)):
+        if c["codex"].startswith("unknown") or c["codex"] == "missing":
+            unknown += 1
+            print("UNDECIDED", json.dumps(c))
+            continue
+        per[c["family"]][1] += 1
+        if got == c["codex"]:
+            per[c["family"]][0] += 1
+        else:
+            differ += 1
+            print("DIFF", c["family"], json.dumps(c["script"]), "codex", c["codex"], "docket", got)
+        if a.write_fixture and c["script"] not in seen and len(kept) < a.keep:
+            seen.add(c["script"])
+            kept.append({k: c[k] for k in ("family", "script", "sandbox", "codex")})
+    total = sum(t for _, t in per.values())
+    for fam, (ok, t) in sorted(per.items()):
+        print(f"  {fam}: {ok}/{t} agree ({100.0 * ok / max(t, 1):.2f}%)")
+    print(f"{version}: {total} shell cases (seed {a.seed}), {differ} differ, {unknown} undecided")
+    if a.write_fixture:
+        with open(a.write_fixture, "w", encoding="utf-8") as f:
+            # one case a line: the fixture stays readable and diffs stay small
+            head = json.dumps({"engine": version, "cli": cli, "seed": a.seed, "rules": sh.RULES,
+                               "regenerate": REGENERATE_SHELL}, ensure_ascii=False)
+            f.write(head[:-1] + ', "cases": [\n')
+            f.write(",\n".join(json.dumps(c, ensure_ascii=False) for c in kept))
+            f.write("\n]}\n")
+    return 1 if differ or unknown else 0
+
+
+REGENERATE_SHELL = ("python3 tests/realclient/codex_diff.py --family shell --driver build/tests/unit/codex_diff_driver "
+                    "--cases 3000 --seed 3301 --write-fixture fixtures/policy/codex-shell-VERSION.json --keep 4000 "
+                    "[--codex-version 0.169.0]")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--driver", required=True)
+    ap.add_argument("--family", choices=["argv", "shell"], default="argv")
+    ap.add_argument("--codex-version", help="install and use @openai/codex@VERSION (default: newest)")
     ap.add_argument("--cases", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--jobs", type=int, default=2)
@@ -347,13 +410,16 @@ def main():
     ap.add_argument("--write-fixture")
     ap.add_argument("--keep", type=int, default=300)
     a = ap.parse_args()
-    codex = find_codex()
+    codex = find_codex(a.codex_version)
     if not codex:
         print("the real engine (@openai/codex) is not available: skipped")
         return 77
     version = subprocess.run([codex, "--version"], capture_output=True, text=True).stdout.strip()
+    if a.family == "shell":
+        return shell_main(a, codex, version)
     rnd = random.Random(a.seed)
     total = differ = errors = matched = documented = 0
+    relative = [0, 0]
     kept = []
     for start in range(0, a.cases, a.batch):
         cases = [Gen(rnd).case() for _ in range(min(a.batch, a.cases - start))]
@@ -361,6 +427,9 @@ def main():
         ours = docket_outcomes(a.driver, cases)
         for c, want, got in zip(cases, real, ours):
             total += 1
+            rel = "/" in c["argv"][0] and not c["argv"][0].startswith("/")
+            relative[1] += rel and "starlark" not in c
+            relative[0] += rel and "starlark" not in c and want == got
             errors += "error" in want
             matched += bool(want.get("matchedRules"))
             if want != got and "starlark" in c and "error" in got:
@@ -376,6 +445,7 @@ def main():
     print(f"{version}: {total} cases (seed {a.seed}; {errors} load errors, {matched} with matches), "
           f"{differ} differ; {documented} use Starlark loops or functions, which docket refuses "
           "to load (docs/policy.md)")
+    print(f"  relative program paths: {relative[0]}/{relative[1]} agree (files without for/def)")
     if a.write_fixture:
         with open(a.write_fixture, "w", encoding="utf-8") as f:
             json.dump({"engine": version, "seed": a.seed,

@@ -169,6 +169,163 @@ static int check_one(const docket_policy *p, const json_t *argvj, bool resolve, 
 	return 0;
 }
 
+/* Issue 33: what codex-cli 0.169.0 and 0.171.0 do (tests/realclient/codex_diff*.py), as
+ * properties that do not need the shared corpus. */
+static size_t rel_matches(const docket_policy *p, const char *prog, const char *cwd)
+{
+	const char *argv[2] = { prog, "clean" };
+	pol_match m[8];
+
+	return pol_codex_matches_at(p, argv, 2, true, cwd, m, 8, 0);
+}
+
+static void test_relative_programs(void **state)
+{
+	const char *rules = "prefix_rule(pattern=[\"make\", \"clean\"], decision=\"forbidden\")\n";
+	const char *hosted = "host_executable(name=\"make\", paths=[\"/usr/bin/make\", \"/w/bin/make\"])\n";
+	docket_policy *p = NULL, *h = NULL;
+	char both[512];
+
+	(void)state;
+	snprintf(both, sizeof(both), "%s%s", rules, hosted);
+	assert_int_equal(docket_policy_load_buffer(&p, DOCKET_POLICY_CODEX, "r", rules, strlen(rules)), 0);
+	assert_int_equal(docket_policy_load_buffer(&h, DOCKET_POLICY_CODEX, "h", both, strlen(both)), 0);
+	/* every spelling of a path matches rules for its last component */
+	assert_int_equal(rel_matches(p, "./make", "/w"), 1);
+	assert_int_equal(rel_matches(p, "bin/make", "/w"), 1);
+	assert_int_equal(rel_matches(p, "../make", NULL), 1);
+	assert_int_equal(rel_matches(p, "make/", "/w"), 1);
+	assert_int_equal(rel_matches(p, "/opt/make", "/w"), 1);
+	/* no program name: nothing matches */
+	assert_int_equal(rel_matches(p, ".", "/w"), 0);
+	assert_int_equal(rel_matches(p, "make/..", "/w"), 0);
+	assert_int_equal(rel_matches(p, "/", "/w"), 0);
+	assert_int_equal(rel_matches(p, "xmake", "/w"), 0);
+	/* a host_executable list holds the resolved absolute path, or nothing matches */
+	assert_int_equal(rel_matches(h, "bin/make", "/w"), 1);
+	assert_int_equal(rel_matches(h, "./bin/../bin/make", "/w"), 1);
+	assert_int_equal(rel_matches(h, "./make", "/usr/bin"), 1);
+	assert_int_equal(rel_matches(h, "./make", "/w"), 0);
+	assert_int_equal(rel_matches(h, "bin/make", NULL), 0);   /* no cwd: never listed */
+	assert_int_equal(rel_matches(h, "/usr/local/bin/make", "/w"), 0);
+	docket_policy_free(p);
+	docket_policy_free(h);
+}
+
+static void test_resolve_lexical(void **state)
+{
+	char out[32];
+
+	(void)state;
+	assert_true(pol_codex_resolve(out, sizeof(out), "../make", "/tmp/probe"));
+	assert_string_equal(out, "/tmp/make");
+	assert_true(pol_codex_resolve(out, sizeof(out), "./a//b/./../make", "/w"));
+	assert_string_equal(out, "/w/a/make");
+	assert_true(pol_codex_resolve(out, sizeof(out), "../../../make", "/w"));
+	assert_string_equal(out, "/make");
+	assert_true(pol_codex_resolve(out, sizeof(out), "/usr/bin/../bin/make", NULL));
+	assert_string_equal(out, "/usr/bin/make");
+	assert_false(pol_codex_resolve(out, sizeof(out), "make", NULL));
+	/* too long for the buffer: refused, never truncated */
+	assert_false(pol_codex_resolve(out, sizeof(out), "a-rather-long-directory/and-a-program", "/w"));
+}
+
+static bool dangerous_script(const char *script)
+{
+	const char *argv[3] = { "bash", "-lc", script };
+	shell_split sp;
+	bool d;
+
+	shell_split_init(&sp);
+	d = safety_is_dangerous(argv, 3, &sp);
+	shell_split_dispose(&sp);
+	return d;
+}
+
+static void test_forced_rm_spellings(void **state)
+{
+	static const char *const yes[] = {
+		"rm -r -f x", "rm -fr x", "rm --force x", "rm x -f", "rm -vf x", "/bin/rm -rf x",
+		"./rm -rf x", "\"rm\" -rf x", "rm '-f' x", "sudo /bin/rm -rf x", "env A=1 rm -rf x",
+		"env -i rm -rf x", "sudo env rm -rf x", "FOO=1 rm -rf x", "(rm -rf x)", "echo $(rm -rf x)",
+		"echo \"$(rm -rf x)\"", "echo `rm -f x`", "if true; then rm -f x; fi", "rm -rf x > /dev/null 2>&1",
+		"for t in a b; do rm -r -f \"$t\"; done", "case a in a) rm -f x;; esac", "{ rm -rf x; }",
+		"printf x | rm -rf x", "rm -rf x &", "! rm -rf x", "rm -rf x # c", "x=$(rm -rf x)",
+		"rm -rf x <<'EOF'\nbody\nEOF", "rm -rf $X", "rm -rf", "rm -f x &\nls", "rm -f x & ls &", NULL
+	};
+	static const char *const no[] = {
+		"rm -r x", "rm -- -f", "rm -F x", "rm --forc x", "rm - x", "r\\m -rf x", "sudo -n rm -rf x",
+		"command rm -rf x", "nice rm -rf x", "time rm -rf x", "exec rm -rf x", "echo 'rm -rf x'",
+		"cmd=rm; $cmd -rf x", "$(echo rm) -rf x", "if then rm -rf x", "rmdir -f x", "xrm -f x",
+		"cat <<'EOF'\nrm -rf x\nEOF", "echo \"rm -rf x\"", "(rm -rf x", "x=$((rm -rf x))",
+		"! { rm -rf x; }", "env rm -vf x & &", "rm -f x | | cat", NULL
+	};
+
+	char longrm[8192];
+	size_t n = 0;
+
+	(void)state;
+	/* a command longer than the scanner keeps: a forced rm still counts (fails closed) */
+	n += (size_t)snprintf(longrm, sizeof(longrm), "echo $(rm");
+	for (int k = 0; k < 600 && n + 16 < sizeof(longrm); k++)
+		n += (size_t)snprintf(longrm + n, sizeof(longrm) - n, " file%d", k);
+	snprintf(longrm + n, sizeof(longrm) - n, " -f)");
+	assert_true(dangerous_script(longrm));
+	for (size_t i = 0; yes[i]; i++)
+		if (!dangerous_script(yes[i]))
+			fail_msg("not dangerous: %s", yes[i]);
+	for (size_t i = 0; no[i]; i++)
+		if (dangerous_script(no[i]))
+			fail_msg("dangerous: %s", no[i]);
+}
+
+static void test_codex_version_reason(void **state)
+{
+	const char *rules = "prefix_rule(pattern=[\"make\"], decision=\"prompt\")\n";
+	static const struct { const char *runtime, *want; } cases[] = {
+		{ "codex/0.120.0", "decided as Codex 0.169.0" },
+		{ "codex/0.170.9", "decided as Codex 0.171.0" },
+		{ "codex/0.170.0", "decided as Codex 0.169.0" },
+		{ "codex/1.2.3", "decided as Codex 0.171.0" },
+		{ "codex/0.169.0", NULL },
+		{ "codex/0.171.0", NULL },
+		{ "claude-code/2.1.328", NULL },
+		{ "codex", NULL },
+	};
+	docket_policy *p = NULL;
+	docket_policy_call *c = NULL;
+	json_t *cj = json_pack("{s:s,s:{s:[s,s,s]}}", "tool", "shell", "args", "command", "bash", "-lc", "ls");
+
+	(void)state;
+	assert_int_equal(docket_policy_load_buffer(&p, DOCKET_POLICY_CODEX, "r", rules, strlen(rules)), 0);
+	assert_int_equal(docket_policy_call_from_json(&c, cj), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *xj = json_pack("{s:s}", "runtime", cases[i].runtime);
+		docket_policy_context *ctx = NULL;
+		docket_policy_result *r = NULL;
+		const char *found = NULL;
+
+		assert_int_equal(docket_policy_context_from_json(&ctx, xj), 0);
+		assert_int_equal(docket_policy_result_new(&r), 0);
+		assert_int_equal(docket_policy_eval(r, p, c, ctx), 0);
+		for (size_t k = 0; k < docket_policy_result_reason_count(r); k++)
+			if (strcmp(docket_policy_result_reason_code(r, k), "engine_version") == 0)
+				found = docket_policy_result_reason_text(r, k);
+		if (cases[i].want) {
+			assert_non_null(found);
+			assert_non_null(strstr(found, cases[i].want));
+		} else {
+			assert_null(found);
+		}
+		docket_policy_result_free(r);
+		docket_policy_context_free(ctx);
+		json_decref(xj);
+	}
+	docket_policy_call_free(c);
+	docket_policy_free(p);
+	json_decref(cj);
+}
+
 static void test_crate_check(void **state)
 {
 	NEED(sec, "A_execpolicy_crate_check");
@@ -382,6 +539,17 @@ static void test_exec_approval(void **state)
 		const json_t *body, *ea;
 		char *dump;
 
+		/*
+		 * Codex's source tests reduce a one-command heredoc script to its
+		 * command; the released engines docket models (codex-cli 0.169.0
+		 * and 0.171.0, measured through the real runtime by
+		 * tests/realclient/codex_diff_shell.py) do not, and docket follows
+		 * the releases (fixtures/policy/codex-shell-*.json hold the proof).
+		 */
+		if (strstr(name, "heredoc")) {
+			printf("skipped %s: the released engines do not reduce heredocs (docs/policy.md)\n", name);
+			continue;
+		}
 		out = eval_case(c, &amend, &sandbox);
 		verdict = json_string_value(json_object_get(out, "verdict"));
 		dump = json_dumps(out, JSON_COMPACT);
@@ -606,6 +774,10 @@ static void test_canonical(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_relative_programs),
+		cmocka_unit_test(test_resolve_lexical),
+		cmocka_unit_test(test_forced_rm_spellings),
+		cmocka_unit_test(test_codex_version_reason),
 		cmocka_unit_test(test_crate_check),
 		cmocka_unit_test(test_check_multiple),
 		cmocka_unit_test(test_parse_errors),
