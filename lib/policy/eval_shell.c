@@ -172,7 +172,7 @@ static int shell_unmatched(ev *e, const char *const *argv, size_t argc, const ch
 {
 	switch (e->p->heuristics) {
 	case HEUR_CLAUDE: {
-		bool safe = !e->unsplit && safety_is_known_safe(argv, argc, e->platform, &e->res->scratch);
+		bool safe = !e->unsplit && claude_read_only(argv, argc);
 
 		if (!safe && !e->unsplit && e->mode == MODE_ACCEPT_EDITS && claude_file_changing(argv, argc))
 			return claude_accept_edits_shell(e, argv, argc, why);
@@ -431,9 +431,7 @@ static int eval_segment(ev *e, size_t g)
 		int d;
 
 		if (e->unsplit && e->call->argc == 3 && shell_script_of(e->call->argv, 3, NULL)) {
-			text = e->call->argv[2];
-			if (e->p->heuristics == HEUR_CLAUDE)
-				text = claude_skip_time(text);
+			text = e->p->heuristics == HEUR_CLAUDE ? r->claude_script.ptr : e->call->argv[2];
 			len = strlen(text);
 		} else {
 			if ((error = seg_text(&r->tmp, w, s->nwords)) < 0)
@@ -628,8 +626,12 @@ int ev_eval_shell(ev *e)
 		return ev_add_reason(r, "bad_call", "empty command");
 	}
 	script = shell_script_of(c->argv, c->argc, &flag);
-	if (script && e->p->heuristics == HEUR_CLAUDE)
-		script = claude_skip_time(script);
+	if (script && e->p->heuristics == HEUR_CLAUDE) {
+		/* as Claude Code matches it: no `time`, no safe redirections or env prefixes */
+		if ((error = claude_bash_normalize(&r->claude_script, claude_skip_time(script))) < 0)
+			return error;
+		script = r->claude_script.ptr;
+	}
 	if (script) {
 		if ((error = shell_split_script(&r->split, script, strlen(script))) < 0)
 			return error;
@@ -663,6 +665,14 @@ int ev_eval_shell(ev *e)
 			return error;
 		dec = ev_max(dec, r->segs[g].decision);
 		all_allow = all_allow && r->segs[g].policy_allow;
+	}
+	if (e->p->heuristics == HEUR_CLAUDE && !e->unsplit && dec < POL_DENY) {
+		const char *why = NULL;
+		int d = claude_cd_check(e, &why);
+
+		if (d > dec && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+			return error;
+		dec = ev_max(dec, d);
 	}
 	/* deny/ask rules (and exact allows) also see the whole script */
 	if (script && e->p->ntools && r->nsegs > 1) {

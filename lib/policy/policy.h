@@ -439,6 +439,7 @@ struct docket_policy_result {
 	const char *unsplit_reason;
 	docket_buf text;
 	docket_buf tmp, tmp2, tmp3;
+	docket_buf claude_script, claude_dir; /* claude_bash.c: the script as Claude Code matches it; eval.c: a resolved directory */
 	shell_split split, scratch;
 	/* the enforced verdict (enforce.c) */
 	bool enforced;            /* docket_policy_eval_enforced filled it */
