@@ -108,8 +108,9 @@ const char *claude_skip_assignments(const char *text)
 			end++;
 		if (end > w && *end == '=') {
 			end++;
+			/* a variable in the value too (deny rules look through any assignment) */
 			while (*end && *end != ' ' && *end != '\t' && *end != '\'' && *end != '"' &&
-			       *end != '$' && *end != '`')
+			       !(*end == '$' && end[1] == '(') && *end != '`')
 				end++;
 			ok = *end == ' ' || *end == '\t';
 		}
@@ -161,7 +162,7 @@ bool claude_file_arg(const char *const *argv, size_t argc, size_t i)
 
 bool claude_file_changing(const char *const *argv, size_t argc)
 {
-	static const char *const changers[] = { "touch", "mkdir", NULL };
+	static const char *const changers[] = { "touch", "mkdir", "rm", "rmdir", "mv", "cp", NULL };
 
 	return argc > 1 && in_list(shell_basename(argv[0]), changers);
 }

@@ -459,6 +459,10 @@ static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
 		return false;
 	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
 		return true;
+	/* MultiEdit and NotebookEdit rules name their own tools only (2.1.332) */
+	if ((strcmp(t->name, "MultiEdit") == 0 || strcmp(t->name, "NotebookEdit") == 0) &&
+	    !(e->call->name && strcmp(e->call->name, t->name) == 0))
+		return true;
 	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
 	       strcmp(e->call->name, "Write") == 0;
 }

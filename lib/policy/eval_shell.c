@@ -329,9 +329,10 @@ static int claude_bash_rules(ev *e, const char *const *w, size_t n, const char *
 	return 0;
 }
 
-/* A Read deny rule that matches the normalised path, or what is under it
- * when it is a directory (`ls secrets` with a Read deny of secrets/ and all below); -1: none. */
-static int read_deny(ev *e, const char *path, size_t seg)
+/* A Read (kind TK_READ) or Edit (TK_EDIT) deny rule with a path that matches the
+ * normalised path, or what is under it when it is a directory (`ls secrets`
+ * with a Read deny of secrets/ and all below); -1: none. */
+static int path_deny(ev *e, const char *path, size_t seg, int kind)
 {
 	docket_buf *child = &e->res->tmp;
 
@@ -341,7 +342,8 @@ static int read_deny(ev *e, const char *path, size_t seg)
 	for (size_t k = 0; k < e->p->ntools; k++) {
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (t->decision == POL_DENY && ev_tool_kind_applies(t, TK_READ, NULL) && t->kind != TK_ANY &&
+		if (t->decision == POL_DENY && ev_tool_kind_applies(t, kind, NULL) && t->kind != TK_ANY &&
+		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, "Edit") == 0)) &&
 		    (ev_path_rule_matches(e, t, path) || ev_path_rule_matches(e, t, child->ptr))) {
 			ev_add_match(e->res, -2 - (int)k, POL_DENY, seg, 0, false);
 			return POL_DENY;
@@ -353,26 +355,29 @@ static int read_deny(ev *e, const char *path, size_t seg)
 /*
  * The files a read-only command reads are checked as Read calls: a Read
  * deny rule denies the command, and a file outside the working directories
- * asks (unless a rule allowed the command).
+ * asks (unless a rule allowed the command, or the mode is bypassPermissions).
+ * The operands of a file-changing command (touch, mkdir, rm ...) meet the
+ * Edit(path) deny rules (Claude Code 2.1.332).
  */
 static int claude_file_args(ev *e, const char *const *w, size_t n, size_t seg, bool heuristic,
 			    const char **why)
 {
 	docket_buf *b = &e->res->tmp3;
+	bool changing = claude_file_changing(w, n);
 	int dec = -1;
 
 	for (size_t i = 1; i < n; i++) {
-		if (!claude_file_arg(w, n, i))
+		if (changing ? w[i][0] == '-' : !claude_file_arg(w, n, i))
 			continue;
 		if (path_normalize(b, w[i], e->cwd, e->home) < 0) {
 			docket_error_clear();
 			continue;
 		}
-		if (read_deny(e, b->ptr, seg) == POL_DENY) {
+		if (path_deny(e, b->ptr, seg, changing ? TK_EDIT : TK_READ) == POL_DENY) {
 			*why = "rule";
 			return POL_DENY;
 		}
-		if (heuristic && !ev_in_workspace(e, b->ptr)) {
+		if (heuristic && !changing && e->mode != MODE_BYPASS && !ev_in_workspace(e, b->ptr)) {
 			dec = POL_ASK;
 			*why = "outside_workspace";
 		}
