@@ -363,7 +363,7 @@ bool claude_read_only(const char *const *argv, size_t argc)
 /* ---- cd in a compound command ---- */
 
 /* "x/.." anywhere: a directory segment, then a climb */
-static bool climbs_after_segment(const char *p)
+bool claude_path_climbs(const char *p)
 {
 	bool seg = false;
 
@@ -419,7 +419,7 @@ int claude_cd_check(ev *e, const char **why)
 			continue;
 		}
 		target = s->nwords > 1 ? w[1] : "~";
-		if (climbs_after_segment(target)) {
+		if (claude_path_climbs(target)) {
 			*why = "cd_climbs";
 			return POL_ASK;
 		}

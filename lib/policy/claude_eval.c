@@ -164,6 +164,13 @@ bool claude_file_changing(const char *const *argv, size_t argc)
 {
 	static const char *const changers[] = { "touch", "mkdir", "rm", "rmdir", "mv", "cp", NULL };
 
+	if (argc > 1 && strcmp(shell_basename(argv[0]), "sed") == 0) {
+		/* sed -i (-i.bak, --in-place[=SUFFIX]) edits its files */
+		for (size_t i = 1; i < argc; i++)
+			if (strncmp(argv[i], "-i", 2) == 0 || strncmp(argv[i], "--in-place", 10) == 0)
+				return true;
+		return false;
+	}
 	return argc > 1 && in_list(shell_basename(argv[0]), changers);
 }
 

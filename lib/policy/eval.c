@@ -193,7 +193,7 @@ const char *ev_why_text(const char *why)
 	if (strcmp(why, "accept_edits") == 0) return "permission mode acceptEdits allows edits in the project";
 	if (strcmp(why, "sensitive_path") == 0) return "writes under .git/ or .claude/ always ask";
 	if (strcmp(why, "cd_outside") == 0) return "cd to a directory outside the working directories";
-	if (strcmp(why, "cd_climbs") == 0) return "cd through a directory and '..'";
+	if (strcmp(why, "cd_climbs") == 0) return "a path through a directory and '..'";
 	if (strcmp(why, "cd_git") == 0) return "cd before a git command";
 	if (strcmp(why, "cd_write") == 0) return "cd before a command that changes files";
 	if (strcmp(why, "preapproved_host") == 0) return "a documentation host Claude Code's WebFetch reads without a rule";

@@ -71,6 +71,8 @@ size_t claude_safe_assignment(const char *s);
 int claude_bash_normalize(docket_buf *out, const char *script);
 /* A command Claude Code runs with no rule (read-only). */
 bool claude_read_only(const char *const *argv, size_t argc);
+/* A path with a directory segment followed by `..` (Claude Code asks for it). */
+bool claude_path_climbs(const char *p);
 /* POL_ASK (and *why) for a `cd` Claude Code asks for in the evaluated segments; -1: none. */
 int claude_cd_check(ev *e, const char **why);
 

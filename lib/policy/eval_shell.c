@@ -394,6 +394,10 @@ static int claude_accept_edits_shell(ev *e, const char *const *argv, size_t argc
 	for (size_t i = 1; i < argc; i++) {
 		if (argv[i][0] == '-')
 			continue;
+		if (claude_path_climbs(argv[i])) {
+			*why = "cd_climbs";
+			return POL_ASK;
+		}
 		if (path_normalize(b, argv[i], e->cwd, e->home) < 0) {
 			docket_error_clear();
 			*why = "no_rule";

@@ -244,8 +244,41 @@ def gen_regress(rng):
     return cases
 
 
+ACCEPT_CMDS = ["rm zz", "rm -rf d", "rmdir d", "mv x.txt y.txt", "cp x.txt y.txt", "sed -i s/a/b/ src/a.txt",
+               "tee out.txt", "ln -s a b", "chmod +x x.txt", "rm ../x", "mv src/y.txt .git/y", "cp x.txt .claude/y",
+               "mkdir -p src/new", "touch a b c", "rm {R}/extra/e.txt", "cp x.txt {R}/extra/", "rm -f src/deep/z.txt",
+               "mv a.env b.env", "touch ~/t", "rm .git/HEAD", "truncate -s 0 x.txt", "unlink x.txt",
+               "mkdir ../up", "touch src/../t.txt"]
+ACCEPT_RULES = [perms(defaultMode="acceptEdits"), perms(defaultMode="acceptEdits", deny=["Edit(./src/**)"]),
+                perms()]
+
+SANDBOX_CMDS = ["python3 -c pass", "ls", "rm zz", "touch t", "curl -s https://example.invalid", "cat /etc/hostname",
+                "npm run lint", "git status"]
+
+
+def gen_accept(rng):
+    cases = []
+    for rules in ACCEPT_RULES:
+        pick = rng.sample(ACCEPT_CMDS, 12)
+        cases += [{"family": "accept", "scopes": {"project": rules}, "calls": [bash(c) for c in ch]}
+                  for ch in chunks(pick, 12)]
+    return cases
+
+
+def gen_sandbox(rng):
+    # the session's own context: a sandbox only where its settings enable one (this machine has no
+    # bubblewrap, so Claude Code cannot start one: what does it decide then?)
+    cases = []
+    for sb in ({"enabled": True}, {"enabled": True, "autoAllowBashIfSandboxed": False}, {"enabled": False}):
+        p = {"permissions": {"deny": ["Bash(rm:*)"]}, "sandbox": sb}
+        cases.append({"family": "sandbox", "scopes": {"project": p},
+                      "calls": [bash(c) for c in rng.sample(SANDBOX_CMDS, 6)]})
+    return cases
+
+
+# new families go at the end: the cases of the earlier ones stay the same for a seed
 GENERATORS = [gen_redirect, gen_env, gen_cd, gen_readonly, gen_pathglob, gen_adddirs, gen_mcp,
-              gen_editdeny, gen_bypass, gen_regress]
+              gen_editdeny, gen_bypass, gen_regress, gen_accept, gen_sandbox]
 
 
 def generate(seed):
