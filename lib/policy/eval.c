@@ -893,7 +893,8 @@ void ev_setup(ev *ep, docket_policy_result *res, const docket_policy *p, const d
 		e.fs_kind = e.sandbox == SB_FULL_ACCESS ? FS_UNRESTRICTED :
 			    e.sandbox == SB_EXTERNAL ? FS_EXTERNAL : FS_RESTRICTED;
 	e.claude_version = ctx ? ctx->claude_version : 0;
-	e.legacy = e.claude_version && e.claude_version <= POL_CLAUDE_LEGACY_MAX;
+	/* a version docket did not measure is decided as the nearest one it did */
+	e.legacy = e.claude_version && claude_model_version(e.claude_version) <= POL_CLAUDE_LEGACY_MAX;
 	e.mode = p->format == DOCKET_POLICY_CLAUDE ? pol_claude_mode(p, e.legacy) : p->mode;
 	if (!e.mode)
 		e.mode = MODE_DEFAULT;

@@ -269,6 +269,8 @@ int shell_join(docket_buf *buf, const char *const *argv, size_t argc) DOCKET_MUS
 const char *shell_basename(const char *path);
 
 /* ---- Claude Code's own rules (claude_eval.c) ---- */
+/* The modelled version nearest to v (0: unknown, the newest). */
+uint32_t claude_model_version(uint32_t v);
 /* Leading words Claude Code looks through before matching a Bash rule:
  * timeout/nohup/time (and, for deny rules, env and NAME=VALUE). */
 size_t claude_wrapper_skip(const char *const *argv, size_t argc, bool deny);
