@@ -276,9 +276,21 @@ def gen_sandbox(rng):
     return cases
 
 
+DEEP_RULES = [perms(deny=["Read(./*.env)"]), perms(deny=["Edit(./*.txt)"], defaultMode="acceptEdits"),
+              perms(allow=["Edit(./*.txt)"])]
+DEEP_CALLS = ["read:{P}/a.env", "read:{P}/src/b.env", "read:{P}/src/deep/c.env", "write:{P}/x.txt",
+              "write:{P}/src/y.txt", "write:{P}/src/deep/z.txt", "bash:cat src/deep/c.env", "bash:touch src/deep/n.txt"]
+
+
+def gen_deepglob(rng):
+    # `./*.ext` patterns at every depth (issue 33)
+    return [{"family": "deepglob", "scopes": {"project": rules}, "calls": [call_of(s) for s in DEEP_CALLS]}
+            for rules in DEEP_RULES]
+
+
 # new families go at the end: the cases of the earlier ones stay the same for a seed
 GENERATORS = [gen_redirect, gen_env, gen_cd, gen_readonly, gen_pathglob, gen_adddirs, gen_mcp,
-              gen_editdeny, gen_bypass, gen_regress, gen_accept, gen_sandbox]
+              gen_editdeny, gen_bypass, gen_regress, gen_accept, gen_sandbox, gen_deepglob]
 
 
 def generate(seed):
