@@ -21,6 +21,7 @@
 #ifndef DOCKET_POLICY_H
 #define DOCKET_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -126,6 +127,13 @@ DOCKET_EXTERN docket_verdict docket_policy_result_verdict(const docket_policy_re
 DOCKET_EXTERN int docket_policy_eval_enforced(docket_policy_result *res, const docket_policy *policy,
 					      const docket_policy_call *call,
 					      const docket_policy_context *ctx) DOCKET_MUST_USE;
+/*
+ * The engine version docket decides a runtime's calls under: for
+ * "claude-code/X.Y.Z" the modelled Claude Code version nearest to X.Y.Z
+ * ("2.1.328"); *exact (may be NULL) says whether it is X.Y.Z itself. NULL
+ * for a runtime whose versions docket does not model separately.
+ */
+DOCKET_EXTERN const char *docket_policy_engine_version(const char *runtime, bool *exact);
 /* The engine's verdict of a result (the verdict itself unless it was enforced). */
 DOCKET_EXTERN docket_verdict docket_policy_result_engine_verdict(const docket_policy_result *res);
 /*

@@ -250,6 +250,33 @@ static void find_rule_positions(const char *t, size_t len, rule_pos *lists, size
 	}
 }
 
+/*
+ * How Claude Code reads a rule it parsed (issue 33, measured with 2.1.328
+ * and 2.1.332): `Tool(*)` is the bare `Tool`, `./NAME` with no other slash
+ * matches NAME at every depth, and a wildcard in an MCP
+ * rule's server name matches no server (`mcp__*` and `mcp__ser*` allow
+ * nothing; `mcp__server` and `mcp__server__*` do). Such a rule becomes a
+ * plain tool-name rule, which no MCP call meets.
+ */
+static void claude_rule_fixup(pol_tool_rule *t)
+{
+	if (t->spec_kind != SPEC_NONE && t->spec_len == 1 && t->spec[0] == '*' && t->kind != TK_WEBFETCH) {
+		t->spec_kind = SPEC_NONE;
+		t->spec = NULL;
+		t->spec_len = t->lit_len = 0;
+	}
+	/* "./NAME.env": a pattern with no other slash matches at every depth below (as in .gitignore) */
+	if (t->spec_kind == SPEC_PATH && t->anchor == ANCHOR_CWD && !memchr(t->spec, '/', t->spec_len))
+		t->anchor = ANCHOR_NONE;
+	if (t->kind == TK_MCP) {
+		const char *server = t->name + 5, *end = strstr(server, "__");
+		size_t n = end ? (size_t)(end - server) : strlen(server);
+
+		if (memchr(server, '*', n))
+			t->kind = TK_NAME;
+	}
+}
+
 static int rule_list(docket_policy *p, const char *name, const json_t *perms, const char *key, int decision,
 		     const pol_origin *at)
 {
@@ -276,6 +303,7 @@ static int rule_list(docket_policy *p, const char *name, const json_t *perms, co
 				docket_error_prefix("%s: permissions.%s[%zu]: ", name, key, i);
 			return error;
 		}
+		claude_rule_fixup(&p->tools[p->ntools - 1]);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
  *
  * Pure functions of their arguments, used by eval.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "policy.h"
@@ -108,8 +109,9 @@ const char *claude_skip_assignments(const char *text)
 			end++;
 		if (end > w && *end == '=') {
 			end++;
+			/* a variable in the value too (deny rules look through any assignment) */
 			while (*end && *end != ' ' && *end != '\t' && *end != '\'' && *end != '"' &&
-			       *end != '$' && *end != '`')
+			       !(*end == '$' && end[1] == '(') && *end != '`')
 				end++;
 			ok = *end == ' ' || *end == '\t';
 		}
@@ -119,6 +121,51 @@ const char *claude_skip_assignments(const char *text)
 		while (*t == ' ' || *t == '\t')
 			t++;
 	}
+}
+
+/* ---- versions ---- */
+
+/* The Claude Code versions measured against the real CLI (docs/policy.md). */
+static const struct { uint32_t v; const char *name; } modelled[] = {
+	{ POL_VERSION(2, 1, 197), "2.1.197" },
+	{ POL_VERSION(2, 1, 328), "2.1.328" },
+	{ POL_VERSION(2, 1, 332), "2.1.332" },
+};
+
+static size_t nearest_modelled(uint32_t v)
+{
+	size_t best = sizeof(modelled) / sizeof(modelled[0]) - 1;
+	uint32_t dbest = UINT32_MAX;
+
+	if (v == 0)
+		return best; /* unknown: the newest */
+	for (size_t i = 0; i < sizeof(modelled) / sizeof(modelled[0]); i++) {
+		uint32_t d = v > modelled[i].v ? v - modelled[i].v : modelled[i].v - v;
+
+		if (d < dbest || (d == dbest && modelled[i].v > modelled[best].v))
+			best = i, dbest = d;
+	}
+	return best;
+}
+
+uint32_t claude_model_version(uint32_t v)
+{
+	return modelled[nearest_modelled(v)].v;
+}
+
+const char *docket_policy_engine_version(const char *runtime, bool *exact)
+{
+	unsigned a, b, c;
+	size_t i;
+
+	if (exact)
+		*exact = false;
+	if (!runtime || sscanf(runtime, "claude-code/%u.%u.%u", &a, &b, &c) != 3 || a >= 1000 || b >= 1000 || c >= 1000)
+		return NULL;
+	i = nearest_modelled(POL_VERSION(a, b, c));
+	if (exact)
+		*exact = modelled[i].v == POL_VERSION(a, b, c);
+	return modelled[i].name;
 }
 
 static bool in_list(const char *s, const char *const *list)
@@ -161,8 +208,15 @@ bool claude_file_arg(const char *const *argv, size_t argc, size_t i)
 
 bool claude_file_changing(const char *const *argv, size_t argc)
 {
-	static const char *const changers[] = { "touch", "mkdir", NULL };
+	static const char *const changers[] = { "touch", "mkdir", "rm", "rmdir", "mv", "cp", NULL };
 
+	if (argc > 1 && strcmp(shell_basename(argv[0]), "sed") == 0) {
+		/* sed -i (-i.bak, --in-place[=SUFFIX]) edits its files */
+		for (size_t i = 1; i < argc; i++)
+			if (strncmp(argv[i], "-i", 2) == 0 || strncmp(argv[i], "--in-place", 10) == 0)
+				return true;
+		return false;
+	}
 	return argc > 1 && in_list(shell_basename(argv[0]), changers);
 }
 

@@ -192,6 +192,10 @@ const char *ev_why_text(const char *why)
 	if (strcmp(why, "read_only") == 0) return "read-only action";
 	if (strcmp(why, "accept_edits") == 0) return "permission mode acceptEdits allows edits in the project";
 	if (strcmp(why, "sensitive_path") == 0) return "writes under .git/ or .claude/ always ask";
+	if (strcmp(why, "cd_outside") == 0) return "cd to a directory outside the working directories";
+	if (strcmp(why, "cd_climbs") == 0) return "a path through a directory and '..'";
+	if (strcmp(why, "cd_git") == 0) return "cd before a git command";
+	if (strcmp(why, "cd_write") == 0) return "cd before a command that changes files";
 	if (strcmp(why, "preapproved_host") == 0) return "a documentation host Claude Code's WebFetch reads without a rule";
 	if (strcmp(why, "outside_writable_roots") == 0) return "writes outside the writable roots";
 	if (strcmp(why, "protected_path") == 0) return "writes a protected path";
@@ -336,9 +340,20 @@ bool ev_in_workspace(const ev *e, const char *path)
 		for (size_t i = 0; i < e->ctx->roots.n; i++)
 			if (path_is_under(path, e->ctx->roots.v[i]))
 				return true;
-	for (size_t i = 0; i < e->p->additional_dirs.n; i++)
-		if (path_is_under(path, e->p->additional_dirs.v[i]))
+	for (size_t i = 0; i < e->p->additional_dirs.n; i++) {
+		const char *d = e->p->additional_dirs.v[i];
+
+		/* Claude Code takes `~/x` from HOME and `../x` from the project (issue 33) */
+		if (d[0] != '/') {
+			if (path_normalize(&e->res->claude_dir, d, ev_project_root(e), e->home) < 0) {
+				docket_error_clear();
+				continue;
+			}
+			d = e->res->claude_dir.ptr;
+		}
+		if (path_is_under(path, d))
 			return true;
+	}
 	return false;
 }
 
@@ -455,6 +470,10 @@ static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
 	if (e->p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
 		return false;
 	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+		return true;
+	/* MultiEdit and NotebookEdit rules name their own tools only (2.1.332) */
+	if ((strcmp(t->name, "MultiEdit") == 0 || strcmp(t->name, "NotebookEdit") == 0) &&
+	    !(e->call->name && strcmp(e->call->name, t->name) == 0))
 		return true;
 	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
 	       strcmp(e->call->name, "Write") == 0;
@@ -887,7 +906,8 @@ void ev_setup(ev *ep, docket_policy_result *res, const docket_policy *p, const d
 			    e.sandbox == SB_EXTERNAL ? FS_EXTERNAL : FS_RESTRICTED;
 	e.claude_version = ctx ? ctx->claude_version : 0;
 	e.codex_version = ctx ? ctx->codex_version : 0;
-	e.legacy = e.claude_version && e.claude_version <= POL_CLAUDE_LEGACY_MAX;
+	/* a version docket did not measure is decided as the nearest one it did */
+	e.legacy = e.claude_version && claude_model_version(e.claude_version) <= POL_CLAUDE_LEGACY_MAX;
 	e.mode = p->format == DOCKET_POLICY_CLAUDE ? pol_claude_mode(p, e.legacy) : p->mode;
 	if (!e.mode)
 		e.mode = MODE_DEFAULT;

@@ -67,6 +67,18 @@ int ev_bash_rules(ev *e, const char *text, size_t len, bool *allow_rule);
 /* Is exactly this argv granted for the session? */
 bool ev_command_granted(const ev *e, const char *const *argv, size_t argc);
 
+/* ---- Claude Code's reading of a Bash command (claude_bash.c) ---- */
+/* The length of a NAME=VALUE word Claude Code looks through (safe name, plain value), else 0. */
+size_t claude_safe_assignment(const char *s);
+/* The script with the redirections and environment prefixes Claude Code drops, dropped. */
+int claude_bash_normalize(docket_buf *out, const char *script);
+/* A command Claude Code runs with no rule (read-only). */
+bool claude_read_only(const char *const *argv, size_t argc);
+/* A path with a directory segment followed by `..` (Claude Code asks for it). */
+bool claude_path_climbs(const char *p);
+/* POL_ASK (and *why) for a `cd` Claude Code asks for in the evaluated segments; -1: none. */
+int claude_cd_check(ev *e, const char **why);
+
 /* ---- the evaluator's setup (eval.c): e from policy, call and context ---- */
 void ev_setup(ev *e, docket_policy_result *res, const docket_policy *p, const docket_policy_call *call,
 	      const docket_policy_context *ctx);

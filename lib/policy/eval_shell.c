@@ -252,7 +252,7 @@ static int shell_unmatched(ev *e, const char *const *argv, size_t argc, const ch
 {
 	switch (e->p->heuristics) {
 	case HEUR_CLAUDE: {
-		bool safe = !e->unsplit && safety_is_known_safe(argv, argc, e->platform, &e->res->scratch);
+		bool safe = !e->unsplit && claude_read_only(argv, argc);
 
 		if (!safe && !e->unsplit && e->mode == MODE_ACCEPT_EDITS && claude_file_changing(argv, argc))
 			return claude_accept_edits_shell(e, argv, argc, why);
@@ -409,9 +409,10 @@ static int claude_bash_rules(ev *e, const char *const *w, size_t n, const char *
 	return 0;
 }
 
-/* A Read deny rule that matches the normalised path, or what is under it
- * when it is a directory (`ls secrets` with a Read deny of secrets/ and all below); -1: none. */
-static int read_deny(ev *e, const char *path, size_t seg)
+/* A Read (kind TK_READ) or Edit (TK_EDIT) deny rule with a path that matches the
+ * normalised path, or what is under it when it is a directory (`ls secrets`
+ * with a Read deny of secrets/ and all below); -1: none. */
+static int path_deny(ev *e, const char *path, size_t seg, int kind)
 {
 	docket_buf *child = &e->res->tmp;
 
@@ -421,7 +422,8 @@ static int read_deny(ev *e, const char *path, size_t seg)
 	for (size_t k = 0; k < e->p->ntools; k++) {
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (t->decision == POL_DENY && ev_tool_kind_applies(t, TK_READ, NULL) && t->kind != TK_ANY &&
+		if (t->decision == POL_DENY && ev_tool_kind_applies(t, kind, NULL) && t->kind != TK_ANY &&
+		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, "Edit") == 0)) &&
 		    (ev_path_rule_matches(e, t, path) || ev_path_rule_matches(e, t, child->ptr))) {
 			ev_add_match(e->res, -2 - (int)k, POL_DENY, seg, 0, false);
 			return POL_DENY;
@@ -433,26 +435,29 @@ static int read_deny(ev *e, const char *path, size_t seg)
 /*
  * The files a read-only command reads are checked as Read calls: a Read
  * deny rule denies the command, and a file outside the working directories
- * asks (unless a rule allowed the command).
+ * asks (unless a rule allowed the command, or the mode is bypassPermissions).
+ * The operands of a file-changing command (touch, mkdir, rm ...) meet the
+ * Edit(path) deny rules (Claude Code 2.1.332).
  */
 static int claude_file_args(ev *e, const char *const *w, size_t n, size_t seg, bool heuristic,
 			    const char **why)
 {
 	docket_buf *b = &e->res->tmp3;
+	bool changing = claude_file_changing(w, n);
 	int dec = -1;
 
 	for (size_t i = 1; i < n; i++) {
-		if (!claude_file_arg(w, n, i))
+		if (changing ? w[i][0] == '-' : !claude_file_arg(w, n, i))
 			continue;
 		if (path_normalize(b, w[i], e->cwd, e->home) < 0) {
 			docket_error_clear();
 			continue;
 		}
-		if (read_deny(e, b->ptr, seg) == POL_DENY) {
+		if (path_deny(e, b->ptr, seg, changing ? TK_EDIT : TK_READ) == POL_DENY) {
 			*why = "rule";
 			return POL_DENY;
 		}
-		if (heuristic && !ev_in_workspace(e, b->ptr)) {
+		if (heuristic && !changing && e->mode != MODE_BYPASS && !ev_in_workspace(e, b->ptr)) {
 			dec = POL_ASK;
 			*why = "outside_workspace";
 		}
@@ -469,6 +474,10 @@ static int claude_accept_edits_shell(ev *e, const char *const *argv, size_t argc
 	for (size_t i = 1; i < argc; i++) {
 		if (argv[i][0] == '-')
 			continue;
+		if (claude_path_climbs(argv[i])) {
+			*why = "cd_climbs";
+			return POL_ASK;
+		}
 		if (path_normalize(b, argv[i], e->cwd, e->home) < 0) {
 			docket_error_clear();
 			*why = "no_rule";
@@ -511,9 +520,7 @@ static int eval_segment(ev *e, size_t g)
 		int d;
 
 		if (e->unsplit && e->call->argc == 3 && shell_script_of(e->call->argv, 3, NULL)) {
-			text = e->call->argv[2];
-			if (e->p->heuristics == HEUR_CLAUDE)
-				text = claude_skip_time(text);
+			text = e->p->heuristics == HEUR_CLAUDE ? r->claude_script.ptr : e->call->argv[2];
 			len = strlen(text);
 		} else {
 			if ((error = seg_text(&r->tmp, w, s->nwords)) < 0)
@@ -789,8 +796,12 @@ int ev_eval_shell(ev *e)
 		return ev_add_reason(r, "bad_call", "empty command");
 	}
 	script = shell_script_of(c->argv, c->argc, &flag);
-	if (script && e->p->heuristics == HEUR_CLAUDE)
-		script = claude_skip_time(script);
+	if (script && e->p->heuristics == HEUR_CLAUDE) {
+		/* as Claude Code matches it: no `time`, no safe redirections or env prefixes */
+		if ((error = claude_bash_normalize(&r->claude_script, claude_skip_time(script))) < 0)
+			return error;
+		script = r->claude_script.ptr;
+	}
 	if (script) {
 		r->split.codex_words = e->p->format == DOCKET_POLICY_CODEX;
 		error = shell_split_script(&r->split, script, strlen(script));
@@ -830,6 +841,14 @@ int ev_eval_shell(ev *e)
 			return error;
 		dec = ev_max(dec, r->segs[g].decision);
 		all_allow = all_allow && r->segs[g].policy_allow;
+	}
+	if (e->p->heuristics == HEUR_CLAUDE && !e->unsplit && dec < POL_DENY) {
+		const char *why = NULL;
+		int d = claude_cd_check(e, &why);
+
+		if (d > dec && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+			return error;
+		dec = ev_max(dec, d);
 	}
 	/* deny/ask rules (and exact allows) also see the whole script */
 	if (script && e->p->ntools && r->nsegs > 1) {

@@ -287,6 +287,8 @@ int shell_join(docket_buf *buf, const char *const *argv, size_t argc) DOCKET_MUS
 const char *shell_basename(const char *path);
 
 /* ---- Claude Code's own rules (claude_eval.c) ---- */
+/* The modelled version nearest to v (0: unknown, the newest). */
+uint32_t claude_model_version(uint32_t v);
 /* Leading words Claude Code looks through before matching a Bash rule:
  * timeout/nohup/time (and, for deny rules, env and NAME=VALUE). */
 size_t claude_wrapper_skip(const char *const *argv, size_t argc, bool deny);
@@ -494,6 +496,7 @@ struct docket_policy_result {
 	const char *unsplit_reason;
 	docket_buf text;
 	docket_buf tmp, tmp2, tmp3;
+	docket_buf claude_script, claude_dir; /* claude_bash.c: the script as Claude Code matches it; eval.c: a resolved directory */
 	shell_split split, scratch;
 	/* the enforced verdict (enforce.c) */
 	bool enforced;            /* docket_policy_eval_enforced filled it */

@@ -31,6 +31,8 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_buf_dispose(&r->tmp);
 	docket_buf_dispose(&r->tmp2);
 	docket_buf_dispose(&r->tmp3);
+	docket_buf_dispose(&r->claude_script);
+	docket_buf_dispose(&r->claude_dir);
 	shell_split_dispose(&r->split);
 	shell_split_dispose(&r->scratch);
 	if (r->sh)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "report_internal.h"
+#include "docket/policy.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -311,6 +312,24 @@ static int session_warning(docket_buf *out, const report_session *e)
 	return error;
 }
 
+/* A runtime whose version docket does not model: say which one it decided under (issue 33). */
+static int engine_version_note(docket_replay_report *r, FILE *f, const report_session *e)
+{
+	bool exact;
+	const char *v = docket_policy_engine_version(e->runtime, &exact);
+	int error;
+
+	/* only Claude Code settings are decided version by version */
+	if (!v || exact || !r->policy || strncmp(r->policy, "claude:", 7) != 0)
+		return 0;
+	docket_buf_clear(&r->head);
+	if ((error = docket_buf_printf(&r->head, "  note: %s is not a modelled version: decided as Claude Code %s, "
+				       "the nearest modelled one", e->runtime, v)) < 0)
+		return error;
+	put_wrapped(f, r->head.ptr, r->width, 4);
+	return 0;
+}
+
 static int table_sessions(docket_replay_report *r, FILE *f)
 {
 	int error;
@@ -327,6 +346,8 @@ static int table_sessions(docket_replay_report *r, FILE *f)
 					       *e->recorded ? e->recorded : "(not recorded)", r->cell.ptr)) < 0)
 			return error;
 		put_wrapped(f, r->head.ptr, r->width, 4);
+		if ((error = engine_version_note(r, f, e)) < 0)
+			return error;
 		if (report_session_warns(e)) {
 			docket_buf_clear(&r->head);
 			if ((error = session_warning(&r->line, e)) < 0 ||

@@ -138,7 +138,9 @@ CASES = [
 
 HOOK = "cat >> {log}; echo >> {log}"
 # what the CLI says when a rule or the mode denies (anything else that did not run asked)
-DENIED = ("has been denied", "denied by your permission settings", "denied access to domain")
+DENIED = ("has been denied", "denied by your permission settings", "denied access to domain",
+          # a deny rule naming a whole tool takes it out of the model's tool list
+          "No such tool available")
 
 
 def find_claude():
@@ -171,7 +173,11 @@ def lay_out(root, case):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     for f, text in (("src/a.txt", "a\n"), ("secrets/k", "k\n"), ("notes/n.txt", "n\n"),
                     (".git/HEAD", "ref: refs/heads/main\n"), ("../home/secret.txt", "s\n"),
-                    ("../home/other.txt", "o\n"), ("../extra/e.txt", "e\n")):
+                    ("../home/other.txt", "o\n"), ("../extra/e.txt", "e\n"), ("../home/hx/h.txt", "h\n"),
+                    ("../extra2/f.txt", "f\n"), ("extra2/g.txt", "g\n"), ("a.env", "A=1\n"),
+                    ("src/b.env", "B=1\n"), ("src/deep/c.env", "C=1\n"), ("x.txt", "x\n"), ("src/y.txt", "y\n"),
+                    ("src/deep/z.txt", "z\n"), ("envx", "e\n"), ("a.env.bak", "b\n"),
+                    ("package.json", '{"name":"gt","scripts":{"lint":"true","test":"true"}}\n')):
         os.makedirs(os.path.dirname(os.path.join(proj, f)), exist_ok=True)
         with open(os.path.join(proj, f), "w") as fh:
             fh.write(text)
@@ -217,9 +223,19 @@ def run_case(claude, case):
                    "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
                    "NO_PROXY": "127.0.0.1,localhost", "DISABLE_TELEMETRY": "1",
                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                   # every command starts in the project (a `cd` does not carry over)
+                   "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1",
                    # root may use bypassPermissions only inside a declared sandbox
                    "IS_SANDBOX": "1"}
-            p = subprocess.run([claude, "-p", "go", "--output-format", "stream-json", "--verbose"],
+            args = [claude, "-p", "go", "--output-format", "stream-json", "--verbose"]
+            if case.get("mcp"):
+                # the echo MCP server of fixtures/mcp (tools echo, fail, touch)
+                mcp = os.path.join(root, "mcp.json")
+                with open(mcp, "w") as fh:
+                    json.dump({"mcpServers": {"echo": {"command": sys.executable, "args": [
+                        os.path.join(HERE, "..", "..", "fixtures", "mcp", "echo_server.py")]}}}, fh)
+                args += ["--mcp-config", mcp]
+            p = subprocess.run(args,
                                cwd=proj, env=env, capture_output=True, text=True, timeout=300)
         finally:
             stub.terminate()
@@ -263,6 +279,13 @@ def run_case(claude, case):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def cli_version(claude):
+    """The version the CLI reports ("2.1.332")."""
+    return subprocess.run([claude, "--version"], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(),
+                               "DISABLE_AUTOUPDATER": "1"}).stdout.split()[0]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -272,9 +295,7 @@ def main():
     if not claude:
         print("the real Claude Code CLI (@anthropic-ai/claude-code) is not available: skipped")
         return 77
-    version = subprocess.run([claude, "--version"], capture_output=True, text=True,
-                             env={"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(),
-                                  "DISABLE_AUTOUPDATER": "1"}).stdout.split()[0]
+    version = cli_version(claude)
     out = []
     for case in CASES:
         if a.only and case["id"] != a.only:

@@ -373,8 +373,10 @@ static void test_claude_tools(void **state)
 	assert_string_equal(verdict(p, "{\"tool\":\"mcp__other__x\",\"args\":{}}", CTX, NULL), "approval_required");
 	assert_string_equal(verdict(p, "{\"tool\":\"Glob\",\"args\":{}}", CTX, NULL), "allowed");
 	docket_policy_free(p);
-	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"mcp__*\"],\"defaultMode\":\"dontAsk\"}}");
-	assert_string_equal(verdict(p, "{\"tool\":\"mcp__x__y\",\"args\":{}}", CTX, NULL), "allowed");
+	/* a wildcard server name matches no server in Claude Code (issue 33: 2.1.328, 2.1.332): dontAsk denies */
+	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"allow\":[\"mcp__*\",\"mcp__s__*\"],\"defaultMode\":\"dontAsk\"}}");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp__x__y\",\"args\":{}}", CTX, NULL), "denied");
+	assert_string_equal(verdict(p, "{\"tool\":\"mcp__s__y\",\"args\":{}}", CTX, NULL), "allowed");
 	assert_string_equal(verdict(p, SH("make"), CTX, NULL), "denied");
 	docket_policy_free(p);
 	p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Bash(sudo:*)\"],\"defaultMode\":\"bypassPermissions\"}}");
