@@ -653,6 +653,8 @@ static bool client_sandboxes(const ef *f)
 
 	if (x && x->client_sandbox >= 0)
 		return x->client_sandbox == 1;
+	if (f->e.sandbox == SB_EXTERNAL)
+		return true;    /* the operator's policy declares a sandbox outside the client */
 	if (strcmp(client, "codex") == 0)
 		return f->e.sandbox == SB_READ_ONLY || f->e.sandbox == SB_WORKSPACE_WRITE;
 	if (strcmp(client, "claude") == 0)

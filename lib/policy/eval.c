@@ -175,6 +175,11 @@ int ev_tool_rule_reason(ev *e, int decision)
 	return 0;
 }
 
+const char *ev_allowed_why(const ev *e)
+{
+	return e->fs_kind == FS_UNRESTRICTED ? "unrestricted" : "sandboxed";
+}
+
 const char *ev_why_text(const char *why)
 {
 	if (!why)
@@ -543,7 +548,7 @@ static int eval_paths(ev *e, bool write)
 					why = "outside_workspace";
 			} else if (write) {
 				if (sandbox_writable(e, path, &why))
-					d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : "sandboxed";
+					d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : ev_allowed_why(e);
 				else
 					d = ev_ask_or_deny(e);
 			} else if (e->p->readable.n) {
@@ -712,14 +717,14 @@ static int eval_run_code(ev *e)
 			why = "language_not_allowed";
 		} else if (d < 0) {
 			d = POL_ALLOW;
-			why = "sandboxed";
+			why = ev_allowed_why(e);
 		}
 	}
 	if (d < 0) {
 		if (e->p->heuristics == HEUR_CLAUDE)
 			d = ev_mode_default(e, false, &why);
 		else
-			d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : "sandboxed";
+			d = e->approval == AP_UNTRUSTED ? POL_ASK : POL_ALLOW, why = d ? "not_known_safe" : ev_allowed_why(e);
 	}
 	r->sandbox = (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
 	if ((error = ev_tool_rule_reason(e, d)) < 0)

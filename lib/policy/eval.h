@@ -51,6 +51,11 @@ int ev_approval_gate(ev *e, int *dec);
 int ev_conclude(ev *e, int dec, const char *why);
 int ev_unsupported_gate(ev *e, int *dec, bool escalated);
 int ev_ask_or_deny(const ev *e);
+/* Why a call no rule decided is allowed because of where it runs: "sandboxed"
+ * under a sandbox that confines it (read-only, workspace-write, or one the
+ * operator declares external), "unrestricted" under full access, where no
+ * sandbox exists for the enforced verdict to require of the client. */
+const char *ev_allowed_why(const ev *e);
 
 /* ---- paths (eval.c) ---- */
 const char *ev_project_root(const ev *e);

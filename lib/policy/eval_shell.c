@@ -227,7 +227,7 @@ static int codex_unmatched(ev *e, const char *const *argv, size_t argc, const ch
 	}
 	switch (e->approval) {
 	case AP_NEVER:
-		*why = "sandboxed";
+		*why = ev_allowed_why(e);
 		return POL_ALLOW;
 	case AP_UNTRUSTED:
 		*why = "not_known_safe";

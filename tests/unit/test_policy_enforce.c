@@ -603,6 +603,32 @@ static void test_sandbox_where_it_exists(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * Full access has no sandbox to require of the client: under `sandbox:
+ * full_access, approval: never` a call no rule names runs (it used to be
+ * labelled "sandboxed" and then denied through every hook, so the real
+ * clients could run nothing), while the deny rule still holds in every
+ * spelling. A sandbox the operator declares external counts as one.
+ */
+static void test_full_access_has_no_sandbox(void **state)
+{
+	docket_policy *p = load(DOCKET_POLICY_DOCKET, "version: 1\nsandbox: full_access\napproval: never\n"
+					    "commands:\n  - pattern: [rm]\n    decision: deny\n");
+
+	(void)state;
+	assert_string_equal(sh(p, "echo hi", claude_ctx), "allowed");
+	assert_string_equal(sh(p, "make build", "{\"client\":\"mcp\",\"cwd\":\"/w\"}"), "allowed");
+	assert_string_equal(sh(p, "rm -rf x", claude_ctx), "denied");
+	assert_string_equal(sh(p, "bash -c 'rm -rf x'", claude_ctx), "denied");
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_DOCKET, "version: 1\nsandbox: workspace_write\napproval: never\n");
+	assert_string_equal(sh(p, "make build", claude_ctx), "denied");   /* no sandbox, no one to ask */
+	docket_policy_free(p);
+	p = load(DOCKET_POLICY_DOCKET, "version: 1\nsandbox: external\napproval: never\n");
+	assert_string_equal(sh(p, "make build", claude_ctx), "allowed");
+	docket_policy_free(p);
+}
+
 /* Defect 4: one approved_for_session answer could grant every path. */
 static size_t grant(json_t *g, const char *intent_json)
 {
@@ -663,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_disable_sandbox),
 		cmocka_unit_test(test_shell_installs),
 		cmocka_unit_test(test_sandbox_where_it_exists),
+		cmocka_unit_test(test_full_access_has_no_sandbox),
 		cmocka_unit_test(test_grants_canonical),
 		cmocka_unit_test(test_code_allows_listed),
 		cmocka_unit_test(test_runs_via),
