@@ -19,6 +19,7 @@
 
 #include "docket/docket.h"
 #include "util/buf.h"
+#include "util/json.h"
 #include "util/timespec.h"
 
 /* Exit codes (DESIGN §9). */
@@ -366,7 +367,6 @@ void cli_duration(char *out, size_t n, int64_t ms);
 
 /* ---- small JSON accessors (NULL/"" safe) ------------------------------- */
 
-const char *cli_jstr(const json_t *obj, const char *key);       /* NULL if absent */
 int cli_jint(const json_t *obj, const char *key, int64_t *out); /* 0 if present */
 
 /*

@@ -89,13 +89,6 @@ void cli_duration(char *out, size_t n, int64_t ms)
 
 /* ---- JSON accessors ---------------------------------------------------- */
 
-const char *cli_jstr(const json_t *obj, const char *key)
-{
-	const json_t *v = obj ? json_object_get(obj, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 int cli_jint(const json_t *obj, const char *key, int64_t *out)
 {
 	const json_t *v = obj ? json_object_get(obj, key) : NULL;

@@ -57,7 +57,7 @@ static int print_list(FILE *out, int color, const json_t *f, const char *key, co
 		return error;
 	json_array_foreach(list, i, item) {
 		for (k = 0; k < ncols && error == 0; k++) {
-			if ((error = one_line(&text, cli_or_dash(cli_jstr(item, cols[k])))) == 0)
+			if ((error = one_line(&text, cli_or_dash(docket_json_str(item, cols[k])))) == 0)
 				error = cli_table_cellf(t, "%s%s", k == 0 ? "  " : "", text.ptr);
 		}
 		if (error < 0)

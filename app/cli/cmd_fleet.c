@@ -279,7 +279,7 @@ static int on_show_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq,
 
 	if (r->tag && (json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0 ||
 		       json_object_set_new(ev, "host", json_string(l->host)) < 0))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return r->cb(r->cbctx, seq, ev);
 }
 

@@ -142,7 +142,6 @@ static int make_parent(const char *path)
 	return error;
 }
 
-
 /* Replace `path` with `text` atomically, keeping its mode (new: 0644). */
 static int write_file_atomic(const char *path, const char *text, size_t len)
 {
@@ -191,7 +190,7 @@ static int dump_pretty(docket_buf *out, const json_t *doc)
 	int error;
 
 	if (!s)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = docket_buf_puts(out, s);
 	free(s);
 	return error ? error : docket_buf_putc(out, '\n');
@@ -220,9 +219,9 @@ static int update_json(const char *path, const docket_integrate_options *io, int
 			docket_error_prefix("%s: ", path);
 	}
 	if (error == 0 && !doc)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0 && !(orig = json_deep_copy(doc)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0) {
 		error = merge(&out, doc, io);
 		doc = NULL;

@@ -92,7 +92,7 @@ static int summary_generic(docket_buf *b, const json_t *ev)
  */
 static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 {
-	const char *type = cli_jstr(ev, "type");
+	const char *type = docket_json_str(ev, "type");
 	int64_t n;
 	int error = 0;
 
@@ -100,7 +100,7 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 	if (!type)
 		return summary_generic(b, ev);
 	if (strcmp(type, "runtime.started") == 0) {
-		const char *rt = cli_jstr(ev, "runtime");
+		const char *rt = docket_json_str(ev, "runtime");
 
 		error = docket_buf_puts(b, rt ? rt : "runtime");
 		if (error == 0 && cli_jint(ev, "epoch", &n) == 0)
@@ -109,16 +109,16 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 		const char *parts[3];
 		size_t i, k = 0;
 
-		parts[0] = cli_jstr(ev, "runtime");
-		parts[1] = cli_jstr(ev, "platform");
-		parts[2] = cli_jstr(ev, "cwd");
+		parts[0] = docket_json_str(ev, "runtime");
+		parts[1] = docket_json_str(ev, "platform");
+		parts[2] = docket_json_str(ev, "cwd");
 		for (i = 0; i < 3 && error == 0; i++)
 			if (parts[i])
 				error = docket_buf_printf(b, "%s%s", k++ ? " " : "", parts[i]);
 	} else if (strcmp(type, "policy.revised") == 0) {
-		const char *fmt = cli_jstr(ev, "format");
-		const char *actor = cli_jstr(ev, "actor");
-		const char *reason = cli_jstr(ev, "reason");
+		const char *fmt = docket_json_str(ev, "format");
+		const char *actor = docket_json_str(ev, "actor");
+		const char *reason = docket_json_str(ev, "reason");
 
 		if (cli_jint(ev, "revision", &n) < 0)
 			n = 0;
@@ -130,10 +130,10 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 		if (error == 0 && reason)
 			error = docket_buf_printf(b, ": %s", reason);
 	} else if (strcmp(type, "tool.intent") == 0) {
-		const char *tool = cli_jstr(ev, "tool");
+		const char *tool = docket_json_str(ev, "tool");
 		const json_t *dec = json_object_get(ev, "decision");
-		const char *verdict = cli_jstr(dec, "verdict");
-		const char *source = cli_jstr(dec, "source");
+		const char *verdict = docket_json_str(dec, "verdict");
+		const char *source = docket_json_str(dec, "source");
 		char *call = NULL;
 
 		if ((error = cli_call_summary(&call, tool, json_object_get(ev, "args"),
@@ -148,10 +148,10 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 			*color = cli_status_color(verdict);
 		}
 	} else if (strcmp(type, "approval.requested") == 0) {
-		const char *req = cli_jstr(ev, "request");
-		const char *reviewer = cli_jstr(ev, "reviewer");
+		const char *req = docket_json_str(ev, "request");
+		const char *reviewer = docket_json_str(ev, "reviewer");
 		const json_t *risk = json_object_get(ev, "risk");
-		const char *level = cli_jstr(risk, "level");
+		const char *level = docket_json_str(risk, "level");
 
 		error = docket_buf_printf(b, "request %s", req ? req : "?");
 		if (error == 0 && reviewer)
@@ -159,9 +159,9 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 		if (error == 0 && level)
 			error = docket_buf_printf(b, ", risk %s", level);
 	} else if (strcmp(type, "approval.settled") == 0) {
-		const char *req = cli_jstr(ev, "request");
-		const char *result = cli_jstr(ev, "result");
-		const char *actor = cli_jstr(ev, "actor");
+		const char *req = docket_json_str(ev, "request");
+		const char *result = docket_json_str(ev, "result");
+		const char *actor = docket_json_str(ev, "actor");
 
 		error = docket_buf_printf(b, "request %s %s", req ? req : "?",
 					  result ? result : "?");
@@ -172,7 +172,7 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 		if (cli_jint(ev, "attempt", &n) == 0)
 			error = docket_buf_printf(b, "attempt %lld", (long long)n);
 	} else if (strcmp(type, "tool.completed") == 0) {
-		const char *status = cli_jstr(ev, "status");
+		const char *status = docket_json_str(ev, "status");
 
 		error = docket_buf_puts(b, status ? status : "?");
 		if (error == 0 && cli_jint(ev, "exit_code", &n) == 0)
@@ -185,8 +185,8 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 		}
 		*color = cli_status_color(status);
 	} else if (strcmp(type, "recovery.action") == 0) {
-		const char *action = cli_jstr(ev, "action"), *detail = cli_jstr(ev, "detail");
-		const char *verdict = cli_jstr(json_object_get(ev, "decision"), "verdict");
+		const char *action = docket_json_str(ev, "action"), *detail = docket_json_str(ev, "detail");
+		const char *verdict = docket_json_str(json_object_get(ev, "decision"), "verdict");
 
 		error = docket_buf_puts(b, action ? action : "?");
 		if (error == 0 && cli_jint(ev, "attempt", &n) == 0)
@@ -197,7 +197,7 @@ static int event_summary(docket_buf *b, const json_t *ev, const char **color)
 			error = docket_buf_printf(b, ": %s", detail);
 		*color = CLI_YELLOW;
 	} else if (strcmp(type, "session.closed") == 0) {
-		const char *reason = cli_jstr(ev, "reason");
+		const char *reason = docket_json_str(ev, "reason");
 
 		if (reason)
 			error = docket_buf_puts(b, reason);
@@ -252,21 +252,21 @@ static int type_listed(const char *types, const char *type)
  * an intent's verdict. */
 static const char *status_word(const json_t *ev)
 {
-	const char *s = cli_jstr(ev, "status");
+	const char *s = docket_json_str(ev, "status");
 
 	if (!s)
-		s = cli_jstr(ev, "result");
+		s = docket_json_str(ev, "result");
 	if (!s)
-		s = cli_jstr(json_object_get(ev, "decision"), "verdict");
+		s = docket_json_str(json_object_get(ev, "decision"), "verdict");
 	return s;
 }
 
 static int wanted(const log_filter *f, const json_t *ev)
 {
-	const char *inv = cli_jstr(ev, "invocation"), *status = status_word(ev);
+	const char *inv = docket_json_str(ev, "invocation"), *status = status_word(ev);
 	int64_t ms;
 
-	if (f->types && !type_listed(f->types, cli_jstr(ev, "type") ? cli_jstr(ev, "type") : ""))
+	if (f->types && !type_listed(f->types, docket_json_str(ev, "type") ? docket_json_str(ev, "type") : ""))
 		return 0;
 	if (f->invocation && (!inv || strcmp(inv, f->invocation) != 0))
 		return 0;
@@ -274,7 +274,7 @@ static int wanted(const log_filter *f, const json_t *ev)
 		return 0;
 	if (f->has_since_ms || f->has_until_ms) {
 		/* imported events keep their own times: filter, never stop early */
-		if (cli_time_parse(cli_jstr(ev, "time"), &ms) < 0)
+		if (cli_time_parse(docket_json_str(ev, "time"), &ms) < 0)
 			return 0;
 		if ((f->has_since_ms && ms < f->since_ms) || (f->has_until_ms && ms >= f->until_ms))
 			return 0;
@@ -286,11 +286,11 @@ static int log_event(void *vctx, uint64_t seq, json_t *ev)
 {
 	log_ctx *ctx = vctx;
 	char seqs[24];
-	const char *time = cli_jstr(ev, "time");
-	const char *type = cli_jstr(ev, "type");
-	const char *session = cli_jstr(ev, "session");
-	const char *inv = cli_jstr(ev, "invocation");
-	const char *host = ctx->with_host ? cli_jstr(ev, "host") : NULL;
+	const char *time = docket_json_str(ev, "time");
+	const char *type = docket_json_str(ev, "type");
+	const char *session = docket_json_str(ev, "session");
+	const char *inv = docket_json_str(ev, "invocation");
+	const char *host = ctx->with_host ? docket_json_str(ev, "host") : NULL;
 	docket_buf summary = DOCKET_BUF_INIT;
 	const char *color = NULL;
 	int error;

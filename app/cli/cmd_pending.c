@@ -95,7 +95,7 @@ static int call_of(char **out, docket_ledger *ledger, const docket_pending_info 
 	ro.limit = 1;
 	if ((error = docket_ledger_read_json(ledger, &ro, keep_intent, &intent)) < 0)
 		return error;
-	error = cli_call_summary(out, cli_jstr(intent, "tool"), json_object_get(intent, "args"), COMMAND_MAX);
+	error = cli_call_summary(out, docket_json_str(intent, "tool"), json_object_get(intent, "args"), COMMAND_MAX);
 	json_decref(intent);
 	return error;
 }

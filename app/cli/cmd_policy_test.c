@@ -159,7 +159,7 @@ static int case_context(docket_policy_context **out, const json_t *file_ctx, con
 	int error;
 
 	if (!merged)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (json_object_get(c, "context"))
 		json_object_update(merged, json_object_get(c, "context"));
 	error = docket_policy_context_from_json(out, merged);
@@ -177,7 +177,7 @@ static int run_case(test_run *r, const char *file, const json_t *file_ctx, const
 	int error, ok = 0;
 
 	if (!name)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	expected = json_deep_copy(c);
 	json_object_del(expected, "line");
 	json_object_del(expected, "name");
@@ -200,7 +200,7 @@ static int run_case(test_run *r, const char *file, const json_t *file_ctx, const
 	docket_policy_context_free(ctx);
 	json_decref(cj);
 	if (error == DOCKET_ENOMEM || !rec || json_array_append_new(r->cases, rec) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (ok)
 		r->passed++;
 	else
@@ -277,7 +277,7 @@ static int rule_groups(size_t **out, const docket_policy *p, size_t n)
 	size_t *group = docket_calloc(n + 1, sizeof(*group));
 
 	if (!group)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++) {
 		const char *fi, *fk;
 		unsigned li, lk;

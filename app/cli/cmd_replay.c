@@ -259,7 +259,7 @@ static int finding_add(void *ctx, const docket_replay_call *c)
 	if ((error = docket_replay_finding_json(&o, c)) < 0)
 		return error;
 	if (json_array_append_new(f->list, o) != 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 

@@ -27,7 +27,7 @@ static int pages_of(report_pages *rp, const char *path)
 
 	memset(rp, 0, sizeof(*rp));
 	if (!(rp->dir = docket_malloc(stem + 7)) || !(rp->href = docket_malloc(bstem + 7)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	snprintf(rp->dir, stem + 7, "%.*s.pages", (int)stem, path);
 	snprintf(rp->href, bstem + 7, "%.*s.pages", (int)bstem, base);
 	rp->p.dir = rp->dir;
@@ -51,7 +51,7 @@ static int on_fleet_event(void *vctx, const docket_fleet_ledger *l, uint64_t seq
 
 	if (json_object_set_new(ev, "host", json_string(l->host)) < 0 ||
 	    json_object_set_new(ev, "ledger", json_string(l->ledger_id)) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return r->cb(r->cbctx, seq, ev);
 }
 

@@ -84,15 +84,15 @@ int cli_sessions_row(cli_listing *l, const docket_session_info *s, const cli_ori
 static int count_incident(json_t *extras, const json_t *ev)
 {
 	json_t *entry = docket_spool_incident_entry(ev), *x;
-	const char *session = cli_jstr(entry, "session");
+	const char *session = docket_json_str(entry, "session");
 	int error = 0;
 
 	if (session && !(x = json_object_get(extras, session)) &&
 	    (json_object_set_new(extras, session, x = json_object()) < 0 || !x))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	else if (session && json_object_set_new(x, "incidents", json_integer(json_integer_value(
 					json_object_get(x, "incidents")) + 1)) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	json_decref(entry);
 	return error;
 }
@@ -101,7 +101,7 @@ static int count_incident(json_t *extras, const json_t *ev)
 static int on_event(void *vctx, uint64_t seq, json_t *ev)
 {
 	json_t *extras = vctx, *x;
-	const char *type = cli_jstr(ev, "type"), *session = cli_jstr(ev, "session");
+	const char *type = docket_json_str(ev, "type"), *session = docket_json_str(ev, "session");
 	char mode[MODE_MAX];
 	int risky;
 
@@ -112,16 +112,16 @@ static int on_event(void *vctx, uint64_t seq, json_t *ev)
 		return 0;
 	if (!(x = json_object_get(extras, session)) &&
 	    (json_object_set_new(extras, session, x = json_object()) < 0 || !x))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (strcmp(type, "session.opened") == 0)
-		return json_object_set_new(x, "cwd", cli_json_nonempty(cli_jstr(ev, "cwd"))) < 0 ||
+		return json_object_set_new(x, "cwd", cli_json_nonempty(docket_json_str(ev, "cwd"))) < 0 ||
 		       json_object_set_new(x, "imported", json_boolean(json_object_get(ev, "provenance") != NULL)) < 0
-			       ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+			       ? docket_error_set_oom() : 0;
 	if ((risky = docket_audit_risky_mode(mode, sizeof(mode), ev)) < 0)
 		return risky;
 	return json_object_set_new(x, "mode", cli_json_nonempty(mode)) < 0 ||
 	       json_object_set_new(x, "risky", json_boolean(risky > 0)) < 0
-		       ? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+		       ? docket_error_set_oom() : 0;
 }
 
 typedef struct local_list {
@@ -143,7 +143,7 @@ static int local_row(void *vctx, const docket_session_info *s)
 	local_list *ll = vctx;
 	cli_table *t = ll->list.table;
 	const json_t *x = json_object_get(ll->extras, s->session);
-	const char *mode = cli_jstr(x, "mode");
+	const char *mode = docket_json_str(x, "mode");
 	int risky = json_is_true(json_object_get(x, "risky")), error;
 	json_int_t incidents = json_integer_value(json_object_get(x, "incidents"));
 
@@ -152,7 +152,7 @@ static int local_row(void *vctx, const docket_session_info *s)
 		json_t *row = session_json(s);
 
 		if (row && (json_object_set_new(row, "imported", json_boolean(json_is_true(json_object_get(x, "imported")))) < 0 ||
-			    json_object_set_new(row, "cwd", cli_json_nonempty(cli_jstr(x, "cwd"))) < 0 ||
+			    json_object_set_new(row, "cwd", cli_json_nonempty(docket_json_str(x, "cwd"))) < 0 ||
 			    json_object_set_new(row, "mode", cli_json_nonempty(mode)) < 0 ||
 			    json_object_set_new(row, "risky_mode", json_boolean(risky)) < 0 ||
 			    json_object_set_new(row, "incidents", json_integer(incidents)) < 0)) {
@@ -174,7 +174,7 @@ static int local_row(void *vctx, const docket_session_info *s)
 	else
 		error = cli_table_cell(t, "-");
 	if (error < 0 ||
-	    (error = cli_table_cell(t, cli_or_dash(cli_jstr(x, "cwd")))) < 0 ||
+	    (error = cli_table_cell(t, cli_or_dash(docket_json_str(x, "cwd")))) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(s->parent))) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(s->last_time))) < 0)
 		return error;

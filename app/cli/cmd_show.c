@@ -49,7 +49,7 @@ static int collect(void *vctx, uint64_t seq, json_t *ev)
 
 	(void)seq;
 	if (json_array_append(ctx->events, ev) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -91,8 +91,8 @@ static int group(show_ctx *ctx)
 	json_t *ev;
 
 	json_array_foreach(ctx->events, i, ev) {
-		const char *type = cli_jstr(ev, "type");
-		const char *inv = cli_jstr(ev, "invocation");
+		const char *type = docket_json_str(ev, "type");
+		const char *inv = docket_json_str(ev, "invocation");
 		call *c;
 
 		if (!type)
@@ -101,13 +101,13 @@ static int group(show_ctx *ctx)
 			/* a spooled event of this session refused when folded: with
 			 * its call when the call is known, else with the other events */
 			json_t *entry = docket_spool_incident_entry(ev);
-			const json_t *idx = json_object_get(ctx->index, cli_jstr(entry, "invocation") ?
-							cli_jstr(entry, "invocation") : "");
+			const json_t *idx = json_object_get(ctx->index, docket_json_str(entry, "invocation") ?
+							docket_json_str(entry, "invocation") : "");
 
 			json_decref(entry);
 			if (json_array_append(ctx->incidents, ev) < 0 ||
 			    json_array_append(idx ? ctx->calls[json_integer_value(idx)].steps : ctx->other, ev) < 0)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+				return docket_error_set_oom();
 			continue;
 		}
 		if (!inv) {
@@ -122,17 +122,17 @@ static int group(show_ctx *ctx)
 			else
 				error = json_array_append(ctx->other, ev);
 			if (error < 0)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+				return docket_error_set_oom();
 			continue;
 		}
 		if (!(c = call_get(ctx, inv)))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if (strcmp(type, "tool.intent") == 0 && !c->intent)
 			c->intent = ev;
 		if (strcmp(type, "tool.completed") == 0)
 			c->completed = ev;
 		if (json_array_append(c->steps, ev) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 	}
 	return 0;
 }
@@ -142,8 +142,8 @@ static int64_t span_ms(const json_t *a, const json_t *b)
 {
 	int64_t ta, tb;
 
-	if (!a || !b || cli_time_parse(cli_jstr(a, "time"), &ta) < 0 ||
-	    cli_time_parse(cli_jstr(b, "time"), &tb) < 0 || tb < ta)
+	if (!a || !b || cli_time_parse(docket_json_str(a, "time"), &ta) < 0 ||
+	    cli_time_parse(docket_json_str(b, "time"), &tb) < 0 || tb < ta)
 		return -1;
 	return tb - ta;
 }
@@ -181,12 +181,12 @@ static unsigned call_risk(const call *c, const json_t *opened)
 		if (json_string_value(json_array_get(roots, i)))
 			root[n++] = json_string_value(json_array_get(roots, i));
 	memset(&rc, 0, sizeof(rc));
-	rc.tool = cli_jstr(c->intent, "tool") ? cli_jstr(c->intent, "tool") : "";
+	rc.tool = docket_json_str(c->intent, "tool") ? docket_json_str(c->intent, "tool") : "";
 	rc.args = json_object_get(c->intent, "args");
-	rc.cwd = cli_jstr(opened, "cwd");
+	rc.cwd = docket_json_str(opened, "cwd");
 	rc.roots = root;
 	rc.nroots = n;
-	rc.home = cli_jstr(json_object_get(opened, "env"), "HOME");
+	rc.home = docket_json_str(json_object_get(opened, "env"), "HOME");
 	return docket_call_risk(&rc) & ~(unsigned)DOCKET_RISK_ESCALATION;
 }
 
@@ -199,10 +199,10 @@ static int64_t wait_of(const json_t *intent, const json_t *request, const json_t
 	int stamped;
 	int64_t ta, tb;
 
-	if (!request || !settled || cli_time_parse(cli_jstr(request, "time"), &ta) < 0 ||
-	    cli_time_parse(cli_jstr(settled, "time"), &tb) < 0)
+	if (!request || !settled || cli_time_parse(docket_json_str(request, "time"), &ta) < 0 ||
+	    cli_time_parse(docket_json_str(settled, "time"), &tb) < 0)
 		return -1;
-	stamped = docket_request_stamped(intent ? cli_jstr(intent, "time") : NULL,
+	stamped = docket_request_stamped(intent ? docket_json_str(intent, "time") : NULL,
 					 json_is_integer(line) ? (int64_t)json_integer_value(line) : -1, request);
 	return docket_wait_known(ta, tb, json_object_get(request, "provenance") != NULL, stamped) ? tb - ta : -1;
 }
@@ -218,14 +218,14 @@ static void call_analyse(const call *c, call_facts *f)
 	f->wait_ms = -1;
 	f->run_ms = -1;
 	f->recovered_ms = -1;
-	f->tool = c->intent ? cli_jstr(c->intent, "tool") : NULL;
-	f->verdict = cli_jstr(dec, "verdict");
-	f->source = cli_jstr(dec, "source");
+	f->tool = c->intent ? docket_json_str(c->intent, "tool") : NULL;
+	f->verdict = docket_json_str(dec, "verdict");
+	f->source = docket_json_str(dec, "source");
 	f->reasons = dec ? json_object_get(dec, "reasons") : NULL;
 	f->rules = dec ? json_object_get(dec, "rules") : NULL;
 
 	json_array_foreach(c->steps, i, ev) {
-		const char *type = cli_jstr(ev, "type");
+		const char *type = docket_json_str(ev, "type");
 
 		if (!type)
 			continue;
@@ -256,7 +256,7 @@ static void call_analyse(const call *c, call_facts *f)
 	}
 	if (!f->verdict) {
 		/* DESIGN §3, record mode: the history implies the verdict */
-		const char *status = c->completed ? cli_jstr(c->completed, "status") : NULL;
+		const char *status = c->completed ? docket_json_str(c->completed, "status") : NULL;
 
 		f->source = "inferred";
 		if (f->request)
@@ -293,7 +293,7 @@ static json_t *at(const json_t *ev)
 	if (cli_jint(ev, "seq", &seq) < 0)
 		seq = 0;
 	return json_pack("{s:I, s:o}", "seq", (json_int_t)seq, "time",
-			 str_or_null(cli_jstr(ev, "time")));
+			 str_or_null(docket_json_str(ev, "time")));
 }
 
 static json_t *copy_or_null(const json_t *v)
@@ -310,9 +310,9 @@ static const json_t *request_of(const call *c, const char *request)
 	size_t i;
 
 	json_array_foreach(c->steps, i, ev) {
-		const char *r = cli_jstr(ev, "request");
+		const char *r = docket_json_str(ev, "request");
 
-		if (strcmp(cli_jstr(ev, "type") ? cli_jstr(ev, "type") : "", "approval.requested") == 0 &&
+		if (strcmp(docket_json_str(ev, "type") ? docket_json_str(ev, "type") : "", "approval.requested") == 0 &&
 		    ((r && request && strcmp(r, request) == 0) || (!r && !request)))
 			return ev;
 	}
@@ -333,15 +333,15 @@ static json_t *call_json(const call *c)
 	approvals = json_array();
 	dispatches = json_array();
 	json_array_foreach(c->steps, i, ev) {
-		const char *type = cli_jstr(ev, "type");
+		const char *type = docket_json_str(ev, "type");
 
 		if (!type)
 			continue;
 		if (strcmp(type, "approval.requested") == 0) {
 			json_array_append_new(approvals, json_pack(
 				"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-				"request", str_or_null(cli_jstr(ev, "request")),
-				"reviewer", str_or_null(cli_jstr(ev, "reviewer")),
+				"request", str_or_null(docket_json_str(ev, "request")),
+				"reviewer", str_or_null(docket_json_str(ev, "reviewer")),
 				"risk", copy_or_null(json_object_get(ev, "risk")),
 				"requested", at(ev),
 				"settled", json_null(),
@@ -350,20 +350,20 @@ static json_t *call_json(const call *c)
 				"reason", json_null(),
 				"wait_ms", json_null()));
 		} else if (strcmp(type, "approval.settled") == 0) {
-			const char *req = cli_jstr(ev, "request");
+			const char *req = docket_json_str(ev, "request");
 			json_t *a;
 			size_t k;
 
 			json_array_foreach(approvals, k, a) {
-				const char *r = cli_jstr(a, "request");
+				const char *r = docket_json_str(a, "request");
 				int64_t wait;
 
 				if (!(r && req && strcmp(r, req) == 0) && !(!r && !req))
 					continue;
 				json_object_set_new(a, "settled", at(ev));
-				json_object_set_new(a, "result", str_or_null(cli_jstr(ev, "result")));
-				json_object_set_new(a, "actor", str_or_null(cli_jstr(ev, "actor")));
-				json_object_set_new(a, "reason", str_or_null(cli_jstr(ev, "reason")));
+				json_object_set_new(a, "result", str_or_null(docket_json_str(ev, "result")));
+				json_object_set_new(a, "actor", str_or_null(docket_json_str(ev, "actor")));
+				json_object_set_new(a, "reason", str_or_null(docket_json_str(ev, "reason")));
 				if ((wait = wait_of(c->intent, request_of(c, r), ev)) >= 0)
 					json_object_set_new(a, "wait_ms", json_integer(wait));
 				else
@@ -382,18 +382,18 @@ static json_t *call_json(const call *c)
 		int64_t v;
 
 		outcome = at(c->completed);
-		json_object_set_new(outcome, "status", str_or_null(cli_jstr(c->completed, "status")));
+		json_object_set_new(outcome, "status", str_or_null(docket_json_str(c->completed, "status")));
 		json_object_set_new(outcome, "exit_code",
 				    cli_jint(c->completed, "exit_code", &v) == 0 ? json_integer(v)
 										  : json_null());
-		json_object_set_new(outcome, "error", str_or_null(cli_jstr(c->completed, "error")));
+		json_object_set_new(outcome, "error", str_or_null(docket_json_str(c->completed, "error")));
 		json_object_set_new(outcome, "duration_ms",
 				    cli_jint(c->completed, "duration_ms", &v) == 0 ? json_integer(v)
 										    : json_null());
 	}
 	j = json_pack("{s:s, s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 		      "invocation", c->invocation,
-		      "turn", str_or_null(c->intent ? cli_jstr(c->intent, "turn") : NULL),
+		      "turn", str_or_null(c->intent ? docket_json_str(c->intent, "turn") : NULL),
 		      "tool", str_or_null(f.tool),
 		      "summary", summary,
 		      "args", copy_or_null(c->intent ? json_object_get(c->intent, "args") : NULL),
@@ -444,17 +444,17 @@ static json_t *show_json(const show_ctx *ctx, const char *session)
 			goto oom;
 		cli_jint(ev, "revision", &rev);
 		json_object_set_new(p, "revision", json_integer(rev));
-		json_object_set_new(p, "format", str_or_null(cli_jstr(ev, "format")));
-		json_object_set_new(p, "actor", str_or_null(cli_jstr(ev, "actor")));
-		json_object_set_new(p, "reason", str_or_null(cli_jstr(ev, "reason")));
+		json_object_set_new(p, "format", str_or_null(docket_json_str(ev, "format")));
+		json_object_set_new(p, "actor", str_or_null(docket_json_str(ev, "actor")));
+		json_object_set_new(p, "reason", str_or_null(docket_json_str(ev, "reason")));
 		if (json_array_append_new(pols, p) < 0)
 			goto oom;
 	}
 	j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 		      "session", session,
-		      "runtime", str_or_null(cli_jstr(o, "runtime")),
-		      "platform", str_or_null(cli_jstr(o, "platform")),
-		      "cwd", str_or_null(cli_jstr(o, "cwd")),
+		      "runtime", str_or_null(docket_json_str(o, "runtime")),
+		      "platform", str_or_null(docket_json_str(o, "platform")),
+		      "cwd", str_or_null(docket_json_str(o, "cwd")),
 		      "workspace_roots", copy_or_null(o ? json_object_get(o, "workspace_roots") : NULL),
 		      "opened", at(o),
 		      "closed", at(ctx->closed),
@@ -478,7 +478,7 @@ oom:
  * to leave the sandbox. */
 static int escalation_detail(docket_buf *b, const json_t *args)
 {
-	const char *sp = cli_jstr(args, "sandbox_permissions"), *why = cli_jstr(args, "justification");
+	const char *sp = docket_json_str(args, "sandbox_permissions"), *why = docket_json_str(args, "justification");
 
 	if (json_is_true(json_object_get(args, "dangerouslyDisableSandbox")))
 		sp = "dangerouslyDisableSandbox";
@@ -502,18 +502,18 @@ static const char *without_word(const char *text, const char *word)
  * "; under P: engine allowed, enforced denied (a rule names `curl` ...)". */
 static int under_detail(docket_buf *b, const json_t *u)
 {
-	const char *engine = cli_jstr(u, "engine"), *enforced = cli_jstr(u, "enforced");
+	const char *engine = docket_json_str(u, "engine"), *enforced = docket_json_str(u, "enforced");
 
 	if (engine && enforced && strcmp(engine, enforced) != 0)
-		return docket_buf_printf(b, "; under %s: engine %s, enforced %s (%s)", cli_jstr(u, "policy"), engine,
-					 enforced, cli_jstr(u, "enforced_reason") ? cli_jstr(u, "enforced_reason") : "");
-	return docket_buf_printf(b, "; under %s: %s", cli_jstr(u, "policy"), engine ? engine : "?");
+		return docket_buf_printf(b, "; under %s: engine %s, enforced %s (%s)", docket_json_str(u, "policy"), engine,
+					 enforced, docket_json_str(u, "enforced_reason") ? docket_json_str(u, "enforced_reason") : "");
+	return docket_buf_printf(b, "; under %s: %s", docket_json_str(u, "policy"), engine ? engine : "?");
 }
 
 static int step_detail(docket_buf *b, const call *c, const call_facts *f, const json_t *ev,
 		       const json_t **last_request, const char **color)
 {
-	const char *type = cli_jstr(ev, "type");
+	const char *type = docket_json_str(ev, "type");
 	int64_t n;
 	int error = 0;
 
@@ -538,8 +538,8 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		json_array_foreach(f->rules, i, r)
 			if (error == 0 && json_is_string(r))
 				error = docket_buf_printf(b, "%s%s", i ? ", " : "; rule ", json_string_value(r));
-		if (error == 0 && cli_jstr(ev, "recovery"))
-			error = docket_buf_printf(b, "; recovery %s", cli_jstr(ev, "recovery"));
+		if (error == 0 && docket_json_str(ev, "recovery"))
+			error = docket_buf_printf(b, "; recovery %s", docket_json_str(ev, "recovery"));
 		if (error == 0)
 			error = escalation_detail(b, json_object_get(ev, "args"));
 		for (unsigned bit = 1, k = 0; bit && error == 0; bit <<= 1)
@@ -548,11 +548,11 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		if (error == 0 && c->under)
 			error = under_detail(b, c->under);
 	} else if (strcmp(type, "approval.requested") == 0) {
-		const char *req = cli_jstr(ev, "request");
-		const char *reviewer = cli_jstr(ev, "reviewer");
+		const char *req = docket_json_str(ev, "request");
+		const char *reviewer = docket_json_str(ev, "reviewer");
 		const json_t *risk = json_object_get(ev, "risk");
-		const char *level = cli_jstr(risk, "level");
-		const char *summary = cli_jstr(risk, "summary");
+		const char *level = docket_json_str(risk, "level");
+		const char *summary = docket_json_str(risk, "summary");
 
 		*last_request = ev;
 		error = docket_buf_printf(b, "%s asked", req ? req : "request");
@@ -563,16 +563,16 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		if (error == 0 && summary)
 			error = docket_buf_printf(b, ": %s", summary);
 	} else if (strcmp(type, "approval.settled") == 0) {
-		const char *result = cli_jstr(ev, "result");
-		const char *actor = cli_jstr(ev, "actor");
+		const char *result = docket_json_str(ev, "result");
+		const char *actor = docket_json_str(ev, "actor");
 		int64_t wait = wait_of(c->intent, *last_request, ev);
 
 		error = docket_buf_puts(b, result ? result : "?");
 		*color = cli_status_color(result);
 		if (error == 0 && actor)
 			error = docket_buf_printf(b, " by %s", actor);
-		if (error == 0 && cli_jstr(ev, "reason"))
-			error = docket_buf_printf(b, " (%s)", cli_jstr(ev, "reason"));
+		if (error == 0 && docket_json_str(ev, "reason"))
+			error = docket_buf_printf(b, " (%s)", docket_json_str(ev, "reason"));
 		if (error == 0 && wait >= 0) {
 			char d[32];
 
@@ -585,7 +585,7 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		if (cli_jint(ev, "attempt", &n) == 0)
 			error = docket_buf_printf(b, "attempt %lld", (long long)n);
 	} else if (strcmp(type, "tool.completed") == 0) {
-		const char *status = cli_jstr(ev, "status");
+		const char *status = docket_json_str(ev, "status");
 
 		error = docket_buf_puts(b, status ? status : "?");
 		*color = cli_status_color(status);
@@ -602,21 +602,21 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 			cli_duration(d, sizeof(d), f->recovered_ms);
 			error = docket_buf_printf(b, ", run time unknown (settled by recovery %s after dispatch)", d);
 		}
-		if (error == 0 && cli_jstr(ev, "error"))
-			error = docket_buf_printf(b, ": %s", without_word(cli_jstr(ev, "error"), status));
+		if (error == 0 && docket_json_str(ev, "error"))
+			error = docket_buf_printf(b, ": %s", without_word(docket_json_str(ev, "error"), status));
 	} else if (strcmp(type, "ledger.incident") == 0) {
 		*color = CLI_RED;
 		error = docket_buf_printf(b, "a spooled record refused when folded (%s): %s",
-					  cli_jstr(ev, "file") ? cli_jstr(ev, "file") : "?",
-					  cli_jstr(ev, "error") ? cli_jstr(ev, "error") : "?");
+					  docket_json_str(ev, "file") ? docket_json_str(ev, "file") : "?",
+					  docket_json_str(ev, "error") ? docket_json_str(ev, "error") : "?");
 	} else if (strcmp(type, "recovery.action") == 0) {
 		const json_t *d = json_object_get(ev, "decision");
 
-		error = docket_buf_puts(b, cli_jstr(ev, "action") ? cli_jstr(ev, "action") : "?");
+		error = docket_buf_puts(b, docket_json_str(ev, "action") ? docket_json_str(ev, "action") : "?");
 		if (error == 0 && d && json_string_value(json_object_get(d, "verdict")))
 			error = docket_buf_printf(b, " -> %s", json_string_value(json_object_get(d, "verdict")));
-		if (error == 0 && cli_jstr(ev, "detail"))
-			error = docket_buf_printf(b, ": %s", cli_jstr(ev, "detail"));
+		if (error == 0 && docket_json_str(ev, "detail"))
+			error = docket_buf_printf(b, ": %s", docket_json_str(ev, "detail"));
 	} else {
 		/* recovery.action and anything newer: the fields as they are */
 		json_t *rest = json_deep_copy(ev);
@@ -625,7 +625,7 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		size_t i;
 
 		if (!rest)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		for (i = 0; drop[i]; i++)
 			json_object_del(rest, drop[i]);
 		error = json_object_size(rest) ? docket_json_dump(b, rest) : docket_buf_puts(b, "");
@@ -680,8 +680,8 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 	if ((error = kv(t, "session", session)) < 0)
 		goto cleanup;
 	if (o) {
-		const char *rt = cli_jstr(o, "runtime");
-		const char *pf = cli_jstr(o, "platform");
+		const char *rt = docket_json_str(o, "runtime");
+		const char *pf = docket_json_str(o, "platform");
 		const json_t *roots = json_object_get(o, "workspace_roots");
 		const json_t *r;
 
@@ -692,7 +692,7 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 			    (error = kv(t, "runtime", b.ptr)) < 0)
 				goto cleanup;
 		}
-		if (cli_jstr(o, "cwd") && (error = kv(t, "cwd", cli_jstr(o, "cwd"))) < 0)
+		if (docket_json_str(o, "cwd") && (error = kv(t, "cwd", docket_json_str(o, "cwd"))) < 0)
 			goto cleanup;
 		if (json_array_size(roots) > 0) {
 			docket_buf_clear(&b);
@@ -709,17 +709,17 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 			int64_t seq = 0;
 
 			cli_jint(o, "seq", &seq);
-			if ((error = docket_buf_printf(&b, "%s  seq %lld", cli_jstr(o, "time") ?
-						       cli_jstr(o, "time") : "-", (long long)seq)) < 0 ||
+			if ((error = docket_buf_printf(&b, "%s  seq %lld", docket_json_str(o, "time") ?
+						       docket_json_str(o, "time") : "-", (long long)seq)) < 0 ||
 			    (error = kv(t, "opened", b.ptr)) < 0)
 				goto cleanup;
 		}
 	}
 	json_array_foreach(ctx->policies, i, ev) {
 		int64_t rev = 0;
-		const char *fmt = cli_jstr(ev, "format");
-		const char *actor = cli_jstr(ev, "actor");
-		const char *reason = cli_jstr(ev, "reason");
+		const char *fmt = docket_json_str(ev, "format");
+		const char *actor = docket_json_str(ev, "actor");
+		const char *reason = docket_json_str(ev, "reason");
 
 		char mode[160];
 		int risky;
@@ -731,8 +731,8 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 		    (fmt && (error = docket_buf_printf(&b, " %s", fmt)) < 0) ||
 		    (actor && (error = docket_buf_printf(&b, " by %s", actor)) < 0) ||
 		    (reason && (error = docket_buf_printf(&b, " (%s)", reason)) < 0) ||
-		    (error = docket_buf_printf(&b, " at %s", cli_jstr(ev, "time") ?
-					       cli_jstr(ev, "time") : "-")) < 0 ||
+		    (error = docket_buf_printf(&b, " at %s", docket_json_str(ev, "time") ?
+					       docket_json_str(ev, "time") : "-")) < 0 ||
 		    (*mode && (error = docket_buf_printf(&b, "; %s%s", mode, risky > 0 ? " (RISKY)" : "")) < 0) ||
 		    (error = kv(t, i == 0 ? "policy" : "", b.ptr)) < 0)
 			goto cleanup;
@@ -742,8 +742,8 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 
 		cli_jint(ctx->closed, "seq", &seq);
 		docket_buf_clear(&b);
-		if ((error = docket_buf_printf(&b, "%s  seq %lld", cli_jstr(ctx->closed, "time") ?
-					       cli_jstr(ctx->closed, "time") : "-",
+		if ((error = docket_buf_printf(&b, "%s  seq %lld", docket_json_str(ctx->closed, "time") ?
+					       docket_json_str(ctx->closed, "time") : "-",
 					       (long long)seq)) < 0 ||
 		    (error = kv(t, "closed", b.ptr)) < 0)
 			goto cleanup;
@@ -782,7 +782,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 	cli_table_align_right(t, 1);
 	for (i = 0; i < ctx->ncalls && error == 0; i++) {
 		const call *c = &ctx->calls[i];
-		const char *cturn = c->intent ? cli_jstr(c->intent, "turn") : NULL;
+		const char *cturn = c->intent ? docket_json_str(c->intent, "turn") : NULL;
 		const json_t *last_request = NULL;
 		const json_t *ev;
 		char *summary = NULL;
@@ -810,8 +810,8 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 		if (error < 0 || (error = cli_table_span(t, CLI_BOLD, b.ptr)) < 0)
 			break;
 		json_array_foreach(c->steps, k, ev) {
-			const char *type = cli_jstr(ev, "type");
-			const char *time = cli_jstr(ev, "time");
+			const char *type = docket_json_str(ev, "type");
+			const char *time = docket_json_str(ev, "time");
 			const char *scolor = NULL;
 			int64_t seq = 0;
 
@@ -837,8 +837,8 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 			error = cli_table_span(t, CLI_BOLD, "other events");
 		json_array_foreach(ctx->other, k, ev) {
 			int64_t seq = 0;
-			const char *time = cli_jstr(ev, "time");
-			const char *type = cli_jstr(ev, "type");
+			const char *time = docket_json_str(ev, "time");
+			const char *type = docket_json_str(ev, "type");
 
 			if (error < 0)
 				break;
@@ -846,7 +846,7 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 			if ((error = cli_table_cellf(t, "    %s", time ? time : "-")) < 0 ||
 			    (error = cli_table_cellf(t, "#%lld", (long long)seq)) < 0 ||
 			    (error = cli_table_cell(t, type ? type : "?")) < 0 ||
-			    (error = cli_table_cell(t, cli_jstr(ev, "error") ? cli_jstr(ev, "error") : "")) < 0)
+			    (error = cli_table_cell(t, docket_json_str(ev, "error") ? docket_json_str(ev, "error") : "")) < 0)
 				break;
 		}
 	}
@@ -942,7 +942,7 @@ static int under_add(void *vctx, const docket_replay_call *c)
 			      "deny_rule", c->deny_rule ? json_string(c->deny_rule) : json_null());
 
 	if (!o || json_object_set_new(u->calls, c->invocation, o) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 

@@ -237,7 +237,6 @@ out:
 	docket_ledger_free(ledger);
 }
 
-
 /* 1 when the whole outcome arrived, 0 when the child died before sending it. */
 static int read_all(int fd, void *p, size_t n)
 {

@@ -62,7 +62,7 @@ int docket_fleet_connect(docket_fleet **out, const char *conninfo)
 	if ((error = check_conninfo(conninfo)) < 0)
 		return error;
 	if (!(f = docket_calloc(1, sizeof(*f))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	/* dbname carries the whole string (expand_dbname): a URI or key=value
 	 * pairs, then the PG* variables, then libpq's defaults */
 	values[0] = conninfo;
@@ -71,7 +71,7 @@ int docket_fleet_connect(docket_fleet **out, const char *conninfo)
 	values[3] = NULL;
 	f->conn = PQconnectdbParams(keys, values, 1);
 	if (!f->conn) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory (libpq)");
+		error = docket_error_set_oom();
 		goto fail;
 	}
 	if (PQstatus(f->conn) != CONNECTION_OK) {

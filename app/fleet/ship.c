@@ -130,10 +130,6 @@ static int copy_header(docket_buf *b)
 	return docket_buf_put(b, zero, 8);  /* flags, header extension length */
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 void fleet_event_columns(fleet_columns *out, const json_t *ev)
 {
@@ -142,14 +138,14 @@ void fleet_event_columns(fleet_columns *out, const json_t *ev)
 
 	if (!rev)
 		rev = json_object_get(decision, "policy_revision");
-	out->time = jstr(ev, "time");
-	out->type = jstr(ev, "type");
-	out->session = jstr(ev, "session");
-	out->invocation = jstr(ev, "invocation");
-	out->tool = jstr(ev, "tool");
-	out->verdict = jstr(decision, "verdict");
-	out->status = jstr(ev, "status");
-	out->actor = jstr(ev, "actor");
+	out->time = docket_json_str(ev, "time");
+	out->type = docket_json_str(ev, "type");
+	out->session = docket_json_str(ev, "session");
+	out->invocation = docket_json_str(ev, "invocation");
+	out->tool = docket_json_str(ev, "tool");
+	out->verdict = docket_json_str(decision, "verdict");
+	out->status = docket_json_str(ev, "status");
+	out->actor = docket_json_str(ev, "actor");
 	out->has_revision = json_is_integer(rev) && json_integer_value(rev) >= 0 && json_integer_value(rev) <= INT32_MAX;
 	out->revision = out->has_revision ? (int32_t)json_integer_value(rev) : 0;
 }

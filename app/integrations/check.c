@@ -40,11 +40,6 @@
 #define CLAUDE_DEFAULT_TIMEOUT 60   /* seconds, when a handler names none */
 #define CODEX_DEFAULT_TIMEOUT 600
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* One finding: {"ok": bool, "check": what, "fix": how (failures only)}. */
 static int add(json_t *list, int ok, const char *fix, const char *fmt, ...) DOCKET_PRINTF(4, 5);
 
@@ -60,7 +55,7 @@ static int add(json_t *list, int ok, const char *fix, const char *fmt, ...)
 	item = json_pack("{sb ss}", "ok", ok, "check", what);
 	if (!item || (!ok && fix && json_object_set_new(item, "fix", json_string(fix)) < 0) ||
 	    json_array_append_new(list, item) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -85,7 +80,7 @@ static int shell_word(docket_buf *out, const char *s, int n)
 			if (*s == '\'') {
 				for (s++; *s && *s != '\''; s++)
 					if (docket_buf_putc(out, *s) < 0)
-						return nomem();
+						return docket_error_set_oom();
 				if (*s)
 					s++;
 			} else if (*s == '"') {
@@ -93,7 +88,7 @@ static int shell_word(docket_buf *out, const char *s, int n)
 					if (*s == '\\' && s[1])
 						s++;
 					if (docket_buf_putc(out, *s) < 0)
-						return nomem();
+						return docket_error_set_oom();
 				}
 				if (*s)
 					s++;
@@ -101,7 +96,7 @@ static int shell_word(docket_buf *out, const char *s, int n)
 				if (*s == '\\' && s[1])
 					s++;
 				if (docket_buf_putc(out, *s++) < 0)
-					return nomem();
+					return docket_error_set_oom();
 			}
 		}
 		if (word == n)
@@ -196,7 +191,7 @@ static int check_handler(json_t *list, const check_in *in, const char *event, co
 	if (sum->ok++ == 0) {
 		sum->tmin = sum->tmax = timeout;
 		if (docket_buf_puts(&sum->prog, prog.ptr) < 0 || docket_buf_puts(&sum->ledger, ledger.ptr) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 	}
 	sum->tmin = timeout < sum->tmin ? timeout : sum->tmin;
 	sum->tmax = timeout > sum->tmax ? timeout : sum->tmax;
@@ -392,7 +387,7 @@ int docket_integrate_check(json_t **out, docket_client client, const char *file,
 
 	*out = NULL;
 	if (!list)
-		return nomem();
+		return docket_error_set_oom();
 	if (!scope)
 		scope = "user";
 	memset(&in, 0, sizeof(in));

@@ -34,11 +34,6 @@ const char *const hook_claude_events[] = {
 	"PermissionDenied", "Stop", "SubagentStop", "SessionEnd", NULL
 };
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 int hook_shell_quote(docket_buf *out, const char *s)
 {
 	int error = docket_buf_putc(out, '\'');
@@ -63,7 +58,7 @@ static int add_rules(json_t *dst, const json_t *src)
 		for (j = 0; j < json_array_size(dst) && !seen; j++)
 			seen = json_equal(json_array_get(dst, j), r);
 		if (!seen && json_array_append(dst, (json_t *)r) < 0)
-			return nomem();
+			return docket_error_set_oom();
 	}
 	return 0;
 }
@@ -90,7 +85,7 @@ static int merge_file(json_t *perm, const char *path, json_t *files, int skip_al
 		goto done;
 	}
 	if (files && json_array_append_new(files, json_string(path)) < 0) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	p = json_object_get(doc, "permissions");
@@ -99,7 +94,7 @@ static int merge_file(json_t *perm, const char *path, json_t *files, int skip_al
 			error = add_rules(json_object_get(perm, lists[i]), json_object_get(p, lists[i]));
 	if (error == 0 && json_is_string(json_object_get(p, "defaultMode")) &&
 	    json_object_set(perm, "defaultMode", json_object_get(p, "defaultMode")) < 0)
-		error = nomem();
+		error = docket_error_set_oom();
 done:
 	json_decref(doc);
 	docket_buf_dispose(&text);
@@ -144,7 +139,7 @@ int docket_claude_effective_settings(json_t **out, const char *cwd, const char *
 	int error = 0, untrusted;
 
 	if (!perm)
-		return nomem();
+		return docket_error_set_oom();
 	if (!project || !*project)
 		project = cwd;
 	untrusted = !workspace_trusted(cfg && *cfg ? cfg : home, project);
@@ -162,13 +157,13 @@ int docket_claude_effective_settings(json_t **out, const char *cwd, const char *
 		error = merge_file(perm, managed && *managed ? managed : MANAGED_DEFAULT, files, 0);
 	docket_buf_dispose(&path);
 	if (error == 0 && mode && *mode && json_object_set_new(perm, "defaultMode", json_string(mode)) < 0)
-		error = nomem();
+		error = docket_error_set_oom();
 	for (i = 0; lists[i]; i++)
 		if (json_array_size(json_object_get(perm, lists[i])) == 0)
 			json_object_del(perm, lists[i]);
 	if (error < 0 || !(*out = json_pack("{so}", "permissions", perm))) {
 		if (error == 0)
-			error = nomem();
+			error = docket_error_set_oom();
 		return error;
 	}
 	return 0;
@@ -259,7 +254,7 @@ int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *o
 	}
 	if (!hooks && (json_object_set_new(settings, "hooks", json_object()) < 0 ||
 		       !(hooks = json_object_get(settings, "hooks")))) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	for (i = 0; layout->events[i]; i++)
@@ -272,7 +267,7 @@ int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *o
 
 			if (!groups && (json_object_set_new(hooks, ev, json_array()) < 0 ||
 					!(groups = json_object_get(hooks, ev)))) {
-				error = nomem();
+				error = docket_error_set_oom();
 				break;
 			}
 			if (!json_is_array(groups)) {
@@ -285,7 +280,7 @@ int hook_merge(json_t **out, json_t *settings, const docket_integrate_options *o
 				: json_pack("{s[{ss ss si}]}", "hooks", "type", "command", "command", command,
 					    "timeout", tool ? layout->tool_timeout : layout->other_timeout);
 			if (!group || json_array_append_new(groups, group) < 0)
-				error = nomem();
+				error = docket_error_set_oom();
 		}
 	}
 	if (error == 0 && json_object_size(hooks) == 0)

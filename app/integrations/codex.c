@@ -36,11 +36,6 @@ const char *const hook_codex_events[] = {
 	"SessionStart", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", NULL
 };
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* "PreToolUse" -> "pre_tool_use". */
 static void label_of(char *out, size_t cap, const char *event)
 {
@@ -82,7 +77,7 @@ int docket_codex_hook_hash(char out[72], const char *event, const json_t *group,
 	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(doc);
 	if (!text)
-		return nomem();
+		return docket_error_set_oom();
 	ok = EVP_Digest(text, strlen(text), digest, &n, EVP_sha256(), NULL) == 1 && n == 32;
 	free(text);
 	if (!ok)

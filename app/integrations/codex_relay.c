@@ -57,25 +57,14 @@ struct docket_codex_relay {
 	size_t nthreads, capthreads;
 };
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, k) : NULL;
-
-	return json_is_string(v) && json_string_length(v) > 0 ? json_string_value(v) : NULL;
-}
 
 static int set_str(json_t *o, const char *k, const char *v)
 {
 	if (!o)
-		return nomem();
+		return docket_error_set_oom();
 	if (!v || !*v)
 		return 0;
-	return json_object_set_new(o, k, json_string(v)) < 0 ? nomem() : 0;
+	return json_object_set_new(o, k, json_string(v)) < 0 ? docket_error_set_oom() : 0;
 }
 
 /* A recording error: reported, never fatal (the line passes anyway). */
@@ -98,7 +87,7 @@ static int grow(void **ptr, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return 0;
 	if (!(np = docket_realloc(*ptr, ncap * elem)))
-		return nomem();
+		return docket_error_set_oom();
 	*ptr = np;
 	*cap = ncap;
 	return 0;
@@ -121,7 +110,7 @@ static int known_thread(const docket_codex_relay *r, const char *thread)
 static int ensure_thread(docket_codex_relay *r, const char *thread, const json_t *info)
 {
 	const json_t *env = json_array_get(json_object_get(info, "environments"), 0);
-	const char *cwd = jstr(info, "cwd") ? jstr(info, "cwd") : jstr(env, "cwd");
+	const char *cwd = docket_json_str_nonempty(info, "cwd") ? docket_json_str_nonempty(info, "cwd") : docket_json_str_nonempty(env, "cwd");
 	json_t *labels;
 	int error;
 
@@ -130,11 +119,11 @@ static int ensure_thread(docket_codex_relay *r, const char *thread, const json_t
 	if ((error = grow((void **)&r->threads, &r->capthreads, r->nthreads, sizeof(char *))) < 0)
 		return error;
 	if (!(r->threads[r->nthreads] = docket_strdup(thread)))
-		return nomem();
+		return docket_error_set_oom();
 	r->nthreads++;
 	labels = json_pack("{ss}", "capture", PROV);
-	if (labels && (set_str(labels, "transcript", jstr(info, "path")) < 0 ||
-		       set_str(labels, "model", jstr(info, "model")) < 0)) {
+	if (labels && (set_str(labels, "transcript", docket_json_str_nonempty(info, "path")) < 0 ||
+		       set_str(labels, "model", docket_json_str_nonempty(info, "model")) < 0)) {
 		json_decref(labels);
 		labels = NULL;
 	}
@@ -194,13 +183,13 @@ static int shell_args(const char **tool, json_t **args, const char *command, con
 	} else if (words && (argv = json_array())) {
 		for (i = 0; i < s.nwords && error == 0; i++)
 			if (json_array_append_new(argv, json_string(words[i])) < 0)
-				error = nomem();
+				error = docket_error_set_oom();
 		input = error == 0 ? json_pack("{sO}", "command", argv) : NULL;
 	} else {       /* not a shlex join: the string as one script */
 		input = json_pack("{ss}", "cmd", command);
 	}
 	if (!input)
-		error = nomem();
+		error = docket_error_set_oom();
 	if (error == 0)
 		error = docket_import_map_tool(tool, args, DOCKET_IMPORT_CODEX,
 					       json_object_get(input, "cmd") ? "exec_command" : "shell", input, cwd);
@@ -218,45 +207,45 @@ static int patch_args(json_t **args, const json_t *changes)
 	size_t i, k;
 
 	if (!list || !(*args = json_pack("{so}", "changes", list)))
-		return nomem();
+		return docket_error_set_oom();
 	for (i = 0; i < json_array_size(changes); i++) {
 		const json_t *c = json_array_get(changes, i), *kind = json_object_get(c, "kind");
-		const char *type = jstr(kind, "type"), *to = jstr(kind, "move_path"), *op = NULL;
+		const char *type = docket_json_str_nonempty(kind, "type"), *to = docket_json_str_nonempty(kind, "move_path"), *op = NULL;
 		json_t *o;
 
 		for (k = 0; type && k < sizeof(ops) / sizeof(ops[0]); k++)
 			if (strcmp(type, ops[k]) == 0)
 				op = to ? "move" : ops[k];
-		if (!jstr(c, "path") || !op)
+		if (!docket_json_str_nonempty(c, "path") || !op)
 			continue;
-		if (!(o = json_pack("{ss ss}", "path", jstr(c, "path"), "op", op)) || set_str(o, "to", to) < 0 ||
+		if (!(o = json_pack("{ss ss}", "path", docket_json_str_nonempty(c, "path"), "op", op)) || set_str(o, "to", to) < 0 ||
 		    json_array_append_new(list, o) < 0)
-			return nomem();
+			return docket_error_set_oom();
 	}
 	return 0;
 }
 
 static int item_call(const char **tool, json_t **args, const json_t *item)
 {
-	const char *type = jstr(item, "type");
+	const char *type = docket_json_str_nonempty(item, "type");
 	const json_t *a;
 
 	*tool = NULL;
 	*args = NULL;
 	if (!type)
 		return 0;
-	if (strcmp(type, "commandExecution") == 0 && jstr(item, "command"))
-		return shell_args(tool, args, jstr(item, "command"), jstr(item, "cwd"));
+	if (strcmp(type, "commandExecution") == 0 && docket_json_str_nonempty(item, "command"))
+		return shell_args(tool, args, docket_json_str_nonempty(item, "command"), docket_json_str_nonempty(item, "cwd"));
 	if (strcmp(type, "fileChange") == 0) {
 		*tool = "apply_patch";
 		return patch_args(args, json_object_get(item, "changes"));
 	}
-	if (strcmp(type, "mcpToolCall") == 0 && jstr(item, "server") && jstr(item, "tool")) {
+	if (strcmp(type, "mcpToolCall") == 0 && docket_json_str_nonempty(item, "server") && docket_json_str_nonempty(item, "tool")) {
 		a = json_object_get(item, "arguments");
 		*tool = "mcp";
-		*args = json_pack("{ss ss sO}", "server", jstr(item, "server"), "tool", jstr(item, "tool"),
+		*args = json_pack("{ss ss sO}", "server", docket_json_str_nonempty(item, "server"), "tool", docket_json_str_nonempty(item, "tool"),
 				  "arguments", a ? (json_t *)a : json_null());
-		return *args ? 0 : nomem();
+		return *args ? 0 : docket_error_set_oom();
 	}
 	return 0;
 }
@@ -270,7 +259,7 @@ static json_t *ev_new(const relay_item *it, const char *type, const char *prov)
 static int item_open(docket_codex_relay *r, relay_item **out, const char *thread, const char *turn,
 		     const json_t *item)
 {
-	const char *id = jstr(item, "id"), *tool;
+	const char *id = docket_json_str_nonempty(item, "id"), *tool;
 	json_t *args = NULL, *ev;
 	relay_item *it;
 	int error;
@@ -292,7 +281,7 @@ static int item_open(docket_codex_relay *r, relay_item **out, const char *thread
 	if (!(it->thread = docket_strdup(thread)) || !(it->id = docket_strdup(id))) {
 		docket_free(it->thread);
 		json_decref(args);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	r->nitems++;
 	*out = it;
@@ -300,7 +289,7 @@ static int item_open(docket_codex_relay *r, relay_item **out, const char *thread
 	if (set_str(ev, "tool", tool) < 0 || set_str(ev, "turn", turn) < 0 ||
 	    json_object_set_new(ev, "args", args) < 0) {
 		json_decref(ev);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	return warned(hook_append(r->ledger, &ev, 1), "cannot record the call");
 }
@@ -311,7 +300,7 @@ static int item_open(docket_codex_relay *r, relay_item **out, const char *thread
 static int prompt_text(docket_buf *b, const json_t *params)
 {
 	const json_t *offered = json_object_get(params, "availableDecisions");
-	const char *what = jstr(params, "reason") ? jstr(params, "reason") : jstr(params, "command");
+	const char *what = docket_json_str_nonempty(params, "reason") ? docket_json_str_nonempty(params, "reason") : docket_json_str_nonempty(params, "command");
 	size_t i;
 	int error = docket_buf_puts(b, what ? what : "approval requested");
 
@@ -330,7 +319,7 @@ static int prompt_text(docket_buf *b, const json_t *params)
 static int on_request_approval(docket_codex_relay *r, const json_t *msg, const char *key)
 {
 	const json_t *params = json_object_get(msg, "params");
-	const char *method = jstr(msg, "method"), *thread = jstr(params, "threadId");
+	const char *method = docket_json_str_nonempty(msg, "method"), *thread = docket_json_str_nonempty(params, "threadId");
 	docket_buf prompt = DOCKET_BUF_INIT;
 	relay_item *it = NULL;
 	json_t *item, *ev;
@@ -338,20 +327,20 @@ static int on_request_approval(docket_codex_relay *r, const json_t *msg, const c
 
 	/* an approval for an item not seen started: its call from the request */
 	item = json_pack("{ss ss}", "type", strstr(method, "fileChange") ? "fileChange" : "commandExecution",
-			 "id", jstr(params, "itemId") ? jstr(params, "itemId") : "");
-	if (!item || set_str(item, "command", jstr(params, "command")) < 0 ||
-	    set_str(item, "cwd", jstr(params, "cwd")) < 0) {
+			 "id", docket_json_str_nonempty(params, "itemId") ? docket_json_str_nonempty(params, "itemId") : "");
+	if (!item || set_str(item, "command", docket_json_str_nonempty(params, "command")) < 0 ||
+	    set_str(item, "cwd", docket_json_str_nonempty(params, "cwd")) < 0) {
 		json_decref(item);
-		return nomem();
+		return docket_error_set_oom();
 	}
-	error = item_open(r, &it, thread, jstr(params, "turnId"), item);
+	error = item_open(r, &it, thread, docket_json_str_nonempty(params, "turnId"), item);
 	json_decref(item);
 	if (error < 0 || !it)
 		return error;
 	docket_free(it->request);
 	if (!(it->request = docket_strdup(key)) || (error = prompt_text(&prompt, params)) < 0) {
 		docket_buf_dispose(&prompt);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	ev = ev_new(it, "approval.requested", NULL);
 	if (set_str(ev, "request", key) < 0 || set_str(ev, "reviewer", "user") < 0 ||
@@ -382,7 +371,7 @@ static const char *decision_result(const json_t *decision)
 		net = json_object_get(json_object_get(decision, "applyNetworkPolicyAmendment"),
 				      "network_policy_amendment");
 		if (net)
-			return jstr(net, "action") && strcmp(jstr(net, "action"), "allow") == 0 ? "approved"
+			return docket_json_str_nonempty(net, "action") && strcmp(docket_json_str_nonempty(net, "action"), "allow") == 0 ? "approved"
 												 : "denied";
 	}
 	for (i = 0; name && i < sizeof(map) / sizeof(map[0]); i++)
@@ -410,7 +399,7 @@ static int on_answer(docket_codex_relay *r, relay_item *it, const json_t *msg)
 	const char *result = decision_result(decision);
 	docket_buf reason = DOCKET_BUF_INIT;
 	json_t *evs[2] = { NULL, NULL };
-	const char *failure = jstr(json_object_get(msg, "error"), "message");
+	const char *failure = docket_json_str_nonempty(json_object_get(msg, "error"), "message");
 	size_t n = 1;
 	int error;
 
@@ -464,20 +453,20 @@ static int outcome_fields(json_t *ev, const json_t *item, const char *status)
 {
 	const json_t *code = json_object_get(item, "exitCode"), *dur = json_object_get(item, "durationMs");
 	const json_t *res = json_object_get(item, "result");
-	const char *out = jstr(item, "aggregatedOutput");
+	const char *out = docket_json_str_nonempty(item, "aggregatedOutput");
 	docket_buf text = DOCKET_BUF_INIT;
 	int error = set_str(ev, "status", status);
 
 	if (error == 0 && json_is_integer(code))
-		error = json_object_set(ev, "exit_code", (json_t *)code) < 0 ? nomem() : 0;
+		error = json_object_set(ev, "exit_code", (json_t *)code) < 0 ? docket_error_set_oom() : 0;
 	if (error == 0 && json_is_integer(dur) && json_integer_value(dur) >= 0)
-		error = json_object_set(ev, "duration_ms", (json_t *)dur) < 0 ? nomem() : 0;
+		error = json_object_set(ev, "duration_ms", (json_t *)dur) < 0 ? docket_error_set_oom() : 0;
 	if (error == 0 && !out && json_is_object(res) && (error = mcp_result_text(&text, res)) == 0 && text.len)
 		out = text.ptr;
 	if (error == 0 && out && json_object_set_new(ev, "output", hook_bounded(out, strlen(out))) < 0)
-		error = nomem();
+		error = docket_error_set_oom();
 	if (error == 0)
-		error = set_str(ev, "error", jstr(json_object_get(item, "error"), "message"));
+		error = set_str(ev, "error", docket_json_str_nonempty(json_object_get(item, "error"), "message"));
 	docket_buf_dispose(&text);
 	return error;
 }
@@ -488,7 +477,7 @@ static int on_item_completed(docket_codex_relay *r, const json_t *params)
 		{ "completed", "ok" }, { "failed", "error" }, { "declined", "denied" },
 	};
 	const json_t *item = json_object_get(params, "item");
-	const char *st = jstr(item, "status"), *status = NULL;
+	const char *st = docket_json_str_nonempty(item, "status"), *status = NULL;
 	json_t *evs[3] = { NULL, NULL, NULL };
 	relay_item *it;
 	size_t n = 0, i;
@@ -499,7 +488,7 @@ static int on_item_completed(docket_codex_relay *r, const json_t *params)
 			status = map[i].docket;
 	if (!status)
 		return 0;  /* not an end (inProgress), or no status docket knows */
-	if ((error = item_open(r, &it, jstr(params, "threadId"), jstr(params, "turnId"), item)) < 0 || !it)
+	if ((error = item_open(r, &it, docket_json_str_nonempty(params, "threadId"), docket_json_str_nonempty(params, "turnId"), item)) < 0 || !it)
 		return error;
 	if (it->request)
 		evs[n++] = settle_event(it, "aborted", "codex", "the item ended before an answer");
@@ -533,7 +522,7 @@ static int parse_line(json_t **msg, const char *line, size_t len)
 
 static int from_server_msg(docket_codex_relay *r, const json_t *msg)
 {
-	const char *method = jstr(msg, "method");
+	const char *method = docket_json_str_nonempty(msg, "method");
 	const json_t *params = json_object_get(msg, "params"), *id = json_object_get(msg, "id");
 	const json_t *thread = json_object_get(params, "thread");
 	docket_buf key = DOCKET_BUF_INIT;
@@ -548,10 +537,10 @@ static int from_server_msg(docket_codex_relay *r, const json_t *msg)
 			error = on_request_approval(r, msg, key.ptr);
 	} else if (id) {
 		/* another request to the client (user input, elicitation): not a call */
-	} else if (strcmp(method, "thread/started") == 0 && jstr(thread, "id")) {
-		error = ensure_thread(r, jstr(thread, "id"), thread);
+	} else if (strcmp(method, "thread/started") == 0 && docket_json_str_nonempty(thread, "id")) {
+		error = ensure_thread(r, docket_json_str_nonempty(thread, "id"), thread);
 	} else if (strcmp(method, "item/started") == 0) {
-		error = item_open(r, &it, jstr(params, "threadId"), jstr(params, "turnId"),
+		error = item_open(r, &it, docket_json_str_nonempty(params, "threadId"), docket_json_str_nonempty(params, "turnId"),
 				  json_object_get(params, "item"));
 	} else if (strcmp(method, "item/completed") == 0) {
 		error = on_item_completed(r, params);
@@ -600,7 +589,7 @@ int docket_codex_relay_new(docket_codex_relay **out, docket_ledger *ledger, int 
 
 	*out = r;
 	if (!r)
-		return nomem();
+		return docket_error_set_oom();
 	r->ledger = ledger;
 	r->to_client = to_client;
 	r->to_server = to_server;

@@ -83,23 +83,12 @@ typedef struct hook_ctx {
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 } hook_ctx;
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, k) : NULL;
-
-	return json_is_string(v) && json_string_length(v) > 0 ? json_string_value(v) : NULL;
-}
 
 static int set_str(json_t *o, const char *k, const char *v)
 {
 	if (!v || !*v)
 		return 0;
-	return json_object_set_new(o, k, json_string(v)) < 0 ? nomem() : 0;
+	return json_object_set_new(o, k, json_string(v)) < 0 ? docket_error_set_oom() : 0;
 }
 
 int docket_client_parse(docket_client *out, const char *name)
@@ -181,7 +170,7 @@ int hook_append(docket_ledger *ledger, json_t **evs, size_t n)
 
 	for (i = 0; i < n; i++)
 		if (!evs[i])
-			error = nomem();
+			error = docket_error_set_oom();
 	if (error == 0)
 		error = docket_ledger_append_json(ledger, evs, n, NULL);
 	for (i = 0; i < n; i++)
@@ -253,7 +242,7 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 
 	for (i = 0; i < n; i++)
 		if (!evs[i])
-			error = nomem();
+			error = docket_error_set_oom();
 	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
 		int fresh = 0;
 
@@ -343,7 +332,7 @@ int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime
 		return error;  /* known: opened before (or closed) */
 	}
 	if (!(ev = session_opened_event(id, runtime, prov, cwd, parent, labels)))
-		return nomem();
+		return docket_error_set_oom();
 	return tolerate(hook_append(ledger, &ev, 1));
 }
 
@@ -365,8 +354,8 @@ static int open_session(hook_ctx *h, const char *id, const char *parent, json_t 
 		return error;
 	}
 	if (labels && (set_str(labels, "capture", "hook") < 0 ||
-		       set_str(labels, "transcript", jstr(h->ev, "transcript_path")) < 0 ||
-		       set_str(labels, "model", jstr(h->ev, "model")) < 0)) {
+		       set_str(labels, "transcript", docket_json_str_nonempty(h->ev, "transcript_path")) < 0 ||
+		       set_str(labels, "model", docket_json_str_nonempty(h->ev, "model")) < 0)) {
 		json_decref(labels);
 		labels = NULL;
 	}
@@ -428,7 +417,7 @@ typedef struct last_policy {
 static int last_policy_cb(void *ctx, uint64_t seq, json_t *ev)
 {
 	last_policy *l = ctx;
-	const char *type = jstr(ev, "type");
+	const char *type = docket_json_str_nonempty(ev, "type");
 
 	(void)seq;
 	if (type && strcmp(type, "policy.revised") == 0) {
@@ -465,7 +454,7 @@ static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const 
 	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", docket_client_name(h->opts->client)) < 0 ||
 	    set_str(ev, "reason", reason) < 0 || json_object_set(ev, "policy", policy) < 0) {
 		json_decref(ev);
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	error = append(h, &ev, 1);
@@ -566,7 +555,7 @@ static int revise_mode(hook_ctx *h, const char *mode, const char *why)
 	int error;
 
 	if (!files)
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = docket_claude_effective_settings(&policy, h->cwd, mode, files)) < 0)
 		goto done;
 	error = docket_buf_puts(&reason, why);
@@ -575,10 +564,10 @@ static int revise_mode(hook_ctx *h, const char *mode, const char *why)
 					  json_string_value(json_array_get(files, i)));
 	/* no mode (SessionStart has none): the settings' defaultMode is in force */
 	if (error == 0 && !mode) {
-		const char *implied = jstr(json_object_get(policy, "permissions"), "defaultMode");
+		const char *implied = docket_json_str_nonempty(json_object_get(policy, "permissions"), "defaultMode");
 
 		if (!(mode = note_mode = docket_strdup(implied ? implied : "default")))
-			error = nomem();
+			error = docket_error_set_oom();
 	}
 	if (error == 0)
 		error = revise_policy(h, policy, "claude", reason.ptr, &rev);
@@ -596,7 +585,7 @@ done:
 /* The event's permission_mode against the revision in force. */
 static int track_mode(hook_ctx *h)
 {
-	const char *mode = jstr(h->ev, "permission_mode");
+	const char *mode = docket_json_str_nonempty(h->ev, "permission_mode");
 	docket_buf why = DOCKET_BUF_INIT;
 	uint32_t rev = 0;
 	int error;
@@ -623,7 +612,7 @@ static int track_mode(hook_ctx *h)
 
 static int map_call(const hook_ctx *h, const char **tool, json_t **args)
 {
-	const char *name = jstr(h->ev, "tool_name");
+	const char *name = docket_json_str_nonempty(h->ev, "tool_name");
 
 	if (!name)
 		return docket_error_set(DOCKET_EINVALID, "%s event without tool_name", h->name);
@@ -641,7 +630,7 @@ static json_t *intent_event(const hook_ctx *h, const char *id)
 	if (map_call(h, &tool, &args) < 0)
 		return NULL;
 	if (!(ev = ev_new(h, "tool.intent", id)) || set_str(ev, "tool", tool) < 0 ||
-	    set_str(ev, "turn", jstr(h->ev, "turn_id")) < 0 ||
+	    set_str(ev, "turn", docket_json_str_nonempty(h->ev, "turn_id")) < 0 ||
 	    json_object_set_new(ev, "args", args) < 0) {
 		json_decref(ev);
 		return NULL;
@@ -651,7 +640,7 @@ static json_t *intent_event(const hook_ctx *h, const char *id)
 
 static const char *call_id(const hook_ctx *h)
 {
-	return jstr(h->ev, "tool_use_id");
+	return docket_json_str_nonempty(h->ev, "tool_use_id");
 }
 
 /* ---- enforce ---- */
@@ -674,7 +663,7 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 	    (cwd && json_object_set_new(cj, "workspace_roots", json_pack("[s]", cwd)) < 0) ||
 	    set_str(env, "HOME", home && home[0] == '/' ? home : NULL) < 0 || set_str(env, "USER", user) < 0 ||
 	    json_object_set(cj, "env", env) < 0) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	if ((error = docket_policy_call_from_json(&call, intent)) < 0 ||
@@ -690,21 +679,21 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 	else
 		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s", text);
 	if (!(reasons = json_array()) || !(rules = json_array())) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	for (i = 0; i < docket_policy_result_reason_count(res); i++)
 		if (json_array_append_new(reasons, json_string(docket_policy_result_reason_code(res, i))) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 	for (i = 0; i < docket_policy_result_match_count(res); i++)
 		if (json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i))) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 	if (error == 0 && vi->verdict != DOCKET_VERDICT_ALLOWED &&
 	    !(vi->decision = json_pack("{ss ss sO sO}", "verdict",
 						     vi->verdict == DOCKET_VERDICT_APPROVAL_REQUIRED
 							     ? "approval_required" : "denied",
 						     "source", "docket", "reasons", reasons, "rules", rules)))
-		error = nomem();
+		error = docket_error_set_oom();
 done:
 	json_decref(reasons);
 	json_decref(rules);
@@ -725,16 +714,16 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 	int error;
 
 	if (!o)
-		return nomem();
+		return docket_error_set_oom();
 	/* Claude Code shows systemMessage to the user (the reason goes to the
 	 * model): a block names docket and the rule there too */
 	if (h->opts->client == DOCKET_CLIENT_CLAUDE &&
 	    (docket_buf_printf(&msg, "docket %s %s: %s", strcmp(decision, "deny") == 0 ? "blocked" : "asks about",
-			       jstr(h->ev, "tool_name") ? jstr(h->ev, "tool_name") : "a call", reason) < 0 ||
+			       docket_json_str_nonempty(h->ev, "tool_name") ? docket_json_str_nonempty(h->ev, "tool_name") : "a call", reason) < 0 ||
 	     json_object_set_new(o, "systemMessage", json_string(msg.ptr)) < 0)) {
 		docket_buf_dispose(&msg);
 		json_decref(o);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	docket_buf_dispose(&msg);
 	error = docket_json_dump(&b, o);
@@ -763,7 +752,7 @@ static int on_pre_tool_use(hook_ctx *h)
 	if ((error = ensure_session(h)) < 0)
 		return error;
 	if (!(evs[0] = intent_event(h, id)))
-		return docket_error_last()->code ? docket_error_last()->code : nomem();
+		return docket_error_last()->code ? docket_error_last()->code : docket_error_set_oom();
 	if (h->opts->policy &&
 	    (error = hook_evaluate(h->opts->policy, evs[0], h->cwd,
 				   h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude", &vi)) < 0) {
@@ -782,7 +771,7 @@ static int on_pre_tool_use(hook_ctx *h)
 	if (json_object_set_new(evs[0], "decision", vi.decision) < 0) {
 		json_decref(evs[0]);
 		json_decref(evs[1]);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	if ((error = tolerate(append(h, evs, n))) < 0)
 		return error;
@@ -809,7 +798,7 @@ static int pending_cb(void *ctx, const docket_pending_info *info)
 				      "request", info->open_request ? info->open_request : "", "tool", info->tool,
 				      "intent_seq", (json_int_t)info->intent_seq);
 
-		return !o || json_array_append_new(p->all, o) < 0 ? nomem() : 0;
+		return !o || json_array_append_new(p->all, o) < 0 ? docket_error_set_oom() : 0;
 	}
 	if (strcmp(info->invocation, p->invocation) != 0)
 		return 0;
@@ -842,7 +831,7 @@ static int agent_call(hook_ctx *h, const char *parent, char *out, size_t size)
 	out[0] = '\0';
 	memset(&p, 0, sizeof(p));
 	if (!(p.all = json_array()))
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = docket_ledger_pending(h->ledger, parent, pending_cb, &p)) < 0) {
 		json_decref(p.all);
 		return error;
@@ -850,8 +839,8 @@ static int agent_call(hook_ctx *h, const char *parent, char *out, size_t size)
 	for (size_t i = json_array_size(p.all); i-- > 0;) {
 		const json_t *e = json_array_get(p.all, i);
 
-		if (is_agent_tool(jstr(e, "tool"))) {
-			snprintf(out, size, "%s", jstr(e, "invocation"));
+		if (is_agent_tool(docket_json_str_nonempty(e, "tool"))) {
+			snprintf(out, size, "%s", docket_json_str_nonempty(e, "invocation"));
 			break;
 		}
 	}
@@ -885,7 +874,7 @@ static int on_permission_request(hook_ctx *h)
 	if ((error = ensure_session(h)) < 0)
 		return error;
 	if (!(p.all = json_array()) || !(want = intent_event(h, "x"))) {
-		error = docket_error_last()->code ? docket_error_last()->code : nomem();
+		error = docket_error_last()->code ? docket_error_last()->code : docket_error_set_oom();
 		goto done;
 	}
 	if ((error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p)) < 0)
@@ -894,7 +883,7 @@ static int on_permission_request(hook_ctx *h)
 	for (i = json_array_size(p.all); i-- > 0 && !match;) {
 		const json_t *e = json_array_get(p.all, i);
 		intent_ctx ic = { NULL };
-		const char *st = jstr(e, "state");
+		const char *st = docket_json_str_nonempty(e, "state");
 
 		if (!st || (strcmp(st, "undecided") != 0 && strcmp(st, "needs_approval") != 0))
 			continue;
@@ -904,7 +893,7 @@ static int on_permission_request(hook_ctx *h)
 			goto done;
 		if (ic.intent && json_equal(json_object_get(ic.intent, "tool"), json_object_get(want, "tool")) &&
 		    json_equal(json_object_get(ic.intent, "args"), json_object_get(want, "args")))
-			match = jstr(e, "invocation");
+			match = docket_json_str_nonempty(e, "invocation");
 		json_decref(ic.intent);
 	}
 	if (!match)
@@ -912,7 +901,7 @@ static int on_permission_request(hook_ctx *h)
 	if (!(ev = ev_new(h, "approval.requested", match)) || set_str(ev, "request", "r1") < 0 ||
 	    set_str(ev, "reviewer", "user") < 0) {
 		json_decref(ev);
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	error = tolerate(append(h, &ev, 1));
@@ -925,7 +914,7 @@ done:
 /* The output text of a tool_response: Bash's stdout/stderr, a string, or JSON. */
 static int response_text(docket_buf *out, const json_t *resp)
 {
-	const char *so = jstr(resp, "stdout"), *se = jstr(resp, "stderr");
+	const char *so = docket_json_str_nonempty(resp, "stdout"), *se = docket_json_str_nonempty(resp, "stderr");
 	int error = 0;
 
 	if (json_is_string(resp))
@@ -977,7 +966,7 @@ static int each_pending(hook_ctx *h, pending_fn fn)
 
 	memset(&p, 0, sizeof(p));
 	if (!(p.all = json_array()))
-		return nomem();
+		return docket_error_set_oom();
 	error = docket_ledger_pending(h->ledger, h->session, pending_cb, &p);
 	for (i = 0; error >= 0 && i < json_array_size(p.all); i++)
 		error = fn(h, json_array_get(p.all, i));
@@ -1011,7 +1000,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	/* status NULL: the outcome is not known yet (Codex: see on_codex_post) */
 	done = status ? (evs[n++] = ev_new(h, "tool.completed", id)) : NULL;
 	if (status && !done)
-		error = nomem();
+		error = docket_error_set_oom();
 	if (done && ((error = set_str(done, "status", status)) < 0 ||
 		     (error = set_str(done, "error", error_text)) < 0 ||
 		     (json_is_integer(dur) && json_integer_value(dur) >= 0 &&
@@ -1022,7 +1011,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		      json_object_set_new(done, "duration_ms", json_integer(h->codex_out->duration_ms)) < 0) ||
 		     (error = response_text(&text, json_object_get(h->ev, "tool_response"))) < 0 ||
 		     (text.len && json_object_set_new(done, "output", hook_bounded(text.ptr, text.len)) < 0)))
-		error = error < 0 ? error : nomem();
+		error = error < 0 ? error : docket_error_set_oom();
 	docket_buf_dispose(&text);
 	if (error < 0) {
 		while (n > 0)
@@ -1044,7 +1033,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
  */
 static int on_codex_post(hook_ctx *h)
 {
-	const char *tool = jstr(h->ev, "tool_name"), *path = jstr(h->ev, "transcript_path");
+	const char *tool = docket_json_str_nonempty(h->ev, "tool_name"), *path = docket_json_str_nonempty(h->ev, "transcript_path");
 	docket_import_outcome o, r;
 	int error;
 
@@ -1070,7 +1059,7 @@ static int on_post_failure(hook_ctx *h)
 	int interrupt = json_is_true(json_object_get(h->ev, "is_interrupt"));
 
 	return finish_call(h, interrupt ? "cancelled" : "error",
-			   interrupt ? "interrupted by the user" : jstr(h->ev, "error"), 1);
+			   interrupt ? "interrupted by the user" : docket_json_str_nonempty(h->ev, "error"), 1);
 }
 
 static int on_permission_denied(hook_ctx *h)
@@ -1078,7 +1067,7 @@ static int on_permission_denied(hook_ctx *h)
 	char why[512];
 
 	snprintf(why, sizeof(why), "denied by %s%s%.400s", docket_client_name(h->opts->client),
-		 jstr(h->ev, "reason") ? ": " : "", jstr(h->ev, "reason") ? jstr(h->ev, "reason") : "");
+		 docket_json_str_nonempty(h->ev, "reason") ? ": " : "", docket_json_str_nonempty(h->ev, "reason") ? docket_json_str_nonempty(h->ev, "reason") : "");
 	return finish_call(h, "denied", why, 0);
 }
 
@@ -1118,7 +1107,7 @@ static int import_job_run(docket_ledger *ledger, void *p)
  */
 static int import_transcript(hook_ctx *h)
 {
-	const char *path = jstr(h->ev, "transcript_path");
+	const char *path = docket_json_str_nonempty(h->ev, "transcript_path");
 	import_job *j;
 	int busy = 0, error;
 
@@ -1126,7 +1115,7 @@ static int import_transcript(hook_ctx *h)
 		return 0;
 	if (!(j = docket_calloc(1, sizeof(*j))) || !(j->path = docket_strdup(path))) {
 		docket_free(j);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	j->format = h->opts->client == DOCKET_CLIENT_CODEX ? DOCKET_IMPORT_CODEX : DOCKET_IMPORT_CLAUDE;
 	if (!h->opts->deadline_ms) {
@@ -1146,7 +1135,7 @@ static int import_transcript(hook_ctx *h)
 /* A call of the session still open and never dispatched ends denied. */
 static int close_open_call(hook_ctx *h, const json_t *e)
 {
-	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	const char *st = docket_json_str_nonempty(e, "state"), *id = docket_json_str_nonempty(e, "invocation");
 	json_t *evs[2] = { NULL, NULL };
 	size_t n = 0;
 	char why[160];
@@ -1156,7 +1145,7 @@ static int close_open_call(hook_ctx *h, const json_t *e)
 	snprintf(why, sizeof(why), "inferred at %s: no hook reported an outcome (blocked, or refused at a prompt)",
 		 h->name);
 	if (strcmp(st, "awaiting_approval") == 0)
-		evs[n++] = settle_event(h, id, jstr(e, "request"), "denied", why);
+		evs[n++] = settle_event(h, id, docket_json_str_nonempty(e, "request"), "denied", why);
 	evs[n++] = denied_event(h, id, why);
 	return tolerate(append(h, evs, n));
 }
@@ -1201,7 +1190,7 @@ static int import_or_warn(hook_ctx *h)
  */
 static int settle_orphan(hook_ctx *h, const json_t *e)
 {
-	const char *st = jstr(e, "state"), *id = jstr(e, "invocation");
+	const char *st = docket_json_str_nonempty(e, "state"), *id = docket_json_str_nonempty(e, "invocation");
 	const char *why = "the client ended before its prompt was answered";
 	json_t *evs[2] = { NULL, NULL };
 	size_t n = 0;
@@ -1212,7 +1201,7 @@ static int settle_orphan(hook_ctx *h, const json_t *e)
 		evs[n++] = dispatched_inferred(h, id);
 	} else {
 		if (strcmp(st, "awaiting_approval") == 0)
-			evs[n++] = settle_event(h, id, jstr(e, "request"), "aborted", why);
+			evs[n++] = settle_event(h, id, docket_json_str_nonempty(e, "request"), "aborted", why);
 		evs[n++] = denied_event(h, id, why);
 	}
 	return tolerate(append(h, evs, n));
@@ -1222,7 +1211,7 @@ static int settle_orphan(hook_ctx *h, const json_t *e)
  * the same process, after compacting (source "compact") or /clear. */
 static int new_process(const hook_ctx *h)
 {
-	const char *source = jstr(h->ev, "source");
+	const char *source = docket_json_str_nonempty(h->ev, "source");
 
 	return !source || (strcmp(source, "compact") != 0 && strcmp(source, "clear") != 0);
 }
@@ -1235,7 +1224,7 @@ static int on_session_start(hook_ctx *h)
 	    (state == 1 && new_process(h) && (error = each_pending(h, settle_orphan)) < 0) ||
 	    h->opts->client != DOCKET_CLIENT_CLAUDE)
 		return error;
-	return revise_mode(h, jstr(h->ev, "permission_mode"), "effective Claude Code settings");
+	return revise_mode(h, docket_json_str_nonempty(h->ev, "permission_mode"), "effective Claude Code settings");
 }
 
 /* tool.completed for `id` from what the rollout says (Codex); NULL when
@@ -1263,25 +1252,25 @@ static json_t *rollout_completed(hook_ctx *h, const char *id, const docket_impor
  */
 static int settle_from_rollout_call(hook_ctx *h, const json_t *e)
 {
-	const char *id = jstr(e, "invocation"), *st = jstr(e, "state");
+	const char *id = docket_json_str_nonempty(e, "invocation"), *st = docket_json_str_nonempty(e, "state");
 	docket_import_outcome o;
 	json_t *ev;
 
 	if (!id || !st || strcmp(st, "in_doubt") != 0)
 		return 0;
-	if (docket_import_codex_rollout_outcome(&o, jstr(h->ev, "transcript_path"), id) < 0) {
+	if (docket_import_codex_rollout_outcome(&o, docket_json_str_nonempty(h->ev, "transcript_path"), id) < 0) {
 		/* not there (yet), or a rollout it cannot read: in doubt it stays */
 		docket_error_clear();
 		return 0;
 	}
 	if (!(ev = rollout_completed(h, id, &o)))
-		return nomem();
+		return docket_error_set_oom();
 	return tolerate(append(h, &ev, 1));
 }
 
 static int settle_from_rollout(hook_ctx *h)
 {
-	if (h->opts->client != DOCKET_CLIENT_CODEX || !jstr(h->ev, "transcript_path") || h->spooling)
+	if (h->opts->client != DOCKET_CLIENT_CODEX || !docket_json_str_nonempty(h->ev, "transcript_path") || h->spooling)
 		return 0;
 	return each_pending(h, settle_from_rollout_call);
 }
@@ -1301,7 +1290,7 @@ static int on_stop(hook_ctx *h, int end)
 	if (state != 1)
 		return error;
 	ev = ev_new(h, "session.closed", NULL);
-	if (ev && set_str(ev, "reason", jstr(h->ev, "reason")) < 0) {
+	if (ev && set_str(ev, "reason", docket_json_str_nonempty(h->ev, "reason")) < 0) {
 		json_decref(ev);
 		ev = NULL;
 	}
@@ -1325,7 +1314,7 @@ static int parse_event(json_t **out, const char *input, size_t len)
 		docket_error_prefix("hook input is not JSON: ");
 		return error;
 	}
-	if (!json_is_object(ev) || !jstr(ev, "hook_event_name") || !jstr(ev, "session_id")) {
+	if (!json_is_object(ev) || !docket_json_str_nonempty(ev, "hook_event_name") || !docket_json_str_nonempty(ev, "session_id")) {
 		json_decref(ev);
 		return docket_error_set(DOCKET_EINVALID,
 					"not a hook event (an object with hook_event_name and session_id)");
@@ -1344,7 +1333,7 @@ int docket_hook_blocks(const char *input, size_t len)
 		docket_error_clear();
 		return 1;
 	}
-	name = jstr(ev, "hook_event_name");
+	name = docket_json_str_nonempty(ev, "hook_event_name");
 	blocks = strcmp(name, "PreToolUse") == 0 || strcmp(name, "PermissionRequest") == 0;
 	json_decref(ev);
 	return blocks;
@@ -1432,7 +1421,7 @@ static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
 
 static int set_session(hook_ctx *h)
 {
-	const char *sid = jstr(h->ev, "session_id"), *agent = jstr(h->ev, "agent_id");
+	const char *sid = docket_json_str_nonempty(h->ev, "session_id"), *agent = docket_json_str_nonempty(h->ev, "agent_id");
 	char top[SESSION_MAX + 1];
 	int n, error;
 
@@ -1485,8 +1474,8 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.opts = opts;
 	h.ev = ev;
 	h.answer = answer;
-	h.name = jstr(ev, "hook_event_name");
-	h.cwd = jstr(ev, "cwd");
+	h.name = docket_json_str_nonempty(ev, "hook_event_name");
+	h.cwd = docket_json_str_nonempty(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
 	if ((error = set_session(&h)) < 0 || h.quiet)
 		goto done;

@@ -69,11 +69,6 @@ struct docket_mcp_proxy {
 
 typedef struct docket_mcp_proxy proxy;
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 static int write_json_line(int fd, const json_t *msg)
 {
 	docket_buf b = DOCKET_BUF_INIT;
@@ -173,7 +168,7 @@ static int reply_error(proxy *p, const json_t *id, const char *message)
 	int error;
 
 	if (!msg)
-		return nomem();
+		return docket_error_set_oom();
 	error = write_json_line(p->to_client, msg);
 	json_decref(msg);
 	return error;
@@ -216,7 +211,7 @@ static int ask_client(proxy *p, held_call *c, const char *reason, const char *li
 
 	snprintf(key, sizeof(key), "\"docket-elicit-%lu\"", ++p->elicits);
 	if (!(c->elicit_key = docket_strdup(key)) || !(c->line = docket_strndup(line, len)))
-		return nomem();
+		return docket_error_set_oom();
 	ev = ev_new(p, "approval.requested", c->invocation);
 	if (ev && (json_object_set_new(ev, "request", json_string("r1")) < 0 ||
 		   json_object_set_new(ev, "reviewer", json_string("user")) < 0 ||
@@ -230,7 +225,7 @@ static int ask_client(proxy *p, held_call *c, const char *reason, const char *li
 	msg = json_pack("{ss ss ss s{ss s{ss s{}}}}", "jsonrpc", "2.0", "id", key, "method", "elicitation/create",
 			"params", "message", reason, "requestedSchema", "type", "object", "properties");
 	if (!msg)
-		return nomem();
+		return docket_error_set_oom();
 	error = write_json_line(p->to_client, msg);
 	json_decref(msg);
 	return error;
@@ -333,7 +328,7 @@ static int retarget(json_t *ev, const join_target *t)
 {
 	if (json_object_set_new(ev, "session", json_string(t->session)) < 0 ||
 	    json_object_set_new(ev, "invocation", json_string(t->invocation)) < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -393,7 +388,7 @@ static int join_hold(proxy *p, const join_target *t, json_t *intent, const char 
 		json_decref(intent);
 	}
 	if (!(c = call_add(p, key, t->invocation, t->session)))
-		return nomem();
+		return docket_error_set_oom();
 	if (t->found && strcmp(t->state, "awaiting_approval") == 0) {
 		c->settle_first = 1;
 		copy_id(c->settle_first_request, sizeof(c->settle_first_request), t->request);
@@ -426,7 +421,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	    json_object_set_new(evs[0], "args", json_pack("{ss sO so}", "server", p->opts->name, "tool", name,
 							  "arguments", arguments ? json_incref((json_t *)arguments)
 										 : json_object())) < 0) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	if (enforce && (error = hook_evaluate(p->opts->policy, evs[0], NULL, NULL, &vi)) < 0)
@@ -495,7 +490,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	if (error < 0)
 		warn("cannot record the call");
 	if (!(c = call_add(p, key.ptr, inv.ptr, NULL))) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto done;
 	}
 	error = forward(p, c, line, len);
@@ -598,7 +593,7 @@ static int refuse_line(proxy *p, const json_t *id, int code, const char *why, co
 	msg = json_pack("{ss sO s{si ss s{ss}}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code",
 			code, "message", why, "data", "kind", "bad_request");
 	if (!msg)
-		return nomem();
+		return docket_error_set_oom();
 	error = write_json_line(p->to_client, msg);
 	json_decref(msg);
 	return error;
@@ -779,7 +774,7 @@ int docket_mcp_proxy_new(docket_mcp_proxy **out, docket_ledger *ledger, const do
 
 	*out = NULL;
 	if (!p)
-		return nomem();
+		return docket_error_set_oom();
 	p->ledger = ledger;
 	p->opts = opts;
 	p->to_client = to_client;

@@ -468,7 +468,7 @@ static int text_call(server *s, const char *line, size_t len, proto_call *call, 
 	default: return 0;
 	}
 	if (v.p && !id)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	session = o->get(params, "session");
 	sv = o->type(session) == DOCKET_JV_STRING ? o->string(session, &slen) : NULL;
 	if ((error = proto_call_set_line(call, method, line, len, sv, slen)) < 0) {
@@ -986,7 +986,7 @@ static int batch_init(batch *b)
 	b->call_conn = docket_calloc(MAX_BATCH, sizeof(*b->call_conn));
 	b->call_json = docket_calloc(MAX_BATCH, sizeof(*b->call_json));
 	b->sess = docket_calloc(2 * MAX_BATCH, sizeof(*b->sess));
-	return b->calls && b->call_conn && b->call_json && b->sess ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return b->calls && b->call_conn && b->call_json && b->sess ? 0 : docket_error_set_oom();
 }
 
 static void batch_free(batch *b)
@@ -1445,7 +1445,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.ready = &s.batches[0];
 	s.opened = docket_calloc(MAX_BATCH, sizeof(*s.opened));
 	if ((error = batch_init(&s.batches[0])) < 0 || (error = batch_init(&s.batches[1])) < 0 || !s.opened) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if (pipe(wake_pipe) < 0 || set_nonblock(wake_pipe[0]) < 0 || set_nonblock(wake_pipe[1]) < 0 ||
@@ -1461,7 +1461,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 		conn *c = conn_new(&s, STDIN_FILENO, STDOUT_FILENO);
 
 		if (!c) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			goto cleanup;
 		}
 		/* the client on stdio runs as this process's uid (its lineage's),

@@ -27,11 +27,6 @@
 #include "policy/risk.h"
 #include "util/error.h"
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* ---- risky modes --------------------------------------------------------- */
 
 /* Codex's sandbox_policy: "danger-full-access" or {"mode"|"type": ...}. */
@@ -183,7 +178,7 @@ static int add_host(docket_buf *out, const char *url, size_t len)
 		q += *q ? 2 : 0;
 	}
 	if (out->len && docket_buf_puts(out, ", ") < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return docket_buf_put(out, p, n);
 }
 
@@ -368,18 +363,18 @@ static int risky_members(json_t *item, const call_fold *c, const call_rec *r, co
 	int error = 0;
 
 	if (!classes || !hosts)
-		error = nomem();
+		error = docket_error_set_oom();
 	for (unsigned bit = 1; bit && error == 0; bit <<= 1)
 		if ((r->risk & bit) && docket_risk_name(bit) &&
 		    json_array_append_new(classes, json_string(docket_risk_name(bit))) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 	if (error == 0)
 		error = audit_class_names(&names, r->risk);
 	while (error == 0 && *list) {
 		size_t n = strcspn(list, ",");
 
 		if (json_array_append_new(hosts, json_stringn(list, n)) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 		list += n + (list[n] ? 2 : 0);
 	}
 	if (error == 0) {
@@ -388,7 +383,7 @@ static int risky_members(json_t *item, const call_fold *c, const call_rec *r, co
 					  "outcome", outcome);
 
 		if (!extra || json_object_update(item, extra) < 0)
-			error = nomem();
+			error = docket_error_set_oom();
 		json_decref(extra);
 	}
 	json_decref(classes);
@@ -407,7 +402,7 @@ static int call_list_item(json_t **out, const call_fold *c, const call_rec *r, u
 	*out = NULL;
 	if (!item || (error = audit_call_outcome(&outcome, c, r)) < 0 ||
 	    (l == AL_DENIED && (error = audit_call_reason(&reason, c, r)) < 0)) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if (l == AL_RISKY) {
@@ -421,7 +416,7 @@ static int call_list_item(json_t **out, const call_fold *c, const call_rec *r, u
 	else
 		extra = json_pack("{s:s, s:s, s:s}", "by", calls_decision(r) == D_REJECTED ? "person" : "policy",
 				  "reason", reason.ptr, "rule", calls_str(c, r->rule));
-	error = extra && json_object_update(item, extra) == 0 ? 0 : nomem();
+	error = extra && json_object_update(item, extra) == 0 ? 0 : docket_error_set_oom();
 cleanup:
 	json_decref(extra);
 	docket_buf_dispose(&outcome);
@@ -441,7 +436,7 @@ static json_t *incident_item(const call_fold *c, const incident_rec *r)
 
 static int append(json_t *root, const char *key, json_t *item)
 {
-	return item && json_array_append_new(json_object_get(root, key), item) == 0 ? 0 : nomem();
+	return item && json_array_append_new(json_object_get(root, key), item) == 0 ? 0 : docket_error_set_oom();
 }
 
 int audit_findings_json(json_t **out, const call_fold *c)
@@ -454,7 +449,7 @@ int audit_findings_json(json_t **out, const call_fold *c)
 	json_t *root = json_pack("{s:[], s:[], s:[], s:[], s:[], s:[]}", "risky_sessions", "escalations",
 				 "risky_calls", "no_outcome", "denials", "incidents");
 	audit_counts n;
-	int error = root ? 0 : nomem();
+	int error = root ? 0 : docket_error_set_oom();
 
 	*out = NULL;
 	for (size_t i = 0; i < c->npolicies && error == 0; i++)
@@ -475,7 +470,7 @@ int audit_findings_json(json_t **out, const call_fold *c)
 	    (json_object_set_new(root, "attention", json_integer((json_int_t)n.attention)) < 0 ||
 	     json_object_set_new(root, "waits", json_pack("{s:I, s:I}", "known", (json_int_t)n.waits_known,
 							   "unknown", (json_int_t)n.waits_unknown)) < 0))
-		error = nomem();
+		error = docket_error_set_oom();
 	if (error < 0) {
 		json_decref(root);
 		return error;

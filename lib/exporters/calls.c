@@ -14,11 +14,6 @@
 
 #define DENIAL_MESSAGE_MAX 300 /* what the source said when it refused, cut on a UTF-8 boundary */
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 int calls_init(call_fold *c, int64_t since_ms)
 {
 	memset(c, 0, sizeof(*c));
@@ -83,7 +78,7 @@ static int rehash(uint32_t **slot, size_t *slots, size_t n, const call_fold *c,
 	uint32_t *s = docket_calloc(want, sizeof(*s));
 
 	if (!s)
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++) {
 		size_t k = (size_t)key_of(c, i) & (want - 1);
 
@@ -168,7 +163,7 @@ static int session_of(call_fold *c, const char *id, uint32_t *out)
 		return error;
 	if (c->nsessions == c->session_cap &&
 	    !(c->session = docket_array_grow(c->session, &c->session_cap, sizeof(*c->session), 64)))
-		return nomem();
+		return docket_error_set_oom();
 	s = &c->session[c->nsessions];
 	memset(s, 0, sizeof(*s));
 	if ((error = calls_put(c, &s->id, id)) < 0)
@@ -209,7 +204,7 @@ static int on_session(call_fold *c, const docket_event *ev)
 	    (error = calls_put(c, &s->parent, b->parent)) < 0 || (error = calls_put(c, &s->home, env_value(b, "HOME"))) < 0)
 		return error;
 	if (b->n_workspace_roots && !(s->roots = docket_calloc(b->n_workspace_roots, sizeof(*s->roots))))
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t k = 0; k < b->n_workspace_roots; k++)
 		if ((error = calls_put(c, &s->roots[s->nroots++], b->workspace_roots[k])) < 0)
 			return error;
@@ -227,14 +222,14 @@ static int on_policy(call_fold *c, const docket_event *ev)
 
 	if (c->npolicies == c->policy_cap &&
 	    !(c->policy = docket_array_grow(c->policy, &c->policy_cap, sizeof(*c->policy), 16)))
-		return nomem();
+		return docket_error_set_oom();
 	p = &c->policy[c->npolicies];
 	memset(p, 0, sizeof(*p));
 	p->revision = b->revision;
 	format = format && strcmp(format, "unspecified") != 0 ? format : "";
 	if (!(rec = json_pack("{s:s, s:o?}", "format", format,
 			      "policy", b->policy_json ? json_loads(b->policy_json, 0, NULL) : NULL)))
-		return nomem();
+		return docket_error_set_oom();
 	error = audit_risky_settings(&why, rec);
 	json_decref(rec);
 	if (error == 0 && (error = session_of(c, ev->session ? ev->session : "", &p->session)) == 0 &&
@@ -258,7 +253,7 @@ static int on_incident(call_fold *c, uint64_t seq, const docket_event *ev)
 		return 0;
 	if (c->nincidents == c->incident_cap &&
 	    !(c->incident = docket_array_grow(c->incident, &c->incident_cap, sizeof(*c->incident), 16)))
-		return nomem();
+		return docket_error_set_oom();
 	r = &c->incident[c->nincidents];
 	memset(r, 0, sizeof(*r));
 	r->seq = seq;
@@ -312,7 +307,7 @@ static int new_call(call_fold *c, const docket_event *ev, call_rec **out)
 	    (error = rehash(&c->call_slot, &c->call_slots, c->ncalls, c, call_hash)) < 0)
 		return error;
 	if (c->ncalls == c->call_cap && !(c->call = docket_array_grow(c->call, &c->call_cap, sizeof(*c->call), 1024)))
-		return nomem();
+		return docket_error_set_oom();
 	*out = &c->call[c->ncalls];
 	memset(*out, 0, sizeof(**out));
 	(*out)->session = s;
@@ -372,7 +367,7 @@ static int memo_add(call_fold *c, call_rec *r, const char *args)
 	    (error = rehash(&c->memo_slot, &c->memo_slots, c->nmemo, c, memo_hash)) < 0)
 		return error;
 	if (c->nmemo == c->memo_cap && !(c->memo = docket_array_grow(c->memo, &c->memo_cap, sizeof(*c->memo), 256)))
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = calls_put(c, &r->args, args)) < 0)
 		return error;
 	c->memo[c->nmemo] = (uint32_t)(r - c->call);
@@ -390,7 +385,7 @@ static int intent_facts(call_fold *c, call_rec *r, const char *tool, const char 
 	int error;
 
 	if (!args && !(args = json_object()))
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = call_summary(&summary, tool, args)) == 0 && (error = calls_put(c, &r->tool, tool)) == 0 &&
 	    (error = calls_put(c, &r->summary, summary.ptr)) == 0 && (error = audit_call_facts(c, r, args)) == 0)
 		error = memo_add(c, r, args_text);
@@ -562,7 +557,7 @@ int calls_add_json(call_fold *c, const json_t *ev)
 	int error;
 
 	if (!copy)
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t i = 0; i < sizeof(added) / sizeof(added[0]); i++)
 		json_object_del(copy, added[i]);
 	if ((error = docket_event_from_json(&e, copy)) == 0)
@@ -639,7 +634,7 @@ int calls_sink_make(export_sink **out, size_t size, int64_t since_ms, int (*fini
 
 	*out = NULL;
 	if (!o)
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = calls_init(&o->c, since_ms)) < 0) {
 		docket_free(o);
 		return error;

@@ -12,11 +12,6 @@
 
 #define KEY_SEP "\x1f"
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 int collector_init(collector *c, int64_t since_ms)
 {
 	memset(c, 0, sizeof(*c));
@@ -25,7 +20,7 @@ int collector_init(collector *c, int64_t since_ms)
 	    !(c->sessions = json_array()) || !(c->session_by_id = json_object()) ||
 	    !(c->policies = json_array())) {
 		collector_dispose(c);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	return 0;
 }
@@ -69,17 +64,17 @@ static int copy(json_t *rec, const char *to, const json_t *ev, const char *from)
 
 	if (!v)
 		return 0;
-	return json_object_set(rec, to, v) == 0 ? 0 : nomem();
+	return json_object_set(rec, to, v) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int set_str(json_t *rec, const char *key, const char *value)
 {
-	return json_object_set_new(rec, key, json_string(value)) == 0 ? 0 : nomem();
+	return json_object_set_new(rec, key, json_string(value)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int set_int(json_t *rec, const char *key, json_int_t value)
 {
-	return json_object_set_new(rec, key, json_integer(value)) == 0 ? 0 : nomem();
+	return json_object_set_new(rec, key, json_integer(value)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int append_to(json_t *rec, const char *key, json_t *item)
@@ -87,12 +82,12 @@ static int append_to(json_t *rec, const char *key, json_t *item)
 	json_t *arr = json_object_get(rec, key);
 
 	if (!item)
-		return nomem();
+		return docket_error_set_oom();
 	if (!arr && (json_object_set_new(rec, key, arr = json_array()) < 0 || !arr)) {
 		json_decref(item);
-		return nomem();
+		return docket_error_set_oom();
 	}
-	return json_array_append_new(arr, item) == 0 ? 0 : nomem();
+	return json_array_append_new(arr, item) == 0 ? 0 : docket_error_set_oom();
 }
 
 /* ---- call summaries ---------------------------------------------------- */
@@ -207,7 +202,7 @@ static int on_intent(collector *c, const json_t *ev)
 			      "summary", summary.ptr ? summary.ptr : "",
 			      "intent_seq", json_integer_value(json_object_get(ev, "seq")),
 			      "intent_time", jstr(ev, "time"), "since", c->since_ms <= 0 || ms >= c->since_ms))) {
-		error = nomem();
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = copy(rec, "intent_line", json_object_get(ev, "provenance"), "line")) < 0 ||
@@ -220,7 +215,7 @@ static int on_intent(collector *c, const json_t *ev)
 	    (error = copy(rec, "policy_revision", decision, "policy_revision")) < 0)
 		goto cleanup;
 	if (json_object_set(c->by_key, key.ptr, rec) < 0 || json_array_append(c->invocations, rec) < 0)
-		error = nomem();
+		error = docket_error_set_oom();
 cleanup:
 	json_decref(rec);
 	docket_buf_dispose(&key);
@@ -268,13 +263,13 @@ static int on_settled(json_t *rec, const json_t *ev)
 	if (docket_wait_known(asked, done, json_integer_value(json_object_get(rec, "requested_imported")) != 0,
 			      json_integer_value(json_object_get(rec, "requested_stamped")) != 0))
 		return set_int(rec, "wait_ms", (json_int_t)(done - asked));
-	return json_object_set_new(rec, "wait_unknown", json_true()) == 0 ? 0 : nomem();
+	return json_object_set_new(rec, "wait_unknown", json_true()) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int on_dispatched(json_t *rec, const json_t *ev)
 {
 	if (!jhas(rec, "verdict") && !jhas(rec, "result") && set_str(rec, "verdict", "allowed") < 0)
-		return nomem();
+		return docket_error_set_oom();
 	return append_to(rec, "dispatches", json_pack("{s:s, s:O?, s:O?}", "time", jstr(ev, "time"),
 			 "attempt", json_object_get(ev, "attempt"), "token", json_object_get(ev, "token")));
 }
@@ -295,7 +290,7 @@ static int denial_message(json_t *rec, const json_t *ev)
 		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
 			n--;
 	}
-	return json_object_set_new(rec, "denial_message", json_stringn(out, n)) == 0 ? 0 : nomem();
+	return json_object_set_new(rec, "denial_message", json_stringn(out, n)) == 0 ? 0 : docket_error_set_oom();
 }
 
 static int on_completed(json_t *rec, const json_t *ev)
@@ -337,10 +332,10 @@ static int on_session(collector *c, const json_t *ev)
 			      "labels", json_object_get(ev, "labels"),
 			      "workspace_roots", json_object_get(ev, "workspace_roots"),
 			      "home", jstr(json_object_get(ev, "env"), "HOME"))))
-		return nomem();
+		return docket_error_set_oom();
 	if (json_object_set(c->session_by_id, id, rec) < 0 || json_array_append(c->sessions, rec) < 0) {
 		json_decref(rec);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	json_decref(rec);
 	return 0;
@@ -359,7 +354,7 @@ static int on_policy(collector *c, const json_t *ev)
 		json_pack("{s:s, s:O?, s:s, s:s, s:s, s:s, s:O?}", "session", jstr(ev, "session"),
 			  "revision", json_object_get(ev, "revision"), "format", jstr(ev, "format"),
 			  "actor", jstr(ev, "actor"), "reason", jstr(ev, "reason"),
-			  "time", jstr(ev, "time"), "policy", json_object_get(ev, "policy"))) == 0 ? 0 : nomem();
+			  "time", jstr(ev, "time"), "policy", json_object_get(ev, "policy"))) == 0 ? 0 : docket_error_set_oom();
 }
 
 int collector_add(collector *c, const json_t *ev)
@@ -404,7 +399,7 @@ int collector_sink_make(export_sink **out, size_t size, int64_t since_ms,
 
 	*out = NULL;
 	if (!o)
-		return nomem();
+		return docket_error_set_oom();
 	if ((error = collector_init(&o->c, since_ms)) < 0) {
 		docket_free(o);
 		return error;

@@ -35,9 +35,7 @@
 
 const char *jstr(const json_t *obj, const char *key)
 {
-	const char *s = json_string_value(json_object_get(obj, key));
-
-	return s ? s : "";
+	return docket_json_str_or(obj, key, "");
 }
 
 int jhas(const json_t *obj, const char *key)
@@ -232,7 +230,7 @@ int sink_jsonl_new(export_sink **out, int64_t since_ms)
 
 	(void)since_ms;
 	if (!(j = docket_calloc(1, sizeof(*j))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	j->base.event = jsonl_event;
 	j->base.stored = jsonl_stored;
 	j->base.finish = jsonl_finish;
@@ -271,12 +269,12 @@ static int transform(pipeline *p, json_t *ev)
 
 	if (p->opts->redactor) {
 		if (!(hits = json_array()))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if ((error = docket_redact_event(p->opts->redactor, ev, hits, NULL)) < 0)
 			goto cleanup;
 		p->stats->redactions += json_array_size(hits);
 		if (json_array_size(hits) && json_object_set(ev, "redacted", hits) < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			goto cleanup;
 		}
 	}

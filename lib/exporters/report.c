@@ -105,11 +105,6 @@ static const char css[] =
 	"border-radius:50%;background:#1565c0;border:2px solid #fff}"
 	"footer{color:#57606a;font-size:12px;margin-top:34px}";
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* ---- HTML helpers ------------------------------------------------------ */
 
 static int html_text(docket_buf *b, const char *s)
@@ -261,7 +256,7 @@ static int count_totals(totals *t, const call_fold *c)
 {
 	memset(t, 0, sizeof(*t));
 	if (!(t->waits = docket_calloc(c->ncalls + 1, sizeof(*t->waits))))
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t i = 0; i < c->nsessions; i++)
 		t->sessions += (c->session[i].flags & CS_OPENED) != 0;
 	for (size_t i = 0; i < c->ncalls; i++) {
@@ -612,7 +607,6 @@ static int table_open(docket_buf *b, const char *title, const char *const *heads
 	return error == 0 ? docket_buf_puts(b, "</tr></thead><tbody>\n") : error;
 }
 
-
 /* Fleet reports: one row per machine. */
 static int machines_table(docket_buf *b, const report_sink *r)
 {
@@ -642,7 +636,6 @@ static int machines_table(docket_buf *b, const report_sink *r)
 	}
 	return docket_buf_puts(b, "</tbody></table>\n");
 }
-
 
 /*
  * Rows of a table: `idx` lists the records, `row` writes one. Without a
@@ -742,7 +735,7 @@ static int select_calls(table *t, const call_fold *c, int (*pred)(const call_rec
 {
 	t->n = 0;
 	if (!(t->idx = docket_calloc(c->ncalls + 1, sizeof(*t->idx))))
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t i = 0; i < c->ncalls; i++)
 		if (pred(&c->call[i], arg))
 			t->idx[t->n++] = i;
@@ -820,7 +813,7 @@ static int sessions_table(docket_buf *b, report_sink *r)
 
 	if (!(t.idx = docket_calloc(c->nsessions + 1, sizeof(*t.idx))) || !(r->session_counts = count_sessions(c))) {
 		docket_free(t.idx);
-		return nomem();
+		return docket_error_set_oom();
 	}
 	for (size_t i = 0; i < c->nsessions; i++)
 		if (c->session[i].flags & CS_OPENED)
@@ -1034,7 +1027,7 @@ static int finding_list(docket_buf *b, report_sink *r, table *t, unsigned list)
 static int index_all(table *t, size_t n, int (*keep)(const call_fold *c, size_t i), const call_fold *c)
 {
 	if (!(t->idx = docket_calloc(n + 1, sizeof(*t->idx))))
-		return nomem();
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++)
 		if (!keep || keep(c, i))
 			t->idx[t->n++] = i;
@@ -1153,19 +1146,19 @@ static int machine_event(report_sink *r, const json_t *ev, const char *host)
 	if (!m && (!(m = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "ledger", jstr(ev, "ledger"), "events", 0,
 				    "sessions", 0, "calls", 0, "approvals", 0, "denials", 0)) ||
 		   json_object_set_new(r->machines, host, m) < 0))
-		return nomem();
+		return docket_error_set_oom();
 	if (bump(m, "events") < 0 ||
 	    (strcmp(type, "session.opened") == 0 && bump(m, "sessions") < 0) ||
 	    (strcmp(type, "tool.intent") == 0 && bump(m, "calls") < 0) ||
 	    (strcmp(type, "approval.settled") == 0 && bump(m, "approvals") < 0) ||
 	    (strcmp(type, "tool.completed") == 0 && (strcmp(status, "denied") == 0 || strcmp(status, "unsupported") == 0) &&
 	     bump(m, "denials") < 0))
-		return nomem();
+		return docket_error_set_oom();
 	if (!*session)
 		return calls_add_json(&r->base.c, ev);
 	if (!(copy = json_copy((json_t *)ev)) || docket_buf_printf(&id, "%s/%s", host, session) < 0 ||
 	    json_object_set_new(copy, "session", json_string(id.ptr)) < 0)
-		error = nomem();
+		error = docket_error_set_oom();
 	else
 		error = calls_add_json(&r->base.c, copy);
 	json_decref(copy);
@@ -1197,7 +1190,7 @@ static void report_free(export_sink *s)
 static int add_checkpoint(void *ctx, const docket_checkpoint *cp)
 {
 	return json_array_append_new(ctx, json_pack("{s:I, s:s}", "seq", (json_int_t)cp->seq,
-				     "key_id", cp->key_id)) == 0 ? 0 : nomem();
+				     "key_id", cp->key_id)) == 0 ? 0 : docket_error_set_oom();
 }
 
 int sink_report_new(export_sink **out, int64_t since_ms, docket_ledger *ledger)
@@ -1215,7 +1208,7 @@ int sink_report_new(export_sink **out, int64_t since_ms, docket_ledger *ledger)
 	if (!(r->checkpoints = json_array())) {
 		report_free(*out);
 		*out = NULL;
-		return nomem();
+		return docket_error_set_oom();
 	}
 	/* Unreadable checkpoints are reported on the page, not fatal here. */
 	if (ledger && docket_checkpoint_list(ledger, add_checkpoint, r->checkpoints) < 0) {
@@ -1270,7 +1263,7 @@ int docket_report_html_from(docket_report_read read, void *rctx, const char *tit
 	r = (report_sink *)sink;
 	r->title = title ? title : "fleet";
 	if (!(r->machines = json_object()))
-		error = nomem();
+		error = docket_error_set_oom();
 	else
 		error = export_run_read(read, rctx, opts, sink, out, NULL);
 	sink->free(sink);

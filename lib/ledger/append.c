@@ -317,17 +317,17 @@ static int append_groups(docket_ledger *l, ledger_group *groups, size_t ngroups,
 	if (l->flags & DOCKET_OPEN_READONLY)
 		return docket_error_set(DOCKET_EINVALID, "ledger %s is open read-only", l->path);
 	if (!(inputs = docket_calloc(ngroups ? ngroups : 1, sizeof(*inputs))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t g = 0; g < ngroups && error == 0; g++) {
 		if (!(inputs[g] = docket_calloc(groups[g].n ? groups[g].n : 1, sizeof(**inputs))))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		for (size_t i = 0; error == 0 && !src && i < groups[g].n; i++)
 			remember_input(&inputs[g][i], groups[g].events[i]);
 	}
 	if (src && error == 0) {
 		src->inputs = inputs[0];
 		if (!(src->rests = docket_calloc(groups[0].n ? groups[0].n : 1, sizeof(*src->rests))))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 	}
 	if (error == 0)
 		error = store_reserve(l, reserve_bytes(groups, ngroups));
@@ -392,7 +392,7 @@ static int append_one_group(docket_ledger *l, docket_event **events, size_t n, d
 	if (n == 0)
 		return 0;
 	if (!results && !(results = own = docket_calloc(n, sizeof(*own))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memset(&group, 0, sizeof(group));
 	group.events = events;
 	group.n = n;
@@ -425,7 +425,7 @@ int docket_ledger_append_json(docket_ledger *l, json_t *const *json, size_t n,
 	if (n == 0)
 		return 0;
 	if (!(events = docket_calloc(n, sizeof(*events))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (; built < n; built++) {
 		if ((error = docket_event_from_json(&events[built], json[built])) < 0) {
 			if (n > 1)

@@ -538,7 +538,7 @@ int merkle_check_new(merkle_check **out, docket_ledger *l)
 
 	*out = NULL;
 	if (!mc)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (Merkle check)");
+		return docket_error_set_oom();
 	mc->l = l;
 	/* an older docket's ledger opened read-only: its indexes (the tree
 	 * among them) are reported as old and not compared */

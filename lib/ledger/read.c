@@ -503,7 +503,7 @@ static int session_pending(docket_ledger *l, MDB_txn *txn, MDB_cursor *idx, ledg
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return store_error(rc, "read pending");
 	if (!(keys = docket_calloc(p->n ? p->n : 1, sizeof(*keys))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < p->n; i++) {
 		size_t from = i ? p->end[i - 1] : 0;
 
@@ -565,7 +565,6 @@ cleanup:
 }
 
 /* ---- facts ---- */
-
 
 int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 {
@@ -663,7 +662,7 @@ int ledger_session_get(docket_ledger *l, const char *session, sess_state *out, c
 				? docket_error_set(DOCKET_ECORRUPT, "policy of session \"%s\" is missing", session)
 				: store_error(rc, "read policy");
 		else if (!(*policy_json = docket_strndup(v.mv_data, v.mv_size)))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 	}
 	store_txn_abort(l, txn);
 	return error;

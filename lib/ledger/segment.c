@@ -293,7 +293,7 @@ static int reader_reserve(ledger_reader *r, uint32_t n)
 	if (hashes)
 		r->hashes = hashes;
 	if (!kinds || !lens || !offs || !hashes)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory (segment)");
+		return docket_error_set_oom();
 	r->cap = n;
 	return 0;
 }

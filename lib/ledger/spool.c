@@ -169,7 +169,7 @@ int docket_ledger_write_by(docket_ledger *l, docket_write_fn fn, void *ctx, void
 	if (!(t = docket_calloc(1, sizeof(*t)))) {
 		if (ctx_free)
 			ctx_free(ctx);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -251,7 +251,7 @@ int docket_ledger_append_json_by(docket_ledger *l, json_t *const *json, size_t n
 		return 0;
 	if (!(c = docket_calloc(1, sizeof(*c))) || !(c->events = docket_calloc(n, sizeof(*c->events)))) {
 		docket_free(c);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	for (; c->n < n; c->n++)
 		if ((error = docket_event_from_json(&c->events[c->n], json[c->n])) < 0)
@@ -347,7 +347,7 @@ static int put_one(const char *dir, const json_t *given, int last)
 
 	entry_name(name, sizeof(name));
 	if (!ev) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto done;
 	}
 	if ((error = docket_json_dump(&text, ev)) < 0 || (error = docket_buf_putc(&text, '\n')) < 0 ||
@@ -376,7 +376,7 @@ int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		if (!events[i])
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 	if ((error = spool_dir(&dir, ledger_path)) < 0 || (error = make_spool_dir(ledger_path, dir.ptr)) < 0)
 		goto done;
 	for (size_t i = 0; i < n && error == 0; i++)
@@ -431,7 +431,7 @@ static int list_entries(char ***out, size_t *n, const char *dir)
 			names = grown;
 		}
 		if (!(names[*n] = docket_strdup(de->d_name)))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		else
 			(*n)++;
 	}
@@ -502,7 +502,6 @@ int docket_spool_held_within(const char *ledger_path, unsigned ms)
 	docket_buf_dispose(&path);
 	return recent;
 }
-
 
 static int read_entry(docket_buf *out, const char *dir, const char *name)
 {
@@ -671,12 +670,12 @@ int spool_load(spool_batch **out, docket_ledger *l, MDB_txn *txn)
 
 	*out = NULL;
 	if (!(b = docket_calloc(1, sizeof(*b))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = spool_dir(&b->dir, l->path)) < 0 || (error = list_entries(&names, &n, b->dir.ptr)) < 0 ||
 	    n == 0)
 		goto done;
 	if (!(b->entries = docket_calloc(n, sizeof(*b->entries)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto done;
 	}
 	/* a writer with a deadline folds the oldest entries only (spool.h) */
@@ -745,7 +744,7 @@ ledger_group *spool_incident_group(spool_batch *b, size_t i, const docket_error 
 		j = json_pack("{ss ss ss ss ss}", "type", "ledger.incident", "kind", "spool_refused", "file",
 			      e->name, "entry", "(not UTF-8 text)", "error", msg[0] ? msg : "refused");
 	}
-	error = j ? docket_event_from_json(&e->incident, j) : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	error = j ? docket_event_from_json(&e->incident, j) : docket_error_set_oom();
 	json_decref(j);
 	if (error < 0)
 		return NULL;
@@ -828,7 +827,7 @@ int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out)
 
 	*out = NULL;
 	if (!all)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = incidents_key(&key, session)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		goto done;
 	error = store_meta_get(txn, l, key.ptr, &v);
@@ -842,7 +841,7 @@ int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out)
 	for (i = 0; error == 0 && i + 8 <= seqs.len; i += 8) {
 		if ((error = ledger_event_json(l, docket_be64_get((const uint8_t *)seqs.ptr + i), &ev)) == 0 &&
 		    json_array_append_new(all, ev) < 0)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 	}
 done:
 	docket_buf_dispose(&key);

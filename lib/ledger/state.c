@@ -137,7 +137,6 @@ static const char *verdict_str(int v)
 	return v == 0 || !s ? "undecided" : s;
 }
 
-
 /* ---- handlers, one per event type ---- */
 
 /*
@@ -521,7 +520,7 @@ static int handle_dispatched(apply_ctx *c)
 			char *dup = docket_strdup(token);
 
 			if (!dup)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+				return docket_error_set_oom();
 			b->token = dup;
 		}
 		b->attempt = attempt;
@@ -699,7 +698,7 @@ static int stamp_time(state_txn *st, docket_event *ev)
 	st->clock_us = us;
 	format_time(buf, us);
 	if (!(dup = docket_strdup(buf)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	ev->time = dup;
 	return 0;
 }

@@ -1008,7 +1008,7 @@ int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *se
 	if (rc != 0)
 		return store_error(rc, "read session");
 	if (!(s = docket_malloc(sizeof(*s))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = sess_state_decode(s, v.mv_data, v.mv_size)) < 0)
 		goto done;
 	if (!s->opened_seq) {
@@ -1194,7 +1194,7 @@ int state_txn_begin(state_txn **out, docket_ledger *l, MDB_txn *txn)
 
 	*out = NULL;
 	if (!(st = docket_calloc(1, sizeof(*st))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	st->l = l;
 	st->txn = txn;
 	sess_cache_init(&st->cache);

@@ -23,11 +23,6 @@ static const char *adup(pol_arena_block **a, const char *s)
 	return d;
 }
 
-static int nomem(void)
-{
-	return docket_error_set(DOCKET_ENOMEM, "out of memory");
-}
-
 /* obj's member `key`: absent when obj is not an object or has none. */
 static docket_jv member(const docket_jv_ops *o, docket_jv obj, const char *key)
 {
@@ -69,7 +64,7 @@ static int jstr_array(pol_arena_block **a, const docket_jv_ops *o, docket_jv arr
 	if (len > 1u << 20)
 		return docket_error_set(DOCKET_EINVALID, "%s has too many elements", what);
 	if (!(v = pol_arena_alloc(a, (len ? len : 1) * sizeof(*v))))
-		return nomem();
+		return docket_error_set_oom();
 	for (o->iter(arr, &it), i = 0; i < len && o->next(&it, &key, &e); i++) {
 		size_t sl;
 
@@ -79,7 +74,7 @@ static int jstr_array(pol_arena_block **a, const docket_jv_ops *o, docket_jv arr
 		if (memchr(s, '\0', sl))
 			return docket_error_set(DOCKET_EINVALID, "%s[%zu] contains a NUL byte", what, i);
 		if (!(v[i] = adup(a, s)))
-			return nomem();
+			return docket_error_set_oom();
 	}
 	*out = v;
 	*n = len;
@@ -111,7 +106,7 @@ static int jget_str(pol_arena_block **a, const docket_jv_ops *o, docket_jv obj, 
 	if (memchr(s, '\0', len))
 		return docket_error_set(DOCKET_EINVALID, "%s args.%s contains a NUL byte", tool, key);
 	if (!(*out = adup(a, s)))
-		return nomem();
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -173,7 +168,7 @@ static int parse_url(docket_policy_call *c, const char *url)
 		goto done;
 	}
 	if (!(c->host = adup(&c->arena, u.host.ptr)) || !(c->url_path = adup(&c->arena, u.path.ptr ? u.path.ptr : "")))
-		error = nomem();
+		error = docket_error_set_oom();
 done:
 	pol_url_dispose(&u);
 	return error;
@@ -184,11 +179,11 @@ static int one_path(docket_policy_call *c, const char *p)
 	const char **nv = pol_arena_alloc(&c->arena, (c->npaths + 1) * sizeof(*nv));
 
 	if (!nv)
-		return nomem();
+		return docket_error_set_oom();
 	if (c->npaths)
 		memcpy(nv, c->paths, c->npaths * sizeof(*nv));
 	if (!(nv[c->npaths] = adup(&c->arena, p)))
-		return nomem();
+		return docket_error_set_oom();
 	c->paths = nv;
 	c->npaths++;
 	return 0;
@@ -199,11 +194,11 @@ static int wrap_script(docket_policy_call *c, const char *script)
 	const char **v = pol_arena_alloc(&c->arena, 3 * sizeof(*v));
 
 	if (!v)
-		return nomem();
+		return docket_error_set_oom();
 	v[0] = "bash";
 	v[1] = "-lc";
 	if (!(v[2] = adup(&c->arena, script)))
-		return nomem();
+		return docket_error_set_oom();
 	c->argv = v;
 	c->argc = 3;
 	return 0;
@@ -324,7 +319,7 @@ static int parse_mcp(docket_policy_call *c, const docket_jv_ops *o, docket_jv ar
 	    (error = jget_str(&c->arena, o, args, "tool", &t, true, name)) < 0)
 		return error;
 	if ((error = docket_buf_printf(&b, "mcp__%s__%s", server, t)) == 0 && !(c->name = adup(&c->arena, b.ptr)))
-		error = nomem();
+		error = docket_error_set_oom();
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -363,7 +358,7 @@ static int parse_args(docket_policy_call *c, const docket_jv_ops *o, docket_jv a
 		/* a web search (Claude Code's WebSearch, imported as network
 		 * {query}): no host to match, so rules match it by tool name */
 		c->tool = CT_OTHER;
-		return (c->name = adup(&c->arena, "WebSearch")) ? 0 : nomem();
+		return (c->name = adup(&c->arena, "WebSearch")) ? 0 : docket_error_set_oom();
 	}
 	if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0)
 		return parse_network(c, o, args, name);
@@ -414,9 +409,9 @@ int docket_policy_call_from_jv(docket_policy_call **out, const char *name, const
 	if (args.p && o->type(args) != DOCKET_JV_OBJECT)
 		return docket_error_set(DOCKET_EINVALID, "a call's \"args\" must be an object");
 	if (!(c = docket_calloc(1, sizeof(*c))))
-		return nomem();
+		return docket_error_set_oom();
 	if (!(c->name = adup(&c->arena, name)))
-		error = nomem();
+		error = docket_error_set_oom();
 	else
 		error = parse_args(c, o, args, name);
 	if (error < 0) {
@@ -536,7 +531,7 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 
 	*out = NULL;
 	if (!(c = docket_calloc(1, sizeof(*c))))
-		return nomem();
+		return docket_error_set_oom();
 	c->network_access = -1;
 	c->fs_kind = -1;
 	c->client_sandbox = -1;
@@ -640,7 +635,7 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 			goto done;
 		}
 		if (!(c->grants = pol_arena_alloc(&c->arena, (n ? n : 1) * sizeof(*c->grants)))) {
-			error = nomem();
+			error = docket_error_set_oom();
 			goto done;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -658,7 +653,7 @@ int docket_policy_context_from_json(docket_policy_context **out, const json_t *j
 				if (json_string_length(json_object_get(g, "path")) == 0)
 					continue;       /* "" grants nothing, never every path */
 				if (!(gr->path = adup(&c->arena, json_string_value(json_object_get(g, "path"))))) {
-					error = nomem();
+					error = docket_error_set_oom();
 					goto done;
 				}
 			} else {

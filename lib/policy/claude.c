@@ -60,7 +60,7 @@ int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_or
 		if (len < nlen + 2 || *end != ')')
 			return docket_error_set(DOCKET_EINVALID, "rule \"%s\": expected ')' at the end", rule);
 		if (!(spec = pol_alloc(p, (size_t)(end - in) + 1)))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		for (; in < end; in++) {
 			if (*in == '\\' && in + 1 < end && (in[1] == '(' || in[1] == ')' || in[1] == '\\'))
 				in++;
@@ -74,7 +74,7 @@ int pol_parse_tool_rule(docket_policy *p, const char *rule, int decision, pol_or
 		return error;
 	t->kind = tool_kind_of(rule, nlen);
 	if (!(t->name = pol_strndup(p, rule, nlen)) || !(t->text = pol_strdup(p, rule)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	t->decision = decision;
 	t->origin = origin;
 	if (!spec) {
@@ -427,7 +427,7 @@ int pol_load_claude_scoped(docket_policy *p, const char *name, const char *text,
 
 		pos[k].n = json_is_array(list) ? json_array_size(list) : 0;
 		if (pos[k].n && !(pos[k].at = docket_calloc(pos[k].n, sizeof(*pos[k].at)))) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 			goto cleanup;
 		}
 	}

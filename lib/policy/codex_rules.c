@@ -241,7 +241,7 @@ static int lex_string(lexer *lx, val *out)
 	out->line = line;
 	out->col = col;
 	if (!(out->s = pol_strndup(lx->p, b.ptr ? b.ptr : "", b.len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 cleanup:
 	docket_buf_dispose(&b);
 	return error;
@@ -270,7 +270,7 @@ static int parse_list(lexer *lx, val *out, int depth)
 			val *ni = pol_alloc(lx->p, ncap * sizeof(*ni));
 
 			if (!ni)
-				return docket_error_set(DOCKET_ENOMEM, "out of memory");
+				return docket_error_set_oom();
 			if (n)
 				memcpy(ni, items, n * sizeof(*ni));
 			items = ni;
@@ -327,7 +327,7 @@ static int concat(lexer *lx, val *out, const val *b, unsigned line, unsigned col
 		char *s = pol_alloc(lx->p, la + lb + 1);
 
 		if (!s)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		memcpy(s, out->s, la);
 		memcpy(s + la, b->s, lb + 1);
 		out->s = s;
@@ -337,7 +337,7 @@ static int concat(lexer *lx, val *out, const val *b, unsigned line, unsigned col
 		val *items = pol_alloc(lx->p, (out->n + b->n ? out->n + b->n : 1) * sizeof(*items));
 
 		if (!items)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if (out->n)
 			memcpy(items, out->items, out->n * sizeof(*items));
 		if (b->n)
@@ -515,7 +515,7 @@ static int render_prefix(docket_policy *p, pol_prefix_rule *r)
 	if (error == 0)
 		error = docket_buf_putc(&b, ')');
 	if (error == 0 && !(r->text = pol_strndup(p, b.ptr, b.len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -524,7 +524,7 @@ static int pattern_token(lexer *lx, const val *v, pol_pattok *out)
 {
 	if (v->kind == V_STR) {
 		if (!(out->alts = pol_alloc(lx->p, sizeof(char *))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		out->alts[0] = v->s;
 		out->n = 1;
 		return 0;
@@ -535,7 +535,7 @@ static int pattern_token(lexer *lx, const val *v, pol_pattok *out)
 	if (v->n == 0)
 		return rule_error(lx, v, "pattern alternatives cannot be empty");
 	if (!(out->alts = pol_alloc(lx->p, v->n * sizeof(char *))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < v->n; i++) {
 		if (v->items[i].kind != V_STR)
 			return rule_error(lx, &v->items[i], "pattern alternative must be a string (got %s)",
@@ -598,7 +598,7 @@ static int build_prefix_rule(lexer *lx, val *args[], const val *call, pending *p
 		return error;
 	if (pat->n > 1) {
 		if (!(rest = pol_alloc(lx->p, (pat->n - 1) * sizeof(*rest))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		for (size_t i = 1; i < pat->n; i++)
 			if ((error = pattern_token(lx, &pat->items[i], &rest[i - 1])) < 0)
 				return error;
@@ -694,7 +694,7 @@ int pol_parse_network_host(docket_policy *p, pol_net_rule *r, const char *raw, b
 	if (n == 0)
 		return docket_error_set(DOCKET_EINVALID, "network_rule host cannot be empty");
 	if (!(norm = pol_strndup(p, h, n)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++) {
 		if (norm[i] >= 'A' && norm[i] <= 'Z')
 			norm[i] = (char)(norm[i] - 'A' + 'a');
@@ -771,7 +771,7 @@ static int build_network_rule(lexer *lx, val *args[], const val *call)
 				  r->host, proto_name(proto),
 				  decision == POL_DENY ? "deny" : pol_codex_decision_name(decision));
 	if (error == 0 && !(r->text = pol_strndup(lx->p, b.ptr, b.len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -794,7 +794,7 @@ static int build_host_executable(lexer *lx, val *args[], const val *call)
 		return rule_error(lx, name, "host_executable name must be a bare executable name (got %s)",
 				  name->s);
 	if (!(v = pol_alloc(lx->p, (paths->n ? paths->n : 1) * sizeof(*v))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < paths->n; i++) {
 		const val *pv = &paths->items[i];
 		bool dup = false;
@@ -857,7 +857,7 @@ static int example_texts(docket_policy *p, const val *list, const char ***out, s
 	if (list->kind != V_LIST || list->n == 0)
 		return 0;
 	if (!(*out = pol_alloc(p, list->n * sizeof(char *))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < list->n; i++) {
 		const val *e = &list->items[i];
 		docket_buf b = DOCKET_BUF_INIT;
@@ -871,7 +871,7 @@ static int example_texts(docket_policy *p, const val *list, const char ***out, s
 			argv[w] = e->items[w].s;
 		if ((error = shell_join(&b, argv, e->n < 256 ? e->n : 256)) == 0 &&
 		    !((*out)[(*n)++] = pol_strndup(p, b.ptr, b.len)))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		docket_buf_dispose(&b);
 		if (error < 0)
 			return error;
@@ -994,7 +994,7 @@ static int assignment(lexer *lx, const char *id, size_t n)
 		binding *nb = docket_realloc(lx->vars, nc * sizeof(*nb));
 
 		if (!nb)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		lx->vars = nb;
 		lx->capvars = nc;
 	}
@@ -1053,7 +1053,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 			docket_buf b = DOCKET_BUF_INIT;
 
 			if (docket_buf_put(&b, id, idlen < 64 ? idlen : 64) < 0) {
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 			} else {
 				error = docket_error_set(DOCKET_EINVALID,
 					"%s:%u:%u: unknown function `%s` (expected prefix_rule, network_rule or host_executable)",
@@ -1085,7 +1085,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 			aline = lx.line;
 			acol = lx.col;
 			if (!(v = pol_alloc(p, sizeof(*v)))) {
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 				goto cleanup;
 			}
 			memset(v, 0, sizeof(*v));
@@ -1149,7 +1149,7 @@ int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, s
 				pending *np = docket_realloc(pend, nc * sizeof(*np));
 
 				if (!np) {
-					error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+					error = docket_error_set_oom();
 					goto cleanup;
 				}
 				pend = np;

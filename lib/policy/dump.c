@@ -94,7 +94,7 @@ static int q(docket_buf *b, const char *s)
 	d = json_dumps(j, JSON_ENCODE_ANY);
 	json_decref(j);
 	if (!d)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = docket_buf_puts(b, d);
 	free(d);
 	return error;
@@ -133,7 +133,6 @@ static int tools_yaml(docket_buf *b, const docket_policy *p, int dec, const char
 	}
 	return error;
 }
-
 
 /* How many rules from i on one source rule made (alternatives of the first
  * word: the same origin, pattern tail and decision). */
@@ -338,7 +337,7 @@ int docket_policy_to_json(json_t **out, const docket_policy *p)
 
 	*out = NULL;
 	if (!o)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	json_object_set_new(o, "source", json_string(p->source));
 	json_object_set_new(o, "format", json_string(docket_policy_format_str((docket_policy_format)p->format)));
 	if (sandbox_name(p->sandbox))
@@ -454,7 +453,7 @@ int docket_policy_canonical_command(json_t **out, const json_t *argv)
 	if (!json_is_array(argv))
 		return docket_error_set(DOCKET_EINVALID, "a command must be an array of strings");
 	if (!(v = docket_calloc(n ? n : 1, sizeof(*v))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < n; i++) {
 		if (!json_is_string(json_array_get(argv, i))) {
 			docket_free(v);
@@ -490,7 +489,7 @@ int docket_policy_canonical_command(json_t **out, const json_t *argv)
 	if (!res)
 		res = json_deep_copy(argv);
 	if (!res)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 cleanup:
 	shell_split_dispose(&sp);
 	docket_free(v);

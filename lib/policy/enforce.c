@@ -565,7 +565,7 @@ static int enforce_shell(ef *f)
 
 	if (!a) {
 		if (!(a = docket_calloc(1, sizeof(*a))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		sh_init(a);
 		f->res->sh = a;
 	}

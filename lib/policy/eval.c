@@ -26,7 +26,6 @@
 #define REJECT_SANDBOX_REASON "approval required by policy, but AskForApproval::Granular.sandbox_approval is false"
 #define REJECT_RULES_REASON "approval required by policy rule, but AskForApproval::Granular.rules is false"
 
-
 /* ---- result building ---- */
 
 int ev_grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -40,7 +39,7 @@ int ev_grow(void **v, size_t *cap, size_t need, size_t elem)
 	while (ncap < need)
 		ncap *= 2;
 	if (ncap > SIZE_MAX / elem || !(nv = docket_realloc(*v, ncap * elem)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory evaluating a policy");
+		return docket_error_set_oom();
 	*v = nv;
 	*cap = ncap;
 	return 0;

@@ -42,7 +42,7 @@ static int add(json_t *out, const char *severity, const char *code, const pol_or
 	f = json_pack("{s:s,s:s,s:s?,s:I,s:s,s:s}", "severity", severity, "code", code, "file", o ? o->file : NULL,
 		      "line", (json_int_t)(o ? o->line : 0), "rule", rule, "message", msg);
 	if (!f || json_array_append_new(out, f) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -151,7 +151,7 @@ static int probe_one(probe *pr, const docket_policy *p, json_t *cmd, int *engine
 	int error;
 
 	if (!args)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if ((error = docket_policy_call_from_args(&call, "shell", args)) == 0 &&
 	    (error = docket_policy_eval_enforced(pr->res, p, call, pr->ctx)) == 0) {
 		*engine = (int)docket_policy_result_engine_verdict(pr->res);
@@ -238,7 +238,7 @@ static int lint_bash(json_t *out, probe *pr, const docket_policy *p, const pol_t
 	    (t->spec_kind != SPEC_PREFIX && t->spec_kind != SPEC_EXACT))
 		return 0;
 	if (!(spec = docket_malloc(t->spec_len + 1)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memcpy(spec, t->spec, t->spec_len);
 	spec[t->spec_len] = '\0';
 	shell_split_init(&sp);
@@ -304,7 +304,7 @@ int docket_policy_lint(json_t **out, const docket_policy *p)
 
 	*out = NULL;
 	if (!a || !cj)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0 && (error = docket_policy_result_new(&pr.res)) == 0)
 		error = docket_policy_context_from_json(&pr.ctx, cj);
 	for (size_t i = 0; error == 0 && i < p->ntools; i++)

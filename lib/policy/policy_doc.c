@@ -39,7 +39,7 @@ static int codex_settings(policy_layer *out, const json_t *doc)
 	out->codex_settings = json_pack("{s:O?, s:O?}",
 		"approval_policy", json_object_get(doc, "approval_policy"),
 		"sandbox_policy", json_object_get(doc, "sandbox_policy"));
-	return out->codex_settings ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return out->codex_settings ? 0 : docket_error_set_oom();
 }
 
 /* Load one layer. Its policy stays NULL when the document is not evaluable

@@ -139,7 +139,7 @@ static int to_json(const tctx *t, struct fy_node *n, json_t **out, int depth)
 			json_t *v = NULL;
 
 			if ((error = to_json(t, e, &v, depth + 1)) == 0 && json_array_append_new(*out, v) < 0)
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 		}
 	} else if (fy_node_is_mapping(n)) {
 		*out = json_object();
@@ -149,7 +149,7 @@ static int to_json(const tctx *t, struct fy_node *n, json_t **out, int depth)
 		return terr(t, n, "unsupported YAML node (alias?)");
 	}
 	if (error == 0 && !*out)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error < 0) {
 		json_decref(*out);
 		*out = NULL;
@@ -231,7 +231,7 @@ static int tests_of(const tctx *t, struct fy_node *list, json_t *cases)
 		}
 		pos_of(e, &line, &col);
 		if (json_object_set_new(c, "line", json_integer(line)) < 0 || json_array_append_new(cases, c) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 	}
 	return 0;
 }
@@ -278,13 +278,13 @@ int docket_policy_tests_parse(json_t **out, const char *name, const char *text, 
 		goto cleanup;
 	}
 	if (!(cases = json_array()) || !(o = json_object())) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = tests_of(&t, list, cases)) < 0)
 		goto cleanup;
 	if (json_object_set(o, "tests", cases) < 0 || (ctx && json_object_set(o, "context", ctx) < 0)) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	*out = o;
@@ -316,7 +316,7 @@ int docket_policy_split_command(json_t **out, const char *line)
 		goto cleanup;
 	}
 	if (!(a = json_array())) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	for (size_t i = 0; i < sp.nwords; i++)

@@ -14,7 +14,7 @@ int docket_policy_result_new(docket_policy_result **out)
 
 	*out = NULL;
 	if (!r)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	shell_split_init(&r->split);
 	shell_split_init(&r->scratch);
 	*out = r;
@@ -148,7 +148,7 @@ static json_t *words_json(const char *const *w, size_t n)
 static int set_new(json_t *o, const char *k, json_t *v)
 {
 	if (!v || json_object_set_new(o, k, v) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -159,7 +159,7 @@ int docket_policy_result_to_json(json_t **out, const docket_policy_result *r)
 
 	*out = NULL;
 	if (!o)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
+		return docket_error_set_oom();
 	if ((error = set_new(o, "verdict", json_string(docket_policy_verdict_name((docket_verdict)r->verdict)))) < 0)
 		goto fail;
 	if (r->enforced && r->engine_verdict != r->verdict &&
@@ -173,7 +173,7 @@ int docket_policy_result_to_json(json_t **out, const docket_policy_result *r)
 				      r->text.ptr + r->reasons[i].text_off);
 
 		if (!x || json_array_append_new(a, x) < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
+			error = docket_error_set_oom();
 			goto fail;
 		}
 	}
@@ -202,7 +202,7 @@ int docket_policy_result_to_json(json_t **out, const docket_policy_result *r)
 				json_object_set_new(x, "resolved_program", json_string(r->wv[s->word_off]));
 		}
 		if (!x || json_array_append_new(a, x) < 0) {
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
+			error = docket_error_set_oom();
 			goto fail;
 		}
 	}
@@ -216,7 +216,7 @@ int docket_policy_result_to_json(json_t **out, const docket_policy_result *r)
 					      "why", s->why ? s->why : "rule");
 
 			if (!x || json_array_append_new(a, x) < 0) {
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory building JSON");
+				error = docket_error_set_oom();
 				goto fail;
 			}
 		}

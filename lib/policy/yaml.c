@@ -68,7 +68,7 @@ static int scalar(yctx *y, struct fy_node *n, struct fy_node *key, const char *w
 	if (memchr(s, '\0', len))
 		return yerr(y, n, "%s: NUL byte in string", what);
 	if (!(*out = pol_strndup(y->p, s, len)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -249,7 +249,7 @@ static int example_texts(yctx *y, struct fy_node *list, const char *what, const 
 		return yerr(y, list, "%s: expected a list of examples (command lines or lists of words)", what);
 	count = (size_t)fy_node_sequence_item_count(list);
 	if (count && !(*out = pol_alloc(y->p, count * sizeof(char *))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	shell_split_init(&sp);
 	while (error == 0 && (e = fy_node_sequence_iterate(list, &it))) {
 		docket_buf b = DOCKET_BUF_INIT;
@@ -260,7 +260,7 @@ static int example_texts(yctx *y, struct fy_node *list, const char *what, const 
 			break;
 		if (fy_node_is_sequence(e)) {
 			if ((error = shell_join(&b, argv, argc)) == 0 && !(s = pol_strndup(y->p, b.ptr, b.len)))
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 		} else {
 			error = scalar(y, e, e, "example", &s);
 		}
@@ -339,7 +339,7 @@ static int render_cmd(docket_policy *p, pol_prefix_rule *r)
 	if (error == 0)
 		error = docket_buf_printf(&b, "] -> %s", pol_decision_name(r->decision));
 	if (error == 0 && !(r->text = pol_strndup(p, b.ptr, b.len)))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	docket_buf_dispose(&b);
 	return error;
 }
@@ -360,7 +360,7 @@ static int one_token(yctx *y, struct fy_node *n, struct fy_node *key, pol_pattok
 		return 0;
 	}
 	if (!(t->alts = pol_alloc(y->p, sizeof(char *))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	t->n = 1;
 	return scalar(y, n, key, "pattern element", &t->alts[0]);
 }
@@ -411,7 +411,7 @@ static int load_commands(yctx *y, struct fy_node *k, struct fy_node *v)
 			return error;
 		n = (size_t)fy_node_sequence_item_count(st.pattern);
 		if (n > 1 && !(rest = pol_alloc(y->p, (n - 1) * sizeof(*rest))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		while ((t = fy_node_sequence_iterate(st.pattern, &it2))) {
 			if ((error = one_token(y, t, k, i == 0 ? &first : &rest[i - 1])) < 0)
 				return error;
@@ -560,7 +560,7 @@ static int network_key(yctx *y, const char *key, struct fy_node *k, struct fy_no
 		if (error == 0 && r->port)
 			error = docket_buf_printf(&b, " (port %u)", r->port);
 		if (error == 0 && !(r->text = pol_strndup(y->p, b.ptr, b.len)))
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		docket_buf_dispose(&b);
 		if (error < 0)
 			return error;
@@ -603,7 +603,7 @@ static int hostexe_key(yctx *y, const char *key, struct fy_node *k, struct fy_no
 	if ((error = pol_add_hostexe(y->p, &h)) < 0)
 		return error;
 	if (!(h->name = pol_strdup(y->p, key)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	h->paths = paths.v;
 	h->n = paths.n;
 	return 0;
@@ -643,7 +643,7 @@ static int packages_key(yctx *y, const char *key, struct fy_node *k, struct fy_n
 		return error;
 	eco->decision = POL_ASK;
 	if (!(eco->ecosystem = pol_strdup(y->p, key)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return mapping(y, v, k, "a package ecosystem", keys, eco_key, eco);
 }
 
@@ -818,7 +818,7 @@ int pol_yaml_parse(struct fy_document **out, const char *name, const char *text,
 	dcfg.fp = NULL;
 	dcfg.colorize = false;
 	if (!(diag = fy_diag_create(&dcfg)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	fy_diag_set_collect_errors(diag, true);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.flags = FYPCF_QUIET | FYPCF_DISABLE_RECYCLING;

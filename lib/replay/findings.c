@@ -19,7 +19,7 @@ int docket_replay_ran_despite_deny(const docket_replay_call *c)
 
 static int set(json_t *o, const char *k, json_t *v)
 {
-	return v && json_object_set_new(o, k, v) == 0 ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return v && json_object_set_new(o, k, v) == 0 ? 0 : docket_error_set_oom();
 }
 
 int docket_replay_finding_json(json_t **out, const docket_replay_call *c)
@@ -30,7 +30,7 @@ int docket_replay_finding_json(json_t **out, const docket_replay_call *c)
 
 	*out = NULL;
 	if (!o)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (!c->target && (error = replay_target(&target, c->args_json)) < 0)
 		goto done;
 	if ((error = set(o, "seq", json_integer((json_int_t)c->seq))) < 0 ||

@@ -253,7 +253,7 @@ static int push_commit(docket_replay_history *h, git_repository *repo, git_commi
 		return error;
 	if (!(hc->summary = docket_malloc(strlen(summary ? summary : "") + 1))) {
 		docket_policy_free(hc->policy);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	memcpy(hc->summary, summary ? summary : "", strlen(summary ? summary : "") + 1);
 	h->n++;
@@ -348,14 +348,14 @@ int docket_replay_history_load(docket_replay_history **out, const char *repo_pat
 		return docket_error_set(DOCKET_EINVALID, "range \"%s\" is not A..B", range ? range : "");
 	if (!(h = docket_calloc(1, sizeof(*h))) || !(a = docket_malloc((size_t)(dots - range) + 1))) {
 		docket_free(h);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	memcpy(a, range, (size_t)(dots - range));
 	a[dots - range] = '\0';
 	if ((error = repo_open(&repo, repo_path)) == 0)
 		error = history_fill(h, repo, fmt, path, a, dots + 2);
 	if (error == 0 && !(h->policies = docket_calloc(h->n, sizeof(*h->policies))))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	for (size_t i = 0; error == 0 && i < h->n; i++)
 		h->policies[i] = h->commits[i].policy;
 	repo_close(repo);

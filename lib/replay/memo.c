@@ -35,7 +35,7 @@ struct memo {
 int memo_new(memo **out)
 {
 	*out = docket_calloc(1, sizeof(**out));
-	return *out ? 0 : docket_error_set(DOCKET_ENOMEM, "out of memory");
+	return *out ? 0 : docket_error_set_oom();
 }
 
 void memo_free(memo *m)
@@ -115,7 +115,7 @@ int memo_put(memo *m, const memo_call *k, uint32_t ctx_id, uint32_t policy, cons
 		char *key = docket_realloc(e->key, need);
 
 		if (!key)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		e->key = key;
 		e->key_cap = need;
 	}

@@ -127,10 +127,10 @@ static int batch_get(par_batch **out, par *p)
 	pthread_mutex_unlock(&p->mu);
 	if (!b) {
 		if (!(b = docket_calloc(1, sizeof(*b))))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if (docket_arena_init(&b->arena, PAR_ARENA) < 0) {
 			docket_free(b);
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		}
 		docket_arena_pb(&b->pb, &b->arena);
 	}
@@ -252,7 +252,7 @@ static void *reader(void *arg)
 	p->pb.free = fill_release;
 	p->pb.allocator_data = p;
 	if (!(p->tape = docket_json_tape_new()))
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	else if ((error = docket_arena_init(&args, PAR_ARGS_ARENA)) == 0) {
 		docket_alloc_json_arena(&args);
 		if ((error = batch_get(&p->fill, p)) == 0)

@@ -579,14 +579,14 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	if (opts->version >= 3 && opts->assume_sandbox)
 		r.sessions.assume = strcmp(opts->assume_sandbox, "none") == 0 ? "full_access" : opts->assume_sandbox;
 	if (!(r.outs = docket_calloc(n, sizeof(*r.outs)))) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0 ||
 	    (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
 		goto cleanup;
 	if (!(r.tape = docket_json_tape_new())) {
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 		goto cleanup;
 	}
 	docket_alloc_json_arena(&r.args_arena);

@@ -35,7 +35,7 @@ int docket_replay_report_new(docket_replay_report **out, const docket_replay_rep
 
 	*out = NULL;
 	if (!r)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	r->format = info->format;
 	r->fail_on = info->fail_on;
 	r->color = info->color;
@@ -49,7 +49,7 @@ int docket_replay_report_new(docket_replay_report **out, const docket_replay_rep
 	r->until = dup_or_null(info->until, &bad);
 	if (bad) {
 		docket_replay_report_free(r);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	if (r->format == DOCKET_REPLAY_TABLE)
 		bad = !(r->spool = tmpfile());

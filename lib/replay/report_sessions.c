@@ -63,7 +63,7 @@ static int session_new(docket_replay_report *r, const docket_replay_call *c, rep
 		docket_free(e->id);
 		docket_free(e->host);
 		docket_free(e->runtime);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	r->nsess++;
 	*out = e;

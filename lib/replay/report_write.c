@@ -472,12 +472,12 @@ static int json_keep(docket_replay_report *r, const report_row *row)
 static int dump(FILE *f, const json_t *v)
 {
 	if (!v)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	docket_alloc_take_failure();
 	if (json_dumpf(v, f, JSON_COMPACT | JSON_ENCODE_ANY) == 0)
 		return 0;
 	/* jansson says -1 for a failed allocation as for a failed write */
-	return docket_alloc_take_failure() ? docket_error_set(DOCKET_ENOMEM, "out of memory")
+	return docket_alloc_take_failure() ? docket_error_set_oom()
 					   : docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
 }
 
@@ -563,7 +563,7 @@ int report_json(docket_replay_report *r, FILE *out)
 	int error = 0;
 
 	if (!head)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	fprintf(out, "{\n  \"schema\": \"docket.replay/v%d\",\n", DOCKET_REPLAY_SCHEMA_VERSION);
 	json_object_foreach(head, key, v) {
 		if ((error = member(out, key, json_incref(v))) < 0)
@@ -865,10 +865,10 @@ int report_markdown(docket_replay_report *r, FILE *out)
 	int error;
 
 	if (!f)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = md_head(r, f);
 	if (fclose(f) != 0 && error == 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	if (error == 0 && fwrite(head, 1, hlen, out) != hlen)
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot write the report");
 	free(head);

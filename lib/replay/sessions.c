@@ -115,7 +115,7 @@ static int grow(rsessions *t)
 	rsession **b = docket_calloc(n, sizeof(*b));
 
 	if (!b)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	for (size_t i = 0; i < t->nbuckets; i++) {
 		rsession *s = t->buckets[i], *next;
 
@@ -138,7 +138,7 @@ static int grow(rsessions *t)
 static int assume_in(json_t *c, const char *assume)
 {
 	return !assume || json_object_set_new(c, "sandbox_policy", json_string(assume)) == 0 ? 0
-		: docket_error_set(DOCKET_ENOMEM, "out of memory");
+		: docket_error_set_oom();
 }
 
 /* The recorded context of a session.opened event, with no grants yet. */
@@ -234,7 +234,7 @@ int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_ev
 
 	*out = NULL;
 	if (!c)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	if (t->n >= t->nbuckets && (error = grow(t)) < 0) {
 		json_decref(c);
 		return error;
@@ -248,7 +248,7 @@ int rsessions_open(rsession **out, rsessions *t, const char *id, const docket_ev
 		if (!(s = docket_calloc(1, sizeof(*s))) || !(s->id = docket_malloc(strlen(id) + 1))) {
 			docket_free(s);
 			json_decref(c);
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		}
 		memcpy(s->id, id, strlen(id) + 1);
 		*p = s;
@@ -335,7 +335,7 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent)
 	if ((error = docket_json_parse(&args, text, strlen(text))) < 0)
 		return error;
 	if (!(obj = json_pack("{s:s?, s:o}", "tool", intent->tool_intent->tool, "args", args)))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	error = docket_policy_grant_from_intent(json_object_get(s->context, "grants"), obj);
 	json_decref(obj);
 	if (error == 0)
@@ -414,11 +414,11 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 			json_t *v = json_object_get(doc, key);
 
 			if (v && !json_is_null(v) && json_object_set(codex, key, v) < 0)
-				error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+				error = docket_error_set_oom();
 		}
 		json_decref(doc);
 		if (!codex)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		if (error == 0)
 			codex_slot_fill(slot, p->policy_json, len, codex);
 	}
@@ -438,7 +438,6 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 	return 0;
 }
 
-
 int rsession_context(const docket_policy_context **out, rsession *s, int codex)
 {
 	json_t *c = s->context;
@@ -447,9 +446,9 @@ int rsession_context(const docket_policy_context **out, rsession *s, int codex)
 	codex = codex && s->codex;
 	if (!s->ctx[codex]) {
 		if (codex && !(c = json_deep_copy(s->context)))
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		if (codex && json_object_update(c, s->codex) < 0)
-			error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+			error = docket_error_set_oom();
 		if (codex && error == 0)   /* the assumption wins over the recorded sandbox */
 			error = assume_in(c, s->assume);
 		if (error == 0)

@@ -131,7 +131,7 @@ int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts)
 
 	*out = NULL;
 	if (!(c = docket_calloc(1, sizeof(*c))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	c->ledger = l;
 	c->opts = *opts;
 	if ((error = authority_new(&c->auth, l)) < 0) {
@@ -144,14 +144,14 @@ int proto_ctx_new(proto_ctx **out, docket_ledger *l, const proto_options *opts)
 	}
 	if (!(c->tape = docket_json_tape_new()) || !(c->event_tape = docket_json_tape_new())) {
 		proto_ctx_free(c);
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	}
 	if (opts->operator_policy) {
 		c->operator_policy = json_deep_copy(opts->operator_policy);
 		c->operator_format = docket_strdup(opts->operator_format ? opts->operator_format : "docket");
 		if (!c->operator_policy || !c->operator_format) {
 			proto_ctx_free(c);
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		}
 	}
 	*out = c;
@@ -212,7 +212,7 @@ int proto_call_set_line(proto_call *call, const char *method, const char *line, 
 	char *block = docket_malloc(len + 1 + (session ? session_len + 1 : 0));
 
 	if (!block)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	memcpy(block, line, len);
 	block[len] = '\0';
 	if (session) {
@@ -512,7 +512,7 @@ static int collect_awaiting(void *ctx, const docket_pending_info *p)
 		return 0;
 	return json_array_append_new(a->items, json_pack("{s:s, s:s, s:I}", "invocation", p->invocation,
 				     "request", p->open_request, "intent_seq", (json_int_t)p->intent_seq)) < 0
-		? docket_error_set(DOCKET_ENOMEM, "out of memory") : 0;
+		? docket_error_set_oom() : 0;
 }
 
 /*
@@ -1154,7 +1154,7 @@ static int own_context_init(proto_ctx *ctx)
 	if (!user && pw)
 		user = pw->pw_name;
 	if ((home && !(ctx->own_home = docket_strdup(home))) || (user && !(ctx->own_user = docket_strdup(user))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	return 0;
 }
 
@@ -1371,7 +1371,7 @@ static ledger_group *group_new(ledger_group **groups, size_t *ngroups, size_t *c
 	g->events = docket_calloc(n ? n : 1, sizeof(*g->events));
 	g->results = docket_calloc(n ? n : 1, sizeof(*g->results));
 	if (!g->events || !g->results) {
-		docket_error_set(DOCKET_ENOMEM, "out of memory");
+		docket_error_set_oom();
 		return NULL;
 	}
 	return g;
@@ -1448,7 +1448,7 @@ static int group_start(ledger_group **groups, size_t *ngroups, size_t *cap, cons
 	if (note && lin->uid != LINEAGE_UID_NONE)
 		json_object_set_new(note, "uid", json_integer((json_int_t)lin->uid));
 	if (!ev || !note || !events || json_array_append(events, ev) < 0 || json_array_append(fenced, note) < 0)
-		error = docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = docket_error_set_oom();
 	else if (!(g = group_new(groups, ngroups, cap, 1)))
 		error = docket_error_last()->code;
 	else
@@ -1467,7 +1467,7 @@ static int recover_groups(proto_call *call, ledger_group **groups, size_t *ngrou
 	int error = 0;
 
 	if (!fenced || json_object_set_new(call->result, "fenced", fenced) < 0)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	json_array_foreach(items, i, item) {
 		state_lineage lin, lin2;
 		uint64_t epoch, epoch2;
@@ -1554,14 +1554,14 @@ static int batch_reserve(proto_batch *b, size_t n)
 	ledger_group *g;
 
 	if (!o)
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	b->group_of = o;
 	if (n + 1 <= b->cap)
 		return 0;
 	while (cap < n + 1)
 		cap *= 2;
 	if (!(g = docket_realloc(b->groups, cap * sizeof(*g))))
-		return docket_error_set(DOCKET_ENOMEM, "out of memory");
+		return docket_error_set_oom();
 	b->groups = g;
 	b->cap = cap;
 	return 0;
@@ -1820,7 +1820,7 @@ int proto_reply_text(proto_ctx *ctx, proto_call *call, docket_buf *out)
 		return 0;
 	if (call->error || call->refused_outcome || call->result) {
 		r = reply_json(call);
-		error = r ? docket_json_dump(out, r) : docket_error_set(DOCKET_ENOMEM, "out of memory");
+		error = r ? docket_json_dump(out, r) : docket_error_set_oom();
 		json_decref(r);
 	} else if ((error = docket_buf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":")) == 0 &&
 		   (error = docket_json_dump(out, call->id)) == 0 &&

@@ -299,7 +299,7 @@ static int plan_undecided(plan_ctx *c, const docket_pending_info *p, json_t *eve
 		if (!ev || json_object_set_new(ev, "provenance", json_pack("{s:s, s:i}", "file",
 				"recover (dispatch inferred: let through by a hook at PreToolUse)", "line", 0)) < 0 ||
 		    add_event(events, ev) < 0)
-			return docket_error_set(DOCKET_ENOMEM, "out of memory");
+			return docket_error_set_oom();
 		return plan_in_doubt(c, p, events, action, next);
 	}
 	if ((error = evaluate(c, p, &decision)) < 0)

@@ -54,6 +54,13 @@ const char *docket_json_str(const json_t *obj, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+const char *docket_json_str_nonempty(const json_t *obj, const char *key)
+{
+	const char *s = docket_json_str(obj, key);
+
+	return s && *s ? s : NULL;
+}
+
 const char *docket_json_str_or(const json_t *obj, const char *key, const char *fallback)
 {
 	const char *s = docket_json_str(obj, key);

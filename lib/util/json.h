@@ -28,7 +28,10 @@ int docket_json_dump(docket_buf *out, const json_t *value) DOCKET_MUST_USE;
  * object, or the member is absent or not a string. */
 const char *docket_json_str(const json_t *obj, const char *key);
 
-/* Same, `fallback` instead of NULL. */
+/* Same, NULL for an empty string too (hook inputs, where "" means unset). */
+const char *docket_json_str_nonempty(const json_t *obj, const char *key);
+
+/* Same as docket_json_str, `fallback` instead of NULL. */
 const char *docket_json_str_or(const json_t *obj, const char *key, const char *fallback);
 
 /* jansson type name for messages ("string", "object", ...). */
