@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bypass_exec: the bypass property through the BINARIES. COUNT scripts from
- * the grammar (bypass_gen.c) each go once through `docket policy eval`
- * (one of the three policy formats, in turn) and once through a hook with
+ * the grammar (bypass_gen.c) each go through `docket policy eval --calls`
+ * under each of the three policy formats, and once through a hook with
  * --enforce (one of the six client x format combinations, in turn, half of
  * them through the lean `docket-hook`, half through `docket hook`). No eval
  * may answer `allowed`; no hook may let the call through (it must answer
- * deny or ask, or block with exit 2). Two processes run at a time (two
+ * deny or ask, or block with exit 2). The hooks run two at a time (two
  * workers). Prints the counts; exit 1 on any bypass (each is printed).
  *
  *   bypass_exec DOCKET DOCKET_HOOK [--count N] [--seed S]
  *
- * The eval side is one function, eval_one(): where `policy eval --calls
- * FILE.jsonl` (batch) can replace one process per call.
+ * The eval side is eval_all(): every script under each of the three formats
+ * through `policy eval --calls` (one batch per format).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +36,8 @@ typedef struct counts {
 	unsigned long evals, hooks, bypasses, errors;
 	unsigned long per_combo[6];
 } counts;
+
+static const char *policy_src(size_t k, const bypass_policy *bp);
 
 /* Run argv with `in` on stdin; its stdout into out (cleared). Returns the exit status, -1: not run. */
 static int run(char *const *argv, const char *in, size_t inlen, docket_buf *out)
@@ -105,28 +107,89 @@ static char *dumps(json_t *v)
 }
 
 /*
- * One script through `docket policy eval` under policy `src`: 1 when the
- * answer is `allowed` or missing. THE place to switch to `policy eval
- * --calls FILE.jsonl` (one verdict line per call) when it exists.
+ * Every script through `docket policy eval --calls` under policy `src` (one
+ * process, one verdict line per call, as a CI job evaluates a batch): the
+ * count of calls answered `allowed` (each printed) or with no verdict
+ * (errors). `calls` holds the calls, one JSON line each, in script order.
  */
-static int eval_one(const char *docket, const char *src, const char *script, docket_buf *out, counts *c)
+static void eval_batch(const char *docket, const char *src, const docket_buf *calls, char *const *scripts,
+		       unsigned long n, docket_buf *out, counts *c)
 {
-	char *call = dumps(json_pack("{s:s,s:{s:[sss]}}", "tool", "shell", "args", "command", "bash", "-lc", script));
-	char *argv[] = { (char *)docket, "policy", "eval", (char *)src, "--call", call, "--context",
-			 (char *)eval_ctx, "--json", NULL };
-	int rc;
+	char *argv[] = { (char *)docket, "policy", "eval", (char *)src, "--calls", "calls.jsonl", "--context",
+			 (char *)eval_ctx, NULL };
+	unsigned long i = 0;
+	FILE *f = fopen("calls.jsonl", "w");
+	int rc = -1;
 
-	if (!call)
-		return c->errors++, 0;
-	rc = run(argv, "", 0, out);
-	free(call);
-	c->evals++;
-	if (rc != 0 || !strstr(out->ptr, "\"verdict\":")) {
-		/* no verdict: an error, counted and failed apart from bypasses */
-		fprintf(stderr, "bypass_exec: policy eval %s exited %d with no verdict: %s\n", src, rc, script);
-		return c->errors++, 0;
+	/* a file, not stdin: run() writes all of its input before it reads */
+	if (f) {
+		int ok = fwrite(calls->ptr ? calls->ptr : "", 1, calls->len, f) == calls->len;
+
+		if (fclose(f) == 0 && ok)
+			rc = run(argv, "", 0, out);
 	}
-	return strstr(out->ptr, "\"verdict\":\"allowed\"") != NULL;
+
+	for (char *line = out->ptr, *nl; line && *line && i < n; line = nl ? nl + 1 : NULL, i++) {
+		json_t *r;
+		const char *v;
+
+		if ((nl = strchr(line, '\n')))
+			*nl = '\0';
+		r = json_loads(line, 0, NULL);
+		v = json_string_value(json_object_get(r, "verdict"));
+		c->evals++;
+		if (!v) {
+			fprintf(stderr, "bypass_exec: policy eval %s gave no verdict: %s\n  answer: %s\n", src,
+				scripts[i], line);
+			c->errors++;
+		} else if (strcmp(v, "allowed") == 0) {
+			printf("BYPASS via policy eval (%s): %s\n  answer: %s\n", src, scripts[i], line);
+			c->bypasses++;
+		}
+		json_decref(r);
+	}
+	if (rc != 0 || i != n) {
+		fprintf(stderr, "bypass_exec: policy eval --calls %s exited %d after %lu of %lu verdicts\n", src, rc,
+			i, n);
+		c->errors++;
+	}
+}
+
+/* The eval side: every script under each of the three policy formats. */
+static int eval_all(const char *docket, unsigned long count, unsigned long long seed, counts *c)
+{
+	size_t np;
+	const bypass_policy *bp = bypass_policies(&np);
+	docket_buf script = DOCKET_BUF_INIT, calls = DOCKET_BUF_INIT, out = DOCKET_BUF_INIT;
+	char **scripts = calloc(count ? count : 1, sizeof(*scripts));
+	bypass_gen g;
+	int error = 0;
+
+	bypass_gen_seed(&g, seed);
+	for (unsigned long i = 0; scripts && i < count && error == 0; i++) {
+		char *call;
+
+		if ((error = bypass_script(&g, &script)) < 0 || !(scripts[i] = strdup(script.ptr)))
+			break;
+		call = dumps(json_pack("{s:s,s:{s:[sss]}}", "tool", "shell", "args", "command", "bash", "-lc",
+				       script.ptr));
+		if (!call || docket_buf_puts(&calls, call) < 0 || docket_buf_putc(&calls, '\n') < 0)
+			error = -1;
+		free(call);
+	}
+	if (!scripts || error < 0) {
+		c->errors++;
+	} else {
+		for (size_t k = 0; k < np; k++)
+			eval_batch(docket, policy_src(k, bp), &calls, scripts, count, &out, c);
+	}
+	for (unsigned long i = 0; scripts && i < count; i++)
+		free(scripts[i]);
+	free(scripts);
+	docket_buf_dispose(&script);
+	docket_buf_dispose(&calls);
+	docket_buf_dispose(&out);
+	return 0;
 }
 
 /* One script through a hook (`combo`: client * 3 + format): 1 when it let the call through. */
@@ -191,11 +254,6 @@ static int worker(unsigned w, const char *docket, const char *lean, unsigned lon
 		}
 		if (i % 2 != w)
 			continue;
-		if (eval_one(docket, policy_src(i % np, bp), script.ptr, &out, &c)) {
-			c.bypasses++;
-			printf("BYPASS via policy eval (%s): %s\n  answer: %s\n", policy_src(i % np, bp), script.ptr,
-			       out.ptr);
-		}
 		if (hook_one(docket, lean, combo, (i / 6) % 2 == 0, policy_src(combo % 3, bp), script.ptr, i, &out,
 			     &c)) {
 			c.bypasses++;
@@ -267,6 +325,7 @@ int main(int argc, char **argv)
 	}
 	close(fds[1]);
 	memset(&total, 0, sizeof(total));
+	eval_all(docket, count, seed, &total);
 	for (unsigned w = 0; w < 2; w++) {
 		counts c;
 
@@ -287,12 +346,13 @@ int main(int argc, char **argv)
 		if (waitpid(pids[w], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			rc = 99;
 	}
-	printf("bypass_exec: %lu scripts; %lu `docket policy eval` runs (3 formats in turn), %lu hook runs "
+	printf("bypass_exec: %lu scripts; %lu verdicts of `docket policy eval --calls` (every script under each of "
+	       "the 3 formats), %lu hook runs "
 	       "(claude x docket/codex/claude: %lu/%lu/%lu, codex x docket/codex/claude: %lu/%lu/%lu; "
 	       "half docket-hook, half docket hook); bypasses: %lu, errors: %lu\n",
 	       count, total.evals, total.hooks, total.per_combo[0], total.per_combo[1], total.per_combo[2],
 	       total.per_combo[3], total.per_combo[4], total.per_combo[5], total.bypasses, total.errors);
-	if (rc == 0 && (total.bypasses || total.errors || total.evals != count || total.hooks != count))
+	if (rc == 0 && (total.bypasses || total.errors || total.evals != 3 * count || total.hooks != count))
 		rc = 1;
 	{
 		char *rm[] = { "/bin/rm", "-rf", dir, NULL };
