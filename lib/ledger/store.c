@@ -882,6 +882,7 @@ static int ledger_setup(docket_ledger *l, const docket_open_options *opts)
 			return docket_error_set(DOCKET_ESTORAGE, "cannot read %s: %s", datafile, strerror(errno));
 		if (!(create && !readonly))
 			return docket_error_set(DOCKET_ENOTFOUND, "no ledger at %s (run `docket init`)", l->path);
+		st.st_size = 0;   /* to be created: nothing to open without the writer */
 	} else if ((st.st_size > 0 || !create) && (error = store_check_file(datafile)) < 0) {
 		return error;
 	}

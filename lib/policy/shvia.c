@@ -12,6 +12,7 @@
  * asks), or, for an assignment with no command, the analysis is
  * incomplete. Nothing here allows: it only adds commands or flags.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "policy.h"
@@ -196,8 +197,12 @@ static int git_kv(const via *v, size_t i, size_t skip, bool from_env)
 /* git subcommands that run a command given to them. */
 static int git_subcommand(const via *v, size_t i)
 {
-	const char *sub = vw(v, i);
+	/* a copy: each command found is analysed at once, and that analysis
+	 * appends words, which may move the buffer vw() points into */
+	char sub[32];
 	size_t word, skip;
+
+	snprintf(sub, sizeof(sub), "%s", vw(v, i));
 
 	if (strcmp(sub, "config") == 0) {
 		/* git config [opts] KEY VALUE */
@@ -324,11 +329,27 @@ static bool sed_address(const char *s, size_t n, size_t *i)
 }
 
 /*
+ * Scan a program held in a word (a sed script, an awk program) with `scan`,
+ * from a copy: each command the scan finds is analysed at once, and that
+ * analysis appends words, which may move the buffer the word is in.
+ */
+static int scan_copy(const via *v, const char *s, size_t n, int (*scan)(const via *, const char *, size_t))
+{
+	docket_buf copy = DOCKET_BUF_INIT;
+	int error = docket_buf_put(&copy, s, n);
+
+	if (error == 0)
+		error = scan(v, copy.ptr ? copy.ptr : "", n);
+	docket_buf_dispose(&copy);
+	return error;
+}
+
+/*
  * Walk a sed script for what runs commands: the `e` command (its text, or
  * the pattern space when none) and the `e` flag of `s` (the pattern
  * space). Anything the walk does not know is unknown (fail closed).
  */
-static int sed_script(const via *v, const char *s, size_t n)
+static int sed_scan(const via *v, const char *s, size_t n)
 {
 	size_t i = 0;
 	int error;
@@ -410,7 +431,7 @@ static int sed_word(const via *v, size_t i, size_t skip)
 	if (vdyn(v, i))
 		return dynamic(v);
 	s = vw(v, i) + skip;
-	return sed_script(v, s, strlen(s));
+	return scan_copy(v, s, strlen(s), sed_scan);
 }
 
 static int via_sed(const via *v)
@@ -475,7 +496,7 @@ static bool awk_literal(const char *s, size_t n, size_t *i, size_t *start, size_
  * An awk program's commands: system(LITERAL), print | LITERAL,
  * LITERAL | getline; anything else that runs a command is unknown.
  */
-static int awk_program(const via *v, const char *s, size_t n)
+static int awk_scan(const via *v, const char *s, size_t n)
 {
 	int error;
 
@@ -546,7 +567,7 @@ static int via_awk(const via *v)
 		if (strcmp(s, "--") == 0) {
 			i++;
 			if (i < v->n)
-				return vdyn(v, i) ? dynamic(v) : awk_program(v, vw(v, i), strlen(vw(v, i)));
+				return vdyn(v, i) ? dynamic(v) : scan_copy(v, vw(v, i), strlen(vw(v, i)), awk_scan);
 			return 0;
 		}
 		if (strcmp(s, "-f") == 0 || strncmp(s, "--file", 6) == 0 || strncmp(s, "-f", 2) == 0 ||
@@ -560,7 +581,7 @@ static int via_awk(const via *v)
 		}
 		if (s[0] == '-' && s[1])
 			continue;
-		return vdyn(v, i) ? dynamic(v) : awk_program(v, s, strlen(s));
+		return vdyn(v, i) ? dynamic(v) : scan_copy(v, s, strlen(s), awk_scan);
 	}
 	return 0;
 }
