@@ -156,7 +156,7 @@ static void eval_batch(const char *docket, const char *src, const docket_buf *ca
 }
 
 /* The eval side: every script under each of the three policy formats. */
-static int eval_all(const char *docket, unsigned long count, unsigned long long seed, counts *c)
+static void eval_all(const char *docket, unsigned long count, unsigned long long seed, counts *c)
 {
 	size_t np;
 	const bypass_policy *bp = bypass_policies(&np);
@@ -169,8 +169,10 @@ static int eval_all(const char *docket, unsigned long count, unsigned long long 
 	for (unsigned long i = 0; scripts && i < count && error == 0; i++) {
 		char *call;
 
-		if ((error = bypass_script(&g, &script)) < 0 || !(scripts[i] = strdup(script.ptr)))
+		if ((error = bypass_script(&g, &script)) < 0 || !(scripts[i] = strdup(script.ptr))) {
+			error = -1;
 			break;
+		}
 		call = dumps(json_pack("{s:s,s:{s:[sss]}}", "tool", "shell", "args", "command", "bash", "-lc",
 				       script.ptr));
 		if (!call || docket_buf_puts(&calls, call) < 0 || docket_buf_putc(&calls, '\n') < 0)
@@ -189,7 +191,6 @@ static int eval_all(const char *docket, unsigned long count, unsigned long long 
 	docket_buf_dispose(&script);
 	docket_buf_dispose(&calls);
 	docket_buf_dispose(&out);
-	return 0;
 }
 
 /* One script through a hook (`combo`: client * 3 + format): 1 when it let the call through. */
