@@ -71,12 +71,13 @@ build="$src/build"
 meson setup "$build" "$src" --werror >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 2; }
 ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 2; }
 # Only what a mutant can change is rebuilt and run: the docket binary, the
-# unit tests that own the checks, and the CLI cases of record, serve and
+# unit tests that own the checks (the hooks' among them: recover plans their
+# calls), and the CLI cases of record, serve and
 # recover (run.sh directly), so a mutant costs a relink, not a full build.
-targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event)
+targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event tests/unit/test_integrations)
 run_core_tests() {
 	local t cases=()
-	for t in test_ledger test_runtime test_event; do
+	for t in test_ledger test_runtime test_event test_integrations; do
 		(cd "$build" && timeout 600 "tests/unit/$t") >>"$work/test.log" 2>&1 || { echo "$t FAIL" >>"$work/test.log"; return 1; }
 	done
 	for t in "$src"/tests/cli/cases/{record,serve,recover}-*.sh; do
