@@ -14,6 +14,7 @@
 
 #include "docket/export.h"
 #include "docket/replay.h"
+#include "ledger/decision.h"
 #include "ledger/spool.h"
 #include "policy/risk.h"
 #include "util/alloc.h"
@@ -152,6 +153,7 @@ typedef struct call_facts {
 	const char *tool;
 	const char *verdict;     /* recorded, else inferred, else "undecided" */
 	const char *source;      /* the decision's source, "inferred", or NULL */
+	const json_t *decision;  /* the recorded decision, or NULL */
 	const json_t *reasons;
 	const json_t *rules;     /* the rules the decision names */
 	const json_t *last_dispatch;
@@ -221,6 +223,7 @@ static void call_analyse(const call *c, call_facts *f)
 	f->tool = c->intent ? docket_json_str(c->intent, "tool") : NULL;
 	f->verdict = docket_json_str(dec, "verdict");
 	f->source = docket_json_str(dec, "source");
+	f->decision = dec;
 	f->reasons = dec ? json_object_get(dec, "reasons") : NULL;
 	f->rules = dec ? json_object_get(dec, "rules") : NULL;
 
@@ -528,13 +531,9 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 		*color = cli_status_color(f->verdict);
 		if (error == 0 && f->source)
 			error = docket_buf_printf(b, " (%s)", f->source);
-		if (error == 0 && json_array_size(f->reasons) > 0) {
-			error = docket_buf_puts(b, ":");
-			json_array_foreach(f->reasons, i, r)
-				if (error == 0)
-					error = docket_buf_printf(b, "%s%s", i ? ", " : " ",
-								  json_is_string(r) ? json_string_value(r) : "?");
-		}
+		/* reasons are codes (older ledgers: texts), rendered here */
+		if (error == 0 && json_array_size(f->reasons) > 0 && (error = docket_buf_puts(b, ": ")) == 0)
+			error = decision_reasons_text(b, f->decision, ", ");
 		json_array_foreach(f->rules, i, r)
 			if (error == 0 && json_is_string(r))
 				error = docket_buf_printf(b, "%s%s", i ? ", " : "; rule ", json_string_value(r));

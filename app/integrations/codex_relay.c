@@ -38,6 +38,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/tool.h"
 
 #define PROV "codex-relay"
 
@@ -237,12 +238,12 @@ static int item_call(const char **tool, json_t **args, const json_t *item)
 	if (strcmp(type, "commandExecution") == 0 && docket_json_str_nonempty(item, "command"))
 		return shell_args(tool, args, docket_json_str_nonempty(item, "command"), docket_json_str_nonempty(item, "cwd"));
 	if (strcmp(type, "fileChange") == 0) {
-		*tool = "apply_patch";
+		*tool = DOCKET_TOOL_APPLY_PATCH;
 		return patch_args(args, json_object_get(item, "changes"));
 	}
 	if (strcmp(type, "mcpToolCall") == 0 && docket_json_str_nonempty(item, "server") && docket_json_str_nonempty(item, "tool")) {
 		a = json_object_get(item, "arguments");
-		*tool = "mcp";
+		*tool = DOCKET_TOOL_MCP;
 		*args = json_pack("{ss ss sO}", "server", docket_json_str_nonempty(item, "server"), "tool", docket_json_str_nonempty(item, "tool"),
 				  "arguments", a ? (json_t *)a : json_null());
 		return *args ? 0 : docket_error_set_oom();

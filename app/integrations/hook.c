@@ -40,6 +40,7 @@
 
 #include "docket/import.h"
 #include "integrations_internal.h"
+#include "ledger/decision.h"
 #include "ledger/spool.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -653,10 +654,9 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 	docket_policy_result *res = NULL;
 	/* platform, HOME and user from this process, never from the event (issue 26) */
 	json_t *cj = json_pack("{ss ss}", "platform", HOST_PLATFORM, "client", client ? client : "mcp");
-	json_t *env = json_object(), *reasons = NULL, *rules = NULL;
+	json_t *env = json_object();
 	const char *rule, *text, *home = getenv("HOME"), *user = getenv("USER");
 	unsigned line = 0;
-	size_t i;
 	int error;
 
 	if (!cj || !env || set_str(cj, "cwd", cwd) < 0 ||
@@ -678,25 +678,10 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s (rule %s)", text, rule);
 	else
 		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s", text);
-	if (!(reasons = json_array()) || !(rules = json_array())) {
-		error = docket_error_set_oom();
-		goto done;
-	}
-	for (i = 0; i < docket_policy_result_reason_count(res); i++)
-		if (json_array_append_new(reasons, json_string(docket_policy_result_reason_code(res, i))) < 0)
-			error = docket_error_set_oom();
-	for (i = 0; i < docket_policy_result_match_count(res); i++)
-		if (json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i))) < 0)
-			error = docket_error_set_oom();
-	if (error == 0 && vi->verdict != DOCKET_VERDICT_ALLOWED &&
-	    !(vi->decision = json_pack("{ss ss sO sO}", "verdict",
-						     vi->verdict == DOCKET_VERDICT_APPROVAL_REQUIRED
-							     ? "approval_required" : "denied",
-						     "source", "docket", "reasons", reasons, "rules", rules)))
-		error = docket_error_set_oom();
+	/* the decision's reasons are codes; the answer above is for people */
+	if (vi->verdict != DOCKET_VERDICT_ALLOWED)
+		error = decision_build(&vi->decision, res, 0);
 done:
-	json_decref(reasons);
-	json_decref(rules);
 	json_decref(env);
 	json_decref(cj);
 	docket_policy_result_free(res);

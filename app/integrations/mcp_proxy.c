@@ -41,6 +41,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/tool.h"
 
 #define OUTPUT_MAX (64u << 10)
 #define LINE_EXCERPT 512
@@ -417,7 +418,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 	    (error = docket_buf_printf(&inv, "mcp:%s", key.ptr)) < 0)
 		goto done;
 	evs[0] = ev_new(p, "tool.intent", inv.ptr);
-	if (!evs[0] || json_object_set_new(evs[0], "tool", json_string("mcp")) < 0 ||
+	if (!evs[0] || json_object_set_new(evs[0], "tool", json_string(DOCKET_TOOL_MCP)) < 0 ||
 	    json_object_set_new(evs[0], "args", json_pack("{ss sO so}", "server", p->opts->name, "tool", name,
 							  "arguments", arguments ? json_incref((json_t *)arguments)
 										 : json_object())) < 0) {
@@ -579,7 +580,7 @@ static int refuse_line(proxy *p, const json_t *id, int code, const char *why, co
 	snprintf(inv, sizeof(inv), "mcp-refused:%lu", ++p->refused);
 	evs[0] = ev_new(p, "tool.intent", inv);
 	evs[1] = ev_new(p, "tool.completed", inv);
-	if (!evs[0] || !evs[1] || json_object_set_new(evs[0], "tool", json_string("mcp")) < 0 ||
+	if (!evs[0] || !evs[1] || json_object_set_new(evs[0], "tool", json_string(DOCKET_TOOL_MCP)) < 0 ||
 	    json_object_set_new(evs[0], "args", json_pack("{ss ss s{} so}", "server", p->opts->name, "tool", "",
 							  "arguments", "line", line_excerpt(line, len))) < 0 ||
 	    json_object_set_new(evs[1], "status", json_string("denied")) < 0 ||

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "ledger/decision.h"
 #include "policy/risk.h"
 #include "util/error.h"
 
@@ -243,14 +244,17 @@ static int reason_end(docket_buf *out, const char *settle_reason, const char *er
 
 int audit_denial_reason(docket_buf *out, const json_t *inv)
 {
-	const json_t *r;
-	size_t i;
+	docket_buf text = DOCKET_BUF_INIT;
 	int error = 0;
 
 	docket_buf_clear(out);
-	json_array_foreach(json_object_get(inv, "reasons"), i, r)
-		if (error == 0)
-			error = audit_reason_add(out, json_string_value(r));
+	/* stored as codes (older ledgers: texts), rendered for people */
+	for (size_t i = 0; error == 0 && i < json_array_size(json_object_get(inv, "reasons")); i++) {
+		docket_buf_clear(&text);
+		if ((error = decision_reason_at(&text, inv, i)) == 0)
+			error = audit_reason_add(out, text.ptr);
+	}
+	docket_buf_dispose(&text);
 	return error == 0 ? reason_end(out, jstr(inv, "settle_reason"), jstr(inv, "error"),
 				       jstr(inv, "denial_message")) : error;
 }

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "calls.h"
+#include "ledger/decision.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/summary.h"
 
 #define DENIAL_MESSAGE_MAX 300 /* what the source said when it refused, cut on a UTF-8 boundary */
 
@@ -279,6 +281,7 @@ static int add_text(call_fold *c, cstr *list, const char *text)
 
 static int put_decision(call_fold *c, call_rec *r, const Docket__V1__Decision *d)
 {
+	docket_buf text = DOCKET_BUF_INIT;
 	int error = 0;
 
 	if (!d)
@@ -287,8 +290,14 @@ static int put_decision(call_fold *c, call_rec *r, const Docket__V1__Decision *d
 	if ((error = calls_put(c, &r->source, d->source)) < 0 ||
 	    (error = calls_put(c, &r->rule, d->n_rules ? d->rules[0] : NULL)) < 0)
 		return error;
-	for (size_t i = 0; i < d->n_reasons && error == 0; i++)
-		error = add_text(c, &r->reasons, d->reasons[i]);
+	/* stored as codes (older ledgers: texts): the report and audit read text */
+	for (size_t i = 0; i < d->n_reasons && error == 0; i++) {
+		docket_buf_clear(&text);
+		if ((error = decision_reason_text(&text, d->reasons[i], docket_verdict_name(d->verdict),
+						  d->n_rules ? d->rules[0] : NULL, d->policy_revision)) == 0)
+			error = add_text(c, &r->reasons, text.ptr);
+	}
+	docket_buf_dispose(&text);
 	return error;
 }
 
@@ -386,7 +395,7 @@ static int intent_facts(call_fold *c, call_rec *r, const char *tool, const char 
 
 	if (!args && !(args = json_object()))
 		return docket_error_set_oom();
-	if ((error = call_summary(&summary, tool, args)) == 0 && (error = calls_put(c, &r->tool, tool)) == 0 &&
+	if ((error = docket_call_summary(&summary, tool, args, 0)) == 0 && (error = calls_put(c, &r->tool, tool)) == 0 &&
 	    (error = calls_put(c, &r->summary, summary.ptr)) == 0 && (error = audit_call_facts(c, r, args)) == 0)
 		error = memo_add(c, r, args_text);
 	json_decref(args);

@@ -9,6 +9,7 @@
 #include "export_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/summary.h"
 
 #define KEY_SEP "\x1f"
 
@@ -90,60 +91,6 @@ static int append_to(json_t *rec, const char *key, json_t *item)
 	return json_array_append_new(arr, item) == 0 ? 0 : docket_error_set_oom();
 }
 
-/* ---- call summaries ---------------------------------------------------- */
-
-static int summary_strings(docket_buf *out, const json_t *arr, const char *member)
-{
-	const json_t *v;
-	size_t i;
-	int error = 0;
-
-	json_array_foreach(arr, i, v) {
-		const char *s = member ? jstr(v, member) : json_string_value(v);
-
-		if (s && (error = docket_buf_printf(out, "%s%s", out->len ? " " : "", s)) < 0)
-			break;
-	}
-	return error;
-}
-
-static int summary_shell(docket_buf *out, const json_t *args)
-{
-	const json_t *cmd = json_object_get(args, "command");
-	size_t n = json_array_size(cmd);
-
-	/* bash -lc SCRIPT, sh -c SCRIPT: the script says what happens */
-	if (n == 3 && json_is_string(json_array_get(cmd, 2)) &&
-	    json_string_value(json_array_get(cmd, 1))[0] == '-' &&
-	    strchr(json_string_value(json_array_get(cmd, 1)), 'c'))
-		return docket_buf_puts(out, json_string_value(json_array_get(cmd, 2)));
-	return summary_strings(out, cmd, NULL);
-}
-
-int call_summary(docket_buf *out, const char *tool, const json_t *args)
-{
-	docket_buf_clear(out);
-	if (strcmp(tool, "shell") == 0)
-		return summary_shell(out, args);
-	if (strcmp(tool, "apply_patch") == 0)
-		return summary_strings(out, json_object_get(args, "changes"), "path");
-	if (jhas(args, "path"))
-		return docket_buf_puts(out, jstr(args, "path"));
-	if (jhas(args, "url"))
-		return docket_buf_puts(out, jstr(args, "url"));
-	if (jhas(args, "host"))
-		return docket_buf_puts(out, jstr(args, "host"));
-	if (jhas(args, "query"))  /* a web search */
-		return docket_buf_printf(out, "search: %s", jstr(args, "query"));
-	if (strcmp(tool, "mcp") == 0)
-		return docket_buf_printf(out, "%s/%s", jstr(args, "server"), jstr(args, "tool"));
-	if (strcmp(tool, "install_packages") == 0)
-		return summary_strings(out, json_object_get(args, "packages"), NULL);
-	if (strcmp(tool, "run_code") == 0)
-		return docket_buf_puts(out, jstr(args, "language"));
-	return docket_buf_puts(out, tool);
-}
-
 /* ---- decisions --------------------------------------------------------- */
 
 int call_granted(const json_t *inv)
@@ -193,7 +140,7 @@ static int on_intent(collector *c, const json_t *ev)
 	json_t *rec = NULL;
 	int error;
 
-	if ((error = inv_key(&key, ev)) < 0 || (error = call_summary(&summary, jstr(ev, "tool"), args)) < 0)
+	if ((error = inv_key(&key, ev)) < 0 || (error = docket_call_summary(&summary, jstr(ev, "tool"), args, 0)) < 0)
 		goto cleanup;
 	if (json_object_get(c->by_key, key.ptr))
 		goto cleanup;

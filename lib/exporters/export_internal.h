@@ -140,9 +140,6 @@ int audit_denial_reason(docket_buf *out, const json_t *inv);
 /* Join `text` to the "; "-separated `out` unless it holds it already. */
 int audit_reason_add(docket_buf *out, const char *text);
 
-/* A one-line description of a call ("git status --short", the patched paths ...). */
-int call_summary(docket_buf *out, const char *tool, const json_t *args);
-
 /* ms since the epoch of an event's "time"; -1 when absent or invalid. */
 int64_t event_ms(const json_t *ev);
 

@@ -44,6 +44,7 @@
 #include "export_internal.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 #include "audit/note.h"
 #include "util/rfc3339.h"
 
@@ -337,7 +338,7 @@ static int process_record(ocsf_sink *o, const json_t *ev, const json_t *inv, int
 	ok = activity == 2 ? status_ok(ev) : action == ACTION_ALLOWED;
 	rec = base_record(&o->cs.base, ev, CLASS_PROCESS, activity, activity == 1 ? "Launch" : "Terminate");
 	if (rec && json_object_set_new(rec, "process", json_pack("{s:s, s:s, s:s?}",
-			"name", json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "shell",
+			"name", json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : DOCKET_TOOL_SHELL,
 			"cmd_line", line.ptr ? line.ptr : "",
 			"working_directory", json_string_value(json_object_get(args, "cwd")))) < 0)
 		json_decref(rec), rec = NULL;
@@ -350,9 +351,9 @@ static int process_record(ocsf_sink *o, const json_t *ev, const json_t *inv, int
 
 static int file_activity(const char *tool, const char *op)
 {
-	if (strcmp(tool, "read_file") == 0)
+	if (docket_tool_kind_of(tool) == DOCKET_TOOL_KIND_READ_FILE)
 		return 2;
-	if (strcmp(tool, "write_file") == 0 || strcmp(op, "update") == 0)
+	if (docket_tool_kind_of(tool) == DOCKET_TOOL_KIND_WRITE_FILE || strcmp(op, "update") == 0)
 		return 3;
 	if (strcmp(op, "add") == 0)
 		return 1;
@@ -430,20 +431,21 @@ static int api_record(ocsf_sink *o, const json_t *ev, const json_t *inv)
 
 static int is_file_tool(const char *tool)
 {
-	return strcmp(tool, "apply_patch") == 0 || strcmp(tool, "read_file") == 0 ||
-	       strcmp(tool, "write_file") == 0;
+	docket_tool_kind k = docket_tool_kind_of(tool);
+
+	return k == DOCKET_TOOL_KIND_APPLY_PATCH || k == DOCKET_TOOL_KIND_READ_FILE || k == DOCKET_TOOL_KIND_WRITE_FILE;
 }
 
 static int on_dispatched(ocsf_sink *o, const json_t *ev, const json_t *inv)
 {
-	return strcmp(jstr(inv, "tool"), "shell") == 0 ? process_record(o, ev, inv, 1) : 0;
+	return docket_tool_kind_of(jstr(inv, "tool")) == DOCKET_TOOL_KIND_SHELL ? process_record(o, ev, inv, 1) : 0;
 }
 
 static int on_completed(ocsf_sink *o, const json_t *ev, const json_t *inv)
 {
 	const char *tool = jstr(inv, "tool");
 
-	if (strcmp(tool, "shell") == 0)
+	if (docket_tool_kind_of(tool) == DOCKET_TOOL_KIND_SHELL)
 		return process_record(o, ev, inv, jhas(inv, "dispatches") ? 2 : 1);
 	if (is_file_tool(tool))
 		return file_records(o, ev, inv);

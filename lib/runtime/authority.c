@@ -8,7 +8,8 @@
  * evaluates the intent under that policy with the session's recorded
  * context (platform, cwd, roots, env) and the grants recorded so far
  * (approved_for_session answers). The result is recorded in the intent as
- * a decision with source "docket" and the policy revision.
+ * a decision with source "docket", reason codes, the deciding rule first and
+ * the policy revision (ledger/decision.c, the builder the hooks use too).
  *
  * Compositions: {"all_of":[{"format":F,"policy":P}, ...]} evaluates every
  * layer and keeps the strictest verdict (allowed < approval_required <
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "docket/policy.h"
+#include "ledger/decision.h"
 #include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -277,22 +279,6 @@ static int eval_layer(docket_policy_result *res, const layer *ly, const json_t *
 	return error;
 }
 
-static json_t *decision_json(const docket_policy_result *res, uint32_t revision)
-{
-	json_t *d = json_object(), *reasons = json_array(), *rules = json_array();
-
-	for (size_t i = 0; i < docket_policy_result_reason_count(res); i++)
-		json_array_append_new(reasons, json_string(docket_policy_result_reason_text(res, i)));
-	for (size_t i = 0; i < docket_policy_result_match_count(res); i++)
-		json_array_append_new(rules, json_string(docket_policy_result_match_rule(res, i)));
-	json_object_set_new(d, "verdict", json_string(docket_policy_verdict_name(docket_policy_result_verdict(res))));
-	json_object_set_new(d, "source", json_string("docket"));
-	json_object_set_new(d, "reasons", reasons);
-	json_object_set_new(d, "rules", rules);
-	json_object_set_new(d, "policy_revision", json_integer(revision));
-	return d;
-}
-
 /* The strictest decision of `layers` for `intent` in the slot's context. */
 static int decide_layers(session_slot *s, const authority_layer *layers, size_t n, uint32_t revision,
 			 const json_t *intent, json_t **decision)
@@ -322,8 +308,8 @@ static int decide_layers(session_slot *s, const authority_layer *layers, size_t 
 		}
 		res = NULL;
 	}
-	if (error == 0 && best && !(*decision = decision_json(best, revision)))
-		error = docket_error_set_oom();
+	if (error == 0 && best)
+		error = decision_build(decision, best, revision);
 	docket_policy_result_free(res);
 	docket_policy_result_free(best);
 	json_decref(context);

@@ -26,8 +26,9 @@ void authority_free(authority *a);
 
 /*
  * The decision docket gives `intent` (a tool.intent object: tool, args)
- * under the session's current policy, as a decision object (verdict,
- * source "docket", reasons, rules, policy_revision); *decision = NULL when
+ * under the session's current policy, as a decision object
+ * (ledger/decision.h: verdict, source "docket", reason codes, rules with the
+ * deciding one first, policy_revision); *decision = NULL when
  * the session has no evaluable policy (record mode).
  */
 int authority_decide(authority *a, const char *session, const json_t *intent, json_t **decision);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "integrations/integrations.h"
+#include "ledger/event.h"
+#include "runtime/protocol.h"
 #include "docket/import.h"
 #include "docket/ledger.h"
 #include "docket/policy.h"
@@ -624,6 +626,188 @@ static void test_hook_read_range(void **state)
 	test_rmdir_free(dir);
 }
 
+/* ---- one decision builder: a hook and serve store the same decision ---- */
+
+typedef struct intent_find {
+	const char *invocation;
+	json_t *found;
+} intent_find;
+
+static int intent_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	intent_find *f = ctx;
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const char *inv = json_string_value(json_object_get(ev, "invocation"));
+
+	(void)seq;
+	if (type && strcmp(type, "tool.intent") == 0 && inv && strcmp(inv, f->invocation) == 0) {
+		json_decref(f->found);
+		f->found = json_incref(ev);
+	}
+	return 0;
+}
+
+/* The stored tool.intent of (session, invocation), decoded: what the ledger
+ * holds, without what a read adds (seq, hash, time, epoch). */
+static docket_event *stored_intent(docket_ledger *l, const char *session, const char *invocation)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	intent_find f = { invocation, NULL };
+	docket_event *ev = NULL;
+	static const char *const added[] = { "seq", "hash", "time", "epoch", NULL };
+
+	ro.session = session;
+	assert_int_equal(docket_ledger_read_json(l, &ro, intent_cb, &f), 0);
+	if (!f.found)
+		fail_msg("no tool.intent %s in session %s", invocation, session);
+	for (size_t i = 0; added[i]; i++)
+		json_object_del(f.found, added[i]);
+	if (docket_event_from_json(&ev, f.found) != 0)
+		fail_msg("stored intent %s does not decode: %s", invocation, docket_error_last()->message);
+	json_decref(f.found);
+	return ev;
+}
+
+/* Field by field: the two decisions are the same but for the revision. */
+static void same_decision(const char *what, const Docket__V1__Decision *h, const Docket__V1__Decision *v)
+{
+	if (!h || !v)
+		fail_msg("%s: decision hook %s, serve %s", what, h ? "present" : "missing", v ? "present" : "missing");
+	if (h->verdict != v->verdict)
+		fail_msg("%s: verdict hook %d, serve %d", what, (int)h->verdict, (int)v->verdict);
+	assert_string_equal(h->source, v->source);
+	if (h->n_reasons != v->n_reasons)
+		fail_msg("%s: %zu reasons from the hook, %zu from serve", what, h->n_reasons, v->n_reasons);
+	for (size_t i = 0; i < h->n_reasons; i++)
+		if (strcmp(h->reasons[i], v->reasons[i]) != 0)
+			fail_msg("%s: reason %zu hook \"%s\", serve \"%s\"", what, i, h->reasons[i], v->reasons[i]);
+	if (h->n_rules != v->n_rules)
+		fail_msg("%s: %zu rules from the hook, %zu from serve", what, h->n_rules, v->n_rules);
+	for (size_t i = 0; i < h->n_rules; i++)
+		if (strcmp(h->rules[i], v->rules[i]) != 0)
+			fail_msg("%s: rule %zu hook \"%s\", serve \"%s\"", what, i, h->rules[i], v->rules[i]);
+	/* serve decides under the session's recorded revision 1 (the operator's
+	 * policy); the hook's --policy is no revision of the session: 0 */
+	assert_int_equal(v->policy_revision, 1);
+	assert_int_equal(h->policy_revision, 0);
+}
+
+static void serve_intent(proto_ctx *ctx, proto_conn *conn, const docket_event *hook_ev)
+{
+	proto_call call;
+
+	memset(&call, 0, sizeof(call));
+	call.method = "tool.intent";
+	call.params = json_pack("{ss ss ss so}", "session", "v", "invocation", hook_ev->invocation,
+				"tool", hook_ev->tool_intent->tool, "args",
+				json_loads(hook_ev->tool_intent->args_json, 0, NULL));
+	assert_non_null(call.params);
+	call.conn = conn;
+	call.id = json_integer(1);
+	assert_int_equal(proto_execute(ctx, &call, 1), 0);
+	if (call.error)
+		fail_msg("serve refused %s: %s", hook_ev->invocation, call.err.message);
+	json_decref(call.id);
+	json_decref(call.params);
+	proto_call_dispose(&call);
+}
+
+/*
+ * The same policy and the same calls through a Claude Code hook (--enforce
+ * --policy) and through serve (--policy): the stored decisions are equal,
+ * reasons as codes and the deciding rule first, but for the revision (the
+ * hook's policy is not recorded in the ledger). An allowed call gets no
+ * decision from a hook: the client may still ask about it (invariant 2).
+ */
+static void test_hook_serve_same_decisions(void **state)
+{
+	static const char policy_json[] =
+		"{\"version\":1,\"approval\":\"on_request\",\"commands\":["
+		"{\"pattern\":[\"git\",\"status\"],\"decision\":\"allow\"},"
+		"{\"pattern\":[\"rm\"],\"decision\":\"deny\"},"
+		"{\"pattern\":[\"git\",\"push\"],\"decision\":\"ask\"}]}";
+	static const char *const calls[][3] = {
+		{ "t1", "git status", "allowed" },
+		{ "t2", "rm -rf build", "denied" },
+		{ "t3", "git push", "approval_required" },
+	};
+	char *dir = test_mkdtemp(), path[4200], event[512];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	proto_conn conn = { .epoch = 0, .trusted = 0, .peer_pid = 0, .peer_uid = -1 };
+	json_t *op = test_json(policy_json);
+	docket_policy *policy = NULL;
+	docket_hook_answer a;
+	docket_ledger *l = NULL;
+	proto_ctx *ctx = NULL;
+	proto_options po;
+	proto_call call;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	write_text(dir, "p.yaml", policy_json);
+	snprintf(path, sizeof(path), "%s/p.yaml", dir);
+	assert_int_equal(docket_policy_load(&policy, path), 0);
+	ho.policy = policy;
+	memset(&po, 0, sizeof(po));
+	po.operator_format = "docket";
+	po.operator_policy = op;
+	po.workspaces = "/w";
+	assert_int_equal(proto_ctx_new(&ctx, l, &po), 0);
+	memset(&call, 0, sizeof(call));
+	call.method = "runtime.start";
+	call.params = test_json("{\"runtime\":\"test/1\"}");
+	call.conn = &conn;
+	assert_int_equal(proto_execute(ctx, &call, 1), 0);
+	if (call.error)
+		fail_msg("runtime.start: %s", call.err.message);
+	json_decref(proto_reply(ctx, &call));  /* binds the connection to its epoch */
+	json_decref(call.params);
+	proto_call_dispose(&call);
+	memset(&call, 0, sizeof(call));
+	call.method = "session.open";
+	call.params = test_json("{\"session\":\"v\",\"cwd\":\"/w\"}");
+	call.conn = &conn;
+	assert_int_equal(proto_execute(ctx, &call, 1), 0);
+	if (call.error)
+		fail_msg("session.open: %s", call.err.message);
+	json_decref(call.params);
+	proto_call_dispose(&call);
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		docket_event *h, *v;
+
+		snprintf(event, sizeof(event), "{\"session_id\":\"h\",\"hook_event_name\":\"PreToolUse\","
+			 "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"%s\"},\"tool_use_id\":\"%s\","
+			 "\"cwd\":\"/w\"}", calls[i][1], calls[i][0]);
+		assert_int_equal(docket_hook_handle(l, &ho, event, strlen(event), &a), 0);
+		docket_hook_answer_dispose(&a);
+		h = stored_intent(l, "h", calls[i][0]);
+		serve_intent(ctx, &conn, h);
+		v = stored_intent(l, "v", calls[i][0]);
+		assert_string_equal(h->tool_intent->tool, v->tool_intent->tool);
+		assert_string_equal(h->tool_intent->args_json, v->tool_intent->args_json);
+		assert_non_null(v->tool_intent->decision);
+		assert_string_equal(docket_verdict_name(v->tool_intent->decision->verdict), calls[i][2]);
+		if (strcmp(calls[i][2], "allowed") == 0) {
+			assert_null(h->tool_intent->decision);
+			assert_int_equal(v->tool_intent->decision->n_rules, 1);
+			assert_string_equal(v->tool_intent->decision->rules[0], "command [git, status] -> allow");
+		} else {
+			same_decision(calls[i][1], h->tool_intent->decision, v->tool_intent->decision);
+		}
+		docket_event_free(h);
+		docket_event_free(v);
+	}
+	proto_ctx_free(ctx);
+	json_decref(op);
+	docket_policy_free(policy);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -637,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_hook_subagent),
 		cmocka_unit_test(test_hook_messages),
 		cmocka_unit_test(test_hook_headless_ask),
+		cmocka_unit_test(test_hook_serve_same_decisions),
 		cmocka_unit_test(test_hook_read_range),
 	};
 

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * decision.c: the recorded decision, the one builder and its rendering
+ * (decision.h).
+ *
+ * Built: from an evaluation (policy/), as codes, rules (the deciding rule
+ * first: readers take rules[0] as "the rule") and the policy revision.
+ * Rendered: a code's sentence, naming the rule for "rule" and the revision
+ * for "approval_mode"; what is not a known code is shown verbatim, so the
+ * texts serve wrote before codes (immutable events) still read as written.
+ */
+#include "decision.h"
+
+#include <string.h>
+
+#include "util/error.h"
+
+/* ---- building ---- */
+
+static int append_str(json_t *a, const char *s)
+{
+	return json_array_append_new(a, json_string(s)) < 0 ? docket_error_set_oom() : 0;
+}
+
+static int has_str(const json_t *a, const char *s)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(a, i, v)
+		if (strcmp(json_string_value(v), s) == 0)
+			return 1;
+	return 0;
+}
+
+static int build_rules(json_t *rules, const docket_policy_result *res)
+{
+	const char *deciding = docket_policy_result_deciding_rule(res, NULL);
+	int error = 0;
+
+	if (deciding)
+		error = append_str(rules, deciding);
+	for (size_t i = 0; error == 0 && i < docket_policy_result_match_count(res); i++) {
+		const char *r = docket_policy_result_match_rule(res, i);
+
+		if (r && !has_str(rules, r))
+			error = append_str(rules, r);
+	}
+	return error;
+}
+
+int decision_build(json_t **out, const docket_policy_result *res, uint32_t revision)
+{
+	json_t *d = json_object(), *reasons = json_array(), *rules = json_array();
+	int error = 0;
+
+	*out = NULL;
+	if (!d || !reasons || !rules)
+		error = docket_error_set_oom();
+	for (size_t i = 0; error == 0 && i < docket_policy_result_reason_count(res); i++)
+		error = append_str(reasons, docket_policy_result_reason_code(res, i));
+	if (error == 0)
+		error = build_rules(rules, res);
+	if (error == 0 &&
+	    (json_object_set_new(d, "verdict",
+				 json_string(docket_policy_verdict_name(docket_policy_result_verdict(res)))) < 0 ||
+	     json_object_set_new(d, "source", json_string("docket")) < 0 ||
+	     json_object_set(d, "reasons", reasons) < 0 || json_object_set(d, "rules", rules) < 0 ||
+	     (revision && json_object_set_new(d, "policy_revision", json_integer(revision)) < 0)))
+		error = docket_error_set_oom();
+	json_decref(reasons);
+	json_decref(rules);
+	if (error < 0) {
+		json_decref(d);
+		return error;
+	}
+	*out = d;
+	return 0;
+}
+
+/* ---- rendering ---- */
+
+typedef struct reason_sentence {
+	const char *code;
+	const char *text;
+} reason_sentence;
+
+/* Every reason code the evaluator and its enforcement record. */
+static const reason_sentence sentences[] = {
+	{ "accept_edits", "permission mode acceptEdits allows edits in the project" },
+	{ "bad_call", "the call is malformed" },
+	{ "bad_path", "a path docket cannot resolve" },
+	{ "bypass_permissions", "permission mode bypassPermissions" },
+	{ "cd_climbs", "a path through a directory and '..'" },
+	{ "cd_git", "cd before a git command" },
+	{ "cd_outside", "cd to a directory outside the working directories" },
+	{ "cd_write", "cd before a command that changes files" },
+	{ "code", "runs code docket cannot see into" },
+	{ "cwd_unknown", "searches a directory docket cannot know" },
+	{ "dangerous", "dangerous command" },
+	{ "denied_path", "names a path a rule covers" },
+	{ "dont_ask", "permission mode dontAsk denies what is not allowed" },
+	{ "engine_version", "decided as the nearest version of the client docket models" },
+	{ "escalation_requested", "asks to run outside the sandbox" },
+	{ "heuristics", "blocked by the policy's heuristics" },
+	{ "host", "a host docket cannot compare with the policy's rules" },
+	{ "install", "installs packages the policy does not allow" },
+	{ "invalid_package_spec", "package spec rejected" },
+	{ "known_safe", "known safe (read-only) command" },
+	{ "language_not_allowed", "language not allowed" },
+	{ "network_disabled", "network access is disabled" },
+	{ "no_sandbox", "the engine would run this in a sandbox; this client does not sandbox it" },
+	{ "not_analysed", "docket cannot analyse this script" },
+	{ "not_in_allowlist", "not in the allowlist" },
+	{ "not_known_safe", "not known to be safe and the approval mode is untrusted" },
+	{ "not_split", "script not split into segments" },
+	{ "outside_workspace", "outside the workspace" },
+	{ "outside_writable_roots", "writes outside the writable roots" },
+	{ "plan_mode", "plan mode: only read-only actions run without asking" },
+	{ "preapproved_host", "a documentation host Claude Code's WebFetch reads without a rule" },
+	{ "protected_path", "writes a protected path" },
+	{ "read_only", "read-only action" },
+	{ "redirection", "a redirection docket cannot resolve" },
+	{ "sandboxed", "runs inside the sandbox" },
+	{ "search", "searches a tree that holds files a rule denies" },
+	{ "sensitive_path", "writes under .git/ or .claude/ always ask" },
+	{ "session_grant", "approved for this session" },
+	{ "unknown_command", "a command name docket cannot know" },
+	{ "unrestricted", "no rule matched and the sandbox is unrestricted" },
+	{ "unsupported", "the platform cannot enforce what this call relies on" },
+};
+
+static const char *sentence_of(const char *code)
+{
+	for (size_t i = 0; code && i < sizeof(sentences) / sizeof(sentences[0]); i++)
+		if (strcmp(sentences[i].code, code) == 0)
+			return sentences[i].text;
+	return NULL;
+}
+
+int decision_reason_is_code(const char *reason)
+{
+	return reason && (strcmp(reason, "rule") == 0 || strcmp(reason, "approval_mode") == 0 ||
+			  sentence_of(reason) != NULL);
+}
+
+static const char *verdict_words(const char *verdict)
+{
+	if (verdict && strcmp(verdict, "approval_required") == 0)
+		return "approval required";
+	return verdict && *verdict ? verdict : "decided";
+}
+
+int decision_reason_text(docket_buf *out, const char *reason, const char *verdict, const char *rule,
+			 uint32_t revision)
+{
+	const char *s;
+
+	if (!reason)
+		return 0;
+	if (strcmp(reason, "rule") == 0)
+		return rule && *rule ? docket_buf_printf(out, "%s by rule %s", verdict_words(verdict), rule)
+				     : docket_buf_printf(out, "%s by a rule of the policy", verdict_words(verdict));
+	if (strcmp(reason, "approval_mode") == 0)
+		return revision ? docket_buf_printf(out, "approval required, but the approval mode of policy "
+						    "revision %u does not ask", revision)
+				: docket_buf_puts(out, "approval required, but the policy's approval mode does not ask");
+	s = sentence_of(reason);
+	return docket_buf_puts(out, s ? s : reason);
+}
+
+int decision_reason_at(docket_buf *out, const json_t *decision, size_t i)
+{
+	const char *verdict = json_string_value(json_object_get(decision, "verdict"));
+	const char *rule = json_string_value(json_array_get(json_object_get(decision, "rules"), 0));
+	json_int_t rev = json_integer_value(json_object_get(decision, "policy_revision"));
+
+	return decision_reason_text(out, json_string_value(json_array_get(json_object_get(decision, "reasons"), i)),
+				    verdict, rule, rev > 0 && rev <= UINT32_MAX ? (uint32_t)rev : 0);
+}
+
+int decision_reasons_text(docket_buf *out, const json_t *decision, const char *sep)
+{
+	const json_t *r;
+	size_t i, n = 0;
+	int error = 0;
+
+	json_array_foreach(json_object_get(decision, "reasons"), i, r) {
+		if (!json_is_string(r))
+			continue;
+		if ((n++ && (error = docket_buf_puts(out, sep)) < 0) ||
+		    (error = decision_reason_at(out, decision, i)) < 0)
+			break;
+	}
+	return error;
+}
