@@ -524,19 +524,22 @@ static int step_detail(docket_buf *b, const call *c, const call_facts *f, const 
 	if (!type)
 		return docket_buf_puts(b, "");
 	if (strcmp(type, "tool.intent") == 0) {
+		docket_buf why = DOCKET_BUF_INIT;
 		const json_t *r;
-		size_t i;
+		size_t i, said = 0;
 
 		error = docket_buf_puts(b, f->verdict);
 		*color = cli_status_color(f->verdict);
 		if (error == 0 && f->source)
 			error = docket_buf_printf(b, " (%s)", f->source);
-		/* reasons are codes (older ledgers: texts), rendered here */
-		if (error == 0 && json_array_size(f->reasons) > 0 && (error = docket_buf_puts(b, ": ")) == 0)
-			error = decision_reasons_text(b, f->decision, ", ");
+		/* reasons are codes (older ledgers: texts), rendered here; then the
+		 * rules a reason does not name already ("denied by rule R") */
+		if (error == 0 && (error = decision_reasons_text(&why, f->decision, ", ")) == 0 && why.len)
+			error = docket_buf_printf(b, ": %s", why.ptr);
 		json_array_foreach(f->rules, i, r)
-			if (error == 0 && json_is_string(r))
-				error = docket_buf_printf(b, "%s%s", i ? ", " : "; rule ", json_string_value(r));
+			if (error == 0 && json_is_string(r) && !(why.len && strstr(why.ptr, json_string_value(r))))
+				error = docket_buf_printf(b, "%s%s", said++ ? ", " : "; rule ", json_string_value(r));
+		docket_buf_dispose(&why);
 		if (error == 0 && docket_json_str(ev, "recovery"))
 			error = docket_buf_printf(b, "; recovery %s", docket_json_str(ev, "recovery"));
 		if (error == 0)
