@@ -42,7 +42,8 @@ ARGS = {inv: argv for inv, argv, _ in TURNS}
 def ui(req: docket.ApprovalRequest) -> docket.Approval:
     """The runtime's approval UI (here: approve removing scratch/ only)."""
     ok = ARGS[req.invocation][-1] == "scratch"
-    print(f"{req.invocation:<10} approval: {'approved' if ok else 'denied'} ({'; '.join(req.reasons)})")
+    rule = (req.decision.get("rules") or ["-"])[0]  # reasons are codes; the deciding rule comes first
+    print(f"{req.invocation:<10} approval: {'approved' if ok else 'denied'} ({'; '.join(req.reasons)}: {rule})")
     return docket.Approval("approved" if ok else "denied", "user:example")
 
 

@@ -50,7 +50,8 @@ const remember = (inv: string) => {
 /** The runtime's approval UI (here: approve removing scratch/ only). */
 function ui(req: ApprovalRequest): Approval {
   const ok = ARGS.get(req.invocation)?.at(-1) === "scratch";
-  console.log(`${col(req.invocation)} approval: ${ok ? "approved" : "denied"} (${req.reasons.join("; ")})`);
+  const rule = req.decision.rules?.[0] ?? "-";  // reasons are codes; the deciding rule comes first
+  console.log(`${col(req.invocation)} approval: ${ok ? "approved" : "denied"} (${req.reasons.join("; ")}: ${rule})`);
   return { result: ok ? "approved" : "denied", actor: "user:example" };
 }
 

@@ -56,7 +56,8 @@ class Scope(LedgerCase):
             ran.append(call.token)
         self.assertEqual(len(self.asked), 1)
         self.assertEqual(self.asked[0].invocation, "c2")
-        self.assertIn("requires approval", self.asked[0].reasons[0])
+        self.assertEqual(self.asked[0].reasons, ["rule"])  # a code; the rule that decided comes first
+        self.assertIn("rm", self.asked[0].decision["rules"][0])
         self.assertEqual(len(ran), 1)
         settled = self.events("c2", "approval.settled")
         self.assertEqual([e["result"] for e in settled], ["approved"])
@@ -108,7 +109,9 @@ class Scope(LedgerCase):
             with self.s.call("c3", "shell", {"command": ["curl", "https://x.example"]}):
                 self.fail("the body ran")
         self.assertEqual(cm.exception.verdict, "denied")
-        self.assertIn("curl", cm.exception.reasons[0])
+        self.assertEqual(cm.exception.reasons, ["rule"])
+        self.assertIn("curl", cm.exception.decision["rules"][0])
+        self.assertIn("; rule ", self.outcome("c3")["error"])
         self.assertEqual(self.outcome("c3")["status"], "denied")
         self.assertEqual(self.events("c3", "tool.dispatched"), [])
 

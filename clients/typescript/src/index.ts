@@ -528,8 +528,11 @@ class Scope {
       return this.dispatched(r, verdict, decision);
     }
     if (verdict === "approval_required") return this.approval("r1", decision, true);
+    // reasons are codes ("rule", "known_safe", ...); the deciding rule comes first in rules
     const reasons = (decision.reasons ?? []).join("; ");
-    const why = reasons ? `: ${reasons}` : "";
+    const first = decision.rules?.[0];
+    const rule = typeof first === "string" ? first : "";
+    const why = (reasons ? `: ${reasons}` : "") + (rule ? `; rule ${rule}` : "");
     if (verdict === "denied" || verdict === "unsupported") {
       await this.complete({ status: verdict, error: `${verdict}${why}` });
       const cls = verdict === "denied" ? Denied : Unsupported;

@@ -48,7 +48,8 @@ describe("call scope", { skip }, () => {
       () => { ran++; });
     assert.equal(ran, 1);
     assert.equal(asked.at(-1)?.invocation, "c2");
-    assert.match(asked.at(-1)!.reasons[0]!, /requires approval/);
+    assert.deepEqual(asked.at(-1)!.reasons, ["rule"]);  // a code; the rule that decided comes first
+    assert.match(asked.at(-1)!.decision.rules![0]!, /rm/);
     assert.equal(L.events("c2", "approval.settled")[0]!.result, "approved");
     assert.equal(L.events("c2", "approval.requested")[0]!.prompt, "Remove build?");
     assert.equal(L.outcome("c2").status, "ok");
@@ -65,7 +66,8 @@ describe("call scope", { skip }, () => {
   test("denied by policy", async () => {
     await assert.rejects(s.call({ invocation: "c4", tool: "shell", args: { command: ["curl", "x"] } },
       () => assert.fail("the body ran")),
-    (e: unknown) => e instanceof Denied && e.verdict === "denied" && /curl/.test(e.reasons[0]!));
+    (e: unknown) => e instanceof Denied && e.verdict === "denied" && e.reasons[0] === "rule" &&
+      /curl/.test(e.decision.rules![0]!));
     assert.equal(L.events("c4", "tool.dispatched").length, 0);
     assert.equal(L.outcome("c4").status, "denied");
   });

@@ -188,8 +188,11 @@ def intent_params(session: str, invocation: str, tool: str, args: Any, recovery:
 
 def refusal(verdict: str, decision: Dict[str, Any], invocation: str) -> Tuple[type, Outcome]:
     """The error and the outcome for an intent that may not be dispatched."""
+    # reasons are codes ("rule", "known_safe", ...); the deciding rule comes first in rules
     reasons = "; ".join(r for r in decision.get("reasons", []) if isinstance(r, str)) if decision else ""
-    why = f": {reasons}" if reasons else ""
+    rules = decision.get("rules") if decision else None
+    rule = rules[0] if isinstance(rules, list) and rules and isinstance(rules[0], str) else ""
+    why = (f": {reasons}" if reasons else "") + (f"; rule {rule}" if rule else "")
     if verdict == "unsupported":
         return errors.Unsupported, Outcome(status="unsupported", error=f"unsupported{why}")
     if verdict == "denied":
