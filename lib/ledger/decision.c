@@ -138,6 +138,16 @@ static const char *sentence_of(const char *code)
 	return NULL;
 }
 
+const char *decision_reason_code(size_t i)
+{
+	static const char *const special[] = { "rule", "approval_mode" };
+
+	if (i < 2)
+		return special[i];
+	i -= 2;
+	return i < sizeof(sentences) / sizeof(sentences[0]) ? sentences[i].code : NULL;
+}
+
 int decision_reason_is_code(const char *reason)
 {
 	return reason && (strcmp(reason, "rule") == 0 || strcmp(reason, "approval_mode") == 0 ||

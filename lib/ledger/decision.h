@@ -17,6 +17,7 @@
 #ifndef DOCKET_LEDGER_DECISION_H
 #define DOCKET_LEDGER_DECISION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -45,6 +46,8 @@ int decision_reason_text(docket_buf *out, const char *reason, const char *verdic
 
 /* 1 when `reason` is a reason code decision_reason_text has a sentence for. */
 int decision_reason_is_code(const char *reason);
+/* The i-th of those codes, NULL past the last (docs/protocol.md lists them). */
+const char *decision_reason_code(size_t i);
 
 /*
  * Append the text of reason `i` of `decision` (a decision object, or a call

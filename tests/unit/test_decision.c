@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -169,6 +170,54 @@ static void test_render_decision(void **state)
 	json_decref(bad);
 }
 
+/* docs/protocol.md lists every code the rendering knows, and no other. */
+static void test_codes_documented(void **state)
+{
+	const char *root = getenv("DOCKET_SOURCE_ROOT");
+	char path[4096], *doc, *start, *end;
+	size_t nlisted = 0;
+	FILE *f;
+	long size;
+
+	(void)state;
+	assert_non_null(root);
+	snprintf(path, sizeof(path), "%s/docs/protocol.md", root);
+	assert_non_null(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	doc = calloc(1, (size_t)size + 1);
+	assert_int_equal(fread(doc, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	assert_non_null(start = strstr(doc, "- `reasons` are stable *codes*"));
+	assert_non_null(end = strstr(start, "\n- `rules`"));
+	*end = '\0';
+	for (const char *p = start; (p = strchr(p, '`'));) {
+		const char *q = strchr(p + 1, '`');
+		char code[64];
+
+		assert_non_null(q);
+		snprintf(code, sizeof(code), "%.*s", (int)(q - p - 1), p + 1);
+		if (strcmp(code, "reasons") != 0) {
+			if (!decision_reason_is_code(code))
+				fail_msg("docs/protocol.md lists `%s`, which is no code decision.c knows", code);
+			nlisted++;
+		}
+		p = q + 1;
+	}
+	size_t i;
+
+	for (i = 0; decision_reason_code(i); i++) {
+		char quoted[80];
+
+		snprintf(quoted, sizeof(quoted), "`%s`", decision_reason_code(i));
+		if (!strstr(start, quoted))
+			fail_msg("code %s is not listed in docs/protocol.md", decision_reason_code(i));
+	}
+	assert_int_equal(nlisted, i);  /* each listed once */
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_build_out_of_memory),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_render_decision),
+		cmocka_unit_test(test_codes_documented),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
