@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "integrations/integrations.h"
+#include "ledger/decision.h"
 #include "ledger/event.h"
 #include "runtime/protocol.h"
 #include "docket/import.h"
@@ -730,6 +731,8 @@ static void test_hook_serve_same_decisions(void **state)
 		{ "t1", "git status", "allowed" },
 		{ "t2", "rm -rf build", "denied" },
 		{ "t3", "git push", "approval_required" },
+		/* the allow rule matches first; the deny rule decides, and comes first */
+		{ "t4", "git status && rm -rf build", "denied" },
 	};
 	char *dir = test_mkdtemp(), path[4200], event[512];
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
@@ -797,6 +800,13 @@ static void test_hook_serve_same_decisions(void **state)
 			assert_string_equal(v->tool_intent->decision->rules[0], "command [git, status] -> allow");
 		} else {
 			same_decision(calls[i][1], h->tool_intent->decision, v->tool_intent->decision);
+			for (size_t k = 0; k < h->tool_intent->decision->n_reasons; k++)
+				if (!decision_reason_is_code(h->tool_intent->decision->reasons[k]))
+					fail_msg("%s: reason \"%s\" is no code", calls[i][1],
+						 h->tool_intent->decision->reasons[k]);
+			assert_string_equal(h->tool_intent->decision->rules[0],
+					    strcmp(calls[i][2], "denied") == 0 ? "command [rm] -> deny"
+									 : "command [git, push] -> ask");
 		}
 		docket_event_free(h);
 		docket_event_free(v);
