@@ -11,6 +11,7 @@
  */
 #include "decision.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -85,7 +86,7 @@ typedef struct reason_sentence {
 	const char *text;
 } reason_sentence;
 
-/* Every reason code the evaluator and its enforcement record. */
+/* Every reason code the evaluator and its enforcement record, sorted by code. */
 static const reason_sentence sentences[] = {
 	{ "accept_edits", "permission mode acceptEdits allows edits in the project" },
 	{ "bad_call", "the call is malformed" },
@@ -130,12 +131,18 @@ static const reason_sentence sentences[] = {
 	{ "unsupported", "the platform cannot enforce what this call relies on" },
 };
 
+static int sentence_cmp(const void *key, const void *entry)
+{
+	return strcmp(key, ((const reason_sentence *)entry)->code);
+}
+
+/* The table is sorted by code (test_decision finds every code through here). */
 static const char *sentence_of(const char *code)
 {
-	for (size_t i = 0; code && i < sizeof(sentences) / sizeof(sentences[0]); i++)
-		if (strcmp(sentences[i].code, code) == 0)
-			return sentences[i].text;
-	return NULL;
+	const reason_sentence *s = code ? bsearch(code, sentences, sizeof(sentences) / sizeof(sentences[0]),
+						   sizeof(sentences[0]), sentence_cmp) : NULL;
+
+	return s ? s->text : NULL;
 }
 
 const char *decision_reason_code(size_t i)
