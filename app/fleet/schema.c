@@ -1406,10 +1406,31 @@ static int apply(docket_fleet *f, const migration *m)
 	return error;
 }
 
+/* The version `fleet init` migrates to: the latest, or an older one that
+ * DOCKET_FLEET_INIT_UPTO names (tests/fleet make a store of an older
+ * schema with it, to test the migrations from it). */
+static int init_target(void)
+{
+	const char *upto = getenv("DOCKET_FLEET_INIT_UPTO");
+	char *end;
+	long v;
+
+	if (!upto || !*upto)
+		return fleet_schema_latest();
+	v = strtol(upto, &end, 10);
+	if (*end || v < 1 || v > fleet_schema_latest())
+		return docket_error_set(DOCKET_EINVALID, "DOCKET_FLEET_INIT_UPTO=%s: not a schema version "
+					"from 1 to %d", upto, fleet_schema_latest());
+	return (int)v;
+}
+
 int docket_fleet_init(docket_fleet *f, int *from, int *to)
 {
-	int v = 0, error;
+	int v = 0, target = init_target(), error;
 	size_t i;
+
+	if (target < 0)
+		return target;
 
 	if ((error = fleet_exec(f, "BEGIN")) < 0)
 		return error;
@@ -1423,7 +1444,8 @@ int docket_fleet_init(docket_fleet *f, int *from, int *to)
 		goto cleanup;
 	}
 	for (i = 0; i < NMIGRATIONS; i++)
-		if (migrations[i].version > v && (error = apply(f, &migrations[i])) < 0)
+		if (migrations[i].version > v && migrations[i].version <= target &&
+		    (error = apply(f, &migrations[i])) < 0)
 			goto cleanup;
 	error = fleet_exec(f, "COMMIT");
 cleanup:
@@ -1432,6 +1454,6 @@ cleanup:
 	if (from)
 		*from = v;
 	if (to)
-		*to = error < 0 ? v : fleet_schema_latest();
+		*to = error < 0 ? v : (v > target ? v : target);
 	return error;
 }
