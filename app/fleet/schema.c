@@ -1215,13 +1215,23 @@ static const char *const m4[] = {
  *   - the denials' partial index covers the columns the view reads of a
  *     denial, so a month's denials are read from the index alone;
  *   - the views read the intent's args by its primary key (seq, time),
- *     and only when a query selects them.
+ *     and only when a query selects them; the intent's lookup is an
+ *     aggregate over at most one row (min() of each column: a ledger holds
+ *     at most one intent per call), so a query that selects none of tool,
+ *     verdict and args does not look it up at all (PostgreSQL removes a
+ *     left join to a relation of at most one row whose columns are unused:
+ *     the answers of a month's escalations);
+ *   - docket_approvals reads a row's host by the ledger's key, a nested
+ *     loop of index lookups (OFFSET 0 keeps it one): with the join free,
+ *     the planner hashed all of docket_ledgers once per escalation.
  * The views' rows are the same (test scale_answers compares them with
  * schema 4's definitions, kept below as FLEET_INTENT_OF). The indexes are
  * built on every partition in the migration's transaction.
  */
 #define FLEET_INTENT_KEY_OF(row)                                                                        \
-	"  LEFT JOIN LATERAL ((SELECT i.tool, i.verdict, i.seq, i.time FROM docket_events i\n"            \
+	"  LEFT JOIN LATERAL (SELECT min(x.tool) AS tool, min(x.verdict) AS verdict, min(x.seq) AS seq,\n"  \
+	"      min(x.time) AS time FROM (\n"                                                                 \
+	"    (SELECT i.tool, i.verdict, i.seq, i.time FROM docket_events i\n"                                \
 	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
 	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
 	"        AND i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time)\n"            \
@@ -1230,7 +1240,7 @@ static const char *const m4[] = {
 	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
 	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
 	"        AND NOT (i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time))\n"      \
-	"    LIMIT 1) i ON true\n"
+	"    LIMIT 1) x) i ON true\n"
 #define FLEET_INTENT_ARGS(row)                                                                          \
 	"(SELECT a.event -> 'args' FROM docket_events a WHERE a.ledger_id = " row ".ledger_id\n"           \
 	"            AND a.seq = i.seq AND a.time = i.time)"
@@ -1248,7 +1258,8 @@ static const char *const m5[] = {
 	"  SELECT s.ledger_id, l.host, s.seq, s.time, s.session, s.invocation, i.tool,\n"
 	"         " FLEET_INTENT_ARGS("s") " AS args,\n"
 	"         s.event ->> 'result' AS result, s.actor, s.event ->> 'reason' AS reason\n"
-	"  FROM docket_events s JOIN docket_ledgers l USING (ledger_id)\n"
+	"  FROM docket_events s\n"
+	"  CROSS JOIN LATERAL (SELECT l.host FROM docket_ledgers l WHERE l.ledger_id = s.ledger_id OFFSET 0) l\n"
 	FLEET_INTENT_KEY_OF("s")
 	"  WHERE s.type = 'approval.settled';\n"
 	"CREATE OR REPLACE VIEW docket_denials AS\n"
