@@ -64,12 +64,13 @@ int fleet_schema_check(docket_fleet *f);
 /* Cursors: one read-only REPEATABLE READ snapshot (fleet_cursor_open
  * begins it and declares docket_cur over `sql`, text parameters; a second
  * cursor in the same snapshot is fleet_cursor_declare after CLOSE
- * docket_cur), FETCHed in chunks with binary results (*out: PQclear it),
+ * docket_cur), FETCHed in chunks of `rows` with binary results (*out:
+ * PQclear it),
  * and fleet_cursor_close: COMMIT after `error` (< 0: ROLLBACK), the first
  * error returned. */
 int fleet_cursor_open(docket_fleet *f, const char *sql, int n, const char *const *params);
 int fleet_cursor_declare(docket_fleet *f, const char *sql, int n, const char *const *params);
-int fleet_fetch_chunk(PGresult **out, docket_fleet *f, const char *what);
+int fleet_fetch_chunk(PGresult **out, docket_fleet *f, int rows, const char *what);
 int fleet_cursor_close(docket_fleet *f, int error);
 typedef int (*fleet_row_cb)(void *ctx, const PGresult *res, int row);
 /* `sql` through a cursor of its own snapshot, `cb` on every row. */

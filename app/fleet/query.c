@@ -17,7 +17,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-#define FETCH_CHUNK "5000"
+#define FETCH_CHUNK 5000
 
 int fleet_each_ledger(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb fn, void *ctx)
 {
@@ -77,9 +77,12 @@ int fleet_cursor_open(docket_fleet *f, const char *sql, int n, const char *const
 	return error;
 }
 
-int fleet_fetch_chunk(PGresult **out, docket_fleet *f, const char *what)
+int fleet_fetch_chunk(PGresult **out, docket_fleet *f, int rows, const char *what)
 {
-	*out = PQexecParams(f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL, NULL, 1);
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "FETCH %d FROM docket_cur", rows);
+	*out = PQexecParams(f->conn, sql, 0, NULL, NULL, NULL, NULL, 1);
 	if (PQresultStatus(*out) == PGRES_TUPLES_OK)
 		return 0;
 	return fleet_result_error(*out, f, what);
@@ -103,7 +106,7 @@ int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const
 	if ((error = fleet_cursor_open(f, sql, n, params)) < 0)
 		return error;
 	do {
-		if ((error = fleet_fetch_chunk(&res, f, "fleet database")) < 0)
+		if ((error = fleet_fetch_chunk(&res, f, FETCH_CHUNK, "fleet database")) < 0)
 			break;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)

@@ -44,6 +44,13 @@ static const char events_sql[] =
 	" AND e.type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
 	" ORDER BY e.seq";
 
+/* Rows a FETCH brings: each is a round trip, which on a loaded machine
+ * costs a wait for the CPU on both sides; a history row is about 40
+ * bytes, an event row the payload of an intent, a settlement or a session
+ * event (a few hundred bytes). */
+#define HISTORY_CHUNK 100000
+#define EVENTS_CHUNK 20000
+
 /* The names a history holds (verdicts, statuses, results: enumeration
  * names), each kept once; a call refers to one by its index + 1 (0: none). */
 #define NAMES_MAX 255
@@ -266,7 +273,7 @@ static int feed_next(void *vctx, docket_replay_input *in)
 		fd->row = fd->rows = 0;
 		if (fd->done)
 			return 1;
-		if ((error = fleet_fetch_chunk(&fd->res, fd->f, "fleet replay")) < 0)
+		if ((error = fleet_fetch_chunk(&fd->res, fd->f, EVENTS_CHUNK, "fleet replay")) < 0)
 			return error;
 		fd->rows = PQntuples(fd->res);
 		if (fd->rows == 0) {
@@ -327,7 +334,7 @@ static int read_history(docket_fleet *f, history *h)
 	int rows, error;
 
 	do {
-		if ((error = fleet_fetch_chunk(&res, f, "fleet replay")) < 0)
+		if ((error = fleet_fetch_chunk(&res, f, HISTORY_CHUNK, "fleet replay")) < 0)
 			return error;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)
