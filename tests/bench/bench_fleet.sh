@@ -15,7 +15,9 @@
 #           per event
 # With BENCH_FLEET_BEFORE=PATH (another docket binary, e.g. one built from
 # the commit before a change), ship and replay are also run with it, into a
-# database of its own schema, in the same run: *_before figures.
+# database of its own schema, in the same run: *_before figures, and three
+# rounds of the local, this and the other binary's replays alternated
+# (replay_alternating_s, ratios of the medians: alternating_*).
 # One JSON line on stdout. --quick: small sizes, checks only that every event
 # arrived and the replays agree (nothing about speed).
 set -uo pipefail
@@ -89,6 +91,18 @@ if [ -n "$before" ]; then
 	check $? 0 "the replays before and after are the same"
 fi
 tb3=$(now)
+# with a second binary: local, after and before replays alternated, three
+# rounds (the load drifts between one-after-the-other runs)
+: >rounds
+if [ -n "$before" ] && [ $quick -eq 0 ]; then
+	for _ in 1 2 3; do
+		s=$(now); "$docket" -L big replay --policy "$policy" --format json >/dev/null; echo "local $s $(now)" >>rounds
+		s=$(now); "$docket" replay --from "$PG_URL" --host "$(hostname)" --policy "$policy" --format json >/dev/null
+		echo "after $s $(now)" >>rounds
+		s=$(now); "$before" replay --from "$before_url" --host "$(hostname)" --policy "$policy" --format json >/dev/null
+		echo "before $s $(now)" >>rounds
+	done
+fi
 calls=$(python3 -c 'import json; print(json.load(open("local.json"))["totals"]["calls"])')
 
 # many machines at once
@@ -133,6 +147,16 @@ if sys.argv[22]:
                 "ship_before_vs_copy": round(ship_b / copy, 3), "ship_vs_before": round(ship / ship_b, 3),
                 "fleet_before_replay_calls_per_s": round(fleet_b), "fleet_before_vs_local": round(fleet_b / local, 3),
                 "fleet_replay_vs_before": round(fleet / fleet_b, 3)})
+rounds = {}
+for line in open("rounds"):
+    k, a, b = line.split()
+    rounds.setdefault(k, []).append(float(b) - float(a))
+if rounds:
+    med = {k: sorted(v)[len(v) // 2] for k, v in rounds.items()}
+    out["replay_alternating_s"] = {k: [round(x, 2) for x in v] for k, v in rounds.items()}
+    out.update({"alternating_fleet_vs_local": round(med["local"] / med["after"], 3),
+                "alternating_before_vs_local": round(med["local"] / med["before"], 3),
+                "alternating_after_vs_before": round(med["before"] / med["after"], 3)})
 print(json.dumps(out))
 sys.exit(0 if failures == 0 else 1)
 PY
