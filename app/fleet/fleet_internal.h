@@ -5,7 +5,7 @@
  * conn.c owns the libpq connection and maps its failures to docket errors;
  * schema.c the central schema and its migrations; ship.c sending a local
  * ledger; verify.c the central re-check; query.c reading the central store
- * for the fleet commands and replay.
+ * for the fleet commands; replay.c what a fleet replay reads.
  */
 #ifndef DOCKET_FLEET_INTERNAL_H
 #define DOCKET_FLEET_INTERNAL_H
@@ -60,6 +60,24 @@ int fleet_schema_version(docket_fleet *f, int *out);
 int fleet_schema_check(docket_fleet *f);
 
 /* ---- query.c ---- */
+
+/* Cursors: one read-only REPEATABLE READ snapshot (fleet_cursor_open
+ * begins it and declares docket_cur over `sql`, text parameters; a second
+ * cursor in the same snapshot is fleet_cursor_declare after CLOSE
+ * docket_cur), FETCHed in chunks of `rows` with binary results (*out:
+ * PQclear it),
+ * and fleet_cursor_close: COMMIT after `error` (< 0: ROLLBACK), the first
+ * error returned. */
+int fleet_cursor_open(docket_fleet *f, const char *sql, int n, const char *const *params);
+int fleet_cursor_declare(docket_fleet *f, const char *sql, int n, const char *const *params);
+int fleet_fetch_chunk(PGresult **out, docket_fleet *f, int rows, const char *what);
+int fleet_cursor_close(docket_fleet *f, int error);
+typedef int (*fleet_row_cb)(void *ctx, const PGresult *res, int row);
+/* `sql` through a cursor of its own snapshot, `cb` on every row. */
+int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, fleet_row_cb cb,
+		      void *ctx);
+/* A binary int8 column (0 when NULL). */
+uint64_t fleet_bin_u64(const PGresult *res, int row, int c);
 
 /* `fn` for every selected ledger, in ledger-id order, after checking the
  * schema version; a non-zero return stops (negative: the error returned,

@@ -17,7 +17,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-#define FETCH_CHUNK "5000"
+#define FETCH_CHUNK 5000
 
 int fleet_each_ledger(docket_fleet *f, const docket_fleet_filter *filter, docket_fleet_ledger_cb fn, void *ctx)
 {
@@ -54,36 +54,41 @@ int docket_fleet_ledgers(docket_fleet *f, const docket_fleet_filter *filter, doc
 
 /* ---- cursors ---- */
 
-typedef int (*row_cb)(void *ctx, const PGresult *res, int row);
-
-/* A read-only snapshot and the cursor docket_cur over `sql` (text
- * parameters) in it; the caller FETCHes (fetch_chunk) and ends it. */
-static int cursor_open(docket_fleet *f, const char *sql, int n, const char *const *params)
+int fleet_cursor_declare(docket_fleet *f, const char *sql, int n, const char *const *params)
 {
 	docket_buf decl = DOCKET_BUF_INIT;
 	int error;
 
 	if ((error = docket_buf_printf(&decl, "DECLARE docket_cur NO SCROLL CURSOR FOR %s", sql)) < 0)
 		return error;
-	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
-	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
-	    (error = fleet_command(f, decl.ptr, n, params)) < 0)
-		fleet_rollback(f);
+	error = fleet_command(f, decl.ptr, n, params);
 	docket_buf_dispose(&decl);
 	return error;
 }
 
-/* The next chunk of docket_cur, binary results (*out: PQclear it). */
-static int fetch_chunk(PGresult **out, docket_fleet *f, const char *what)
+int fleet_cursor_open(docket_fleet *f, const char *sql, int n, const char *const *params)
 {
-	*out = PQexecParams(f->conn, "FETCH " FETCH_CHUNK " FROM docket_cur", 0, NULL, NULL, NULL, NULL, 1);
+	int error;
+
+	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
+	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
+	    (error = fleet_cursor_declare(f, sql, n, params)) < 0)
+		fleet_rollback(f);
+	return error;
+}
+
+int fleet_fetch_chunk(PGresult **out, docket_fleet *f, int rows, const char *what)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "FETCH %d FROM docket_cur", rows);
+	*out = PQexecParams(f->conn, sql, 0, NULL, NULL, NULL, NULL, 1);
 	if (PQresultStatus(*out) == PGRES_TUPLES_OK)
 		return 0;
 	return fleet_result_error(*out, f, what);
 }
 
-/* COMMIT after `error` (< 0: ROLLBACK); returns the first error. */
-static int cursor_close(docket_fleet *f, int error)
+int fleet_cursor_close(docket_fleet *f, int error)
 {
 	if (error >= 0)
 		error = fleet_exec(f, "COMMIT") < 0 ? docket_error_last()->code : error;
@@ -92,17 +97,16 @@ static int cursor_close(docket_fleet *f, int error)
 	return error;
 }
 
-/* Run `sql` (text parameters) through a cursor, `cb` on every row. */
-static int cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, row_cb cb,
-		       void *ctx)
+int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, fleet_row_cb cb,
+		      void *ctx)
 {
 	PGresult *res = NULL;
 	int rows, error;
 
-	if ((error = cursor_open(f, sql, n, params)) < 0)
+	if ((error = fleet_cursor_open(f, sql, n, params)) < 0)
 		return error;
 	do {
-		if ((error = fetch_chunk(&res, f, "fleet database")) < 0)
+		if ((error = fleet_fetch_chunk(&res, f, FETCH_CHUNK, "fleet database")) < 0)
 			break;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)
@@ -111,18 +115,13 @@ static int cursor_each(docket_fleet *f, const char *sql, int n, const char *cons
 		res = NULL;
 	} while (error == 0 && rows > 0);
 	PQclear(res);
-	return cursor_close(f, error);
+	return fleet_cursor_close(f, error);
 }
 
-static uint64_t bin_u64(const PGresult *res, int row, int c)
+uint64_t fleet_bin_u64(const PGresult *res, int row, int c)
 {
 	return PQgetisnull(res, row, c) || PQgetlength(res, row, c) != 8
 		? 0 : docket_be64_get((const uint8_t *)PQgetvalue(res, row, c));
-}
-
-static const char *bin_text(const PGresult *res, int row, int c)
-{
-	return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
 }
 
 /* ---- events ---- */
@@ -140,7 +139,7 @@ static int on_event_row(void *vctx, const PGresult *res, int row)
 	events_ctx *c = vctx;
 	docket_event *ev = NULL;
 	json_t *obj = NULL;
-	uint64_t seq = bin_u64(res, row, 0);
+	uint64_t seq = fleet_bin_u64(res, row, 0);
 	int error;
 
 	if (PQgetlength(res, row, 2) != LEDGER_HASH_LEN)
@@ -166,7 +165,7 @@ static int ledger_events(void *vctx, const docket_fleet_ledger *l)
 	const char *params[2] = { l->ledger_id, c->session };
 
 	c->ledger = l;
-	return cursor_each(c->f, sql, 2, params, on_event_row, c);
+	return fleet_cursor_each(c->f, sql, 2, params, on_event_row, c);
 }
 
 int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, const char *session,
@@ -175,144 +174,6 @@ int docket_fleet_events(docket_fleet *f, const docket_fleet_filter *filter, cons
 	events_ctx c = { f, session, NULL, cb, ctx };
 
 	return fleet_each_ledger(f, filter, ledger_events, &c);
-}
-
-/* ---- replay ---- */
-
-/*
- * The events replay needs, each with what its call's whole history says
- * (a local ledger's invocation record): how many approval requests, the
- * verdict the history implies (DESIGN §3: a request means
- * approval_required; without one, a recovery evaluation's verdict, else a
- * dispatch means allowed, else a denied or unsupported outcome says so),
- * the result of a settlement that came after the last request, and for an
- * approved_for_session settlement the call's intent (its grant).
- */
-static const char replay_sql[] =
-	"WITH calls AS MATERIALIZED ("
-	" SELECT session, invocation,"
-	"  min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq,"
-	"  count(*) FILTER (WHERE type = 'approval.requested') AS requests,"
-	"  max(seq) FILTER (WHERE type = 'approval.requested') AS last_req,"
-	"  max(seq) FILTER (WHERE type = 'approval.settled') AS last_settle,"
-	"  array_agg(result) FILTER (WHERE type = 'approval.settled') AS results,"
-	"  (array_agg(verdict) FILTER (WHERE type = 'recovery.action' AND verdict IS NOT NULL))[1] AS evaluated,"
-	"  bool_or(type = 'tool.dispatched') AS dispatched,"
-	"  (array_agg(status) FILTER (WHERE type = 'tool.completed'))[1] AS outcome"
-	/* in seq order within each call: the aggregates read their rows in
-	 * that order (no sort per call) */
-	" FROM (SELECT session, invocation, seq, type, verdict, status,"
-	"        CASE WHEN type = 'approval.settled' THEN event ->> 'result' END AS result"
-	"       FROM docket_events WHERE ledger_id = $1 AND invocation IS NOT NULL"
-	"       ORDER BY session, invocation, seq) x"
-	" GROUP BY session, invocation)"
-	" SELECT e.seq, e.payload, coalesce(c.requests, 0),"
-	"  CASE WHEN c.requests > 0 THEN 'approval_required'"
-	"       ELSE coalesce(c.evaluated, CASE WHEN c.dispatched THEN 'allowed'"
-	"                                       WHEN c.outcome IN ('denied', 'unsupported') THEN c.outcome END) END,"
-	"  CASE WHEN c.last_settle > coalesce(c.last_req, 0) THEN c.results[cardinality(c.results)] END,"
-	"  CASE WHEN e.type = 'approval.settled' AND e.event ->> 'result' = 'approved_for_session' THEN"
-	"   (SELECT i.payload FROM docket_events i WHERE i.ledger_id = $1 AND i.seq = c.intent_seq) END"
-	" FROM docket_events e"
-	" LEFT JOIN calls c ON e.type IN ('tool.intent', 'approval.settled')"
-	"  AND c.session = e.session AND c.invocation = e.invocation"
-	" WHERE e.ledger_id = $1 AND ($2::text IS NULL OR e.session = $2)"
-	"  AND e.type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
-	" ORDER BY e.seq";
-
-/* The cursor pushes rows; replay pulls them: a chunk is kept and handed
- * out one row at a time. */
-typedef struct feed {
-	docket_fleet *f;
-	PGresult *res;
-	int row, rows, done;
-} feed;
-
-static int feed_next(void *vctx, docket_replay_input *in)
-{
-	feed *fd = vctx;
-	const PGresult *res;
-	int r, error;
-
-	if (fd->row >= fd->rows) {
-		PQclear(fd->res);
-		fd->res = NULL;
-		fd->row = fd->rows = 0;
-		if (fd->done)
-			return 1;
-		if ((error = fetch_chunk(&fd->res, fd->f, "fleet replay")) < 0)
-			return error;
-		fd->rows = PQntuples(fd->res);
-		if (fd->rows == 0) {
-			fd->done = 1;
-			return 1;
-		}
-	}
-	res = fd->res;
-	r = fd->row++;
-	in->seq = bin_u64(res, r, 0);
-	in->payload = (const uint8_t *)PQgetvalue(res, r, 1);
-	in->len = (size_t)PQgetlength(res, r, 1);
-	in->requests = (uint32_t)bin_u64(res, r, 2);
-	in->implied = bin_text(res, r, 3);
-	in->last_result = bin_text(res, r, 4);
-	in->intent = PQgetisnull(res, r, 5) ? NULL : (const uint8_t *)PQgetvalue(res, r, 5);
-	in->intent_len = (size_t)PQgetlength(res, r, 5);
-	return 0;
-}
-
-/* Each replayed call names its ledger and host. */
-typedef struct tag_ctx {
-	const docket_fleet_ledger *ledger;
-	docket_replay_cb cb;
-	void *ctx;
-} tag_ctx;
-
-static int tag_call(void *vctx, const docket_replay_call *call)
-{
-	tag_ctx *t = vctx;
-	docket_replay_call c = *call;
-
-	c.ledger = t->ledger->ledger_id;
-	c.host = t->ledger->host;
-	return t->cb(t->ctx, &c);
-}
-
-typedef struct replay_ctx {
-	docket_fleet *f;
-	const docket_policy *base;
-	const docket_policy *const *policies;
-	size_t n;
-	const docket_replay_options *opts;
-	docket_fleet_ledger_cb on_ledger;
-	docket_replay_cb cb;
-	void *ctx;
-} replay_ctx;
-
-static int replay_ledger(void *vctx, const docket_fleet_ledger *l)
-{
-	replay_ctx *c = vctx;
-	const char *params[2] = { l->ledger_id, c->opts ? c->opts->session : NULL };
-	feed fd = { c->f, NULL, 0, 0, 0 };
-	tag_ctx tag = { l, c->cb, c->ctx };
-	int error;
-
-	if (c->on_ledger && (error = c->on_ledger(c->ctx, l)) != 0)
-		return error;
-	if ((error = cursor_open(c->f, replay_sql, 2, params)) < 0)
-		return error;
-	error = docket_replay_run_input(feed_next, &fd, c->base, c->policies, c->n, c->opts, tag_call, &tag);
-	PQclear(fd.res);
-	return cursor_close(c->f, error);
-}
-
-int docket_fleet_replay(docket_fleet *f, const docket_fleet_filter *filter, const docket_policy *base,
-			const docket_policy *const *policies, size_t n, const docket_replay_options *opts,
-			docket_fleet_ledger_cb on_ledger, docket_replay_cb cb, void *ctx)
-{
-	replay_ctx c = { f, base, policies, n, opts, on_ledger, cb, ctx };
-
-	return fleet_each_ledger(f, filter, replay_ledger, &c);
 }
 
 /* ---- sessions and pending calls, from the events ---- */
@@ -381,7 +242,7 @@ typedef struct rows_ctx {
 	docket_fleet *f;
 	const char *session;
 	const char *sql;
-	row_cb each;
+	fleet_row_cb each;
 	const docket_fleet_ledger *ledger;
 	docket_fleet_session_cb on_session;
 	docket_fleet_pending_cb on_pending;

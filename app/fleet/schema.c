@@ -1200,6 +1200,82 @@ static const char *const m4[] = {
 };
 
 /*
+ * Migration 5: month-wide reports at scale (issue 35). At 10M events a
+ * month's denials by host and tool and a month's escalations with their
+ * answers took over a second: each matching row looked its call's intent
+ * (or answer) up through the index of every event of the call, reading
+ * each of the call's events from the heap to find the one of the right
+ * type, and the views computed the intent's args (a heap read and a jsonb
+ * extraction) whether selected or not. Now:
+ *   - a partial index of the intents by call, with the time the window
+ *     lookup ranges over and what the views read (tool, verdict, seq):
+ *     the lookup is an index-only scan;
+ *   - a partial index of the settlements by call and time (a call's
+ *     answers in a time range);
+ *   - the denials' partial index covers the columns the view reads of a
+ *     denial, so a month's denials are read from the index alone;
+ *   - the views read the intent's args by its primary key (seq, time),
+ *     and only when a query selects them; the intent's lookup is an
+ *     aggregate over at most one row (min() of each column: a ledger holds
+ *     at most one intent per call), so a query that selects none of tool,
+ *     verdict and args does not look it up at all (PostgreSQL removes a
+ *     left join to a relation of at most one row whose columns are unused:
+ *     the answers of a month's escalations);
+ *   - docket_approvals reads a row's host by the ledger's key, a nested
+ *     loop of index lookups (OFFSET 0 keeps it one): with the join free,
+ *     the planner hashed all of docket_ledgers once per escalation.
+ * The views' rows are the same (test scale_answers compares them with
+ * schema 4's definitions, kept below as FLEET_INTENT_OF). The indexes are
+ * built on every partition in the migration's transaction.
+ */
+#define FLEET_INTENT_KEY_OF(row)                                                                        \
+	"  LEFT JOIN LATERAL (SELECT min(x.tool) AS tool, min(x.verdict) AS verdict, min(x.seq) AS seq,\n"  \
+	"      min(x.time) AS time FROM (\n"                                                                 \
+	"    (SELECT i.tool, i.verdict, i.seq, i.time FROM docket_events i\n"                                \
+	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
+	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
+	"        AND i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time)\n"            \
+	"    UNION ALL\n"                                                                                     \
+	"    (SELECT i.tool, i.verdict, i.seq, i.time FROM docket_events i\n"                                \
+	"      WHERE i.ledger_id = " row ".ledger_id AND i.session = " row ".session\n"                      \
+	"        AND i.invocation = " row ".invocation AND i.type = 'tool.intent'\n"                         \
+	"        AND NOT (i.time > " row ".time - " FLEET_CALL_WINDOW " AND i.time <= " row ".time))\n"      \
+	"    LIMIT 1) x) i ON true\n"
+#define FLEET_INTENT_ARGS(row)                                                                          \
+	"(SELECT a.event -> 'args' FROM docket_events a WHERE a.ledger_id = " row ".ledger_id\n"           \
+	"            AND a.seq = i.seq AND a.time = i.time)"
+
+static const char *const m5[] = {
+	"CREATE INDEX docket_events_intent ON docket_events (ledger_id, session, invocation, time)\n"
+	"  INCLUDE (tool, verdict, seq) WHERE type = 'tool.intent';\n"
+	"CREATE INDEX docket_events_settled ON docket_events (ledger_id, session, invocation, time)\n"
+	"  WHERE type = 'approval.settled';\n"
+	"DROP INDEX docket_events_denied;\n"
+	"CREATE INDEX docket_events_denied ON docket_events (time) INCLUDE (ledger_id, session, invocation, status, seq)\n"
+	"  WHERE type = 'tool.completed' AND status IN ('denied', 'unsupported');\n",
+
+	"CREATE OR REPLACE VIEW docket_approvals AS\n"
+	"  SELECT s.ledger_id, l.host, s.seq, s.time, s.session, s.invocation, i.tool,\n"
+	"         " FLEET_INTENT_ARGS("s") " AS args,\n"
+	"         s.event ->> 'result' AS result, s.actor, s.event ->> 'reason' AS reason\n"
+	"  FROM docket_events s\n"
+	"  CROSS JOIN LATERAL (SELECT l.host FROM docket_ledgers l WHERE l.ledger_id = s.ledger_id OFFSET 0) l\n"
+	FLEET_INTENT_KEY_OF("s")
+	"  WHERE s.type = 'approval.settled';\n"
+	"CREATE OR REPLACE VIEW docket_denials AS\n"
+	"  SELECT c.ledger_id, l.host, c.seq, c.time, c.session, c.invocation, i.tool,\n"
+	"         " FLEET_INTENT_ARGS("c") " AS args,\n"
+	"         i.verdict, c.status,\n"
+	"         (SELECT s.actor FROM docket_events s WHERE s.ledger_id = c.ledger_id\n"
+	"            AND s.session = c.session AND s.invocation = c.invocation\n"
+	"            AND s.type = 'approval.settled' ORDER BY s.seq DESC LIMIT 1) AS actor\n"
+	"  FROM docket_events c JOIN docket_ledgers l USING (ledger_id)\n"
+	FLEET_INTENT_KEY_OF("c")
+	"  WHERE c.type = 'tool.completed' AND c.status IN ('denied', 'unsupported');\n",
+	NULL
+};
+
+/*
  * docket_pb_names(): the names the server's decoder gives enumeration values
  * and event bodies, written from this docket's own tables (ledger/event.c),
  * so that the server and the ledger cannot disagree on a name.
@@ -1273,6 +1349,7 @@ static const migration migrations[] = {
 	{ 2, "set-based chain check at ingest", m2, NULL },
 	{ 3, "columns derived from the payload, partitions after acceptance, hosts bound to roles", m3, create_names },
 	{ 4, "views and indexes for a fleet at scale, a faster decoder", m4, create_members },
+	{ 5, "covering and partial indexes for month-wide reports, views that read args only when selected", m5, NULL },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -1340,10 +1417,31 @@ static int apply(docket_fleet *f, const migration *m)
 	return error;
 }
 
+/* The version `fleet init` migrates to: the latest, or an older one that
+ * DOCKET_FLEET_INIT_UPTO names (tests/fleet make a store of an older
+ * schema with it, to test the migrations from it). */
+static int init_target(void)
+{
+	const char *upto = getenv("DOCKET_FLEET_INIT_UPTO");
+	char *end;
+	long v;
+
+	if (!upto || !*upto)
+		return fleet_schema_latest();
+	v = strtol(upto, &end, 10);
+	if (*end || v < 1 || v > fleet_schema_latest())
+		return docket_error_set(DOCKET_EINVALID, "DOCKET_FLEET_INIT_UPTO=%s: not a schema version "
+					"from 1 to %d", upto, fleet_schema_latest());
+	return (int)v;
+}
+
 int docket_fleet_init(docket_fleet *f, int *from, int *to)
 {
-	int v = 0, error;
+	int v = 0, target = init_target(), error;
 	size_t i;
+
+	if (target < 0)
+		return target;
 
 	if ((error = fleet_exec(f, "BEGIN")) < 0)
 		return error;
@@ -1357,7 +1455,8 @@ int docket_fleet_init(docket_fleet *f, int *from, int *to)
 		goto cleanup;
 	}
 	for (i = 0; i < NMIGRATIONS; i++)
-		if (migrations[i].version > v && (error = apply(f, &migrations[i])) < 0)
+		if (migrations[i].version > v && migrations[i].version <= target &&
+		    (error = apply(f, &migrations[i])) < 0)
 			goto cleanup;
 	error = fleet_exec(f, "COMMIT");
 cleanup:
@@ -1366,6 +1465,6 @@ cleanup:
 	if (from)
 		*from = v;
 	if (to)
-		*to = error < 0 ? v : fleet_schema_latest();
+		*to = error < 0 ? v : (v > target ? v : target);
 	return error;
 }

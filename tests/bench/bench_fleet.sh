@@ -13,6 +13,11 @@
 #   fleet   50 machines shipping at once: total events/s and the server's
 #           CPU seconds (postmaster and its exited backends, /proc), and
 #           per event
+# With BENCH_FLEET_BEFORE=PATH (another docket binary, e.g. one built from
+# the commit before a change), ship and replay are also run with it, into a
+# database of its own schema, in the same run: *_before figures, and three
+# rounds of the local, this and the other binary's replays alternated
+# (replay_alternating_s, ratios of the medians: alternating_*).
 # One JSON line on stdout. --quick: small sizes, checks only that every event
 # arrived and the replays agree (nothing about speed).
 set -uo pipefail
@@ -34,6 +39,11 @@ held() { pg_sql -c "SELECT count(*) FROM docket_events WHERE ledger_id = '$1'"; 
 id_of() { "$docket" -L "$1" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ledger_id"])'; }
 
 "$docket" fleet init --db "$PG_URL" >/dev/null || exit 99
+before=${BENCH_FLEET_BEFORE:-}
+before_url="postgresql:///before?host=$PG_DIR&user=docket_admin"
+if [ -n "$before" ]; then
+	pg_sql -c "CREATE DATABASE before" && "$before" fleet init --db "$before_url" >/dev/null || exit 99
+fi
 python3 "$root/tests/fleet/gen.py" big "$sessions" >big.jsonl
 "$docket" -L big init >/dev/null && "$docket" -L big record big.jsonl >/dev/null || exit 99
 n=$(wc -l <big.jsonl)
@@ -44,6 +54,9 @@ t0=$(now)
 "$docket" -L big ship --to "$PG_URL" --batch 5000 >/dev/null || exit 99
 t1=$(now)
 check "$(held "$id")" "$n" "events shipped"
+tb0=$(now)
+[ -z "$before" ] || "$before" -L big ship --to "$before_url" --batch 5000 >/dev/null || exit 99
+tb1=$(now)
 pg_sql -c "COPY (SELECT 'ffffffffffffffffffffffffffffffff', seq, time, type, session, invocation, tool, verdict,
 	status, actor, policy_revision, event, payload, hash FROM docket_events WHERE ledger_id = '$id' ORDER BY seq)
 	TO STDOUT (FORMAT binary)" >rows.bin
@@ -71,6 +84,25 @@ for s in local.get("sessions", []):   # the sessions the fleet names with their 
 sys.exit(0 if local == fleet else 1)
 PY
 check $? 0 "fleet replay is the local replay (its rows plus ledger and host)"
+tb2=$(now)
+if [ -n "$before" ]; then
+	"$before" replay --from "$before_url" --host "$(hostname)" --policy "$policy" --format json >before.json
+	cmp -s before.json fleet.json
+	check $? 0 "the replays before and after are the same"
+fi
+tb3=$(now)
+# with a second binary: local, after and before replays alternated, three
+# rounds (the load drifts between one-after-the-other runs)
+: >rounds
+if [ -n "$before" ] && [ $quick -eq 0 ]; then
+	for _ in 1 2 3; do
+		s=$(now); "$docket" -L big replay --policy "$policy" --format json >/dev/null; echo "local $s $(now)" >>rounds
+		s=$(now); "$docket" replay --from "$PG_URL" --host "$(hostname)" --policy "$policy" --format json >/dev/null
+		echo "after $s $(now)" >>rounds
+		s=$(now); "$before" replay --from "$before_url" --host "$(hostname)" --policy "$policy" --format json >/dev/null
+		echo "before $s $(now)" >>rounds
+	done
+fi
 calls=$(python3 -c 'import json; print(json.load(open("local.json"))["totals"]["calls"])')
 
 # many machines at once
@@ -91,12 +123,13 @@ check "$(pg_sql -c "SELECT count(*) FROM docket_events e JOIN docket_ledgers l U
 	"$total" "events of $machines machines"
 
 python3 - "$n" "$calls" "$total" "$machines" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$t6" "$t7" "$t8" "$c0" "$c1" \
-	"$failures" "$quick" <<'PY'
+	"$failures" "$quick" "$tb0" "$tb1" "$tb2" "$tb3" "$before" <<'PY'
 import json, os, sys
 n, calls, total, machines = map(int, sys.argv[1:5])
 t = list(map(float, sys.argv[5:14]))
 c0, c1 = float(sys.argv[14]), float(sys.argv[15])
 failures, quick = int(sys.argv[16]), sys.argv[17] == "1"
+tb = list(map(float, sys.argv[18:22]))
 ship, copy = n / (t[1] - t[0]), n / (t[3] - t[2])
 local, fleet = calls / (t[5] - t[4]), calls / (t[6] - t[5])
 hz = os.sysconf("SC_CLK_TCK")
@@ -108,6 +141,22 @@ out = {"bench": "fleet", "quick": quick, "events": n,
        "server_cpu_s": round((c1 - c0) / hz, 2), "wall_s": round(t[8] - t[7], 2),
        "server_cpu_us_per_event": round((c1 - c0) / hz / total * 1e6, 1),
        "checks_ok": failures == 0}
+if sys.argv[22]:
+    ship_b, fleet_b = n / (tb[1] - tb[0]), calls / (tb[3] - tb[2])
+    out.update({"before": sys.argv[22], "ship_before_events_per_s": round(ship_b),
+                "ship_before_vs_copy": round(ship_b / copy, 3), "ship_vs_before": round(ship / ship_b, 3),
+                "fleet_before_replay_calls_per_s": round(fleet_b), "fleet_before_vs_local": round(fleet_b / local, 3),
+                "fleet_replay_vs_before": round(fleet / fleet_b, 3)})
+rounds = {}
+for line in open("rounds"):
+    k, a, b = line.split()
+    rounds.setdefault(k, []).append(float(b) - float(a))
+if rounds:
+    med = {k: sorted(v)[len(v) // 2] for k, v in rounds.items()}
+    out["replay_alternating_s"] = {k: [round(x, 2) for x in v] for k, v in rounds.items()}
+    out.update({"alternating_fleet_vs_local": round(med["local"] / med["after"], 3),
+                "alternating_before_vs_local": round(med["local"] / med["before"], 3),
+                "alternating_after_vs_before": round(med["before"] / med["after"], 3)})
 print(json.dumps(out))
 sys.exit(0 if failures == 0 else 1)
 PY

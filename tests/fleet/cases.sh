@@ -817,8 +817,10 @@ case_scale() {
 			type, session, invocation, tool, verdict, status, actor, policy_revision,
 			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => c.m % 12)) AT TIME ZONE 'UTC',
 				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
-		FROM copies c JOIN docket_events e ON e.ledger_id = c.tpl;
-		ANALYZE docket_events; ANALYZE docket_ledgers;" || fail "cannot copy the rows"
+		FROM copies c JOIN docket_events e ON e.ledger_id = c.tpl;" || fail "cannot copy the rows"
+	# what autovacuum does to an insert-only table (PostgreSQL 13 and later):
+	# the visibility map the index-only scans read, and the statistics
+	pg_sql -c "VACUUM ANALYZE docket_events" -c "ANALYZE docket_ledgers" || fail "vacuum"
 	t2=$(date +%s.%N)
 	local total
 	total=$(pg_sql -c "SELECT sum(high_seq) FROM docket_ledgers")
@@ -842,6 +844,24 @@ case_scale() {
 		pg_sql -c "EXPLAIN (ANALYZE, BUFFERS) ${qs[$i]}" >&2 || fail "${qs[$i]}"
 		[ "$(pg_sql -c "SELECT count(*) FROM (${qs[$i]}) q")" -gt 0 ] || fail "${names[$i]}: no rows"
 	done
+	# the two month-wide reports give the answers of the raw queries over
+	# the tables (each call's intent, each escalation's answers, looked up
+	# in every month by a plain join)
+	local -a raws
+	raws=("SELECT l.host, i.tool, count(*) FROM docket_events c JOIN docket_ledgers l USING (ledger_id)
+			LEFT JOIN docket_events i ON i.ledger_id = c.ledger_id AND i.session = c.session AND i.invocation = c.invocation AND i.type = 'tool.intent'
+			WHERE c.type = 'tool.completed' AND c.status IN ('denied', 'unsupported') AND c.time >= '2025-03-01' AND c.time < '2025-04-01'
+			GROUP BY l.host, i.tool"
+		"SELECT i.ledger_id, i.session, i.invocation, i.event -> 'args' ->> 'justification', i.verdict, s.event ->> 'result', s.actor
+			FROM docket_events i LEFT JOIN docket_events s ON s.ledger_id = i.ledger_id AND s.session = i.session AND s.invocation = i.invocation
+				AND s.type = 'approval.settled' AND s.time >= i.time AND s.time < i.time + interval '7 days'
+			WHERE i.type = 'tool.intent' AND (i.event -> 'args' ->> 'sandbox_permissions' = 'require_escalated'
+				OR i.event -> 'args' -> 'with_escalated_permissions' = 'true' OR i.event -> 'args' -> 'dangerouslyDisableSandbox' = 'true')
+				AND i.time >= '2025-03-01' AND i.time < '2025-04-01'")
+	pg_sql -c "${qs[1]}" | sort >answer1 && pg_sql -c "${raws[0]}" | sort >raw1 &&
+		pg_sql -c "${qs[4]}" | sort >answer4 && pg_sql -c "${raws[1]}" | sort >raw4 || fail "the raw queries"
+	[ -s raw1 ] && [ -s raw4 ] && diff raw1 answer1 >&2 && diff raw4 answer4 >&2 ||
+		fail "a month-wide report differs from its raw query"
 	{
 		echo '\timing on'
 		for i in "${!qs[@]}"; do
@@ -986,8 +1006,10 @@ case_shards() {
 # one of the usual kind; each row of docket_approvals and docket_denials
 # carries its intent's tool, and the escalation is in docket_escalations;
 # JIT is off in the fleet database (only there).
-case_views_window() {
-	cat >w.jsonl <<'JSONL'
+# a call answered 40 days after its intent, one whose events are out of
+# time order, one of the usual kind (views_window, migrate_4)
+window_events() {
+	cat <<'JSONL'
 {"type":"session.opened","session":"w","runtime":"codex/0.77.0","platform":"linux","cwd":"/w","time":"2025-01-02T10:00:00.000Z"}
 {"type":"tool.intent","session":"w","invocation":"late","tool":"shell","args":{"command":["git","push"],"sandbox_permissions":"require_escalated"},"decision":{"verdict":"approval_required","source":"runtime"},"time":"2025-01-02T10:00:01.000Z"}
 {"type":"approval.requested","session":"w","invocation":"late","request":"r1","time":"2025-01-02T10:00:02.000Z"}
@@ -999,6 +1021,10 @@ case_views_window() {
 {"type":"tool.intent","session":"w","invocation":"now","tool":"network","args":{"url":"https://x.example"},"decision":{"verdict":"denied","source":"runtime"},"time":"2025-03-06T10:00:00.000Z"}
 {"type":"tool.completed","session":"w","invocation":"now","status":"denied","time":"2025-03-06T10:00:01.000Z"}
 JSONL
+}
+
+case_views_window() {
+	window_events >w.jsonl
 	ledger W w.jsonl
 	expect_exit 0 docket -L W ship --to "$PG_URL" --host w
 	[ "$(pg_sql -c "SELECT string_agg(invocation || ' ' || coalesce(tool, '-') || ' ' || actor, ', ' ORDER BY seq) FROM docket_approvals")" = \
@@ -1009,4 +1035,71 @@ JSONL
 		fail "escalations: $(pg_sql -c 'SELECT * FROM docket_escalations')"
 	# fleet init (the database's owner) turned JIT off for the database
 	[ "$(pg_sql -c 'SHOW jit')" = off ] && [ "$(pg_sql -d postgres -c 'SHOW jit')" = on ] || fail "jit: $(pg_sql -c 'SHOW jit')"
+}
+
+# Schema 5 (issue 35) from a store of schema 4: the store made by this
+# docket's migrations 1 to 4 (DOCKET_FLEET_INIT_UPTO=4), refused by ship,
+# fed the same batches as the case's store through its own ingest function;
+# then `fleet init` migrates it. The views' rows are the same before and
+# after, and equal to the raw queries over the tables (each call's intent
+# looked up in every month); every month's partition has the new indexes,
+# fleet verify passes, and shipping works again.
+case_migrate_4() {
+	python3 "$FLEET_HERE/gen_mix.py" 1 1500 2025-01 >a.jsonl
+	python3 "$FLEET_HERE/gen_mix.py" 2 1500 2025-02 >b.jsonl
+	window_events >w.jsonl
+	ledger A a.jsonl
+	ledger B b.jsonl
+	ledger W w.jsonl
+	local x id old="postgresql:///m4_$PGDATABASE?host=$PG_DIR&user=docket_admin"
+	for x in A B W; do expect_exit 0 docket -L $x ship --to "$PG_URL" --host $x; done
+	pg_sql -d postgres -c "CREATE DATABASE m4_$PGDATABASE" || exit 99
+	DOCKET_FLEET_INIT_UPTO=4 docket fleet init --db "$old" >out || fail "init at 4"
+	grep -q "version 4" out && [ "$(pg_sql -d "$old" -c 'SELECT max(version) FROM docket_schema')" = 4 ] ||
+		fail "not a schema 4 store: $(cat out)"
+	expect_exit 3 docket -L A ship --to "$old" --host A
+	grep -q "schema is at version 4" err || fail "ship to schema 4: $(cat err)"
+	for x in A B W; do
+		id=$(ledger_id $x)
+		pg_sql -c "COPY (SELECT seq, event ->> 'time', type, session, invocation, tool, verdict, status, actor,
+			policy_revision, event, payload, hash FROM docket_events WHERE ledger_id = '$id' ORDER BY seq) TO STDOUT" >rows
+		[ "$(pg_sql -d "$old" -c 'CREATE TEMP TABLE docket_batch OF docket_batch_row' -c '\copy docket_batch FROM rows' \
+			-c "SELECT status FROM docket_ingest('$id', '$x', $(wc -l <rows))")" = ok ] || fail "schema 4 ingest of $x"
+	done
+	# (ORDER BY the primary key: one row per event in each)
+	local views="SELECT * FROM docket_approvals ORDER BY ledger_id, seq;
+		SELECT * FROM docket_denials ORDER BY ledger_id, seq;
+		SELECT * FROM docket_escalations ORDER BY ledger_id, seq"
+	local raw="SELECT s.ledger_id, l.host, s.seq, s.time, s.session, s.invocation, i.tool, i.event -> 'args',
+			s.event ->> 'result', s.actor, s.event ->> 'reason'
+		FROM docket_events s JOIN docket_ledgers l USING (ledger_id) LEFT JOIN docket_events i
+			ON i.ledger_id = s.ledger_id AND i.session = s.session AND i.invocation = s.invocation AND i.type = 'tool.intent'
+		WHERE s.type = 'approval.settled' ORDER BY s.ledger_id, s.seq;
+		SELECT c.ledger_id, l.host, c.seq, c.time, c.session, c.invocation, i.tool, i.event -> 'args', i.verdict, c.status,
+			(SELECT s.actor FROM docket_events s WHERE s.ledger_id = c.ledger_id AND s.session = c.session
+				AND s.invocation = c.invocation AND s.type = 'approval.settled' ORDER BY s.seq DESC LIMIT 1)
+		FROM docket_events c JOIN docket_ledgers l USING (ledger_id) LEFT JOIN docket_events i
+			ON i.ledger_id = c.ledger_id AND i.session = c.session AND i.invocation = c.invocation AND i.type = 'tool.intent'
+		WHERE c.type = 'tool.completed' AND c.status IN ('denied', 'unsupported') ORDER BY c.ledger_id, c.seq;
+		SELECT * FROM docket_escalations ORDER BY ledger_id, seq"
+	pg_sql -d "$old" -c "$views" >v4 || fail "views at 4"
+	[ "$(grep -c . v4)" -gt 100 ] && grep -q '|late|shell|' v4 && grep -q 'require_escalated' v4 || fail "too few rows: $(wc -l <v4)"
+	expect_exit 0 docket fleet init --db "$old"
+	grep -q "migrated the fleet schema from version 4 to 5" out || fail "migration: $(cat out)"
+	pg_sql -d "$old" -c "$views" >v5 || fail "views at 5"
+	diff v4 v5 >&2 || fail "the views' rows changed with the migration"
+	pg_sql -d "$old" -c "$raw" >raw || fail "raw"
+	diff v5 raw >&2 || fail "the views differ from the raw queries"
+	# the new indexes on every month's partition (January to March)
+	[ "$(pg_sql -d "$old" -c "SELECT count(*) FILTER (WHERE indexdef LIKE '%INCLUDE (tool, verdict, seq) WHERE (type = ''tool.intent''::text)'),
+		count(*) FILTER (WHERE indexdef LIKE '%(ledger_id, session, invocation, \"time\") WHERE (type = ''approval.settled''::text)'),
+		count(*) FILTER (WHERE indexdef LIKE '%(\"time\") INCLUDE (ledger_id, session, invocation, status, seq) WHERE%'),
+		count(DISTINCT tablename) FROM pg_indexes WHERE tablename ~ '^docket_events_20'")" = "3|3|3|3" ] ||
+		fail "indexes: $(pg_sql -d "$old" -c "SELECT tablename, indexdef FROM pg_indexes WHERE tablename ~ '^docket_events_20'")"
+	expect_exit 0 docket fleet verify --db "$old"
+	[ "$(grep -c '^ok ' out)" = 3 ] || fail "verify after the migration: $(cat out err)"
+	python3 "$FLEET_HERE/gen_mix.py" 3 300 2025-04 >c.jsonl
+	ledger C c.jsonl
+	expect_exit 0 docket -L C ship --to "$old" --host C
+	expect_exit 0 docket fleet verify --db "$old"
 }
