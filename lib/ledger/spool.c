@@ -449,16 +449,24 @@ static void names_free(char **names, size_t n)
 	docket_free(names);
 }
 
+/* Every hook counts the spool: a count copies and sorts no names. */
 int docket_spool_count(const char *ledger_path, size_t *out)
 {
 	docket_buf dir = DOCKET_BUF_INIT;
-	char **names = NULL;
+	struct dirent *de;
+	DIR *d = NULL;
 	int error;
 
 	*out = 0;
-	if ((error = spool_dir(&dir, ledger_path)) == 0)
-		error = list_entries(&names, out, dir.ptr);
-	names_free(names, *out);
+	if ((error = spool_dir(&dir, ledger_path)) < 0)
+		return error;
+	if (!(d = opendir(dir.ptr)))
+		error = errno == ENOENT ? 0
+			: docket_error_set(DOCKET_ESTORAGE, "cannot read the spool %s: %s", dir.ptr, strerror(errno));
+	while (d && (de = readdir(d)))
+		*out += is_entry(de->d_name);
+	if (d)
+		closedir(d);
 	docket_buf_dispose(&dir);
 	return error;
 }
@@ -501,6 +509,11 @@ int docket_spool_held_within(const char *ledger_path, unsigned ms)
 	docket_error_clear();
 	docket_buf_dispose(&path);
 	return recent;
+}
+
+int docket_spool_writer_busy(const char *ledger_path)
+{
+	return ledger_writer_busy(ledger_path);
 }
 
 static int read_entry(docket_buf *out, const char *dir, const char *name)
