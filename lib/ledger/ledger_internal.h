@@ -139,6 +139,8 @@ int store_check_file(const char *datafile);
  * or parent directory they own, group- or world-writable directory or
  * files, files they own (`writable` opens). DOCKET_ENOTFOUND: no such path. */
 int store_check_trust(const char *path, uid_t uid, int writable);
+/* docket's writer lock file in a ledger directory (store.c) */
+#define LEDGER_WRITER_LOCK "writer.lock"
 /* 1 while a docket write transaction is open on the ledger at `path`
  * (its writer lock, PATH/writer.lock, is held), else 0; it never waits.
  * Advisory: a writer that does not take it (another program holding
@@ -374,6 +376,9 @@ int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out);
 
 /* Drop every projection (reindex, verify). */
 int state_clear_projections(docket_ledger *l, MDB_txn *txn);
+/* Append to `out` the seqs (be64 each, oldest first) of the ledger.incident
+ * events whose spool entry names `session` ("": those naming none). */
+int ledger_incidents_get(docket_ledger *l, MDB_txn *txn, const char *session, docket_buf *out);
 
 /* Packed protobuf of an event into `out`. */
 int event_pack(docket_buf *out, const docket_event *ev);

@@ -112,8 +112,6 @@ static int moved_check(docket_ledger *l, MDB_txn *txn)
 
 /* ---- docket's writer lock ---- */
 
-#define WRITER_LOCK "writer.lock"
-
 /*
  * Taken before LMDB's writer mutex, released after the commit or abort.
  * Best effort: a ledger directory where the file cannot be made (read-only
@@ -128,7 +126,7 @@ static void writer_lock(docket_ledger *l)
 	char path[4096];
 	int fd = atomic_load(&l->wlock_fd), expected = -1;
 
-	if (fd == -1 && snprintf(path, sizeof(path), "%s/" WRITER_LOCK, l->path) < (int)sizeof(path)) {
+	if (fd == -1 && snprintf(path, sizeof(path), "%s/" LEDGER_WRITER_LOCK, l->path) < (int)sizeof(path)) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (!atomic_compare_exchange_strong(&l->wlock_fd, &expected, fd < 0 ? -2 : fd)) {
 			if (fd >= 0)
@@ -154,7 +152,7 @@ int ledger_writer_busy(const char *path)
 	char file[4096];
 	int fd, busy;
 
-	if (snprintf(file, sizeof(file), "%s/" WRITER_LOCK, path) >= (int)sizeof(file) ||
+	if (snprintf(file, sizeof(file), "%s/" LEDGER_WRITER_LOCK, path) >= (int)sizeof(file) ||
 	    (fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return 0;
 	busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;

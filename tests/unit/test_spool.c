@@ -28,6 +28,7 @@
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "integrations/integrations.h"
+#include "ledger/ledger_internal.h"
 #include "ledger/ledger_sys.h"
 #include "ledger/spool.h"
 #include "testutil.h"
@@ -628,6 +629,57 @@ static void test_docket_writer_seen_without_waiting(void **state)
 	test_rmdir_free(dir);
 }
 
+/* The incidents `show` lists for `session`: their count. */
+static size_t incidents_of(docket_ledger *l, const char *session)
+{
+	json_t *all = NULL;
+	size_t n;
+
+	assert_int_equal(docket_spool_incidents(l, session, &all), 0);
+	n = json_array_size(all);
+	json_decref(all);
+	return n;
+}
+
+/* Put (v non-NULL) or delete a meta record, as a damaged index would be. */
+static void meta_set(docket_ledger *l, const char *key, const char *v)
+{
+	MDB_txn *txn = NULL;
+
+	assert_int_equal(store_txn_begin(&txn, l, 0), 0);
+	if (v)
+		assert_int_equal(store_meta_put(txn, l, key, v, strlen(v)), 0);
+	else
+		assert_int_equal(store_meta_del(txn, l, key), 0);
+	assert_int_equal(store_txn_commit(l, txn), 0);
+}
+
+/*
+ * The incident index is a projection of the ledger.incident events: a
+ * reindex makes it again when it is lost, and drops what no event says
+ * (before, reindex left meta alone: a lost index stayed lost).
+ */
+static void test_reindex_rebuilds_incidents(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"gone\"}");
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"nope\"}");
+	assert_int_equal(docket_spool_fold(l), 0);
+	assert_int_equal(incidents_of(l, "s"), 2);
+	meta_set(l, "incidents:s", NULL);
+	meta_set(l, "incidents:ghost", "12345678");
+	assert_int_equal(incidents_of(l, "s"), 0);
+	assert_int_equal(docket_ledger_reindex(l), 0);
+	assert_int_equal(incidents_of(l, "s"), 2);
+	assert_int_equal(incidents_of(l, "ghost"), 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* Claude Code, a session that starts while the lock is held: every event
  * (SessionStart, a denied call, the end) goes to the spool, the call is
  * denied, and the fold gives the whole session, closed, with no incident. */
@@ -769,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_hook_call_across_spool),
 		cmocka_unit_test(test_docket_writer_seen_without_waiting),
+		cmocka_unit_test(test_reindex_rebuilds_incidents),
 		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_large_spool_folds_in_order),
 		cmocka_unit_test(test_spool_put_fails_closed),
