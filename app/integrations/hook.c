@@ -54,6 +54,11 @@
 /* A hook that waited for the lock in vain less than this long ago says the
  * lock is held right now: the records go straight to the spool. */
 #define SPOOL_FRESH_MS 200
+/* How long a hook waits for the writer lock that a docket writer holds
+ * (docket_spool_writer_busy) when the spool is empty: long enough for a
+ * short writer (another hook's append, a serve commit), not for a long
+ * one (`record`, `compact`), whose hooks spool instead. */
+#define SPOOL_WRITER_WAIT_MS 50
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -186,7 +191,8 @@ static int spoolable(int error)
 }
 
 /* The writer lock's deadline: the caller's, or a short one when the spool
- * already holds entries (the lock was held a moment ago); *fresh is set
+ * already holds entries (the lock was held a moment ago) or a docket writer
+ * holds the lock right now; *fresh is set
  * when the lock is held right now, not worth a wait: a docket writer holds
  * it (docket_spool_writer_busy), or a hook waited for it in vain less than
  * SPOOL_FRESH_MS ago (a writer that is not docket). */
@@ -204,6 +210,10 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 				h->deadline_ms = soon;
 			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS) ||
 				   docket_spool_writer_busy(h->opts->spool_path);
+		} else if (h->opts->spool_path && docket_spool_writer_busy(h->opts->spool_path)) {
+			soon = docket_spool_now_ms() + SPOOL_WRITER_WAIT_MS;
+			if (soon < h->deadline_ms)
+				h->deadline_ms = soon;
 		}
 		docket_error_clear();
 	}

@@ -629,6 +629,43 @@ static void test_docket_writer_seen_without_waiting(void **state)
 	test_rmdir_free(dir);
 }
 
+/*
+ * The first event while a docket writer holds the lock and the spool is
+ * empty waits for it briefly (50 ms: a short writer lets it in), not until
+ * half its budget: with a budget of 20 s it answers long before 10 s. The
+ * bound is 100 times the wait; before, the hook waited the whole 10 s.
+ */
+static void test_docket_writer_first_wait_is_short(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const char *pre = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			  "\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	uint64_t t0;
+	holder h;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	h = hold_lock_docket(dir);
+	ho.client = DOCKET_CLIENT_CLAUDE;
+	ho.spool_path = dir;
+	t0 = now_ms();
+	ho.deadline_ms = t0 + 10000;
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_true(now_ms() - t0 < 5000);
+	assert_int_equal(a.spooled, 1);
+	docket_hook_answer_dispose(&a);
+	release_lock(&h);
+	wait_unabandoned();
+	assert_int_equal(docket_spool_fold(l), 0);
+	assert_int_equal(spool_count(dir), 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* The incidents `show` lists for `session`: their count. */
 static size_t incidents_of(docket_ledger *l, const char *session)
 {
@@ -821,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_hook_call_across_spool),
 		cmocka_unit_test(test_docket_writer_seen_without_waiting),
+		cmocka_unit_test(test_docket_writer_first_wait_is_short),
 		cmocka_unit_test(test_reindex_rebuilds_incidents),
 		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_large_spool_folds_in_order),
