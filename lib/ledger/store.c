@@ -162,16 +162,16 @@ int ledger_writer_busy(const char *path)
 
 int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 {
-	int rc, error, write = !(flags & MDB_RDONLY) && !l->nolock;
+	int rc, error, writing = !(flags & MDB_RDONLY) && !l->nolock;
 
 	*out = NULL;
 	reader_check_due(l);
-	if (write)
+	if (writing)
 		writer_lock(l);
 	for (int tries = 0; tries < 8; tries++) {
 		pthread_rwlock_rdlock(&l->resize_lock);
 		rc = mdb_txn_begin(l->env, NULL, flags, out);
-		if (rc == 0 && write)
+		if (rc == 0 && writing)
 			atomic_store(&l->wtxn, *out);
 		if (rc == 0 && !(flags & MDB_RDONLY) && (error = moved_check(l, *out)) < 0) {
 			store_txn_abort(l, *out);
@@ -196,7 +196,7 @@ int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 		if (rc != 0)
 			break;
 	}
-	if (write && atomic_load(&l->wlock_fd) >= 0)
+	if (writing && atomic_load(&l->wlock_fd) >= 0)
 		(void)flock(atomic_load(&l->wlock_fd), LOCK_UN);
 	return store_error(rc, "begin transaction");
 }
