@@ -55,6 +55,11 @@
 /* A hook that waited for the lock in vain less than this long ago says the
  * lock is held right now: the records go straight to the spool. */
 #define SPOOL_FRESH_MS 200
+/* How long a hook waits for the writer lock that a docket writer holds
+ * (docket_spool_writer_busy) when the spool is empty: long enough for a
+ * short writer (another hook's append, a serve commit), not for a long
+ * one (`record`, `compact`), whose hooks spool instead. */
+#define SPOOL_WRITER_WAIT_MS 50
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -187,9 +192,11 @@ static int spoolable(int error)
 }
 
 /* The writer lock's deadline: the caller's, or a short one when the spool
- * already holds entries (the lock was held a moment ago); *fresh is set
- * when a hook waited for the lock in vain less than SPOOL_FRESH_MS ago (it
- * is held right now: not worth a wait). */
+ * already holds entries (the lock was held a moment ago) or a docket writer
+ * holds the lock right now; *fresh is set
+ * when the lock is held right now, not worth a wait: a docket writer holds
+ * it (docket_spool_writer_busy), or a hook waited for it in vain less than
+ * SPOOL_FRESH_MS ago (a writer that is not docket). */
 static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 {
 	uint64_t soon;
@@ -202,7 +209,12 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 			soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
 			if (soon < h->deadline_ms)
 				h->deadline_ms = soon;
-			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS);
+			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS) ||
+				   docket_spool_writer_busy(h->opts->spool_path);
+		} else if (h->opts->spool_path && docket_spool_writer_busy(h->opts->spool_path)) {
+			soon = docket_spool_now_ms() + SPOOL_WRITER_WAIT_MS;
+			if (soon < h->deadline_ms)
+				h->deadline_ms = soon;
 		}
 		docket_error_clear();
 	}
@@ -1436,6 +1448,8 @@ static int fold_waiting(hook_ctx *h)
 		return 0;
 	if (!h->opts->deadline_ms)
 		return docket_spool_fold(h->ledger);
+	if (docket_spool_writer_busy(h->opts->spool_path))
+		return 0;  /* not worth a wait: the next writer folds it */
 	error = docket_spool_fold_by(h->ledger, lock_deadline(h), &busy);
 	if (busy) {
 		docket_error_clear();

@@ -111,6 +111,11 @@ struct docket_ledger {
 	/* Held shared by every transaction, exclusive to resize the map
 	 * (mdb_env_set_mapsize needs no live transaction in this process). */
 	pthread_rwlock_t resize_lock;
+	/* docket's writer lock (store.c, ledger_writer_busy): PATH/writer.lock,
+	 * opened at the first write transaction (-1: not yet or not possible),
+	 * flocked while `wtxn` (this handle's write transaction) is open */
+	_Atomic int wlock_fd;
+	MDB_txn *_Atomic wtxn;
 	ledger_codec codec;
 	int has_tree;            /* the `tree` DBI exists (absent: an older ledger opened read-only) */
 	int merkle_off;          /* benchmarks only: do not maintain the tree */
@@ -134,6 +139,13 @@ int store_check_file(const char *datafile);
  * or parent directory they own, group- or world-writable directory or
  * files, files they own (`writable` opens). DOCKET_ENOTFOUND: no such path. */
 int store_check_trust(const char *path, uid_t uid, int writable);
+/* docket's writer lock file in a ledger directory (store.c) */
+#define LEDGER_WRITER_LOCK "writer.lock"
+/* 1 while a docket write transaction is open on the ledger at `path`
+ * (its writer lock, PATH/writer.lock, is held), else 0; it never waits.
+ * Advisory: a writer that does not take it (another program holding
+ * LMDB's lock) is not seen. */
+int ledger_writer_busy(const char *path);
 /* rm -rf `dir` (scratch and replaced ledgers), best effort. */
 void store_remove_tree(const char *dir);
 /* Before a batch: grow the map (doubling, up to the cap) until `bytes`
@@ -364,6 +376,9 @@ int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out);
 
 /* Drop every projection (reindex, verify). */
 int state_clear_projections(docket_ledger *l, MDB_txn *txn);
+/* Append to `out` the seqs (be64 each, oldest first) of the ledger.incident
+ * events whose spool entry names `session` ("": those naming none). */
+int ledger_incidents_get(docket_ledger *l, MDB_txn *txn, const char *session, docket_buf *out);
 
 /* Packed protobuf of an event into `out`. */
 int event_pack(docket_buf *out, const docket_event *ev);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ledger_internal.h"
+#include "spool_internal.h"
 #include "util/alloc.h"
 #include "util/crash.h"
 #include "util/error.h"
@@ -148,23 +149,44 @@ static int copy_table(rewrite *rw, MDB_txn *dtxn, MDB_dbi from, MDB_dbi to)
 	return rc == 0 || rc == MDB_NOTFOUND ? 0 : store_error(rc, "copy table");
 }
 
-/* The meta records that are primary data (the rest is rebuilt). */
+/* Every meta record whose key starts with `prefix`, verbatim. */
+static int copy_meta_prefix(rewrite *rw, MDB_txn *dtxn, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	MDB_cursor *cur = NULL;
+	MDB_val k = { plen, (void *)prefix }, v;
+	int rc;
+
+	if ((rc = mdb_cursor_open(rw->stxn, rw->src->dbi.meta, &cur)) != 0)
+		return store_error(rc, "read meta");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && k.mv_size >= plen &&
+	     memcmp(k.mv_data, prefix, plen) == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(dtxn, rw->dst->dbi.meta, &k, &v, 0)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : store_error(rc, "copy meta");
+}
+
+/* The meta records that are primary data (the rest is rebuilt): among
+ * them the spool's fold markers ("spool:<entry>"), which keep an entry a
+ * crash left behind after its fold from being folded twice (spool.c). */
 static int copy_meta(rewrite *rw, MDB_txn *dtxn)
 {
 	static const char *const names[] = { "ledger_id", "redaction_rules", "dict_active", "dict_next_try",
 					     "clock_us" };
+	int error;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		MDB_val v;
-		int error = store_meta_get(rw->stxn, rw->src, names[i], &v);
 
+		error = store_meta_get(rw->stxn, rw->src, names[i], &v);
 		if (error == DOCKET_ENOTFOUND)
 			continue;
 		if (error < 0 || (error = store_meta_put(dtxn, rw->dst, names[i], v.mv_data, v.mv_size)) < 0)
 			return error;
 	}
 	memcpy(rw->dst->ledger_id, rw->src->ledger_id, sizeof(rw->dst->ledger_id));
-	return 0;
+	return copy_meta_prefix(rw, dtxn, SPOOL_MARKER_PREFIX);
 }
 
 /* Dictionaries first (segments may use them), or everything else last. */
@@ -284,7 +306,7 @@ static int carry_files(const char *from, const char *to)
 		return 1;
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "data.mdb") ||
-		    !strcmp(e->d_name, "lock.mdb"))
+		    !strcmp(e->d_name, "lock.mdb") || !strcmp(e->d_name, LEDGER_WRITER_LOCK))
 			continue;
 		snprintf(a, sizeof(a), "%s/%s", from, e->d_name);
 		snprintf(b, sizeof(b), "%s/%s", to, e->d_name);

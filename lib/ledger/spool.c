@@ -449,16 +449,24 @@ static void names_free(char **names, size_t n)
 	docket_free(names);
 }
 
+/* Every hook counts the spool: a count copies and sorts no names. */
 int docket_spool_count(const char *ledger_path, size_t *out)
 {
 	docket_buf dir = DOCKET_BUF_INIT;
-	char **names = NULL;
+	struct dirent *de;
+	DIR *d = NULL;
 	int error;
 
 	*out = 0;
-	if ((error = spool_dir(&dir, ledger_path)) == 0)
-		error = list_entries(&names, out, dir.ptr);
-	names_free(names, *out);
+	if ((error = spool_dir(&dir, ledger_path)) < 0)
+		return error;
+	if (!(d = opendir(dir.ptr)))
+		error = errno == ENOENT ? 0
+			: docket_error_set(DOCKET_ESTORAGE, "cannot read the spool %s: %s", dir.ptr, strerror(errno));
+	while (d && (de = readdir(d)))
+		*out += is_entry(de->d_name);
+	if (d)
+		closedir(d);
 	docket_buf_dispose(&dir);
 	return error;
 }
@@ -501,6 +509,11 @@ int docket_spool_held_within(const char *ledger_path, unsigned ms)
 	docket_error_clear();
 	docket_buf_dispose(&path);
 	return recent;
+}
+
+int docket_spool_writer_busy(const char *ledger_path)
+{
+	return ledger_writer_busy(ledger_path);
 }
 
 static int read_entry(docket_buf *out, const char *dir, const char *name)
@@ -600,7 +613,7 @@ size_t spool_size(const spool_batch *b)
 
 static int marker_key(docket_buf *out, const char *name)
 {
-	return docket_buf_printf(out, "spool:%s", name);
+	return docket_buf_printf(out, SPOOL_MARKER_PREFIX "%s", name);
 }
 
 static int already_folded(docket_ledger *l, MDB_txn *txn, const char *name, int *out)
@@ -756,50 +769,6 @@ ledger_group *spool_incident_group(spool_batch *b, size_t i, const docket_error 
 	return &e->group;
 }
 
-/* The meta key of the incidents of `session`: their seqs, be64 each. */
-static int incidents_key(docket_buf *out, const char *session)
-{
-	return docket_buf_printf(out, "incidents:%s", session);
-}
-
-/*
- * An incident is in no session (its session may be closed or unknown), so
- * `show` and `sessions` find the incidents of a session through meta
- * ("incidents:<session>", the seqs), written in the transaction that
- * appends them: O(incidents of the session), never a scan of the log. An
- * entry whose text names no session is indexed under "incidents:".
- */
-static int index_incident(const spool_entry *e, docket_ledger *l, MDB_txn *txn)
-{
-	docket_buf key = DOCKET_BUF_INIT, seqs = DOCKET_BUF_INIT;
-	json_t *json = NULL;
-	const char *session = NULL;
-	uint8_t be[8];
-	MDB_val v;
-	int error;
-
-	if (e->text.len && docket_json_parse(&json, e->text.ptr, e->text.len) == 0)
-		session = json_string_value(json_object_get(json, "session"));
-	docket_error_clear();
-	if ((error = incidents_key(&key, session ? session : "")) < 0)
-		goto done;
-	error = store_meta_get(txn, l, key.ptr, &v);
-	if (error == 0)
-		error = docket_buf_put(&seqs, v.mv_data, v.mv_size);  /* copied before the put */
-	else if (error == DOCKET_ENOTFOUND) {
-		docket_error_clear();
-		error = 0;
-	}
-	docket_be64_put(be, e->result.seq);
-	if (error == 0 && (error = docket_buf_put(&seqs, be, sizeof(be))) == 0)
-		error = store_meta_put(txn, l, key.ptr, seqs.ptr, seqs.len);
-done:
-	json_decref(json);
-	docket_buf_dispose(&key);
-	docket_buf_dispose(&seqs);
-	return error;
-}
-
 json_t *docket_spool_incident_entry(const json_t *incident)
 {
 	const json_t *type = json_object_get(incident, "type"), *text = json_object_get(incident, "entry");
@@ -818,33 +787,25 @@ json_t *docket_spool_incident_entry(const json_t *incident)
 
 int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out)
 {
-	docket_buf key = DOCKET_BUF_INIT, seqs = DOCKET_BUF_INIT;
+	docket_buf seqs = DOCKET_BUF_INIT;
 	MDB_txn *txn = NULL;
 	json_t *all = json_array(), *ev;
-	MDB_val v;
 	size_t i;
 	int error;
 
 	*out = NULL;
 	if (!all)
 		return docket_error_set_oom();
-	if ((error = incidents_key(&key, session)) < 0 || (error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
+	if ((error = store_txn_begin(&txn, l, MDB_RDONLY)) < 0)
 		goto done;
-	error = store_meta_get(txn, l, key.ptr, &v);
-	if (error == 0)
-		error = docket_buf_put(&seqs, v.mv_data, v.mv_size);
+	error = ledger_incidents_get(l, txn, session, &seqs);
 	store_txn_abort(l, txn);
-	if (error == DOCKET_ENOTFOUND) {
-		docket_error_clear();
-		error = 0;
-	}
 	for (i = 0; error == 0 && i + 8 <= seqs.len; i += 8) {
 		if ((error = ledger_event_json(l, docket_be64_get((const uint8_t *)seqs.ptr + i), &ev)) == 0 &&
 		    json_array_append_new(all, ev) < 0)
 			error = docket_error_set_oom();
 	}
 done:
-	docket_buf_dispose(&key);
 	docket_buf_dispose(&seqs);
 	if (error < 0)
 		json_decref(all);
@@ -858,9 +819,6 @@ int spool_mark(spool_batch *b, size_t i, docket_ledger *l, MDB_txn *txn)
 	docket_buf key = DOCKET_BUF_INIT;
 	int error;
 
-	if (b->entries[i].incident && b->entries[i].result.seq &&
-	    (error = index_incident(&b->entries[i], l, txn)) < 0)
-		return error;
 	if ((error = marker_key(&key, b->entries[i].name)) == 0)
 		error = store_meta_put(txn, l, key.ptr, "1", 1);
 	if (error == 0)

@@ -101,4 +101,13 @@ int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
 void docket_spool_mark_held(const char *ledger_path);
 int docket_spool_held_within(const char *ledger_path, unsigned ms);
 
+/*
+ * 1 while a docket writer has a write transaction open on the ledger at
+ * `ledger_path` (its writer lock is held), without waiting: a hook whose
+ * records would follow the spool anyway spools at once instead of trying
+ * LMDB's lock. A writer that is not docket is not seen (then the wait and
+ * mark_held above find it).
+ */
+int docket_spool_writer_busy(const char *ledger_path);
+
 #endif

@@ -10,6 +10,11 @@
 
 typedef struct spool_batch spool_batch;
 
+/* The meta key of a folded entry is this prefix and its file name (kept by
+ * compact: rewrite.c). */
+#define SPOOL_MARKER_PREFIX "spool:"
+
+
 /* 0, or an error when the caller of docket_ledger_append_json_by() gave
  * up before this thread got the write lock (the transaction is aborted). */
 int spool_gate_pass(void) DOCKET_MUST_USE;

@@ -773,7 +773,8 @@ static int session_event_handler(apply_ctx *c);
 /*
  * ledger.incident (docs/write-path.md §3): a record the ledger could not
  * take as written, kept in the chain instead of dropped. It belongs to no
- * session and changes no projection; it needs a kind.
+ * session; it needs a kind, and is indexed under the session its entry
+ * names (state_incident_index).
  */
 static int handle_incident(apply_ctx *c)
 {
@@ -781,7 +782,7 @@ static int handle_incident(apply_ctx *c)
 
 	if (!b->kind || !*b->kind)
 		return refuse(c, DOCKET_EINVALID, 0, "ledger.incident without a kind");
-	return 0;
+	return state_incident_index(c->st, c->ev, c->seq);
 }
 
 static int dispatch_handler(apply_ctx *c)

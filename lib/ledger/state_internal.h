@@ -164,5 +164,8 @@ int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq);
 int state_epoch_lineage(state_txn *st, uint64_t epoch, state_lineage *out);
 /* `session` was opened under `epoch` (nonzero): its lineage owns it. */
 int state_session_owner_set(state_txn *st, const char *session, uint64_t epoch);
+/* Index the ledger.incident `ev` at `seq` under the session its spool
+ * entry names (meta "incidents:<session>", a projection). */
+int state_incident_index(state_txn *st, const docket_event *ev, uint64_t seq);
 
 #endif

@@ -16,16 +16,22 @@
  *    (env_open);
  *  - DBIs are opened once, at open, in a write transaction;
  *  - a ledger someone else could change or replace is refused at every
- *    open and create (store_check_trust).
+ *    open and create (store_check_trust);
+ *  - every write transaction also holds docket's writer lock, an flock on
+ *    PATH/writer.lock: LMDB's writer mutex cannot be tried without waiting,
+ *    this can (ledger_writer_busy), so a hook that finds a writer in the
+ *    middle of a transaction spools at once (docs/write-path.md §3).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <fcntl.h>
 #include <openssl/rand.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -104,15 +110,69 @@ static int moved_check(docket_ledger *l, MDB_txn *txn)
 				"since it was opened: open it again", l->path);
 }
 
+/* ---- docket's writer lock ---- */
+
+/*
+ * Taken before LMDB's writer mutex, released after the commit or abort.
+ * Best effort: a ledger directory where the file cannot be made (read-only
+ * media) has none, and then hooks find out by waiting, as before. Several
+ * threads writing through one handle share the file's lock (flock belongs
+ * to the open file): the first commit releases it while the next writer
+ * may still wait for LMDB, so the lock can only be seen free too early,
+ * never held too long.
+ */
+static void writer_lock(docket_ledger *l)
+{
+	char path[4096];
+	int fd = atomic_load(&l->wlock_fd), expected = -1;
+
+	if (fd == -1 && snprintf(path, sizeof(path), "%s/" LEDGER_WRITER_LOCK, l->path) < (int)sizeof(path)) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (!atomic_compare_exchange_strong(&l->wlock_fd, &expected, fd < 0 ? -2 : fd)) {
+			if (fd >= 0)
+				close(fd);
+			fd = expected;
+		}
+	}
+	while (fd >= 0 && flock(fd, LOCK_EX) != 0 && errno == EINTR)
+		;
+}
+
+static void writer_unlock(docket_ledger *l, MDB_txn *txn)
+{
+	MDB_txn *expected = txn;
+	int fd = atomic_load(&l->wlock_fd);
+
+	if (txn && atomic_compare_exchange_strong(&l->wtxn, &expected, NULL) && fd >= 0)
+		(void)flock(fd, LOCK_UN);
+}
+
+int ledger_writer_busy(const char *path)
+{
+	char file[4096];
+	int fd, busy;
+
+	if (snprintf(file, sizeof(file), "%s/" LEDGER_WRITER_LOCK, path) >= (int)sizeof(file) ||
+	    (fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;
+	busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);  /* and with it the shared lock, if it got one */
+	return busy;
+}
+
 int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 {
-	int rc, error;
+	int rc, error, writing = !(flags & MDB_RDONLY) && !l->nolock;
 
 	*out = NULL;
 	reader_check_due(l);
+	if (writing)
+		writer_lock(l);
 	for (int tries = 0; tries < 8; tries++) {
 		pthread_rwlock_rdlock(&l->resize_lock);
 		rc = mdb_txn_begin(l->env, NULL, flags, out);
+		if (rc == 0 && writing)
+			atomic_store(&l->wtxn, *out);
 		if (rc == 0 && !(flags & MDB_RDONLY) && (error = moved_check(l, *out)) < 0) {
 			store_txn_abort(l, *out);
 			*out = NULL;
@@ -136,6 +196,8 @@ int store_txn_begin(MDB_txn **out, docket_ledger *l, unsigned int flags)
 		if (rc != 0)
 			break;
 	}
+	if (writing && atomic_load(&l->wlock_fd) >= 0)
+		(void)flock(atomic_load(&l->wlock_fd), LOCK_UN);
 	return store_error(rc, "begin transaction");
 }
 
@@ -169,6 +231,7 @@ int store_txn_commit(docket_ledger *l, MDB_txn *txn)
 {
 	int rc = mdb_txn_commit(txn);
 
+	writer_unlock(l, txn);
 	pthread_rwlock_unlock(&l->resize_lock);
 	return rc == 0 ? 0 : commit_error(l, rc);
 }
@@ -178,6 +241,7 @@ void store_txn_abort(docket_ledger *l, MDB_txn *txn)
 	if (!txn)
 		return;
 	mdb_txn_abort(txn);
+	writer_unlock(l, txn);
 	pthread_rwlock_unlock(&l->resize_lock);
 }
 
@@ -941,6 +1005,7 @@ int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_opti
 	if (!(l = docket_calloc(1, sizeof(*l))))
 		return docket_error_set_oom();
 	pthread_rwlock_init(&l->resize_lock, NULL);
+	atomic_init(&l->wlock_fd, -1);
 	l->flags = opts->flags;
 	l->legacy_ok = legacy_ok;
 	l->reader_check_ms = READER_CHECK_MS;
@@ -978,6 +1043,8 @@ void docket_ledger_free(docket_ledger *l)
 	if (l->env)
 		mdb_env_close(l->env);
 	codec_dispose(&l->codec);
+	if (atomic_load(&l->wlock_fd) >= 0)
+		close(atomic_load(&l->wlock_fd));
 	pthread_rwlock_destroy(&l->resize_lock);
 	docket_free(l->path);
 	docket_free(l);

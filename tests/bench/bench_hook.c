@@ -48,6 +48,7 @@
 
 #include "bench_util.h"
 #include "docket/ledger.h"
+#include "ledger/ledger_sys.h"
 #include "ledger/spool.h"
 
 /* Run argv with `input` on stdin and stdout to /dev/null; its exit status. */
@@ -87,7 +88,10 @@ static void event(char *out, size_t cap, const char *name, unsigned i)
 			 ? ",\"tool_response\":{\"stdout\":\"ok\",\"stderr\":\"\"},\"duration_ms\":3" : "");
 }
 
-/* A child that holds the writer lock of the ledger at `path` until `*release` is closed. */
+/* A child that holds the writer lock of the ledger at `path` until
+ * `*release` is closed: a docket writer in a long write transaction (a
+ * long `record`, `compact`), which holds docket's writer lock as well as
+ * LMDB's (store_txn_begin). */
 static pid_t hold_lock(const char *path, int *release)
 {
 	int ready[2], go[2];
@@ -97,19 +101,18 @@ static pid_t hold_lock(const char *path, int *release)
 	if (pipe(ready) != 0 || pipe(go) != 0)
 		bench_fail("pipe", "cannot make a pipe");
 	if ((pid = fork()) == 0) {
-		MDB_env *env = NULL;
+		docket_ledger *l = NULL;
 		MDB_txn *txn = NULL;
 
 		close(ready[0]);
 		close(go[1]);
-		if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 16) != 0 ||
-		    mdb_env_open(env, path, MDB_NOTLS, 0600) != 0 || mdb_txn_begin(env, NULL, 0, &txn) != 0 ||
+		if (docket_ledger_open(&l, path, NULL) != 0 || store_txn_begin(&txn, l, 0) != 0 ||
 		    write(ready[1], "r", 1) != 1)
 			_exit(3);
 		while (read(go[0], &c, 1) > 0)
 			;
-		mdb_txn_abort(txn);
-		mdb_env_close(env);
+		store_txn_abort(l, txn);
+		docket_ledger_free(l);
 		_exit(0);
 	}
 	close(ready[1]);

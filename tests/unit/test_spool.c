@@ -28,6 +28,8 @@
 #include "docket/ledger.h"
 #include "docket/policy.h"
 #include "integrations/integrations.h"
+#include "ledger/ledger_internal.h"
+#include "ledger/ledger_sys.h"
 #include "ledger/spool.h"
 #include "testutil.h"
 #include "util/crash.h"
@@ -143,6 +145,41 @@ static holder hold_lock(const char *dir)
 			;
 		mdb_txn_abort(txn);
 		mdb_env_close(env);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	h.release = go[1];
+	return h;
+}
+
+/* A child that is a docket writer in a long write transaction (a long
+ * `record`, `compact`): docket's writer lock and LMDB's. */
+static holder hold_lock_docket(const char *dir)
+{
+	int ready[2], go[2];
+	holder h;
+	char c;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	h.pid = fork();
+	assert_true(h.pid >= 0);
+	if (h.pid == 0) {
+		docket_ledger *l = NULL;
+		MDB_txn *txn = NULL;
+
+		close(ready[0]);
+		close(go[1]);
+		if (docket_ledger_open(&l, dir, NULL) != 0 || store_txn_begin(&txn, l, 0) != 0 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(3);
+		while (read(go[0], &c, 1) > 0)
+			;
+		store_txn_abort(l, txn);
+		docket_ledger_free(l);
 		_exit(0);
 	}
 	close(ready[1]);
@@ -522,6 +559,164 @@ static void test_hook_call_across_spool(void **state)
 	test_rmdir_free(dir);
 }
 
+/* 1 when spool/.held exists: a hook waited for the writer lock in vain. */
+static int held_marked(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/spool/.held", dir);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * A docket writer in a long transaction is seen without waiting: while the
+ * spool holds entries, hook events spool at once and no event tries LMDB's
+ * lock (none waits in vain: spool/.held is never made), and an event that
+ * writes nothing leaves the fold to the next writer; the writer lock is
+ * free again once that transaction ends, and the next event folds the lot.
+ * (Before, every event after the first 200 ms waited 20 ms for the lock.)
+ */
+static void test_docket_writer_seen_without_waiting(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const char *events[] = {
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\"}",
+		"{\"session_id\":\"s\",\"hook_event_name\":\"Notification\"}",
+		"{\"session_id\":\"s\",\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\","
+		"\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t2\",\"cwd\":\"/w\","
+		"\"tool_response\":{\"stdout\":\"a\"}}",
+	};
+	holder h;
+	json_t *evs;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	/* written by an earlier hook that found the lock held */
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"t1\",\"tool\":\"shell\","
+		   "\"args\":{\"command\":[\"true\"]}}");
+	assert_int_equal(docket_spool_writer_busy(dir), 0);
+	h = hold_lock_docket(dir);
+	assert_int_equal(docket_spool_writer_busy(dir), 1);
+	ho.client = DOCKET_CLIENT_CLAUDE;
+	ho.spool_path = dir;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		ho.deadline_ms = now_ms() + 300;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		docket_hook_answer_dispose(&a);
+		assert_int_equal(docket_spool_waiting(), 0);  /* no thread waits for the lock */
+		assert_int_equal(held_marked(dir), 0);
+	}
+	/* t1; t2's intent; its dispatch and outcome */
+	assert_int_equal(spool_count(dir), 4);
+	release_lock(&h);
+	assert_int_equal(docket_spool_writer_busy(dir), 0);
+	ho.deadline_ms = now_ms() + 300;
+	assert_int_equal(docket_hook_handle(l, &ho, events[1], strlen(events[1]), &a), 0);
+	docket_hook_answer_dispose(&a);
+	assert_int_equal(spool_count(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", NULL), 2);
+	assert_int_equal(count_type(evs, "tool.completed", "t2"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/*
+ * The first event while a docket writer holds the lock and the spool is
+ * empty waits for it briefly (50 ms: a short writer lets it in), not until
+ * half its budget: with a budget of 20 s it answers long before 10 s. The
+ * bound is 100 times the wait; before, the hook waited the whole 10 s.
+ */
+static void test_docket_writer_first_wait_is_short(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+	docket_ledger *l = open_ledger(dir);
+	const char *pre = "{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+			  "\"tool_input\":{\"command\":\"ls\"},\"tool_use_id\":\"t1\",\"cwd\":\"/w\"}";
+	uint64_t t0;
+	holder h;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"claude-code\"}");
+	h = hold_lock_docket(dir);
+	ho.client = DOCKET_CLIENT_CLAUDE;
+	ho.spool_path = dir;
+	t0 = now_ms();
+	ho.deadline_ms = t0 + 10000;
+	assert_int_equal(docket_hook_handle(l, &ho, pre, strlen(pre), &a), 0);
+	assert_true(now_ms() - t0 < 5000);
+	assert_int_equal(a.spooled, 1);
+	docket_hook_answer_dispose(&a);
+	release_lock(&h);
+	wait_unabandoned();
+	assert_int_equal(docket_spool_fold(l), 0);
+	assert_int_equal(spool_count(dir), 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* The incidents `show` lists for `session`: their count. */
+static size_t incidents_of(docket_ledger *l, const char *session)
+{
+	json_t *all = NULL;
+	size_t n;
+
+	assert_int_equal(docket_spool_incidents(l, session, &all), 0);
+	n = json_array_size(all);
+	json_decref(all);
+	return n;
+}
+
+/* Put (v non-NULL) or delete a meta record, as a damaged index would be. */
+static void meta_set(docket_ledger *l, const char *key, const char *v)
+{
+	MDB_txn *txn = NULL;
+
+	assert_int_equal(store_txn_begin(&txn, l, 0), 0);
+	if (v)
+		assert_int_equal(store_meta_put(txn, l, key, v, strlen(v)), 0);
+	else
+		assert_int_equal(store_meta_del(txn, l, key), 0);
+	assert_int_equal(store_txn_commit(l, txn), 0);
+}
+
+/*
+ * The incident index is a projection of the ledger.incident events: a
+ * reindex makes it again when it is lost, and drops what no event says
+ * (before, reindex left meta alone: a lost index stayed lost).
+ */
+static void test_reindex_rebuilds_incidents(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"gone\"}");
+	spool_text(dir, "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"nope\"}");
+	assert_int_equal(docket_spool_fold(l), 0);
+	assert_int_equal(incidents_of(l, "s"), 2);
+	meta_set(l, "incidents:s", NULL);
+	meta_set(l, "incidents:ghost", "12345678");
+	assert_int_equal(incidents_of(l, "s"), 0);
+	assert_int_equal(docket_ledger_reindex(l), 0);
+	assert_int_equal(incidents_of(l, "s"), 2);
+	assert_int_equal(incidents_of(l, "ghost"), 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* Claude Code, a session that starts while the lock is held: every event
  * (SessionStart, a denied call, the end) goes to the spool, the call is
  * denied, and the fold gives the whole session, closed, with no incident. */
@@ -662,6 +857,9 @@ int main(void)
 		cmocka_unit_test(test_fold_order_and_incidents),
 		cmocka_unit_test(test_crash_points),
 		cmocka_unit_test(test_hook_call_across_spool),
+		cmocka_unit_test(test_docket_writer_seen_without_waiting),
+		cmocka_unit_test(test_docket_writer_first_wait_is_short),
+		cmocka_unit_test(test_reindex_rebuilds_incidents),
 		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_large_spool_folds_in_order),
 		cmocka_unit_test(test_spool_put_fails_closed),
