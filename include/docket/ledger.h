@@ -19,7 +19,7 @@
 
 typedef struct docket_ledger docket_ledger;
 
-#define DOCKET_FORMAT_VERSION 2u
+#define DOCKET_FORMAT_VERSION 3u
 
 enum {
 	DOCKET_OPEN_CREATE = 1u << 0,   /* create the ledger if it does not exist */
@@ -173,7 +173,7 @@ DOCKET_EXTERN int docket_ledger_reindex(docket_ledger *ledger) DOCKET_MUST_USE;
 typedef struct docket_rewrite_report {
 	unsigned from_format;     /* the format the ledger was in */
 	unsigned to_format;       /* DOCKET_FORMAT_VERSION */
-	int rewritten;            /* 0: nothing to do (migrate of a format-2 ledger) */
+	int rewritten;            /* 0: nothing to do (migrate of a format-3 ledger) */
 	uint64_t events;          /* events copied (every one, same seq, time and hash) */
 	uint64_t segments;        /* segments written */
 	uint64_t bytes_before;    /* data.mdb before */
@@ -191,8 +191,9 @@ typedef struct docket_rewrite_report {
  * append ("open it again"). A crash leaves either the old ledger or the new
  * one at `path` (and at worst a PATH.rewrite-* directory to delete).
  *
- * migrate: a format-1 ledger to this format (a format-2 one: nothing to do).
- * compact: a format-2 ledger into full segments, with no free pages.
+ * migrate: a format-1 or format-2 ledger to this format (a format-3 one:
+ * nothing to do).
+ * compact: a format-3 ledger into full segments, with no free pages.
  * `map_size_max`: the copy's growth cap (0: the default).
  */
 DOCKET_EXTERN int docket_ledger_migrate(const char *path, size_t map_size_max,

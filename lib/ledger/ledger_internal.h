@@ -140,6 +140,14 @@ void store_remove_tree(const char *dir);
  * more than the file uses fit. */
 int store_reserve(docket_ledger *l, size_t bytes);
 
+/* A ledger of segments: format 2 (written on in format-2 segments, read
+ * by every command; `docket migrate` makes it format 3) or 3. Format 1 is
+ * read by `docket migrate` only. */
+static inline int ledger_segmented(const docket_ledger *l)
+{
+	return l->format >= 2;
+}
+
 /* docket_ledger_open; `legacy_ok` also accepts a format-1 ledger (l->format
  * says which it is; only rewrite.c reads format 1). */
 int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_options *opts, int legacy_ok);
@@ -206,7 +214,9 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 
 /* ---- segment.c ---- */
 
-#define SEG_VERSION 2
+#define SEG_VERSION 3               /* what a writer of a format-3 ledger writes */
+#define SEG_VERSION_2 2             /* ... of a format-2 ledger (read by every reader) */
+#define SEG_PART_B 0x80             /* format 3: index kind bit, the payload is in part B */
 #define SEG_TARGET_EVENTS 1024     /* a writer closes a segment at this many events */
 #define SEG_REWRITE_EVENTS 4096    /* ... `docket compact` and `migrate` at this many */
 #define SEG_REWRITE_LEVEL 9        /* ... compressed at this zstd level */
@@ -229,6 +239,9 @@ typedef struct seg_writer {
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
 	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
 	int level;                  /* zstd level of a bulk segment (0: level 1) */
+	uint8_t version;            /* segment version written: the ledger's format (2 or 3) */
+	docket_buf part[2];         /* format 3: each part's payloads, gathered by seg_encode */
+	docket_buf zpart;           /* ... part A compressed */
 } seg_writer;
 
 /* Where a writer stood, to drop what a refused group added (seg_rollback). */
@@ -241,10 +254,14 @@ typedef struct seg_mark {
 
 void seg_writer_init(seg_writer *w, docket_ledger *l);
 void seg_writer_dispose(seg_writer *w);
-/* Buffer event `seq` (one past the previous; `kind` its body case). */
+/* Buffer event `seq` (one past the previous; `kind` its body case, which
+ * also chooses its part in a format-3 segment: seg_kind_part). */
 int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
 	    const uint8_t hash[LEDGER_HASH_LEN]);
 int seg_full(const seg_writer *w);
+/* The part a format-3 writer puts an event of body case `kind` in: 1 (B,
+ * the bulk part) for an outcome, 0 (A, the decision part) for the rest. */
+unsigned seg_kind_part(unsigned kind);
 /* The payload of buffered event `seq` (first <= seq < first + count). */
 int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len);
 /* Each buffered payload in seq order through `fn` (stops at its first error). */

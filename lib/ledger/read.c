@@ -180,6 +180,19 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
 
 			if (from == 0)
 				continue;
+			/* a kind the reader does not want: its payload (an
+			 * outcome's, in a format-3 segment's part B) stays
+			 * compressed */
+			if (r->want) {
+				unsigned kind;
+
+				if ((error = reader_kind(r, from, &kind)) == DOCKET_ENOTFOUND)
+					return 0;
+				if (error < 0)
+					return error;
+				if (!r->want(kind))
+					continue;
+			}
 			if ((error = reader_payload(r, from, &p, &len)) == DOCKET_ENOTFOUND)
 				return 0;
 			if (error < 0 || (error = ledger_payload_session_is(p, len, session, slen)) < 0)

@@ -31,7 +31,7 @@ flip_bytes() {
 	done
 }
 
-# flip_segment FILE WHERE: damage the format-2 segment that ends the log
+# flip_segment FILE WHERE: damage the format-2 or -3 segment that ends the log
 # (found by the chain head it stores, `docket stats --json`), in place.
 # WHERE: "hash" flips a byte of its stored chain hash, "body" one in the
 # middle of its (compressed) payloads. Fails (99) if there is no such segment.
@@ -45,7 +45,7 @@ data = bytearray(open(path, "rb").read())
 at = -1
 pos = data.find(head)
 while pos >= 0:
-    if pos >= 6 and data[pos - 6] == 2:
+    if pos >= 6 and data[pos - 6] in (2, 3):
         at = pos - 6
         break
     pos = data.find(head, pos + 1)
@@ -58,11 +58,17 @@ for _ in range(count):
     while data[p] & 0x80:
         p += 1
     p += 1
+if data[at] == 3:
+    # format 3: part B's codec, part A's size (LEB128), then part A
+    p += 1
+    while data[p] & 0x80:
+        p += 1
+    p += 1
 if where == "hash":
     data[at + 6 + 16] ^= 0x01
 else:
     # the body ends where the value does: LMDB keeps it in one piece; its
-    # middle is well inside the zstd frame
+    # middle is well inside the zstd frame (format 3: part A's)
     data[p + 24] ^= 0xff
 open(path, "r+b").write(data)
 PY

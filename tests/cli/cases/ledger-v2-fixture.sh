@@ -13,6 +13,13 @@ reads() {
 	docket show big >"show.$1"
 	docket export --format jsonl --output "export.$1"
 }
+# a format-2 ledger takes appends as it is (in format-2 segments)
+mkdir -m 700 other
+cp "$FIXTURES/ledger-v2/data.mdb" other/ && chmod 600 other/data.mdb
+docket -L other record "$FIXTURES/sessions/audit-risky.jsonl"
+docket -L other verify
+docket -L other migrate --json | jq -c '{rewritten, from_format, to_format, events}'
+docket -L other verify
 docket verify --pubkey "$FIXTURES/ledger-v2/checkpoint-key.pub"
 reads before
 docket migrate | sed -E 's/head [0-9a-f]{16}/head H/; s/[0-9]+ -> [0-9]+ bytes/N -> M bytes/'
