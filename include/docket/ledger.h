@@ -70,10 +70,18 @@ typedef struct docket_read_options {
 	const char *session;  /* NULL: every session (and session-less events) */
 	uint64_t since;       /* first seq to return (0 or 1: from the start) */
 	uint64_t limit;       /* 0: no limit */
+	unsigned int flags;   /* DOCKET_READ_* below (version 2) */
 } docket_read_options;
 
-#define DOCKET_READ_OPTIONS_VERSION 1
-#define DOCKET_READ_OPTIONS_INIT { DOCKET_READ_OPTIONS_VERSION, NULL, 0, 0 }
+/* The events without their "hash": the chain of a segment is not computed,
+ * so a read of a format-3 segment's decision part leaves its outcomes
+ * compressed (docs/file-format.md "Segments (format 3)"). */
+#define DOCKET_READ_NO_HASH 0x1u
+/* Pass over tool.completed events (they do not count toward `limit`). */
+#define DOCKET_READ_NO_OUTCOMES 0x2u
+
+#define DOCKET_READ_OPTIONS_VERSION 2
+#define DOCKET_READ_OPTIONS_INIT { DOCKET_READ_OPTIONS_VERSION, NULL, 0, 0, 0 }
 
 /* Each event as the JSON of DESIGN §4 plus "seq", "time", "epoch", "hash". */
 typedef int (*docket_json_cb)(void *ctx, uint64_t seq, json_t *event);

@@ -218,7 +218,7 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
 			 const uint8_t hash[LEDGER_HASH_LEN]);
 /* Each stored event decoded, as docket_ledger_read_json reads them (which
  * is this plus ledger_event_to_json): `ev` and `hash` are borrowed for the
- * call. The callback returns 0 to go on, >0 to stop, <0 on error. */
+ * call; `hash` is NULL under DOCKET_READ_NO_HASH. The callback returns 0 to go on, >0 to stop, <0 on error. */
 typedef int (*ledger_event_cb)(void *ctx, uint64_t seq, const docket_event *ev,
 			       const uint8_t hash[LEDGER_HASH_LEN]);
 int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx);
