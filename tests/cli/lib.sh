@@ -34,7 +34,8 @@ flip_bytes() {
 # flip_segment FILE WHERE: damage the format-2 or -3 segment that ends the log
 # (found by the chain head it stores, `docket stats --json`), in place.
 # WHERE: "hash" flips a byte of its stored chain hash, "body" one in the
-# middle of its (compressed) payloads. Fails (99) if there is no such segment.
+# middle of its (compressed) payloads, "partb" the first byte of a format-3
+# segment's part B (the outcomes). Fails (99) if there is no such segment.
 flip_segment() {
 	local file=$1 where=$2 head
 	head=$(docket stats --json | jq -r '.chain_head') || exit 99
@@ -58,13 +59,23 @@ for _ in range(count):
     while data[p] & 0x80:
         p += 1
     p += 1
+size_a = -1
 if data[at] == 3:
     # format 3: part B's codec, part A's size (LEB128), then part A
     p += 1
-    while data[p] & 0x80:
+    size_a, shift = 0, 0
+    while True:
+        size_a |= (data[p] & 0x7f) << shift
+        shift += 7
         p += 1
-    p += 1
-if where == "hash":
+        if not data[p - 1] & 0x80:
+            break
+if where == "partb":
+    # format 3: the first byte of part B (its zstd frame's magic number)
+    if size_a < 0:
+        sys.exit("flip_segment: the segment at the head is not format 3")
+    data[p + size_a] ^= 0xff
+elif where == "hash":
     data[at + 6 + 16] ^= 0x01
 else:
     # the body ends where the value does: LMDB keeps it in one piece; its
