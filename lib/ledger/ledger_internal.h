@@ -5,7 +5,7 @@
  * header ledger_sys.h, which this one includes (tests/layering checks it).
  *
  * store.c owns the LMDB environment (open, DBIs, map growth, transactions);
- * segment.c owns format 2's segments (writer and reader) and `docket compact`
+ * segment.c owns the segments of formats 2 and 3 (writer and reader) and `docket compact`
  * / `docket migrate` (rewrite.c);
  * frame.c owns compression, dictionaries, the hash chain and format 1's
  * frames (read only: `docket migrate` reads them);
@@ -30,7 +30,7 @@
 /* Named databases. `events` and `dicts` are primary data; the rest are
  * projections that reindex rebuilds from `events`. */
 typedef struct ledger_dbis {
-	MDB_dbi events;          /* be64 first seq -> segment (format 2) */
+	MDB_dbi events;          /* be64 first seq -> segment (formats 2 and 3) */
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
 	MDB_dbi meta;            /* name -> value (the records every append rewrites: in `main`) */
 	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
