@@ -58,12 +58,14 @@ static int run(const cli_command *cmd, const cli_global *g, int argc, char **arg
 int cmd_migrate(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
-		"Converts a ledger written in format 1 (one frame per event) to format 2\n"
-		"(segments), in place: the events are copied into a new ledger next to it,\n"
-		"each checked on the way as `docket verify` does, then the new files replace\n"
-		"the old ones atomically. Every seq, time and hash is kept, so checkpoints\n"
-		"signed before still verify; checkpoints, import progress and the ledger id\n"
-		"are carried over. Stop every writer first. A format-2 ledger is left as is.\n";
+		"Converts a ledger written in format 1 (one frame per event) or format 2\n"
+		"(segments in one part) to format 3 (segments whose decisions and outcomes\n"
+		"are compressed apart), in place: the events are copied into a new ledger\n"
+		"next to it, each checked on the way as `docket verify` does, then the new\n"
+		"files replace the old ones atomically. Every seq, time and hash is kept, so\n"
+		"checkpoints signed before still verify; checkpoints, import progress and the\n"
+		"ledger id are carried over. Stop every writer first. A format-3 ledger is\n"
+		"left as is; a format-2 one is read and appended to as it is until then.\n";
 
 	return run(cmd, g, argc, argv, description, docket_ledger_migrate, "migrated");
 }

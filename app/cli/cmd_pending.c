@@ -93,6 +93,7 @@ static int call_of(char **out, docket_ledger *ledger, const docket_pending_info 
 
 	ro.since = p->intent_seq;
 	ro.limit = 1;
+	ro.flags = DOCKET_READ_NO_HASH;   /* the intent alone: its segment's outcomes stay compressed */
 	if ((error = docket_ledger_read_json(ledger, &ro, keep_intent, &intent)) < 0)
 		return error;
 	error = cli_call_summary(out, docket_json_str(intent, "tool"), json_object_get(intent, "args"), COMMAND_MAX);

@@ -225,6 +225,9 @@ int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **a
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	local_list ll = { { 0, NULL, 0 }, NULL };
+	/* on_event reads sessions, policies and incidents: no outcome, no hash
+	 * (a format-3 segment's outcomes stay compressed) */
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	docket_ledger *ledger = NULL;
 	int rc, error;
 
@@ -236,8 +239,9 @@ int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **a
 		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
 		goto cleanup;
 	}
+	ro.flags = DOCKET_READ_NO_HASH | DOCKET_READ_NO_OUTCOMES;
 	docket_error_clear();
-	if ((error = docket_ledger_read_json(ledger, NULL, on_event, ll.extras)) < 0) {
+	if ((error = docket_ledger_read_json(ledger, &ro, on_event, ll.extras)) < 0) {
 		rc = cli_fail(error, "cannot read the ledger");
 		goto cleanup;
 	}

@@ -27,7 +27,7 @@ static const cli_command commands[] = {
 	{ "pending",  cmd_pending,  "list tool calls that have no outcome yet", CLI_FORKED },
 	{ "verify",   cmd_verify,   "check the hash chain, every segment and every index", 1 },
 	{ "reindex",  cmd_reindex,  "rebuild every index from the events", CLI_FORKED },
-	{ "migrate",  cmd_migrate,  "convert a format-1 ledger to format 2 in place", CLI_FORKED },
+	{ "migrate",  cmd_migrate,  "convert a format-1 or -2 ledger to format 3 in place", CLI_FORKED },
 	{ "compact",  cmd_compact,  "rewrite the ledger into full segments, no free pages", CLI_FORKED },
 	{ "stats",    cmd_stats,    "show ledger size, compression and chain head", CLI_FORKED },
 	{ "import",   cmd_import,   "import Codex or Claude Code transcripts as sessions", CLI_FORKED },

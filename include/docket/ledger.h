@@ -19,7 +19,7 @@
 
 typedef struct docket_ledger docket_ledger;
 
-#define DOCKET_FORMAT_VERSION 2u
+#define DOCKET_FORMAT_VERSION 3u
 
 enum {
 	DOCKET_OPEN_CREATE = 1u << 0,   /* create the ledger if it does not exist */
@@ -70,10 +70,18 @@ typedef struct docket_read_options {
 	const char *session;  /* NULL: every session (and session-less events) */
 	uint64_t since;       /* first seq to return (0 or 1: from the start) */
 	uint64_t limit;       /* 0: no limit */
+	unsigned int flags;   /* DOCKET_READ_* below (version 2) */
 } docket_read_options;
 
-#define DOCKET_READ_OPTIONS_VERSION 1
-#define DOCKET_READ_OPTIONS_INIT { DOCKET_READ_OPTIONS_VERSION, NULL, 0, 0 }
+/* The events without their "hash": the chain of a segment is not computed,
+ * so a read of a format-3 segment's decision part leaves its outcomes
+ * compressed (docs/file-format.md "Segments (format 3)"). */
+#define DOCKET_READ_NO_HASH 0x1u
+/* Pass over tool.completed events (they do not count toward `limit`). */
+#define DOCKET_READ_NO_OUTCOMES 0x2u
+
+#define DOCKET_READ_OPTIONS_VERSION 2
+#define DOCKET_READ_OPTIONS_INIT { DOCKET_READ_OPTIONS_VERSION, NULL, 0, 0, 0 }
 
 /* Each event as the JSON of DESIGN §4 plus "seq", "time", "epoch", "hash". */
 typedef int (*docket_json_cb)(void *ctx, uint64_t seq, json_t *event);
@@ -173,7 +181,7 @@ DOCKET_EXTERN int docket_ledger_reindex(docket_ledger *ledger) DOCKET_MUST_USE;
 typedef struct docket_rewrite_report {
 	unsigned from_format;     /* the format the ledger was in */
 	unsigned to_format;       /* DOCKET_FORMAT_VERSION */
-	int rewritten;            /* 0: nothing to do (migrate of a format-2 ledger) */
+	int rewritten;            /* 0: nothing to do (migrate of a format-3 ledger) */
 	uint64_t events;          /* events copied (every one, same seq, time and hash) */
 	uint64_t segments;        /* segments written */
 	uint64_t bytes_before;    /* data.mdb before */
@@ -191,8 +199,9 @@ typedef struct docket_rewrite_report {
  * append ("open it again"). A crash leaves either the old ledger or the new
  * one at `path` (and at worst a PATH.rewrite-* directory to delete).
  *
- * migrate: a format-1 ledger to this format (a format-2 one: nothing to do).
- * compact: a format-2 ledger into full segments, with no free pages.
+ * migrate: a format-1 or format-2 ledger to this format (a format-3 one:
+ * nothing to do).
+ * compact: a format-3 ledger into full segments, with no free pages.
  * `map_size_max`: the copy's growth cap (0: the default).
  */
 DOCKET_EXTERN int docket_ledger_migrate(const char *path, size_t map_size_max,

@@ -5,7 +5,7 @@
  * header ledger_sys.h, which this one includes (tests/layering checks it).
  *
  * store.c owns the LMDB environment (open, DBIs, map growth, transactions);
- * segment.c owns format 2's segments (writer and reader) and `docket compact`
+ * segment.c owns the segments of formats 2 and 3 (writer and reader) and `docket compact`
  * / `docket migrate` (rewrite.c);
  * frame.c owns compression, dictionaries, the hash chain and format 1's
  * frames (read only: `docket migrate` reads them);
@@ -30,7 +30,7 @@
 /* Named databases. `events` and `dicts` are primary data; the rest are
  * projections that reindex rebuilds from `events`. */
 typedef struct ledger_dbis {
-	MDB_dbi events;          /* be64 first seq -> segment (format 2) */
+	MDB_dbi events;          /* be64 first seq -> segment (formats 2 and 3) */
 	MDB_dbi dicts;           /* be32 id -> zstd dictionary */
 	MDB_dbi meta;            /* name -> value (the records every append rewrites: in `main`) */
 	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
@@ -152,6 +152,14 @@ void store_remove_tree(const char *dir);
  * more than the file uses fit. */
 int store_reserve(docket_ledger *l, size_t bytes);
 
+/* A ledger of segments: format 2 (written on in format-2 segments, read
+ * by every command; `docket migrate` makes it format 3) or 3. Format 1 is
+ * read by `docket migrate` only. */
+static inline int ledger_segmented(const docket_ledger *l)
+{
+	return l->format >= 2;
+}
+
 /* docket_ledger_open; `legacy_ok` also accepts a format-1 ledger (l->format
  * says which it is; only rewrite.c reads format 1). */
 int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_options *opts, int legacy_ok);
@@ -218,7 +226,9 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 
 /* ---- segment.c ---- */
 
-#define SEG_VERSION 2
+#define SEG_VERSION 3               /* what a writer of a format-3 ledger writes */
+#define SEG_VERSION_2 2             /* ... of a format-2 ledger (read by every reader) */
+#define SEG_PART_B 0x80             /* format 3: index kind bit, the payload is in part B */
 #define SEG_TARGET_EVENTS 1024     /* a writer closes a segment at this many events */
 #define SEG_REWRITE_EVENTS 4096    /* ... `docket compact` and `migrate` at this many */
 #define SEG_REWRITE_LEVEL 9        /* ... compressed at this zstd level */
@@ -241,6 +251,9 @@ typedef struct seg_writer {
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
 	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
 	int level;                  /* zstd level of a bulk segment (0: level 1) */
+	uint8_t version;            /* segment version written: the ledger's format (2 or 3) */
+	docket_buf part[2];         /* format 3: each part's payloads, gathered by seg_encode */
+	docket_buf zpart;           /* ... part A compressed */
 } seg_writer;
 
 /* Where a writer stood, to drop what a refused group added (seg_rollback). */
@@ -253,10 +266,14 @@ typedef struct seg_mark {
 
 void seg_writer_init(seg_writer *w, docket_ledger *l);
 void seg_writer_dispose(seg_writer *w);
-/* Buffer event `seq` (one past the previous; `kind` its body case). */
+/* Buffer event `seq` (one past the previous; `kind` its body case, which
+ * also chooses its part in a format-3 segment: seg_kind_part). */
 int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
 	    const uint8_t hash[LEDGER_HASH_LEN]);
 int seg_full(const seg_writer *w);
+/* The part a format-3 writer puts an event of body case `kind` in: 1 (B,
+ * the bulk part) for an outcome, 0 (A, the decision part) for the rest. */
+unsigned seg_kind_part(unsigned kind);
 /* The payload of buffered event `seq` (first <= seq < first + count). */
 int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len);
 /* Each buffered payload in seq order through `fn` (stops at its first error). */

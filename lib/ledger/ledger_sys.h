@@ -66,20 +66,27 @@ typedef struct ledger_reader {
 	uint64_t first;             /* first seq of the loaded segment; 0: none */
 	uint32_t count;
 	size_t stored;              /* its size as stored */
-	uint8_t codec, dict_id;
+	uint8_t version;            /* segment version: 2 (one part) or 3 (two) */
+	uint8_t codec[2], dict_id;  /* each part's codec (format 2: part 0 only) */
 	uint8_t last[LEDGER_HASH_LEN]; /* its stored chain hash (of its last event) */
 	uint8_t prev[LEDGER_HASH_LEN]; /* chain hash before its first event */
-	int prev_ok, decoded, hashed;
+	int prev_ok, hashed;
+	unsigned decoded;           /* bit p: part p is decompressed */
 	int scan;                   /* a long scan: drop the mapped pages behind it */
+	/* a session read (ledger_session_next) passes over the kinds this
+	 * refuses without reading their payloads (NULL: reads every kind) */
+	int (*want)(unsigned kind);
 	uint32_t since_release;     /* segments loaded since the last ledger_map_release */
 	uint32_t cap;
-	uint8_t *kinds;
+	uint8_t *kinds;             /* per event: its body field number */
+	uint8_t *parts;             /* per event: the part holding its payload (0 or 1) */
 	uint32_t *lens;
-	size_t *offs;
+	size_t *offs;               /* per event: offset of its payload in its part */
 	uint8_t (*hashes)[LEDGER_HASH_LEN];
 	docket_buf seg;             /* the stored segment, copied */
-	size_t body_off;
-	docket_buf body;            /* its payloads, decompressed */
+	size_t part_off[2], part_len[2]; /* each part in `seg`, as stored */
+	size_t raw[2];              /* each part's payload bytes */
+	docket_buf body[2];         /* each part's payloads, decompressed */
 } ledger_reader;
 
 void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn);
@@ -90,7 +97,8 @@ void reader_dispose(ledger_reader *r);
 int reader_seek(ledger_reader *r, uint64_t seq);
 /* The body case of `seq` without decompressing anything. */
 int reader_kind(ledger_reader *r, uint64_t seq, unsigned *kind);
-/* The payload of `seq` (borrowed). Errors as reader_seek. */
+/* The payload of `seq` (borrowed): decompresses only the part of its
+ * segment that holds it (format 3). Errors as reader_seek. */
 int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *len);
 /* The chain hash h[seq], computed over its segment from the one before and
  * checked against the segment's stored hash. */
@@ -210,7 +218,7 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
 			 const uint8_t hash[LEDGER_HASH_LEN]);
 /* Each stored event decoded, as docket_ledger_read_json reads them (which
  * is this plus ledger_event_to_json): `ev` and `hash` are borrowed for the
- * call. The callback returns 0 to go on, >0 to stop, <0 on error. */
+ * call; `hash` is NULL under DOCKET_READ_NO_HASH. The callback returns 0 to go on, >0 to stop, <0 on error. */
 typedef int (*ledger_event_cb)(void *ctx, uint64_t seq, const docket_event *ev,
 			       const uint8_t hash[LEDGER_HASH_LEN]);
 int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx);
@@ -218,7 +226,7 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
 /* With `cur` on `session_events`: the first seq of `session` at or after
  * `from` (0: none), found by reading the events (r) of the blocks the index
- * names for it. */
+ * names for it; events of a kind r->want refuses are passed over unread. */
 int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, uint64_t from, uint64_t *seq);
 /* The record of one invocation; DOCKET_ENOTFOUND if there is none. */
 int ledger_invocation_get(docket_ledger *l, const char *session, const char *invocation, inv_state *out);

@@ -48,14 +48,20 @@ static int load_event(docket_event **out, ProtobufCAllocator *alloc, uint8_t *ha
 	return stored_damaged(event_unpack_in(out, alloc, p, len));
 }
 
-/* The JSON of a stored event: seq first, then the event, epoch, hash. */
+/* The JSON of a stored event: seq first, then the event, epoch, hash (none
+ * when `hash` is NULL). */
 int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, const uint8_t hash[LEDGER_HASH_LEN])
 {
-	char hex[2 * LEDGER_HASH_LEN + 1];
+	char hex[2 * LEDGER_HASH_LEN + 1] = "";
 	docket_event_frame frame = { seq, hex };
+	int error;
 
-	docket_hex(hex, hash, LEDGER_HASH_LEN);
-	return stored_damaged(docket_event_to_json_framed(out, ev, &frame));
+	if (hash)
+		docket_hex(hex, hash, LEDGER_HASH_LEN);
+	if ((error = stored_damaged(docket_event_to_json_framed(out, ev, &frame))) < 0 || hash)
+		return error;
+	json_object_del(*out, "hash");
+	return 0;
 }
 
 #define EVENT_ARENA ((size_t)64 << 10) /* an event unpacked; a bigger one spills to the heap */
@@ -64,6 +70,7 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev, con
 typedef struct event_scan {
 	ledger_event_cb cb;
 	void *ctx;
+	unsigned flags;          /* DOCKET_READ_* */
 	docket_arena arena;
 	ProtobufCAllocator pb;
 } event_scan;
@@ -74,11 +81,11 @@ static int emit(ledger_reader *r, uint64_t seq, event_scan *es)
 	docket_event *ev = NULL;
 	int error;
 
-	if ((error = load_event(&ev, &es->pb, hash, r, seq)) < 0) {
+	if ((error = load_event(&ev, &es->pb, es->flags & DOCKET_READ_NO_HASH ? NULL : hash, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
 		return error;
 	}
-	error = es->cb(es->ctx, seq, ev, hash);
+	error = es->cb(es->ctx, seq, ev, es->flags & DOCKET_READ_NO_HASH ? NULL : hash);
 	/* all at once, unless a piece spilled to the heap */
 	if (!docket_arena_reset(&es->arena))
 		docket__v1__event__free_unpacked(ev, &es->pb);
@@ -180,6 +187,19 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
 
 			if (from == 0)
 				continue;
+			/* a kind the reader does not want: its payload (an
+			 * outcome's, in a format-3 segment's part B) stays
+			 * compressed */
+			if (r->want) {
+				unsigned kind;
+
+				if ((error = reader_kind(r, from, &kind)) == DOCKET_ENOTFOUND)
+					return 0;
+				if (error < 0)
+					return error;
+				if (!r->want(kind))
+					continue;
+			}
 			if ((error = reader_payload(r, from, &p, &len)) == DOCKET_ENOTFOUND)
 				return 0;
 			if (error < 0 || (error = ledger_payload_session_is(p, len, session, slen)) < 0)
@@ -190,6 +210,25 @@ int ledger_session_next(MDB_cursor *cur, ledger_reader *r, const char *session, 
 			}
 		}
 	}
+}
+
+/* DOCKET_READ_NO_OUTCOMES: 1 when `seq` is an outcome (by the index of
+ * its segment: nothing is decompressed). */
+static int skip_outcome(ledger_reader *r, uint64_t seq, const event_scan *es)
+{
+	unsigned kind;
+	int error;
+
+	if (!(es->flags & DOCKET_READ_NO_OUTCOMES))
+		return 0;
+	if ((error = reader_kind(r, seq, &kind)) < 0)
+		return error;
+	return kind == DOCKET__V1__EVENT__BODY_TOOL_COMPLETED;
+}
+
+static int not_outcome(unsigned kind)
+{
+	return kind != DOCKET__V1__EVENT__BODY_TOOL_COMPLETED;
 }
 
 /*
@@ -221,11 +260,14 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 			error = 0;
 			break;
 		}
-		if (error < 0 || (error = emit(r, seq, es)) != 0)
+		if (error < 0 || (error = skip_outcome(r, seq, es)) < 0)
+			goto cleanup;
+		if (!error && (error = emit(r, seq, es)) != 0)
 			goto cleanup;
 		*next = seq + 1;
-		(*left)--;
+		*left -= !error;
 		n++;
+		error = 0;
 	}
 	if (!*left)
 		*done = 1;
@@ -254,6 +296,7 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 	memset(&es, 0, sizeof(es));
 	es.cb = cb;
 	es.ctx = ctx;
+	es.flags = opts->version >= 2 ? opts->flags : 0;
 	if ((error = docket_arena_init(&es.arena, EVENT_ARENA)) < 0)
 		return error;
 	docket_arena_pb(&es.pb, &es.arena);
@@ -261,6 +304,8 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 	left = opts->limit ? opts->limit : UINT64_MAX;
 	reader_init(&r, l, NULL);
 	r.scan = 1;
+	if (es.flags & DOCKET_READ_NO_OUTCOMES)
+		r.want = not_outcome;
 	while (!done && error == 0)
 		error = scan_chunk(l, opts, &r, &next, &left, &done, &es);
 	reader_dispose(&r);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rewrite.c: `docket migrate` (format 1 -> 2) and `docket compact` (format
- * 2 into full segments), one pipeline:
+ * rewrite.c: `docket migrate` (format 1 or 2 -> 3) and `docket compact`
+ * (format 3 into full segments), one pipeline:
  *
  *   1. open the ledger and begin a write transaction on it, held to the end:
  *      no other writer can append while it is copied;
@@ -17,7 +17,7 @@
  *      the parent, mark the old files "moved" (a writer of this docket that
  *      still has them open is refused its next append) and remove them.
  *
- * The chain is the same in both formats, so every hash `log --json` prints,
+ * The chain is the same in every format, so every hash `log --json` prints,
  * every checkpoint signed before and every exported copy stays valid.
  */
 #include <dirent.h>
@@ -39,7 +39,7 @@
 typedef struct rewrite {
 	docket_ledger *src, *dst;
 	MDB_txn *stxn;           /* on src, held: the writer lock */
-	ledger_reader r;         /* format-2 source */
+	ledger_reader r;         /* format-2 or format-3 source */
 	docket_buf payload;      /* format-1 source: the decoded frame */
 	uint8_t hash[LEDGER_HASH_LEN]; /* the chain so far */
 	uint64_t head;           /* what src's meta records as its head */
@@ -215,7 +215,7 @@ static int copy_log(rewrite *rw)
 	uint64_t last = rw->head;
 	int error;
 
-	if (rw->src->format == 2 && (error = reader_last_seq(&rw->r, &last)) < 0)
+	if (ledger_segmented(rw->src) && (error = reader_last_seq(&rw->r, &last)) < 0)
 		return error;
 	if (last != rw->head)
 		return docket_error_set(DOCKET_ECORRUPT, "the log ends at seq %llu, the ledger records seq %llu",

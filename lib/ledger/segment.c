@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * segment.c: format 2's event log. `events` holds one value per segment,
+ * segment.c: the event log of formats 2 and 3. `events` holds one value per segment,
  * keyed by the seq of its first event (8 bytes big-endian, written with
  * MDB_APPEND); a segment holds the events of one commit (up to
  * SEG_TARGET_EVENTS; a bulk append writes several):
@@ -23,6 +23,18 @@
  * stored, the others are recomputed from the previous segment's. A bulk
  * segment (SEG_SMALL payload bytes or more) is compressed at level 1, a
  * small one (a serve commit) with the ledger's dictionary when it has one.
+ * Format 3 (docs/file-format.md "Segments (format 3)") keeps all of this
+ * and stores the payloads in two parts compressed on their own, so a reader
+ * decompresses only the part holding what it asks for:
+ *
+ *   n x    per event: P|kind (bit 7: the payload is in part B) and length
+ *   1      codec of part B (the header's codec byte is part A's)
+ *   LEB128 size of part A as stored
+ *   ...    part A: the payloads with P = 0, in seq order (the decisions)
+ *   rest   part B: the payloads with P = 1, in seq order (the outcomes)
+ *
+ * Payloads are whole in either part, so the chain and the Merkle leaves
+ * hash the same bytes in both formats.
  * `docket compact` and `migrate` write history: segments of
  * SEG_REWRITE_EVENTS events at SEG_REWRITE_LEVEL (issue 12: the events of
  * bench_format2's compacted small commits took 94 overflow pages so, 117 at
@@ -41,6 +53,7 @@
 #include "util/error.h"
 
 #define SEG_FIXED 38                /* bytes before the index */
+#define SEG_LEB_MAX 10              /* bytes of a 64-bit LEB128 */
 #define SEG_MAX_RAW (512u << 20)    /* payload bytes a reader accepts in one segment */
 #define SEG_SMALL 4096              /* below this many payload bytes: use the dictionary */
 #define SEG_LEVEL_BULK 1
@@ -52,6 +65,7 @@ void seg_writer_init(seg_writer *w, docket_ledger *l)
 {
 	memset(w, 0, sizeof(*w));
 	w->l = l;
+	w->version = l && l->format == SEG_VERSION_2 ? SEG_VERSION_2 : SEG_VERSION;
 }
 
 void seg_writer_dispose(seg_writer *w)
@@ -59,11 +73,19 @@ void seg_writer_dispose(seg_writer *w)
 	docket_buf_dispose(&w->index);
 	docket_buf_dispose(&w->body);
 	docket_buf_dispose(&w->out);
+	docket_buf_dispose(&w->part[0]);
+	docket_buf_dispose(&w->part[1]);
+	docket_buf_dispose(&w->zpart);
 }
 
-static int leb_put(docket_buf *b, uint32_t v)
+unsigned seg_kind_part(unsigned kind)
 {
-	uint8_t tmp[5];
+	return kind == DOCKET__V1__EVENT__BODY_TOOL_COMPLETED;
+}
+
+static int leb_put(docket_buf *b, uint64_t v)
+{
+	uint8_t tmp[SEG_LEB_MAX];
 	size_t n = 0;
 
 	do {
@@ -81,8 +103,10 @@ int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, 
 	if (w->count && seq != w->first + w->count)
 		return docket_error_set(DOCKET_ERROR, "segment writer: seq %llu after %llu",
 					(unsigned long long)seq, (unsigned long long)(w->first + w->count - 1));
-	if (w->count >= SEG_MAX_EVENTS || len > UINT32_MAX || kind > 255)
+	if (w->count >= SEG_MAX_EVENTS || len > UINT32_MAX || kind >= SEG_PART_B)
 		return docket_error_set(DOCKET_ERROR, "segment writer: event does not fit");
+	if (w->version != SEG_VERSION_2 && seg_kind_part(kind))
+		kind |= SEG_PART_B;
 	if ((error = docket_buf_putc(&w->index, (char)kind)) < 0 ||
 	    (error = leb_put(&w->index, (uint32_t)len)) < 0 ||
 	    (error = docket_buf_put(&w->body, payload, len)) < 0)
@@ -190,34 +214,95 @@ static int add_stored(docket_ledger *l, MDB_txn *txn, uint64_t n)
 	return store_meta_put_u64(txn, l, "frame_bytes", total + n);
 }
 
-/* Encode the buffered events into w->out. */
-static int seg_encode(seg_writer *w, MDB_txn *txn)
+/* Append one part's payloads to `dst` as stored: compressed (at level 1,
+ * or 3 with the ledger's dictionary when the part is small), or as they
+ * are when that does not shrink them. *codec is its codec; *dict_id the
+ * dictionary it used (left alone when none). */
+static int part_put(seg_writer *w, MDB_txn *txn, docket_buf *dst, const docket_buf *src, uint8_t *codec,
+		    uint32_t *dict_id)
 {
-	size_t head = SEG_FIXED + w->index.len, bound = ZSTD_compressBound(w->body.len);
-	uint32_t dict_id = 0;
-	uint8_t *p;
-	int n, bulk, error;
+	size_t bound = ZSTD_compressBound(src->len);
+	uint32_t id = 0;
+	int n, bulk = src->len >= SEG_SMALL, error;
 
-	docket_buf_clear(&w->out);
-	if ((error = docket_buf_reserve(&w->out, head + (bound > w->body.len ? bound : w->body.len))) < 0)
+	*codec = 0;
+	if ((error = docket_buf_reserve(dst, bound > src->len ? bound : src->len)) < 0)
 		return error;
-	p = (uint8_t *)w->out.ptr;
-	bulk = w->body.len >= SEG_SMALL;
-	n = codec_compress(w->l, txn, p + head, bound, (const uint8_t *)w->body.ptr, w->body.len,
-			   !bulk, bulk ? (w->level ? w->level : SEG_LEVEL_BULK) : SEG_LEVEL_SMALL, &dict_id);
+	n = codec_compress(w->l, txn, (uint8_t *)dst->ptr + dst->len, bound, (const uint8_t *)src->ptr, src->len,
+			   !bulk, bulk ? (w->level ? w->level : SEG_LEVEL_BULK) : SEG_LEVEL_SMALL, &id);
 	if (n < 0)
 		return n;
-	p[0] = SEG_VERSION;
-	p[1] = n == 0 ? 0 : dict_id ? 2 : 1;
-	p[2] = (uint8_t)dict_id;
-	p[3] = 0;
-	p[4] = (uint8_t)(w->count >> 8);
-	p[5] = (uint8_t)w->count;
-	memcpy(p + 6, w->last, LEDGER_HASH_LEN);
-	memcpy(p + SEG_FIXED, w->index.ptr, w->index.len);
-	if (n == 0)
-		memcpy(p + head, w->body.ptr, w->body.len);
-	w->out.len = head + (n ? (size_t)n : w->body.len);
+	if (n == 0) {
+		if (src->len)
+			memcpy(dst->ptr + dst->len, src->ptr, src->len);
+		dst->len += src->len;
+		return 0;
+	}
+	dst->len += (size_t)n;
+	*codec = id ? 2 : 1;
+	if (id)
+		*dict_id = id;
+	return 0;
+}
+
+/* Format 3: each payload of the body to the part its index entry names. */
+static int parts_gather(seg_writer *w)
+{
+	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
+	size_t off = 0;
+	int error;
+
+	docket_buf_clear(&w->part[0]);
+	docket_buf_clear(&w->part[1]);
+	for (uint32_t i = 0; i < w->count; i++) {
+		uint64_t n;
+		uint8_t kind;
+
+		if (index_entry(&ix, end, &kind, &n) < 0 || n > w->body.len - off)
+			return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+		if ((error = docket_buf_put(&w->part[kind & SEG_PART_B ? 1 : 0], w->body.ptr + off, (size_t)n)) < 0)
+			return error;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* Encode the buffered events into w->out: the header and index, then one
+ * part (format 2) or two (format 3: part B's codec and part A's stored
+ * size, part A, part B). */
+static int seg_encode(seg_writer *w, MDB_txn *txn)
+{
+	uint8_t hdr[SEG_FIXED], codec_a = 0, codec_b = 0;
+	uint32_t dict_id = 0;
+	int error;
+
+	docket_buf_clear(&w->out);
+	hdr[0] = w->version;
+	hdr[3] = 0;
+	hdr[4] = (uint8_t)(w->count >> 8);
+	hdr[5] = (uint8_t)w->count;
+	memcpy(hdr + 6, w->last, LEDGER_HASH_LEN);
+	if ((error = docket_buf_put(&w->out, hdr, sizeof(hdr))) < 0 ||
+	    (error = docket_buf_put(&w->out, w->index.ptr, w->index.len)) < 0)
+		return error;
+	if (w->version == SEG_VERSION_2) {
+		if ((error = part_put(w, txn, &w->out, &w->body, &codec_a, &dict_id)) < 0)
+			return error;
+	} else {
+		size_t at_codec_b = w->out.len;
+
+		docket_buf_clear(&w->zpart);
+		if ((error = parts_gather(w)) < 0 ||
+		    (error = part_put(w, txn, &w->zpart, &w->part[0], &codec_a, &dict_id)) < 0 ||
+		    (error = docket_buf_putc(&w->out, 0)) < 0 ||
+		    (error = leb_put(&w->out, w->zpart.len)) < 0 ||
+		    (error = docket_buf_put(&w->out, w->zpart.ptr, w->zpart.len)) < 0 ||
+		    (error = part_put(w, txn, &w->out, &w->part[1], &codec_b, &dict_id)) < 0)
+			return error;
+		w->out.ptr[at_codec_b] = (char)codec_b;
+	}
+	w->out.ptr[1] = (char)codec_a;
+	w->out.ptr[2] = (char)(codec_a == 2 || codec_b == 2 ? dict_id : 0);
 	return 0;
 }
 
@@ -263,17 +348,19 @@ void reader_set_txn(ledger_reader *r, MDB_txn *txn)
 void reader_dispose(ledger_reader *r)
 {
 	docket_free(r->kinds);
+	docket_free(r->parts);
 	docket_free(r->lens);
 	docket_free(r->offs);
 	docket_free(r->hashes);
 	docket_buf_dispose(&r->seg);
-	docket_buf_dispose(&r->body);
+	docket_buf_dispose(&r->body[0]);
+	docket_buf_dispose(&r->body[1]);
 	memset(r, 0, sizeof(*r));
 }
 
 static int reader_reserve(ledger_reader *r, uint32_t n)
 {
-	uint8_t *kinds;
+	uint8_t *kinds, *parts;
 	uint32_t *lens;
 	size_t *offs;
 	uint8_t (*hashes)[LEDGER_HASH_LEN];
@@ -283,6 +370,9 @@ static int reader_reserve(ledger_reader *r, uint32_t n)
 	kinds = docket_realloc(r->kinds, n);
 	if (kinds)
 		r->kinds = kinds;
+	parts = docket_realloc(r->parts, n);
+	if (parts)
+		r->parts = parts;
 	lens = docket_realloc(r->lens, (size_t)n * sizeof(*lens));
 	if (lens)
 		r->lens = lens;
@@ -292,24 +382,103 @@ static int reader_reserve(ledger_reader *r, uint32_t n)
 	hashes = docket_realloc(r->hashes, (size_t)n * sizeof(*hashes));
 	if (hashes)
 		r->hashes = hashes;
-	if (!kinds || !lens || !offs || !hashes)
+	if (!kinds || !parts || !lens || !offs || !hashes)
 		return docket_error_set_oom();
 	r->cap = n;
 	return 0;
 }
 
+/* An unsigned LEB128 of at most 64 bits at seg[*pos], inside `len`. */
+static int leb_get(const uint8_t *seg, size_t len, size_t *pos, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *pos < len && shift < 64; shift += 7) {
+		uint8_t b = seg[(*pos)++];
+
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The index: each event's kind, part, length and offset in its part. */
+static int index_parse(ledger_reader *r, const uint8_t *seg, size_t len, size_t *pos, uint32_t n)
+{
+	size_t total = 0;
+
+	r->raw[0] = r->raw[1] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *at = seg + *pos;
+		uint64_t v;
+		uint8_t kind;
+
+		if (index_entry(&at, seg + len, &kind, &v) < 0)
+			return docket_error_set(DOCKET_ECORRUPT, "segment index cut short or damaged");
+		*pos = (size_t)(at - seg);
+		if (v > SEG_MAX_RAW || total + v > SEG_MAX_RAW)
+			return docket_error_set(DOCKET_ECORRUPT, "segment claims too many bytes");
+		r->parts[i] = r->version != SEG_VERSION_2 && (kind & SEG_PART_B) ? 1 : 0;
+		r->kinds[i] = r->version != SEG_VERSION_2 ? kind & (uint8_t)~SEG_PART_B : kind;
+		r->lens[i] = (uint32_t)v;
+		r->offs[i] = r->raw[r->parts[i]];
+		r->raw[r->parts[i]] += v;
+		total += v;
+	}
+	return 0;
+}
+
+/* Where each part lies in the value (after the index at *pos), checked. */
+static int parts_locate(ledger_reader *r, const uint8_t *seg, size_t len, size_t pos)
+{
+	uint64_t size_a;
+
+	if (r->version == SEG_VERSION_2) {
+		r->codec[1] = 0;
+		r->part_off[0] = pos;
+		r->part_len[0] = len - pos;
+		r->part_off[1] = len;
+		r->part_len[1] = 0;
+	} else {
+		if (pos >= len || seg[pos] > 2)
+			return docket_error_set(DOCKET_ECORRUPT, "bad codec of part B (%s)",
+						pos >= len ? "missing" : "unknown");
+		r->codec[1] = seg[pos++];
+		if (leb_get(seg, len, &pos, &size_a) < 0 || size_a > len - pos)
+			return docket_error_set(DOCKET_ECORRUPT, "the size of part A is damaged or outside the segment");
+		r->part_off[0] = pos;
+		r->part_len[0] = (size_t)size_a;
+		r->part_off[1] = pos + (size_t)size_a;
+		r->part_len[1] = len - r->part_off[1];
+	}
+	for (int p = 0; p < 2; p++) {
+		if (r->codec[p] == 0 && r->part_len[p] != r->raw[p])
+			return docket_error_set(DOCKET_ECORRUPT, "raw %s holds %zu bytes, its index says %zu",
+						r->version == SEG_VERSION_2 ? "segment" : p ? "part B" : "part A",
+						r->part_len[p], r->raw[p]);
+		if (r->version != SEG_VERSION_2 && r->raw[p] == 0 && r->codec[p] != 0)
+			return docket_error_set(DOCKET_ECORRUPT, "empty part %c is not stored raw", p ? 'B' : 'A');
+	}
+	return 0;
+}
+
 int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len)
 {
-	size_t pos = SEG_FIXED, total = 0;
+	size_t pos = SEG_FIXED;
 	uint32_t n;
-	int error;
+	int error, uses_dict;
 
 	r->first = 0;
 	if (len < SEG_FIXED)
 		return docket_error_set(DOCKET_ECORRUPT, "segment too short (%zu bytes)", len);
-	if (seg[0] != SEG_VERSION)
+	if (seg[0] != SEG_VERSION && seg[0] != SEG_VERSION_2)
 		return docket_error_set(DOCKET_ECORRUPT, "unknown segment version %u", seg[0]);
-	if (seg[1] > 2 || (seg[1] == 2) != (seg[2] != 0))
+	if (seg[1] > 2)
 		return docket_error_set(DOCKET_ECORRUPT, "bad segment codec %u (dictionary %u)", seg[1], seg[2]);
 	if (seg[3] & ~SEG_FLAG_MERKLE)
 		return docket_error_set(DOCKET_ECORRUPT, "unknown segment flags 0x%02x", seg[3]);
@@ -318,29 +487,17 @@ int seg_parse(ledger_reader *r, const uint8_t *seg, size_t len)
 		return docket_error_set(DOCKET_ECORRUPT, "empty segment");
 	if (seg[3] & SEG_FLAG_MERKLE)
 		pos += LEDGER_HASH_LEN;
-	if ((error = reader_reserve(r, n)) < 0)
+	r->version = seg[0];
+	r->codec[0] = seg[1];
+	if ((error = reader_reserve(r, n)) < 0 || (error = index_parse(r, seg, len, &pos, n)) < 0 ||
+	    (error = parts_locate(r, seg, len, pos)) < 0)
 		return error;
-	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *at = seg + pos;
-		uint64_t v;
-
-		if (index_entry(&at, seg + len, &r->kinds[i], &v) < 0)
-			return docket_error_set(DOCKET_ECORRUPT, "segment index cut short or damaged");
-		pos = (size_t)(at - seg);
-		if (v > SEG_MAX_RAW || total + v > SEG_MAX_RAW)
-			return docket_error_set(DOCKET_ECORRUPT, "segment claims too many bytes");
-		r->lens[i] = (uint32_t)v;
-		r->offs[i] = total;
-		total += v;
-	}
-	r->offs[n] = total;
-	if (seg[1] == 0 && len - pos != total)
-		return docket_error_set(DOCKET_ECORRUPT, "raw segment holds %zu bytes, its index says %zu",
-					len - pos, total);
-	r->codec = seg[1];
+	uses_dict = r->codec[0] == 2 || r->codec[1] == 2;
+	if (uses_dict != (seg[2] != 0))
+		return docket_error_set(DOCKET_ECORRUPT, "bad segment codec %u/%u (dictionary %u)", r->codec[0],
+					r->codec[1], seg[2]);
 	r->dict_id = seg[2];
 	r->count = n;
-	r->body_off = pos;
 	memcpy(r->last, seg + 6, LEDGER_HASH_LEN);
 	return 0;
 }
@@ -456,7 +613,8 @@ int reader_adopt(ledger_reader *r, uint64_t first, const void *seg, size_t len)
 	int error;
 
 	r->first = 0;
-	r->decoded = r->hashed = 0;
+	r->decoded = 0;
+	r->hashed = 0;
 	docket_buf_clear(&r->seg);
 	if ((error = docket_buf_put(&r->seg, seg, len)) < 0)
 		return error;
@@ -522,28 +680,38 @@ int reader_kind(ledger_reader *r, uint64_t seq, unsigned *kind)
 	return 0;
 }
 
-static int reader_decode(ledger_reader *r)
+/* Decompress part `p` of the loaded segment (once). */
+static int reader_decode(ledger_reader *r, unsigned p)
 {
-	const uint8_t *src = (const uint8_t *)r->seg.ptr + r->body_off;
-	size_t len = r->seg.len - r->body_off, raw = r->offs[r->count];
+	const uint8_t *src = (const uint8_t *)r->seg.ptr + r->part_off[p];
+	size_t raw = r->raw[p];
+	docket_buf *body = &r->body[p];
 	int error;
 
-	if (r->decoded)
+	if (r->decoded & (1u << p))
 		return 0;
-	docket_buf_clear(&r->body);
-	if ((error = docket_buf_reserve(&r->body, raw + 1)) < 0)
+	docket_buf_clear(body);
+	if ((error = docket_buf_reserve(body, raw + 1)) < 0)
 		return error;
-	if (r->codec == 0)
-		memcpy(r->body.ptr, src, raw);
-	else if ((error = codec_decompress(r->l, r->txn, r->codec == 2 ? r->dict_id : 0,
-					   (uint8_t *)r->body.ptr, raw, src, len)) < 0) {
-		docket_error_prefix("segment at seq %llu ", (unsigned long long)r->first);
+	if (r->codec[p] == 0) {
+		if (raw)
+			memcpy(body->ptr, src, raw);
+	} else if ((error = codec_decompress(r->l, r->txn, r->codec[p] == 2 ? r->dict_id : 0,
+					     (uint8_t *)body->ptr, raw, src, r->part_len[p])) < 0) {
+		docket_error_prefix("segment at seq %llu%s ", (unsigned long long)r->first,
+				    r->version == SEG_VERSION_2 ? "" : p ? ", part B," : ", part A,");
 		return error;
 	}
-	r->body.len = raw;
-	r->body.ptr[raw] = '\0';
-	r->decoded = 1;
+	body->len = raw;
+	body->ptr[raw] = '\0';
+	r->decoded |= 1u << p;
 	return 0;
+}
+
+/* Event i's payload in its decompressed part. */
+static const uint8_t *payload_at(const ledger_reader *r, uint32_t i)
+{
+	return (const uint8_t *)r->body[r->parts[i]].ptr + r->offs[i];
 }
 
 int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *len)
@@ -551,10 +719,12 @@ int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *le
 	size_t i;
 	int error;
 
-	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r)) < 0)
+	if ((error = reader_seek(r, seq)) < 0)
 		return error;
 	i = (size_t)(seq - r->first);
-	*p = (const uint8_t *)r->body.ptr + r->offs[i];
+	if ((error = reader_decode(r, r->parts[i])) < 0)
+		return error;
+	*p = payload_at(r, (uint32_t)i);
 	*len = r->lens[i];
 	return 0;
 }
@@ -580,7 +750,8 @@ static int load_prev(ledger_reader *r)
 					(unsigned long long)(r->first - 1));
 	if (rc != 0)
 		return store_error(rc, "read events");
-	if (k.mv_size != 8 || v.mv_size < SEG_FIXED || ((const uint8_t *)v.mv_data)[0] != SEG_VERSION)
+	if (k.mv_size != 8 || v.mv_size < SEG_FIXED ||
+	    (((const uint8_t *)v.mv_data)[0] != SEG_VERSION && ((const uint8_t *)v.mv_data)[0] != SEG_VERSION_2))
 		return docket_error_set(DOCKET_ECORRUPT, "segment before seq %llu is damaged",
 					(unsigned long long)r->first);
 	memcpy(r->prev, (const uint8_t *)v.mv_data + 6, LEDGER_HASH_LEN);
@@ -592,7 +763,8 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 {
 	int error;
 
-	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r)) < 0)
+	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r, 0)) < 0 ||
+	    (error = reader_decode(r, 1)) < 0)
 		return error;
 	if (!r->hashed) {
 		const uint8_t *prev;
@@ -601,8 +773,7 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 			return error;
 		prev = r->prev;
 		for (uint32_t i = 0; i < r->count; i++) {
-			if ((error = chain_next(r->hashes[i], prev, r->first + i,
-						(const uint8_t *)r->body.ptr + r->offs[i], r->lens[i])) < 0)
+			if ((error = chain_next(r->hashes[i], prev, r->first + i, payload_at(r, i), r->lens[i])) < 0)
 				return error;
 			prev = r->hashes[i];
 		}

@@ -471,12 +471,12 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 		return error;
 	if (version == 1 && !l->legacy_ok)
 		return docket_error_set(DOCKET_EVERSION,
-			"ledger %s is in format 1; this docket reads format %u: convert it with "
+			"ledger %s is in format 1; this docket reads formats 2 and %u: convert it with "
 			"`docket -L %s migrate` (every event, seq and hash is kept)",
 			l->path, DOCKET_FORMAT_VERSION, l->path);
-	if (version != DOCKET_FORMAT_VERSION && version != 1)
+	if (version != DOCKET_FORMAT_VERSION && version != 2 && version != 1)
 		return docket_error_set(DOCKET_EVERSION,
-			"ledger %s has format version %llu; this docket reads version %u",
+			"ledger %s has format version %llu; this docket reads versions 2 to %u",
 			l->path, (unsigned long long)version, DOCKET_FORMAT_VERSION);
 	l->format = (unsigned)version;
 	if ((error = store_meta_get(txn, l, "ledger_id", &val)) < 0 || val.mv_size != 32)
@@ -488,7 +488,7 @@ static int init_or_check_meta(docket_ledger *l, MDB_txn *txn, int writable)
 	else if (error < 0)
 		return error;
 	l->projection_version = (unsigned)(version < UINT32_MAX ? version : UINT32_MAX);
-	return writable && l->format == DOCKET_FORMAT_VERSION ? meta_relocate(l, txn) : 0;
+	return writable && ledger_segmented(l) ? meta_relocate(l, txn) : 0;
 }
 
 /*
@@ -904,7 +904,7 @@ static int open_without_writer(docket_ledger *l)
 		error = -1;
 	if (error == 0)
 		error = init_or_check_meta(l, txn, 0);
-	if (error == 0 && l->format != DOCKET_FORMAT_VERSION)
+	if (error == 0 && !ledger_segmented(l))
 		error = -1;
 	for (size_t i = 0; error == 0 && i < sizeof(hot_meta) / sizeof(hot_meta[0]); i++) {
 		MDB_val key = { strlen(hot_meta[i]), (void *)hot_meta[i] };
@@ -1021,7 +1021,7 @@ int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_opti
 		goto fail;
 	/* projections of an older docket lack fields the transitions read:
 	 * rebuild them before anything is appended */
-	if (!(opts->flags & DOCKET_OPEN_READONLY) && l->format == DOCKET_FORMAT_VERSION &&
+	if (!(opts->flags & DOCKET_OPEN_READONLY) && ledger_segmented(l) &&
 	    l->projection_version < DOCKET_PROJECTION_VERSION && (error = docket_ledger_reindex(l)) < 0)
 		goto fail;
 	*out = l;

@@ -189,6 +189,7 @@ int scan_events(docket_ledger *l, const char *session, ProtobufCAllocator *alloc
 	s.alloc = alloc ? alloc : &s.pb;
 	reader_init(&s.r, l, NULL);
 	s.r.scan = 1;
+	s.r.want = wanted;   /* a session's outcomes stay compressed (format 3) */
 	if (!alloc && (error = docket_arena_init(&s.arena, SCAN_ARENA)) == 0)
 		docket_arena_pb(&s.pb, &s.arena);
 	while (error == 0 && !s.done)

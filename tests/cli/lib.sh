@@ -31,10 +31,11 @@ flip_bytes() {
 	done
 }
 
-# flip_segment FILE WHERE: damage the format-2 segment that ends the log
+# flip_segment FILE WHERE: damage the format-2 or -3 segment that ends the log
 # (found by the chain head it stores, `docket stats --json`), in place.
 # WHERE: "hash" flips a byte of its stored chain hash, "body" one in the
-# middle of its (compressed) payloads. Fails (99) if there is no such segment.
+# middle of its (compressed) payloads, "partb" the first byte of a format-3
+# segment's part B (the outcomes). Fails (99) if there is no such segment.
 flip_segment() {
 	local file=$1 where=$2 head
 	head=$(docket stats --json | jq -r '.chain_head') || exit 99
@@ -45,7 +46,7 @@ data = bytearray(open(path, "rb").read())
 at = -1
 pos = data.find(head)
 while pos >= 0:
-    if pos >= 6 and data[pos - 6] == 2:
+    if pos >= 6 and data[pos - 6] in (2, 3):
         at = pos - 6
         break
     pos = data.find(head, pos + 1)
@@ -58,11 +59,27 @@ for _ in range(count):
     while data[p] & 0x80:
         p += 1
     p += 1
-if where == "hash":
+size_a = -1
+if data[at] == 3:
+    # format 3: part B's codec, part A's size (LEB128), then part A
+    p += 1
+    size_a, shift = 0, 0
+    while True:
+        size_a |= (data[p] & 0x7f) << shift
+        shift += 7
+        p += 1
+        if not data[p - 1] & 0x80:
+            break
+if where == "partb":
+    # format 3: the first byte of part B (its zstd frame's magic number)
+    if size_a < 0:
+        sys.exit("flip_segment: the segment at the head is not format 3")
+    data[p + size_a] ^= 0xff
+elif where == "hash":
     data[at + 6 + 16] ^= 0x01
 else:
     # the body ends where the value does: LMDB keeps it in one piece; its
-    # middle is well inside the zstd frame
+    # middle is well inside the zstd frame (format 3: part A's)
     data[p + 24] ^= 0xff
 open(path, "r+b").write(data)
 PY

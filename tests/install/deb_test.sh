@@ -60,7 +60,7 @@ dpkg-deb -f "$dir/libdocket-dev_${version}_$arch.deb" Depends | grep "libdocket0
 for p in docket libdocket0 libdocket-dev; do
 	dpkg -x "$dir/${p}_${version}_$arch.deb" "$dir/root"
 done
-[ "$("$dir/root/usr/bin/docket" --version)" = "docket $version (ledger format 2)" ] \
+[ "$("$dir/root/usr/bin/docket" --version)" = "docket $version (ledger format 3)" ] \
 	|| fail "the packaged docket --version does not say $version"
 check_installed_tree "$dir/root" "$src" "$dir/work"
 check_integrate "$dir/root" "$dir/work"

@@ -67,7 +67,7 @@ check_installed_tree() {
 	diff <(cd "$src/include/docket" && ls) <(cd "$(dirname "$(find_one "$root" '*/include/docket/docket.h')")" && ls) \
 		|| fail "the installed include/docket differs from the source tree's (meson.build docket_public_headers)"
 	version=$("$bin" --version) || fail "installed docket --version failed"
-	[ "$version" = "docket $(pkg-config --modversion docket) (ledger format 2)" ] \
+	[ "$version" = "docket $(pkg-config --modversion docket) (ledger format 3)" ] \
 		|| fail "docket --version says '$version', docket.pc $(pkg-config --modversion docket)"
 	while IFS= read -r h; do
 		if grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$h" | grep -v '"docket/' >/dev/null; then
