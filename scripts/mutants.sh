@@ -20,6 +20,9 @@
 #   scripts/mutants.sh --applies [LIST]     every mutation applies (no build)
 #   meson test -C build --suite slow mutants
 set -uo pipefail
+# the whole script is one block, read before it runs: a long run is not
+# disturbed by an edit of this file meanwhile (bash reads a script as it goes)
+{
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 only=()
@@ -137,6 +140,8 @@ names="$work/names"
 meson setup "$build" "$src" --werror >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 2; }
 ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 2; }
 test_names "$build" >"$names"
+# a cmocka test binary stops at its first failing test (a kill needs one)
+export CMOCKA_TEST_ABORT=1
 # run_tests TEST...: meson test over them (rebuilding only what they need);
 # prints the tests that failed, or "SKIP NAME" for one that did not run;
 # returns 3 when the rebuild failed
@@ -215,3 +220,4 @@ while IFS='|' read -r name file tests script <&3; do
 	printf '%-24s %-28s %s\n' "$name" "$file" "$result"
 done 3< <(mutations "$list")   # fd 3: a test that reads stdin must not eat the list
 exit $bad
+}
