@@ -365,6 +365,8 @@ int state_pending_count(docket_ledger *l, MDB_txn *txn, uint64_t *out);
 /* Drop every projection (reindex, verify). */
 int state_clear_projections(docket_ledger *l, MDB_txn *txn);
 
+/* ---- event_pack.c ---- */
+
 /* Packed protobuf of an event into `out`. */
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Append to `out` the packing of `ev` with time and epoch cleared (they are
@@ -374,6 +376,12 @@ int event_pack_rest(docket_buf *out, docket_event *ev);
 /* The packing of `ev` (event_pack) from `rest`, its event_pack_rest() made
  * before its time and epoch were assigned (nothing else may have changed). */
 int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len);
+/* Length of the packing of `ev`'s time and epoch at the start of its packed
+ * bytes `p`, or (size_t)-1 when they are not packed canonically. */
+size_t event_time_epoch_prefix(const docket_event *ev, const uint8_t *p, size_t len);
+/* The error of a failed protobuf-c unpack of `what` (it returns NULL for bad
+ * bytes and for a failed allocation alike). */
+int ledger_unpack_error(const char *what);
 
 /* ---- verify.c ---- */
 

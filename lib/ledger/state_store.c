@@ -16,14 +16,6 @@
 
 /* ---- projection records <-> protobuf ---- */
 
-/* protobuf-c returns NULL for bad bytes and for a failed allocation alike. */
-static int unpack_error(const char *what)
-{
-	if (docket_alloc_take_failure())
-		return docket_error_set(DOCKET_ENOMEM, "out of memory decoding %s", what);
-	return docket_error_set(DOCKET_ECORRUPT, "%s does not decode", what);
-}
-
 static void digest_field(ProtobufCBinaryData *out, const uint8_t *d)
 {
 	static const uint8_t zero[LEDGER_HASH_LEN];
@@ -488,7 +480,7 @@ int sess_state_decode(sess_state *out, const void *data, size_t len)
 
 	memset(out, 0, offsetof(sess_state, recent));
 	if (!m)
-		return unpack_error("session record");
+		return ledger_unpack_error("session record");
 	out->opened_seq = m->opened_seq;
 	out->closed_seq = m->closed_seq;
 	out->policy_revision = m->policy_revision;
@@ -548,135 +540,11 @@ const char *inv_pending_state(const inv_state *inv)
 	}
 }
 
-/* ---- packing and digests ---- */
-
-int event_pack(docket_buf *out, const docket_event *ev)
-{
-	size_t n = docket__v1__event__get_packed_size(ev);
-	int error;
-
-	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, n)) < 0)
-		return error;
-	out->len = docket__v1__event__pack(ev, (uint8_t *)out->ptr);
-	return 0;
-}
-
-/* protobuf's varint (wire format) at `p`; its length. */
-static size_t pb_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	for (; v > 0x7f; v >>= 7)
-		p[n++] = (uint8_t)(v | 0x80);
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-int event_pack_rest(docket_buf *out, docket_event *ev)
-{
-	char *time = ev->time;
-	uint64_t epoch = ev->epoch;
-	size_t n;
-	int error;
-
-	ev->time = (char *)protobuf_c_empty_string;
-	ev->epoch = 0;
-	n = docket__v1__event__get_packed_size(ev);
-	if ((error = docket_buf_reserve(out, n)) == 0)
-		out->len += docket__v1__event__pack(ev, (uint8_t *)out->ptr + out->len);
-	ev->time = time;
-	ev->epoch = epoch;
-	return error;
-}
-
-/*
- * The packing of `ev` from its packing without time and epoch (`rest`,
- * event_pack_rest): fields 1 (time) and 2 (epoch) first, as protobuf-c
- * packs them, each left out when it holds its default (proto3).
- */
-int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len)
-{
-	size_t tlen = ev->time ? strlen(ev->time) : 0;
-	uint8_t *p;
-	int error;
-
-	docket_buf_clear(out);
-	if ((error = docket_buf_reserve(out, 2 + 2 * 10 + tlen + len)) < 0)
-		return error;
-	p = (uint8_t *)out->ptr;
-	if (tlen) {
-		*p++ = 1 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-		p += pb_varint(p, tlen);
-		memcpy(p, ev->time, tlen);
-		p += tlen;
-	}
-	if (ev->epoch) {
-		*p++ = 2 << 3 | PROTOBUF_C_WIRE_TYPE_VARINT;
-		p += pb_varint(p, ev->epoch);
-	}
-	memcpy(p, rest, len);
-	out->len = (size_t)(p + len - (uint8_t *)out->ptr);
-	return 0;
-}
-
-int event_unpack_in(docket_event **out, ProtobufCAllocator *alloc, const uint8_t *data, size_t len)
-{
-	docket_alloc_take_failure();
-	*out = docket__v1__event__unpack(alloc, len, data);
-	if (!*out)
-		return unpack_error("event payload");
-	if ((*out)->body_case == DOCKET__V1__EVENT__BODY__NOT_SET) {
-		docket__v1__event__free_unpacked(*out, alloc);
-		*out = NULL;
-		return docket_error_set(DOCKET_ECORRUPT, "event has no body");
-	}
-	return 0;
-}
-
-int event_unpack(docket_event **out, const uint8_t *data, size_t len)
-{
-	return event_unpack_in(out, &docket_pb_allocator, data, len);
-}
+/* ---- digests ---- */
 
 int state_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
 {
 	return ledger_sha256(out, data, len);
-}
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Length of the packing of `time` (field 1) and `epoch` (field 2) at the
- * start of the packed event, or (size_t)-1 if the bytes are not what is
- * expected. protobuf-c packs fields in field-number order and leaves out
- * proto3 fields holding their default, so the packing of the event with
- * time and epoch cleared is exactly the rest of the payload.
- */
-static size_t time_epoch_prefix(const docket_event *ev, const uint8_t *p, size_t len)
-{
-	size_t n = 0, tlen = ev->time ? strlen(ev->time) : 0;
-
-	if (tlen) {
-		if (len < 1 || p[0] != (1 << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED))
-			return (size_t)-1;
-		n = 1 + varint_len(tlen) + tlen;
-	}
-	if (ev->epoch) {
-		if (n >= len || p[n] != (2 << 3 | PROTOBUF_C_WIRE_TYPE_VARINT))
-			return (size_t)-1;
-		n += 1 + varint_len(ev->epoch);
-	}
-	return n <= len ? n : (size_t)-1;
 }
 
 /*
@@ -700,7 +568,7 @@ int state_event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event
 			return error;
 		st->payload_ok = 1;
 	}
-	prefix = time_epoch_prefix(ev, (const uint8_t *)st->payload.ptr, st->payload.len);
+	prefix = event_time_epoch_prefix(ev, (const uint8_t *)st->payload.ptr, st->payload.len);
 	if (prefix != (size_t)-1)
 		return state_sha256(out, st->payload.ptr + prefix, st->payload.len - prefix);
 	/* not reached with protobuf-c's packing; pack the cleared event */
@@ -744,7 +612,7 @@ int state_stored_matches(state_txn *st, uint64_t seq, const uint8_t digest[LEDGE
 		return 1; /* a rebuild from a log this one cannot read back: a repeat */
 	reader_init(&r, st->src ? st->src : st->l, st->src ? st->src_txn : st->txn);
 	if ((error = stored_payload(st, seq, &r, &p, &len)) == 0 && (error = event_unpack(&ev, p, len)) == 0) {
-		prefix = time_epoch_prefix(ev, p, len);
+		prefix = event_time_epoch_prefix(ev, p, len);
 		error = prefix == (size_t)-1
 			? docket_error_set(DOCKET_ECORRUPT, "stored event %llu is not packed canonically",
 					   (unsigned long long)seq)
