@@ -36,7 +36,7 @@ typedef struct ledger_dbis {
 	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
 	MDB_dbi sessions;        /* session -> SessionState */
 	MDB_dbi session_events;  /* session -> be32 block (seq >> SESSION_BLOCK_SHIFT; DUPSORT|DUPFIXED) */
-	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
+	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_record.c) */
 	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
 	MDB_dbi checkpoints;     /* primary: signed checkpoints (audit/checkpoint.c) */
@@ -71,7 +71,7 @@ typedef struct ledger_codec {
  * policy_seq); version 3 (format 2) dropped the four re-send digests of
  * InvocationState (re-sends are checked against the stored events);
  * version 4 (issue 12) stores the invocation record in a compact layout of
- * its own (state_store.c) under a (session ordinal, invocation) key, and
+ * its own (state_record.c) under a (session ordinal, invocation) key, and
  * `session_events` names the blocks of SESSION_BLOCK seqs holding a
  * session's events instead of every seq; version 5 (issue 13) added the
  * Merkle tree (merkle.c: DBI `tree`, meta "merkle"); version 6 (issue 12)
@@ -295,7 +295,7 @@ void sess_state_copy(sess_state *dst, const sess_state *src);
  * seqs that hold its events (a reader filters the events of a block). */
 #define SESSION_BLOCK_SHIFT 12
 
-/* The compact invocation record of `s` into `out` (state_store.c). */
+/* The compact invocation record of `s` into `out` (state_record.c). */
 int inv_state_encode(docket_buf *out, const inv_state *s);
 /* An invocation record (its key: session, invocation), with the token of
  * its last dispatch derived (state_dispatch_token). */
