@@ -9,7 +9,9 @@
  * / `docket migrate` (rewrite.c);
  * frame.c owns compression, dictionaries, the hash chain and format 1's
  * frames (read only: `docket migrate` reads them);
- * state.c owns the invocation state machine and every projection;
+ * state.c owns the invocation state machine; the projections it keeps, and
+ * which state_*.c file keeps each, are listed there (the one list);
+ * event_pack.c owns an event's stored bytes (packing, unpacking);
  * append.c, read.c and verify.c are the three ways in and out.
  */
 #ifndef DOCKET_LEDGER_INTERNAL_H

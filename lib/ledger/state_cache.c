@@ -4,6 +4,7 @@
  * session's and an invocation's record (overlay, then LMDB) and writing
  * the invocation's back, and the invocation records' keys.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -92,8 +93,10 @@ static int inv_key_build(docket_buf *out, uint64_t opened_seq, const char *invoc
 /* The invocation id of the cached record (its key past the ordinal). */
 const char *state_inv_key_id(const state_txn *st, size_t *len)
 {
-	size_t n = ordinal_len((uint8_t)st->inv_key.ptr[0]);
+	size_t n;
 
+	assert(st->inv_loaded && st->inv_key.len);
+	n = ordinal_len((uint8_t)st->inv_key.ptr[0]);
 	*len = st->inv_key.len - n;
 	return st->inv_key.ptr + n;
 }
@@ -102,6 +105,7 @@ int state_inv_flush(state_txn *st)
 {
 	int error;
 
+	assert(!st->inv_dirty || (st->inv_loaded && st->sess_loaded));
 	if (!st->inv_dirty)
 		return 0;
 	if ((error = inv_state_encode(&st->scratch, &st->inv)) < 0)

@@ -4,6 +4,7 @@
  * lineage's epoch, the lineage each epoch was issued to, and each session's
  * owner, kept in `meta`.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -101,6 +102,7 @@ int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq)
 	size_t tlen = strlen(ev->time), nlen = klen - LIN_PREFIX_LEN(LIN_LINEAGE);
 	int error;
 
+	assert(ev->body_case == DOCKET__V1__EVENT__BODY_RUNTIME_STARTED && ev->epoch);
 	if (!klen || tlen >= STATE_TIME_MAX)
 		return docket_error_set(DOCKET_EINVALID, "runtime.started: runtime name or time too long");
 	docket_be64_put(val, ev->epoch);
@@ -134,6 +136,7 @@ int state_session_owner_set(state_txn *st, const char *session, uint64_t epoch)
 	uint8_t key[LIN_PREFIX_LEN(LIN_OWNER) + STATE_ID_MAX], be[8];
 	size_t klen = owner_key(key, sizeof(key), session);
 
+	assert(epoch);
 	if (!klen)
 		return docket_error_set(DOCKET_EINVALID, "session id too long");
 	docket_be64_put(be, epoch);

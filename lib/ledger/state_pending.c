@@ -4,6 +4,7 @@
  * invocations whose records are in the `invocations` table), its sentinel
  * and the count of unfinished invocations (meta "pending_count").
  */
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -81,6 +82,7 @@ int state_pending_set(state_txn *st, int present)
 	const char *id = state_inv_key_id(st, &ilen);
 	int error;
 
+	assert(st->sess_loaded && st->inv_loaded);
 	if ((error = pending_count_add(st, present ? 1 : -1)) < 0)
 		return error;
 	/* in its session's recent list: listed from its record there */

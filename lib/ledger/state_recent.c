@@ -3,6 +3,7 @@
  * state_recent.c: the recent list, the latest invocations' records kept
  * in their session's record, and their move to the `invocations` table.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -155,6 +156,7 @@ int state_recent_put(state_txn *st)
 	recent_entry e;
 	int found, error;
 
+	assert(st->sess_loaded && st->inv_loaded && !st->inv_in_table);
 	if (st->scratch.len > SESS_RECENT_ENTRY - 4 - ilen)
 		return docket_error_set(DOCKET_EINVALID, "invocation record too large");
 	if ((found = state_recent_find(s, id, ilen, &e)) < 0)
