@@ -158,9 +158,9 @@ import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r["result"] in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
-        print(r["name"])
+        print(r["name"].split(" / ")[-1])
     elif r["result"] == "SKIP":
-        print("SKIP " + r["name"])
+        print("SKIP " + r["name"].split(" / ")[-1])
 PY
 }
 
