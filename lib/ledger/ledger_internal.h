@@ -9,7 +9,9 @@
  * / `docket migrate` (rewrite.c);
  * frame.c owns compression, dictionaries, the hash chain and format 1's
  * frames (read only: `docket migrate` reads them);
- * state.c owns the invocation state machine and every projection;
+ * state.c owns the invocation state machine; the projections it keeps, and
+ * which state_*.c file keeps each, are listed there (the one list);
+ * event_pack.c owns an event's stored bytes (packing, unpacking);
  * append.c, read.c and verify.c are the three ways in and out.
  */
 #ifndef DOCKET_LEDGER_INTERNAL_H
@@ -36,7 +38,7 @@ typedef struct ledger_dbis {
 	MDB_dbi main;            /* LMDB's unnamed table: the tables' roots, and the hot meta records */
 	MDB_dbi sessions;        /* session -> SessionState */
 	MDB_dbi session_events;  /* session -> be32 block (seq >> SESSION_BLOCK_SHIFT; DUPSORT|DUPFIXED) */
-	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_store.c) */
+	MDB_dbi invocations;     /* session ordinal, invocation -> record (state_record.c) */
 	MDB_dbi pending;         /* session \0 invocation -> "" (only unfinished) */
 	MDB_dbi policies;        /* SHA-256(policy JSON) -> policy JSON */
 	MDB_dbi checkpoints;     /* primary: signed checkpoints (audit/checkpoint.c) */
@@ -71,7 +73,7 @@ typedef struct ledger_codec {
  * policy_seq); version 3 (format 2) dropped the four re-send digests of
  * InvocationState (re-sends are checked against the stored events);
  * version 4 (issue 12) stores the invocation record in a compact layout of
- * its own (state_store.c) under a (session ordinal, invocation) key, and
+ * its own (state_record.c) under a (session ordinal, invocation) key, and
  * `session_events` names the blocks of SESSION_BLOCK seqs holding a
  * session's events instead of every seq; version 5 (issue 13) added the
  * Merkle tree (merkle.c: DBI `tree`, meta "merkle"); version 6 (issue 12)
@@ -324,7 +326,7 @@ void sess_state_copy(sess_state *dst, const sess_state *src);
  * seqs that hold its events (a reader filters the events of a block). */
 #define SESSION_BLOCK_SHIFT 12
 
-/* The compact invocation record of `s` into `out` (state_store.c). */
+/* The compact invocation record of `s` into `out` (state_record.c). */
 int inv_state_encode(docket_buf *out, const inv_state *s);
 /* An invocation record (its key: session, invocation), with the token of
  * its last dispatch derived (state_dispatch_token). */
@@ -397,6 +399,8 @@ int state_clear_projections(docket_ledger *l, MDB_txn *txn);
  * events whose spool entry names `session` ("": those naming none). */
 int ledger_incidents_get(docket_ledger *l, MDB_txn *txn, const char *session, docket_buf *out);
 
+/* ---- event_pack.c ---- */
+
 /* Packed protobuf of an event into `out`. */
 int event_pack(docket_buf *out, const docket_event *ev);
 /* Append to `out` the packing of `ev` with time and epoch cleared (they are
@@ -406,6 +410,12 @@ int event_pack_rest(docket_buf *out, docket_event *ev);
 /* The packing of `ev` (event_pack) from `rest`, its event_pack_rest() made
  * before its time and epoch were assigned (nothing else may have changed). */
 int event_pack_onto(docket_buf *out, const docket_event *ev, const uint8_t *rest, size_t len);
+/* Length of the packing of `ev`'s time and epoch at the start of its packed
+ * bytes `p`, or (size_t)-1 when they are not packed canonically. */
+size_t event_time_epoch_prefix(const docket_event *ev, const uint8_t *p, size_t len);
+/* The error of a failed protobuf-c unpack of `what` (it returns NULL for bad
+ * bytes and for a failed allocation alike). */
+int ledger_unpack_error(const char *what);
 
 /* ---- verify.c ---- */
 

@@ -104,7 +104,7 @@ int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *le
  * checked against the segment's stored hash. */
 int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
 
-/* ---- state.c, state_store.c: the projection records ---- */
+/* ---- state.c, state_record.c: the projection records ---- */
 
 #define STATE_ID_MAX 256
 #define STATE_TIME_MAX 64
@@ -129,7 +129,7 @@ typedef struct inv_state {
 
 /*
  * The session record holds the records of its SESS_RECENT latest
- * invocations (state_store.c: "recent invocations"); an entry is at most
+ * invocations (state_recent.c); an entry is at most
  * SESS_RECENT_ENTRY bytes (its id and its compact record with their
  * lengths), so the list always fits `recent`.
  */
@@ -165,7 +165,7 @@ int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *se
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);
 
-/* ---- state.c, state_store.c: runtime lineages (invariant 7) ---- */
+/* ---- state.c, state_lineage.c: runtime lineages (invariant 7) ---- */
 
 /* A runtime's identity: the peer uid and the runtime name of its
  * runtime.started (docs/write-path.md §2), with its current epoch and the

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * state.c: the invocation state machine and every projection.
+ * state.c: the invocation state machine: its transitions and their numbered
+ * invariants, and the list of every projection they keep (below; the one
+ * place that lists them: ledger_internal.h points here).
  *
  * Every event goes through state_apply() inside the write transaction that
  * appends it (STATE_APPEND), and again when reindex or verify rebuild the
@@ -56,9 +58,33 @@
  *   |              v    +----+ recovery.action redispatch       COMPLETED
  *   +---- AWAITING_APPROVAL       + tool.dispatched (attempt+1)
  *
- * handle_*() below perform the transitions; each names the invariant it
- * enforces in its error.
+ * The table `transitions` below says which function performs each
+ * transition and what must hold before it runs; state_apply() dispatches
+ * through it. Each handler names the invariant it enforces in its error.
+ *
+ * Projections (derived from the log: reindex and verify rebuild them, and
+ * state_clear_projections() drops them), each kept by one file:
+ *
+ *   sessions        session -> its record, SessionState (state_record.c),
+ *                   loaded into and written back from the transaction's
+ *                   caches (state_cache.c, sess_cache.c)
+ *   invocations     (session ordinal, invocation) -> the compact record
+ *                   (state_record.c; keys: state_cache.c), for calls no
+ *                   longer in their session's recent list (state_recent.c)
+ *   pending         the unfinished invocations of `invocations`, and meta
+ *                   "pending_count" (state_pending.c)
+ *   session_events  session -> the blocks of seqs holding its events
+ *                   (record_session_event(), here)
+ *   policies        policy hash -> policy document (handle_policy_revised())
+ *   meta            head_seq, head_hash, epoch, clock_us and byte counts
+ *                   (state_txn.c); lineages, epochs, owners (state_lineage.c);
+ *                   "incidents:<session>", the seqs of a session's
+ *                   ledger.incident events (state_incident.c)
+ *
+ * Every write goes through the transaction's overlay (overlay.c) and
+ * reaches LMDB at state_txn_finish() (state_txn.c).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +116,71 @@ typedef struct apply_ctx {
 } apply_ctx;
 
 static int refuse(const apply_ctx *c, int code, int invariant, const char *fmt, ...) DOCKET_PRINTF(4, 5);
+
+/*
+ * The transitions: per event type, the function that performs it and what
+ * dispatch_handler() establishes before calling it, in this order: the
+ * event's session is open (invariant 8, require_open_session()), then its
+ * invocation has its intent (invariant 1, require_invocation()). The
+ * comment gives the invariants each function enforces.
+ */
+typedef enum transition_scope {
+	SCOPE_LEDGER,           /* nothing: the event belongs to no open session */
+	SCOPE_SESSION,          /* the session is open and cached (st->sess) */
+	SCOPE_INVOCATION        /* ... and the invocation has its intent and is cached (st->inv) */
+} transition_scope;
+
+typedef struct transition {
+	int (*fn)(apply_ctx *c);
+	transition_scope scope;
+} transition;
+
+static int handle_runtime_started(apply_ctx *c);
+static int handle_incident(apply_ctx *c);
+static int handle_session_opened(apply_ctx *c);
+static int handle_session_closed(apply_ctx *c);
+static int handle_policy_revised(apply_ctx *c);
+static int handle_intent(apply_ctx *c);
+static int handle_approval_requested(apply_ctx *c);
+static int handle_approval_settled(apply_ctx *c);
+static int handle_dispatched(apply_ctx *c);
+static int handle_completed(apply_ctx *c);
+static int handle_recovery_action(apply_ctx *c);
+static int handle_unknown(apply_ctx *c);
+
+#define EV(x) DOCKET__V1__EVENT__BODY_##x
+static const transition transitions[] = {
+	[EV(RUNTIME_STARTED)]    = { handle_runtime_started,    SCOPE_LEDGER },     /* 7 */
+	[EV(LEDGER_INCIDENT)]    = { handle_incident,           SCOPE_LEDGER },
+	[EV(SESSION_OPENED)]     = { handle_session_opened,     SCOPE_LEDGER },     /* 8 */
+	[EV(SESSION_CLOSED)]     = { handle_session_closed,     SCOPE_SESSION },    /* 8 */
+	[EV(POLICY_REVISED)]     = { handle_policy_revised,     SCOPE_SESSION },    /* 6 */
+	[EV(TOOL_INTENT)]        = { handle_intent,             SCOPE_SESSION },    /* 1 */
+	[EV(APPROVAL_REQUESTED)] = { handle_approval_requested, SCOPE_INVOCATION }, /* 2, 3, 5 */
+	[EV(APPROVAL_SETTLED)]   = { handle_approval_settled,   SCOPE_INVOCATION }, /* 3, 5 */
+	[EV(TOOL_DISPATCHED)]    = { handle_dispatched,         SCOPE_INVOCATION }, /* 4, 5 */
+	[EV(TOOL_COMPLETED)]     = { handle_completed,          SCOPE_INVOCATION }, /* 3, 5, 9 */
+	[EV(RECOVERY_ACTION)]    = { handle_recovery_action,    SCOPE_INVOCATION }, /* 4, 5, 10 */
+};
+/* any other type is refused once its session and invocation are checked */
+static const transition unknown_transition = { handle_unknown, SCOPE_INVOCATION };
+#undef EV
+
+#ifndef NDEBUG
+/* What a scope guarantees a handler (its assert()ed preconditions): the
+ * caches hold the event's session, opened (and its invocation, begun). */
+static int holds_session(const apply_ctx *c)
+{
+	const state_txn *st = c->st;
+
+	return st->sess_loaded && strcmp(st->sess_id, c->ev->session) == 0 && st->sess.opened_seq;
+}
+
+static int holds_invocation(const apply_ctx *c)
+{
+	return holds_session(c) && c->st->inv_loaded && c->st->inv.intent_seq;
+}
+#endif
 
 /* Error naming the invariant, the event type, the session and the
  * invocation (only when the event has one: session.closed has none). */
@@ -204,6 +295,7 @@ static int handle_session_closed(apply_ctx *c)
 {
 	sess_state *s = &c->st->sess;
 
+	assert(holds_session(c));
 	if (s->pending)
 		return refuse(c, DOCKET_ETRANSITION, 8,
 			      "%llu invocation(s) of the session have no outcome yet",
@@ -221,6 +313,7 @@ static int handle_policy_revised(apply_ctx *c)
 	size_t len = strlen(b->policy_json);
 	int error;
 
+	assert(holds_session(c));
 	if ((error = state_sha256(hash, b->policy_json, len)) < 0)
 		return error;
 	if (b->revision != 0 && b->revision <= st->sess.policy_revision) {
@@ -251,8 +344,10 @@ static int handle_intent(apply_ctx *c)
 {
 	state_txn *st = c->st;
 	Docket__V1__ToolIntent *b = c->ev->tool_intent;
-	int error = state_inv_load(st, c->ev->session, c->ev->invocation);
+	int error;
 
+	assert(holds_session(c));
+	error = state_inv_load(st, c->ev->session, c->ev->invocation);
 	if (error < 0 && error != DOCKET_ENOTFOUND)
 		return error;
 	if (st->inv.intent_seq) {
@@ -305,6 +400,7 @@ static int check_redecision(apply_ctx *c)
 	const Docket__V1__Decision *d = c->ev->approval_requested->decision;
 	uint32_t current = c->st->sess.policy_revision;
 
+	assert(c->st->inv.phase == PH(DECIDING));
 	if (!d)
 		return 0;
 	if (d->verdict != V(APPROVAL_REQUIRED))
@@ -323,6 +419,7 @@ static int handle_approval_requested(apply_ctx *c)
 	const char *req = c->ev->approval_requested->request;
 	int error;
 
+	assert(holds_invocation(c));
 	if ((inv->phase == PH(AWAITING_APPROVAL) && strcmp(inv->open_request, req) == 0) ||
 	    (inv->request_seq && strcmp(inv->last_request, req) == 0)) {
 		if ((error = stored_resend(c, inv->request_seq)) < 0)
@@ -374,6 +471,7 @@ static int check_supersede(apply_ctx *c)
 	const Docket__V1__Decision *d = c->ev->approval_settled->decision;
 	uint32_t current = c->st->sess.policy_revision;
 
+	assert(c->st->inv.phase == PH(AWAITING_APPROVAL));
 	if (!d)
 		return refuse(c, DOCKET_EINVALID, 3, "a superseded settlement needs the new decision");
 	if (current <= c->st->inv.request_revision)
@@ -396,6 +494,7 @@ static int handle_approval_settled(apply_ctx *c)
 	Docket__V1__ApprovalSettled *b = c->ev->approval_settled;
 	int error;
 
+	assert(holds_invocation(c));
 	if (inv->phase != PH(AWAITING_APPROVAL) || strcmp(inv->open_request, b->request) != 0) {
 		if (inv->last_result && strcmp(inv->last_request, b->request) == 0) {
 			if ((error = stored_resend(c, inv->settle_seq)) < 0)
@@ -455,6 +554,7 @@ static int check_revalidation(apply_ctx *c)
 	const Docket__V1__ToolDispatched *b = c->ev->tool_dispatched;
 	const inv_state *inv = &c->st->inv;
 
+	assert(inv->phase == PH(DECIDING) || inv->phase == PH(DISPATCHED));
 	if (b->policy_revision && b->policy_revision != c->st->sess.policy_revision)
 		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ECONFLICT : DOCKET_ECORRUPT, 4,
 			      "revalidated under policy revision %u, the session is at revision %u: decide again",
@@ -477,6 +577,7 @@ static int handle_dispatched(apply_ctx *c)
 	char token[48];
 	int error;
 
+	assert(holds_invocation(c));
 	/* a re-send naming the current attempt (a lost reply, a re-import) is
 	 * the same dispatch, also after the outcome */
 	if ((inv->phase == PH(DISPATCHED) || inv->phase == PH(COMPLETED)) && b->attempt &&
@@ -547,6 +648,7 @@ static int handle_completed(apply_ctx *c)
 	int status = c->ev->tool_completed->status;
 	int error;
 
+	assert(holds_invocation(c));
 	if (inv->phase == PH(COMPLETED)) {
 		if ((error = stored_resend(c, inv->outcome_seq)) < 0)
 			return error;
@@ -602,6 +704,7 @@ static int handle_recovery_action(apply_ctx *c)
 	int ok;
 	int error;
 
+	assert(holds_invocation(c));
 	if ((error = require_not_completed(c)) < 0)
 		return error;
 	switch (action) {
@@ -740,19 +843,9 @@ static int check_epoch(apply_ctx *c)
 	docket_event *ev = c->ev;
 	int error;
 
-	if (ev->body_case == DOCKET__V1__EVENT__BODY_RUNTIME_STARTED) {
-		uint64_t next = st->epoch + 1;
-
-		if (ev->epoch && ev->epoch != next)
-			return refuse(c, c->mode == STATE_APPEND ? DOCKET_ESTALE : DOCKET_ECORRUPT, 7,
-				      "runtime.started carries epoch %llu, the next epoch is %llu",
-				      (unsigned long long)ev->epoch, (unsigned long long)next);
-		ev->epoch = next;
-		st->epoch = next;
-		if (c->res)
-			c->res->epoch = next;
-		return state_lineage_start(st, ev, c->seq);
-	}
+	/* runtime.started takes the next epoch (handle_runtime_started) */
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_RUNTIME_STARTED)
+		return 0;
 	/* an event without an epoch is written under the ledger's current one
 	 * (which is its lineage's current epoch), but a session opened without
 	 * one has no runtime owner */
@@ -768,7 +861,23 @@ static int check_epoch(apply_ctx *c)
 	return 0;
 }
 
-static int session_event_handler(apply_ctx *c);
+/* runtime.started (invariant 7): the next epoch, its lineage's current one. */
+static int handle_runtime_started(apply_ctx *c)
+{
+	state_txn *st = c->st;
+	docket_event *ev = c->ev;
+	uint64_t next = st->epoch + 1;
+
+	if (ev->epoch && ev->epoch != next)
+		return refuse(c, c->mode == STATE_APPEND ? DOCKET_ESTALE : DOCKET_ECORRUPT, 7,
+			      "runtime.started carries epoch %llu, the next epoch is %llu",
+			      (unsigned long long)ev->epoch, (unsigned long long)next);
+	ev->epoch = next;
+	st->epoch = next;
+	if (c->res)
+		c->res->epoch = next;
+	return state_lineage_start(st, ev, c->seq);
+}
 
 /*
  * ledger.incident (docs/write-path.md §3): a record the ledger could not
@@ -785,59 +894,46 @@ static int handle_incident(apply_ctx *c)
 	return state_incident_index(c->st, c->ev, c->seq);
 }
 
-static int dispatch_handler(apply_ctx *c)
+static int handle_unknown(apply_ctx *c)
+{
+	return refuse(c, DOCKET_EINVALID, 0, "event has no known type");
+}
+
+/* The entry of `transitions` for an event type. */
+static const transition *transition_of(int body)
+{
+	if (body >= 0 && (size_t)body < sizeof(transitions) / sizeof(transitions[0]) && transitions[body].fn)
+		return &transitions[body];
+	return &unknown_transition;
+}
+
+/* An event of a session through its transition, once the invocation it
+ * names has its intent (SCOPE_INVOCATION). */
+static int session_transition(apply_ctx *c, const transition *t)
 {
 	int error;
 
-	switch (c->ev->body_case) {
-	case DOCKET__V1__EVENT__BODY_RUNTIME_STARTED:
-		return 0;
-	case DOCKET__V1__EVENT__BODY_LEDGER_INCIDENT:
-		return handle_incident(c);
-	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
-		return handle_session_opened(c);
-	default:
-		break;
-	}
+	assert(holds_session(c));
+	if (t->scope == SCOPE_INVOCATION && (error = require_invocation(c)) < 0)
+		return error;
+	assert(t->scope != SCOPE_INVOCATION || holds_invocation(c));
+	return t->fn(c);
+}
+
+static int dispatch_handler(apply_ctx *c)
+{
+	const transition *t = transition_of(c->ev->body_case);
+	int error;
+
+	if (t->scope == SCOPE_LEDGER)
+		return t->fn(c);
 	if ((error = require_open_session(c)) < 0 || *c->duplicate)
 		return error;
-	if ((error = session_event_handler(c)) < 0 || !c->closed || *c->duplicate)
+	if ((error = session_transition(c, t)) < 0 || !c->closed || *c->duplicate)
 		return error;
 	/* whatever the handler did is discarded with the refused append */
 	return refuse(c, DOCKET_ETRANSITION, 8, "session was closed at seq %llu",
 		      (unsigned long long)c->st->sess.closed_seq);
-}
-
-static int session_event_handler(apply_ctx *c)
-{
-	int error;
-
-	switch (c->ev->body_case) {
-	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
-		return handle_session_closed(c);
-	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
-		return handle_policy_revised(c);
-	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
-		return handle_intent(c);
-	default:
-		break;
-	}
-	if ((error = require_invocation(c)) < 0)
-		return error;
-	switch (c->ev->body_case) {
-	case DOCKET__V1__EVENT__BODY_APPROVAL_REQUESTED:
-		return handle_approval_requested(c);
-	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
-		return handle_approval_settled(c);
-	case DOCKET__V1__EVENT__BODY_TOOL_DISPATCHED:
-		return handle_dispatched(c);
-	case DOCKET__V1__EVENT__BODY_TOOL_COMPLETED:
-		return handle_completed(c);
-	case DOCKET__V1__EVENT__BODY_RECOVERY_ACTION:
-		return handle_recovery_action(c);
-	default:
-		return refuse(c, DOCKET_EINVALID, 0, "event has no known type");
-	}
 }
 
 /* Projection updates every written event of a session shares. The session
@@ -848,6 +944,7 @@ static int record_session_event(state_txn *st, const docket_event *ev, uint64_t 
 	uint8_t be[4];
 	int error;
 
+	assert(st->sess_loaded && strcmp(st->sess_id, ev->session) == 0);
 	if (block > UINT32_MAX)
 		return docket_error_set(DOCKET_EINVALID, "seq %llu is past the session index",
 					(unsigned long long)seq);
@@ -872,6 +969,7 @@ int state_apply(state_txn *st, docket_event *ev, state_mode mode, uint64_t seq,
 	apply_ctx c;
 	int error;
 
+	assert(st && ev && ev->time && seq_out && duplicate);
 	memset(&scratch, 0, sizeof(scratch));
 	st->payload_ok = 0;
 	c.st = st;

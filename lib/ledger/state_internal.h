@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state_internal.h: what the state machine (state.c, the transitions and
- * their invariants) shares with its storage (state_store.c, the projection
- * records, their cache and the transaction).
+ * their invariants) shares with its storage (the projection files state.c
+ * lists: records, recent list, pending index, caches, transaction,
+ * lineages), and what those files share with each other.
  */
 #ifndef DOCKET_LEDGER_STATE_INTERNAL_H
 #define DOCKET_LEDGER_STATE_INTERNAL_H
@@ -131,7 +132,7 @@ int state_stored_matches(state_txn *st, uint64_t seq, const uint8_t digest[LEDGE
 /* Load a record into the one-entry cache: 0 found, DOCKET_ENOTFOUND not. */
 int state_sess_load(state_txn *st, const char *session);
 int state_inv_load(state_txn *st, const char *session, const char *invocation);
-/* The session record of the transaction as protobuf (state_store.c). */
+/* The session record of the transaction as protobuf (state_record.c). */
 int sess_state_encode(docket_buf *out, const sess_state *s);
 
 /*
@@ -167,5 +168,54 @@ int state_session_owner_set(state_txn *st, const char *session, uint64_t epoch);
 /* Index the ledger.incident `ev` at `seq` under the session its spool
  * entry names (meta "incidents:<session>", a projection). */
 int state_incident_index(state_txn *st, const docket_event *ev, uint64_t seq);
+
+/*
+ * What the projection files share with each other (state_record.c,
+ * state_recent.c, state_pending.c, state_cache.c, state_txn.c,
+ * state_lineage.c: the split of issue 32).
+ */
+typedef struct rec_writer {
+	uint8_t *p;
+} rec_writer;
+
+/* A reader of a stored record: every read is bounds-checked; `bad` sticks. */
+typedef struct rec_reader {
+	const uint8_t *p, *end;
+	int bad;
+} rec_reader;
+
+typedef struct recent_entry {
+	const uint8_t *id, *rec;
+	size_t ilen, rlen;
+	size_t off, end;        /* the entry's bytes in the list */
+} recent_entry;
+
+
+/* state_record.c: the compact records' LEB128 varints, and the invocation
+ * record decoded without its derived token. */
+void state_rec_varint(rec_writer *w, uint64_t v);
+uint64_t state_rec_get(rec_reader *r);
+int inv_record_decode(inv_state *out, const void *data, size_t len);
+/* state_recent.c: take a stored list into `out` (checked); the entry of
+ * `id` (1 found, 0 not, <0 damaged); put the cached invocation's record
+ * (encoded in st->scratch) into its session's list. */
+int state_recent_adopt(sess_state *out, const uint8_t *list, size_t len);
+int state_recent_find(const sess_state *s, const char *id, size_t ilen, recent_entry *e);
+int state_recent_put(state_txn *st);
+/* state_pending.c: index an unfinished invocation moved to the table. */
+int state_pending_evicted(state_txn *st, const recent_entry *e);
+/* state_cache.c: a session's ordinal (the invocation keys' prefix), the
+ * cached invocation's id, and writing its record back. */
+size_t state_ordinal_put(uint8_t out[9], uint64_t v);
+const char *state_inv_key_id(const state_txn *st, size_t *len);
+int state_inv_flush(state_txn *st);
+/* state_lineage.c: drop every lineage record (state_clear_projections);
+ * read a meta record through the transaction's overlay (0,
+ * DOCKET_ENOTFOUND); drop every meta record under a prefix. */
+int state_lineage_clear(docket_ledger *l, MDB_txn *txn);
+int state_meta_get(state_txn *st, docket_ledger *l, MDB_txn *txn, const void *k, size_t klen, MDB_val *v);
+int state_meta_drop_prefix(docket_ledger *l, MDB_txn *txn, const char *prefix);
+/* state_incident.c: drop the incident index (state_clear_projections). */
+int state_incident_clear(docket_ledger *l, MDB_txn *txn);
 
 #endif

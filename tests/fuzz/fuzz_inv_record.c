@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_inv_record.c: invocation records are read from disk (the
- * `invocations` table, state_store.c's own layout): decode arbitrary bytes;
+ * `invocations` table, state_record.c's own layout): decode arbitrary bytes;
  * what decodes must encode and decode again to the same record, and its
  * encoding must be stable. Must never crash or leak.
  */
