@@ -144,13 +144,15 @@ static int find_path_rules(ef *f)
 		return 0;
 	if ((error = ev_grow((void **)&r->epath, &r->capepath, 2 * f->p->ntools + 1, sizeof(*r->epath))) < 0)
 		return error;
-	for (int list = 0; list < 2; list++)
-		for (size_t k = 0; k < f->p->ntools; k++) {
+	for (int list = 0; list < 2; list++) {
+		const pol_rule_list *l = pol_tools_of(f->p, list ? TK_EDIT : TK_READ);
+
+		for (size_t j = 0; j < l->n; j++) {
+			uint32_t k = l->v[j];
 			const pol_tool_rule *t = &f->p->tools[k];
 			struct pol_epath *e = &r->epath[r->nepath[0] + r->nepath[1]];
 
-			if (t->decision <= POL_ALLOW || t->kind == TK_ANY ||
-			    !ev_tool_kind_applies(t, list ? TK_EDIT : TK_READ, NULL))
+			if (t->decision <= POL_ALLOW || t->kind == TK_ANY)
 				continue;
 			if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
 				continue;
@@ -168,6 +170,7 @@ static int find_path_rules(ef *f)
 			}
 			r->nepath[list]++;
 		}
+	}
 	return 0;
 }
 
@@ -633,10 +636,10 @@ static int enforce_host(ef *f)
 			return raise_to(f, POL_ASK, "host", "`", h,
 					"` may be the internationalised host of a rule docket cannot compare it with");
 	}
-	for (size_t k = 0; k < f->p->ntools; k++) {
-		const pol_tool_rule *t = &f->p->tools[k];
+	for (size_t j = 0; j < pol_tools_of(f->p, TK_WEBFETCH)->n; j++) {
+		const pol_tool_rule *t = &f->p->tools[pol_tools_of(f->p, TK_WEBFETCH)->v[j]];
 
-		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN && ev_tool_kind_applies(t, TK_WEBFETCH, NULL) &&
+		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN &&
 		    pol_host_equivalence(t->spec, t->spec_len, h) == POL_HOST_UNKNOWN)
 			return raise_to(f, POL_ASK, "host", "`", h,
 					"` may be the internationalised host of a rule docket cannot compare it with");

@@ -496,6 +496,7 @@ static int eval_paths(ev *e, bool write)
 	const docket_policy_call *c = e->call;
 	int dec = POL_ALLOW, error;
 	int kind = write ? TK_EDIT : TK_READ;
+	const pol_rule_list *l = pol_tools_of(e->p, kind);
 	const char *why_all = NULL;
 	bool all_rule_allow = c->npaths > 0;
 
@@ -518,10 +519,11 @@ static int eval_paths(ev *e, bool write)
 		if ((error = docket_buf_puts(&r->text, r->tmp.ptr)) < 0 || (error = docket_buf_putc(&r->text, '\0')) < 0)
 			return error;
 		path = r->text.ptr + r->text.len - r->tmp.len - 1;
-		for (size_t k = 0; k < e->p->ntools; k++) {
+		for (size_t j = 0; j < l->n; j++) {
+			uint32_t k = l->v[j];
 			const pol_tool_rule *t = &e->p->tools[k];
 
-			if (!ev_tool_kind_applies(t, kind, NULL) || claude_rule_inert(e, t))
+			if (claude_rule_inert(e, t))
 				continue;
 			if (!ev_path_rule_matches(e, t, path))
 				continue;
@@ -616,11 +618,10 @@ static int eval_network(ev *e)
 		d = ev_max(d, n->decision);
 		host_rule = true;
 	}
-	for (size_t k = 0; k < e->p->ntools; k++) {
+	for (size_t j = 0; j < pol_tools_of(e->p, TK_WEBFETCH)->n; j++) {
+		uint32_t k = pol_tools_of(e->p, TK_WEBFETCH)->v[j];
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (!ev_tool_kind_applies(t, TK_WEBFETCH, NULL))
-			continue;
 		if (t->spec_kind == SPEC_DOMAIN) {
 			char lowered[256];
 			size_t n = t->spec_len < sizeof(lowered) - 1 ? t->spec_len : sizeof(lowered) - 1;
@@ -682,10 +683,12 @@ static int eval_network(ev *e)
 
 static int name_rules(ev *e, int kind, const char *name, bool *matched)
 {
+	const pol_rule_list *l = pol_tools_of(e->p, kind);
 	int d = -1;
 
 	*matched = false;
-	for (size_t k = 0; k < e->p->ntools; k++) {
+	for (size_t j = 0; j < l->n; j++) {
+		uint32_t k = l->v[j];
 		const pol_tool_rule *t = &e->p->tools[k];
 
 		if (!ev_tool_kind_applies(t, kind, name))
@@ -933,6 +936,8 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 	int error;
 
 	result_reset(res, p);
+	if (!pol_finalized(p))
+		return docket_error_set(DOCKET_EINVALID, "policy %s is not finalized", p->source);
 	ev_setup(&e, res, p, call, ctx);
 	switch (call->tool) {
 	case CT_SHELL: error = ev_eval_shell(&e); break;
