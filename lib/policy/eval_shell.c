@@ -164,6 +164,10 @@ size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t
 
 static bool bash_spec_matches(const pol_tool_rule *t, const char *text, size_t len)
 {
+	/* the first byte rejects most rules before any comparison */
+	if (t->spec_kind >= SPEC_EXACT && t->spec_kind <= SPEC_GLOB && len && t->spec_len &&
+	    (t->spec_kind != SPEC_GLOB || t->lit_len) && text[0] != t->spec[0])
+		return false;
 	switch (t->spec_kind) {
 	case SPEC_NONE:
 		return true;
@@ -830,7 +834,7 @@ int ev_eval_shell(ev *e)
 		const char *why = NULL;
 		int d = claude_cd_check(e, &why);
 
-		if (d > dec && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+		if (d > dec && (error = ev_add_why(r, why)) < 0)
 			return error;
 		dec = ev_max(dec, d);
 	}
@@ -879,7 +883,7 @@ int ev_eval_shell(ev *e)
 			continue;
 		for (size_t k = 0; k < g; k++)
 			seen = seen || (r->segs[k].why && s->why && strcmp(r->segs[k].why, s->why) == 0);
-		if (!seen && (error = ev_add_reason(r, s->why, "%s", ev_why_text(s->why))) < 0)
+		if (!seen && (error = ev_add_why(r, s->why)) < 0)
 			return error;
 	}
 	if (e->p->format == DOCKET_POLICY_CODEX || e->p->heuristics == HEUR_CODEX)
