@@ -164,10 +164,6 @@ size_t pol_codex_matches(const docket_policy *p, const char *const *argv, size_t
 
 static bool bash_spec_matches(const pol_tool_rule *t, const char *text, size_t len)
 {
-	/* the first byte rejects most rules before any comparison */
-	if (t->spec_kind >= SPEC_EXACT && t->spec_kind <= SPEC_GLOB && len && t->spec_len &&
-	    (t->spec_kind != SPEC_GLOB || t->lit_len) && text[0] != t->spec[0])
-		return false;
 	switch (t->spec_kind) {
 	case SPEC_NONE:
 		return true;
@@ -311,6 +307,9 @@ static int bash_rules(ev *e, const char *text, size_t len, size_t seg, int which
 		uint32_t i = l->v[j];
 		const pol_tool_rule *t = &p->tools[i];
 
+		/* the first byte rejects most rules before anything else is read */
+		if (l->lead[j] && (len == 0 || (unsigned char)text[0] != l->lead[j]))
+			continue;
 		if (which == RULES_DENY && t->decision != POL_DENY)
 			continue;
 		/* a piece-matching allow never allows an unsplit script */

@@ -160,6 +160,7 @@ void docket_policy_free(docket_policy *p)
 	docket_htab_dispose(&p->programs);
 	docket_free(p->tools);
 	docket_free(p->tool_index);
+	docket_free(p->tool_lead);
 	docket_free(p->net);
 	docket_free(p->hostexe);
 	docket_free(p->pkgs);
@@ -275,14 +276,27 @@ static void note_rule_kinds(docket_policy *p)
 	}
 }
 
+/* The first byte of the command text a Bash rule can match; 0: any (eval_shell.c bash_spec_matches). */
+static unsigned char bash_lead(const pol_tool_rule *t)
+{
+	if (t->kind != TK_BASH || !t->spec || t->spec_len == 0)
+		return 0;
+	if (t->spec_kind == SPEC_EXACT || t->spec_kind == SPEC_PREFIX || (t->spec_kind == SPEC_GLOB && t->lit_len))
+		return (unsigned char)t->spec[0];
+	return 0;
+}
+
 /* tools_of (invariant 4): per kind, its rules and the TK_ANY rules, in source order. */
 static int index_tools(docket_policy *p)
 {
 	size_t nany = 0, total, used = 0;
 	uint32_t *v;
+	pol_rule_list *bash = &p->tools_of[TK_BASH];
 
 	docket_free(p->tool_index);
+	docket_free(p->tool_lead);
 	p->tool_index = NULL;
+	p->tool_lead = NULL;
 	memset(p->tools_of, 0, sizeof(p->tools_of));
 	if (p->ntools == 0)
 		return 0;
@@ -300,6 +314,13 @@ static int index_tools(docket_policy *p)
 				v[used++] = (uint32_t)i;
 		p->tools_of[k].n = (size_t)(v + used - p->tools_of[k].v);
 	}
+	if (bash->n == 0)
+		return 0;
+	if (!(p->tool_lead = docket_malloc(bash->n)))
+		return docket_error_set_oom();
+	for (size_t j = 0; j < bash->n; j++)
+		p->tool_lead[j] = bash_lead(&p->tools[bash->v[j]]);
+	bash->lead = p->tool_lead;
 	return 0;
 }
 

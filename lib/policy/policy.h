@@ -149,6 +149,9 @@ typedef struct pol_strv {
 typedef struct pol_rule_list {
 	const uint32_t *v;
 	size_t n;
+	/* TK_BASH only (NULL otherwise): the byte a command's text must start
+	 * with for rule v[j] to match it; 0 when the rule constrains none */
+	const unsigned char *lead;
 } pol_rule_list;
 
 /* A slot of docket_policy.programs: one program's run of prefix_index. */
@@ -191,6 +194,7 @@ struct docket_policy {
 	pol_tool_rule *tools;
 	size_t ntools, captools;
 	uint32_t *tool_index;     /* storage of tools_of */
+	unsigned char *tool_lead; /* storage of tools_of[TK_BASH].lead */
 	pol_rule_list tools_of[TK_COUNT]; /* invariant 4 */
 
 	pol_net_rule *net;
