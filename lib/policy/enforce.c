@@ -127,21 +127,45 @@ struct pol_epath {
 	size_t off, len, lit;     /* lit: the glob's bytes before its first wildcard */
 };
 
+/* What the path globs are built from besides the policy: the anchors of ev_path_rule_glob. */
+static int path_rules_key(const ef *f, docket_buf *key)
+{
+	const char *anchors[3] = { f->e.cwd, f->e.home, ev_project_root(&f->e) };
+	int error = 0;
+
+	docket_buf_clear(key);
+	for (size_t i = 0; i < 3 && error == 0; i++)
+		if ((error = docket_buf_putc(key, anchors[i] ? '+' : '-')) == 0 && anchors[i])
+			error = docket_buf_put(key, anchors[i], strlen(anchors[i]) + 1);
+	return error;
+}
+
 /*
  * The Read (list 0) and Edit (list 1) deny/ask rules on paths, with their
  * globs built once per call instead of once per operand and rule (res->epath:
- * Read's, then Edit's; grown once, so a warm result does not allocate).
+ * Read's, then Edit's; grown once, so a warm result does not allocate), and
+ * kept for the next call of the same policy and anchors.
  */
 static int find_path_rules(ef *f)
 {
 	docket_policy_result *r = f->res;
 	docket_buf *g = &r->etmp2;
+	bool skipped = false;
 	int error;
 
+	if (!f->p->read_rules && !f->p->edit_rules) {
+		r->nepath[0] = r->nepath[1] = 0;
+		r->epath_serial = 0;
+		return 0;
+	}
+	if ((error = path_rules_key(f, &r->epath_key2)) < 0)
+		return error;
+	if (r->epath_serial == f->p->serial && r->epath_key2.len == r->epath_key.len &&
+	    memcmp(r->epath_key2.ptr, r->epath_key.ptr, r->epath_key.len) == 0)
+		return 0;   /* the previous call's policy and anchors: its globs hold */
+	r->epath_serial = 0;
 	r->nepath[0] = r->nepath[1] = 0;
 	docket_buf_clear(&r->eglobs);
-	if (!f->p->read_rules && !f->p->edit_rules)
-		return 0;
 	if ((error = ev_grow((void **)&r->epath, &r->capepath, 2 * f->p->ntools + 1, sizeof(*r->epath))) < 0)
 		return error;
 	for (int list = 0; list < 2; list++) {
@@ -159,8 +183,10 @@ static int find_path_rules(ef *f)
 			e->rule = (uint32_t)k;
 			e->off = SIZE_MAX;
 			if (t->spec_kind == SPEC_PATH) {
-				if (!ev_path_rule_glob(&f->e, t, g))
+				if (!ev_path_rule_glob(&f->e, t, g)) {
+					skipped = true;   /* not kept: out of memory is no reason to skip it next time */
 					continue;   /* no base (no HOME): the rule matches nothing, as in the engine */
+				}
 				e->off = r->eglobs.len;
 				e->len = g->len;
 				e->lit = strcspn(g->ptr, "*?[");
@@ -171,6 +197,10 @@ static int find_path_rules(ef *f)
 			r->nepath[list]++;
 		}
 	}
+	docket_buf_clear(&r->epath_key);
+	if (skipped || (error = docket_buf_put(&r->epath_key, r->epath_key2.ptr, r->epath_key2.len)) < 0)
+		return 0;   /* not kept: built again next call */
+	r->epath_serial = f->p->serial;
 	return 0;
 }
 

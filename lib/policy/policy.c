@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,8 +377,12 @@ bool pol_finalized(const docket_policy *p)
 
 int pol_finalize(docket_policy *p)
 {
+	static atomic_uint_fast64_t serials;
 	uint32_t *tmp;
 	int error;
+
+	/* what a result built from this policy (enforce.c's path globs) is keyed by */
+	p->serial = (uint64_t)atomic_fetch_add(&serials, 1) + 1;
 
 	docket_free(p->prefix_index);
 	p->prefix_index = NULL;

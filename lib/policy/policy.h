@@ -168,6 +168,7 @@ typedef struct pol_arena_block {
 
 struct docket_policy {
 	int format;               /* docket_policy_format */
+	uint64_t serial;          /* set by pol_finalize: unique in the process, never 0 */
 	const char *source;       /* what it was loaded from */
 	pol_arena_block *arena;
 
@@ -545,6 +546,8 @@ struct docket_policy_result {
 	struct pol_epath *epath;  /* enforce.c: the policy's Read and Edit deny/ask path rules, found once a call */
 	size_t nepath[2], capepath;
 	docket_buf eglobs;        /* ... their absolute globs, NUL-separated */
+	uint64_t epath_serial;    /* ... built for the policy of this serial (0: none) */
+	docket_buf epath_key, epath_key2; /* ... and these anchors (cwd, home, project root) */
 };
 
 #endif
