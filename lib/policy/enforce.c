@@ -30,6 +30,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 typedef struct ef {
 	ev e;                     /* rule matching (anchors from the session's cwd) */
@@ -401,7 +402,7 @@ static int judge_code(ef *f, const char *lang, int *out)
 
 	memset(&c, 0, sizeof(c));
 	c.tool = CT_RUN_CODE;
-	c.name = "run_code";
+	c.name = DOCKET_TOOL_RUN_CODE;
 	c.language = lang;
 	if ((error = sub_result(f, &r)) < 0 || (error = docket_policy_eval(r, f->p, &c, f->ctx)) < 0)
 		return error;
@@ -413,9 +414,12 @@ static bool policy_gates_installs(const docket_policy *p)
 {
 	if (p->npkgs)
 		return true;
-	for (size_t k = 0; k < p->ntools; k++)
-		if (p->tools[k].kind == TK_NAME && p->tools[k].name && strcmp(p->tools[k].name, "install_packages") == 0)
+	for (size_t j = 0; j < pol_tools_of(p, TK_NAME)->n; j++) {
+		const pol_tool_rule *t = &p->tools[pol_tools_of(p, TK_NAME)->v[j]];
+
+		if (t->kind == TK_NAME && t->name && strcmp(t->name, DOCKET_TOOL_INSTALL_PACKAGES) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -438,7 +442,7 @@ static int judge_install(ef *f, const sh_analysis *a, const sh_install *in, int 
 		pk[i] = (a->word_flags[in->pkgs[i]] & SHW_DYNAMIC) ? "$" : sh_word(a, in->pkgs[i]);
 	memset(&c, 0, sizeof(c));
 	c.tool = CT_INSTALL;
-	c.name = "install_packages";
+	c.name = DOCKET_TOOL_INSTALL_PACKAGES;
 	c.ecosystem = in->ecosystem;
 	c.packages = pk;
 	c.npackages = in->npkgs;

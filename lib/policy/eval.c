@@ -21,6 +21,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 #define PROMPT_CONFLICT_REASON "approval required by policy, but AskForApproval is set to Never"
 #define REJECT_SANDBOX_REASON "approval required by policy, but AskForApproval::Granular.sandbox_approval is false"
@@ -495,14 +496,15 @@ static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
 {
 	if (e->p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
 		return false;
-	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+	if (strcmp(t->name, DOCKET_TOOL_CLAUDE_WRITE) == 0 && t->spec_kind != SPEC_NONE)
 		return true;
 	/* MultiEdit and NotebookEdit rules name their own tools only (2.1.332) */
-	if ((strcmp(t->name, "MultiEdit") == 0 || strcmp(t->name, "NotebookEdit") == 0) &&
+	if ((strcmp(t->name, DOCKET_TOOL_CLAUDE_MULTI_EDIT) == 0 ||
+	     strcmp(t->name, DOCKET_TOOL_CLAUDE_NOTEBOOK_EDIT) == 0) &&
 	    !(e->call->name && strcmp(e->call->name, t->name) == 0))
 		return true;
-	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
-	       strcmp(e->call->name, "Write") == 0;
+	return t->spec_kind == SPEC_NONE && strcmp(t->name, DOCKET_TOOL_CLAUDE_EDIT) == 0 && e->call->name &&
+	       strcmp(e->call->name, DOCKET_TOOL_CLAUDE_WRITE) == 0;
 }
 
 static bool claude_sensitive(const ev *e, const char *path)
@@ -728,7 +730,7 @@ static int eval_run_code(ev *e)
 {
 	docket_policy_result *r = e->res;
 	bool matched;
-	int d = name_rules(e, TK_NAME, "run_code", &matched), error;
+	int d = name_rules(e, TK_NAME, DOCKET_TOOL_RUN_CODE, &matched), error;
 	const char *why = NULL;
 
 	if (e->p->languages_set) {
@@ -812,7 +814,7 @@ static int eval_install(ev *e)
 	const docket_policy_call *c = e->call;
 	const pol_pkg_eco *eco = NULL;
 	bool matched;
-	int d = name_rules(e, TK_NAME, "install_packages", &matched), error;
+	int d = name_rules(e, TK_NAME, DOCKET_TOOL_INSTALL_PACKAGES, &matched), error;
 	const char *why = NULL;
 
 	if (c->npackages == 0) {

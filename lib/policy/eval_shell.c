@@ -13,6 +13,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 /* ---- Codex prefix rules ---- */
 
@@ -410,7 +411,7 @@ static int path_deny(ev *e, const char *path, size_t seg, int kind)
 		const pol_tool_rule *t = &e->p->tools[k];
 
 		if (t->decision == POL_DENY && t->kind != TK_ANY &&
-		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, "Edit") == 0)) &&
+		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, DOCKET_TOOL_CLAUDE_EDIT) == 0)) &&
 		    (ev_path_rule_matches(e, t, path) || ev_path_rule_matches(e, t, child->ptr))) {
 			ev_add_match(e->res, -2 - (int)k, POL_DENY, seg, 0, false);
 			return POL_DENY;
