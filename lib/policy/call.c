@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/jv.h"
+#include "util/tool.h"
 
 static const char *adup(pol_arena_block **a, const char *s)
 {
@@ -222,7 +223,7 @@ static int parse_shell(docket_policy_call *c, const docket_jv_ops *o, docket_jv 
 		return error;
 	}
 	if ((error = jget_str(&c->arena, o, args, member(o, args, "cwd").p ? "cwd" : "workdir", &c->cwd, false,
-			      "shell")) < 0)
+			      DOCKET_TOOL_SHELL)) < 0)
 		return error;
 	/* Codex's 0.60 wire form and Claude Code's Bash input ask for the same thing */
 	if (o->type(member(o, args, "with_escalated_permissions")) == DOCKET_JV_TRUE ||
@@ -334,16 +335,18 @@ static bool is_one_of(const char *name, const char *const *names)
 
 static int parse_args(docket_policy_call *c, const docket_jv_ops *o, docket_jv args, const char *name)
 {
-	static const char *const shells[] = { "shell", "local_shell", "shell_command", "exec_command", "Bash", NULL };
-	static const char *const reads[] = { "read_file", "Read", NULL };
-	static const char *const writes[] = { "write_file", "Write", "Edit", "MultiEdit", NULL };
+	static const char *const shells[] = { DOCKET_TOOL_SHELL, DOCKET_TOOL_CODEX_LOCAL_SHELL, DOCKET_TOOL_CODEX_SHELL_COMMAND,
+		DOCKET_TOOL_CODEX_EXEC_COMMAND, DOCKET_TOOL_CLAUDE_BASH, NULL };
+	static const char *const reads[] = { DOCKET_TOOL_READ_FILE, DOCKET_TOOL_CLAUDE_READ, NULL };
+	static const char *const writes[] = { DOCKET_TOOL_WRITE_FILE, DOCKET_TOOL_CLAUDE_WRITE, DOCKET_TOOL_CLAUDE_EDIT,
+		DOCKET_TOOL_CLAUDE_MULTI_EDIT, NULL };
 	int error;
 
 	if (is_one_of(name, shells)) {
 		c->tool = CT_SHELL;
 		return parse_shell(c, o, args);
 	}
-	if (strcmp(name, "apply_patch") == 0) {
+	if (strcmp(name, DOCKET_TOOL_APPLY_PATCH) == 0) {
 		c->tool = CT_APPLY_PATCH;
 		return parse_patch(c, o, args);
 	}
@@ -353,29 +356,29 @@ static int parse_args(docket_policy_call *c, const docket_jv_ops *o, docket_jv a
 		c->search = c->tool == CT_READ && jstr(o, member(o, args, "pattern"), NULL) != NULL;
 		return one_path_arg(c, o, args, name);
 	}
-	if (strcmp(name, "network") == 0 && !member(o, args, "url").p && !member(o, args, "host").p &&
+	if (strcmp(name, DOCKET_TOOL_NETWORK) == 0 && !member(o, args, "url").p && !member(o, args, "host").p &&
 	    jstr(o, member(o, args, "query"), NULL)) {
 		/* a web search (Claude Code's WebSearch, imported as network
 		 * {query}): no host to match, so rules match it by tool name */
 		c->tool = CT_OTHER;
-		return (c->name = adup(&c->arena, "WebSearch")) ? 0 : docket_error_set_oom();
+		return (c->name = adup(&c->arena, DOCKET_TOOL_CLAUDE_WEB_SEARCH)) ? 0 : docket_error_set_oom();
 	}
-	if (strcmp(name, "network") == 0 || strcmp(name, "WebFetch") == 0)
+	if (strcmp(name, DOCKET_TOOL_NETWORK) == 0 || strcmp(name, DOCKET_TOOL_CLAUDE_WEB_FETCH) == 0)
 		return parse_network(c, o, args, name);
-	if (strcmp(name, "run_code") == 0) {
+	if (strcmp(name, DOCKET_TOOL_RUN_CODE) == 0) {
 		c->tool = CT_RUN_CODE;
 		return jget_str(&c->arena, o, args, "language", &c->language, true, name);
 	}
-	if (strcmp(name, "install_packages") == 0) {
+	if (strcmp(name, DOCKET_TOOL_INSTALL_PACKAGES) == 0) {
 		c->tool = CT_INSTALL;
 		if ((error = jget_str(&c->arena, o, args, "ecosystem", &c->ecosystem, true, name)) < 0)
 			return error;
 		return jstr_array(&c->arena, o, member(o, args, "packages"), &c->packages, &c->npackages,
 				  "install_packages args.packages");
 	}
-	if (strcmp(name, "mcp") == 0)
+	if (strcmp(name, DOCKET_TOOL_MCP) == 0)
 		return parse_mcp(c, o, args, name);
-	c->tool = strncmp(name, "mcp__", 5) == 0 ? CT_MCP : CT_OTHER;
+	c->tool = strncmp(name, DOCKET_TOOL_MCP_PREFIX, DOCKET_TOOL_MCP_PREFIX_LEN) == 0 ? CT_MCP : CT_OTHER;
 	return 0;
 }
 

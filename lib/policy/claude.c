@@ -18,19 +18,22 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/tool.h"
 
 static int tool_kind_of(const char *name, size_t n)
 {
 	static const struct { const char *name; int kind; } map[] = {
-		{ "Bash", TK_BASH }, { "Read", TK_READ }, { "Edit", TK_EDIT }, { "Write", TK_EDIT },
-		{ "MultiEdit", TK_EDIT }, { "NotebookEdit", TK_EDIT }, { "WebFetch", TK_WEBFETCH },
+		{ DOCKET_TOOL_CLAUDE_BASH, TK_BASH }, { DOCKET_TOOL_CLAUDE_READ, TK_READ },
+		{ DOCKET_TOOL_CLAUDE_EDIT, TK_EDIT }, { DOCKET_TOOL_CLAUDE_WRITE, TK_EDIT },
+		{ DOCKET_TOOL_CLAUDE_MULTI_EDIT, TK_EDIT }, { DOCKET_TOOL_CLAUDE_NOTEBOOK_EDIT, TK_EDIT },
+		{ DOCKET_TOOL_CLAUDE_WEB_FETCH, TK_WEBFETCH },
 		{ "*", TK_ANY },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strlen(map[i].name) == n && memcmp(map[i].name, name, n) == 0)
 			return map[i].kind;
-	if (n > 5 && memcmp(name, "mcp__", 5) == 0)
+	if (n > DOCKET_TOOL_MCP_PREFIX_LEN && memcmp(name, DOCKET_TOOL_MCP_PREFIX, DOCKET_TOOL_MCP_PREFIX_LEN) == 0)
 		return TK_MCP;
 	return TK_NAME;
 }
@@ -317,9 +320,9 @@ const char *pol_claude_rule_note(const docket_policy *p, const pol_tool_rule *t)
 {
 	if (p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
 		return NULL;
-	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+	if (strcmp(t->name, DOCKET_TOOL_CLAUDE_WRITE) == 0 && t->spec_kind != SPEC_NONE)
 		return "no effect in Claude Code: it ignores Write(path) rules; Edit(path) rules cover the Write tool";
-	if (strcmp(t->name, "Edit") == 0 && t->spec_kind == SPEC_NONE)
+	if (strcmp(t->name, DOCKET_TOOL_CLAUDE_EDIT) == 0 && t->spec_kind == SPEC_NONE)
 		return "does not cover the Write tool in Claude Code (a bare Write rule does)";
 	return NULL;
 }

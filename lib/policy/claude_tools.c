@@ -9,6 +9,8 @@
 
 #include "policy.h"
 
+#include "util/tool.h"
+
 /* Claude Code's built-in tools (docs.claude.com, "Tools available to Claude"). */
 static const char *const claude_tools[] = {
 	"Agent", "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep", "KillBash", "KillShell", "LS",
@@ -16,10 +18,6 @@ static const char *const claude_tools[] = {
 	"SlashCommand", "Skill", "Task", "TodoRead", "TodoWrite", "WebFetch", "WebSearch", "Write", NULL
 };
 
-/* docket's canonical tools (DESIGN §4), which a docket YAML tool rule may name too. */
-static const char *const docket_tools[] = {
-	"shell", "apply_patch", "read_file", "write_file", "network", "run_code", "install_packages", "mcp", NULL
-};
 
 static bool in_list(const char *const *list, const char *name)
 {
@@ -31,9 +29,10 @@ static bool in_list(const char *const *list, const char *name)
 
 bool pol_tool_name_known(const char *name, bool docket)
 {
-	if (strcmp(name, "*") == 0 || strncmp(name, "mcp__", 5) == 0)
+	if (strcmp(name, "*") == 0 || strncmp(name, DOCKET_TOOL_MCP_PREFIX, DOCKET_TOOL_MCP_PREFIX_LEN) == 0)
 		return true;
-	return in_list(claude_tools, name) || (docket && in_list(docket_tools, name));
+	/* docket's canonical tools (DESIGN §4, util/tool.h), which a docket YAML tool rule may name too */
+	return in_list(claude_tools, name) || (docket && docket_tool_kind_of(name) != DOCKET_TOOL_OTHER);
 }
 
 /* Edit distance, case-insensitive, of two short names (longer ones: far). */
@@ -64,28 +63,26 @@ static size_t distance(const char *a, const char *b)
 	return row[lb];
 }
 
-static const char *nearest_in(const char *const *list, const char *name, size_t *best)
+/* Keep `cand` in *hit when it is nearer to `name` than *best edits. */
+static void consider(const char *cand, const char *name, size_t *best, const char **hit)
 {
-	const char *hit = NULL;
+	size_t d = distance(name, cand);
 
-	for (size_t i = 0; list[i]; i++) {
-		size_t d = distance(name, list[i]);
-
-		if (d < *best) {
-			*best = d;
-			hit = list[i];
-		}
+	if (d < *best) {
+		*best = d;
+		*hit = cand;
 	}
-	return hit;
 }
 
 const char *pol_tool_name_nearest(const char *name, bool docket)
 {
 	/* closer than this many edits ("Raed" -> "Read" is two; case is free) */
 	size_t d = strlen(name) <= 3 ? 2 : 3;
-	const char *hit = nearest_in(claude_tools, name, &d), *other;
+	const char *hit = NULL, *t;
 
-	if (docket && (other = nearest_in(docket_tools, name, &d)))
-		hit = other;
+	for (size_t i = 0; claude_tools[i]; i++)
+		consider(claude_tools[i], name, &d, &hit);
+	for (int k = DOCKET_TOOL_OTHER + 1; docket && (t = docket_tool_name((docket_tool_kind)k)); k++)
+		consider(t, name, &d, &hit);
 	return hit;
 }

@@ -1004,179 +1004,238 @@ static int assignment(lexer *lx, const char *id, size_t n)
 	return 0;
 }
 
+/* ---- the file: statements ---- */
+
+enum rule_fn { FN_PREFIX = 0, FN_NETWORK, FN_HOSTEXE };
+
+/* The pending examples of the prefix rules, checked once the file is read. */
+typedef struct pending_list {
+	pending *v;
+	size_t n, cap;
+} pending_list;
+
+/* Blanks, comments and `;` between statements. */
+static void skip_separators(lexer *lx)
+{
+	skip_ws(lx, true);
+	while (peek(lx, ';')) {
+		adv(lx);
+		skip_ws(lx, true);
+	}
+}
+
+/*
+ * What the statement starting with identifier `id` is: one of the three
+ * functions (1, *fn and *params set), an assignment already parsed (0), or
+ * an error (an unknown function).
+ */
+static int statement_kind(lexer *lx, const char *id, size_t idlen, const val *call, int *fn,
+			  const char *const **params)
+{
+	docket_buf b = DOCKET_BUF_INIT;
+	int error;
+
+	if (idlen == 11 && memcmp(id, "prefix_rule", 11) == 0) {
+		*fn = FN_PREFIX;
+		*params = prefix_params;
+		return 1;
+	}
+	if (idlen == 12 && memcmp(id, "network_rule", 12) == 0) {
+		*fn = FN_NETWORK;
+		*params = network_params;
+		return 1;
+	}
+	if (idlen == 15 && memcmp(id, "host_executable", 15) == 0) {
+		*fn = FN_HOSTEXE;
+		*params = hostexe_params;
+		return 1;
+	}
+	if ((error = assignment(lx, id, idlen)) <= 0)
+		return error;
+	if (docket_buf_put(&b, id, idlen < 64 ? idlen : 64) < 0)
+		error = docket_error_set_oom();
+	else
+		error = docket_error_set(DOCKET_EINVALID,
+			"%s:%u:%u: unknown function `%s` (expected prefix_rule, network_rule or host_executable)",
+			lx->name, call->line, call->col, b.ptr);
+	docket_buf_dispose(&b);
+	return error;
+}
+
+/* `NAME = value`: the value into args[] at NAME's parameter. */
+static int keyword_argument(lexer *lx, const char *const *params, val **args, const char *nid, size_t nlen,
+			    val *v, unsigned aline, unsigned acol)
+{
+	size_t k;
+	int error;
+
+	adv(lx);
+	for (k = 0; params[k]; k++)
+		if (strlen(params[k]) == nlen && memcmp(params[k], nid, nlen) == 0)
+			break;
+	if (!params[k])
+		return docket_error_set(DOCKET_EINVALID, "%s:%u:%u: unexpected keyword argument `%.*s`", lx->name,
+					aline, acol, (int)(nlen < 64 ? nlen : 64), nid);
+	if (args[k])
+		return docket_error_set(DOCKET_EINVALID, "%s:%u:%u: argument `%s` given twice", lx->name, aline, acol,
+					params[k]);
+	if ((error = parse_value(lx, v, 0)) < 0 || (error = not_none(lx, v, params[k])) < 0)
+		return error;
+	args[k] = v;
+	return 0;
+}
+
+/* A positional value into args[*npos]. */
+static int positional_argument(lexer *lx, const char *const *params, val **args, size_t *npos, val *v,
+			       unsigned aline, unsigned acol)
+{
+	int error;
+
+	if (*npos >= MAX_ARGS || !params[*npos])
+		return lex_error(lx, aline, acol, "too many positional arguments");
+	if (args[*npos])
+		return lex_error(lx, aline, acol, "argument given twice");
+	if ((error = parse_value(lx, v, 0)) < 0 || (error = not_none(lx, v, params[*npos])) < 0)
+		return error;
+	args[(*npos)++] = v;
+	return 0;
+}
+
+/* One argument, keyword or positional. */
+static int argument(lexer *lx, const char *const *params, val **args, size_t *npos)
+{
+	unsigned aline = lx->line, acol = lx->col, save_line, save_col;
+	size_t nlen, save_i;
+	const char *nid;
+	val *v;
+
+	if (!(v = pol_alloc(lx->p, sizeof(*v))))
+		return docket_error_set_oom();
+	memset(v, 0, sizeof(*v));
+	save_i = lx->i;
+	save_line = lx->line;
+	save_col = lx->col;
+	nlen = lex_ident(lx, &nid);
+	skip_ws(lx, true);
+	if (nlen > 0 && peek(lx, '=') && !(lx->i + 1 < lx->len && lx->t[lx->i + 1] == '='))
+		return keyword_argument(lx, params, args, nid, nlen, v, aline, acol);
+	lx->i = save_i;
+	lx->line = save_line;
+	lx->col = save_col;
+	return positional_argument(lx, params, args, npos, v, aline, acol);
+}
+
+/* `( arg, ... )` after a function name: the values into args[] by parameter. */
+static int argument_list(lexer *lx, const char *const *params, val **args)
+{
+	size_t npos = 0;
+	int error;
+
+	skip_ws(lx, false);
+	if (!peek(lx, '('))
+		return lex_error(lx, lx->line, lx->col, "expected '(' after the function name");
+	adv(lx);
+	lx->in_call = true;
+	for (;;) {
+		skip_ws(lx, true);
+		if (peek(lx, ')'))
+			break;
+		if ((error = argument(lx, params, args, &npos)) < 0)
+			return error;
+		skip_ws(lx, true);
+		if (peek(lx, ','))
+			adv(lx);
+		else if (!peek(lx, ')'))
+			return lex_error(lx, lx->line, lx->col, "expected ',' or ')' in the argument list");
+	}
+	adv(lx);
+	lx->in_call = false;
+	return 0;
+}
+
+/* A new zeroed pending entry at the end of the list. */
+static int pending_push(pending_list *l, pending **out)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 16;
+		pending *np = docket_realloc(l->v, nc * sizeof(*np));
+
+		if (!np)
+			return docket_error_set_oom();
+		l->v = np;
+		l->cap = nc;
+	}
+	*out = &l->v[l->n];
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+/* The rule (or host executable) a call of `fn` with `args` makes. */
+static int build_statement(lexer *lx, int fn, val **args, const val *call, pending_list *pend)
+{
+	pending *pd = NULL;
+	int error;
+
+	if (fn == FN_NETWORK)
+		return build_network_rule(lx, args, call);
+	if (fn == FN_HOSTEXE)
+		return build_host_executable(lx, args, call);
+	if ((error = pending_push(pend, &pd)) < 0 || (error = build_prefix_rule(lx, args, call, pd)) < 0)
+		return error;
+	pend->n++;
+	return 0;
+}
+
+/* A statement ends at a newline, ';' or the end of the file. */
+static int statement_end(lexer *lx)
+{
+	skip_ws(lx, false);
+	if (lx->i < lx->len && !peek(lx, '\n') && !peek(lx, ';'))
+		return lex_error(lx, lx->line, lx->col, "expected a newline after the statement");
+	return 0;
+}
+
+/* One statement: an assignment or a call of one of the three functions. */
+static int statement(lexer *lx, pending_list *pend)
+{
+	const char *id;
+	const char *const *params = NULL;
+	val *args[MAX_ARGS] = { 0 };
+	val call = { 0 };
+	size_t idlen;
+	int fn = FN_PREFIX, error;
+
+	call.line = lx->line;
+	call.col = lx->col;
+	if ((idlen = lex_ident(lx, &id)) == 0)
+		return lex_error(lx, lx->line, lx->col, "expected prefix_rule, network_rule or host_executable");
+	if ((error = statement_kind(lx, id, idlen, &call, &fn, &params)) < 0)
+		return error;
+	if (error == 1 && ((error = argument_list(lx, params, args)) < 0 ||
+			   (error = build_statement(lx, fn, args, &call, pend)) < 0))
+		return error;
+	return statement_end(lx);
+}
+
 int pol_load_codex_rules(docket_policy *p, const char *name, const char *text, size_t len)
 {
 	lexer lx = { p, name, text, len, 0, 1, 1, NULL, 0, 0, false };
-	pending *pend = NULL;
-	size_t npend = 0, cappend = 0;
+	pending_list pend = { NULL, 0, 0 };
 	int error = 0;
 
 	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
 		lx.i = 3;
 	for (;;) {
-		const char *id;
-		size_t idlen;
-		const char *const *params;
-		val *args[MAX_ARGS] = { 0 };
-		val call = { 0 };
-		size_t npos = 0;
-		int which;
-
-		skip_ws(&lx, true);
-		while (peek(&lx, ';')) {
-			adv(&lx);
-			skip_ws(&lx, true);
-		}
+		skip_separators(&lx);
 		if (lx.i >= lx.len)
 			break;
-		call.line = lx.line;
-		call.col = lx.col;
-		idlen = lex_ident(&lx, &id);
-		if (idlen == 0) {
-			error = lex_error(&lx, lx.line, lx.col, "expected prefix_rule, network_rule or host_executable");
-			goto cleanup;
-		}
-		if (idlen == 11 && memcmp(id, "prefix_rule", 11) == 0) {
-			params = prefix_params;
-			which = 0;
-		} else if (idlen == 12 && memcmp(id, "network_rule", 12) == 0) {
-			params = network_params;
-			which = 1;
-		} else if (idlen == 15 && memcmp(id, "host_executable", 15) == 0) {
-			params = hostexe_params;
-			which = 2;
-		} else if ((error = assignment(&lx, id, idlen)) <= 0) {
-			if (error < 0)
-				goto cleanup;
-			goto next;
-		} else {
-			docket_buf b = DOCKET_BUF_INIT;
-
-			if (docket_buf_put(&b, id, idlen < 64 ? idlen : 64) < 0) {
-				error = docket_error_set_oom();
-			} else {
-				error = docket_error_set(DOCKET_EINVALID,
-					"%s:%u:%u: unknown function `%s` (expected prefix_rule, network_rule or host_executable)",
-					name, call.line, call.col, b.ptr);
-			}
-			docket_buf_dispose(&b);
-			goto cleanup;
-		}
-		skip_ws(&lx, false);
-		if (!peek(&lx, '(')) {
-			error = lex_error(&lx, lx.line, lx.col, "expected '(' after the function name");
-			goto cleanup;
-		}
-		adv(&lx);
-		lx.in_call = true;
-		for (;;) {
-			size_t nlen, k;
-			const char *nid;
-			val *v;
-			unsigned aline, acol;
-			size_t save_i;
-			unsigned save_line, save_col;
-
-			skip_ws(&lx, true);
-			if (peek(&lx, ')')) {
-				adv(&lx);
-				break;
-			}
-			aline = lx.line;
-			acol = lx.col;
-			if (!(v = pol_alloc(p, sizeof(*v)))) {
-				error = docket_error_set_oom();
-				goto cleanup;
-			}
-			memset(v, 0, sizeof(*v));
-			/* keyword argument? */
-			save_i = lx.i;
-			save_line = lx.line;
-			save_col = lx.col;
-			nlen = lex_ident(&lx, &nid);
-			skip_ws(&lx, true);
-			if (nlen > 0 && peek(&lx, '=') && !(lx.i + 1 < lx.len && lx.t[lx.i + 1] == '=')) {
-				adv(&lx);
-				for (k = 0; params[k]; k++)
-					if (strlen(params[k]) == nlen && memcmp(params[k], nid, nlen) == 0)
-						break;
-				if (!params[k]) {
-					error = docket_error_set(DOCKET_EINVALID,
-						"%s:%u:%u: unexpected keyword argument `%.*s`", name, aline,
-						acol, (int)(nlen < 64 ? nlen : 64), nid);
-					goto cleanup;
-				}
-				if (args[k]) {
-					error = docket_error_set(DOCKET_EINVALID,
-						"%s:%u:%u: argument `%s` given twice", name, aline, acol, params[k]);
-					goto cleanup;
-				}
-				if ((error = parse_value(&lx, v, 0)) < 0 || (error = not_none(&lx, v, params[k])) < 0)
-					goto cleanup;
-				args[k] = v;
-			} else {
-				lx.i = save_i;
-				lx.line = save_line;
-				lx.col = save_col;
-				if (npos >= MAX_ARGS || !params[npos]) {
-					error = lex_error(&lx, aline, acol, "too many positional arguments");
-					goto cleanup;
-				}
-				if (args[npos]) {
-					error = lex_error(&lx, aline, acol, "argument given twice");
-					goto cleanup;
-				}
-				if ((error = parse_value(&lx, v, 0)) < 0 || (error = not_none(&lx, v, params[npos])) < 0)
-					goto cleanup;
-				args[npos++] = v;
-			}
-			skip_ws(&lx, true);
-			if (peek(&lx, ',')) {
-				adv(&lx);
-				continue;
-			}
-			if (peek(&lx, ')')) {
-				adv(&lx);
-				break;
-			}
-			error = lex_error(&lx, lx.line, lx.col, "expected ',' or ')' in the argument list");
-			goto cleanup;
-		}
-		lx.in_call = false;
-		if (which == 0) {
-			if (npend == cappend) {
-				size_t nc = cappend ? cappend * 2 : 16;
-				pending *np = docket_realloc(pend, nc * sizeof(*np));
-
-				if (!np) {
-					error = docket_error_set_oom();
-					goto cleanup;
-				}
-				pend = np;
-				cappend = nc;
-			}
-			memset(&pend[npend], 0, sizeof(pend[npend]));
-			if ((error = build_prefix_rule(&lx, args, &call, &pend[npend])) < 0)
-				goto cleanup;
-			npend++;
-		} else if (which == 1) {
-			if ((error = build_network_rule(&lx, args, &call)) < 0)
-				goto cleanup;
-		} else if ((error = build_host_executable(&lx, args, &call)) < 0) {
-			goto cleanup;
-		}
-next:
-		/* a statement ends at a newline, ';' or the end of the file */
-		skip_ws(&lx, false);
-		if (lx.i < lx.len && !peek(&lx, '\n') && !peek(&lx, ';')) {
-			error = lex_error(&lx, lx.line, lx.col, "expected a newline after the statement");
-			goto cleanup;
-		}
+		if ((error = statement(&lx, &pend)) < 0)
+			break;
 	}
-	error = validate_examples(&lx, pend, npend);
-cleanup:
+	if (error == 0)
+		error = validate_examples(&lx, pend.v, pend.n);
 	docket_free(lx.vars);
-	docket_free(pend);
+	docket_free(pend.v);
 	return error;
 }
 

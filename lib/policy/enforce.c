@@ -30,6 +30,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 typedef struct ef {
 	ev e;                     /* rule matching (anchors from the session's cwd) */
@@ -127,38 +128,66 @@ struct pol_epath {
 	size_t off, len, lit;     /* lit: the glob's bytes before its first wildcard */
 };
 
+/* What the path globs are built from besides the policy: the anchors of ev_path_rule_glob. */
+static int path_rules_key(const ef *f, docket_buf *key)
+{
+	const char *anchors[3] = { f->e.cwd, f->e.home, ev_project_root(&f->e) };
+	int error = 0;
+
+	docket_buf_clear(key);
+	for (size_t i = 0; i < 3 && error == 0; i++)
+		if ((error = docket_buf_putc(key, anchors[i] ? '+' : '-')) == 0 && anchors[i])
+			error = docket_buf_put(key, anchors[i], strlen(anchors[i]) + 1);
+	return error;
+}
+
 /*
  * The Read (list 0) and Edit (list 1) deny/ask rules on paths, with their
  * globs built once per call instead of once per operand and rule (res->epath:
- * Read's, then Edit's; grown once, so a warm result does not allocate).
+ * Read's, then Edit's; grown once, so a warm result does not allocate), and
+ * kept for the next call of the same policy and anchors.
  */
 static int find_path_rules(ef *f)
 {
 	docket_policy_result *r = f->res;
 	docket_buf *g = &r->etmp2;
+	bool skipped = false;
 	int error;
 
+	if (!f->p->read_rules && !f->p->edit_rules) {
+		r->nepath[0] = r->nepath[1] = 0;
+		r->epath_serial = 0;
+		return 0;
+	}
+	if ((error = path_rules_key(f, &r->epath_key2)) < 0)
+		return error;
+	if (r->epath_serial == f->p->serial && r->epath_key2.len == r->epath_key.len &&
+	    memcmp(r->epath_key2.ptr, r->epath_key.ptr, r->epath_key.len) == 0)
+		return 0;   /* the previous call's policy and anchors: its globs hold */
+	r->epath_serial = 0;
 	r->nepath[0] = r->nepath[1] = 0;
 	docket_buf_clear(&r->eglobs);
-	if (!f->p->read_rules && !f->p->edit_rules)
-		return 0;
 	if ((error = ev_grow((void **)&r->epath, &r->capepath, 2 * f->p->ntools + 1, sizeof(*r->epath))) < 0)
 		return error;
-	for (int list = 0; list < 2; list++)
-		for (size_t k = 0; k < f->p->ntools; k++) {
+	for (int list = 0; list < 2; list++) {
+		const pol_rule_list *l = pol_tools_of(f->p, list ? TK_EDIT : TK_READ);
+
+		for (size_t j = 0; j < l->n; j++) {
+			uint32_t k = l->v[j];
 			const pol_tool_rule *t = &f->p->tools[k];
 			struct pol_epath *e = &r->epath[r->nepath[0] + r->nepath[1]];
 
-			if (t->decision <= POL_ALLOW || t->kind == TK_ANY ||
-			    !ev_tool_kind_applies(t, list ? TK_EDIT : TK_READ, NULL))
+			if (t->decision <= POL_ALLOW || t->kind == TK_ANY)
 				continue;
 			if (t->spec_kind != SPEC_PATH && t->spec_kind != SPEC_NONE)
 				continue;
 			e->rule = (uint32_t)k;
 			e->off = SIZE_MAX;
 			if (t->spec_kind == SPEC_PATH) {
-				if (!ev_path_rule_glob(&f->e, t, g))
+				if (!ev_path_rule_glob(&f->e, t, g)) {
+					skipped = true;   /* not kept: out of memory is no reason to skip it next time */
 					continue;   /* no base (no HOME): the rule matches nothing, as in the engine */
+				}
 				e->off = r->eglobs.len;
 				e->len = g->len;
 				e->lit = strcspn(g->ptr, "*?[");
@@ -168,6 +197,11 @@ static int find_path_rules(ef *f)
 			}
 			r->nepath[list]++;
 		}
+	}
+	docket_buf_clear(&r->epath_key);
+	if (skipped || (error = docket_buf_put(&r->epath_key, r->epath_key2.ptr, r->epath_key2.len)) < 0)
+		return 0;   /* not kept: built again next call */
+	r->epath_serial = f->p->serial;
 	return 0;
 }
 
@@ -368,7 +402,7 @@ static int judge_code(ef *f, const char *lang, int *out)
 
 	memset(&c, 0, sizeof(c));
 	c.tool = CT_RUN_CODE;
-	c.name = "run_code";
+	c.name = DOCKET_TOOL_RUN_CODE;
 	c.language = lang;
 	if ((error = sub_result(f, &r)) < 0 || (error = docket_policy_eval(r, f->p, &c, f->ctx)) < 0)
 		return error;
@@ -380,9 +414,12 @@ static bool policy_gates_installs(const docket_policy *p)
 {
 	if (p->npkgs)
 		return true;
-	for (size_t k = 0; k < p->ntools; k++)
-		if (p->tools[k].kind == TK_NAME && p->tools[k].name && strcmp(p->tools[k].name, "install_packages") == 0)
+	for (size_t j = 0; j < pol_tools_of(p, TK_NAME)->n; j++) {
+		const pol_tool_rule *t = &p->tools[pol_tools_of(p, TK_NAME)->v[j]];
+
+		if (t->kind == TK_NAME && t->name && strcmp(t->name, DOCKET_TOOL_INSTALL_PACKAGES) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -405,7 +442,7 @@ static int judge_install(ef *f, const sh_analysis *a, const sh_install *in, int 
 		pk[i] = (a->word_flags[in->pkgs[i]] & SHW_DYNAMIC) ? "$" : sh_word(a, in->pkgs[i]);
 	memset(&c, 0, sizeof(c));
 	c.tool = CT_INSTALL;
-	c.name = "install_packages";
+	c.name = DOCKET_TOOL_INSTALL_PACKAGES;
 	c.ecosystem = in->ecosystem;
 	c.packages = pk;
 	c.npackages = in->npkgs;
@@ -633,10 +670,10 @@ static int enforce_host(ef *f)
 			return raise_to(f, POL_ASK, "host", "`", h,
 					"` may be the internationalised host of a rule docket cannot compare it with");
 	}
-	for (size_t k = 0; k < f->p->ntools; k++) {
-		const pol_tool_rule *t = &f->p->tools[k];
+	for (size_t j = 0; j < pol_tools_of(f->p, TK_WEBFETCH)->n; j++) {
+		const pol_tool_rule *t = &f->p->tools[pol_tools_of(f->p, TK_WEBFETCH)->v[j]];
 
-		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN && ev_tool_kind_applies(t, TK_WEBFETCH, NULL) &&
+		if (t->decision > POL_ALLOW && t->spec_kind == SPEC_DOMAIN &&
 		    pol_host_equivalence(t->spec, t->spec_len, h) == POL_HOST_UNKNOWN)
 			return raise_to(f, POL_ASK, "host", "`", h,
 					"` may be the internationalised host of a rule docket cannot compare it with");

@@ -21,6 +21,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 #define PROMPT_CONFLICT_REASON "approval required by policy, but AskForApproval is set to Never"
 #define REJECT_SANDBOX_REASON "approval required by policy, but AskForApproval::Granular.sandbox_approval is false"
@@ -88,23 +89,36 @@ void ev_add_match(docket_policy_result *r, int rule, int decision, size_t seg, s
 	m->resolved = resolved;
 }
 
+static int add_reason_text(docket_policy_result *r, const char *code, const char *text)
+{
+	int error;
+
+	if (r->nreasons >= POL_MAX_REASONS)
+		return 0;
+	r->reasons[r->nreasons].code = code;
+	r->reasons[r->nreasons].text_off = r->text.len;
+	if ((error = docket_buf_puts(&r->text, text)) < 0 || (error = docket_buf_putc(&r->text, '\0')) < 0)
+		return error;
+	r->nreasons++;
+	return 0;
+}
+
 int ev_add_reason(docket_policy_result *r, const char *code, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
-	int error;
 
 	if (r->nreasons >= POL_MAX_REASONS)
 		return 0;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	r->reasons[r->nreasons].code = code;
-	r->reasons[r->nreasons].text_off = r->text.len;
-	if ((error = docket_buf_puts(&r->text, line)) < 0 || (error = docket_buf_putc(&r->text, '\0')) < 0)
-		return error;
-	r->nreasons++;
-	return 0;
+	return add_reason_text(r, code, line);
+}
+
+int ev_add_why(docket_policy_result *r, const char *why)
+{
+	return add_reason_text(r, why, ev_why_text(why));
 }
 
 /* ---- the common end of every evaluator ---- */
@@ -179,35 +193,44 @@ const char *ev_allowed_why(const ev *e)
 	return e->fs_kind == FS_UNRESTRICTED ? "unrestricted" : "sandboxed";
 }
 
+static const struct why_text {
+	const char *why, *text;
+} why_texts[] = {
+	{ "known_safe", "known safe (read-only) command" },
+	{ "dangerous", "dangerous command" },
+	{ "sandboxed", "runs inside the sandbox" },
+	{ "not_known_safe", "not known to be safe and the approval mode is untrusted" },
+	{ "unrestricted", "no rule matched and the sandbox is unrestricted" },
+	{ "escalation_requested", "asks to run outside the sandbox" },
+	{ "session_grant", "approved for this session" },
+	{ "bypass_permissions", "permission mode bypassPermissions" },
+	{ "dont_ask", "permission mode dontAsk denies what is not allowed" },
+	{ "plan_mode", "plan mode: only read-only actions run without asking" },
+	{ "read_only", "read-only action" },
+	{ "accept_edits", "permission mode acceptEdits allows edits in the project" },
+	{ "sensitive_path", "writes under .git/ or .claude/ always ask" },
+	{ "cd_outside", "cd to a directory outside the working directories" },
+	{ "cd_climbs", "a path through a directory and '..'" },
+	{ "cd_git", "cd before a git command" },
+	{ "cd_write", "cd before a command that changes files" },
+	{ "preapproved_host", "a documentation host Claude Code's WebFetch reads without a rule" },
+	{ "outside_writable_roots", "writes outside the writable roots" },
+	{ "protected_path", "writes a protected path" },
+	{ "outside_workspace", "outside the workspace" },
+	{ "network_disabled", "network access is disabled" },
+	{ "invalid_package_spec", "package spec rejected" },
+	{ "not_in_allowlist", "not in the allowlist" },
+	{ "language_not_allowed", "language not allowed" },
+	{ NULL, NULL }
+};
+
 const char *ev_why_text(const char *why)
 {
 	if (!why)
 		return "no rule matched";
-	if (strcmp(why, "known_safe") == 0) return "known safe (read-only) command";
-	if (strcmp(why, "dangerous") == 0) return "dangerous command";
-	if (strcmp(why, "sandboxed") == 0) return "runs inside the sandbox";
-	if (strcmp(why, "not_known_safe") == 0) return "not known to be safe and the approval mode is untrusted";
-	if (strcmp(why, "unrestricted") == 0) return "no rule matched and the sandbox is unrestricted";
-	if (strcmp(why, "escalation_requested") == 0) return "asks to run outside the sandbox";
-	if (strcmp(why, "session_grant") == 0) return "approved for this session";
-	if (strcmp(why, "bypass_permissions") == 0) return "permission mode bypassPermissions";
-	if (strcmp(why, "dont_ask") == 0) return "permission mode dontAsk denies what is not allowed";
-	if (strcmp(why, "plan_mode") == 0) return "plan mode: only read-only actions run without asking";
-	if (strcmp(why, "read_only") == 0) return "read-only action";
-	if (strcmp(why, "accept_edits") == 0) return "permission mode acceptEdits allows edits in the project";
-	if (strcmp(why, "sensitive_path") == 0) return "writes under .git/ or .claude/ always ask";
-	if (strcmp(why, "cd_outside") == 0) return "cd to a directory outside the working directories";
-	if (strcmp(why, "cd_climbs") == 0) return "a path through a directory and '..'";
-	if (strcmp(why, "cd_git") == 0) return "cd before a git command";
-	if (strcmp(why, "cd_write") == 0) return "cd before a command that changes files";
-	if (strcmp(why, "preapproved_host") == 0) return "a documentation host Claude Code's WebFetch reads without a rule";
-	if (strcmp(why, "outside_writable_roots") == 0) return "writes outside the writable roots";
-	if (strcmp(why, "protected_path") == 0) return "writes a protected path";
-	if (strcmp(why, "outside_workspace") == 0) return "outside the workspace";
-	if (strcmp(why, "network_disabled") == 0) return "network access is disabled";
-	if (strcmp(why, "invalid_package_spec") == 0) return "package spec rejected";
-	if (strcmp(why, "not_in_allowlist") == 0) return "not in the allowlist";
-	if (strcmp(why, "language_not_allowed") == 0) return "language not allowed";
+	for (const struct why_text *w = why_texts; w->why; w++)
+		if (w->why[0] == why[0] && strcmp(w->why, why) == 0)
+			return w->text;
 	return "no rule matched";
 }
 
@@ -248,7 +271,7 @@ int ev_conclude(ev *e, int dec, const char *why)
 
 	if ((error = ev_tool_rule_reason(e, dec)) < 0)
 		return error;
-	if (why && (error = ev_add_reason(e->res, why, "%s", ev_why_text(why))) < 0)
+	if (why && (error = ev_add_why(e->res, why)) < 0)
 		return error;
 	if ((error = ev_approval_gate(e, &dec)) < 0)
 		return error;
@@ -473,14 +496,15 @@ static bool claude_rule_inert(const ev *e, const pol_tool_rule *t)
 {
 	if (e->p->heuristics != HEUR_CLAUDE || t->kind != TK_EDIT)
 		return false;
-	if (strcmp(t->name, "Write") == 0 && t->spec_kind != SPEC_NONE)
+	if (strcmp(t->name, DOCKET_TOOL_CLAUDE_WRITE) == 0 && t->spec_kind != SPEC_NONE)
 		return true;
 	/* MultiEdit and NotebookEdit rules name their own tools only (2.1.332) */
-	if ((strcmp(t->name, "MultiEdit") == 0 || strcmp(t->name, "NotebookEdit") == 0) &&
+	if ((strcmp(t->name, DOCKET_TOOL_CLAUDE_MULTI_EDIT) == 0 ||
+	     strcmp(t->name, DOCKET_TOOL_CLAUDE_NOTEBOOK_EDIT) == 0) &&
 	    !(e->call->name && strcmp(e->call->name, t->name) == 0))
 		return true;
-	return t->spec_kind == SPEC_NONE && strcmp(t->name, "Edit") == 0 && e->call->name &&
-	       strcmp(e->call->name, "Write") == 0;
+	return t->spec_kind == SPEC_NONE && strcmp(t->name, DOCKET_TOOL_CLAUDE_EDIT) == 0 && e->call->name &&
+	       strcmp(e->call->name, DOCKET_TOOL_CLAUDE_WRITE) == 0;
 }
 
 static bool claude_sensitive(const ev *e, const char *path)
@@ -496,6 +520,7 @@ static int eval_paths(ev *e, bool write)
 	const docket_policy_call *c = e->call;
 	int dec = POL_ALLOW, error;
 	int kind = write ? TK_EDIT : TK_READ;
+	const pol_rule_list *l = pol_tools_of(e->p, kind);
 	const char *why_all = NULL;
 	bool all_rule_allow = c->npaths > 0;
 
@@ -518,10 +543,11 @@ static int eval_paths(ev *e, bool write)
 		if ((error = docket_buf_puts(&r->text, r->tmp.ptr)) < 0 || (error = docket_buf_putc(&r->text, '\0')) < 0)
 			return error;
 		path = r->text.ptr + r->text.len - r->tmp.len - 1;
-		for (size_t k = 0; k < e->p->ntools; k++) {
+		for (size_t j = 0; j < l->n; j++) {
+			uint32_t k = l->v[j];
 			const pol_tool_rule *t = &e->p->tools[k];
 
-			if (!ev_tool_kind_applies(t, kind, NULL) || claude_rule_inert(e, t))
+			if (claude_rule_inert(e, t))
 				continue;
 			if (!ev_path_rule_matches(e, t, path))
 				continue;
@@ -616,11 +642,10 @@ static int eval_network(ev *e)
 		d = ev_max(d, n->decision);
 		host_rule = true;
 	}
-	for (size_t k = 0; k < e->p->ntools; k++) {
+	for (size_t j = 0; j < pol_tools_of(e->p, TK_WEBFETCH)->n; j++) {
+		uint32_t k = pol_tools_of(e->p, TK_WEBFETCH)->v[j];
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (!ev_tool_kind_applies(t, TK_WEBFETCH, NULL))
-			continue;
 		if (t->spec_kind == SPEC_DOMAIN) {
 			char lowered[256];
 			size_t n = t->spec_len < sizeof(lowered) - 1 ? t->spec_len : sizeof(lowered) - 1;
@@ -665,7 +690,7 @@ static int eval_network(ev *e)
 				return error;
 			break;
 		}
-	if (why && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+	if (why && (error = ev_add_why(r, why)) < 0)
 		return error;
 	if ((error = ev_approval_gate(e, &d)) < 0)
 		return error;
@@ -682,10 +707,12 @@ static int eval_network(ev *e)
 
 static int name_rules(ev *e, int kind, const char *name, bool *matched)
 {
+	const pol_rule_list *l = pol_tools_of(e->p, kind);
 	int d = -1;
 
 	*matched = false;
-	for (size_t k = 0; k < e->p->ntools; k++) {
+	for (size_t j = 0; j < l->n; j++) {
+		uint32_t k = l->v[j];
 		const pol_tool_rule *t = &e->p->tools[k];
 
 		if (!ev_tool_kind_applies(t, kind, name))
@@ -703,7 +730,7 @@ static int eval_run_code(ev *e)
 {
 	docket_policy_result *r = e->res;
 	bool matched;
-	int d = name_rules(e, TK_NAME, "run_code", &matched), error;
+	int d = name_rules(e, TK_NAME, DOCKET_TOOL_RUN_CODE, &matched), error;
 	const char *why = NULL;
 
 	if (e->p->languages_set) {
@@ -728,7 +755,7 @@ static int eval_run_code(ev *e)
 	r->sandbox = (e->sandbox == SB_READ_ONLY || e->sandbox == SB_WORKSPACE_WRITE) ? 1 : 0;
 	if ((error = ev_tool_rule_reason(e, d)) < 0)
 		return error;
-	if (why && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+	if (why && (error = ev_add_why(r, why)) < 0)
 		return error;
 	if ((error = ev_approval_gate(e, &d)) < 0 || (error = ev_unsupported_gate(e, &d, false)) < 0)
 		return error;
@@ -787,7 +814,7 @@ static int eval_install(ev *e)
 	const docket_policy_call *c = e->call;
 	const pol_pkg_eco *eco = NULL;
 	bool matched;
-	int d = name_rules(e, TK_NAME, "install_packages", &matched), error;
+	int d = name_rules(e, TK_NAME, DOCKET_TOOL_INSTALL_PACKAGES, &matched), error;
 	const char *why = NULL;
 
 	if (c->npackages == 0) {
@@ -933,6 +960,8 @@ int docket_policy_eval(docket_policy_result *res, const docket_policy *p,
 	int error;
 
 	result_reset(res, p);
+	if (!pol_finalized(p))
+		return docket_error_set(DOCKET_EINVALID, "policy %s is not finalized", p->source);
 	ev_setup(&e, res, p, call, ctx);
 	switch (call->tool) {
 	case CT_SHELL: error = ev_eval_shell(&e); break;

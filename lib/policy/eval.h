@@ -40,6 +40,8 @@ int ev_push_words(docket_policy_result *r, const char *const *w, size_t n, size_
 int ev_add_segment(docket_policy_result *r, const char *const *w, size_t n);
 void ev_add_match(docket_policy_result *r, int rule, int decision, size_t seg, size_t plen, bool resolved);
 int ev_add_reason(docket_policy_result *r, const char *code, const char *fmt, ...) DOCKET_PRINTF(3, 4);
+/* ev_add_reason(r, why, "%s", ev_why_text(why)), without formatting. */
+int ev_add_why(docket_policy_result *r, const char *why) DOCKET_MUST_USE;
 
 /* ---- rules, modes and the common end (eval.c) ---- */
 bool ev_tool_kind_applies(const pol_tool_rule *t, int kind, const char *name);

@@ -13,26 +13,9 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 /* ---- Codex prefix rules ---- */
-
-static void prefix_range(const docket_policy *p, const char *prog, size_t *lo_out, size_t *hi_out)
-{
-	size_t lo = 0, hi = p->nprefix;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(p->prefix[p->prefix_index[mid]].program, prog) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*lo_out = lo;
-	while (lo < p->nprefix && strcmp(p->prefix[p->prefix_index[lo]].program, prog) == 0)
-		lo++;
-	*hi_out = lo;
-}
 
 static bool rule_rest_matches(const pol_prefix_rule *r, const char *const *argv, size_t argc)
 {
@@ -54,9 +37,8 @@ static size_t match_program(const docket_policy *p, const char *prog, const char
 {
 	size_t lo, hi, n = 0;
 
-	if (!p->prefix_index)
+	if (!pol_program_rules(p, prog, &lo, &hi))
 		return 0;
-	prefix_range(p, prog, &lo, &hi);
 	for (size_t i = lo; i < hi && n < cap; i++) {
 		uint32_t ri = p->prefix_index[i];
 		const pol_prefix_rule *r = &p->prefix[ri];
@@ -318,13 +300,16 @@ enum { RULES_ALL = 0, RULES_WHOLE, RULES_DENY };
 static int bash_rules(ev *e, const char *text, size_t len, size_t seg, int which, bool *allow_rule)
 {
 	const docket_policy *p = e->p;
+	const pol_rule_list *l = pol_tools_of(p, TK_BASH);
 	bool whole_only = which == RULES_WHOLE;
 	int dec = -1;
 
-	for (size_t i = 0; i < p->ntools; i++) {
+	for (size_t j = 0; j < l->n; j++) {
+		uint32_t i = l->v[j];
 		const pol_tool_rule *t = &p->tools[i];
 
-		if (!ev_tool_kind_applies(t, TK_BASH, "Bash"))
+		/* the first byte rejects most rules before anything else is read */
+		if (l->lead[j] && (len == 0 || (unsigned char)text[0] != l->lead[j]))
 			continue;
 		if (which == RULES_DENY && t->decision != POL_DENY)
 			continue;
@@ -419,11 +404,14 @@ static int path_deny(ev *e, const char *path, size_t seg, int kind)
 	docket_buf_clear(child);
 	if (docket_buf_puts(child, path) < 0 || docket_buf_puts(child, "/-") < 0)
 		return -1;
-	for (size_t k = 0; k < e->p->ntools; k++) {
+	const pol_rule_list *l = pol_tools_of(e->p, kind);
+
+	for (size_t j = 0; j < l->n; j++) {
+		uint32_t k = l->v[j];
 		const pol_tool_rule *t = &e->p->tools[k];
 
-		if (t->decision == POL_DENY && ev_tool_kind_applies(t, kind, NULL) && t->kind != TK_ANY &&
-		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, "Edit") == 0)) &&
+		if (t->decision == POL_DENY && t->kind != TK_ANY &&
+		    (kind == TK_READ || (t->spec_kind == SPEC_PATH && strcmp(t->name, DOCKET_TOOL_CLAUDE_EDIT) == 0)) &&
 		    (ev_path_rule_matches(e, t, path) || ev_path_rule_matches(e, t, child->ptr))) {
 			ev_add_match(e->res, -2 - (int)k, POL_DENY, seg, 0, false);
 			return POL_DENY;
@@ -846,7 +834,7 @@ int ev_eval_shell(ev *e)
 		const char *why = NULL;
 		int d = claude_cd_check(e, &why);
 
-		if (d > dec && (error = ev_add_reason(r, why, "%s", ev_why_text(why))) < 0)
+		if (d > dec && (error = ev_add_why(r, why)) < 0)
 			return error;
 		dec = ev_max(dec, d);
 	}
@@ -895,7 +883,7 @@ int ev_eval_shell(ev *e)
 			continue;
 		for (size_t k = 0; k < g; k++)
 			seen = seen || (r->segs[k].why && s->why && strcmp(r->segs[k].why, s->why) == 0);
-		if (!seen && (error = ev_add_reason(r, s->why, "%s", ev_why_text(s->why))) < 0)
+		if (!seen && (error = ev_add_why(r, s->why)) < 0)
 			return error;
 	}
 	if (e->p->format == DOCKET_POLICY_CODEX || e->p->heuristics == HEUR_CODEX)

@@ -9,6 +9,7 @@
 #include "policy.h"
 
 #include "util/error.h"
+#include "util/tool.h"
 
 static int append_grant(json_t *grants, const char *key, const json_t *value)
 {
@@ -51,8 +52,9 @@ static bool tool_is(const char *tool, const char *const *names)
  */
 int docket_policy_grant_from_intent(json_t *grants, const json_t *intent)
 {
-	static const char *const shells[] = { "shell", "local_shell", "shell_command", "exec_command", NULL };
-	static const char *const files[] = { "read_file", "write_file", NULL };
+	static const char *const shells[] = { DOCKET_TOOL_SHELL, DOCKET_TOOL_CODEX_LOCAL_SHELL, DOCKET_TOOL_CODEX_SHELL_COMMAND,
+		DOCKET_TOOL_CODEX_EXEC_COMMAND, NULL };
+	static const char *const files[] = { DOCKET_TOOL_READ_FILE, DOCKET_TOOL_WRITE_FILE, NULL };
 	const char *tool = json_string_value(json_object_get(intent, "tool"));
 	const json_t *args = json_object_get(intent, "args");
 	const json_t *cmd = json_object_get(args, "command");
@@ -66,7 +68,7 @@ int docket_policy_grant_from_intent(json_t *grants, const json_t *intent)
 		return argv_ok(cmd) ? append_grant(grants, "command", cmd) : 0;
 	if (tool_is(tool, files))
 		return path_ok(path) ? append_grant(grants, "path", path) : 0;
-	if (!tool || strcmp(tool, "apply_patch") != 0 || !json_is_array(changes))
+	if (!tool || strcmp(tool, DOCKET_TOOL_APPLY_PATCH) != 0 || !json_is_array(changes))
 		return 0;
 	json_array_foreach(changes, i, c) {
 		const json_t *p = json_object_get(c, "path");

@@ -25,6 +25,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 static int add(json_t *out, const char *severity, const char *code, const pol_origin *o, const char *rule,
 	       const char *fmt, ...) DOCKET_PRINTF(6, 7);
@@ -152,7 +153,7 @@ static int probe_one(probe *pr, const docket_policy *p, json_t *cmd, int *engine
 
 	if (!args)
 		return docket_error_set_oom();
-	if ((error = docket_policy_call_from_args(&call, "shell", args)) == 0 &&
+	if ((error = docket_policy_call_from_args(&call, DOCKET_TOOL_SHELL, args)) == 0 &&
 	    (error = docket_policy_eval_enforced(pr->res, p, call, pr->ctx)) == 0) {
 		*engine = (int)docket_policy_result_engine_verdict(pr->res);
 		*enforced = (int)docket_policy_result_verdict(pr->res);

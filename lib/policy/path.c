@@ -114,6 +114,7 @@ typedef struct glob_nfa {
 	bool path_mode;
 	uint64_t *cur, *next; /* (plen + 1) bits each; bit plen: accepted */
 	size_t words;
+	size_t first;         /* no state below it is set (edges only go forward) */
 } glob_nfa;
 
 #define GLOB_STACK_WORDS 64 /* patterns up to 4095 bytes need no heap */
@@ -158,7 +159,7 @@ static void closure(const glob_nfa *g, uint64_t *set)
 {
 	size_t len;
 
-	for (size_t i = 0; i < g->plen; i += len) {
+	for (size_t i = g->first; i < g->plen; i += len) {
 		int t = tok_at(g, i, &len);
 
 		if ((t == TOK_STAR || t == TOK_ANY || t == TOK_COMPONENTS) && bit_get(set, i))
@@ -178,7 +179,7 @@ static bool step(glob_nfa *g, char ch)
 	size_t len;
 
 	memset(g->next, 0, g->words * sizeof(*g->next));
-	for (size_t i = 0; i < g->plen; i += len) {
+	for (size_t i = g->first; i < g->plen; i += len) {
 		int t = tok_at(g, i, &len);
 		bool at = bit_get(g->cur, i), in_run = t == TOK_COMPONENTS && bit_get(g->cur, i + 1);
 
@@ -202,12 +203,18 @@ static bool step(glob_nfa *g, char ch)
 	return any != 0;
 }
 
-/* Start g on pattern[0..plen): the stack words, or heap ones for long patterns. false: no memory. */
-static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode, uint64_t *stack, uint64_t **heap)
+/*
+ * Start g on pattern[0..plen) in state `at` (a token boundary: 0, or the end
+ * of a literal run): the stack words, or heap ones for long patterns.
+ * false: no memory.
+ */
+static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode, uint64_t *stack, uint64_t **heap,
+		       size_t at)
 {
 	g->pat = pat;
 	g->plen = plen;
 	g->path_mode = path_mode;
+	g->first = at;
 	g->words = plen / 64 + 1;
 	g->cur = stack;
 	g->next = stack + GLOB_STACK_WORDS;
@@ -219,7 +226,7 @@ static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode
 		g->next = *heap + g->words;
 	}
 	memset(g->cur, 0, g->words * sizeof(*g->cur));
-	bit_set(g->cur, 0);
+	bit_set(g->cur, at);
 	closure(g, g->cur);
 	return true;
 }
@@ -235,11 +242,21 @@ static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, b
 	glob_nfa g;
 	uint64_t *heap = NULL;
 	bool matched = false;
+	size_t lit = 0;
 
-	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
-	if (!glob_start(&g, pat, plen, path_mode, stack, &heap))
+	/*
+	 * The pattern's leading literals, short of its end, are matched by one
+	 * comparison: over them the state set is the one position reached, and
+	 * it cannot accept before the pattern's end.
+	 */
+	while (lit + 1 < plen && pat[lit] != '*' && pat[lit] != '?')
+		lit++;
+	if (lit > slen || memcmp(pat, s, lit) != 0)
 		return false;
-	for (size_t k = 0; k < slen && !matched; k++) {
+	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
+	if (!glob_start(&g, pat, plen, path_mode, stack, &heap, lit))
+		return false;
+	for (size_t k = lit; k < slen && !matched; k++) {
 		if (prefixes && k > 0 && s[k] == '/' && bit_get(g.cur, plen))
 			matched = true;
 		else if (!step(&g, s[k]))
@@ -262,7 +279,7 @@ bool path_glob_reaches(const char *pattern, size_t plen, const char *dir)
 
 	if (plen > 1 && pattern[plen - 1] == '/')
 		plen--;
-	if (!glob_start(&g, pattern, plen, true, stack, &heap))
+	if (!glob_start(&g, pattern, plen, true, stack, &heap, 0))
 		return true;   /* no memory: cannot tell, so it may */
 	while (n > 1 && dir[n - 1] == '/')
 		n--;

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +158,10 @@ void docket_policy_free(docket_policy *p)
 	pol_arena_free(p->arena);
 	docket_free(p->prefix);
 	docket_free(p->prefix_index);
+	docket_htab_dispose(&p->programs);
 	docket_free(p->tools);
+	docket_free(p->tool_index);
+	docket_free(p->tool_lead);
 	docket_free(p->net);
 	docket_free(p->hostexe);
 	docket_free(p->pkgs);
@@ -260,13 +264,9 @@ static void sort_index(const docket_policy *p, uint32_t *a, uint32_t *tmp, size_
 	memcpy(a, tmp, n * sizeof(*a));
 }
 
-int pol_finalize(docket_policy *p)
+/* Which tool rules the enforced verdict must consult (enforce.c). */
+static void note_rule_kinds(docket_policy *p)
 {
-	uint32_t *tmp;
-
-	docket_free(p->prefix_index);
-	p->prefix_index = NULL;
-	/* which tool rules the enforced verdict must consult (enforce.c) */
 	p->bash_rules = p->read_rules = p->edit_rules = false;
 	for (size_t i = 0; i < p->ntools; i++) {
 		const pol_tool_rule *t = &p->tools[i];
@@ -275,6 +275,121 @@ int pol_finalize(docket_policy *p)
 		p->read_rules = p->read_rules || (t->decision > POL_ALLOW && (t->kind == TK_READ || t->kind == TK_ANY));
 		p->edit_rules = p->edit_rules || (t->decision > POL_ALLOW && (t->kind == TK_EDIT || t->kind == TK_ANY));
 	}
+}
+
+/* The first byte of the command text a Bash rule can match; 0: any (eval_shell.c bash_spec_matches). */
+static unsigned char bash_lead(const pol_tool_rule *t)
+{
+	if (t->kind != TK_BASH || !t->spec || t->spec_len == 0)
+		return 0;
+	if (t->spec_kind == SPEC_EXACT || t->spec_kind == SPEC_PREFIX || (t->spec_kind == SPEC_GLOB && t->lit_len))
+		return (unsigned char)t->spec[0];
+	return 0;
+}
+
+/* tools_of (invariant 4): per kind, its rules and the TK_ANY rules, in source order. */
+static int index_tools(docket_policy *p)
+{
+	size_t nany = 0, total, used = 0;
+	uint32_t *v;
+	pol_rule_list *bash = &p->tools_of[TK_BASH];
+
+	docket_free(p->tool_index);
+	docket_free(p->tool_lead);
+	p->tool_index = NULL;
+	p->tool_lead = NULL;
+	memset(p->tools_of, 0, sizeof(p->tools_of));
+	if (p->ntools == 0)
+		return 0;
+	if (p->ntools > UINT32_MAX / TK_COUNT)
+		return docket_error_set(DOCKET_EINVALID, "too many rules");
+	for (size_t i = 0; i < p->ntools; i++)
+		nany += p->tools[i].kind == TK_ANY;
+	total = p->ntools + nany * (TK_COUNT - 1);
+	if (!(v = p->tool_index = docket_malloc(total * sizeof(*v))))
+		return docket_error_set_oom();
+	for (int k = 0; k < TK_COUNT; k++) {
+		p->tools_of[k].v = v + used;
+		for (size_t i = 0; i < p->ntools; i++)
+			if (p->tools[i].kind == k || p->tools[i].kind == TK_ANY)
+				v[used++] = (uint32_t)i;
+		p->tools_of[k].n = (size_t)(v + used - p->tools_of[k].v);
+	}
+	if (bash->n == 0)
+		return 0;
+	if (!(p->tool_lead = docket_malloc(bash->n)))
+		return docket_error_set_oom();
+	for (size_t j = 0; j < bash->n; j++)
+		p->tool_lead[j] = bash_lead(&p->tools[bash->v[j]]);
+	bash->lead = p->tool_lead;
+	return 0;
+}
+
+static int program_eq(const void *slot, const void *key)
+{
+	return strcmp(((const pol_program_run *)slot)->program, key) == 0;
+}
+
+/* programs (invariant 4): each program's run of the sorted prefix_index. */
+static int index_programs(docket_policy *p)
+{
+	int error;
+
+	docket_htab_dispose(&p->programs);
+	p->programs = (docket_htab)DOCKET_HTAB_INIT(pol_program_run);
+	for (size_t lo = 0, hi; lo < p->nprefix; lo = hi) {
+		const char *prog = p->prefix[p->prefix_index[lo]].program;
+		uint32_t h = docket_hash(DOCKET_HASH_SEED, prog, strlen(prog));
+		pol_program_run *run;
+
+		for (hi = lo + 1; hi < p->nprefix && strcmp(p->prefix[p->prefix_index[hi]].program, prog) == 0; hi++)
+			;
+		if ((error = docket_htab_reserve(&p->programs)) < 0)
+			return error;
+		run = docket_htab_find(&p->programs, h, program_eq, prog);
+		run->program = prog;
+		run->lo = (uint32_t)lo;
+		run->hi = (uint32_t)hi;
+		docket_htab_take(&p->programs, run, h);
+	}
+	return 0;
+}
+
+bool pol_program_rules(const docket_policy *p, const char *program, size_t *lo, size_t *hi)
+{
+	const pol_program_run *run;
+
+	if (!p->programs.n)
+		return false;
+	run = docket_htab_find(&p->programs, docket_hash(DOCKET_HASH_SEED, program, strlen(program)), program_eq,
+			       program);
+	if (docket_htab_free_at(&p->programs, run))
+		return false;
+	*lo = run->lo;
+	*hi = run->hi;
+	return true;
+}
+
+bool pol_finalized(const docket_policy *p)
+{
+	return (p->ntools == 0 || p->tool_index) && (p->nprefix == 0 || p->programs.n);
+}
+
+int pol_finalize(docket_policy *p)
+{
+	static atomic_uint_fast64_t serials;
+	uint32_t *tmp;
+	int error;
+
+	/* what a result built from this policy (enforce.c's path globs) is keyed by */
+	p->serial = (uint64_t)atomic_fetch_add(&serials, 1) + 1;
+
+	docket_free(p->prefix_index);
+	p->prefix_index = NULL;
+	docket_htab_dispose(&p->programs);
+	note_rule_kinds(p);
+	if ((error = index_tools(p)) < 0)
+		return error;
 	if (p->nprefix > UINT32_MAX)
 		return docket_error_set(DOCKET_EINVALID, "too many rules");
 	if (p->nprefix) {
@@ -289,7 +404,7 @@ int pol_finalize(docket_policy *p)
 		sort_index(p, p->prefix_index, tmp, p->nprefix);
 		docket_free(tmp);
 	}
-	return 0;
+	return index_programs(p);
 }
 
 docket_policy_format docket_policy_get_format(const docket_policy *p)

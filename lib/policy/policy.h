@@ -10,6 +10,11 @@
  *      so rules for one program are contiguous and keep their source order.
  *   3. The policy is never written after pol_finalize(): evaluation only
  *      reads it, so one policy may serve many threads.
+ *   4. tools_of[k] lists, in source order, the tool rules that may apply to
+ *      a call of kind k (enum pol_tool_kind): the rules of kind k and the
+ *      TK_ANY rules; programs maps each prefix rule program to its run
+ *      [lo, hi) of prefix_index. The evaluator walks these, never all rules,
+ *      and refuses a policy with rules but without them (not finalized).
  */
 #ifndef DOCKET_POLICY_PRIV_H
 #define DOCKET_POLICY_PRIV_H
@@ -20,6 +25,7 @@
 
 #include "docket/policy.h"
 #include "util/buf.h"
+#include "util/htab.h"
 #include "util/jv.h"
 
 /* Decisions, strictest last; they map onto docket_verdict one to one. */
@@ -79,7 +85,8 @@ enum pol_tool_kind {
 	TK_EDIT,        /* write_file, apply_patch (Claude's Edit/Write/MultiEdit/NotebookEdit) */
 	TK_WEBFETCH,    /* network */
 	TK_MCP,         /* mcp__server__tool, mcp__server, mcp__* */
-	TK_NAME         /* any other tool, matched by name */
+	TK_NAME,        /* any other tool, matched by name */
+	TK_COUNT
 };
 
 enum pol_spec_kind {
@@ -138,6 +145,21 @@ typedef struct pol_strv {
 	size_t n;
 } pol_strv;
 
+/* Indices of rules, in source order (invariant 4). */
+typedef struct pol_rule_list {
+	const uint32_t *v;
+	size_t n;
+	/* TK_BASH only (NULL otherwise): the byte a command's text must start
+	 * with for rule v[j] to match it; 0 when the rule constrains none */
+	const unsigned char *lead;
+} pol_rule_list;
+
+/* A slot of docket_policy.programs: one program's run of prefix_index. */
+typedef struct pol_program_run {
+	const char *program;
+	uint32_t lo, hi;
+} pol_program_run;
+
 typedef struct pol_arena_block {
 	struct pol_arena_block *next;
 	size_t used, cap;
@@ -146,6 +168,7 @@ typedef struct pol_arena_block {
 
 struct docket_policy {
 	int format;               /* docket_policy_format */
+	uint64_t serial;          /* set by pol_finalize: unique in the process, never 0 */
 	const char *source;       /* what it was loaded from */
 	pol_arena_block *arena;
 
@@ -167,9 +190,13 @@ struct docket_policy {
 	pol_prefix_rule *prefix;
 	size_t nprefix, capprefix;
 	uint32_t *prefix_index;   /* invariant 2 */
+	docket_htab programs;     /* pol_program_run by program (invariant 4) */
 
 	pol_tool_rule *tools;
 	size_t ntools, captools;
+	uint32_t *tool_index;     /* storage of tools_of */
+	unsigned char *tool_lead; /* storage of tools_of[TK_BASH].lead */
+	pol_rule_list tools_of[TK_COUNT]; /* invariant 4 */
 
 	pol_net_rule *net;
 	size_t nnet, capnet;
@@ -212,6 +239,16 @@ int pol_add_pkg(docket_policy *p, pol_pkg_eco **out);
 int pol_strv_push(docket_policy *p, pol_strv *v, const char *s);
 int pol_finalize(docket_policy *p);
 const pol_host_exe *pol_find_hostexe(const docket_policy *p, const char *name);
+/* The tool rules that may apply to a call of `kind` (enum pol_tool_kind), in
+ * source order (invariant 4). */
+static inline const pol_rule_list *pol_tools_of(const docket_policy *p, int kind)
+{
+	return &p->tools_of[kind];
+}
+/* Whether p was finalized (invariant 4); evaluation refuses it otherwise. */
+bool pol_finalized(const docket_policy *p);
+/* The run [lo, hi) of prefix_index for `program`: false when no rule names it. */
+bool pol_program_rules(const docket_policy *p, const char *program, size_t *lo, size_t *hi);
 const char *pol_decision_name(int d);
 const char *pol_codex_decision_name(int d);
 
@@ -509,6 +546,8 @@ struct docket_policy_result {
 	struct pol_epath *epath;  /* enforce.c: the policy's Read and Edit deny/ask path rules, found once a call */
 	size_t nepath[2], capepath;
 	docket_buf eglobs;        /* ... their absolute globs, NUL-separated */
+	uint64_t epath_serial;    /* ... built for the policy of this serial (0: none) */
+	docket_buf epath_key, epath_key2; /* ... and these anchors (cwd, home, project root) */
 };
 
 #endif

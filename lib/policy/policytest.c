@@ -16,6 +16,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 /* Nesting deeper than this is refused (a test file is never this deep). */
 #define TESTS_MAX_DEPTH 64
@@ -347,11 +348,11 @@ int docket_policy_call_shorthand(json_t **out, const char *command, const char *
 		if ((error = docket_policy_split_command(&argv, command)) < 0)
 			return error;
 		args = json_pack("{s:o}", "command", argv);
-		tool = "shell";
+		tool = DOCKET_TOOL_SHELL;
 	} else if (path || url) {
 		args = json_pack("{s:s}", path ? "path" : "url", path ? path : url);
 		if (!tool)
-			tool = path ? "read_file" : "network";
+			tool = path ? DOCKET_TOOL_READ_FILE : DOCKET_TOOL_NETWORK;
 	} else if (tool) {
 		args = json_object();
 	} else {

@@ -46,6 +46,8 @@ void docket_policy_result_free(docket_policy_result *r)
 	docket_free(r->eargv);
 	docket_free(r->epath);
 	docket_buf_dispose(&r->eglobs);
+	docket_buf_dispose(&r->epath_key);
+	docket_buf_dispose(&r->epath_key2);
 	docket_free(r);
 }
 

@@ -14,6 +14,7 @@
 
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/tool.h"
 
 const char *docket_risk_name(unsigned one_class)
 {
@@ -302,10 +303,14 @@ static unsigned escalation_risk(const json_t *args)
 
 unsigned docket_call_risk(const docket_risk_call *call)
 {
-	static const char *const shells[] = { "shell", "local_shell", "shell_command", "exec_command", "Bash", NULL };
-	static const char *const reads[] = { "read_file", "Read", "Grep", "Glob", "LS", NULL };
-	static const char *const writes[] = { "write_file", "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
-	static const char *const nets[] = { "network", "WebFetch", "WebSearch", "web_search", NULL };
+	static const char *const shells[] = { DOCKET_TOOL_SHELL, DOCKET_TOOL_CODEX_LOCAL_SHELL, DOCKET_TOOL_CODEX_SHELL_COMMAND,
+		DOCKET_TOOL_CODEX_EXEC_COMMAND, DOCKET_TOOL_CLAUDE_BASH, NULL };
+	static const char *const reads[] = { DOCKET_TOOL_READ_FILE, DOCKET_TOOL_CLAUDE_READ, DOCKET_TOOL_CLAUDE_GREP,
+		DOCKET_TOOL_CLAUDE_GLOB, DOCKET_TOOL_CLAUDE_LS, NULL };
+	static const char *const writes[] = { DOCKET_TOOL_WRITE_FILE, DOCKET_TOOL_CLAUDE_WRITE, DOCKET_TOOL_CLAUDE_EDIT,
+		DOCKET_TOOL_CLAUDE_MULTI_EDIT, DOCKET_TOOL_CLAUDE_NOTEBOOK_EDIT, NULL };
+	static const char *const nets[] = { DOCKET_TOOL_NETWORK, DOCKET_TOOL_CLAUDE_WEB_FETCH, DOCKET_TOOL_CLAUDE_WEB_SEARCH,
+		DOCKET_TOOL_CODEX_WEB_SEARCH, NULL };
 	const json_t *args;
 	const char *t, *wd;
 	risk_ctx r;
@@ -328,13 +333,13 @@ unsigned docket_call_risk(const docket_risk_call *call)
 		risk |= path_risk(&r, args, false);
 	else if (is_one_of(t, writes))
 		risk |= path_risk(&r, args, true);
-	else if (strcmp(t, "apply_patch") == 0)
+	else if (strcmp(t, DOCKET_TOOL_APPLY_PATCH) == 0)
 		risk |= patch_risk(&r, args);
 	else if (is_one_of(t, nets))
 		risk |= DOCKET_RISK_NETWORK;
-	else if (strcmp(t, "run_code") == 0)
+	else if (strcmp(t, DOCKET_TOOL_RUN_CODE) == 0)
 		risk |= DOCKET_RISK_CODE_EXEC;
-	else if (strcmp(t, "install_packages") == 0)
+	else if (strcmp(t, DOCKET_TOOL_INSTALL_PACKAGES) == 0)
 		risk |= DOCKET_RISK_INSTALL;
 	docket_buf_dispose(&r.path);
 	return risk;

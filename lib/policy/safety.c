@@ -28,7 +28,7 @@ static bool starts(const char *s, const char *prefix)
 static bool in_list(const char *s, const char *const *list)
 {
 	for (; *list; list++)
-		if (streq(s, *list))
+		if (s[0] == (*list)[0] && streq(s, *list))
 			return true;
 	return false;
 }

@@ -117,6 +117,19 @@ static bool is_meta(char c)
 	}
 }
 
+/* Does c end a run of ordinary word characters (a metacharacter, a quote,
+ * an escape, an expansion, a glob, a brace, `~ # =`, or NUL)? */
+static bool ends_run(char c)
+{
+	switch (c) {
+	case '\0': case '\'': case '"': case '\\': case '$': case '`': case '*': case '?': case '[':
+	case '{': case '}': case '~': case '#': case '=':
+		return true;
+	default:
+		return is_meta(c);
+	}
+}
+
 static bool is_ident_start(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -180,7 +193,7 @@ static int lex_word(shell_split *s, const char *p, size_t len, size_t *pos, bool
 		size_t run = i;
 
 		/* copy a run of ordinary characters at once */
-		while (run < len && !is_meta(p[run]) && !strchr("'\"\\$`*?[{}~#=", p[run]))
+		while (run < len && !ends_run(p[run]))
 			run++;
 		if (run > i) {
 			if ((error = docket_buf_put(&s->text, p + i, run - i)) < 0)

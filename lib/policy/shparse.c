@@ -15,6 +15,7 @@
  * words are collected per level (cmdw[]), so they stay contiguous although
  * nested commands are recorded in between.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/htab.h"
 
 /* ---- the look-through table (docs/policy.md lists it) ---- */
 
@@ -170,15 +172,49 @@ const sh_look *sh_lookthrough_table(void)
 	return look_table;
 }
 
+/*
+ * The table by name, built once (pthread_once) in static storage: a lookup
+ * is one hash and one comparison, and cannot fail. The first entry of a
+ * name wins, as a walk of the table would find it.
+ */
+#define LOOK_SLOTS 256
+_Static_assert(2 * (sizeof(look_table) / sizeof(look_table[0])) <= LOOK_SLOTS, "look_table outgrew its index");
+static uint16_t look_slot[LOOK_SLOTS];   /* index into look_table + 1 */
+static uint32_t look_tag[LOOK_SLOTS];
+static docket_htab look_index;
+static pthread_once_t look_once = PTHREAD_ONCE_INIT;
+
+static int look_eq(const void *slot, const void *key)
+{
+	return strcmp(look_table[*(const uint16_t *)slot - 1].name, key) == 0;
+}
+
+static void look_build(void)
+{
+	look_index = (docket_htab){ (unsigned char *)look_slot, look_tag, LOOK_SLOTS, 0, sizeof(uint16_t) };
+	for (size_t i = 0; look_table[i].name; i++) {
+		const char *name = look_table[i].name;
+		uint32_t h = docket_hash(DOCKET_HASH_SEED, name, strlen(name));
+		uint16_t *slot = docket_htab_find(&look_index, h, look_eq, name);
+
+		if (!docket_htab_free_at(&look_index, slot))
+			continue;
+		*slot = (uint16_t)(i + 1);
+		docket_htab_take(&look_index, slot, h);
+	}
+}
+
 const sh_look *sh_lookup(const char *prog)
 {
 	const char *base = shell_basename(prog);
+	const uint16_t *slot;
 
 	if (!*base)
 		return NULL;
-	for (const sh_look *l = look_table; l->name; l++)
-		if (l->name[0] == base[0] && strcmp(l->name, base) == 0)
-			return l;
+	pthread_once(&look_once, look_build);
+	slot = docket_htab_find(&look_index, docket_hash(DOCKET_HASH_SEED, base, strlen(base)), look_eq, base);
+	if (!docket_htab_free_at(&look_index, slot))
+		return &look_table[*slot - 1];
 	/* python3.12, pip3.11 ... are python3 */
 	if (strncmp(base, "python", 6) == 0) {
 		const char *v = base + 6;

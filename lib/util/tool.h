@@ -18,6 +18,30 @@
 #define DOCKET_TOOL_INSTALL_PACKAGES "install_packages"
 #define DOCKET_TOOL_MCP              "mcp"
 
+/*
+ * The names the clients give the canonical tools, as calls arrive from them
+ * (Codex's function names, Claude Code's tools): the policy's call parser,
+ * its grants and its risk classifier map them onto the kinds below.
+ */
+#define DOCKET_TOOL_CODEX_LOCAL_SHELL   "local_shell"
+#define DOCKET_TOOL_CODEX_SHELL_COMMAND "shell_command"
+#define DOCKET_TOOL_CODEX_EXEC_COMMAND  "exec_command"
+#define DOCKET_TOOL_CODEX_WEB_SEARCH    "web_search"
+#define DOCKET_TOOL_CLAUDE_BASH          "Bash"
+#define DOCKET_TOOL_CLAUDE_READ          "Read"
+#define DOCKET_TOOL_CLAUDE_GREP          "Grep"
+#define DOCKET_TOOL_CLAUDE_GLOB          "Glob"
+#define DOCKET_TOOL_CLAUDE_LS            "LS"
+#define DOCKET_TOOL_CLAUDE_WRITE         "Write"
+#define DOCKET_TOOL_CLAUDE_EDIT          "Edit"
+#define DOCKET_TOOL_CLAUDE_MULTI_EDIT    "MultiEdit"
+#define DOCKET_TOOL_CLAUDE_NOTEBOOK_EDIT "NotebookEdit"
+#define DOCKET_TOOL_CLAUDE_WEB_FETCH     "WebFetch"
+#define DOCKET_TOOL_CLAUDE_WEB_SEARCH    "WebSearch"
+/* An MCP tool as Claude Code names it: mcp__SERVER__TOOL. */
+#define DOCKET_TOOL_MCP_PREFIX     "mcp__"
+#define DOCKET_TOOL_MCP_PREFIX_LEN 5
+
 typedef enum docket_tool_kind {
 	DOCKET_TOOL_OTHER = 0,
 	DOCKET_TOOL_KIND_SHELL,

@@ -1289,6 +1289,80 @@ static void test_alloc_failures(void **state)
 	assert_true(ok);
 }
 
+/* ---- the indexes pol_finalize builds (invariant 4) ---- */
+
+/* matched_rules[i].rule of a result JSON */
+static const char *matched_rule(const json_t *out, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(out, "matched_rules"), i), "rule"));
+}
+
+static void test_rule_indexes(void **state)
+{
+	/* "*" rules interleaved with Bash and Read rules: each kind keeps source order */
+	docket_policy *p = load(DOCKET_POLICY_CLAUDE,
+		"{\"permissions\":{\"ask\":[\"Bash(git push *)\",\"*\",\"Read(./a/**)\",\"Bash(git *)\"],"
+		"\"deny\":[\"Read(./b/**)\"]}}");
+	docket_policy *q = NULL;
+	json_t *out = NULL;
+	size_t lo = 0, hi = 0;
+	pol_tool_rule *t;
+
+	(void)state;
+	assert_string_equal(verdict(p, SH("git push origin"), CTX, &out), "approval_required");
+	assert_string_equal(matched_rule(out, 0), "Bash(git push *)");
+	assert_string_equal(matched_rule(out, 1), "*");
+	assert_string_equal(matched_rule(out, 2), "Bash(git *)");
+	assert_null(matched_rule(out, 3));
+	json_decref(out);
+	assert_string_equal(verdict(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"a/x\"}}", CTX, &out),
+			    "approval_required");
+	assert_string_equal(matched_rule(out, 0), "*");
+	assert_string_equal(matched_rule(out, 1), "Read(./a/**)");
+	assert_null(matched_rule(out, 2));
+	json_decref(out);
+	assert_string_equal(verdict(p, "{\"tool\":\"read_file\",\"args\":{\"path\":\"b/x\"}}", CTX, NULL), "denied");
+	docket_policy_free(p);
+
+	/* a program's rules are found by its exact name, not a prefix of it */
+	p = load(DOCKET_POLICY_CODEX, "prefix_rule(['git', 'push'], 'forbidden')\nprefix_rule(['gitk'])\n"
+				      "prefix_rule(['git'], 'prompt')\nprefix_rule(['cat'])\n");
+	assert_true(pol_program_rules(p, "git", &lo, &hi));
+	assert_int_equal(hi - lo, 2);
+	assert_int_equal(p->prefix_index[lo], 0);   /* source order within the run */
+	assert_int_equal(p->prefix_index[lo + 1], 2);
+	assert_true(pol_program_rules(p, "gitk", &lo, &hi));
+	assert_int_equal(hi - lo, 1);
+	assert_false(pol_program_rules(p, "gi", &lo, &hi));
+	assert_false(pol_program_rules(p, "", &lo, &hi));
+	assert_string_equal(verdict(p, SH("git push x"), CTX, NULL), "denied");
+	docket_policy_free(p);
+
+	/* a policy whose indexes were never built is refused, not evaluated without its rules */
+	assert_int_equal(pol_new(&q, DOCKET_POLICY_DOCKET, "unfinalized"), 0);
+	assert_int_equal(pol_add_tool(q, &t), 0);
+	t->kind = TK_BASH;
+	t->decision = POL_DENY;
+	t->text = "Bash";
+	{
+		json_t *cj = test_json(SH("curl x"));
+		docket_policy_call *c = NULL;
+		docket_policy_result *r = NULL;
+
+		assert_int_equal(docket_policy_call_from_json(&c, cj), 0);
+		assert_int_equal(docket_policy_result_new(&r), 0);
+		assert_true(docket_policy_eval(r, q, c, NULL) < 0);
+		assert_true(docket_policy_eval_enforced(r, q, c, NULL) < 0);
+		assert_int_equal(pol_finalize(q), 0);
+		assert_int_equal(docket_policy_eval(r, q, c, NULL), 0);
+		assert_int_equal(docket_policy_result_verdict(r), DOCKET_VERDICT_DENIED);
+		docket_policy_result_free(r);
+		docket_policy_call_free(c);
+		json_decref(cj);
+	}
+	docket_policy_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1322,6 +1396,7 @@ int main(void)
 		cmocka_unit_test(test_call_from_args),
 		cmocka_unit_test(test_load_sources),
 		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_rule_indexes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -676,6 +676,57 @@ static void test_code_allows_listed(void **state)
 	docket_policy_free(p);
 }
 
+/*
+ * One result reused across calls (as the hooks and bench do): the Read rules'
+ * globs it keeps (enforce.c find_path_rules) follow the policy and the
+ * anchors (cwd, HOME, project root) of each call, never the previous call's.
+ */
+static const char *reuse_eval(docket_policy_result *res, const docket_policy *p, const char *script, const char *ctx_json)
+{
+	char *cs = sh_call(script);
+	json_t *cj = json_loads(cs, 0, NULL), *xj = json_loads(ctx_json, 0, NULL);
+	docket_policy_call *call = NULL;
+	docket_policy_context *ctx = NULL;
+
+	if (docket_policy_call_from_json(&call, cj) < 0 || docket_policy_context_from_json(&ctx, xj) < 0 ||
+	    docket_policy_eval_enforced(res, p, call, ctx) < 0)
+		fail_msg("eval: %s", docket_error_last()->message);
+	docket_policy_context_free(ctx);
+	docket_policy_call_free(call);
+	json_decref(cj);
+	json_decref(xj);
+	free(cs);
+	return docket_policy_verdict_name(docket_policy_result_verdict(res));
+}
+
+/* `rev` reads its operands: the engine (Claude Code) allows it, the enforcement checks them */
+static void test_path_globs_follow_the_call(void **state)
+{
+	docket_policy *s = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Read(./s/**)\", \"Read(~/k)\"]}}");
+	docket_policy *t = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"deny\":[\"Read(./t/**)\"]}}");
+	docket_policy_result *res = NULL;
+	const char *in_a = "{\"client\":\"claude\",\"cwd\":\"/a\",\"workspace_roots\":[\"/a\"],\"env\":{\"HOME\":\"/h\"}}";
+	const char *in_b = "{\"client\":\"claude\",\"cwd\":\"/b\",\"workspace_roots\":[\"/b\"],\"env\":{\"HOME\":\"/g\"}}";
+
+	(void)state;
+	assert_int_equal(docket_policy_result_new(&res), 0);
+	assert_string_equal(reuse_eval(res, s, "rev /a/s/x", in_a), "denied");
+	/* another cwd: the rule ./s/ covers /b/s now, so /a/s/x is not denied ... */
+	assert_string_not_equal(reuse_eval(res, s, "rev /a/s/x", in_b), "denied");
+	assert_string_equal(reuse_eval(res, s, "rev /b/s/x", in_b), "denied");
+	/* ... another HOME: ~/k follows it */
+	assert_string_equal(reuse_eval(res, s, "rev /g/k", in_b), "denied");
+	assert_string_not_equal(reuse_eval(res, s, "rev /h/k", in_b), "denied");
+	assert_string_equal(reuse_eval(res, s, "rev /h/k", in_a), "denied");
+	/* another policy, same anchors: its own rules */
+	assert_string_not_equal(reuse_eval(res, t, "rev /a/s/x", in_a), "denied");
+	assert_string_equal(reuse_eval(res, t, "rev /a/t/x", in_a), "denied");
+	assert_string_equal(reuse_eval(res, s, "rev /a/s/x", in_a), "denied");
+	docket_policy_result_free(res);
+	docket_policy_free(s);
+	docket_policy_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_runs_via_documented),
 		cmocka_unit_test(test_search_parents),
 		cmocka_unit_test(test_idna_hosts),
+		cmocka_unit_test(test_path_globs_follow_the_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
