@@ -21,6 +21,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/reason.h"
 #include "util/tool.h"
 
 #define PROMPT_CONFLICT_REASON "approval required by policy, but AskForApproval is set to Never"
@@ -193,45 +194,11 @@ const char *ev_allowed_why(const ev *e)
 	return e->fs_kind == FS_UNRESTRICTED ? "unrestricted" : "sandboxed";
 }
 
-static const struct why_text {
-	const char *why, *text;
-} why_texts[] = {
-	{ "known_safe", "known safe (read-only) command" },
-	{ "dangerous", "dangerous command" },
-	{ "sandboxed", "runs inside the sandbox" },
-	{ "not_known_safe", "not known to be safe and the approval mode is untrusted" },
-	{ "unrestricted", "no rule matched and the sandbox is unrestricted" },
-	{ "escalation_requested", "asks to run outside the sandbox" },
-	{ "session_grant", "approved for this session" },
-	{ "bypass_permissions", "permission mode bypassPermissions" },
-	{ "dont_ask", "permission mode dontAsk denies what is not allowed" },
-	{ "plan_mode", "plan mode: only read-only actions run without asking" },
-	{ "read_only", "read-only action" },
-	{ "accept_edits", "permission mode acceptEdits allows edits in the project" },
-	{ "sensitive_path", "writes under .git/ or .claude/ always ask" },
-	{ "cd_outside", "cd to a directory outside the working directories" },
-	{ "cd_climbs", "a path through a directory and '..'" },
-	{ "cd_git", "cd before a git command" },
-	{ "cd_write", "cd before a command that changes files" },
-	{ "preapproved_host", "a documentation host Claude Code's WebFetch reads without a rule" },
-	{ "outside_writable_roots", "writes outside the writable roots" },
-	{ "protected_path", "writes a protected path" },
-	{ "outside_workspace", "outside the workspace" },
-	{ "network_disabled", "network access is disabled" },
-	{ "invalid_package_spec", "package spec rejected" },
-	{ "not_in_allowlist", "not in the allowlist" },
-	{ "language_not_allowed", "language not allowed" },
-	{ NULL, NULL }
-};
-
 const char *ev_why_text(const char *why)
 {
-	if (!why)
-		return "no rule matched";
-	for (const struct why_text *w = why_texts; w->why; w++)
-		if (w->why[0] == why[0] && strcmp(w->why, why) == 0)
-			return w->text;
-	return "no rule matched";
+	const char *text = docket_reason_sentence(why);
+
+	return text ? text : "no rule matched";
 }
 
 /* Approval post-processing (Codex prompt_is_rejected_by_policy). */
