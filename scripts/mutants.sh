@@ -7,7 +7,9 @@
 # each mutation of scripts/mutants.txt: apply it (sed), rebuild, run the
 # tests that own the checks, restore: for a mutation in app/fleet/ the fleet
 # suite (tests/fleet/run.sh, every case, on a real PostgreSQL server), for
-# any other the unit tests and the CLI golden cases. Prints a table
+# one named durable-* the power-cut window torture (serve's acknowledgement
+# after durability: no unit test can see a sync), for any other the unit
+# tests and the CLI golden cases. Prints a table
 # (killed / SURVIVED / not applied / no such file / sed failed) and exits 1
 # when a mutation survived or could not be applied (its file is gone, or its
 # sed changed nothing: a mutation that names nothing is a failure, never a
@@ -74,7 +76,8 @@ ninja -C "$build" -j2 >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; e
 # unit tests that own the checks (the hooks' among them: recover plans their
 # calls), and the CLI cases of record, serve and
 # recover (run.sh directly), so a mutant costs a relink, not a full build.
-targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event tests/unit/test_integrations)
+targets=(app/cli/docket tests/unit/test_ledger tests/unit/test_runtime tests/unit/test_event tests/unit/test_integrations
+	tests/sim/torture tests/sim/sim_runtime tests/sim/pwrcut.so)
 run_core_tests() {
 	local t cases=()
 	for t in test_ledger test_runtime test_event test_integrations; do
@@ -95,9 +98,19 @@ run_fleet_tests() {
 	DOCKET_PG_TEMPLATE="$work/pg-template" timeout 1800 bash "$src/tests/fleet/run.sh" "$build/app/cli/docket" "$src" \
 		$cases >>"$work/test.log" 2>&1 || { echo "fleet FAIL" >>"$work/test.log"; return 1; }
 }
-# the tests that own FILE's checks
+# power cuts before syncs, a second client (tests/sim/meson.build, torture_power_window)
+run_window_torture() {
+	(cd "$build" && timeout 900 tests/sim/torture --power tests/sim/pwrcut.so --window app/cli/docket \
+		tests/sim/sim_runtime 100) >>"$work/test.log" 2>&1 || { echo "torture_power_window FAIL" >>"$work/test.log"; return 1; }
+}
+# the suite that owns a mutation NAME of FILE: "window", or FILE
+suite_of() {
+	case $1 in durable-*) echo window ;; *) echo "$2" ;; esac
+}
+# the tests that own FILE's checks (or those of the suite "window")
 run_tests() {
 	case $1 in
+	window) run_window_torture ;;
 	app/fleet/*) run_fleet_tests ;;
 	*) run_core_tests ;;
 	esac
@@ -105,7 +118,7 @@ run_tests() {
 # the selected mutations, and which suites they need
 declare -A need=()
 while IFS='|' read -r name file script; do
-	case $file in app/fleet/*) need[app/fleet/]=1 ;; *) need[core]=1 ;; esac
+	case $(suite_of "$name" "$file") in window) need[window]=1 ;; app/fleet/*) need[app/fleet/]=1 ;; *) need[core]=1 ;; esac
 done < <(mutations "$list")
 for suite in "${!need[@]}"; do
 	run_tests "$suite" || { echo "mutants: the unmutated tree fails its tests ($suite)"; grep -E "FAIL" "$work/test.log" | head; exit 2; }
@@ -128,11 +141,11 @@ while IFS='|' read -r name file script <&3; do
 		bad=1
 	elif ! ninja -C "$build" -j2 "${targets[@]}" >"$work/build.log" 2>&1; then
 		result="killed (does not build)"
-	elif : >"$work/test.log" && run_tests "$file"; then
+	elif : >"$work/test.log" && run_tests "$(suite_of "$name" "$file")"; then
 		result="SURVIVED"
 		bad=1
 	else
-		result="killed by $( { grep -oE '^test_[a-z]+ FAIL' "$work/test.log" | awk '{print $1}'; grep -oE '^FAIL [a-z0-9-]+' "$work/test.log" | awk '{print $2}'; grep -oE '^case [a-z0-9_]+: exit' "$work/test.log" | awk '{print $2}' | tr -d :; } | head -3 | paste -sd, -)"
+		result="killed by $( { grep -oE '^(test_[a-z]+|torture_power_window) FAIL' "$work/test.log" | awk '{print $1}'; grep -oE '^FAIL [a-z0-9-]+' "$work/test.log" | awk '{print $2}'; grep -oE '^case [a-z0-9_]+: exit' "$work/test.log" | awk '{print $2}' | tr -d :; } | head -3 | paste -sd, -)"
 	fi
 	cp "$work/orig" "$src/$file"
 	printf '%-22s %-20s %s\n' "$name" "$file" "$result"
