@@ -10,8 +10,12 @@
  * one write transaction, each request atomic and isolated in it, with one
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
- * Replies are queued only after the writer's commit returned, so a reply
- * always means "durable". A request's own order is kept: a client may
+ * A commit syncs its data pages but not its meta page (MDB_NOMETASYNC,
+ * store_defer_meta_sync): batch N is durable once a later sync covers it,
+ * batch N + 1's commit (handed over as soon as N's commit returned) or a
+ * sync at once when nothing follows. Replies are queued only then, so a
+ * reply always means "on disk" (docs/write-path.md §4, "one synchronous
+ * write per batch"). A request's own order is kept: a client may
  * pipeline intent, dispatch and complete (its later lines wait while it
  * has calls in the batch being committed).
  *
