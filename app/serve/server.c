@@ -10,8 +10,12 @@
  * one write transaction, each request atomic and isolated in it, with one
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
- * Replies are queued only after the writer's commit returned, so a reply
- * always means "durable". A request's own order is kept: a client may
+ * A commit syncs its data pages but not its meta page (MDB_NOMETASYNC,
+ * store_defer_meta_sync): batch N is durable once a later sync covers it,
+ * batch N + 1's commit (handed over as soon as N's commit returned) or a
+ * sync at once when nothing follows. Replies are queued only then, so a
+ * reply always means "on disk" (docs/write-path.md §4, "one synchronous
+ * write per batch"). A request's own order is kept: a client may
  * pipeline intent, dispatch and complete (its later lines wait while it
  * has calls in the batch being committed).
  *
@@ -68,9 +72,11 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "ledger/ledger_sys.h"
 
 #define MAX_CONNS 1024           /* hard bound of max_clients */
 #define MAX_BATCH 4096
+#define NBATCH 4                 /* one gathered, one committing, two waiting for a sync */
 #define READ_CHUNK 65536
 #define SPARE_FDS 16             /* descriptors kept for LMDB, logs, the reserve */
 #define KEEP_BUF ((size_t)256 << 10) /* idle buffers above this are given back */
@@ -113,6 +119,11 @@ typedef struct batch {
 	proto_batch pb;          /* its prepared calls (pb.n <= n: those after failed to prepare) */
 	const char **sess;
 	size_t sess_cap;
+	int handed;              /* given to the writer (its calls count in their conns' `flying`) */
+	/* set by the writer, under the server's lock */
+	int committed;           /* its commit returned: its state is what later batches read */
+	int durable;             /* ... and is on disk: it may be answered */
+	uint64_t need;           /* durable once store_commits_durable() reaches this */
 } batch;
 
 typedef struct server {
@@ -124,17 +135,23 @@ typedef struct server {
 	size_t nconns;
 	int listen_fd;
 	int stdio;
-	batch batches[2];
-	batch *ready;            /* gathered and prepared, not yet the writer's (NULL: none) */
-	batch *flight;           /* the writer's (NULL: the writer is idle) */
-	/* the writer thread: `job` is handed over under `lock`, `job_done` set
-	 * by the writer when its commit returned; done_pipe wakes the loop */
+	batch batches[NBATCH];
+	batch *ready;            /* being gathered and prepared on the loop */
+	batch *flight;           /* handed over, its commit not yet returned (NULL: none) */
+	batch *queue[NBATCH];    /* handed over, not yet answered, oldest first (the loop's) */
+	size_t nqueue;
+	/* the writer thread; under `lock`: `job` is handed over by the loop;
+	 * `waiting` are the committed batches not yet durable (the writer's);
+	 * `busy` while it commits or syncs; `sync_now`: the loop has nothing
+	 * to hand over, so sync. done_pipe wakes the loop. */
 	pthread_t writer;
 	int writer_started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	batch *job;
-	int job_done, quit;
+	batch *waiting[NBATCH];
+	size_t nwaiting;
+	int busy, sync_now, quit;
 	int done_pipe[2];
 	proto_call held_call;    /* a call waiting for the next batch */
 	conn *held_conn;
@@ -748,11 +765,9 @@ static void prepare_batch(server *s, batch *b, size_t n)
 
 /* ---- the writer thread ---- */
 
-/* Commit b (on the writer thread); a failed commit fails every call in it. */
-static void commit_batch(server *s, batch *b)
+/* Fail every call of b not answered or refused already with `error`. */
+static void fail_calls(batch *b, int error)
 {
-	int error = proto_batch_commit(s->ctx, &b->pb);
-
 	for (size_t i = 0; error < 0 && i < b->n; i++) {
 		proto_call *call = &b->calls[i];
 
@@ -763,68 +778,133 @@ static void commit_batch(server *s, batch *b)
 	}
 }
 
+/* Commit b (on the writer thread); a failed commit fails every call in it. */
+static void commit_batch(server *s, batch *b)
+{
+	fail_calls(b, proto_batch_commit(s->ctx, &b->pb));
+}
+
+/* Under the lock: the committed batches the last sync covers may be answered. */
+static void writer_settle(server *s)
+{
+	uint64_t durable = store_commits_durable(s->ledger);
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nwaiting; i++) {
+		if (s->waiting[i]->need <= durable)
+			s->waiting[i]->durable = 1;
+		else
+			s->waiting[kept++] = s->waiting[i];
+	}
+	s->nwaiting = kept;
+}
+
+/* Under the lock: tell the loop the writer moved (done_pipe wakes its poll). */
+static void writer_notify(server *s)
+{
+	pthread_cond_broadcast(&s->cond);
+	if (write(s->done_pipe[1], "x", 1) < 0) {
+		/* the pipe is full: the loop has a wakeup pending anyway */
+	}
+}
+
+/*
+ * The writer, one step at a time (docs/write-path.md §4): commit the batch
+ * handed over (its fdatasync makes the batches committed before it
+ * durable), or, when the loop has nothing to hand over, sync (which makes
+ * every committed batch durable). A batch is answered only once durable.
+ */
 static void *writer_main(void *arg)
 {
 	server *s = arg;
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		batch *b;
+		batch *b = s->job;
+		int error;
 
-		while ((!s->job || s->job_done) && !s->quit)
+		if (b) {
+			s->job = NULL;
+			s->busy = 1;
+			s->sync_now = 0;
+			pthread_mutex_unlock(&s->lock);
+			commit_batch(s, b);
+			pthread_mutex_lock(&s->lock);
+			/* what it read or wrote is on disk once this count is */
+			b->need = store_commits_written(s->ledger);
+			b->committed = 1;
+			s->waiting[s->nwaiting++] = b;
+		} else if (s->nwaiting && (s->sync_now || s->quit)) {
+			s->busy = 1;
+			s->sync_now = 0;
+			pthread_mutex_unlock(&s->lock);
+			error = store_sync(s->ledger);
+			pthread_mutex_lock(&s->lock);
+			for (size_t i = 0; error < 0 && i < s->nwaiting; i++) {
+				fail_calls(s->waiting[i], error); /* not known to be on disk: not acknowledged */
+				s->waiting[i]->need = 0;
+			}
+		} else if (s->quit) {
+			break;
+		} else {
 			pthread_cond_wait(&s->cond, &s->lock);
-		if (!s->job || s->job_done)
-			break; /* quit, nothing left */
-		b = s->job;
-		pthread_mutex_unlock(&s->lock);
-		commit_batch(s, b);
-		pthread_mutex_lock(&s->lock);
-		s->job_done = 1;
-		pthread_cond_broadcast(&s->cond);
-		if (write(s->done_pipe[1], "x", 1) < 0) {
-			/* the pipe is full: the loop has a wakeup pending anyway */
+			continue;
 		}
+		s->busy = 0;
+		writer_settle(s);
+		writer_notify(s);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
+/* A batch neither ready nor handed over (NULL: all are in use). */
+static batch *free_batch(server *s)
+{
+	for (size_t i = 0; i < NBATCH; i++) {
+		batch *b = &s->batches[i];
+		int used = b == s->ready;
+
+		for (size_t j = 0; j < s->nqueue && !used; j++)
+			used = s->queue[j] == b;
+		if (!used)
+			return b;
+	}
+	return NULL;
+}
+
+/* Is the writer idle (nothing handed over, not committing or syncing)? */
+static int writer_idle(server *s)
+{
+	int idle;
+
+	pthread_mutex_lock(&s->lock);
+	idle = !s->job && !s->busy;
+	pthread_mutex_unlock(&s->lock);
+	return idle;
+}
+
 /* Give the ready batch to the (idle) writer. */
-static void hand_over(server *s)
+static void hand_over(server *s, batch *next)
 {
 	batch *b = s->ready;
 
 	batch_index_sessions(b);
 	for (size_t i = 0; i < b->n; i++)
 		b->call_conn[i]->flying++;
+	b->handed = 1;
+	b->committed = b->durable = 0;
+	s->queue[s->nqueue++] = b;
 	s->flight = b;
-	s->ready = b == &s->batches[0] ? &s->batches[1] : &s->batches[0];
-	s->ready->n = 0;
+	s->ready = next;
+	next->n = 0;
 	pthread_mutex_lock(&s->lock);
 	s->job = b;
-	s->job_done = 0;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Has the writer committed the batch in flight? `wait`: until it has. */
-static int flight_done(server *s, int wait)
-{
-	int done;
-
-	if (!s->flight)
-		return 0;
-	pthread_mutex_lock(&s->lock);
-	while (wait && !s->job_done)
-		pthread_cond_wait(&s->cond, &s->lock);
-	done = s->job_done;
-	if (done)
-		s->job = NULL;
-	pthread_mutex_unlock(&s->lock);
-	return done;
-}
-
-/* Queue the replies of the committed batch b. */
+/* Queue the replies of b, committed and durable (or refused before any commit). */
 static void answer_batch(server *s, batch *b)
 {
 	s->stats.batches++;
@@ -845,63 +925,102 @@ static void answer_batch(server *s, batch *b)
 		proto_call_dispose(call);
 		json_decref(b->call_json[i]);
 		b->call_json[i] = NULL;
-		c->flying -= b == s->flight;
+		c->flying -= b->handed;
 		c->calls--;
 	}
 	proto_batch_dispose(&b->pb);
 	b->n = 0;
+	b->handed = 0;
 }
 
-/* Queue the replies of the batch in flight, which the writer committed. */
-static void answer_flight(server *s)
+/*
+ * What the writer did: the batch in flight is committed (the next may be
+ * prepared on its state, and handed over), and the handed batches that
+ * are durable, oldest first, are answered. 1 when something moved.
+ */
+static int writer_progress(server *s)
 {
-	answer_batch(s, s->flight);
-	s->flight = NULL;
+	batch *done[NBATCH];
+	size_t ndone = 0;
+	int moved = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->flight && s->flight->committed) {
+		s->flight = NULL;
+		moved = 1;
+	}
+	while (ndone < s->nqueue && s->queue[ndone]->durable)
+		done[ndone] = s->queue[ndone], ndone++;
+	pthread_mutex_unlock(&s->lock);
+	memmove(s->queue, s->queue + ndone, (s->nqueue - ndone) * sizeof(*s->queue));
+	s->nqueue -= ndone;
+	for (size_t i = 0; i < ndone; i++)
+		answer_batch(s, done[i]);
+	return moved || ndone;
+}
+
+/* Nothing to hand over: ask the writer to sync what it committed. */
+static void request_sync(server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->nwaiting && !s->job && !s->busy && !s->sync_now) {
+		s->sync_now = 1;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Wait until the writer moves (stopping). */
+static void writer_wait(server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	while (!(s->flight && s->flight->committed) && !(s->nqueue && s->queue[0]->durable))
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /*
  * A ready batch with nothing to append (parse errors, recover.plan, calls
- * refused when prepared) is answered at once on the loop when the writer
- * is idle: it needs no commit, and a client sending junk costs no round
+ * refused when prepared) is answered at once on the loop when nothing
+ * handed over waits for the writer (so everything it may have read is
+ * durable): it needs no commit, and a client sending junk costs no round
  * trip through the writer per batch.
  */
 static int answer_without_commit(server *s)
 {
 	batch *b = s->ready;
 
-	if (s->flight || !b->n || b->pb.ngroups)
+	if (s->nqueue || !b->n || b->pb.ngroups)
 		return 0;
 	commit_batch(s, b); /* appends nothing; a recover.apply's empty plan is reported */
 	answer_batch(s, b);
 	return 1;
 }
 
-/*
- * One step of the pipeline: answer the batch the writer finished, prepare
- * the next one, hand a prepared batch to an idle writer. 1 when something
- * moved. Nothing new is gathered while stopping or while a barrier is in
- * flight.
- */
 /* The ready batch to the idle writer (or answered, when it appends nothing). */
 static int dispatch_ready(server *s)
 {
+	batch *next;
+
 	if (answer_without_commit(s))
 		return 1;
-	if (s->flight || !s->ready->n)
+	if (s->flight || !s->ready->n || !(next = free_batch(s)) || !writer_idle(s))
 		return 0;
-	hand_over(s);
+	hand_over(s, next);
 	return 1;
 }
 
+/*
+ * One step of the pipeline: answer what the writer made durable, prepare
+ * the next batch, hand a prepared batch to an idle writer. 1 when
+ * something moved. Nothing new is gathered while stopping or while a
+ * barrier is in flight.
+ */
 static int pump(server *s)
 {
-	int moved = 0;
+	int moved = writer_progress(s);
 	size_t n;
 
-	if (flight_done(s, 0)) {
-		answer_flight(s);
-		moved = 1;
-	}
 	moved |= dispatch_ready(s);
 	if (!stop_requested && !(s->flight && s->flight->barrier) && (n = gather(s)) > 0) {
 		prepare_batch(s, s->ready, s->ready->n + n);
@@ -916,6 +1035,7 @@ static void drain(server *s)
 {
 	while (pump(s)) {
 	}
+	request_sync(s); /* nothing more to hand over now: make the last commit durable */
 	for (size_t i = 0; i < s->nconns; i++)
 		if (conn_flush(s->conns[i], 0) < 0)
 			s->conns[i]->dead = 1;
@@ -928,14 +1048,16 @@ static void drain(server *s)
 	}
 }
 
-/* Stopping: the batch in flight and the one prepared commit and are answered. */
+/* Stopping: the batches handed over and the one prepared commit and are answered. */
 static void finish_batches(server *s)
 {
-	while (s->flight || s->ready->n) {
-		if (flight_done(s, 1))
-			answer_flight(s);
-		if (!s->flight && s->ready->n)
-			hand_over(s);
+	for (;;) {
+		writer_progress(s);
+		dispatch_ready(s);
+		if (!s->nqueue && !s->ready->n)
+			return;
+		request_sync(s);
+		writer_wait(s);
 	}
 }
 
@@ -944,6 +1066,9 @@ static int writer_start(server *s)
 	sigset_t all, old;
 	int rc;
 
+	/* a commit is acknowledged after the next sync (docs/write-path.md §4) */
+	if ((rc = store_defer_meta_sync(s->ledger, 1)) < 0)
+		return rc;
 	if (pthread_mutex_init(&s->lock, NULL) != 0)
 		return docket_error_set(DOCKET_ENOMEM, "mutex: out of resources");
 	if (pthread_cond_init(&s->cond, NULL) != 0) {
@@ -978,6 +1103,8 @@ static void writer_stop(server *s)
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	s->writer_started = 0;
+	if (store_defer_meta_sync(s->ledger, 0) < 0) /* every batch was synced and answered */
+		docket_error_clear();
 }
 
 static int batch_init(batch *b)
@@ -1250,7 +1377,7 @@ static int poll_once(server *s)
 		char sink[64];
 
 		while (read(s->done_pipe[0], sink, sizeof(sink)) > 0) {
-			/* the writer's wakeups: flight_done() says what happened */
+			/* the writer's wakeups: writer_progress() says what happened */
 		}
 	}
 	if (listening && (fds[2].revents & POLLIN))
@@ -1431,7 +1558,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 {
 	struct sigaction old_term, old_int;
 	server s;
-	int error;
+	int error = 0;
 
 	memset(&s, 0, sizeof(s));
 	s.ledger = l;
@@ -1444,7 +1571,9 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	s.done_pipe[0] = s.done_pipe[1] = -1;
 	s.ready = &s.batches[0];
 	s.opened = docket_calloc(MAX_BATCH, sizeof(*s.opened));
-	if ((error = batch_init(&s.batches[0])) < 0 || (error = batch_init(&s.batches[1])) < 0 || !s.opened) {
+	for (size_t i = 0; i < NBATCH && error == 0; i++)
+		error = batch_init(&s.batches[i]);
+	if (error < 0 || !s.opened) {
 		error = docket_error_set_oom();
 		goto cleanup;
 	}
@@ -1502,8 +1631,8 @@ cleanup:
 	docket_json_tape_free(s.tape);
 	if (s.held_json)
 		proto_call_dispose(&s.held_call);
-	batch_free(&s.batches[0]);
-	batch_free(&s.batches[1]);
+	for (size_t i = 0; i < NBATCH; i++)
+		batch_free(&s.batches[i]);
 	docket_free(s.opened);
 	json_decref(s.held_json);
 	if (stats)

@@ -278,7 +278,12 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	a.txn = NULL;
 	if (error == 0) {
 		docket_crash_point("append.after_commit");
-		spool_unlink_folded(spool);
+		/* a spool file goes only once its fold is durable (serve defers
+		 * the meta sync: store_defer_meta_sync); kept, it is refolded */
+		if (spool && store_sync(l) < 0)
+			docket_error_clear();
+		else
+			spool_unlink_folded(spool);
 	}
 cleanup:
 	if (a.txn)

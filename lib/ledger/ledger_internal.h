@@ -128,6 +128,13 @@ struct docket_ledger {
 	size_t map_ranges_size;
 	size_t map_nranges;
 	uintptr_t map_ranges[LEDGER_MAP_RANGES][2];
+	/* Deferred meta sync (store_defer_meta_sync, serve's writer): commits
+	 * of this handle that wrote a meta page, and how many of them a
+	 * completed sync covers; sync_failed makes every later sync fail. */
+	int defer_meta;
+	int sync_failed;
+	uint64_t commits_written;
+	uint64_t commits_durable;
 };
 
 /* ---- store.c ---- */

@@ -46,6 +46,27 @@ int store_grow(docket_ledger *l);
 int store_meta_get_u64(MDB_txn *txn, docket_ledger *l, const char *name, uint64_t *out);
 int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *out);
 
+/*
+ * Deferred meta sync (serve's writer thread; docs/write-path.md §4). With
+ * it on, a commit of this handle syncs its data pages (fdatasync) but
+ * writes its meta page without syncing it (LMDB's MDB_NOMETASYNC): the
+ * commit is durable only after the next sync, which is the next commit's
+ * fdatasync (it runs before that commit's own meta page is written) or
+ * store_sync(). store_commits_written() counts this handle's commits that
+ * wrote a meta page; store_commits_durable() how many of them a completed
+ * sync covers. Nothing may be acknowledged as written before
+ * store_commits_durable() reaches the count its commit had. Turning it off
+ * syncs first. A failed sync is final for the handle: every later
+ * store_sync() fails and no commit counts as durable again (after a failed
+ * fsync the kernel may have dropped the pages and report the next sync as
+ * clean). Without it on, every commit is durable when it returns and both
+ * counters stay 0.
+ */
+int store_defer_meta_sync(docket_ledger *l, int on) DOCKET_MUST_USE;
+int store_sync(docket_ledger *l) DOCKET_MUST_USE;
+uint64_t store_commits_written(const docket_ledger *l);
+uint64_t store_commits_durable(const docket_ledger *l);
+
 /* ---- frame.c: the chain ---- */
 
 /* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */

@@ -227,13 +227,77 @@ static int commit_error(docket_ledger *l, int rc)
 	return store_error(rc, "commit");
 }
 
+/*
+ * A commit under deferred meta sync returned: did it write a meta page?
+ * LMDB commits a transaction with nothing dirty without writing (or
+ * syncing) anything; one that wrote its meta page fdatasynced the data file
+ * first, which made every meta page written before durable. If another
+ * process committed meanwhile with the same txnid, its commit synced the
+ * file after our earlier meta pages too, so the conclusion holds.
+ */
+static void note_commit(docket_ledger *l, size_t txnid)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(l->env, &info) != 0 || info.me_last_txnid < txnid)
+		return;
+	if (!l->sync_failed)
+		l->commits_durable = l->commits_written;
+	l->commits_written++;
+}
+
 int store_txn_commit(docket_ledger *l, MDB_txn *txn)
 {
+	size_t txnid = mdb_txn_id(txn);
 	int rc = mdb_txn_commit(txn);
 
 	writer_unlock(l, txn);
+	if (rc == 0 && l->defer_meta)
+		note_commit(l, txnid);
 	pthread_rwlock_unlock(&l->resize_lock);
 	return rc == 0 ? 0 : commit_error(l, rc);
+}
+
+int store_sync(docket_ledger *l)
+{
+	uint64_t written = l->commits_written;
+	int rc;
+
+	if (l->sync_failed)
+		return docket_error_set(DOCKET_ESTORAGE, "sync %s: an earlier sync failed; what was committed "
+					"since may not be on disk: stop and check the disk, then run docket verify",
+					l->path);
+	if (written == l->commits_durable)
+		return 0;
+	if ((rc = mdb_env_sync(l->env, 1)) != 0) {
+		l->sync_failed = 1;
+		return docket_error_set(DOCKET_ESTORAGE, "sync %s: %s; what was committed since the last "
+					"sync may not be on disk", l->path, mdb_strerror(rc));
+	}
+	l->commits_durable = written;
+	return 0;
+}
+
+int store_defer_meta_sync(docket_ledger *l, int on)
+{
+	int error, rc;
+
+	if (!on && l->defer_meta && (error = store_sync(l)) < 0)
+		return error;
+	if ((rc = mdb_env_set_flags(l->env, MDB_NOMETASYNC, on ? 1 : 0)) != 0)
+		return store_error(rc, "set MDB_NOMETASYNC");
+	l->defer_meta = on != 0;
+	return 0;
+}
+
+uint64_t store_commits_written(const docket_ledger *l)
+{
+	return l->commits_written;
+}
+
+uint64_t store_commits_durable(const docket_ledger *l)
+{
+	return l->commits_durable;
 }
 
 void store_txn_abort(docket_ledger *l, MDB_txn *txn)
@@ -1040,6 +1104,8 @@ void docket_ledger_free(docket_ledger *l)
 {
 	if (!l)
 		return;
+	if (l->env && l->defer_meta && store_sync(l) < 0)
+		docket_error_clear(); /* closing: the owner synced (and answered) already */
 	if (l->env)
 		mdb_env_close(l->env);
 	codec_dispose(&l->codec);

@@ -17,6 +17,12 @@
  *   PWRCUT_LOG=PATH    record to PATH (absent: the shim does nothing)
  *   PWRCUT_AT=N        the power cut: SIGKILL this process just before its
  *                      N-th recorded operation (1-based; 0 or absent: never)
+ *   PWRCUT_SYNC_AT=N   the power cut comes instead just before the N-th
+ *                      sync of the data file (issue 34: aimed at the window
+ *                      where a commit's meta page waits for the next sync)
+ *   PWRCUT_SLOW_SYNC_MS=M  each sync of the data file first waits M ms, as
+ *                      a slow disk does: time for a reply sent too early
+ *                      to reach its client before the cut
  *   PWRCUT_NOSYNC=1    the MDB_NOSYNC mutant: fsync/fdatasync/msync of the
  *                      data file do nothing and O_DSYNC/O_SYNC are dropped
  *                      from its opens, which is what MDB_NOSYNC amounts to
@@ -59,7 +65,7 @@
 static unsigned char fds[MAX_FD];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1, nosync, active;
-static unsigned long cut_at, ops;
+static unsigned long cut_at, ops, sync_cut_at, syncs, slow_sync_ms;
 
 static int (*real_open)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
@@ -76,6 +82,7 @@ static int (*real_msync)(void *, size_t, int);
 __attribute__((constructor)) static void pwrcut_init(void)
 {
 	const char *log = getenv("PWRCUT_LOG"), *at = getenv("PWRCUT_AT"), *ns = getenv("PWRCUT_NOSYNC");
+	const char *sat = getenv("PWRCUT_SYNC_AT"), *slow = getenv("PWRCUT_SLOW_SYNC_MS");
 	static int done;
 
 	if (done)
@@ -99,6 +106,8 @@ __attribute__((constructor)) static void pwrcut_init(void)
 	if (log_fd < 0)
 		abort();
 	cut_at = at ? strtoul(at, NULL, 10) : 0;
+	sync_cut_at = sat ? strtoul(sat, NULL, 10) : 0;
+	slow_sync_ms = slow ? strtoul(slow, NULL, 10) : 0;
 	nosync = ns && *ns == '1';
 	active = 1;
 }
@@ -289,8 +298,12 @@ static int sync_op(int (*real)(int), int fd)
 
 	if (nosync)
 		return 0;
+	if (slow_sync_ms)
+		usleep((useconds_t)(slow_sync_ms * 1000));
 	pthread_mutex_lock(&lock);
 	tick();
+	if (sync_cut_at && ++syncs == sync_cut_at)
+		kill(getpid(), SIGKILL);
 	if ((r = real(fd)) == 0)
 		record('S', 0, 0, NULL, 0, 0);
 	pthread_mutex_unlock(&lock);

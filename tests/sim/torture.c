@@ -31,11 +31,20 @@
  * (what MDB_NOSYNC amounts to) and the torture expects to catch a loss: it
  * exits 0 when a check fails, 1 when every trial passed.
  *
+ * Window mode (--power SHIM --window, issue 34): serve acknowledges a
+ * commit only after the next sync of the data file (its meta page is
+ * written unsynced: write-path.md §4). Each trial cuts the power just
+ * before the N-th sync instead of a random operation, every sync is slowed
+ * by a few milliseconds (a reply sent before its sync would reach its
+ * client), and a second client opens and closes sessions of its own the
+ * whole time, so that one batch waits for its sync while the next is
+ * committed. Every check above runs after each cut.
+ *
  * Acks are checked by seq, event type, session and invocation. A runtime
  * that does not finish, or a serve that does not stop on SIGTERM, is a
  * failure reported as such, not something to kill quietly.
  *
- * usage: torture [--power SHIM [--nosync-mutant]] DOCKET SIM_RUNTIME KILLS [SEED]
+ * usage: torture [--power SHIM [--nosync-mutant|--window]] DOCKET SIM_RUNTIME KILLS [SEED]
  * Runs trials until KILLS of them killed docket or the runtime (power
  * mode: until KILLS power cuts).
  * Long runs rotate to a fresh ledger every 200 trials so per-trial checks
@@ -47,7 +56,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +84,7 @@ typedef struct torture {
 	/* power-loss mode */
 	const char *shim;          /* pwrcut.so, NULL: kill mode */
 	int mutant;                /* --nosync-mutant: expect a failure */
+	int window;                /* --window: cuts before syncs, slow syncs, a second client */
 	char plog[600], asan[1200];
 	long cuts, unsynced_kept, unsynced_dropped, torn, trials;
 } torture;
@@ -147,7 +159,9 @@ static pid_t spawn(torture *t, char *const argv[], const char *crash_env, unsign
 			snprintf(at, sizeof(at), "%lu", power_at);
 			setenv("LD_PRELOAD", t->shim, 1);
 			setenv("PWRCUT_LOG", t->plog, 1);
-			setenv("PWRCUT_AT", at, 1);
+			setenv(t->window ? "PWRCUT_SYNC_AT" : "PWRCUT_AT", at, 1);
+			if (t->window)
+				setenv("PWRCUT_SLOW_SYNC_MS", "3", 1);
 			if (t->mutant)
 				setenv("PWRCUT_NOSYNC", "1", 1);
 			/* a preloaded shim comes before the sanitizer runtime */
@@ -676,11 +690,70 @@ static void power_reconstruct(torture *t, const uint8_t *base, size_t base_len)
 	free(file);
 }
 
+/*
+ * The window mode's second client (a child process): it opens and closes
+ * sessions of its own until serve goes away, logging each acknowledged
+ * seq to the acks file as the runtime does. Its sessions hold no call, so
+ * nothing of it is ever left to recover.
+ */
+static pid_t spawn_noise(torture *t, int n)
+{
+	pid_t pid = fork();
+	FILE *in, *acks;
+	int fd = -1;
+
+	if (pid != 0)
+		return pid;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+		_exit(127);
+	for (int tries = 0; tries < 200 && fd < 0; tries++) {
+		struct sockaddr_un addr;
+
+		memset(&addr, 0, sizeof(addr));
+		addr.sun_family = AF_UNIX;
+		if (strlen(t->sock) >= sizeof(addr.sun_path))
+			_exit(0);
+		memcpy(addr.sun_path, t->sock, strlen(t->sock) + 1);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+			close(fd);
+			fd = -1;
+			usleep(10000);
+		}
+	}
+	if (fd < 0 || !(in = fdopen(fd, "r+")) || !(acks = fopen(t->acks, "a")))
+		_exit(0);
+	for (long k = 0;; k++) {
+		static const char *const methods[] = { "session.open", "session.close" };
+		char *line = NULL;
+		size_t cap = 0;
+
+		for (int m = 0; m < 2; m++) {
+			json_t *reply, *seq;
+
+			fprintf(in, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\",\"params\":"
+				"{\"session\":\"noise-%u-%d-%ld\"%s}}\n", 2 * k + m, methods[m], t->seed, n, k,
+				m ? "" : ",\"cwd\":\"/sim\"");
+			if (fflush(in) != 0 || getline(&line, &cap, in) <= 0)
+				_exit(0); /* serve went away */
+			reply = json_loads(line, 0, NULL);
+			seq = json_object_get(json_object_get(reply, "result"), "seq");
+			if (json_is_integer(seq)) {
+				fprintf(acks, "%lld %s noise-%u-%d-%ld -\n", (long long)json_integer_value(seq),
+					methods[m], t->seed, n, k);
+				fflush(acks);
+			}
+			json_decref(reply);
+		}
+		free(line);
+	}
+}
+
 /* One trial under the shim: serve and runtime until the power cut. */
 static void power_trial(torture *t, int n)
 {
 	char seed[32], path[700], *sim_argv[9];
-	unsigned long cut = 1 + rnd(t, 240);
+	unsigned long cut = t->window ? 1 + rnd(t, 40) : 1 + rnd(t, 240);
+	pid_t noise = 0;
 	uint8_t *base;
 	size_t base_len;
 	int sst = 0, rst, ended;
@@ -706,6 +779,8 @@ static void power_trial(torture *t, int n)
 		sim_argv[6] = "5";
 		sim_argv[7] = NULL;
 		rt = spawn(t, sim_argv, NULL, 0);
+		if (t->window)
+			noise = spawn_noise(t, n);
 		/* the power cut takes the runtime too: as soon as serve is gone */
 		int serve_done = 0;
 
@@ -723,6 +798,10 @@ static void power_trial(torture *t, int n)
 		}
 		if (rt)
 			reap_or_fail(rt, 0, "the runtime hung: it did not finish within 60 s in", t->ledger);
+		if (noise > 0) {
+			kill(noise, SIGKILL);
+			waitpid(noise, NULL, 0);
+		}
 		if (!serve_done && waitpid(serve, &sst, WNOHANG) != serve) {
 			kill(serve, SIGTERM);
 			sst = reap_or_fail(serve, 20000, "docket serve did not stop within 20 s of SIGTERM in",
@@ -780,6 +859,10 @@ int main(int argc, char **argv)
 			t.shim = argv[2];
 			argv += 2;
 			argc -= 2;
+		} else if (strcmp(argv[1], "--window") == 0) {
+			t.window = 1;
+			argv++;
+			argc--;
 		} else if (strcmp(argv[1], "--nosync-mutant") == 0) {
 			t.mutant = expect_failure = 1;
 			argv++;
@@ -788,8 +871,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (argc < 4 || (t.mutant && !t.shim)) {
-		fprintf(stderr, "usage: torture [--power SHIM [--nosync-mutant]] DOCKET SIM_RUNTIME KILLS [SEED]\n");
+	if (argc < 4 || ((t.mutant || t.window) && !t.shim) || (t.mutant && t.window)) {
+		fprintf(stderr, "usage: torture [--power SHIM [--nosync-mutant|--window]] DOCKET SIM_RUNTIME KILLS [SEED]\n");
 		return 2;
 	}
 	t.docket = argv[1];
@@ -805,7 +888,8 @@ int main(int argc, char **argv)
 		 getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "", getenv("ASAN_OPTIONS") ? ":" : "");
 	printf("torture: until %ld %s, seed %u, in %s\n", want,
 	       t.mutant ? "power cuts of the NOSYNC mutant (a loss must be caught)"
-			: t.shim ? "power-cut trials" : "kill trials", t.seed, t.dir);
+			: t.window ? "power cuts before a sync (window)" : t.shim ? "power-cut trials" : "kill trials",
+	       t.seed, t.dir);
 	fflush(stdout);
 	new_segment(&t);
 	for (int n = 0; t.kills < want; n++) {
