@@ -420,7 +420,7 @@ static void test_ledger_format3(void **state)
 {
 	fixture *f = *state;
 	char text[512];
-	docket_append_result res;
+	docket_append_result res[3];  /* one per event of a call */
 	json_t *ev;
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
@@ -434,7 +434,7 @@ static void test_ledger_format3(void **state)
 	assert_int_equal(val, 3);
 	store_txn_abort(f->l, txn);
 	assert_non_null(ev = test_json("{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"t\"}"));
-	assert_int_equal(docket_ledger_append_json(f->l, &ev, 1, &res), 0);
+	assert_int_equal(docket_ledger_append_json(f->l, &ev, 1, res), 0);
 	json_decref(ev);
 	for (int i = 0; i < 300; i++) {
 		json_t *evs[3];
@@ -447,7 +447,7 @@ static void test_ledger_format3(void **state)
 		snprintf(text, sizeof(text), "{\"type\":\"tool.completed\",\"session\":\"s\",\"invocation\":\"c%d\","
 			 "\"status\":\"ok\",\"exit_code\":0,\"output\":\"built target t%d, %d warnings, all ok\"}", i, i, i % 7);
 		evs[2] = test_json(text);
-		assert_int_equal(docket_ledger_append_json(f->l, evs, 3, &res), 0);
+		assert_int_equal(docket_ledger_append_json(f->l, evs, 3, res), 0);
 		for (int j = 0; j < 3; j++)
 			json_decref(evs[j]);
 	}
