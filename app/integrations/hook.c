@@ -197,24 +197,30 @@ static int spoolable(int error)
  * when the lock is held right now, not worth a wait: a docket writer holds
  * it (docket_spool_writer_busy), or a hook waited for it in vain less than
  * SPOOL_FRESH_MS ago (a writer that is not docket). */
+/* Bring the deadline forward to `ms` from now, never later than it is. */
+static void deadline_within(hook_ctx *h, unsigned ms)
+{
+	uint64_t soon = docket_spool_now_ms() + ms;
+
+	if (soon < h->deadline_ms)
+		h->deadline_ms = soon;
+}
+
 static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 {
-	uint64_t soon;
+	const char *spool = h->opts->spool_path;
 	size_t n = 0;
 
 	if (!h->deadline_ms) {
+		int busy = spool && docket_spool_writer_busy(spool);
+
 		h->deadline_ms = h->opts->deadline_ms;
-		if (h->opts->spool_path && docket_spool_count(h->opts->spool_path, &n) == 0 && n > 0) {
+		if (spool && docket_spool_count(spool, &n) == 0 && n > 0) {
 			h->spool_n = n;
-			soon = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
-			if (soon < h->deadline_ms)
-				h->deadline_ms = soon;
-			h->fresh = docket_spool_held_within(h->opts->spool_path, SPOOL_FRESH_MS) ||
-				   docket_spool_writer_busy(h->opts->spool_path);
-		} else if (h->opts->spool_path && docket_spool_writer_busy(h->opts->spool_path)) {
-			soon = docket_spool_now_ms() + SPOOL_WRITER_WAIT_MS;
-			if (soon < h->deadline_ms)
-				h->deadline_ms = soon;
+			deadline_within(h, SPOOL_BUSY_WAIT_MS);
+			h->fresh = busy || docket_spool_held_within(spool, SPOOL_FRESH_MS);
+		} else if (busy) {
+			deadline_within(h, SPOOL_WRITER_WAIT_MS);
 		}
 		docket_error_clear();
 	}
