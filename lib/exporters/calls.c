@@ -10,6 +10,7 @@
 
 #include "calls.h"
 #include "ledger/decision.h"
+#include "ledger/ledger_sys.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/summary.h"
@@ -483,14 +484,28 @@ static int on_dispatched(call_rec *r)
 	return 0;
 }
 
+static int is_refusal(int status)
+{
+	return status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_DENIED ||
+	       status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_UNSUPPORTED;
+}
+
+/* The call's status; a refusal without a verdict, a dispatch or an
+ * approval result says what the verdict was. */
+static void put_status(call_rec *r, int status)
+{
+	r->status = (uint8_t)status;
+	if (is_refusal(status) && !r->verdict && !r->dispatches && !r->result)
+		r->verdict = status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_DENIED
+				     ? DOCKET__V1__VERDICT__VERDICT_DENIED : DOCKET__V1__VERDICT__VERDICT_UNSUPPORTED;
+}
+
 static int on_completed(call_fold *c, call_rec *r, const docket_event *ev)
 {
 	const Docket__V1__ToolCompleted *b = ev->tool_completed;
-	int refused = b->status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_DENIED ||
-		      b->status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_UNSUPPORTED;
+	int refused = is_refusal(b->status);
 	int error;
 
-	r->status = (uint8_t)b->status;
 	if ((error = calls_put(c, &r->error, b->error)) < 0)
 		return error;
 	if (refused && b->output && *b->output) {
@@ -504,9 +519,7 @@ static int on_completed(call_fold *c, call_rec *r, const docket_event *ev)
 		if ((error = put_n(c, &r->denial, b->output, n)) < 0)
 			return error;
 	}
-	if (refused && !r->verdict && !r->dispatches && !r->result)
-		r->verdict = b->status == DOCKET__V1__OUTCOME_STATUS__OUTCOME_STATUS_DENIED
-				     ? DOCKET__V1__VERDICT__VERDICT_DENIED : DOCKET__V1__VERDICT__VERDICT_UNSUPPORTED;
+	put_status(r, b->status);
 	return 0;
 }
 
@@ -556,6 +569,39 @@ int calls_add(call_fold *c, uint64_t seq, const docket_event *ev)
 	case DOCKET__V1__EVENT__BODY_RECOVERY_ACTION: return on_recovery(c, r, ev);
 	default: return 0;
 	}
+}
+
+/* calls_outcomes for call `r`: its status from the record, its outcome
+ * event only when the call is denied. */
+static int call_outcome(call_fold *c, call_rec *r, ledger_outcomes *o, uint64_t upto)
+{
+	const docket_event *ev;
+	uint64_t seq;
+	int status, error;
+
+	error = ledger_outcome_of(o, calls_str(c, c->session[r->session].id), calls_str(c, r->invocation), &status,
+				  &seq);
+	if (error < 0 || !seq || seq > upto)
+		return error;
+	put_status(r, status);
+	if (!calls_denied(r))
+		return 0;
+	if ((error = ledger_outcome_event(o, seq, &ev)) < 0)
+		return error;
+	return on_completed(c, r, ev);
+}
+
+int calls_outcomes(call_fold *c, docket_ledger *l, uint64_t upto)
+{
+	ledger_outcomes *o = NULL;
+	int error;
+
+	if ((error = ledger_outcomes_begin(&o, l)) < 0)
+		return error;
+	for (size_t i = 0; i < c->ncalls && error == 0; i++)
+		error = call_outcome(c, &c->call[i], o, upto);
+	ledger_outcomes_end(o);
+	return error;
 }
 
 int calls_add_json(call_fold *c, const json_t *ev)
@@ -635,6 +681,18 @@ int calls_sink_event(export_sink *s, const json_t *ev, int emit)
 	return calls_add_json(&((calls_sink *)s)->c, ev);
 }
 
+/* The outcomes the read passed over, then the report's or audit's finish. */
+static int sink_finish(export_sink *s)
+{
+	calls_sink *o = (calls_sink *)s;
+	uint64_t upto = s->info.events > s->stats->head_seq ? s->info.events : s->stats->head_seq;
+	int error;
+
+	if (s->outcomes_skipped && (error = calls_outcomes(&o->c, s->ledger, upto)) < 0)
+		return error;
+	return o->finish(s);
+}
+
 int calls_sink_make(export_sink **out, size_t size, int64_t since_ms, int (*finish)(export_sink *s),
 		    void (*free_fn)(export_sink *s))
 {
@@ -650,7 +708,10 @@ int calls_sink_make(export_sink **out, size_t size, int64_t since_ms, int (*fini
 	}
 	o->base.event = calls_sink_event;
 	o->base.stored = sink_stored;
-	o->base.finish = finish;
+	/* the fold needs no hash, and of an outcome only what calls_outcomes reads */
+	o->base.read_flags = DOCKET_READ_NO_HASH | DOCKET_READ_NO_OUTCOMES;
+	o->base.finish = sink_finish;
+	o->finish = finish;
 	o->base.free = free_fn;
 	*out = &o->base;
 	return 0;

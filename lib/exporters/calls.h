@@ -83,6 +83,12 @@ void calls_dispose(call_fold *c);
 int calls_put(call_fold *c, cstr *out, const char *s);
 /* Fold one stored event. */
 int calls_add(call_fold *c, uint64_t seq, const docket_event *ev);
+/* The outcomes of the folded calls from `l`'s invocation records, after a
+ * read that passed over them (DOCKET_READ_NO_OUTCOMES): every call's
+ * status, and the outcome event itself of a denied call (its error and
+ * output are the reason the report and audit show). Outcomes after `upto`
+ * (appended after the read) are left out. */
+int calls_outcomes(call_fold *c, docket_ledger *l, uint64_t upto);
 /* Fold one event given as JSON (redacted, pseudonymised, or from the fleet
  * database): converted to the stored form first. */
 int calls_add_json(call_fold *c, const json_t *ev);
@@ -106,6 +112,7 @@ const char *calls_status(const call_rec *r);
 typedef struct calls_sink {
 	export_sink base;
 	call_fold c;
+	int (*finish)(export_sink *s);  /* the report's or audit's, after the outcomes */
 } calls_sink;
 
 int calls_sink_make(export_sink **out, size_t size, int64_t since_ms, int (*finish)(export_sink *s),

@@ -311,7 +311,9 @@ static int pipeline_stored(void *ctx, uint64_t seq, const docket_event *ev, cons
 	int error;
 
 	p->stats->head_seq = seq;
-	docket_hex(hex, hash, LEDGER_HASH_LEN);
+	hex[0] = '\0';
+	if (hash)
+		docket_hex(hex, hash, LEDGER_HASH_LEN);
 	if ((error = p->sink->stored(p->sink, seq, ev, hex, emit)) < 0)
 		return error;
 	if (emit)
@@ -335,6 +337,10 @@ static int sink_new(export_sink **out, int format, int64_t since_ms)
 	}
 }
 
+/* Tests: 0 reads the outcomes even for a sink that takes them from the
+ * invocation records (the two must give the same bytes). */
+int export_outcomes_from_records = 1;
+
 typedef struct ledger_read {
 	docket_ledger *ledger;
 	const docket_export_options *opts;
@@ -348,8 +354,15 @@ static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
 
 	ro.session = r->opts->session;
 	ro.since = r->opts->since_seq;
-	if (r->sink->stored && !r->opts->redactor && !r->opts->pseudonymizer)
+	if (r->sink->stored && !r->opts->redactor && !r->opts->pseudonymizer) {
+		ro.flags = r->sink->read_flags;
+		/* older indexes do not hold the outcomes: read them */
+		if ((ro.flags & DOCKET_READ_NO_OUTCOMES) &&
+		    (!export_outcomes_from_records || ledger_projections_current(r->ledger) < 0))
+			ro.flags &= ~DOCKET_READ_NO_OUTCOMES;
+		r->sink->outcomes_skipped = (ro.flags & DOCKET_READ_NO_OUTCOMES) != 0;
 		return ledger_read_events(r->ledger, &ro, pipeline_stored, cbctx);
+	}
 	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);
 }
 

@@ -41,7 +41,15 @@ struct export_sink {
 	docket_export_stats *stats;
 	docket_ledger_info info;  /* the ledger at the start of the export */
 	docket_ledger *ledger;    /* the ledger read (NULL for the fleet database) */
+	/* DOCKET_READ_* the stored path may read with (calls.c: no hashes, no
+	 * outcomes), and whether the read passed over the outcomes (only with
+	 * current projections, where the invocation records hold them) */
+	unsigned read_flags;
+	int outcomes_skipped;
 };
+
+/* Tests: 0 makes the stored path read the outcomes for every sink. */
+extern int export_outcomes_from_records;
 
 /* Read the ledger through redaction and pseudonyms into `sink`, then
  * finish it. `out` (may be NULL) is flushed and checked at the end. */

@@ -434,6 +434,10 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
 /* Events verify rebuilds per scratch transaction (default 16384; tests
  * make it small to cross chunk boundaries). */
 extern uint64_t ledger_verify_chunk;
+/* Runs of at least this many events of one segment are hashed on a worker
+ * thread beside the rebuild (seg_hash.c; default 64; 0: never, all on the
+ * caller; tests set 1 and 0 to compare the two). */
+extern uint32_t ledger_verify_parallel_min;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
 extern size_t ledger_verify_scratch_map;
@@ -468,9 +472,27 @@ int merkle_check_new(merkle_check **out, docket_ledger *l);
 void merkle_check_free(merkle_check *mc);
 void merkle_check_txn(merkle_check *mc, MDB_txn *txn);
 int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len);
+/* merkle_check_leaf of a leaf hashed already (verify's hashing worker). */
+int merkle_check_leaf_hash(merkle_check *mc, const uint8_t leaf[LEDGER_HASH_LEN]);
 void merkle_check_mark(merkle_check *mc);
 void merkle_check_rollback(merkle_check *mc);
 int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *rep);
+
+/* ---- seg_hash.c: a run's hashes on a worker thread ---- */
+
+/* The chain hashes (and Merkle leaves) of a run of the loaded segment's
+ * events, computed on one worker thread while the caller rebuilds them. */
+typedef struct seg_hash seg_hash;
+int seg_hash_new(seg_hash **out);
+void seg_hash_free(seg_hash *h);
+/* Hash events [from, to] of `r`'s loaded segment (both parts decompressed)
+ * from h[from - 1] = `head`, and their leaves when `leaves`. DOCKET_ENOTFOUND:
+ * no thread could be started (hash them on the caller). */
+int seg_hash_start(seg_hash *h, const ledger_reader *r, uint64_t from, uint64_t to,
+		   const uint8_t head[LEDGER_HASH_LEN], int leaves);
+/* Wait for the run: h[from..to] and the leaves, borrowed until the next start. */
+int seg_hash_wait(seg_hash *h, const uint8_t (**hashes)[LEDGER_HASH_LEN],
+		  const uint8_t (**leaf)[LEDGER_HASH_LEN]);
 
 /* ---- read.c: single records ---- */
 

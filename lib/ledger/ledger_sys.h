@@ -22,6 +22,7 @@
 #define DOCKET_LEDGER_SYS_H
 
 #include <lmdb.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -110,6 +111,10 @@ typedef struct ledger_reader {
 	docket_buf body[2];         /* each part's payloads, decompressed */
 } ledger_reader;
 
+/* Parts decompressed (or copied, raw) by every reader of this process, by
+ * part (format 2: all in [0]): what a command read, for the tests. */
+extern atomic_ulong reader_part_decodes[2];
+
 void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn);
 void reader_set_txn(ledger_reader *r, MDB_txn *txn);
 void reader_dispose(ledger_reader *r);
@@ -124,6 +129,12 @@ int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *le
 /* The chain hash h[seq], computed over its segment from the one before and
  * checked against the segment's stored hash. */
 int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
+/* Decompress both parts of the loaded segment (each once); errors as
+ * reader_payload's for an event of the part that fails. */
+int reader_decode_parts(ledger_reader *r);
+/* Event i (0 .. count - 1) of the loaded segment: its payload, in a part
+ * already decompressed (borrowed until the next segment is loaded). */
+const uint8_t *reader_payload_at(const ledger_reader *r, uint32_t i);
 
 /* ---- state.c, state_record.c: the projection records ---- */
 
@@ -185,6 +196,26 @@ int ledger_projections_current(const docket_ledger *l);
 int state_inv_get(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *session, const char *invocation);
 /* The pending-state name of an unfinished invocation (ledger.h). */
 const char *inv_pending_state(const inv_state *inv);
+
+/* ---- read.c: the outcomes a read without them passed over ---- */
+
+/*
+ * A read with DOCKET_READ_NO_OUTCOMES leaves a format-3 segment's part B
+ * compressed; a reader that still needs what an outcome decided takes it
+ * from the invocation records (the status and the seq of the one outcome
+ * each call has, invariant 5), and reads only the outcome events whose text
+ * it shows. One read transaction from begin to end; needs current
+ * projections (DOCKET_EVERSION otherwise: read the outcomes instead).
+ */
+typedef struct ledger_outcomes ledger_outcomes;
+int ledger_outcomes_begin(ledger_outcomes **out, docket_ledger *l);
+void ledger_outcomes_end(ledger_outcomes *o);
+/* The call's outcome status (Docket__V1__OutcomeStatus) and seq (0, 0: no
+ * outcome); DOCKET_ENOTFOUND: no such call. */
+int ledger_outcome_of(ledger_outcomes *o, const char *session, const char *invocation, int *status,
+		      uint64_t *outcome_seq);
+/* The stored outcome at `seq`, decoded (borrowed until the next call). */
+int ledger_outcome_event(ledger_outcomes *o, uint64_t seq, const docket_event **out);
 
 /* ---- state.c, state_lineage.c: runtime lineages (invariant 7) ---- */
 

@@ -632,7 +632,12 @@ int merkle_check_leaf(merkle_check *mc, const uint8_t *p, size_t len)
 	if (mc->off)
 		return 0;
 	docket_tlog_leaf_hash(leaf, p, len);
-	return frontier_add(&mc->now.f, leaf, check_node, mc);
+	return merkle_check_leaf_hash(mc, leaf);
+}
+
+int merkle_check_leaf_hash(merkle_check *mc, const uint8_t leaf[DOCKET_TLOG_HASH_LEN])
+{
+	return mc->off ? 0 : frontier_add(&mc->now.f, leaf, check_node, mc);
 }
 
 static int tree_problem(docket_verify_report *rep, const char *problem)

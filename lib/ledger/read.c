@@ -339,6 +339,76 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 	return ledger_read_events(l, opts, json_event, &jr);
 }
 
+/* ---- outcomes a read passed over ---- */
+
+struct ledger_outcomes {
+	docket_ledger *l;
+	MDB_txn *txn;
+	ledger_reader r;
+	docket_event *ev;
+};
+
+int ledger_outcomes_begin(ledger_outcomes **out, docket_ledger *l)
+{
+	ledger_outcomes *o;
+	int error;
+
+	*out = NULL;
+	if ((error = ledger_projections_current(l)) < 0)
+		return error;
+	if (!(o = docket_calloc(1, sizeof(*o))))
+		return docket_error_set_oom();
+	if ((error = store_txn_begin(&o->txn, l, MDB_RDONLY)) < 0) {
+		docket_free(o);
+		return error;
+	}
+	o->l = l;
+	reader_init(&o->r, l, o->txn);
+	*out = o;
+	return 0;
+}
+
+void ledger_outcomes_end(ledger_outcomes *o)
+{
+	if (!o)
+		return;
+	docket_event_free(o->ev);
+	reader_dispose(&o->r);
+	store_txn_abort(o->l, o->txn);
+	docket_free(o);
+}
+
+int ledger_outcome_of(ledger_outcomes *o, const char *session, const char *invocation, int *status,
+		      uint64_t *outcome_seq)
+{
+	inv_state inv;
+	int error;
+
+	*status = 0;
+	*outcome_seq = 0;
+	if ((error = state_inv_get(&inv, o->l, o->txn, session, invocation)) < 0)
+		return error;
+	*status = inv.status;
+	*outcome_seq = inv.outcome_seq;
+	return 0;
+}
+
+int ledger_outcome_event(ledger_outcomes *o, uint64_t seq, const docket_event **out)
+{
+	int error;
+
+	*out = NULL;
+	docket_event_free(o->ev);
+	o->ev = NULL;
+	if ((error = load_event(&o->ev, &docket_pb_allocator, NULL, &o->r, seq)) < 0)
+		return error;
+	if (o->ev->body_case != DOCKET__V1__EVENT__BODY_TOOL_COMPLETED)
+		return docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed as an outcome but is a %s",
+					(unsigned long long)seq, docket_event_type(o->ev));
+	*out = o->ev;
+	return 0;
+}
+
 /* ---- sessions ---- */
 
 static void session_info(docket_session_info *out, const char *id, const sess_state *s)

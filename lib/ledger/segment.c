@@ -333,6 +333,8 @@ int seg_flush(seg_writer *w, MDB_txn *txn)
 
 /* ---- reader ---- */
 
+atomic_ulong reader_part_decodes[2];
+
 void reader_init(ledger_reader *r, docket_ledger *l, MDB_txn *txn)
 {
 	memset(r, 0, sizeof(*r));
@@ -705,11 +707,19 @@ static int reader_decode(ledger_reader *r, unsigned p)
 	body->len = raw;
 	body->ptr[raw] = '\0';
 	r->decoded |= 1u << p;
+	if (raw)
+		atomic_fetch_add_explicit(&reader_part_decodes[p], 1, memory_order_relaxed);
 	return 0;
 }
 
-/* Event i's payload in its decompressed part. */
-static const uint8_t *payload_at(const ledger_reader *r, uint32_t i)
+int reader_decode_parts(ledger_reader *r)
+{
+	int error = reader_decode(r, 0);
+
+	return error < 0 ? error : reader_decode(r, 1);
+}
+
+const uint8_t *reader_payload_at(const ledger_reader *r, uint32_t i)
 {
 	return (const uint8_t *)r->body[r->parts[i]].ptr + r->offs[i];
 }
@@ -724,7 +734,7 @@ int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *le
 	i = (size_t)(seq - r->first);
 	if ((error = reader_decode(r, r->parts[i])) < 0)
 		return error;
-	*p = payload_at(r, (uint32_t)i);
+	*p = reader_payload_at(r, (uint32_t)i);
 	*len = r->lens[i];
 	return 0;
 }
@@ -763,8 +773,7 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 {
 	int error;
 
-	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode(r, 0)) < 0 ||
-	    (error = reader_decode(r, 1)) < 0)
+	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode_parts(r)) < 0)
 		return error;
 	if (!r->hashed) {
 		const uint8_t *prev;
@@ -773,7 +782,7 @@ int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 			return error;
 		prev = r->prev;
 		for (uint32_t i = 0; i < r->count; i++) {
-			if ((error = chain_next(r->hashes[i], prev, r->first + i, payload_at(r, i), r->lens[i])) < 0)
+			if ((error = chain_next(r->hashes[i], prev, r->first + i, reader_payload_at(r, i), r->lens[i])) < 0)
 				return error;
 			prev = r->hashes[i];
 		}

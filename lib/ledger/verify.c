@@ -17,6 +17,15 @@
  *    scratch ledger commits without fsync (it is thrown away) and events
  *    are decoded into a protobuf-c arena (docket_arena), which starts over
  *    once each event is freed.
+ *
+ * Both hash every payload twice (the chain; verify also the Merkle leaf):
+ * a segment's run of events is hashed on a worker thread (seg_hash.c) from
+ * the chain value before it while this thread decodes and applies the same
+ * events, and the chain is compared with the segment's stored hash at the
+ * run's last event, before that event is applied, as the serial check does:
+ * every verdict, message and first bad seq is the serial one (a segment
+ * that does not load or decompress whole, or a short run, is checked on
+ * this thread, event by event).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +43,7 @@
 /* Events rebuilt per scratch transaction (tests make it small to cross
  * chunk boundaries on small ledgers). */
 uint64_t ledger_verify_chunk = 16384;
+uint32_t ledger_verify_parallel_min = 64;
 
 /* The scratch ledger's first map; it grows (doubling) as the rebuild needs. */
 size_t ledger_verify_scratch_map = (size_t)4 << 20;
@@ -82,17 +92,123 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
 	return apply_stored(st, &docket_pb_allocator, seq, p, len, kind);
 }
 
+/* The rebuild of one pass: where it applies, its arena, the tree it checks
+ * (verify; NULL: reindex) and the worker that hashes (NULL: none). */
+typedef struct rebuild {
+	state_txn *st;
+	ledger_reader *r;
+	merkle_check *mc;
+	seg_hash *hs;
+	ProtobufCAllocator pb;
+	uint64_t bad_seq;
+} rebuild;
+
+/* Stored event `seq` (read, chained from `hash`, checked at its segment's
+ * end) through the state machine and the tree check, on the caller. */
+static int rebuild_one(rebuild *b, uint64_t seq, uint8_t hash[LEDGER_HASH_LEN])
+{
+	const uint8_t *p;
+	size_t len;
+	int error;
+
+	if ((error = reader_check(b->r, seq, hash, &p, &len)) == 0)
+		error = apply_stored(b->st, &b->pb, seq, p, len, NULL);
+	if (error < 0) {
+		b->bad_seq = seq;
+		return error;
+	}
+	/* a tree that cannot be read is no verdict on the event */
+	if (b->mc && (error = merkle_check_leaf(b->mc, p, len)) < 0)
+		return error;
+	state_set_head(b->st, seq, hash);
+	state_count_bytes(b->st, len, seq == b->r->first ? b->r->stored : 0);
+	return 0;
+}
+
+/* Event i of the loaded segment through the state machine, its chain hash
+ * still being computed: the head's hash is set when the run ends (the
+ * rebuild reads only its seq meanwhile). */
+static int apply_at(rebuild *b, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN])
+{
+	uint32_t i = (uint32_t)(seq - b->r->first);
+	int error;
+
+	if ((error = apply_stored(b->st, &b->pb, seq, reader_payload_at(b->r, i), b->r->lens[i], NULL)) < 0) {
+		b->bad_seq = seq;
+		return error;
+	}
+	state_set_head(b->st, seq, hash);
+	state_count_bytes(b->st, b->r->lens[i], seq == b->r->first ? b->r->stored : 0);
+	return 0;
+}
+
+/*
+ * Events [from, to] of the loaded segment, their hashes computed by b->hs
+ * meanwhile: the same checks in the same order as rebuild_one's, the chain
+ * compared with the segment's stored hash at its last event before that
+ * event is applied. Waits for the worker on every path out.
+ */
+static int rebuild_run(rebuild *b, uint64_t from, uint64_t to, uint8_t hash[LEDGER_HASH_LEN])
+{
+	const uint8_t (*hashes)[LEDGER_HASH_LEN], (*leaf)[LEDGER_HASH_LEN];
+	ledger_reader *r = b->r;
+	uint64_t seq = from;
+	int error = 0, hash_error;
+
+	for (; seq < to && error == 0; seq++)
+		error = apply_at(b, seq, hash);
+	hash_error = seg_hash_wait(b->hs, &hashes, &leaf);
+	if (error < 0)
+		return error;
+	if (hash_error < 0) {
+		b->bad_seq = 0;
+		return hash_error;
+	}
+	memcpy(hash, hashes[to - from], LEDGER_HASH_LEN);
+	if (to == r->first + r->count - 1 && memcmp(hash, r->last, LEDGER_HASH_LEN) != 0) {
+		b->bad_seq = to;
+		return docket_error_set(DOCKET_ECORRUPT, "chain hash does not match the events of seqs %llu-%llu",
+					(unsigned long long)r->first, (unsigned long long)to);
+	}
+	if ((error = apply_at(b, to, hash)) < 0)
+		return error;
+	for (uint64_t i = 0; b->mc && i <= to - from; i++)
+		if ((error = merkle_check_leaf_hash(b->mc, leaf[i])) < 0)
+			return error;
+	return 0;
+}
+
+/*
+ * Whether the events from `seq` on are a run for the worker: its segment
+ * loads and decompresses whole, and holds at least ledger_verify_parallel_min
+ * of them up to `to`. *end is the run's last seq. Anything wrong is left to
+ * rebuild_one, which reports it where the serial check always has.
+ */
+static int run_start(rebuild *b, uint64_t seq, uint64_t to, const uint8_t hash[LEDGER_HASH_LEN], uint64_t *end)
+{
+	ledger_reader *r = b->r;
+
+	if (!b->hs || !ledger_verify_parallel_min || reader_seek(r, seq) < 0)
+		return 0;
+	*end = r->first + r->count - 1 < to ? r->first + r->count - 1 : to;
+	if (*end - seq + 1 < ledger_verify_parallel_min || reader_decode_parts(r) < 0)
+		return 0;
+	return seg_hash_start(b->hs, r, seq, *end, hash, b->mc != NULL) == 0;
+}
+
 /*
  * Apply stored events [from, to] of `src` (read through `r`) to `st`, and
  * (verify) to the Merkle check `mc`. On a bad event returns its error with
  * *bad_seq set to its seq; an error reading the stored tree leaves it 0.
+ * Runs of a segment's events are hashed by `hs` (when given) beside the
+ * rebuild.
  */
 static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_t to, merkle_check *mc,
-			 uint64_t *bad_seq)
+			 seg_hash *hs, uint64_t *bad_seq)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_arena arena;
-	ProtobufCAllocator pb;
+	rebuild b = { st, r, mc, hs, { 0 }, 0 };
 	int error;
 
 	*bad_seq = 0;
@@ -101,23 +217,18 @@ static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_
 	 * no malloc and free per field */
 	if ((error = docket_arena_init(&arena, VERIFY_ARENA)) < 0)
 		return error;
-	docket_arena_pb(&pb, &arena);
-	for (uint64_t seq = from; seq <= to; seq++) {
-		const uint8_t *p;
-		size_t len;
-
-		if ((error = reader_check(r, seq, hash, &p, &len)) == 0)
-			error = apply_stored(st, &pb, seq, p, len, NULL);
-		if (error < 0) {
-			*bad_seq = seq;
-			docket_error_prefix("seq %llu: ", (unsigned long long)seq);
-			break;
+	docket_arena_pb(&b.pb, &arena);
+	for (uint64_t seq = from, end; seq <= to && error == 0; seq++) {
+		if (run_start(&b, seq, to, hash, &end)) {
+			error = rebuild_run(&b, seq, end, hash);
+			seq = end;
+		} else {
+			error = rebuild_one(&b, seq, hash);
 		}
-		/* a tree that cannot be read is no verdict on the event */
-		if (mc && (error = merkle_check_leaf(mc, p, len)) < 0)
-			break;
-		state_set_head(st, seq, hash);
-		state_count_bytes(st, len, seq == r->first ? r->stored : 0);
+	}
+	if (error < 0 && b.bad_seq) {
+		*bad_seq = b.bad_seq;
+		docket_error_prefix("seq %llu: ", (unsigned long long)b.bad_seq);
 	}
 	docket_arena_dispose(&arena);
 	return error;
@@ -134,6 +245,7 @@ static int reindex_txn(docket_ledger *l)
 {
 	MDB_txn *txn = NULL;
 	state_txn *st = NULL;
+	seg_hash *hs = NULL;
 	ledger_reader r;
 	uint64_t head, bad;
 	int error;
@@ -141,10 +253,13 @@ static int reindex_txn(docket_ledger *l)
 	if ((error = store_txn_begin(&txn, l, 0)) < 0)
 		return error;
 	reader_init(&r, l, txn);
+	/* without the worker, the rebuild hashes on this thread */
+	if (seg_hash_new(&hs) < 0)
+		hs = NULL;
 	if ((error = reader_last_seq(&r, &head)) < 0 ||
 	    (error = state_clear_projections(l, txn)) < 0 ||
 	    (error = state_txn_begin(&st, l, txn)) < 0 ||
-	    (error = rebuild_range(st, &r, 1, head, NULL, &bad)) < 0 ||
+	    (error = rebuild_range(st, &r, 1, head, NULL, hs, &bad)) < 0 ||
 	    (error = state_txn_finish(st)) < 0 || (error = merkle_rebuild(l, txn)) < 0 ||
 	    (error = store_meta_put_u64(txn, l, "projection_version", DOCKET_PROJECTION_VERSION)) < 0)
 		goto cleanup;
@@ -154,6 +269,7 @@ static int reindex_txn(docket_ledger *l)
 		l->projection_version = DOCKET_PROJECTION_VERSION;
 cleanup:
 	state_txn_free(st);
+	seg_hash_free(hs);
 	reader_dispose(&r);
 	if (txn)
 		store_txn_abort(l, txn);
@@ -178,7 +294,7 @@ int docket_ledger_reindex(docket_ledger *l)
 /* Rebuild events (scratch head, to] of `l` into the scratch ledger, and
  * check the Merkle tree over them. */
 static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
-			uint64_t to, docket_verify_report *rep)
+			seg_hash *hs, uint64_t to, docket_verify_report *rep)
 {
 	MDB_txn *src = NULL, *dst = NULL;
 	state_txn *st = NULL;
@@ -198,7 +314,7 @@ static int verify_chunk(docket_ledger *scratch, docket_ledger *l, ledger_reader 
 	uint64_t from = state_head_seq(st) + 1;
 	if (to - from + 1 > ledger_verify_chunk)
 		to = from + ledger_verify_chunk - 1;
-	if ((error = rebuild_range(st, r, from, to, mc, &bad)) < 0) {
+	if ((error = rebuild_range(st, r, from, to, mc, hs, &bad)) < 0) {
 		if (bad && is_verdict(error)) {
 			rep->first_bad_seq = bad;
 			rep->events_checked = bad - 1;
@@ -352,7 +468,7 @@ static int scratch_error(const char *dir, int error)
 }
 
 static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r, merkle_check *mc,
-		      docket_verify_report *rep)
+		      seg_hash *hs, docket_verify_report *rep)
 {
 	for (;;) {
 		MDB_txn *src = NULL;
@@ -383,7 +499,7 @@ static int verify_run(docket_ledger *scratch, docket_ledger *l, ledger_reader *r
 		}
 		store_txn_abort(l, src);
 		while (rep->events_checked < head) {
-			error = verify_chunk(scratch, l, r, mc, head, rep);
+			error = verify_chunk(scratch, l, r, mc, hs, head, rep);
 			/* the scratch map is full: grow it and redo the chunk */
 			if (error == DOCKET_EMAPFULL)
 				error = store_grow(scratch);
@@ -400,6 +516,7 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *scratch = NULL;
 	merkle_check *mc = NULL;
+	seg_hash *hs = NULL;
 	ledger_reader r;
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
@@ -417,12 +534,13 @@ int docket_ledger_verify(docket_ledger *l, docket_verify_report *rep)
 	/* the scratch copy is thrown away: its commits need not be durable */
 	else if ((error = mdb_env_set_flags(scratch->env, MDB_NOSYNC, 1)) != 0)
 		error = scratch_error(dir, store_error(error, "scratch ledger"));
-	else if ((error = merkle_check_new(&mc, l)) == 0) {
+	else if ((error = merkle_check_new(&mc, l)) == 0 && (error = seg_hash_new(&hs)) == 0) {
 		reader_init(&r, l, NULL);
 		r.scan = 1;
-		error = verify_run(scratch, l, &r, mc, rep);
+		error = verify_run(scratch, l, &r, mc, hs, rep);
 		reader_dispose(&r);
 	}
+	seg_hash_free(hs);
 	merkle_check_free(mc);
 	docket_ledger_free(scratch);
 	store_remove_tree(dir);

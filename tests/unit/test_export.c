@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <lmdb.h>
+#include <stdatomic.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -645,6 +646,97 @@ static void test_report_empty_ledger(void **state)
 	test_rmdir_free(dir);
 }
 
+/* ---- the report and audit without the outcomes' part ------------------ */
+
+/* The report (its minute stamp masked) and the audit findings of `l`, and
+ * how many part-B frames they decompressed. */
+static char *report_and_findings(docket_ledger *l, unsigned long *part_b)
+{
+	unsigned long before = atomic_load(&reader_part_decodes[1]);
+	char *buf = NULL, *text, *all;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	json_t *findings = NULL;
+
+	assert_int_equal(docket_report_html(l, NULL, out), 0);
+	fclose(out);
+	assert_int_equal(docket_audit_findings(&findings, l, NULL), 0);
+	*part_b = atomic_load(&reader_part_decodes[1]) - before;
+	for (char *at = buf; (at = strstr(at, " UTC")); at++)
+		if (at - buf >= 16)
+			memset(at - 16, '#', 16);
+	text = json_dumps(findings, JSON_SORT_KEYS);
+	all = malloc(len + strlen(text) + 1);
+	memcpy(all, buf, len);
+	strcpy(all + len, text);
+	free(text);
+	free(buf);
+	json_decref(findings);
+	return all;
+}
+
+/* Issue 34: the report and `audit` read a format-3 ledger's decision part
+ * and take each call's outcome status from its invocation record, and only
+ * a denied call's outcome event (its error and output are the reason they
+ * show): the same bytes as reading every outcome, fewer part-B frames. */
+static void test_report_outcomes_from_records(void **state)
+{
+	fixture *f = *state;
+	unsigned long from_records, read_all;
+	char *a, *b;
+
+	audit_record_fixture(f->l, "sessions/audit-risky.jsonl");
+	audit_record_fixture(f->l, "sessions/open-pending.jsonl");
+	/* a segment whose outcomes are all ok */
+	audit_record_text(f->l, "{\"type\":\"session.opened\",\"session\":\"fine\"}\n"
+			  "{\"type\":\"tool.intent\",\"session\":\"fine\",\"invocation\":\"c\",\"tool\":\"shell\","
+			  "\"args\":{\"command\":[\"true\"]},\"decision\":{\"verdict\":\"allowed\"}}\n"
+			  "{\"type\":\"tool.dispatched\",\"session\":\"fine\",\"invocation\":\"c\"}\n"
+			  "{\"type\":\"tool.completed\",\"session\":\"fine\",\"invocation\":\"c\",\"status\":\"ok\","
+			  "\"exit_code\":0,\"output\":\"fine\"}\n");
+	a = report_and_findings(f->l, &from_records);
+	export_outcomes_from_records = 0;
+	b = report_and_findings(f->l, &read_all);
+	export_outcomes_from_records = 1;
+	assert_string_equal(a, b);
+	/* the fixtures' denied calls are still read, the rest is not */
+	assert_true(from_records > 0);
+	assert_true(from_records < read_all);
+	assert_non_null(strstr(a, "want to proceed"));
+	free(a);
+	free(b);
+}
+
+/* Without a denied call the report reads no outcome at all; with indexes
+ * older than this docket's it reads them (the records are not trusted). */
+static void test_report_no_denial_reads_no_outcome(void **state)
+{
+	char *dir = NULL, *a, *b;
+	docket_ledger *l = audit_new_ledger(&dir);
+	unsigned long from_records, read_all;
+
+	(void)state;
+	audit_record_text(l, "{\"type\":\"session.opened\",\"session\":\"s\"}\n"
+			  "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c\",\"tool\":\"shell\","
+			  "\"args\":{\"command\":[\"false\"]},\"decision\":{\"verdict\":\"allowed\"}}\n"
+			  "{\"type\":\"tool.dispatched\",\"session\":\"s\",\"invocation\":\"c\"}\n"
+			  "{\"type\":\"tool.completed\",\"session\":\"s\",\"invocation\":\"c\",\"status\":\"error\","
+			  "\"exit_code\":1,\"error\":\"exit 1\",\"output\":\"no such file\"}\n");
+	a = report_and_findings(l, &from_records);
+	assert_int_equal(from_records, 0);
+	/* its status came from the record: not a call without an outcome */
+	assert_non_null(strstr(a, "\"no_outcome\": []"));
+	l->projection_version--;
+	b = report_and_findings(l, &read_all);
+	l->projection_version++;
+	assert_true(read_all > 0);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* ---- git --------------------------------------------------------------- */
 
 static void git_export(fixture *f, const char *repo, uint64_t want_records)
@@ -994,6 +1086,8 @@ int main(void)
 		cmocka_unit_test(test_nothing_needs_attention),
 		cmocka_unit_test(test_unknown_waits),
 		cmocka_unit_test(test_request_stamped),
+		cmocka_unit_test_setup_teardown(test_report_outcomes_from_records, setup, teardown),
+		cmocka_unit_test(test_report_no_denial_reads_no_outcome),
 	};
 
 	docket_alloc_install_json();

@@ -1273,6 +1273,242 @@ static void fill_bulk(fixture *f, int calls)
 	}
 }
 
+/* ---- verify: the hashing worker gives the serial verdicts (issue 34) ---- */
+
+/* The ledger at `dir` (closed), edited through LMDB: its `events` table. */
+typedef struct raw_events {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+} raw_events;
+
+static void raw_begin(raw_events *e, const char *dir)
+{
+	assert_int_equal(mdb_env_create(&e->env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(e->env, 16), 0);
+	assert_int_equal(mdb_env_open(e->env, dir, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(e->env, NULL, 0, &e->txn), 0);
+	assert_int_equal(mdb_dbi_open(e->txn, "events", 0, &e->dbi), 0);
+}
+
+static void raw_end(raw_events *e)
+{
+	assert_int_equal(mdb_txn_commit(e->txn), 0);
+	mdb_env_close(e->env);
+}
+
+/* The first seqs of the segments, and the value of one (copied). */
+static size_t raw_keys(raw_events *e, uint64_t *keys, size_t max)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	size_t n = 0;
+
+	assert_int_equal(mdb_cursor_open(e->txn, e->dbi, &cur), 0);
+	for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < max;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		keys[n++] = docket_be64_get(k.mv_data);
+	mdb_cursor_close(cur);
+	return n;
+}
+
+static uint8_t *raw_get(raw_events *e, uint64_t seq, size_t *len)
+{
+	uint8_t key[8], *copy;
+	MDB_val k = { 8, key }, v;
+
+	docket_be64_put(key, seq);
+	assert_int_equal(mdb_get(e->txn, e->dbi, &k, &v), 0);
+	copy = malloc(v.mv_size);
+	memcpy(copy, v.mv_data, v.mv_size);
+	*len = v.mv_size;
+	return copy;
+}
+
+static void raw_put(raw_events *e, uint64_t seq, const uint8_t *p, size_t len)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, v = { len, (void *)p };
+
+	docket_be64_put(key, seq);
+	assert_int_equal(mdb_put(e->txn, e->dbi, &k, &v, 0), 0);
+}
+
+/* Where a format-3 segment's part A and part B start (its index read by
+ * hand: n entries of a kind byte and a LEB128 length, part B's codec, part
+ * A's size as LEB128). */
+static uint64_t leb_at(const uint8_t *p, size_t *pos)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0;; shift += 7) {
+		uint8_t b = p[(*pos)++];
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+static void seg_parts(const uint8_t *seg, size_t len, size_t parts[2])
+{
+	size_t pos = 38, n = (size_t)seg[4] << 8 | seg[5];
+	uint64_t size_a;
+
+	assert_int_equal(seg[0], 3);
+	for (size_t i = 0; i < n; i++) {
+		pos++;
+		(void)leb_at(seg, &pos);
+	}
+	pos++;
+	size_a = leb_at(seg, &pos);
+	parts[0] = pos;
+	parts[1] = pos + (size_t)size_a;
+	assert_true(parts[1] <= len);
+}
+
+/*
+ * Verify the ledger at f->dir (closed) with the worker off, on for runs of
+ * 1 event in chunks of 100 (runs cut by chunks), and on for runs of 64:
+ * every report is the serial one (returned in *rep).
+ */
+static void verify_modes(fixture *f, docket_verify_report *rep)
+{
+	static const struct {
+		uint32_t min;
+		uint64_t chunk;
+	} modes[] = { { 0, 16384 }, { 1, 100 }, { 64, 16384 } };
+	uint32_t saved_min = ledger_verify_parallel_min;
+	uint64_t saved_chunk = ledger_verify_chunk;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+
+	opts.flags = DOCKET_OPEN_READONLY;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		docket_verify_report got;
+
+		ledger_verify_parallel_min = modes[i].min;
+		ledger_verify_chunk = modes[i].chunk;
+		assert_int_equal(docket_ledger_verify(f->l, i ? &got : rep), 0);
+		if (!i)
+			continue;
+		assert_int_equal(got.ok, rep->ok);
+		assert_int_equal(got.first_bad_seq, rep->first_bad_seq);
+		assert_int_equal(got.events_checked, rep->events_checked);
+		assert_string_equal(got.problem, rep->problem);
+	}
+	ledger_verify_parallel_min = saved_min;
+	ledger_verify_chunk = saved_chunk;
+	docket_ledger_free(f->l);
+	f->l = NULL;
+}
+
+/* One byte of segment `seq`'s value flipped at `at`, verified, put back. */
+static void flip_verify(fixture *f, uint64_t seq, size_t at, docket_verify_report *rep)
+{
+	raw_events e;
+	size_t len;
+	uint8_t *seg;
+
+	raw_begin(&e, f->dir);
+	seg = raw_get(&e, seq, &len);
+	seg[at % len] ^= 0x20;
+	raw_put(&e, seq, seg, len);
+	raw_end(&e);
+	verify_modes(f, rep);
+	raw_begin(&e, f->dir);
+	seg[at % len] ^= 0x20;
+	raw_put(&e, seq, seg, len);
+	raw_end(&e);
+	free(seg);
+}
+
+static void test_verify_parallel_same_verdicts(void **state)
+{
+	fixture *f = *state;
+	uint64_t keys[16];
+	size_t n, len0, len1;
+	raw_events e;
+	docket_verify_report rep;
+	uint8_t *a, *b;
+
+	fill_bulk(f, 400);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	raw_begin(&e, f->dir);
+	n = raw_keys(&e, keys, 16);
+	raw_end(&e);
+	assert_true(n >= 4);
+	verify_modes(f, &rep);
+	assert_true(rep.ok);
+	assert_int_equal(rep.events_checked, 1201);
+	/* a changed byte anywhere in any segment: header, index, either part */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t last = i + 1 < n ? keys[i + 1] - 1 : 1201;
+		size_t parts[2], at[9];
+
+		raw_begin(&e, f->dir);
+		a = raw_get(&e, keys[i], &len0);
+		raw_end(&e);
+		seg_parts(a, len0, parts);
+		free(a);
+		at[0] = 1, at[1] = 3, at[2] = 6, at[3] = 37;            /* codec, flags, stored hash */
+		at[4] = parts[0] + 1, at[5] = (parts[0] + parts[1]) / 2; /* part A */
+		at[6] = parts[1] + 1, at[7] = len0 - 1;                  /* part B */
+		if (parts[1] == len0)                                    /* none */
+			at[6] = parts[0];
+		at[8] = 38;                                              /* a kind in the index */
+		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
+			flip_verify(f, keys[i], at[j], &rep);
+			/* the index's kinds are hints for readers, not chained:
+			 * whatever verify says of one, it says it either way */
+			if (j == 8)
+				continue;
+			assert_false(rep.ok);
+			assert_true(rep.first_bad_seq >= keys[i] && rep.first_bad_seq <= last);
+			/* the stored chain hash of a segment: found at its joint */
+			if (j == 2 || j == 3) {
+				assert_int_equal(rep.first_bad_seq, last);
+				assert_non_null(strstr(rep.problem, "chain hash does not match"));
+			}
+		}
+	}
+	/* a dropped segment: its first seq is missing */
+	raw_begin(&e, f->dir);
+	a = raw_get(&e, keys[2], &len0);
+	{
+		uint8_t key[8];
+		MDB_val k = { 8, key };
+
+		docket_be64_put(key, keys[2]);
+		assert_int_equal(mdb_del(e.txn, e.dbi, &k, NULL), 0);
+	}
+	raw_end(&e);
+	verify_modes(f, &rep);
+	assert_false(rep.ok);
+	assert_int_equal(rep.first_bad_seq, keys[2]);
+	/* two segments of the same size swapped: the first is found at its joint */
+	raw_begin(&e, f->dir);
+	raw_put(&e, keys[2], a, len0);
+	b = raw_get(&e, keys[3], &len1);
+	assert_int_equal(keys[3] - keys[2], keys[2] - keys[1]);
+	raw_put(&e, keys[2], b, len1);
+	raw_put(&e, keys[3], a, len0);
+	raw_end(&e);
+	verify_modes(f, &rep);
+	assert_false(rep.ok);
+	assert_true(rep.first_bad_seq >= keys[2] && rep.first_bad_seq < keys[3]);
+	/* put back: whole again */
+	raw_begin(&e, f->dir);
+	raw_put(&e, keys[2], a, len0);
+	raw_put(&e, keys[3], b, len1);
+	raw_end(&e);
+	verify_modes(f, &rep);
+	assert_true(rep.ok);
+	free(a);
+	free(b);
+}
+
 /* RssFile of this process, in kB (-1: unknown). */
 static long rss_file_kb(void)
 {
@@ -3010,6 +3246,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chain_vectors_python, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamp_monotonic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_parallel_same_verdicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_out_of_memory_never_lies, setup, teardown),
