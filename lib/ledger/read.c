@@ -341,11 +341,14 @@ int docket_ledger_read_json(docket_ledger *l, const docket_read_options *opts,
 
 /* ---- outcomes a read passed over ---- */
 
+#define OUTCOMES_RELEASE 4096 /* lookups between two ledger_map_release */
+
 struct ledger_outcomes {
 	docket_ledger *l;
 	MDB_txn *txn;
 	ledger_reader r;
 	docket_event *ev;
+	uint32_t since_release;
 };
 
 int ledger_outcomes_begin(ledger_outcomes **out, docket_ledger *l)
@@ -364,6 +367,7 @@ int ledger_outcomes_begin(ledger_outcomes **out, docket_ledger *l)
 	}
 	o->l = l;
 	reader_init(&o->r, l, o->txn);
+	o->r.scan = 1;
 	*out = o;
 	return 0;
 }
@@ -386,6 +390,11 @@ int ledger_outcome_of(ledger_outcomes *o, const char *session, const char *invoc
 
 	*status = 0;
 	*outcome_seq = 0;
+	/* one lookup a call over the whole index: bound the pages kept resident */
+	if (++o->since_release >= OUTCOMES_RELEASE) {
+		ledger_map_release(o->l);
+		o->since_release = 0;
+	}
 	if ((error = state_inv_get(&inv, o->l, o->txn, session, invocation)) < 0)
 		return error;
 	*status = inv.status;
