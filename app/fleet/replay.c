@@ -373,7 +373,7 @@ static int read_ledger(docket_fleet *f, history *h, const char *const *params)
 			error = on_scan_row(h, res, i);
 		PQclear(res);
 		res = NULL;
-	} while (error == 0 && rows > 0);
+	} while (error == 0 && rows == SCAN_CHUNK);  /* fewer: the last chunk */
 	PQclear(res);
 	return fleet_cursor_close(f, error);
 }
