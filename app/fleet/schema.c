@@ -1281,7 +1281,7 @@ static const char *const m5[] = {
  * the jsonb, derived all of it again from the payload and compared the
  * two. `docket ship` now sends frames: rows of docket_batch_row with only
  * seq, time, payload and hash (event and the other columns NULL). Nothing
- * is trusted that was before: every stored column is still derived from
+ * is trusted that was not before: every stored column is still derived from
  * the payload; a frame's time (the partitions are made from it before the
  * rows are derived) is compared with the payload's; a row with an event or
  * any other column is compared in full, as before (a forging shipper that
@@ -1298,12 +1298,15 @@ static const char *const m6[] = {
 	"LANGUAGE sql IMMUTABLE AS $f$\n"
 	"  SELECT CASE WHEN docket_batch_frame(b) THEN ROW(b.seq, b.time, d.type, d.session, d.invocation, d.tool,\n"
 	"    d.verdict, d.status, d.actor, d.policy_revision, d.event, b.payload, b.hash)::docket_batch_row ELSE b END $f$;\n"
-	/* docket_column_same(docket_batch_filled(b, d), d), without comparing
-	 * a frame's derived event with itself */
-	"CREATE FUNCTION docket_batch_same(b docket_batch_row, d docket_derived) RETURNS boolean\n"
+	/* the comparison, frames included: docket_column_same_full(
+	 * docket_batch_filled(b, d), d) without comparing a frame's derived
+	 * event with itself; docket_events_insert and docket_column_problem
+	 * call it by this name */
+	"ALTER FUNCTION docket_column_same(docket_batch_row, docket_derived) RENAME TO docket_column_same_full;\n"
+	"CREATE FUNCTION docket_column_same(b docket_batch_row, d docket_derived) RETURNS boolean\n"
 	"LANGUAGE sql IMMUTABLE AS $f$\n"
 	"  SELECT CASE WHEN docket_batch_frame(b) THEN b.time IS NOT DISTINCT FROM d.time\n"
-	"    ELSE docket_column_same(b, d) END $f$;\n",
+	"    ELSE docket_column_same_full(b, d) END $f$;\n",
 
 	"CREATE OR REPLACE FUNCTION docket_batch_problem(b docket_batch_row) RETURNS text\n"
 	"LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public AS $f$\n"
@@ -1316,24 +1319,6 @@ static const char *const m6[] = {
 	"  RETURN format('the payload does not decode (%s)', SQLERRM);\n"
 	"END $f$;\n",
 
-	/* migration 3's, comparing with docket_batch_same */
-	"CREATE OR REPLACE FUNCTION docket_events_insert(p_ledger text, p_after bigint) RETURNS bigint\n"
-	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
-	"DECLARE\n"
-	"  forged bigint;\n"
-	"BEGIN\n"
-	"  WITH d AS MATERIALIZED (\n"
-	"    SELECT b, docket_event_row(b.payload, b.seq, b.hash) AS r\n"
-	"    FROM pg_temp.docket_batch b WHERE b.seq > p_after),\n"
-	"  ins AS (\n"
-	"    INSERT INTO docket_events (ledger_id, seq, time, type, session, invocation, tool, verdict,\n"
-	"                               status, actor, policy_revision, event, payload, hash)\n"
-	"    SELECT p_ledger, (b).seq, (r).time::timestamptz, (r).type, (r).session, (r).invocation, (r).tool,\n"
-	"           (r).verdict, (r).status, (r).actor, (r).policy_revision, (r).event, (b).payload, (b).hash\n"
-	"    FROM d RETURNING 1)\n"
-	"  SELECT count(*) INTO forged FROM d WHERE NOT docket_batch_same(b, r);\n"
-	"  RETURN forged;\n"
-	"END $f$;\n",
 	NULL
 };
 
