@@ -23,9 +23,10 @@
  * ledger rewritten without growing is caught too. A refused batch commits
  * only its incident row.
  *
- * Events are read through the ledger's segment reader (decoded payload,
- * event JSON); the payload (docket.v1.Event, the bytes the chain hashes) is
- * what is stored for re-verification.
+ * Events are read through the ledger's segment reader and sent as frames
+ * (seq, time, payload, chain hash): the payload (docket.v1.Event, the bytes
+ * the chain hashes) is what is stored for re-verification, and the server
+ * derives every other column from it (schema.c, migration 6).
  */
 #include <string.h>
 #include <unistd.h>
