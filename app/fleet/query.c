@@ -70,8 +70,9 @@ int fleet_cursor_open(docket_fleet *f, const char *sql, int n, const char *const
 {
 	int error;
 
-	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")) < 0 ||
-	    (error = fleet_exec(f, "SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
+	/* one round trip for both (on a loaded machine each is a wait) */
+	if ((error = fleet_exec(f, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY;"
+				" SET LOCAL cursor_tuple_fraction = 1")) < 0 ||
 	    (error = fleet_cursor_declare(f, sql, n, params)) < 0)
 		fleet_rollback(f);
 	return error;
@@ -113,7 +114,7 @@ int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const
 			error = cb(ctx, res, i);
 		PQclear(res);
 		res = NULL;
-	} while (error == 0 && rows > 0);
+	} while (error == 0 && rows == FETCH_CHUNK);  /* fewer: the last chunk */
 	PQclear(res);
 	return fleet_cursor_close(f, error);
 }

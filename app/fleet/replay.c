@@ -9,47 +9,41 @@
  * that came after the last request, and for an approved_for_session
  * settlement the call's intent (its grant).
  *
- * Two reads in one snapshot. The first streams the few columns of every
- * event of a call (no order, no aggregate on the server) into a hash table
- * of calls (util/htab.h) that holds what the history says; the second
- * streams the events replay reads, in seq order along the primary key (no
- * sort), and each takes its call's record from the table. Schema 4 and
- * before did both on the server (a sort and an aggregate per call, a merge
- * join, a sort by seq) before the first row came back.
+ * One read, in seq order along the primary key: the few columns of every
+ * event of a call fold into a hash table of calls (util/htab.h) that holds
+ * what the history says, and the events replay reads are kept (their
+ * payloads and call keys, in one buffer) until the read ends; then replay
+ * runs over the kept events, each given its call's record. Until schema 5
+ * this was two reads of the ledger (the history, then the events), and
+ * until schema 4 a sort and an aggregate per call on the server.
  */
 #include <string.h>
 
 #include "fleet_internal.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/htab.h"
 
-/* the columns of every event of a call, in no order */
-static const char history_sql[] =
-	"SELECT session, invocation, seq, type, verdict, status,"
-	" CASE WHEN type = 'approval.settled' THEN event ->> 'result' END"
+/* Every event of the ledger, in seq order: the columns of a call's
+ * history (SCAN_*), and the payload of the events replay reads. No filter
+ * on the type (comparing it took a third of the server's time): a type
+ * neither reads (runtime.started) says nothing (history_add). */
+static const char scan_sql[] =
+	"SELECT seq, type, session, invocation, verdict, status,"
+	" CASE WHEN type = 'approval.settled' THEN event ->> 'result' END,"
+	" CASE WHEN type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent',"
+	" 'approval.settled') THEN payload END"
 	" FROM docket_events WHERE ledger_id = $1 AND ($2::text IS NULL OR session = $2)"
-	" AND session IS NOT NULL AND invocation IS NOT NULL"
-	" AND type IN ('approval.requested', 'approval.settled', 'recovery.action', 'tool.dispatched',"
-	" 'tool.completed')";
+	" ORDER BY seq";
 
-/* the events replay reads, in seq order; an approved_for_session
- * settlement with its call's (first) intent */
-static const char events_sql[] =
-	"SELECT e.seq, e.payload, e.type, e.session, e.invocation,"
-	" CASE WHEN e.type = 'approval.settled' AND e.event ->> 'result' = 'approved_for_session' THEN"
-	"  (SELECT i.payload FROM docket_events i WHERE i.ledger_id = $1 AND i.session = e.session"
-	"    AND i.invocation = e.invocation AND i.type = 'tool.intent' ORDER BY i.seq LIMIT 1) END"
-	" FROM docket_events e WHERE e.ledger_id = $1 AND ($2::text IS NULL OR e.session = $2)"
-	" AND e.type IN ('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
-	" ORDER BY e.seq";
+enum { SCAN_SEQ, SCAN_TYPE, SCAN_SESSION, SCAN_INVOCATION, SCAN_VERDICT, SCAN_STATUS, SCAN_RESULT, SCAN_PAYLOAD };
 
 /* Rows a FETCH brings: each is a round trip, which on a loaded machine
- * costs a wait for the CPU on both sides; a history row is about 40
- * bytes, an event row the payload of an intent, a settlement or a session
- * event (a few hundred bytes). */
-#define HISTORY_CHUNK 100000
-#define EVENTS_CHUNK 20000
+ * costs a wait for the CPU on both sides; a row is about 40 bytes, or
+ * the payload of an intent, a settlement or a session event (a few
+ * hundred bytes). */
+#define SCAN_CHUNK 50000
 
 /* The names a history holds (verdicts, statuses, results: enumeration
  * names), each kept once; a call refers to one by its index + 1 (0: none). */
@@ -91,6 +85,8 @@ typedef struct fleet_call {
 	char *key;                 /* session '\0' invocation (owned) */
 	size_t klen;
 	uint64_t last_req, last_settle, evaluated_seq, outcome_seq;
+	size_t intent_at;          /* the first intent's payload: its offset in the kept events + 1 (0: none) */
+	uint32_t intent_len;
 	uint32_t requests;
 	unsigned char dispatched;
 	unsigned char result;      /* of the last settlement */
@@ -114,6 +110,7 @@ static int call_same(const void *slot, const void *key)
 typedef struct history {
 	docket_htab calls;
 	names names;
+	docket_buf kept;           /* the events replay reads: kept_event, payload, call key; ... */
 	char *key;                 /* the last key built (key_of) */
 	size_t key_cap;
 } history;
@@ -130,12 +127,13 @@ static void history_dispose(history *h)
 	for (int i = 0; i < h->names.n; i++)
 		docket_free(h->names.v[i]);
 	docket_free(h->key);
+	docket_buf_dispose(&h->kept);
 }
 
-/* The key of row r's call (columns 3 and 4 of events_sql, 0 and 1 of
- * history_sql: session_col and session_col + 1) in h->key. */
-static int key_of(history *h, const PGresult *res, int r, int session_col, call_key *out)
+/* The key of row r's call in h->key. */
+static int key_of(history *h, const PGresult *res, int r, call_key *out)
 {
+	const int session_col = SCAN_SESSION;
 	size_t sl = (size_t)PQgetlength(res, r, session_col), il = (size_t)PQgetlength(res, r, session_col + 1);
 
 	if (sl + il + 1 > h->key_cap) {
@@ -188,18 +186,13 @@ static const char *opt_text(const PGresult *res, int r, int c)
 	return PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
 }
 
-/* One row of history_sql into its call's record. */
-static int on_history_row(void *vctx, const PGresult *res, int r)
+/* A row of a call's history into the call's record c. */
+static int history_add(history *h, fleet_call *c, const PGresult *res, int r)
 {
-	history *h = vctx;
-	uint64_t seq = fleet_bin_u64(res, r, 2);
-	const char *type = PQgetvalue(res, r, 3);
-	call_key k;
-	fleet_call *c = NULL;
-	int error;
+	uint64_t seq = fleet_bin_u64(res, r, SCAN_SEQ);
+	const char *type = PQgetvalue(res, r, SCAN_TYPE);
+	int error = 0;
 
-	if ((error = key_of(h, res, r, 0, &k)) < 0 || (error = history_call(h, &k, &c)) < 0)
-		return error;
 	if (strcmp(type, "approval.requested") == 0) {
 		c->requests++;
 		if (seq > c->last_req)
@@ -207,22 +200,74 @@ static int on_history_row(void *vctx, const PGresult *res, int r)
 	} else if (strcmp(type, "approval.settled") == 0) {
 		if (seq > c->last_settle) {
 			c->last_settle = seq;
-			error = name_index(&h->names, opt_text(res, r, 6), &c->result);
+			error = name_index(&h->names, opt_text(res, r, SCAN_RESULT), &c->result);
 		}
 	} else if (strcmp(type, "recovery.action") == 0) {
-		if (!PQgetisnull(res, r, 4) && (c->evaluated_seq == 0 || seq < c->evaluated_seq)) {
+		if (!PQgetisnull(res, r, SCAN_VERDICT) && (c->evaluated_seq == 0 || seq < c->evaluated_seq)) {
 			c->evaluated_seq = seq;
-			error = name_index(&h->names, PQgetvalue(res, r, 4), &c->evaluated);
+			error = name_index(&h->names, PQgetvalue(res, r, SCAN_VERDICT), &c->evaluated);
 		}
 	} else if (strcmp(type, "tool.dispatched") == 0) {
 		c->dispatched = 1;
 	} else if (strcmp(type, "tool.completed") == 0) {
 		if (c->outcome_seq == 0 || seq < c->outcome_seq) {
 			c->outcome_seq = seq;
-			error = name_index(&h->names, opt_text(res, r, 5), &c->outcome);
+			error = name_index(&h->names, opt_text(res, r, SCAN_STATUS), &c->outcome);
 		}
 	}
 	return error;
+}
+
+/* What replay reads of an event, kept until the read ends: this header,
+ * then the payload, then the call key (tool.intent and approval.settled of
+ * a call). Read back with memcpy (the buffer keeps no alignment). */
+typedef struct kept_event {
+	uint64_t seq;
+	uint32_t len;              /* payload bytes */
+	uint32_t klen;             /* call key bytes (0: the event has no call) */
+	unsigned char for_session; /* an approved_for_session settlement: replay is given the call's intent */
+} kept_event;
+
+static int keep(history *h, const PGresult *res, int r, const call_key *k, fleet_call *c)
+{
+	const char *type = PQgetvalue(res, r, SCAN_TYPE);
+	const char *result = opt_text(res, r, SCAN_RESULT);
+	kept_event e;
+	int error;
+
+	memset(&e, 0, sizeof(e));
+	e.seq = fleet_bin_u64(res, r, SCAN_SEQ);
+	e.len = (uint32_t)PQgetlength(res, r, SCAN_PAYLOAD);
+	e.klen = c ? (uint32_t)k->len : 0;
+	e.for_session = c && result && strcmp(result, "approved_for_session") == 0;
+	if (c && c->intent_at == 0 && strcmp(type, "tool.intent") == 0) {
+		c->intent_at = h->kept.len + sizeof(e) + 1;
+		c->intent_len = e.len;
+	}
+	if ((error = docket_buf_put(&h->kept, &e, sizeof(e))) < 0 ||
+	    (error = docket_buf_put(&h->kept, PQgetvalue(res, r, SCAN_PAYLOAD), e.len)) < 0)
+		return error;
+	return c ? docket_buf_put(&h->kept, k->p, k->len) : 0;
+}
+
+/* One row of scan_sql: into its call's record, and kept when replay reads
+ * it. */
+static int on_scan_row(history *h, const PGresult *res, int r)
+{
+	const char *type = PQgetvalue(res, r, SCAN_TYPE);
+	int replayed = !PQgetisnull(res, r, SCAN_PAYLOAD), settled = strcmp(type, "approval.settled") == 0;
+	call_key k = { NULL, 0 };
+	fleet_call *c = NULL;
+	int error;
+
+	if (!PQgetisnull(res, r, SCAN_SESSION) && !PQgetisnull(res, r, SCAN_INVOCATION)) {
+		if ((error = key_of(h, res, r, &k)) < 0 || (error = history_call(h, &k, &c)) < 0 ||
+		    (error = history_add(h, c, res, r)) < 0)
+			return error;
+		if (!settled && strcmp(type, "tool.intent") != 0)
+			c = NULL;  /* replay reads no call of the other events */
+	}
+	return replayed ? keep(h, res, r, &k, c) : 0;
 }
 
 /* What the call's history says, into in (a call without a record, or an
@@ -249,53 +294,39 @@ static void history_say(const history *h, const fleet_call *c, docket_replay_inp
 		in->last_result = name_of(&h->names, c->result);
 }
 
-/* The cursor pushes rows; replay pulls them: a chunk is kept and handed
- * out one row at a time. */
+/* Replay pulls the kept events, one at a time. */
 typedef struct feed {
-	docket_fleet *f;
-	history *h;
-	PGresult *res;
-	int row, rows, done;
+	const history *h;
+	size_t at;
 } feed;
 
 static int feed_next(void *vctx, docket_replay_input *in)
 {
 	feed *fd = vctx;
-	const PGresult *res;
-	const char *type;
+	const char *p = fd->h->kept.ptr + fd->at;
 	const fleet_call *c = NULL;
+	kept_event e;
 	call_key k;
-	int r, error;
 
-	if (fd->row >= fd->rows) {
-		PQclear(fd->res);
-		fd->res = NULL;
-		fd->row = fd->rows = 0;
-		if (fd->done)
-			return 1;
-		if ((error = fleet_fetch_chunk(&fd->res, fd->f, EVENTS_CHUNK, "fleet replay")) < 0)
-			return error;
-		fd->rows = PQntuples(fd->res);
-		if (fd->rows == 0) {
-			fd->done = 1;
-			return 1;
-		}
-	}
-	res = fd->res;
-	r = fd->row++;
-	in->seq = fleet_bin_u64(res, r, 0);
-	in->payload = (const uint8_t *)PQgetvalue(res, r, 1);
-	in->len = (size_t)PQgetlength(res, r, 1);
-	type = PQgetvalue(res, r, 2);
-	if ((strcmp(type, "tool.intent") == 0 || strcmp(type, "approval.settled") == 0) &&
-	    !PQgetisnull(res, r, 3) && !PQgetisnull(res, r, 4)) {
-		if ((error = key_of(fd->h, res, r, 3, &k)) < 0)
-			return error;
+	if (fd->at >= fd->h->kept.len)
+		return 1;
+	memcpy(&e, p, sizeof(e));
+	in->seq = e.seq;
+	in->payload = (const uint8_t *)p + sizeof(e);
+	in->len = e.len;
+	fd->at += sizeof(e) + e.len + e.klen;
+	if (e.klen) {
+		k.p = p + sizeof(e) + e.len;
+		k.len = e.klen;
 		c = history_find(fd->h, &k);
 	}
 	history_say(fd->h, c, in);
-	in->intent = PQgetisnull(res, r, 5) ? NULL : (const uint8_t *)PQgetvalue(res, r, 5);
-	in->intent_len = (size_t)PQgetlength(res, r, 5);
+	in->intent = NULL;
+	in->intent_len = 0;
+	if (e.for_session && c && c->intent_at) {
+		in->intent = (const uint8_t *)fd->h->kept.ptr + c->intent_at - 1;
+		in->intent_len = c->intent_len;
+	}
 	return 0;
 }
 
@@ -327,42 +358,42 @@ typedef struct replay_ctx {
 	void *ctx;
 } replay_ctx;
 
-/* The first read, whole, into h; docket_cur is closed after it. */
-static int read_history(docket_fleet *f, history *h)
+/* The ledger's one read, whole, into h, in its own snapshot. */
+static int read_ledger(docket_fleet *f, history *h, const char *const *params)
 {
 	PGresult *res = NULL;
 	int rows, error;
 
+	if ((error = fleet_cursor_open(f, scan_sql, 2, params)) < 0)
+		return error;
 	do {
-		if ((error = fleet_fetch_chunk(&res, f, HISTORY_CHUNK, "fleet replay")) < 0)
-			return error;
+		if ((error = fleet_fetch_chunk(&res, f, SCAN_CHUNK, "fleet replay")) < 0)
+			break;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)
-			error = on_history_row(h, res, i);
+			error = on_scan_row(h, res, i);
 		PQclear(res);
-	} while (error == 0 && rows > 0);
-	return error < 0 ? error : fleet_exec(f, "CLOSE docket_cur");
+		res = NULL;
+	} while (error == 0 && rows == SCAN_CHUNK);  /* fewer: the last chunk */
+	PQclear(res);
+	return fleet_cursor_close(f, error);
 }
 
 static int replay_ledger(void *vctx, const docket_fleet_ledger *l)
 {
 	replay_ctx *c = vctx;
 	const char *params[2] = { l->ledger_id, c->opts ? c->opts->session : NULL };
-	history h = { DOCKET_HTAB_INIT(fleet_call), { { NULL }, 0 }, NULL, 0 };
-	feed fd = { c->f, &h, NULL, 0, 0, 0 };
+	history h = { DOCKET_HTAB_INIT(fleet_call), { { NULL }, 0 }, DOCKET_BUF_INIT, NULL, 0 };
+	feed fd = { &h, 0 };
 	tag_ctx tag = { l, c->cb, c->ctx };
 	int error;
 
 	if (c->on_ledger && (error = c->on_ledger(c->ctx, l)) != 0)
 		return error;
-	if ((error = fleet_cursor_open(c->f, history_sql, 2, params)) < 0)
-		return error;
-	if ((error = read_history(c->f, &h)) == 0 &&
-	    (error = fleet_cursor_declare(c->f, events_sql, 2, params)) == 0)
+	if ((error = read_ledger(c->f, &h, params)) == 0)
 		error = docket_replay_run_input(feed_next, &fd, c->base, c->policies, c->n, c->opts, tag_call, &tag);
-	PQclear(fd.res);
 	history_dispose(&h);
-	return fleet_cursor_close(c->f, error);
+	return error;
 }
 
 int docket_fleet_replay(docket_fleet *f, const docket_fleet_filter *filter, const docket_policy *base,

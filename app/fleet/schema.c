@@ -1276,6 +1276,53 @@ static const char *const m5[] = {
 };
 
 /*
+ * Migration 6: frames (issue 35). A shipper sent each event three times:
+ * the payload, the event as jsonb and nine columns, and the server parsed
+ * the jsonb, derived all of it again from the payload and compared the
+ * two. `docket ship` now sends frames: rows of docket_batch_row with only
+ * seq, time, payload and hash (event and the other columns NULL). Nothing
+ * is trusted that was not before: every stored column is still derived from
+ * the payload; a frame's time (the partitions are made from it before the
+ * rows are derived) is compared with the payload's; a row with an event or
+ * any other column is compared in full, as before (a forging shipper that
+ * sends columns is refused as before, naming the column).
+ */
+static const char *const m6[] = {
+	"CREATE FUNCTION docket_batch_frame(b docket_batch_row) RETURNS boolean\n"
+	"LANGUAGE sql IMMUTABLE AS $f$\n"
+	"  SELECT b.event IS NULL AND b.type IS NULL AND b.session IS NULL AND b.invocation IS NULL\n"
+	"    AND b.tool IS NULL AND b.verdict IS NULL AND b.status IS NULL AND b.actor IS NULL\n"
+	"    AND b.policy_revision IS NULL $f$;\n"
+	/* a frame as the row it stands for (its time as sent) */
+	"CREATE FUNCTION docket_batch_filled(b docket_batch_row, d docket_derived) RETURNS docket_batch_row\n"
+	"LANGUAGE sql IMMUTABLE AS $f$\n"
+	"  SELECT CASE WHEN docket_batch_frame(b) THEN ROW(b.seq, b.time, d.type, d.session, d.invocation, d.tool,\n"
+	"    d.verdict, d.status, d.actor, d.policy_revision, d.event, b.payload, b.hash)::docket_batch_row ELSE b END $f$;\n"
+	/* the comparison, frames included: docket_column_same_full(
+	 * docket_batch_filled(b, d), d) without comparing a frame's derived
+	 * event with itself; docket_events_insert and docket_column_problem
+	 * call it by this name */
+	"ALTER FUNCTION docket_column_same(docket_batch_row, docket_derived) RENAME TO docket_column_same_full;\n"
+	"CREATE FUNCTION docket_column_same(b docket_batch_row, d docket_derived) RETURNS boolean\n"
+	"LANGUAGE sql IMMUTABLE AS $f$\n"
+	"  SELECT CASE WHEN docket_batch_frame(b) THEN b.time IS NOT DISTINCT FROM d.time\n"
+	"    ELSE docket_column_same_full(b, d) END $f$;\n",
+
+	"CREATE OR REPLACE FUNCTION docket_batch_problem(b docket_batch_row) RETURNS text\n"
+	"LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public AS $f$\n"
+	"DECLARE\n"
+	"  d docket_derived;\n"
+	"BEGIN\n"
+	"  d := docket_event_row(b.payload, b.seq, b.hash);\n"
+	"  RETURN docket_column_problem(docket_batch_filled(b, d), d);\n"
+	"EXCEPTION WHEN OTHERS THEN\n"
+	"  RETURN format('the payload does not decode (%s)', SQLERRM);\n"
+	"END $f$;\n",
+
+	NULL
+};
+
+/*
  * docket_pb_names(): the names the server's decoder gives enumeration values
  * and event bodies, written from this docket's own tables (ledger/event.c),
  * so that the server and the ledger cannot disagree on a name.
@@ -1350,6 +1397,7 @@ static const migration migrations[] = {
 	{ 3, "columns derived from the payload, partitions after acceptance, hosts bound to roles", m3, create_names },
 	{ 4, "views and indexes for a fleet at scale, a faster decoder", m4, create_members },
 	{ 5, "covering and partial indexes for month-wide reports, views that read args only when selected", m5, NULL },
+	{ 6, "frames: batch rows of seq, time, payload and hash, the rest derived", m6, NULL },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -23,9 +23,10 @@
  * ledger rewritten without growing is caught too. A refused batch commits
  * only its incident row.
  *
- * Events are read through the ledger's segment reader (decoded payload,
- * event JSON); the payload (docket.v1.Event, the bytes the chain hashes) is
- * what is stored for re-verification.
+ * Events are read through the ledger's segment reader and sent as frames
+ * (seq, time, payload, chain hash): the payload (docket.v1.Event, the bytes
+ * the chain hashes) is what is stored for re-verification, and the server
+ * derives every other column from it (schema.c, migration 6).
  */
 #include <string.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 
 #define SHIP_BATCH_DEFAULT 2000
 #define SHIP_COLUMNS 13
+#define SHIP_DERIVED 9   /* type .. policy_revision, event: NULL in a frame */
 
 typedef struct shipper {
 	docket_fleet *f;
@@ -88,36 +90,6 @@ static int put_int8(docket_buf *b, uint64_t v)
 	return docket_buf_put(b, be, 8);
 }
 
-static int put_int4(docket_buf *b, int has, int32_t v)
-{
-	uint8_t be[4];
-	int error;
-
-	if (!has)
-		return put_len(b, -1);
-	docket_be32_put(be, (uint32_t)v);
-	if ((error = put_len(b, 4)) < 0)
-		return error;
-	return docket_buf_put(b, be, 4);
-}
-
-/* The event as jsonb (version 1: its JSON text), dumped in place. */
-static int put_jsonb(docket_buf *b, const json_t *ev)
-{
-	static const uint8_t jsonb_version = 1;
-	size_t at = b->len, len;
-	int error;
-
-	if ((error = put_len(b, 0)) < 0 || (error = docket_buf_put(b, &jsonb_version, 1)) < 0 ||
-	    (error = docket_json_dump(b, ev)) < 0)
-		return error;
-	len = b->len - at - 4;
-	if (len > INT32_MAX - 1)
-		return docket_error_set(DOCKET_EINVALID, "event too large for COPY");
-	docket_be32_put((uint8_t *)b->ptr + at, (uint32_t)len);
-	return 0;
-}
-
 static int copy_header(docket_buf *b)
 {
 	static const uint8_t sig[] = { 'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0 };
@@ -150,29 +122,23 @@ void fleet_event_columns(fleet_columns *out, const json_t *ev)
 	out->revision = out->has_revision ? (int32_t)json_integer_value(rev) : 0;
 }
 
-/* One event as a row of docket_batch_row: the decoded columns a query
- * needs, the event as jsonb, the payload and its chain hash. */
-static int copy_row(docket_buf *b, uint64_t seq, const json_t *ev, const uint8_t *payload, size_t len,
+/* One event as a frame, a row of docket_batch_row with its seq, time,
+ * payload and chain hash, the other columns NULL: the server derives
+ * them from the payload (schema.c, migration 6), and makes the month
+ * partitions from the time (compared with the payload's). */
+static int copy_row(docket_buf *b, uint64_t seq, const char *time, const uint8_t *payload, size_t len,
 		    const uint8_t hash[LEDGER_HASH_LEN])
 {
 	uint8_t n[2] = { 0, SHIP_COLUMNS };
-	fleet_columns c;
-	int error;
+	int error = 0;
 
-	fleet_event_columns(&c, ev);
 	if ((error = docket_buf_put(b, n, 2)) < 0 ||
 	    (error = put_int8(b, seq)) < 0 ||
-	    (error = put_text(b, c.time)) < 0 ||
-	    (error = put_text(b, c.type)) < 0 ||
-	    (error = put_text(b, c.session)) < 0 ||
-	    (error = put_text(b, c.invocation)) < 0 ||
-	    (error = put_text(b, c.tool)) < 0 ||
-	    (error = put_text(b, c.verdict)) < 0 ||
-	    (error = put_text(b, c.status)) < 0 ||
-	    (error = put_text(b, c.actor)) < 0 ||
-	    (error = put_int4(b, c.has_revision, c.revision)) < 0 ||
-	    (error = put_jsonb(b, ev)) < 0 ||
-	    (error = put_bytes(b, payload, len)) < 0)
+	    (error = put_text(b, time)) < 0)
+		return error;
+	for (int i = 0; i < SHIP_DERIVED && error == 0; i++)
+		error = put_len(b, -1);
+	if (error < 0 || (error = put_bytes(b, payload, len)) < 0)
 		return error;
 	return put_bytes(b, hash, LEDGER_HASH_LEN);
 }
@@ -206,14 +172,12 @@ static int month_add(month_set *m, const char *time)
 	return 1;
 }
 
-/* The event at `seq` as `docket log --json` shows it, with its payload,
- * as a row of `b`; 1 (nothing written) when its month does not fit in
- * `months`. */
+/* The event at `seq` as a frame in `b`; 1 (nothing written) when its
+ * month does not fit in `months`. */
 static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq, month_set *months)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_event *ev = NULL;
-	json_t *obj = NULL;
 	const uint8_t *payload;
 	size_t len;
 	int error;
@@ -221,17 +185,15 @@ static int read_one(shipper *s, docket_buf *b, MDB_txn *txn, uint64_t seq, month
 	reader_set_txn(&s->reader, txn);
 	if ((error = reader_payload(&s->reader, seq, &payload, &len)) < 0 ||
 	    (error = reader_hash(&s->reader, seq, hash)) < 0 ||
-	    (error = event_unpack(&ev, payload, len)) < 0 ||
-	    (error = ledger_event_to_json(&obj, seq, ev, hash)) < 0)
+	    (error = event_unpack(&ev, payload, len)) < 0)
 		goto cleanup;
-	if (!month_add(months, json_string_value(json_object_get(obj, "time"))))
+	if (!month_add(months, ev->time && *ev->time ? ev->time : NULL))
 		error = 1;
 	else
-		error = copy_row(b, seq, obj, payload, len, hash);
+		error = copy_row(b, seq, ev->time && *ev->time ? ev->time : NULL, payload, len, hash);
 cleanup:
 	if (error < 0)
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
-	json_decref(obj);
 	docket_event_free(ev);
 	return error;
 }

@@ -12,7 +12,7 @@
 #           host): fleet_vs_local
 #   fleet   50 machines shipping at once: total events/s and the server's
 #           CPU seconds (postmaster and its exited backends, /proc), and
-#           per event
+#           per event; the server's CPU per event of the one ship too
 # With BENCH_FLEET_BEFORE=PATH (another docket binary, e.g. one built from
 # the commit before a change), ship and replay are also run with it, into a
 # database of its own schema, in the same run: *_before figures, and three
@@ -50,13 +50,20 @@ n=$(wc -l <big.jsonl)
 id=$(id_of big)
 
 # ship, then the same rows again by plain COPY under another ledger id
+# (the server's CPU of each: its backend has exited when cpu() reads it)
+settle() { sleep 1; }
+cs0=$(cpu)
 t0=$(now)
 "$docket" -L big ship --to "$PG_URL" --batch 5000 >/dev/null || exit 99
 t1=$(now)
+settle
+cs1=$(cpu)
 check "$(held "$id")" "$n" "events shipped"
 tb0=$(now)
 [ -z "$before" ] || "$before" -L big ship --to "$before_url" --batch 5000 >/dev/null || exit 99
 tb1=$(now)
+settle
+cs2=$(cpu)
 pg_sql -c "COPY (SELECT 'ffffffffffffffffffffffffffffffff', seq, time, type, session, invocation, tool, verdict,
 	status, actor, policy_revision, event, payload, hash FROM docket_events WHERE ledger_id = '$id' ORDER BY seq)
 	TO STDOUT (FORMAT binary)" >rows.bin
@@ -123,13 +130,14 @@ check "$(pg_sql -c "SELECT count(*) FROM docket_events e JOIN docket_ledgers l U
 	"$total" "events of $machines machines"
 
 python3 - "$n" "$calls" "$total" "$machines" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$t6" "$t7" "$t8" "$c0" "$c1" \
-	"$failures" "$quick" "$tb0" "$tb1" "$tb2" "$tb3" "$before" <<'PY'
+	"$failures" "$quick" "$tb0" "$tb1" "$tb2" "$tb3" "$before" "$cs0" "$cs1" "$cs2" <<'PY'
 import json, os, sys
 n, calls, total, machines = map(int, sys.argv[1:5])
 t = list(map(float, sys.argv[5:14]))
 c0, c1 = float(sys.argv[14]), float(sys.argv[15])
 failures, quick = int(sys.argv[16]), sys.argv[17] == "1"
 tb = list(map(float, sys.argv[18:22]))
+cs = list(map(float, sys.argv[23:26]))
 ship, copy = n / (t[1] - t[0]), n / (t[3] - t[2])
 local, fleet = calls / (t[5] - t[4]), calls / (t[6] - t[5])
 hz = os.sysconf("SC_CLK_TCK")
@@ -137,6 +145,7 @@ out = {"bench": "fleet", "quick": quick, "events": n,
        "ship_events_per_s": round(ship), "copy_events_per_s": round(copy), "ship_vs_copy": round(ship / copy, 3),
        "replay_calls": calls, "local_replay_calls_per_s": round(local), "fleet_replay_calls_per_s": round(fleet),
        "fleet_vs_local": round(fleet / local, 3),
+       "ship_server_cpu_us_per_event": round((cs[1] - cs[0]) / hz / n * 1e6, 1),
        "machines": machines, "machines_events": total, "machines_events_per_s": round(total / (t[8] - t[7])),
        "server_cpu_s": round((c1 - c0) / hz, 2), "wall_s": round(t[8] - t[7], 2),
        "server_cpu_us_per_event": round((c1 - c0) / hz / total * 1e6, 1),
@@ -145,6 +154,7 @@ if sys.argv[22]:
     ship_b, fleet_b = n / (tb[1] - tb[0]), calls / (tb[3] - tb[2])
     out.update({"before": sys.argv[22], "ship_before_events_per_s": round(ship_b),
                 "ship_before_vs_copy": round(ship_b / copy, 3), "ship_vs_before": round(ship / ship_b, 3),
+                "ship_before_server_cpu_us_per_event": round((cs[2] - cs[1]) / hz / n * 1e6, 1),
                 "fleet_before_replay_calls_per_s": round(fleet_b), "fleet_before_vs_local": round(fleet_b / local, 3),
                 "fleet_replay_vs_before": round(fleet / fleet_b, 3)})
 rounds = {}

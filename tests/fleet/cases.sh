@@ -589,6 +589,52 @@ SQL
 	pg_sql -d postgres -c "DROP DATABASE $honest WITH (FORCE)"
 }
 
+# Frames (migration 6): `docket ship` sends each event's seq, time, payload
+# and hash only, and the server derives the rest. A frame's time is
+# compared with the payload's (the partitions are made from it), and a row
+# that leaves the event out but sends any other column is compared in full:
+# each refused as `forged`, naming the column, nothing stored. Genuine
+# frames are accepted with the columns their payloads give (written here,
+# not read back from the code under test).
+case_frames() {
+	shipper_role mq pwq
+	local id=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee f got
+	python3 - <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["FLEET_HERE"])
+from craft import closed_rows, write_rows
+rows = closed_rows([(i, "2025-06-0%dT10:00:00Z" % i, "s%d" % i) for i in range(1, 4)])
+def frames(rows):
+    return [dict(seq=r["seq"], time=r["time"], type=None, session=None, event=None, payload=r["payload"],
+                 hash=r["hash"]) for r in rows]
+def variant(name, i, **cols):
+    fr = frames(rows)
+    fr[i].update(cols)
+    write_rows(name, fr)
+write_rows("frames.tsv", frames(rows))
+variant("frame_time.tsv", 1, time="2025-07-02T10:00:00Z")
+variant("frame_notime.tsv", 1, time=None)
+variant("frame_session.tsv", 2, session="other")
+variant("frame_genuine_session.tsv", 2, session="s3")
+PY
+	for f in frame_time:time frame_notime:time frame_session:event frame_genuine_session:event; do
+		got=$(ingest_as mq pwq "$id" q 3 "${f%%:*}.tsv") || fail "${f%%:*}: $got"
+		[ "$got" = "refused 0 forged" ] || fail "${f%%:*}: got '$got', want 'refused 0 forged'"
+		pg_sql -c "SELECT detail FROM docket_incidents ORDER BY id DESC LIMIT 1" | grep -q "column ${f#*:} " ||
+			fail "${f%%:*}: the incident does not name column ${f#*:}: $(pg_sql -c 'SELECT detail FROM docket_incidents ORDER BY id DESC LIMIT 1')"
+		[ "$(events_held "$id")" = "0 0 0" ] || fail "${f%%:*} stored: $(events_held "$id")"
+	done
+	[ "$(pg_sql -c "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docket_events_%'")" = 0 ] ||
+		fail "a refused frame made partitions"
+	got=$(ingest_as mq pwq "$id" q 3 frames.tsv)
+	[ "$got" = "ok 3 3 new events" ] || fail "frames: $got"
+	[ "$(pg_sql -c "SELECT string_agg(seq || ' ' || type || ' ' || session || ' ' || to_char(time AT TIME ZONE 'UTC',
+		'YYYY-MM-DD HH24') || ' ' || (event ->> 'session'), ',' ORDER BY seq) FROM docket_events")" = \
+		"1 session.closed s1 2025-06-01 10 s1,2 session.closed s2 2025-06-02 10 s2,3 session.closed s3 2025-06-03 10 s3" ] ||
+		fail "the frames' columns: $(pg_sql -c 'SELECT seq, type, session, time, event FROM docket_events')"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+}
+
 # Partitions are made only for an accepted batch, at most 12 new ones per
 # batch (issue 28): batches of genuine events over 30 months, crafted here,
 # refused for a forged column, a broken chain or too many months make no
@@ -1037,7 +1083,7 @@ case_views_window() {
 	[ "$(pg_sql -c 'SHOW jit')" = off ] && [ "$(pg_sql -d postgres -c 'SHOW jit')" = on ] || fail "jit: $(pg_sql -c 'SHOW jit')"
 }
 
-# Schema 5 (issue 35) from a store of schema 4: the store made by this
+# Schemas 5 and 6 (issue 35) from a store of schema 4: the store made by this
 # docket's migrations 1 to 4 (DOCKET_FLEET_INIT_UPTO=4), refused by ship,
 # fed the same batches as the case's store through its own ingest function;
 # then `fleet init` migrates it. The views' rows are the same before and
@@ -1085,7 +1131,7 @@ case_migrate_4() {
 	pg_sql -d "$old" -c "$views" >v4 || fail "views at 4"
 	[ "$(grep -c . v4)" -gt 100 ] && grep -q '|late|shell|' v4 && grep -q 'require_escalated' v4 || fail "too few rows: $(wc -l <v4)"
 	expect_exit 0 docket fleet init --db "$old"
-	grep -q "migrated the fleet schema from version 4 to 5" out || fail "migration: $(cat out)"
+	grep -q "migrated the fleet schema from version 4 to 6" out || fail "migration: $(cat out)"
 	pg_sql -d "$old" -c "$views" >v5 || fail "views at 5"
 	diff v4 v5 >&2 || fail "the views' rows changed with the migration"
 	pg_sql -d "$old" -c "$raw" >raw || fail "raw"
