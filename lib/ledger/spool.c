@@ -572,11 +572,46 @@ static int entry_is(const has_ctx *c, const char *text, size_t len)
 	return found;
 }
 
-static int has_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
+typedef struct record_slice {
+	const char *json;
+	size_t len;
+} record_slice;
+
+typedef struct record_list {
+	record_slice *at;
+	size_t n, cap;
+} record_list;
+
+/* Collects where each record's JSON is (spool_journal_parse). */
+static int list_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
 {
+	record_list *r = ctx;
+
 	(void)name;
 	(void)name_len;
-	return entry_is(ctx, json, len);
+	if (r->n == r->cap) {
+		record_slice *grown = docket_array_grow(r->at, &r->cap, sizeof(*r->at), 16);
+
+		if (!grown)
+			return 1;  /* out of memory: the records so far */
+		r->at = grown;
+	}
+	r->at[r->n].json = json;
+	r->at[r->n++].len = len;
+	return 0;
+}
+
+/* 1 when a record of the journal text is the event wanted, newest first. */
+static int journal_has(const has_ctx *c, const docket_buf *journal)
+{
+	record_list r = { NULL, 0, 0 };
+	int stop, found = 0;
+
+	(void)spool_journal_parse(journal->ptr, journal->len, list_record, &r, &stop);
+	for (size_t i = r.n; i-- > 0 && !found;)
+		found = entry_is(c, r.at[i].json, r.at[i].len);
+	docket_free(r.at);
+	return found;
 }
 
 int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
@@ -588,9 +623,9 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 	size_t n = 0;
 	int found = 0;
 
-	if (spool_dir(&dir, ledger_path) == 0 && spool_journal_read(&journal, &seen, dir.ptr) == 0 && journal.len)
-		(void)spool_journal_parse(journal.ptr, journal.len, has_record, &c, &found);
 	/* newest first: what a hook looks for was usually spooled a moment ago */
+	if (spool_dir(&dir, ledger_path) == 0 && spool_journal_read(&journal, &seen, dir.ptr) == 0 && journal.len)
+		found = journal_has(&c, &journal);
 	if (!found && dir.ptr && list_entries(&names, &n, dir.ptr) == 0) {
 		for (size_t i = n; i-- > 0 && !found;) {
 			docket_buf text = DOCKET_BUF_INIT;

@@ -180,11 +180,9 @@ size_t spool_journal_parse(const char *buf, size_t len, spool_journal_fn fn, voi
 		}
 		start = buf + pos + 1;
 		left = len - pos - 1;
-		nl = memchr(start, '\n', left);
-		next = memchr(start, RS, left);
-		if (!nl)
+		if (!(nl = memchr(start, '\n', left)))
 			break;  /* unterminated at the end: being written, or left by a crash */
-		if (next && next < nl) {
+		if ((next = memchr(start, RS, (size_t)(nl - start)))) {
 			pos = (size_t)(next - buf);  /* cut short by a crash: never acknowledged */
 			continue;
 		}
