@@ -10,19 +10,24 @@
  * the transaction, so an append either commits while the caller waits or
  * never: the caller can then spool the same events without duplicating.
  *
- * Entries: PATH/spool/<16 hex digits: CLOCK_REALTIME ns>-<pid>-<counter>.json,
- * one event (compact JSON and a newline, with the time it was spooled) each, written to ".tmp-..." first,
- * fsynced, renamed, the directory fsynced. Names starting with "." are
+ * Entries: one event each (compact JSON, with the time it was spooled),
+ * named <16 hex digits: CLOCK_REALTIME ns>-<pid>-<counter>.json. A hook
+ * appends them as records of the journal, PATH/spool/journal: one write
+ * and one fdatasync per call (spool_journal.c). Older dockets wrote one
+ * file per entry under that name (".tmp-..." first, fsynced, renamed, the
+ * directory fsynced); such files still fold. Names starting with "." are
  * never entries.
  *
- * Folding (append.c, fold_spool): every write transaction loads the entries
- * in name order (spool_load: one stat when the spool does not exist) and
+ * Folding (append.c, fold_spool): every write transaction loads the entry
+ * files in name order, then the journal's records in append order
+ * (spool_load: one stat when the spool does not exist) and
  * appends each as its own group before its own events. A refused entry is
  * appended as a ledger.incident carrying its text, file name and error. In
  * the same transaction the entry's name is recorded in `meta`
- * ("spool:<name>"); the files are removed only after the commit. A crash
- * between commit and removal leaves files whose names are recorded: the next
- * fold removes them without appending them again.
+ * ("spool:<name>"); the files are removed (the journal unlinked once all
+ * its records are folded) only after the commit. A crash between commit
+ * and removal leaves entries whose names are recorded: the next fold
+ * removes them without appending them again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -275,22 +280,11 @@ static int spool_dir(docket_buf *out, const char *ledger_path)
 	return docket_buf_printf(out, "%s/" SPOOL_DIR, ledger_path);
 }
 
-static int sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = fsync(fd) == 0;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* The spool directory, created (0700) and made durable when missing. */
 static int make_spool_dir(const char *ledger_path, const char *dir)
 {
 	if (mkdir(dir, 0700) == 0)
-		return sync_dir(ledger_path) == 0 ? 0
+		return spool_sync_dir(ledger_path) == 0 ? 0
 			: docket_error_set(DOCKET_ESTORAGE, "cannot sync %s: %s", ledger_path, strerror(errno));
 	if (errno == EEXIST)
 		return 0;

@@ -107,7 +107,7 @@ static int append_locked(int fd, const char *path, const char *bytes, size_t len
 	return error;
 }
 
-static int sync_parent(const char *dir)
+int spool_sync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok;
 
@@ -142,7 +142,7 @@ int spool_journal_append(const char *dir, const char *bytes, size_t len)
 		 * its name in the directory */
 		if (fdatasync(fd) != 0)
 			error = storage_error("sync", path.ptr);
-		else if (created && sync_parent(dir) != 0)
+		else if (created && spool_sync_dir(dir) != 0)
 			error = docket_error_set(DOCKET_ESTORAGE, "cannot sync %s: %s", dir, strerror(errno));
 	}
 	if (fd >= 0)
