@@ -435,30 +435,6 @@ static void names_free(char **names, size_t n)
 	docket_free(names);
 }
 
-static int count_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
-{
-	(void)ctx;
-	(void)name;
-	(void)name_len;
-	(void)json;
-	(void)len;
-	return 0;
-}
-
-/* The records of the journal in the spool directory `dir` (0 when it has none). */
-static int journal_count(const char *dir, size_t *out)
-{
-	docket_buf text = DOCKET_BUF_INIT;
-	spool_journal_seen seen;
-	int stop, error;
-
-	*out = 0;
-	if ((error = spool_journal_read(&text, &seen, dir)) == 0 && text.len)
-		*out = spool_journal_parse(text.ptr, text.len, count_record, NULL, &stop);
-	docket_buf_dispose(&text);
-	return error;
-}
-
 /* Every hook counts the spool: a count copies and sorts no names. Records
  * of the journal count until it is reclaimed (spool_journal.c). */
 int docket_spool_count(const char *ledger_path, size_t *out)
@@ -479,7 +455,7 @@ int docket_spool_count(const char *ledger_path, size_t *out)
 		*out += is_entry(de->d_name);
 	if (d) {
 		closedir(d);
-		if ((error = journal_count(dir.ptr, &records)) == 0)
+		if ((error = spool_journal_count(dir.ptr, &records)) == 0)
 			*out += records;
 	}
 	docket_buf_dispose(&dir);

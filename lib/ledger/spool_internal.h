@@ -46,6 +46,9 @@ int spool_journal_append(const char *dir, const char *bytes, size_t len) DOCKET_
 size_t spool_journal_parse(const char *buf, size_t len, spool_journal_fn fn, void *ctx, int *stop);
 /* The journal's bytes (none, seen->present 0, when it does not exist). */
 int spool_journal_read(docket_buf *out, spool_journal_seen *seen, const char *dir) DOCKET_MUST_USE;
+/* The records of the journal of the spool directory `dir` (0 when it has
+ * none; folded ones count until it is reclaimed). */
+int spool_journal_count(const char *dir, size_t *out) DOCKET_MUST_USE;
 /* fsync the directory `dir`: 0, or -1 with errno set. */
 int spool_sync_dir(const char *dir) DOCKET_MUST_USE;
 /* After a durable fold of every record `seen` held: unlink the journal if

@@ -226,6 +226,29 @@ done:
 	return error;
 }
 
+static int count_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
+{
+	(void)ctx;
+	(void)name;
+	(void)name_len;
+	(void)json;
+	(void)len;
+	return 0;
+}
+
+int spool_journal_count(const char *dir, size_t *out)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	spool_journal_seen seen;
+	int stop, error;
+
+	*out = 0;
+	if ((error = spool_journal_read(&text, &seen, dir)) == 0 && text.len)
+		*out = spool_journal_parse(text.ptr, text.len, count_record, NULL, &stop);
+	docket_buf_dispose(&text);
+	return error;
+}
+
 void spool_journal_reclaim(const char *dir, const spool_journal_seen *seen)
 {
 	docket_buf path = DOCKET_BUF_INIT;
