@@ -55,11 +55,6 @@
 /* A hook that waited for the lock in vain less than this long ago says the
  * lock is held right now: the records go straight to the spool. */
 #define SPOOL_FRESH_MS 200
-/* How long a hook waits for the writer lock that a docket writer holds
- * (docket_spool_writer_busy) when the spool is empty: long enough for a
- * short writer (another hook's append, a serve commit), not for a long
- * one (`record`, `compact`), whose hooks spool instead. */
-#define SPOOL_WRITER_WAIT_MS 50
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -219,8 +214,8 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 			h->spool_n = n;
 			deadline_within(h, SPOOL_BUSY_WAIT_MS);
 			h->fresh = busy || docket_spool_held_within(spool, SPOOL_FRESH_MS);
-		} else if (busy) {
-			deadline_within(h, SPOOL_WRITER_WAIT_MS);
+		} else {
+			h->fresh = busy;  /* one append + fdatasync beats waiting for its commit and ours */
 		}
 		docket_error_clear();
 	}

@@ -10,19 +10,24 @@
  * the transaction, so an append either commits while the caller waits or
  * never: the caller can then spool the same events without duplicating.
  *
- * Entries: PATH/spool/<16 hex digits: CLOCK_REALTIME ns>-<pid>-<counter>.json,
- * one event (compact JSON and a newline, with the time it was spooled) each, written to ".tmp-..." first,
- * fsynced, renamed, the directory fsynced. Names starting with "." are
+ * Entries: one event each (compact JSON, with the time it was spooled),
+ * named <16 hex digits: CLOCK_REALTIME ns>-<pid>-<counter>.json. A hook
+ * appends them as records of the journal, PATH/spool/journal: one write
+ * and one fdatasync per call (spool_journal.c). Older dockets wrote one
+ * file per entry under that name (".tmp-..." first, fsynced, renamed, the
+ * directory fsynced); such files still fold. Names starting with "." are
  * never entries.
  *
- * Folding (append.c, fold_spool): every write transaction loads the entries
- * in name order (spool_load: one stat when the spool does not exist) and
+ * Folding (append.c, fold_spool): every write transaction loads the entry
+ * files in name order, then the journal's records in append order
+ * (spool_load: one stat when the spool does not exist) and
  * appends each as its own group before its own events. A refused entry is
  * appended as a ledger.incident carrying its text, file name and error. In
  * the same transaction the entry's name is recorded in `meta`
- * ("spool:<name>"); the files are removed only after the commit. A crash
- * between commit and removal leaves files whose names are recorded: the next
- * fold removes them without appending them again.
+ * ("spool:<name>"); the files are removed (the journal unlinked once all
+ * its records are folded) only after the commit. A crash between commit
+ * and removal leaves entries whose names are recorded: the next fold
+ * removes them without appending them again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,7 +47,6 @@
 #include "util/alloc.h"
 #include "util/crash.h"
 #include "util/error.h"
-#include "util/file.h"
 #include "util/json.h"
 
 #define SPOOL_DIR "spool"
@@ -51,7 +55,6 @@
  * deadline, and a free lock must not be mistaken for a held one. */
 #define MIN_WAIT_MS 20
 #define ENTRY_MAX ((size_t)16 << 20)
-#define NAME_MAX_LEN 64
 
 uint64_t docket_spool_now_ms(void)
 {
@@ -277,22 +280,11 @@ static int spool_dir(docket_buf *out, const char *ledger_path)
 	return docket_buf_printf(out, "%s/" SPOOL_DIR, ledger_path);
 }
 
-static int sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = fsync(fd) == 0;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* The spool directory, created (0700) and made durable when missing. */
 static int make_spool_dir(const char *ledger_path, const char *dir)
 {
 	if (mkdir(dir, 0700) == 0)
-		return sync_dir(ledger_path) == 0 ? 0
+		return spool_sync_dir(ledger_path) == 0 ? 0
 			: docket_error_set(DOCKET_ESTORAGE, "cannot sync %s: %s", ledger_path, strerror(errno));
 	if (errno == EEXIST)
 		return 0;
@@ -338,40 +330,27 @@ static json_t *with_time(const json_t *ev)
 	return copy;
 }
 
-static int put_one(const char *dir, const json_t *given, int last)
+/* Event i's record (its own entry name) appended to `out`. */
+static int put_record(docket_buf *out, const json_t *given)
 {
-	char name[NAME_MAX_LEN];
-	docket_buf text = DOCKET_BUF_INIT, path = DOCKET_BUF_INIT, tmp = DOCKET_BUF_INIT;
+	char name[SPOOL_NAME_MAX];
+	docket_buf text = DOCKET_BUF_INIT;
 	json_t *ev = with_time(given);
 	int error;
 
 	entry_name(name, sizeof(name));
-	if (!ev) {
+	if (!ev)
 		error = docket_error_set_oom();
-		goto done;
-	}
-	if ((error = docket_json_dump(&text, ev)) < 0 || (error = docket_buf_putc(&text, '\n')) < 0 ||
-	    (error = docket_buf_printf(&path, "%s/%s", dir, name)) < 0 ||
-	    (error = docket_buf_printf(&tmp, "%s/.tmp-%s", dir, name)) < 0)
-		goto done;
-	docket_crash_point("spool.before_write");
-	/* written, fsynced, renamed (crash point file.before_rename); the
-	 * directory is fsynced after the last entry of the call, which makes
-	 * every rename before it durable too */
-	error = docket_file_replace(path.ptr, tmp.ptr, text.ptr, text.len, 0600, last ? DOCKET_REPLACE_SYNC_DIR : 0);
-	if (error == 0)
-		docket_crash_point("spool.after_put");
-done:
+	else if ((error = docket_json_dump(&text, ev)) == 0)
+		error = spool_journal_record(out, name, text.ptr, text.len);
 	json_decref(ev);
 	docket_buf_dispose(&text);
-	docket_buf_dispose(&path);
-	docket_buf_dispose(&tmp);
 	return error;
 }
 
 int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n)
 {
-	docket_buf dir = DOCKET_BUF_INIT;
+	docket_buf dir = DOCKET_BUF_INIT, records = DOCKET_BUF_INIT;
 	int error;
 
 	for (size_t i = 0; i < n; i++)
@@ -380,8 +359,15 @@ int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n)
 	if ((error = spool_dir(&dir, ledger_path)) < 0 || (error = make_spool_dir(ledger_path, dir.ptr)) < 0)
 		goto done;
 	for (size_t i = 0; i < n && error == 0; i++)
-		error = put_one(dir.ptr, events[i], i + 1 == n);
+		error = put_record(&records, events[i]);
+	if (error < 0 || n == 0)
+		goto done;
+	docket_crash_point("spool.before_write");
+	/* every record of the call in one append and one fdatasync (spool_journal.c) */
+	if ((error = spool_journal_append(dir.ptr, records.ptr, records.len)) == 0)
+		docket_crash_point("spool.after_put");
 done:
+	docket_buf_dispose(&records);
 	docket_buf_dispose(&dir);
 	return error;
 }
@@ -392,7 +378,7 @@ static int is_entry(const char *name)
 {
 	size_t len = strlen(name);
 
-	return name[0] != '.' && len > 5 && len < NAME_MAX_LEN && strcmp(name + len - 5, ".json") == 0;
+	return name[0] != '.' && len > 5 && len < SPOOL_NAME_MAX && strcmp(name + len - 5, ".json") == 0;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -449,12 +435,14 @@ static void names_free(char **names, size_t n)
 	docket_free(names);
 }
 
-/* Every hook counts the spool: a count copies and sorts no names. */
+/* Every hook counts the spool: a count copies and sorts no names. Records
+ * of the journal count until it is reclaimed (spool_journal.c). */
 int docket_spool_count(const char *ledger_path, size_t *out)
 {
 	docket_buf dir = DOCKET_BUF_INIT;
 	struct dirent *de;
 	DIR *d = NULL;
+	size_t records = 0;
 	int error;
 
 	*out = 0;
@@ -465,8 +453,11 @@ int docket_spool_count(const char *ledger_path, size_t *out)
 			: docket_error_set(DOCKET_ESTORAGE, "cannot read the spool %s: %s", dir.ptr, strerror(errno));
 	while (d && (de = readdir(d)))
 		*out += is_entry(de->d_name);
-	if (d)
+	if (d) {
 		closedir(d);
+		if ((error = spool_journal_count(dir.ptr, &records)) == 0)
+			*out += records;
+	}
 	docket_buf_dispose(&dir);
 	return error;
 }
@@ -534,28 +525,89 @@ static int same_str(const json_t *o, const char *k, const char *want)
 	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
 }
 
+typedef struct has_ctx {
+	const char *type, *session, *invocation;
+} has_ctx;
+
+/* 1 when the entry text is an event of the type, session (and invocation) wanted. */
+static int entry_is(const has_ctx *c, const char *text, size_t len)
+{
+	json_t *ev = NULL;
+	int found = 0;
+
+	if (docket_json_parse(&ev, text, len) == 0)
+		found = same_str(ev, "type", c->type) && same_str(ev, "session", c->session) &&
+			(!c->invocation || same_str(ev, "invocation", c->invocation));
+	json_decref(ev);
+	return found;
+}
+
+typedef struct record_slice {
+	const char *json;
+	size_t len;
+} record_slice;
+
+typedef struct record_list {
+	record_slice *at;
+	size_t n, cap;
+} record_list;
+
+/* Collects where each record's JSON is (spool_journal_parse). */
+static int list_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
+{
+	record_list *r = ctx;
+
+	(void)name;
+	(void)name_len;
+	if (r->n == r->cap) {
+		record_slice *grown = docket_array_grow(r->at, &r->cap, sizeof(*r->at), 16);
+
+		if (!grown)
+			return 1;  /* out of memory: the records so far */
+		r->at = grown;
+	}
+	r->at[r->n].json = json;
+	r->at[r->n++].len = len;
+	return 0;
+}
+
+/* 1 when a record of the journal text is the event wanted, newest first. */
+static int journal_has(const has_ctx *c, const docket_buf *journal)
+{
+	record_list r = { NULL, 0, 0 };
+	int stop, found = 0;
+
+	(void)spool_journal_parse(journal->ptr, journal->len, list_record, &r, &stop);
+	for (size_t i = r.n; i-- > 0 && !found;)
+		found = entry_is(c, r.at[i].json, r.at[i].len);
+	docket_free(r.at);
+	return found;
+}
+
 int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
 {
-	docket_buf dir = DOCKET_BUF_INIT;
+	has_ctx c = { type, session, invocation };
+	docket_buf dir = DOCKET_BUF_INIT, journal = DOCKET_BUF_INIT;
+	spool_journal_seen seen;
 	char **names = NULL;
 	size_t n = 0;
 	int found = 0;
 
 	/* newest first: what a hook looks for was usually spooled a moment ago */
-	if (spool_dir(&dir, ledger_path) == 0 && list_entries(&names, &n, dir.ptr) == 0) {
+	if (spool_dir(&dir, ledger_path) == 0 && spool_journal_read(&journal, &seen, dir.ptr) == 0 && journal.len)
+		found = journal_has(&c, &journal);
+	if (!found && dir.ptr && list_entries(&names, &n, dir.ptr) == 0) {
 		for (size_t i = n; i-- > 0 && !found;) {
 			docket_buf text = DOCKET_BUF_INIT;
-			json_t *ev = NULL;
 
-			if (read_entry(&text, dir.ptr, names[i]) == 0 && docket_json_parse(&ev, text.ptr, text.len) == 0)
-				found = same_str(ev, "type", type) && same_str(ev, "session", session) &&
-					(!invocation || same_str(ev, "invocation", invocation));
-			json_decref(ev);
+			if (read_entry(&text, dir.ptr, names[i]) == 0)
+				found = entry_is(&c, text.ptr, text.len);
 			docket_buf_dispose(&text);
 		}
 	}
 	docket_error_clear();
 	names_free(names, n);
+	docket_buf_dispose(&journal);
 	docket_buf_dispose(&dir);
 	return found;
 }
@@ -598,12 +650,18 @@ typedef struct spool_entry {
 	docket_append_result result;
 	ledger_group group;
 	int folded;               /* recorded in meta: remove the file after the commit */
+	int in_journal;           /* a record of the journal, not a file of its own */
 } spool_entry;
 
 struct spool_batch {
 	docket_buf dir;
 	spool_entry *entries;
-	size_t n;
+	size_t n, cap;
+	size_t limit;             /* entries this transaction folds at most (0: all) */
+	spool_journal_seen seen;  /* the journal this fold read */
+	int journal_whole;        /* every record of it is an entry of this batch */
+	docket_ledger *l;
+	MDB_txn *txn;
 };
 
 size_t spool_size(const spool_batch *b)
@@ -633,20 +691,19 @@ static int already_folded(docket_ledger *l, MDB_txn *txn, const char *name, int 
 	return error;
 }
 
-static int load_entry(spool_entry *e, const char *dir)
+/* The entry's text parsed: its event, or why it is none (an incident). */
+static void parse_entry(spool_entry *e)
 {
 	json_t *json = NULL;
 	int error;
 
-	if ((error = read_entry(&e->text, dir, e->name)) < 0)
-		return error;  /* unreadable: left in place, for verify to report */
 	if (e->text.len > ENTRY_MAX) {
 		/* no hook writes this much: kept as an incident without its text */
 		docket_error_set(DOCKET_EINVALID, "spool entry of %zu bytes (more than %zu)", e->text.len, ENTRY_MAX);
 		e->parse_err = *docket_error_last();
 		docket_error_clear();
 		docket_buf_clear(&e->text);
-		return 0;
+		return;
 	}
 	if ((error = docket_json_parse(&json, e->text.ptr, e->text.len)) == 0)
 		error = docket_event_from_json(&e->event, json);
@@ -656,6 +713,86 @@ static int load_entry(spool_entry *e, const char *dir)
 		e->parse_err = *docket_error_last();
 		docket_error_clear();
 	}
+}
+
+static int load_entry(spool_entry *e, const char *dir)
+{
+	int error;
+
+	if ((error = read_entry(&e->text, dir, e->name)) < 0)
+		return error;  /* unreadable: left in place, for verify to report */
+	parse_entry(e);
+	return 0;
+}
+
+/* A new zeroed entry at the end of the batch, or NULL (out of memory). */
+static spool_entry *batch_add(spool_batch *b)
+{
+	if (b->n == b->cap) {
+		spool_entry *grown = docket_array_grow(b->entries, &b->cap, sizeof(*b->entries), 16);
+
+		if (!grown)
+			return NULL;
+		b->entries = grown;
+	}
+	memset(&b->entries[b->n], 0, sizeof(b->entries[0]));
+	return &b->entries[b->n++];
+}
+
+static int batch_full(const spool_batch *b)
+{
+	return b->limit && b->n >= b->limit;
+}
+
+/* One record of the journal as an entry of the batch (spool_journal_parse);
+ * a record folded before is no entry (the journal goes when all are). */
+static int add_record(void *ctx, const char *name, size_t name_len, const char *json, size_t len)
+{
+	spool_batch *b = ctx;
+	spool_entry *e;
+	char *copy;
+	int error, done = 0;
+
+	if (!(copy = docket_strndup(name, name_len)))
+		return DOCKET_ENOMEM;
+	if ((error = already_folded(b->l, b->txn, copy, &done)) < 0 || done) {
+		docket_free(copy);
+		return error;
+	}
+	if (batch_full(b)) {
+		docket_free(copy);
+		b->journal_whole = 0;
+		return 1;
+	}
+	if (!(e = batch_add(b))) {
+		docket_free(copy);
+		return DOCKET_ENOMEM;
+	}
+	e->name = copy;
+	e->in_journal = 1;
+	if (docket_buf_put(&e->text, json, len) < 0)
+		return DOCKET_ENOMEM;
+	parse_entry(e);
+	return 0;
+}
+
+/* The journal's records after the entry files, in the order they were
+ * appended; an unreadable journal is left for the next fold. */
+static int load_journal(spool_batch *b)
+{
+	docket_buf text = DOCKET_BUF_INIT;
+	int stop = 0;
+
+	if (spool_journal_read(&text, &b->seen, b->dir.ptr) < 0) {
+		docket_error_clear();
+		b->seen.present = 0;
+	}
+	b->journal_whole = b->seen.present;
+	if (text.len)
+		(void)spool_journal_parse(text.ptr, text.len, add_record, b, &stop);
+	docket_buf_dispose(&text);
+	if (stop < 0)
+		return stop == DOCKET_ENOMEM ? docket_error_set_oom() : stop;
 	return 0;
 }
 
@@ -678,42 +815,43 @@ int spool_load(spool_batch **out, docket_ledger *l, MDB_txn *txn)
 {
 	spool_batch *b;
 	char **names = NULL;
-	size_t n = 0, take;
+	size_t n = 0;
 	int error, done;
 
 	*out = NULL;
 	if (!(b = docket_calloc(1, sizeof(*b))))
 		return docket_error_set_oom();
-	if ((error = spool_dir(&b->dir, l->path)) < 0 || (error = list_entries(&names, &n, b->dir.ptr)) < 0 ||
-	    n == 0)
-		goto done;
-	if (!(b->entries = docket_calloc(n, sizeof(*b->entries)))) {
-		error = docket_error_set_oom();
-		goto done;
-	}
+	b->l = l;
+	b->txn = txn;
 	/* a writer with a deadline folds the oldest entries only (spool.h) */
-	take = fold_cap && n > fold_cap ? fold_cap : n;
-	for (size_t i = 0; i < take && error == 0; i++) {
-		spool_entry *e = &b->entries[b->n];
+	b->limit = fold_cap;
+	if ((error = spool_dir(&b->dir, l->path)) < 0 || (error = list_entries(&names, &n, b->dir.ptr)) < 0)
+		goto done;
+	for (size_t i = 0; i < n && !batch_full(b) && error == 0; i++) {
+		spool_entry *e;
 
 		if ((error = already_folded(l, txn, names[i], &done)) < 0)
 			break;
+		if (!(e = batch_add(b))) {
+			error = docket_error_set_oom();
+			break;
+		}
 		e->name = names[i];
 		names[i] = NULL;
-		b->n++;
 		e->folded = done;
 		if (!done && load_entry(e, b->dir.ptr) < 0) {
 			/* unreadable now: not folded, not removed */
 			docket_error_clear();
 			docket_free(e->name);
 			docket_buf_dispose(&e->text);
-			memset(e, 0, sizeof(*e));
 			b->n--;
 		}
 	}
+	if (error == 0 && !batch_full(b))
+		error = load_journal(b);
 done:
 	names_free(names, n);
-	if (error < 0 || b->n == 0) {
+	if (error < 0 || (b->n == 0 && !b->seen.present)) {
 		spool_batch_free(b);
 		return error;
 	}
@@ -830,16 +968,25 @@ int spool_mark(spool_batch *b, size_t i, docket_ledger *l, MDB_txn *txn)
 void spool_unlink_folded(spool_batch *b)
 {
 	docket_buf path = DOCKET_BUF_INIT;
+	size_t files = 0;
+	int whole = b && b->seen.present && b->journal_whole;
 
 	for (size_t i = 0; b && i < b->n; i++) {
-		if (!b->entries[i].folded)
+		if (!b->entries[i].folded) {
+			whole &= !b->entries[i].in_journal;
 			continue;
-		if (i == 1)
+		}
+		if (b->entries[i].in_journal)
+			continue;
+		if (files++ == 1)
 			docket_crash_point("spool.mid_unlink");
 		docket_buf_clear(&path);
 		if (docket_buf_printf(&path, "%s/%s", b->dir.ptr, b->entries[i].name) == 0)
 			(void)unlink(path.ptr);
 	}
+	/* every record of the journal is folded: it goes, unless a writer appended meanwhile */
+	if (whole)
+		spool_journal_reclaim(b->dir.ptr, &b->seen);
 	docket_error_clear();
 	docket_buf_dispose(&path);
 }

@@ -4,7 +4,7 @@
  * header: hooks use it; docs/write-path.md §3, docs/file-format.md).
  *
  * A hook that cannot take the ledger's writer lock within its budget
- * writes its events to PATH/spool/, one fsynced file per event; the next
+ * appends its events to PATH/spool/journal (one fdatasync per call); the next
  * writer folds them into the chain before its own events (append.c), in
  * name order. An entry the ledger refuses when it is folded becomes a
  * ledger.incident event, never dropped.
@@ -56,8 +56,8 @@ int docket_spool_waiting(void);
 
 /*
  * Write the events to the spool of the ledger at `ledger_path`, one entry
- * each, in order: written to a temporary name, fsynced, renamed, the
- * directory fsynced. On return 0 every entry is durable.
+ * each, in order: records of its journal, appended by one write(2) and
+ * made durable by one fdatasync. On return 0 every entry is durable.
  */
 int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n) DOCKET_MUST_USE;
 

@@ -23,10 +23,11 @@
  *                 loaded and evaluated for every event; allowed calls
  *   denied        the same, every call denied (the deny answer, the intent
  *                 and its denial in one append)
- *   spool         another process holds the ledger's writer lock: every
- *                 record goes to the spool; the first event waits for the
- *                 lock until half its budget ("spool_first_ms", kept out of
- *                 the percentiles), the next ones follow the spool at once;
+ *   spool         another process (a docket writer) holds the ledger's
+ *                 writer lock: every record goes to the spool's journal
+ *                 (one append + fdatasync per event); the first event makes
+ *                 the journal ("spool_first_ms", kept out of the
+ *                 percentiles), the next ones append to it;
  *                 after the lock is released, events that write nothing
  *                 fold them, 256 per event ("spool_fold_events", the
  *                 slowest in "spool_fold_max_ms"); the ledger must then
