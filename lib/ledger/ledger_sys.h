@@ -135,6 +135,11 @@ int reader_decode_parts(ledger_reader *r);
 /* Event i (0 .. count - 1) of the loaded segment: its payload, in a part
  * already decompressed (borrowed until the next segment is loaded). */
 const uint8_t *reader_payload_at(const ledger_reader *r, uint32_t i);
+/* Whether the loaded segment's index entry of `seq` names what its payload
+ * decodes to: its body case and (format 3) the part the rule puts it in.
+ * The index is outside the chain, and readers skip events by it, so verify
+ * compares every entry: DOCKET_ECORRUPT when they differ. */
+int reader_check_kind(const ledger_reader *r, uint64_t seq, unsigned body_case);
 
 /* ---- state.c, state_record.c: the projection records ---- */
 

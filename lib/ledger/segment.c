@@ -819,6 +819,18 @@ int reader_check(ledger_reader *r, uint64_t seq, uint8_t head[LEDGER_HASH_LEN],
 	return 0;
 }
 
+int reader_check_kind(const ledger_reader *r, uint64_t seq, unsigned body_case)
+{
+	uint32_t i = (uint32_t)(seq - r->first);
+	unsigned part = r->version != SEG_VERSION_2 ? seg_kind_part(body_case) : 0;
+
+	if (r->kinds[i] == body_case && r->parts[i] == part)
+		return 0;
+	return docket_error_set(DOCKET_ECORRUPT,
+				"seq %llu: the segment index says kind %u in part %u, the event is kind %u in part %u",
+				(unsigned long long)seq, (unsigned)r->kinds[i], (unsigned)r->parts[i], body_case, part);
+}
+
 int reader_last_seq(ledger_reader *r, uint64_t *out)
 {
 	MDB_cursor *cur = NULL;

@@ -108,11 +108,13 @@ typedef struct rebuild {
 static int rebuild_one(rebuild *b, uint64_t seq, uint8_t hash[LEDGER_HASH_LEN])
 {
 	const uint8_t *p;
+	unsigned kind = 0;
 	size_t len;
 	int error;
 
-	if ((error = reader_check(b->r, seq, hash, &p, &len)) == 0)
-		error = apply_stored(b->st, &b->pb, seq, p, len, NULL);
+	if ((error = reader_check(b->r, seq, hash, &p, &len)) == 0 &&
+	    (error = apply_stored(b->st, &b->pb, seq, p, len, &kind)) == 0)
+		error = reader_check_kind(b->r, seq, kind);
 	if (error < 0) {
 		b->bad_seq = seq;
 		return error;
@@ -131,9 +133,11 @@ static int rebuild_one(rebuild *b, uint64_t seq, uint8_t hash[LEDGER_HASH_LEN])
 static int apply_at(rebuild *b, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN])
 {
 	uint32_t i = (uint32_t)(seq - b->r->first);
+	unsigned kind = 0;
 	int error;
 
-	if ((error = apply_stored(b->st, &b->pb, seq, reader_payload_at(b->r, i), b->r->lens[i], NULL)) < 0) {
+	if ((error = apply_stored(b->st, &b->pb, seq, reader_payload_at(b->r, i), b->r->lens[i], &kind)) < 0 ||
+	    (error = reader_check_kind(b->r, seq, kind)) < 0) {
 		b->bad_seq = seq;
 		return error;
 	}
