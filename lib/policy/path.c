@@ -236,23 +236,53 @@ static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode
  * prefix of s that ends just before a '/' (not the leading one): a path
  * pattern matches everything under a directory it matches.
  */
+/*
+ * The pattern's leading literals, short of its end: over them the state set
+ * is the one position reached, and it cannot accept before the pattern's
+ * end, so one comparison matches them.
+ */
+static size_t literal_run(const char *pat, size_t plen)
+{
+	size_t lit = 0;
+
+	while (lit + 1 < plen && pat[lit] != '*' && pat[lit] != '?')
+		lit++;
+	return lit;
+}
+
+/* pat[lit..plen) is stars that match any run, '/' included: "**" in path
+ * mode, any stars otherwise. */
+static bool tail_is_any(const char *pat, size_t lit, size_t plen, bool path_mode)
+{
+	if (path_mode)
+		return plen - lit == 2 && pat[lit] == '*' && pat[lit + 1] == '*';
+	while (lit < plen && pat[lit] == '*')
+		lit++;
+	return lit == plen;
+}
+
+/*
+ * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
+ * prefix of s that ends just before a '/' (not the leading one): a path
+ * pattern matches everything under a directory it matches.
+ */
 static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, bool path_mode, bool prefixes)
 {
 	uint64_t stack[2 * GLOB_STACK_WORDS];
 	glob_nfa g;
 	uint64_t *heap = NULL;
 	bool matched = false;
-	size_t lit = 0;
+	size_t lit = literal_run(pat, plen);
 
-	/*
-	 * The pattern's leading literals, short of its end, are matched by one
-	 * comparison: over them the state set is the one position reached, and
-	 * it cannot accept before the pattern's end.
-	 */
-	while (lit + 1 < plen && pat[lit] != '*' && pat[lit] != '?')
-		lit++;
 	if (lit > slen || memcmp(pat, s, lit) != 0)
 		return false;
+	/* what most rules are, decided without the automaton: a directory and
+	 * any run under it ... */
+	if (lit < plen && tail_is_any(pat, lit, plen, path_mode))
+		return true;
+	/* ... and a literal path (pat[lit] is its last character) */
+	if (lit + 1 == plen && pat[lit] != '*' && pat[lit] != '?')
+		return slen > lit && s[lit] == pat[lit] && (slen == plen || (prefixes && s[plen] == '/'));
 	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
 	if (!glob_start(&g, pat, plen, path_mode, stack, &heap, lit))
 		return false;
@@ -276,14 +306,24 @@ bool path_glob_reaches(const char *pattern, size_t plen, const char *dir)
 	uint64_t *heap = NULL;
 	size_t n = strlen(dir);
 	bool alive = true;
+	size_t lit;
 
 	if (plen > 1 && pattern[plen - 1] == '/')
 		plen--;
-	if (!glob_start(&g, pattern, plen, true, stack, &heap, 0))
-		return true;   /* no memory: cannot tell, so it may */
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	for (size_t k = 0; k < n && alive; k++)
+	/* over the pattern's literal run the automaton is one position: dir
+	 * within it is alive when it is a prefix, and alive after "dir/" when
+	 * a '/' follows (it cannot have matched: the run stops short of the
+	 * end); dir past it starts the automaton at the run's end */
+	lit = literal_run(pattern, plen);
+	if (memcmp(dir, pattern, n < lit ? n : lit) != 0)
+		return false;
+	if (n < lit)
+		return (n == 1 && dir[0] == '/') || pattern[n] == '/';
+	if (!glob_start(&g, pattern, plen, true, stack, &heap, lit))
+		return true;   /* no memory: cannot tell, so it may */
+	for (size_t k = lit; k < n && alive; k++)
 		alive = step(&g, dir[k]);
 	/* dir itself matched (everything under it does), or a state is left after "dir/" */
 	alive = alive && (bit_get(g.cur, plen) || (n == 1 && dir[0] == '/') || step(&g, '/'));
