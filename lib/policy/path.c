@@ -231,6 +231,35 @@ static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode
 	return true;
 }
 
+/* pat[lit..plen) is "**" "/" then a literal tail (path mode): its length,
+ * else 0. */
+static size_t tail_components_literal(const char *pat, size_t lit, size_t plen, bool path_mode)
+{
+	if (!path_mode || plen - lit < 4 || memcmp(pat + lit, "**/", 3) != 0)
+		return 0;
+	for (size_t i = lit + 3; i < plen; i++)
+		if (pat[i] == '*' || pat[i] == '?')
+			return 0;
+	return plen - lit - 3;
+}
+
+/*
+ * "L" "**" "/" "T" with L matched and T literal ("./.env" in a Claude Code
+ * rule is "ROOT" "**" "/" ".env"): s[lit..) ends in T (or, with `prefixes`,
+ * a prefix of it ending before a '/' does) where T starts a component.
+ */
+static bool match_components_literal(const char *t, size_t tl, const char *s, size_t lit, size_t slen, bool prefixes)
+{
+	for (size_t e = slen; e >= lit + tl; e--) {
+		size_t st = e - tl;   /* tl > 0: e never wraps */
+
+		if ((e == slen || (prefixes && e > 0 && s[e] == '/')) && (st == lit || s[st - 1] == '/') &&
+		    memcmp(s + st, t, tl) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
  * prefix of s that ends just before a '/' (not the leading one): a path
@@ -272,7 +301,7 @@ static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, b
 	glob_nfa g;
 	uint64_t *heap = NULL;
 	bool matched = false;
-	size_t lit = literal_run(pat, plen);
+	size_t lit = literal_run(pat, plen), tl;
 
 	if (lit > slen || memcmp(pat, s, lit) != 0)
 		return false;
@@ -280,9 +309,12 @@ static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, b
 	 * any run under it ... */
 	if (lit < plen && tail_is_any(pat, lit, plen, path_mode))
 		return true;
-	/* ... and a literal path (pat[lit] is its last character) */
+	/* ... a literal path (pat[lit] is its last character) ... */
 	if (lit + 1 == plen && pat[lit] != '*' && pat[lit] != '?')
 		return slen > lit && s[lit] == pat[lit] && (slen == plen || (prefixes && s[plen] == '/'));
+	/* ... and a literal name at any depth under a directory */
+	if ((tl = tail_components_literal(pat, lit, plen, path_mode)) > 0)
+		return match_components_literal(pat + plen - tl, tl, s, lit, slen, prefixes);
 	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
 	if (!glob_start(&g, pat, plen, path_mode, stack, &heap, lit))
 		return false;
