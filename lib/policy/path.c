@@ -231,6 +231,65 @@ static bool glob_start(glob_nfa *g, const char *pat, size_t plen, bool path_mode
 	return true;
 }
 
+/* pat[lit..plen) is "**" "/" then a literal tail (path mode): its length,
+ * else 0. */
+static size_t tail_components_literal(const char *pat, size_t lit, size_t plen, bool path_mode)
+{
+	if (!path_mode || plen - lit < 4 || memcmp(pat + lit, "**/", 3) != 0)
+		return 0;
+	for (size_t i = lit + 3; i < plen; i++)
+		if (pat[i] == '*' || pat[i] == '?')
+			return 0;
+	return plen - lit - 3;
+}
+
+/*
+ * "L" "**" "/" "T" with L matched and T literal ("./.env" in a Claude Code
+ * rule is "ROOT" "**" "/" ".env"): s[lit..) ends in T (or, with `prefixes`,
+ * a prefix of it ending before a '/' does) where T starts a component.
+ */
+static bool match_components_literal(const char *t, size_t tl, const char *s, size_t lit, size_t slen, bool prefixes)
+{
+	for (size_t e = slen; e >= lit + tl; e--) {
+		size_t st = e - tl;   /* tl > 0: e never wraps */
+
+		if ((e == slen || (prefixes && e > 0 && s[e] == '/')) && (st == lit || s[st - 1] == '/') &&
+		    memcmp(s + st, t, tl) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
+ * prefix of s that ends just before a '/' (not the leading one): a path
+ * pattern matches everything under a directory it matches.
+ */
+/*
+ * The pattern's leading literals, short of its end: over them the state set
+ * is the one position reached, and it cannot accept before the pattern's
+ * end, so one comparison matches them.
+ */
+static size_t literal_run(const char *pat, size_t plen)
+{
+	size_t lit = 0;
+
+	while (lit + 1 < plen && pat[lit] != '*' && pat[lit] != '?')
+		lit++;
+	return lit;
+}
+
+/* pat[lit..plen) is stars that match any run, '/' included: "**" in path
+ * mode, any stars otherwise. */
+static bool tail_is_any(const char *pat, size_t lit, size_t plen, bool path_mode)
+{
+	if (path_mode)
+		return plen - lit == 2 && pat[lit] == '*' && pat[lit + 1] == '*';
+	while (lit < plen && pat[lit] == '*')
+		lit++;
+	return lit == plen;
+}
+
 /*
  * Match pattern[0..plen) against s[0..slen); with `prefixes`, also every
  * prefix of s that ends just before a '/' (not the leading one): a path
@@ -242,17 +301,20 @@ static bool glob_run(const char *pat, size_t plen, const char *s, size_t slen, b
 	glob_nfa g;
 	uint64_t *heap = NULL;
 	bool matched = false;
-	size_t lit = 0;
+	size_t lit = literal_run(pat, plen), tl;
 
-	/*
-	 * The pattern's leading literals, short of its end, are matched by one
-	 * comparison: over them the state set is the one position reached, and
-	 * it cannot accept before the pattern's end.
-	 */
-	while (lit + 1 < plen && pat[lit] != '*' && pat[lit] != '?')
-		lit++;
 	if (lit > slen || memcmp(pat, s, lit) != 0)
 		return false;
+	/* what most rules are, decided without the automaton: a directory and
+	 * any run under it ... */
+	if (lit < plen && tail_is_any(pat, lit, plen, path_mode))
+		return true;
+	/* ... a literal path (pat[lit] is its last character) ... */
+	if (lit + 1 == plen && pat[lit] != '*' && pat[lit] != '?')
+		return slen > lit && s[lit] == pat[lit] && (slen == plen || (prefixes && s[plen] == '/'));
+	/* ... and a literal name at any depth under a directory */
+	if ((tl = tail_components_literal(pat, lit, plen, path_mode)) > 0)
+		return match_components_literal(pat + plen - tl, tl, s, lit, slen, prefixes);
 	/* no memory: no match (a multi-kilobyte glob under memory pressure) */
 	if (!glob_start(&g, pat, plen, path_mode, stack, &heap, lit))
 		return false;
@@ -276,14 +338,24 @@ bool path_glob_reaches(const char *pattern, size_t plen, const char *dir)
 	uint64_t *heap = NULL;
 	size_t n = strlen(dir);
 	bool alive = true;
+	size_t lit;
 
 	if (plen > 1 && pattern[plen - 1] == '/')
 		plen--;
-	if (!glob_start(&g, pattern, plen, true, stack, &heap, 0))
-		return true;   /* no memory: cannot tell, so it may */
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	for (size_t k = 0; k < n && alive; k++)
+	/* over the pattern's literal run the automaton is one position: dir
+	 * within it is alive when it is a prefix, and alive after "dir/" when
+	 * a '/' follows (it cannot have matched: the run stops short of the
+	 * end); dir past it starts the automaton at the run's end */
+	lit = literal_run(pattern, plen);
+	if (memcmp(dir, pattern, n < lit ? n : lit) != 0)
+		return false;
+	if (n < lit)
+		return (n == 1 && dir[0] == '/') || pattern[n] == '/';
+	if (!glob_start(&g, pattern, plen, true, stack, &heap, lit))
+		return true;   /* no memory: cannot tell, so it may */
+	for (size_t k = lit; k < n && alive; k++)
 		alive = step(&g, dir[k]);
 	/* dir itself matched (everything under it does), or a state is left after "dir/" */
 	alive = alive && (bit_get(g.cur, plen) || (n == 1 && dir[0] == '/') || step(&g, '/'));

@@ -26,9 +26,14 @@ static int same_key(const report_session *e, const char *host, const char *id)
 	return strcmp(e->id, id) == 0 && ((!e->host && !host) || (e->host && host && strcmp(e->host, host) == 0));
 }
 
+/* s (NULL: "") cut to cap - 1 bytes, as snprintf would: once per call
+ * replayed, so no format parsing */
 static void copy_name(char *dst, size_t cap, const char *s)
 {
-	snprintf(dst, cap, "%s", s ? s : "");
+	size_t n = s ? strnlen(s, cap - 1) : 0;
+
+	memcpy(dst, s ? s : "", n);
+	dst[n] = '\0';
 }
 
 /* What a lookup in the index compares a slot (index + 1 into r->sess) against. */

@@ -23,7 +23,11 @@
  * no slower than 1.5x the export.
  *
  *   bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR] [--rounds N]
- *                [--rss-max MB --min-ledger-mb MB]
+ *                [--rss-max MB --min-ledger-mb MB] [--before OLD]
+ *
+ * --before OLD also replays (1 thread) with another docket binary, OLD (the
+ * build before a change), in the same rounds, alternated with DOCKET's, and
+ * prints DOCKET's CPU time per intent as a ratio to OLD's (issue 34).
  *
  * Then the floor, in this process on the same ledger: what every replay of
  * it must do per intent whatever its method, one cumulative pass each, CPU
@@ -75,6 +79,7 @@
 #define ROUNDS 2
 
 static int rounds = ROUNDS;
+static const char *before;   /* --before: the baseline binary, or NULL */
 
 /* A Claude Code settings file of the size teams write. */
 static const char settings[] =
@@ -384,10 +389,12 @@ static int measure_all(const char *docket, const char *dir, size_t intents, size
 	char settings_path[4200], policy[4300], report_path[4200];
 	measure ex = { "export jsonl", 0, 0, 0 }, r1 = { "replay, 1 thread", 0, 0, 0 },
 		r2 = { "replay, 2 threads", 0, 0, 0 }, ve = { "verify", 0, 0, 0 };
+	measure rb = { "replay, 1t, before", 0, 0, 0 };
 	const measure *all[] = { &ex, &r1, &r2, &ve };
 	char *export_argv[] = { (char *)docket, "-L", (char *)dir, "export", "--format", "jsonl", NULL };
 	char *verify_argv[] = { (char *)docket, "-L", (char *)dir, "verify", NULL };
 	char *replay_argv[] = { (char *)docket, "-L", (char *)dir, "replay", "--policy", policy, "--format", "json", NULL };
+	char *before_argv[] = { (char *)before, "-L", (char *)dir, "replay", "--policy", policy, "--format", "json", NULL };
 	FILE *f;
 	long long calls;
 	int rc = 0;
@@ -399,6 +406,7 @@ static int measure_all(const char *docket, const char *dir, size_t intents, size
 		return 1;
 	for (int round = 0; round < (quick ? 1 : rounds) && rc == 0; round++)
 		rc = run_child(&ex, export_argv, NULL, NULL) < 0 || run_child(&r1, replay_argv, "1", NULL) < 0 ||
+		     (before && run_child(&rb, before_argv, "1", NULL) < 0) ||
 		     run_child(&r2, replay_argv, "2", quick ? report_path : NULL) < 0 ||
 		     run_child(&ve, verify_argv, NULL, NULL) < 0;
 	if (rc)
@@ -411,6 +419,10 @@ static int measure_all(const char *docket, const char *dir, size_t intents, size
 	print_row(&r1, intents, "intents");
 	print_row(&r2, intents, "intents");
 	print_row(&ve, events, "events");
+	if (before) {
+		print_row(&rb, intents, "intents");
+		printf("replay, 1 thread, CPU per intent ÷ the --before binary's, same rounds: %.3fx\n", r1.cpu / rb.cpu);
+	}
 	printf("export, by events: %.0f events/s/core (goal >= 500,000 events/s)\n", (double)events / ex.cpu);
 	printf("ratios: replay/export wall %.2fx (goal <= 1.5x), CPU %.2fx; replay 1 thread/export wall %.2fx; "
 	       "2 threads vs 1 wall %.2fx faster\n",
@@ -431,7 +443,7 @@ static int measure_all(const char *docket, const char *dir, size_t intents, size
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_replay DOCKET [--quick] [--intents N] [--keep DIR] [--ledger DIR] [--rounds N] "
-		"[--rss-max MB] [--min-ledger-mb MB]\n");
+		"[--rss-max MB] [--min-ledger-mb MB] [--before OLD]\n");
 	return 2;
 }
 
@@ -499,6 +511,8 @@ int main(int argc, char **argv)
 			rss_max = strtod(argv[++i], NULL);
 		else if (strcmp(argv[i], "--min-ledger-mb") == 0 && i + 1 < argc)
 			min_mb = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--before") == 0 && i + 1 < argc)
+			before = argv[++i];
 		else {
 			return usage();
 		}

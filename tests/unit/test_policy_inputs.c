@@ -123,6 +123,62 @@ static void test_glob_oracle(void **state)
 	assert_true(matched > 1000 && matched < checked - 1000);
 }
 
+/* Some continuation of x (over {a,/}, up to 5 characters: enough for a
+ * pattern of 5) makes the whole of it match pat: the matcher is alive after x. */
+static bool oracle_alive(const char *pat, size_t plen, const char *x)
+{
+	char buf[32], tail[8];
+	size_t xlen = strlen(x);
+
+	for (size_t j = 0; j < 1 + 2 + 4 + 8 + 16 + 32; j++) {
+		size_t tlen = word(tail, j, "a/");
+
+		memcpy(buf, x, xlen);
+		memcpy(buf + xlen, tail, tlen + 1);
+		if (oracle_at(pat, plen, buf, xlen + tlen, true, 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * path_glob_reaches against its definition: the directory (trailing '/'
+ * dropped) matches the pattern, or something under it may ("dir/" is a
+ * live prefix; "/" only needs itself alive). Every pattern up to 5
+ * characters over {a,/,*,?} and every directory up to 5 over {a,b,/}.
+ */
+static void test_glob_reaches_oracle(void **state)
+{
+	char pat[16], dir[16], slash[20];
+	size_t npat = 1 + 4 + 16 + 64 + 256 + 1024, ndir = 1 + 3 + 9 + 27 + 81 + 243;
+	unsigned long checked = 0, reached = 0;
+
+	(void)state;
+	for (size_t i = 0; i < npat; i++) {
+		size_t plen = word(pat, i, "a/*?"), tlen = plen > 1 && pat[plen - 1] == '/' ? plen - 1 : plen;
+
+		for (size_t j = 0; j < ndir; j++) {
+			size_t n = word(dir, j, "ab/");
+			bool want;
+
+			if (dir[0] != '/')
+				continue;
+			while (n > 1 && dir[n - 1] == '/')
+				n--;
+			memcpy(slash, dir, n);
+			memcpy(slash + n, "/", 2);
+			dir[n] = '\0';
+			want = oracle_at(pat, tlen, dir, n, true, 0) || (n == 1 && oracle_alive(pat, tlen, "/")) ||
+			       (n > 1 && oracle_alive(pat, tlen, slash));
+			if (path_glob_reaches(pat, plen, dir) != want)
+				fail_msg("path_glob_reaches(\"%s\", \"%s\") != %d", pat, dir, want);
+			reached += want;
+			checked++;
+		}
+	}
+	assert_true(reached > 1000 && reached < checked - 1000);
+}
+
 /* "*" repeated n times, then `tail`. */
 static char *stars(size_t n, const char *tail)
 {
@@ -190,6 +246,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_glob_oracle),
+		cmocka_unit_test(test_glob_reaches_oracle),
 		cmocka_unit_test(test_glob_star_storm),
 	};
 
