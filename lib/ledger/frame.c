@@ -152,33 +152,38 @@ EVP_MD_CTX *ledger_sha256_ctx(void)
 	return tls_md;
 }
 
-int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
+int ledger_sha256_v(uint8_t out[LEDGER_HASH_LEN], const docket_slice *v, size_t n)
 {
-	unsigned int n = 0;
-
-	if (EVP_Digest(data, len, out, &n, sha256_get(), NULL) != 1 || n != LEDGER_HASH_LEN)
-		return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
-	return 0;
-}
-
-int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
-	       uint64_t seq, const uint8_t *payload, size_t len)
-{
-	const EVP_MD *sha256 = sha256_get();
 	EVP_MD_CTX *md = ledger_sha256_ctx();
-	uint8_t be[8];
 	unsigned int outlen = 0;
 	int ok;
 
 	if (!md)
 		return docket_error_set_oom();
+	ok = EVP_DigestInit_ex(md, sha256_get(), NULL) == 1;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = !v[i].len || EVP_DigestUpdate(md, v[i].ptr, v[i].len) == 1;
+	if (ok && EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN)
+		return 0;
+	memset(out, 0, LEDGER_HASH_LEN);
+	return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+}
+
+int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
+{
+	docket_slice v = { data, len };
+
+	return ledger_sha256_v(out, &v, 1);
+}
+
+int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
+	       uint64_t seq, const uint8_t *payload, size_t len)
+{
+	uint8_t be[8];
+	docket_slice v[3] = { { prev, LEDGER_HASH_LEN }, { be, sizeof(be) }, { payload, len } };
+
 	docket_be64_put(be, seq);
-	ok = EVP_DigestInit_ex(md, sha256, NULL) == 1 &&
-	     EVP_DigestUpdate(md, prev, LEDGER_HASH_LEN) == 1 &&
-	     EVP_DigestUpdate(md, be, sizeof(be)) == 1 &&
-	     EVP_DigestUpdate(md, payload, len) == 1 &&
-	     EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN;
-	return ok ? 0 : docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	return ledger_sha256_v(out, v, 3);
 }
 
 static int dict_load(MDB_txn *txn, docket_ledger *l, uint32_t id, MDB_val *out)

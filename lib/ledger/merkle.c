@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include "docket/tlog.h"
 #include "ledger_internal.h"
@@ -50,18 +49,9 @@
 static int hash_parts(uint8_t out[DOCKET_TLOG_HASH_LEN], uint8_t prefix, const void *a, size_t alen,
 		      const void *b, size_t blen)
 {
-	EVP_MD_CTX *md = ledger_sha256_ctx();
-	unsigned int n = 0;
-	int ok;
+	docket_slice v[3] = { { &prefix, 1 }, { a, alen }, { b, blen } };
 
-	ok = md && EVP_DigestInit_ex(md, ledger_sha256_md(), NULL) == 1 &&
-	     EVP_DigestUpdate(md, &prefix, 1) == 1 && (!alen || EVP_DigestUpdate(md, a, alen) == 1) &&
-	     (!blen || EVP_DigestUpdate(md, b, blen) == 1) && EVP_DigestFinal_ex(md, out, &n) == 1 &&
-	     n == DOCKET_TLOG_HASH_LEN;
-	if (ok)
-		return 0;
-	memset(out, 0, DOCKET_TLOG_HASH_LEN);
-	return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	return ledger_sha256_v(out, v, 3);
 }
 
 void docket_tlog_leaf_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const void *event, size_t len)
