@@ -30,6 +30,8 @@
 #include "util/crash.h"
 #include "util/error.h"
 
+int ledger_seg_parallel = 1;
+
 /* Which ledger-assigned fields an attempt filled in, so a replay starts from
  * the caller's events as given. */
 typedef struct assigned {
@@ -250,7 +252,7 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	int error;
 
 	seg_writer_init(&w, l);
-	w.parallel = 1;
+	w.parallel = ledger_seg_parallel;
 	a.w = &w;
 	if ((error = store_txn_begin(&a.txn, l, 0)) < 0)
 		return error;

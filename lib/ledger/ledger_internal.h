@@ -389,6 +389,8 @@ int seg_stage_drain(seg_writer *w, MDB_txn *txn);
 int seg_stage_payload(const seg_stage *s, uint64_t seq, const uint8_t **p, size_t *len);
 /* Stop the workers and free everything (segments in flight are dropped). */
 void seg_stage_free(seg_stage *s);
+/* Tests: the worker that takes the stage's Nth segment fails it (0: none). */
+extern uint64_t seg_stage_fail_at;
 
 
 /* For a reader going through the log in seq order from the start (verify,
@@ -594,6 +596,9 @@ int ledger_redact_configured(docket_ledger *l, MDB_txn *txn);
 /* All `n` events in one durable transaction, or none (first error wins). */
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,
 		  docket_append_result *results);
+/* Whether an append closes its full segments on worker threads
+ * (seg_stage.c; default 1): tests write the same events both ways. */
+extern int ledger_seg_parallel;
 
 /*
  * ledger_append of events that are still being made while it runs: the

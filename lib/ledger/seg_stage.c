@@ -40,6 +40,8 @@
 #define SEG_STAGE_WORKERS 2
 #define SEG_STAGE_SLOTS 4
 
+uint64_t seg_stage_fail_at;
+
 typedef enum { SLOT_FREE, SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE } slot_state;
 
 typedef struct seg_slot {
@@ -62,6 +64,7 @@ struct seg_stage {
 	int stop;
 	uint64_t submitted, started, reaped;
 	seg_slot slots[SEG_STAGE_SLOTS];
+	uint64_t ran;             /* segments a worker took, for seg_stage_fail_at */
 };
 
 static int leaf(void *ctx, const uint8_t *p, size_t len)
@@ -91,6 +94,7 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		seg_slot *s;
+		uint64_t nth;
 
 		while (!st->stop && st->started == st->submitted)
 			pthread_cond_wait(&st->work, &st->mu);
@@ -98,9 +102,15 @@ static void *worker(void *arg)
 			break;
 		s = &st->slots[st->started++ % SEG_STAGE_SLOTS];
 		s->state = SLOT_RUNNING;
+		nth = ++st->ran;
 		pthread_mutex_unlock(&st->mu);
 		docket_error_clear();
-		s->error = cc.cctx ? slot_run(s, &cc) : docket_error_set(DOCKET_ENOMEM, "cannot create a zstd context");
+		if (nth == seg_stage_fail_at)
+			s->error = docket_error_set(DOCKET_ERROR, "segment stage: failure injected in segment %llu",
+						    (unsigned long long)nth);
+		else
+			s->error = cc.cctx ? slot_run(s, &cc)
+					   : docket_error_set(DOCKET_ENOMEM, "cannot create a zstd context");
 		if (s->error < 0)
 			s->err = *docket_error_last();
 		pthread_mutex_lock(&st->mu);
