@@ -320,7 +320,6 @@ typedef struct seg_writer {
 	seg_batch b;                /* the segment being filled */
 	docket_buf out;             /* the encoded segment */
 	docket_buf zpart;           /* format 3: part A compressed */
-	merkle_piece piece;         /* the inline flush's leaves */
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
 	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
 	int level;                  /* zstd level of a bulk segment (0: level 1) */

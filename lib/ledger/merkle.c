@@ -528,16 +528,19 @@ static int piece_leaf(void *ctx, const uint8_t *p, size_t len)
 
 int merkle_extend(seg_writer *w, MDB_txn *txn)
 {
+	merkle_piece p;   /* on the stack: only what merkle_piece_begin sets is read */
 	int error;
 
 	if (w->l->merkle_off || !w->b.count)
 		return 0;
 	if (!w->l->has_tree)
 		return no_tree_error(w->l);
-	merkle_piece_begin(&w->piece, w->b.first - 1, w->b.count);
-	if ((error = seg_batch_each(&w->b, piece_leaf, &w->piece)) < 0)
-		return error;
-	return merkle_piece_add(w->l, txn, &w->piece);
+	p.nodes = (docket_buf)DOCKET_BUF_INIT;
+	merkle_piece_begin(&p, w->b.first - 1, w->b.count);
+	if ((error = seg_batch_each(&w->b, piece_leaf, &p)) == 0)
+		error = merkle_piece_add(w->l, txn, &p);
+	merkle_piece_dispose(&p);
+	return error;
 }
 
 int merkle_drop(docket_ledger *l, MDB_txn *txn)

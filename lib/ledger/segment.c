@@ -82,7 +82,6 @@ void seg_writer_dispose(seg_writer *w)
 	seg_batch_dispose(&w->b);
 	docket_buf_dispose(&w->out);
 	docket_buf_dispose(&w->zpart);
-	merkle_piece_dispose(&w->piece);
 }
 
 unsigned seg_kind_part(unsigned kind)
