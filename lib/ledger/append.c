@@ -30,6 +30,8 @@
 #include "util/crash.h"
 #include "util/error.h"
 
+int ledger_seg_parallel = 1;
+
 /* Which ledger-assigned fields an attempt filled in, so a replay starts from
  * the caller's events as given. */
 typedef struct assigned {
@@ -159,7 +161,7 @@ static int append_events(append_ctx *a, ledger_group *g, int flush, stream_src *
 		if ((error = stream_wait(src, g, i)) == 0 &&
 		    (error = append_one(a, g->events[i], src ? &src->rests[i] : NULL, &g->results[i])) == 0 &&
 		    flush && seg_full(a->w))
-			error = seg_flush(a->w, a->txn);
+			error = seg_close(a->w, a->txn);
 		if (error < 0) {
 			if (g->n > 1 && error != DOCKET_EMAPFULL)
 				docket_error_prefix("event %zu of %zu: ", i + 1, g->n);
@@ -188,7 +190,7 @@ static int append_isolated(append_ctx *a, ledger_group *g)
 		g->error = 0;
 		/* segments are written between groups only: a refused group
 		 * takes back just its own buffered events */
-		return seg_full(a->w) ? seg_flush(a->w, a->txn) : 0;
+		return seg_full(a->w) ? seg_close(a->w, a->txn) : 0;
 	}
 	state_rollback(a->st);
 	seg_rollback(a->w, &mark);
@@ -250,6 +252,7 @@ static int append_txn(docket_ledger *l, ledger_group *groups, size_t ngroups, in
 	int error;
 
 	seg_writer_init(&w, l);
+	w.parallel = ledger_seg_parallel;
 	a.w = &w;
 	if ((error = store_txn_begin(&a.txn, l, 0)) < 0)
 		return error;

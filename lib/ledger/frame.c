@@ -54,26 +54,32 @@ int codec_init(ledger_codec *c)
 {
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
-	c->cctx = ZSTD_createCCtx();
+	c->cc.cctx = ZSTD_createCCtx();
 	c->dctx = ZSTD_createDCtx();
-	if (!c->cctx || !c->dctx)
+	if (!c->cc.cctx || !c->dctx)
 		return docket_error_set(DOCKET_ENOMEM, "cannot create zstd contexts");
 	return 0;
 }
 
-/* Forget how `cctx` is configured: it must not reference a CDict about to be
- * freed. The next compress_body() configures it again. */
-static void cctx_unconfigure(ledger_codec *c)
+/* Forget how a context is configured: it must not reference a CDict about
+ * to be freed. The next compress_body() configures it again. */
+static void cctx_unconfigure(codec_cctx *cc)
 {
-	if (c->cctx_mode != 0)
-		ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_and_parameters);
-	c->cctx_mode = 0;
-	c->cctx_cdict = NULL;
+	if (cc->mode != 0)
+		ZSTD_CCtx_reset(cc->cctx, ZSTD_reset_session_and_parameters);
+	cc->mode = 0;
+	cc->cdict = NULL;
+}
+
+void codec_cctx_dispose(codec_cctx *cc)
+{
+	ZSTD_freeCCtx(cc->cctx);
+	memset(cc, 0, sizeof(*cc));
 }
 
 void codec_forget(ledger_codec *c)
 {
-	cctx_unconfigure(c);
+	cctx_unconfigure(&c->cc);
 	ZSTD_freeCDict(c->cdict);
 	c->cdict = NULL;
 	c->cdict_id = 0;
@@ -84,8 +90,7 @@ void codec_forget(ledger_codec *c)
 
 void codec_dispose(ledger_codec *c)
 {
-	ZSTD_freeCCtx(c->cctx);
-	c->cctx = NULL;
+	codec_cctx_dispose(&c->cc);
 	ZSTD_freeDCtx(c->dctx);
 	ZSTD_freeCDict(c->cdict);
 	for (uint32_t i = 0; i < c->ddict_count; i++)
@@ -147,33 +152,38 @@ EVP_MD_CTX *ledger_sha256_ctx(void)
 	return tls_md;
 }
 
-int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
+int ledger_sha256_v(uint8_t out[LEDGER_HASH_LEN], const docket_slice *v, size_t n)
 {
-	unsigned int n = 0;
-
-	if (EVP_Digest(data, len, out, &n, sha256_get(), NULL) != 1 || n != LEDGER_HASH_LEN)
-		return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
-	return 0;
-}
-
-int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
-	       uint64_t seq, const uint8_t *payload, size_t len)
-{
-	const EVP_MD *sha256 = sha256_get();
 	EVP_MD_CTX *md = ledger_sha256_ctx();
-	uint8_t be[8];
 	unsigned int outlen = 0;
 	int ok;
 
 	if (!md)
 		return docket_error_set_oom();
+	ok = EVP_DigestInit_ex(md, sha256_get(), NULL) == 1;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = !v[i].len || EVP_DigestUpdate(md, v[i].ptr, v[i].len) == 1;
+	if (ok && EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN)
+		return 0;
+	memset(out, 0, LEDGER_HASH_LEN);
+	return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+}
+
+int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len)
+{
+	docket_slice v = { data, len };
+
+	return ledger_sha256_v(out, &v, 1);
+}
+
+int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
+	       uint64_t seq, const uint8_t *payload, size_t len)
+{
+	uint8_t be[8];
+	docket_slice v[3] = { { prev, LEDGER_HASH_LEN }, { be, sizeof(be) }, { payload, len } };
+
 	docket_be64_put(be, seq);
-	ok = EVP_DigestInit_ex(md, sha256, NULL) == 1 &&
-	     EVP_DigestUpdate(md, prev, LEDGER_HASH_LEN) == 1 &&
-	     EVP_DigestUpdate(md, be, sizeof(be)) == 1 &&
-	     EVP_DigestUpdate(md, payload, len) == 1 &&
-	     EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN;
-	return ok ? 0 : docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	return ledger_sha256_v(out, v, 3);
 }
 
 static int dict_load(MDB_txn *txn, docket_ledger *l, uint32_t id, MDB_val *out)
@@ -206,8 +216,8 @@ static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MD
 	if (c->cdict_id != active) {
 		if ((error = dict_load(txn, l, (uint32_t)active, &dict)) < 0)
 			return error;
-		if (c->cdict && c->cctx_cdict == c->cdict)
-			cctx_unconfigure(c);
+		if (c->cdict && c->cc.cdict == c->cdict)
+			cctx_unconfigure(&c->cc);
 		ZSTD_freeCDict(c->cdict);
 		c->cdict = ZSTD_createCDict(dict.mv_data, dict.mv_size, COMPRESS_LEVEL);
 		c->cdict_id = c->cdict ? (uint32_t)active : 0;
@@ -252,16 +262,16 @@ static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t 
  * ZSTD_compress2 resets the session alone and keeps the parameters and the
  * referenced CDict for the next frame. Lock held.
  */
-static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+static size_t compress_body(codec_cctx *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
 			    const ZSTD_CDict *cdict, int level)
 {
 	int mode = cdict ? -1 : level;
 	size_t rc;
 
-	if (c->cctx_mode != mode || c->cctx_cdict != cdict) {
+	if (c->mode != mode || c->cdict != cdict) {
 		ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_and_parameters);
-		c->cctx_mode = 0;
-		c->cctx_cdict = NULL;
+		c->mode = 0;
+		c->cdict = NULL;
 		rc = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_contentSizeFlag, 0);
 		if (!ZSTD_isError(rc))
 			rc = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_dictIDFlag, 0);
@@ -272,10 +282,37 @@ static size_t compress_body(ledger_codec *c, uint8_t *dst, size_t cap, const uin
 			ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_and_parameters);
 			return rc;
 		}
-		c->cctx_mode = mode;
-		c->cctx_cdict = cdict;
+		c->mode = mode;
+		c->cdict = cdict;
 	}
 	return ZSTD_compress2(c->cctx, dst, cap, src, len);
+}
+
+/* What compress_body gave as codec_compress answers: its size, or 0 when
+ * the input is too small to try or does not shrink. */
+static int compressed_size(size_t n, size_t len)
+{
+	return ZSTD_isError(n) || n >= len ? 0 : (int)n;
+}
+
+int codec_compress_cc(codec_cctx *cc, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+		      const ZSTD_CDict *cdict, int level)
+{
+	if (len < COMPRESS_MIN)
+		return 0;
+	return compressed_size(compress_body(cc, dst, cap, src, len, cdict, level), len);
+}
+
+int codec_active_dict(docket_ledger *l, MDB_txn *txn, const ZSTD_CDict **cdict, uint32_t *dict_id)
+{
+	ZSTD_CDict *d = NULL;
+	int error;
+
+	pthread_mutex_lock(&l->codec.lock);
+	error = active_cdict(&d, dict_id, l, txn);
+	pthread_mutex_unlock(&l->codec.lock);
+	*cdict = d;
+	return error;
 }
 
 int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, const uint8_t *src,
@@ -294,11 +331,11 @@ int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, con
 	if (use_dict)
 		error = active_cdict(&cdict, &id, l, txn);
 	if (error == 0)
-		n = compress_body(c, dst, cap, src, len, cdict, level);
+		n = compress_body(&c->cc, dst, cap, src, len, cdict, level);
 	pthread_mutex_unlock(&c->lock);
 	if (error < 0)
 		return error;
-	if (ZSTD_isError(n) || n >= len)
+	if (compressed_size(n, len) == 0)
 		return 0;
 	*dict_id = cdict ? id : 0;
 	return (int)n;
@@ -430,7 +467,7 @@ static size_t sample_cost(ledger_codec *c, const docket_buf *samples, const size
 		size_t n = sizes[i];
 
 		if (sizes[i] >= COMPRESS_MIN && ZSTD_compressBound(sizes[i]) <= sizeof(dst)) {
-			size_t z = compress_body(c, dst, sizeof(dst),
+			size_t z = compress_body(&c->cc, dst, sizeof(dst),
 						 (const uint8_t *)samples->ptr + off, sizes[i], cdict,
 						 COMPRESS_LEVEL);
 			if (!ZSTD_isError(z) && z < sizes[i])
@@ -484,7 +521,7 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events)
 	plain = sample_cost(&l->codec, &samples, sizes, count, NULL);
 	with_dict = cdict ? sample_cost(&l->codec, &samples, sizes, count, cdict) : plain;
 	/* the context must not keep referencing the trial CDict */
-	cctx_unconfigure(&l->codec);
+	cctx_unconfigure(&l->codec.cc);
 	pthread_mutex_unlock(&l->codec.lock);
 	if (cdict && with_dict * 100 <= plain * (100 - DICT_MIN_GAIN_PCT)) {
 		uint8_t key[4];

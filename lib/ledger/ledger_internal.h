@@ -46,18 +46,23 @@ typedef struct ledger_dbis {
 	MDB_dbi tree;            /* Merkle tree nodes of level >= 8 (merkle.c) */
 } ledger_dbis;
 
+/* A compression context and what it is configured for (frame parameters
+ * set once, then kept by ZSTD_compress2 across frames): mode 0 not
+ * configured, a compression level (plain zstd), or -1 with the dictionary
+ * `cdict`. Reset before that CDict is freed. The ledger's codec owns one;
+ * each worker of a segment stage (seg_stage.c) its own. */
+typedef struct codec_cctx {
+	ZSTD_CCtx *cctx;
+	int mode;
+	const ZSTD_CDict *cdict;
+} codec_cctx;
+
 /* Frame codec state: compression contexts and the dictionary cache. */
 typedef struct ledger_codec {
-	ZSTD_CCtx *cctx;
+	codec_cctx cc;
 	ZSTD_DCtx *dctx;
 	uint32_t cdict_id;       /* id of `cdict`, 0 if none */
 	ZSTD_CDict *cdict;
-	/* What `cctx` is configured for (frame parameters set once, then kept
-	 * by ZSTD_compress2 across frames): 0 not configured, a compression
-	 * level (plain zstd), or -1 with the dictionary `cctx_cdict`. Reset
-	 * before that CDict is freed. */
-	int cctx_mode;
-	const ZSTD_CDict *cctx_cdict;
 	uint32_t ddict_count;
 	uint32_t ddict_ids[8];
 	ZSTD_DDict *ddicts[8];
@@ -204,6 +209,9 @@ void codec_forget(ledger_codec *c);
 
 /* SHA-256 of `data` (the ledger's one SHA-256 implementation, fetched once). */
 int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
+/* ... of `n` pieces one after the other, in this thread's digest context
+ * (no allocation: the chain, the Merkle tree and the state's digests). */
+int ledger_sha256_v(uint8_t out[LEDGER_HASH_LEN], const docket_slice *v, size_t n);
 /* That implementation, for incremental hashing (EVP_DigestInit_ex). */
 const struct evp_md_st *ledger_sha256_md(void);
 /* This thread's SHA-256 digest context (frame.c), reused call after call. */
@@ -218,6 +226,14 @@ struct evp_md_ctx_st *ledger_sha256_ctx(void);
  */
 int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, const uint8_t *src,
 		   size_t len, int use_dict, int level, uint32_t *dict_id);
+/* The dictionary codec_compress would use in `txn` (NULL and 0: none);
+ * it stays valid until codec_forget(). */
+int codec_active_dict(docket_ledger *l, MDB_txn *txn, const ZSTD_CDict **cdict, uint32_t *dict_id);
+/* codec_compress's work in a context of the caller's own (a worker's): with
+ * `cdict` when not NULL, else at `level`; 0 when it does not shrink. */
+int codec_compress_cc(codec_cctx *cc, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+		      const ZSTD_CDict *cdict, int level);
+void codec_cctx_dispose(codec_cctx *cc);
 /* Decompress exactly `raw_len` bytes (dictionary `dict_id`, 0: none). */
 int codec_decompress(docket_ledger *l, MDB_txn *txn, uint32_t dict_id, uint8_t *dst, size_t raw_len,
 		     const uint8_t *src, size_t len);
@@ -245,31 +261,78 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events);
 #define SEG_MAX_EVENTS 65535u      /* what a reader accepts */
 #define SEG_FLAG_MERKLE 0x01       /* reserved: a 32-byte tree root follows the chain hash */
 
-/*
- * The events of one commit, buffered until they are written as segments
- * (one LMDB value each, keyed by its first seq, MDB_APPEND).
- */
-typedef struct seg_writer {
-	docket_ledger *l;
+/* The events of one segment as buffered: what a flush hashes into the
+ * Merkle tree and encodes. Each payload is copied once, into the part its
+ * index entry names (format 2: every payload in part 0). */
+typedef struct seg_batch {
 	uint64_t first;             /* seq of the first buffered event; 0: none */
 	uint32_t count;
 	uint8_t last[LEDGER_HASH_LEN]; /* chain hash of the last buffered event */
-	docket_buf index;           /* per event: kind (1 byte), length (LEB128) */
-	docket_buf body;            /* the payloads, concatenated */
+	docket_buf index;           /* per event: kind (1 byte, SEG_PART_B in format 3), length (LEB128) */
+	docket_buf part[2];         /* each part's payloads, concatenated in seq order */
+} seg_batch;
+
+/* Each payload of `b` in seq order through `fn` (stops at its first error). */
+int seg_batch_each(const seg_batch *b, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx);
+void seg_batch_dispose(seg_batch *b);
+
+/*
+ * A segment's leaves folded on their own, on any thread (merkle.c): the
+ * complete aligned subtrees its range [start, end) of leaves splits into,
+ * left to right, and the stored nodes (level >= 8) inside them. The append
+ * thread then only joins those few subtrees to the tree (merkle_piece_add).
+ */
+#define MERKLE_PIECE_BLOCKS 128     /* at most 2 x 64 subtrees in any range */
+typedef struct merkle_frontier {
+	uint64_t size;
+	uint8_t h[64][LEDGER_HASH_LEN]; /* h[level] valid where bit `level` of size is set */
+} merkle_frontier;
+typedef struct merkle_block {
+	unsigned level;
+	size_t nodes_end;           /* its stored nodes end here in `nodes` */
+	uint8_t hash[LEDGER_HASH_LEN];
+} merkle_block;
+typedef struct merkle_piece {
+	uint64_t start, pos, end;   /* leaves before it, folded so far, after it */
+	unsigned level;             /* of the subtree being folded */
+	merkle_frontier local;      /* its fold so far */
+	uint32_t nblocks;
+	merkle_block blocks[MERKLE_PIECE_BLOCKS];
+	docket_buf nodes;           /* per stored node: key (be64 end, level) and hash */
+} merkle_piece;
+void merkle_piece_begin(merkle_piece *p, uint64_t start, uint64_t n);
+int merkle_piece_leaf(merkle_piece *p, const uint8_t *payload, size_t len);
+/* Join a whole piece to the stored tree of `txn` (its frontier must end at
+ * p->start): the append thread's share. */
+int merkle_piece_add(docket_ledger *l, MDB_txn *txn, const merkle_piece *p);
+void merkle_piece_dispose(merkle_piece *p);
+
+typedef struct seg_stage seg_stage;
+
+/*
+ * The events of one commit, buffered until they are written as segments
+ * (one LMDB value each, keyed by its first seq, MDB_APPEND). A parallel
+ * writer closes each full segment on a worker (seg_stage.c: Merkle leaves
+ * and compression) and writes it in seq order as its worker finishes.
+ */
+typedef struct seg_writer {
+	docket_ledger *l;
+	seg_batch b;                /* the segment being filled */
 	docket_buf out;             /* the encoded segment */
+	docket_buf zpart;           /* format 3: part A compressed */
 	uint64_t stored;            /* bytes of the segments written (meta frame_bytes) */
 	uint32_t target;            /* events per segment (0: SEG_TARGET_EVENTS) */
 	int level;                  /* zstd level of a bulk segment (0: level 1) */
 	uint8_t version;            /* segment version written: the ledger's format (2 or 3) */
-	docket_buf part[2];         /* format 3: each part's payloads, gathered by seg_encode */
-	docket_buf zpart;           /* ... part A compressed */
+	int parallel;               /* seg_close hands full segments to workers */
+	seg_stage *stage;           /* the workers and segments in flight; NULL until needed */
 } seg_writer;
 
 /* Where a writer stood, to drop what a refused group added (seg_rollback). */
 typedef struct seg_mark {
 	uint64_t first;
 	uint32_t count;
-	size_t index_len, body_len;
+	size_t index_len, part_len[2];
 	uint8_t last[LEDGER_HASH_LEN];
 } seg_mark;
 
@@ -283,15 +346,50 @@ int seg_full(const seg_writer *w);
 /* The part a format-3 writer puts an event of body case `kind` in: 1 (B,
  * the bulk part) for an outcome, 0 (A, the decision part) for the rest. */
 unsigned seg_kind_part(unsigned kind);
-/* The payload of buffered event `seq` (first <= seq < first + count). */
+/* The payload of event `seq` while it is buffered or in flight (not yet
+ * written): 0, or DOCKET_ENOTFOUND. */
 int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len);
-/* Each buffered payload in seq order through `fn` (stops at its first error). */
-int seg_writer_each(const seg_writer *w, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx);
+/* ... of `seq` in one batch. */
+int seg_batch_payload(const seg_batch *b, uint64_t seq, const uint8_t **p, size_t *len);
 void seg_mark_get(const seg_writer *w, seg_mark *m);
 void seg_rollback(seg_writer *w, const seg_mark *m);
-/* Write the buffered events as one segment into `txn` (none: nothing);
- * adds its size to meta frame_bytes. */
+/* Write the segments in flight, then the buffered events as one segment,
+ * into `txn` (none: nothing); adds their size to meta frame_bytes. */
 int seg_flush(seg_writer *w, MDB_txn *txn);
+/* Close the buffered segment: a parallel writer hands it to a worker (and
+ * writes those its workers finished, in order), another flushes it. */
+int seg_close(seg_writer *w, MDB_txn *txn);
+/* Encode batch `b` as a segment of `version` into `out` (`zpart`: scratch).
+ * Parts are compressed in the caller's context `cc` with `cdict` (a
+ * worker), or with the ledger's codec and dictionary in `txn` (cc NULL). */
+typedef struct seg_coder {
+	docket_ledger *l;
+	MDB_txn *txn;
+	codec_cctx *cc;
+	const ZSTD_CDict *cdict;
+	uint32_t dict_id;
+	int level;                  /* of a bulk part (0: level 1) */
+	uint8_t version;
+} seg_coder;
+int seg_encode(const seg_coder *c, const seg_batch *b, docket_buf *out, docket_buf *zpart);
+/* Put an encoded segment (first seq `first`) and count its bytes. */
+int seg_put(seg_writer *w, MDB_txn *txn, uint64_t first, const docket_buf *out);
+/* Whether a batch has a part small enough for the ledger's dictionary. */
+int seg_batch_wants_dict(const seg_batch *b);
+
+/* ---- seg_stage.c: the workers of a parallel writer ---- */
+
+/* Hand the writer's buffered segment to a worker (starting them on first
+ * use; none could start: flushed inline), then write what is done. */
+int seg_stage_submit(seg_writer *w, MDB_txn *txn);
+/* Write every segment in flight, in order, waiting for their workers. */
+int seg_stage_drain(seg_writer *w, MDB_txn *txn);
+/* The payload of `seq` in a segment in flight: 0, or DOCKET_ENOTFOUND. */
+int seg_stage_payload(const seg_stage *s, uint64_t seq, const uint8_t **p, size_t *len);
+/* Stop the workers and free everything (segments in flight are dropped). */
+void seg_stage_free(seg_stage *s);
+/* Tests: the worker that takes the stage's Nth segment fails it (0: none). */
+extern uint64_t seg_stage_fail_at;
 
 
 /* For a reader going through the log in seq order from the start (verify,
@@ -454,7 +552,7 @@ int merkle_consistency(struct docket_tlog_proof *out, const merkle_src *s, uint6
 /* Open (create: or create) the `tree` DBI at ledger open (store.c). */
 int merkle_open(docket_ledger *l, MDB_txn *txn, int create);
 /* Add a segment's events to the tree, before it is written (seg_flush). */
-int merkle_extend(const seg_writer *w, MDB_txn *txn);
+int merkle_extend(seg_writer *w, MDB_txn *txn);
 /* Drop the tree (a truncated test copy: reindex rebuilds it). */
 int merkle_drop(docket_ledger *l, MDB_txn *txn);
 /* Rebuild the tree from the events (reindex). */
@@ -519,6 +617,9 @@ int ledger_redact_configured(docket_ledger *l, MDB_txn *txn);
 /* All `n` events in one durable transaction, or none (first error wins). */
 int ledger_append(docket_ledger *l, docket_event **events, size_t n,
 		  docket_append_result *results);
+/* Whether an append closes its full segments on worker threads
+ * (seg_stage.c; default 1): tests write the same events both ways. */
+extern int ledger_seg_parallel;
 
 /*
  * ledger_append of events that are still being made while it runs: the

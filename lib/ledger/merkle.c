@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include "docket/tlog.h"
 #include "ledger_internal.h"
@@ -50,18 +49,9 @@
 static int hash_parts(uint8_t out[DOCKET_TLOG_HASH_LEN], uint8_t prefix, const void *a, size_t alen,
 		      const void *b, size_t blen)
 {
-	EVP_MD_CTX *md = ledger_sha256_ctx();
-	unsigned int n = 0;
-	int ok;
+	docket_slice v[3] = { { &prefix, 1 }, { a, alen }, { b, blen } };
 
-	ok = md && EVP_DigestInit_ex(md, ledger_sha256_md(), NULL) == 1 &&
-	     EVP_DigestUpdate(md, &prefix, 1) == 1 && (!alen || EVP_DigestUpdate(md, a, alen) == 1) &&
-	     (!blen || EVP_DigestUpdate(md, b, blen) == 1) && EVP_DigestFinal_ex(md, out, &n) == 1 &&
-	     n == DOCKET_TLOG_HASH_LEN;
-	if (ok)
-		return 0;
-	memset(out, 0, DOCKET_TLOG_HASH_LEN);
-	return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	return ledger_sha256_v(out, v, 3);
 }
 
 void docket_tlog_leaf_hash(uint8_t out[DOCKET_TLOG_HASH_LEN], const void *event, size_t len)
@@ -276,10 +266,7 @@ int merkle_consistency(docket_tlog_proof *out, const merkle_src *s, uint64_t old
 
 /* ---- the stored tree ---- */
 
-typedef struct frontier {
-	uint64_t size;
-	uint8_t h[64][DOCKET_TLOG_HASH_LEN];  /* h[level] valid where bit `level` of size is set */
-} frontier;
+typedef merkle_frontier frontier;
 
 static void node_key(uint8_t key[MERKLE_KEY], uint64_t end, unsigned level)
 {
@@ -370,23 +357,31 @@ static void frontier_root(const frontier *f, uint8_t out[DOCKET_TLOG_HASH_LEN])
 /* A complete node of the frontier's tree: its level and hash, its leaves end at `end`. */
 typedef int (*node_fn)(void *ctx, uint64_t end, unsigned level, const uint8_t hash[DOCKET_TLOG_HASH_LEN]);
 
-/* Add one leaf; every node of level >= 8 it completes goes to `emit`. */
-static int frontier_add(frontier *f, const uint8_t leaf[DOCKET_TLOG_HASH_LEN], node_fn emit, void *ctx)
+/* Add a complete subtree of `level` (a leaf: 0) whose leaves start at
+ * f->size (a multiple of 2^level); every node of level >= 8 it completes
+ * goes to `emit`. */
+static int frontier_add_block(frontier *f, unsigned level, const uint8_t hash[DOCKET_TLOG_HASH_LEN], node_fn emit,
+			      void *ctx)
 {
 	uint8_t h[DOCKET_TLOG_HASH_LEN];
-	unsigned level = 0;
+	uint64_t end = f->size + (1ull << level);
 	int error;
 
-	memcpy(h, leaf, sizeof(h));
+	memcpy(h, hash, sizeof(h));
 	while (f->size >> level & 1) {
 		docket_tlog_node_hash(h, f->h[level], h);
 		level++;
-		if (level >= MERKLE_STORED_LEVEL && (error = emit(ctx, f->size + 1, level, h)) < 0)
+		if (level >= MERKLE_STORED_LEVEL && (error = emit(ctx, end, level, h)) < 0)
 			return error;
 	}
 	memcpy(f->h[level], h, sizeof(h));
-	f->size++;
+	f->size = end;
 	return 0;
+}
+
+static int frontier_add(frontier *f, const uint8_t leaf[DOCKET_TLOG_HASH_LEN], node_fn emit, void *ctx)
+{
+	return frontier_add_block(f, 0, leaf, emit, ctx);
 }
 
 typedef struct node_put {
@@ -414,46 +409,138 @@ static int no_tree_error(docket_ledger *l)
 				"run `docket -L %s reindex`", l->path, l->path);
 }
 
-typedef struct leaf_add {
-	frontier *f;
-	node_put *np;
-} leaf_add;
+/* ---- a segment's leaves, folded apart (any thread) ---- */
 
-static int add_payload(void *ctx, const uint8_t *p, size_t len)
+/* The largest subtree that starts at leaf `pos` (aligned) and fits in `left` >= 1 leaves. */
+static unsigned block_level(uint64_t pos, uint64_t left)
 {
-	leaf_add *la = ctx;
-	uint8_t leaf[DOCKET_TLOG_HASH_LEN];
+	unsigned aligned = pos ? (unsigned)__builtin_ctzll(pos) : 63;
+	unsigned fits = 63 - (unsigned)__builtin_clzll(left);
 
-	docket_tlog_leaf_hash(leaf, p, len);
-	return frontier_add(la->f, leaf, put_node, la->np);
+	return aligned < fits ? aligned : fits;
 }
 
-int merkle_extend(const seg_writer *w, MDB_txn *txn)
+void merkle_piece_begin(merkle_piece *p, uint64_t start, uint64_t n)
 {
-	docket_ledger *l = w->l;
+	p->start = p->pos = start;
+	p->end = start + n;
+	p->level = n ? block_level(start, n) : 0;
+	p->local.size = 0;
+	p->nblocks = 0;
+	docket_buf_clear(&p->nodes);
+}
+
+void merkle_piece_dispose(merkle_piece *p)
+{
+	docket_buf_dispose(&p->nodes);
+}
+
+/* A stored node inside the subtree being folded (its `end` counted from
+ * the subtree's first leaf, which is aligned: the node is the tree's own). */
+static int piece_node(void *ctx, uint64_t end, unsigned level, const uint8_t hash[DOCKET_TLOG_HASH_LEN])
+{
+	merkle_piece *p = ctx;
+	uint8_t rec[MERKLE_KEY + DOCKET_TLOG_HASH_LEN];
+
+	node_key(rec, p->pos + end, level);
+	memcpy(rec + MERKLE_KEY, hash, DOCKET_TLOG_HASH_LEN);
+	return docket_buf_put(&p->nodes, rec, sizeof(rec));
+}
+
+int merkle_piece_leaf(merkle_piece *p, const uint8_t *payload, size_t len)
+{
+	uint8_t leaf[DOCKET_TLOG_HASH_LEN];
+	merkle_block *b;
+	int error;
+
+	if (p->pos >= p->end || p->nblocks >= MERKLE_PIECE_BLOCKS)
+		return docket_error_set(DOCKET_ERROR, "Merkle piece: more leaves than announced");
+	docket_tlog_leaf_hash(leaf, payload, len);
+	if ((error = frontier_add(&p->local, leaf, piece_node, p)) < 0)
+		return error;
+	if (p->local.size < (1ull << p->level))
+		return 0;
+	b = &p->blocks[p->nblocks++];
+	b->level = p->level;
+	b->nodes_end = p->nodes.len;
+	memcpy(b->hash, p->local.h[p->level], DOCKET_TLOG_HASH_LEN);
+	p->pos += p->local.size;
+	p->local.size = 0;
+	if (p->pos < p->end)
+		p->level = block_level(p->pos, p->end - p->pos);
+	return 0;
+}
+
+static int put_record(node_put *np, const uint8_t *rec)
+{
+	return put_node(np, docket_be64_get(rec), rec[8], rec + MERKLE_KEY);
+}
+
+/* Its subtrees in order, each after the stored nodes inside it: the keys
+ * rise as MDB_APPEND needs, as in a leaf-by-leaf fold. */
+static int piece_join(frontier *f, const merkle_piece *p, node_put *np)
+{
+	const uint8_t *rec = (const uint8_t *)p->nodes.ptr;
+	size_t off = 0;
+	int error;
+
+	for (uint32_t i = 0; i < p->nblocks; i++) {
+		for (; off < p->blocks[i].nodes_end; off += MERKLE_KEY + DOCKET_TLOG_HASH_LEN)
+			if ((error = put_record(np, rec + off)) < 0)
+				return error;
+		if ((error = frontier_add_block(f, p->blocks[i].level, p->blocks[i].hash, put_node, np)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+int merkle_piece_add(docket_ledger *l, MDB_txn *txn, const merkle_piece *p)
+{
 	node_put np = { l, txn };
-	leaf_add la;
 	frontier f;
 	int error;
 
-	if (l->merkle_off || !w->count)
+	if (l->merkle_off || p->end == p->start)
 		return 0;
 	if (!l->has_tree)
 		return no_tree_error(l);
+	if (p->pos != p->end)
+		return docket_error_set(DOCKET_ERROR, "Merkle piece: %llu of its leaves missing",
+					(unsigned long long)(p->end - p->pos));
 	if ((error = frontier_load(&f, l, txn)) < 0)
 		return error;
-	if (f.size != w->first - 1) {
+	if (f.size != p->start) {
 		if (error == 1)
 			return no_tree_error(l);
 		return docket_error_set(DOCKET_ECORRUPT, "the Merkle tree ends at event %llu, the log at %llu: "
 					"run `docket reindex`", (unsigned long long)f.size,
-					(unsigned long long)(w->first - 1));
+					(unsigned long long)p->start);
 	}
-	la.f = &f;
-	la.np = &np;
-	if ((error = seg_writer_each(w, add_payload, &la)) < 0)
+	if ((error = piece_join(&f, p, &np)) < 0)
 		return error;
 	return frontier_store(&f, l, txn);
+}
+
+static int piece_leaf(void *ctx, const uint8_t *p, size_t len)
+{
+	return merkle_piece_leaf(ctx, p, len);
+}
+
+int merkle_extend(seg_writer *w, MDB_txn *txn)
+{
+	merkle_piece p;   /* on the stack: only what merkle_piece_begin sets is read */
+	int error;
+
+	if (w->l->merkle_off || !w->b.count)
+		return 0;
+	if (!w->l->has_tree)
+		return no_tree_error(w->l);
+	p.nodes = (docket_buf)DOCKET_BUF_INIT;
+	merkle_piece_begin(&p, w->b.first - 1, w->b.count);
+	if ((error = seg_batch_each(&w->b, piece_leaf, &p)) == 0)
+		error = merkle_piece_add(w->l, txn, &p);
+	merkle_piece_dispose(&p);
+	return error;
 }
 
 int merkle_drop(docket_ledger *l, MDB_txn *txn)

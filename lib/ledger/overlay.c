@@ -580,6 +580,7 @@ void state_rollback(state_txn *st)
 	st->inv_key = m->inv_key;
 	m->inv_key = key;
 	st->payload_ok = 0;
+	st->lin_epoch = 0;
 	sess_cache_drop(&st->cache);
 	overlay_rollback(&st->ov);
 }

@@ -94,6 +94,7 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 	/* history: fewer, larger segments, compressed harder (segment.c) */
 	w.target = SEG_REWRITE_EVENTS;
 	w.level = SEG_REWRITE_LEVEL;
+	w.parallel = 1;
 	if ((error = store_txn_begin(&txn, dst, 0)) < 0)
 		goto cleanup;
 	if ((error = state_txn_begin(&st, dst, txn)) < 0)
@@ -110,7 +111,7 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 			error = seg_add(&w, seq, kind, p, len, rw->hash);
 		if (error == 0 && seg_full(&w)) {
 			rw->rep->segments++;
-			error = seg_flush(&w, txn);
+			error = seg_close(&w, txn);
 		}
 		if (error < 0) {
 			docket_error_prefix("seq %llu: ", (unsigned long long)seq);
@@ -119,7 +120,7 @@ static int copy_events(rewrite *rw, uint64_t from, uint64_t to)
 		state_set_head(st, seq, rw->hash);
 		state_count_bytes(st, len, 0);
 	}
-	if (w.count)
+	if (w.b.count)
 		rw->rep->segments++;
 	if ((error = seg_flush(&w, txn)) < 0 || (error = state_txn_finish(st)) < 0)
 		goto cleanup;

@@ -68,13 +68,19 @@ void seg_writer_init(seg_writer *w, docket_ledger *l)
 	w->version = l && l->format == SEG_VERSION_2 ? SEG_VERSION_2 : SEG_VERSION;
 }
 
+void seg_batch_dispose(seg_batch *b)
+{
+	docket_buf_dispose(&b->index);
+	docket_buf_dispose(&b->part[0]);
+	docket_buf_dispose(&b->part[1]);
+}
+
 void seg_writer_dispose(seg_writer *w)
 {
-	docket_buf_dispose(&w->index);
-	docket_buf_dispose(&w->body);
+	seg_stage_free(w->stage);
+	w->stage = NULL;
+	seg_batch_dispose(&w->b);
 	docket_buf_dispose(&w->out);
-	docket_buf_dispose(&w->part[0]);
-	docket_buf_dispose(&w->part[1]);
 	docket_buf_dispose(&w->zpart);
 }
 
@@ -98,29 +104,31 @@ static int leb_put(docket_buf *b, uint64_t v)
 int seg_add(seg_writer *w, uint64_t seq, unsigned kind, const uint8_t *payload, size_t len,
 	    const uint8_t hash[LEDGER_HASH_LEN])
 {
+	seg_batch *b = &w->b;
 	int error;
 
-	if (w->count && seq != w->first + w->count)
+	if (b->count && seq != b->first + b->count)
 		return docket_error_set(DOCKET_ERROR, "segment writer: seq %llu after %llu",
-					(unsigned long long)seq, (unsigned long long)(w->first + w->count - 1));
-	if (w->count >= SEG_MAX_EVENTS || len > UINT32_MAX || kind >= SEG_PART_B)
+					(unsigned long long)seq, (unsigned long long)(b->first + b->count - 1));
+	if (b->count >= SEG_MAX_EVENTS || len > UINT32_MAX || kind >= SEG_PART_B)
 		return docket_error_set(DOCKET_ERROR, "segment writer: event does not fit");
 	if (w->version != SEG_VERSION_2 && seg_kind_part(kind))
 		kind |= SEG_PART_B;
-	if ((error = docket_buf_putc(&w->index, (char)kind)) < 0 ||
-	    (error = leb_put(&w->index, (uint32_t)len)) < 0 ||
-	    (error = docket_buf_put(&w->body, payload, len)) < 0)
+	if ((error = docket_buf_putc(&b->index, (char)kind)) < 0 ||
+	    (error = leb_put(&b->index, (uint32_t)len)) < 0 ||
+	    (error = docket_buf_put(&b->part[kind & SEG_PART_B ? 1 : 0], payload, len)) < 0)
 		return error;
-	if (!w->count)
-		w->first = seq;
-	w->count++;
-	memcpy(w->last, hash, LEDGER_HASH_LEN);
+	if (!b->count)
+		b->first = seq;
+	b->count++;
+	memcpy(b->last, hash, LEDGER_HASH_LEN);
 	return 0;
 }
 
 int seg_full(const seg_writer *w)
 {
-	return w->count >= (w->target ? w->target : SEG_TARGET_EVENTS) || w->body.len >= SEG_TARGET_BYTES;
+	return w->b.count >= (w->target ? w->target : SEG_TARGET_EVENTS) ||
+	       w->b.part[0].len + w->b.part[1].len >= SEG_TARGET_BYTES;
 }
 
 /* One entry of a segment index at *p (kind, LEB128 length), bounds-checked
@@ -144,64 +152,93 @@ static int index_entry(const uint8_t **p, const uint8_t *end, uint8_t *kind, uin
 	return -1;
 }
 
-int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len)
+/* Walks a batch's payloads in seq order: each in its part. */
+typedef struct batch_walk {
+	const seg_batch *b;
+	const uint8_t *ix, *end;
+	size_t off[2];
+} batch_walk;
+
+static void walk_init(batch_walk *k, const seg_batch *b)
 {
-	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
-	size_t off = 0;
-
-	if (!w->count || seq < w->first || seq - w->first >= w->count)
-		return DOCKET_ENOTFOUND;
-	for (uint64_t s = w->first; ix < end; s++) {
-		uint64_t n;
-		uint8_t kind;
-
-		if (index_entry(&ix, end, &kind, &n) < 0)
-			break;
-		if (s == seq) {
-			*p = (const uint8_t *)w->body.ptr + off;
-			*len = (size_t)n;
-			return 0;
-		}
-		off += (size_t)n;
-	}
-	return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+	k->b = b;
+	k->ix = (const uint8_t *)b->index.ptr;
+	k->end = k->ix + b->index.len;
+	k->off[0] = k->off[1] = 0;
 }
 
-int seg_writer_each(const seg_writer *w, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx)
+static int walk_next(batch_walk *k, const uint8_t **p, size_t *len)
 {
-	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
-	size_t off = 0;
+	unsigned part;
+	uint64_t n;
+	uint8_t kind;
+
+	if (index_entry(&k->ix, k->end, &kind, &n) < 0)
+		return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+	part = kind & SEG_PART_B ? 1 : 0;
+	if (n > k->b->part[part].len - k->off[part])
+		return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
+	*p = (const uint8_t *)k->b->part[part].ptr + k->off[part];
+	*len = (size_t)n;
+	k->off[part] += (size_t)n;
+	return 0;
+}
+
+int seg_batch_payload(const seg_batch *b, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	batch_walk k;
 	int error;
 
-	for (uint32_t i = 0; i < w->count; i++) {
-		uint64_t n;
-		uint8_t kind;
-
-		if (index_entry(&ix, end, &kind, &n) < 0 || n > w->body.len - off)
-			return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
-		if ((error = fn(ctx, (const uint8_t *)w->body.ptr + off, (size_t)n)) < 0)
+	if (!b->count || seq < b->first || seq - b->first >= b->count)
+		return DOCKET_ENOTFOUND;
+	walk_init(&k, b);
+	for (uint64_t s = b->first; s <= seq; s++)
+		if ((error = walk_next(&k, p, len)) < 0)
 			return error;
-		off += (size_t)n;
-	}
+	return 0;
+}
+
+int seg_writer_payload(const seg_writer *w, uint64_t seq, const uint8_t **p, size_t *len)
+{
+	int error = seg_batch_payload(&w->b, seq, p, len);
+
+	if (error == DOCKET_ENOTFOUND && w->stage)
+		error = seg_stage_payload(w->stage, seq, p, len);
+	return error;
+}
+
+int seg_batch_each(const seg_batch *b, int (*fn)(void *ctx, const uint8_t *p, size_t len), void *ctx)
+{
+	batch_walk k;
+	const uint8_t *p;
+	size_t n;
+	int error;
+
+	walk_init(&k, b);
+	for (uint32_t i = 0; i < b->count; i++)
+		if ((error = walk_next(&k, &p, &n)) < 0 || (error = fn(ctx, p, n)) < 0)
+			return error;
 	return 0;
 }
 
 void seg_mark_get(const seg_writer *w, seg_mark *m)
 {
-	m->first = w->first;
-	m->count = w->count;
-	m->index_len = w->index.len;
-	m->body_len = w->body.len;
-	memcpy(m->last, w->last, LEDGER_HASH_LEN);
+	m->first = w->b.first;
+	m->count = w->b.count;
+	m->index_len = w->b.index.len;
+	m->part_len[0] = w->b.part[0].len;
+	m->part_len[1] = w->b.part[1].len;
+	memcpy(m->last, w->b.last, LEDGER_HASH_LEN);
 }
 
 void seg_rollback(seg_writer *w, const seg_mark *m)
 {
-	w->first = m->first;
-	w->count = m->count;
-	w->index.len = m->index_len;
-	w->body.len = m->body_len;
-	memcpy(w->last, m->last, LEDGER_HASH_LEN);
+	w->b.first = m->first;
+	w->b.count = m->count;
+	w->b.index.len = m->index_len;
+	w->b.part[0].len = m->part_len[0];
+	w->b.part[1].len = m->part_len[1];
+	memcpy(w->b.last, m->last, LEDGER_HASH_LEN);
 }
 
 static int add_stored(docket_ledger *l, MDB_txn *txn, uint64_t n)
@@ -214,22 +251,33 @@ static int add_stored(docket_ledger *l, MDB_txn *txn, uint64_t n)
 	return store_meta_put_u64(txn, l, "frame_bytes", total + n);
 }
 
+int seg_batch_wants_dict(const seg_batch *b)
+{
+	return (b->part[0].len && b->part[0].len < SEG_SMALL) || (b->part[1].len && b->part[1].len < SEG_SMALL);
+}
+
 /* Append one part's payloads to `dst` as stored: compressed (at level 1,
  * or 3 with the ledger's dictionary when the part is small), or as they
  * are when that does not shrink them. *codec is its codec; *dict_id the
  * dictionary it used (left alone when none). */
-static int part_put(seg_writer *w, MDB_txn *txn, docket_buf *dst, const docket_buf *src, uint8_t *codec,
-		    uint32_t *dict_id)
+static int part_put(const seg_coder *c, docket_buf *dst, const docket_buf *src, uint8_t *codec, uint32_t *dict_id)
 {
 	size_t bound = ZSTD_compressBound(src->len);
 	uint32_t id = 0;
-	int n, bulk = src->len >= SEG_SMALL, error;
+	int n, bulk = src->len >= SEG_SMALL, level = bulk ? (c->level ? c->level : SEG_LEVEL_BULK) : SEG_LEVEL_SMALL;
+	int error;
 
 	*codec = 0;
 	if ((error = docket_buf_reserve(dst, bound > src->len ? bound : src->len)) < 0)
 		return error;
-	n = codec_compress(w->l, txn, (uint8_t *)dst->ptr + dst->len, bound, (const uint8_t *)src->ptr, src->len,
-			   !bulk, bulk ? (w->level ? w->level : SEG_LEVEL_BULK) : SEG_LEVEL_SMALL, &id);
+	if (c->cc) {
+		n = codec_compress_cc(c->cc, (uint8_t *)dst->ptr + dst->len, bound, (const uint8_t *)src->ptr,
+				      src->len, bulk ? NULL : c->cdict, level);
+		id = n > 0 && !bulk && c->cdict ? c->dict_id : 0;
+	} else {
+		n = codec_compress(c->l, c->txn, (uint8_t *)dst->ptr + dst->len, bound, (const uint8_t *)src->ptr,
+				   src->len, !bulk, level, &id);
+	}
 	if (n < 0)
 		return n;
 	if (n == 0) {
@@ -245,90 +293,90 @@ static int part_put(seg_writer *w, MDB_txn *txn, docket_buf *dst, const docket_b
 	return 0;
 }
 
-/* Format 3: each payload of the body to the part its index entry names. */
-static int parts_gather(seg_writer *w)
-{
-	const uint8_t *ix = (const uint8_t *)w->index.ptr, *end = ix + w->index.len;
-	size_t off = 0;
-	int error;
-
-	docket_buf_clear(&w->part[0]);
-	docket_buf_clear(&w->part[1]);
-	for (uint32_t i = 0; i < w->count; i++) {
-		uint64_t n;
-		uint8_t kind;
-
-		if (index_entry(&ix, end, &kind, &n) < 0 || n > w->body.len - off)
-			return docket_error_set(DOCKET_ERROR, "segment writer: index damaged");
-		if ((error = docket_buf_put(&w->part[kind & SEG_PART_B ? 1 : 0], w->body.ptr + off, (size_t)n)) < 0)
-			return error;
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-/* Encode the buffered events into w->out: the header and index, then one
- * part (format 2) or two (format 3: part B's codec and part A's stored
- * size, part A, part B). */
-static int seg_encode(seg_writer *w, MDB_txn *txn)
+/* Encode a batch into `out`: the header and index, then one part (format
+ * 2) or two (format 3: part B's codec and part A's stored size, part A,
+ * part B). */
+int seg_encode(const seg_coder *c, const seg_batch *b, docket_buf *out, docket_buf *zpart)
 {
 	uint8_t hdr[SEG_FIXED], codec_a = 0, codec_b = 0;
 	uint32_t dict_id = 0;
 	int error;
 
-	docket_buf_clear(&w->out);
-	hdr[0] = w->version;
+	docket_buf_clear(out);
+	hdr[0] = c->version;
 	hdr[3] = 0;
-	hdr[4] = (uint8_t)(w->count >> 8);
-	hdr[5] = (uint8_t)w->count;
-	memcpy(hdr + 6, w->last, LEDGER_HASH_LEN);
-	if ((error = docket_buf_put(&w->out, hdr, sizeof(hdr))) < 0 ||
-	    (error = docket_buf_put(&w->out, w->index.ptr, w->index.len)) < 0)
+	hdr[4] = (uint8_t)(b->count >> 8);
+	hdr[5] = (uint8_t)b->count;
+	memcpy(hdr + 6, b->last, LEDGER_HASH_LEN);
+	if ((error = docket_buf_put(out, hdr, sizeof(hdr))) < 0 ||
+	    (error = docket_buf_put(out, b->index.ptr, b->index.len)) < 0)
 		return error;
-	if (w->version == SEG_VERSION_2) {
-		if ((error = part_put(w, txn, &w->out, &w->body, &codec_a, &dict_id)) < 0)
+	if (c->version == SEG_VERSION_2) {
+		if ((error = part_put(c, out, &b->part[0], &codec_a, &dict_id)) < 0)
 			return error;
 	} else {
-		size_t at_codec_b = w->out.len;
+		size_t at_codec_b = out->len;
 
-		docket_buf_clear(&w->zpart);
-		if ((error = parts_gather(w)) < 0 ||
-		    (error = part_put(w, txn, &w->zpart, &w->part[0], &codec_a, &dict_id)) < 0 ||
-		    (error = docket_buf_putc(&w->out, 0)) < 0 ||
-		    (error = leb_put(&w->out, w->zpart.len)) < 0 ||
-		    (error = docket_buf_put(&w->out, w->zpart.ptr, w->zpart.len)) < 0 ||
-		    (error = part_put(w, txn, &w->out, &w->part[1], &codec_b, &dict_id)) < 0)
+		docket_buf_clear(zpart);
+		if ((error = part_put(c, zpart, &b->part[0], &codec_a, &dict_id)) < 0 ||
+		    (error = docket_buf_putc(out, 0)) < 0 ||
+		    (error = leb_put(out, zpart->len)) < 0 ||
+		    (error = docket_buf_put(out, zpart->ptr, zpart->len)) < 0 ||
+		    (error = part_put(c, out, &b->part[1], &codec_b, &dict_id)) < 0)
 			return error;
-		w->out.ptr[at_codec_b] = (char)codec_b;
+		out->ptr[at_codec_b] = (char)codec_b;
 	}
-	w->out.ptr[1] = (char)codec_a;
-	w->out.ptr[2] = (char)(codec_a == 2 || codec_b == 2 ? dict_id : 0);
+	out->ptr[1] = (char)codec_a;
+	out->ptr[2] = (char)(codec_a == 2 || codec_b == 2 ? dict_id : 0);
 	return 0;
+}
+
+int seg_put(seg_writer *w, MDB_txn *txn, uint64_t first, const docket_buf *out)
+{
+	uint8_t key[8];
+	MDB_val k = { sizeof(key), key }, v = { out->len, out->ptr };
+	int rc, error;
+
+	docket_be64_put(key, first);
+	if ((rc = mdb_put(txn, w->l->dbi.events, &k, &v, MDB_APPEND)) != 0)
+		return store_error(rc, "write events");
+	if ((error = add_stored(w->l, txn, out->len)) < 0)
+		return error;
+	w->stored += out->len;
+	return 0;
+}
+
+/* The buffered batch is written: the writer starts the next at its end. */
+static void batch_restart(seg_batch *b)
+{
+	b->first += b->count;
+	b->count = 0;
+	docket_buf_clear(&b->index);
+	docket_buf_clear(&b->part[0]);
+	docket_buf_clear(&b->part[1]);
 }
 
 int seg_flush(seg_writer *w, MDB_txn *txn)
 {
-	uint8_t key[8];
-	MDB_val k = { sizeof(key), key }, v;
-	int rc, error;
+	seg_coder c = { w->l, txn, NULL, NULL, 0, w->level, w->version };
+	int error;
 
-	if (!w->count)
+	if (w->stage && (error = seg_stage_drain(w, txn)) < 0)
+		return error;
+	if (!w->b.count)
 		return 0;
-	if ((error = merkle_extend(w, txn)) < 0 || (error = seg_encode(w, txn)) < 0)
+	if ((error = merkle_extend(w, txn)) < 0 || (error = seg_encode(&c, &w->b, &w->out, &w->zpart)) < 0 ||
+	    (error = seg_put(w, txn, w->b.first, &w->out)) < 0)
 		return error;
-	docket_be64_put(key, w->first);
-	v.mv_size = w->out.len;
-	v.mv_data = w->out.ptr;
-	if ((rc = mdb_put(txn, w->l->dbi.events, &k, &v, MDB_APPEND)) != 0)
-		return store_error(rc, "write events");
-	if ((error = add_stored(w->l, txn, w->out.len)) < 0)
-		return error;
-	w->stored += w->out.len;
-	w->first += w->count;
-	w->count = 0;
-	docket_buf_clear(&w->index);
-	docket_buf_clear(&w->body);
+	batch_restart(&w->b);
 	return 0;
+}
+
+int seg_close(seg_writer *w, MDB_txn *txn)
+{
+	if (w->parallel && w->b.count)
+		return seg_stage_submit(w, txn);
+	return seg_flush(w, txn);
 }
 
 /* ---- reader ---- */

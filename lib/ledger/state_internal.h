@@ -107,6 +107,12 @@ struct state_txn {
 	uint64_t sentinel_epoch;  /* the log (ops_epoch) the pending sentinel is in */
 	int sentinel_ok;
 	state_mark *mark;         /* state_checkpoint() */
+	/* state_epoch_lineage's last answer: the events of one runtime ask for
+	 * the same epoch over and over (invariant 7). Dropped when a runtime
+	 * starts (its records change) and by a rollback. */
+	uint64_t lin_epoch;       /* 0: nothing kept */
+	int lin_error;            /* 0, or DOCKET_ENOTFOUND */
+	state_lineage lin;
 
 	/* the events of this commit not yet written as segments (append.c) */
 	const seg_writer *writer;

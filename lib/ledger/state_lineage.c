@@ -103,6 +103,7 @@ int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq)
 	int error;
 
 	assert(ev->body_case == DOCKET__V1__EVENT__BODY_RUNTIME_STARTED && ev->epoch);
+	st->lin_epoch = 0;
 	if (!klen || tlen >= STATE_TIME_MAX)
 		return docket_error_set(DOCKET_EINVALID, "runtime.started: runtime name or time too long");
 	docket_be64_put(val, ev->epoch);
@@ -117,7 +118,17 @@ int state_lineage_start(state_txn *st, const docket_event *ev, uint64_t seq)
 
 int state_epoch_lineage(state_txn *st, uint64_t epoch, state_lineage *out)
 {
-	return epoch_lineage(st, st->l, st->txn, epoch, out);
+	int error;
+
+	if (epoch && st->lin_epoch == epoch) {
+		*out = st->lin;
+		return st->lin_error;
+	}
+	error = epoch_lineage(st, st->l, st->txn, epoch, out);
+	st->lin_epoch = error == 0 || error == DOCKET_ENOTFOUND ? epoch : 0;
+	st->lin_error = error;
+	st->lin = *out;
+	return error;
 }
 
 static size_t owner_key(uint8_t *out, size_t cap, const char *session)

@@ -298,20 +298,16 @@ int inv_record_decode(inv_state *out, const void *data, size_t len)
 int state_dispatch_token(char out[48], const char *session, const char *invocation, uint64_t intent_seq,
 			 uint32_t attempt)
 {
-	docket_buf in = DOCKET_BUF_INIT;
 	uint8_t be[12], digest[LEDGER_HASH_LEN];
+	docket_slice v[3] = { { (const uint8_t *)session, strlen(session) + 1 },
+			      { (const uint8_t *)invocation, strlen(invocation) + 1 },
+			      { be, sizeof(be) } };
 	int error;
 
 	docket_be64_put(be, intent_seq);
 	docket_be32_put(be + 8, attempt);
-	if ((error = docket_buf_put(&in, session, strlen(session) + 1)) < 0 ||
-	    (error = docket_buf_put(&in, invocation, strlen(invocation) + 1)) < 0 ||
-	    (error = docket_buf_put(&in, be, sizeof(be))) < 0 ||
-	    (error = state_sha256(digest, in.ptr, in.len)) < 0) {
-		docket_buf_dispose(&in);
+	if ((error = ledger_sha256_v(digest, v, 3)) < 0)
 		return error;
-	}
-	docket_buf_dispose(&in);
 	memcpy(out, "dt-", 3);
 	docket_hex(out + 3, digest, 16);
 	return 0;

@@ -52,11 +52,9 @@ int state_event_digest(uint8_t out[LEDGER_HASH_LEN], state_txn *st, docket_event
  */
 static int stored_payload(state_txn *st, uint64_t seq, ledger_reader *r, const uint8_t **p, size_t *len)
 {
-	const seg_writer *w = st->writer;
+	int error = st->writer ? seg_writer_payload(st->writer, seq, p, len) : DOCKET_ENOTFOUND;
 
-	if (w && w->count && seq >= w->first && seq - w->first < w->count)
-		return seg_writer_payload(w, seq, p, len);
-	return reader_payload(r, seq, p, len);
+	return error == DOCKET_ENOTFOUND ? reader_payload(r, seq, p, len) : error;
 }
 
 /*

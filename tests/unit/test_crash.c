@@ -23,6 +23,7 @@
 #include "util/crash.h"
 
 #define BATCH 200
+#define BULK 5000   /* full segments: closed on worker threads (seg_stage.c) while the kill comes */
 
 static docket_ledger *open_ledger(const char *dir, unsigned flags)
 {
@@ -91,25 +92,25 @@ static void open_session(const char *dir, const char *session)
 	docket_ledger_free(l);
 }
 
-/* Child: arm `point`, append one batch; it must die there. */
-static void child_batch_at(const char *dir, const char *point)
+/* Child: arm `point`, append one batch of `n`; it must die there. */
+static void child_batch_at(const char *dir, const char *point, int n)
 {
 	docket_ledger *l;
 
 	docket_crash_arm(point);
 	l = open_ledger(dir, 0);
-	append_batch(l, "s1", 0, BATCH);
+	append_batch(l, "s1", 0, n);
 	_exit(0);
 }
 
-static int run_child_at(const char *dir, const char *point)
+static int run_child_at(const char *dir, const char *point, int n)
 {
 	int status;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0)
-		child_batch_at(dir, point);
+		child_batch_at(dir, point, n);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
 }
@@ -125,20 +126,23 @@ static void test_named_crash_points(void **state)
 		{ "append.after_commit", 1 },
 	};
 
+	static const int sizes[] = { BATCH, BULK };
+
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) * 2; i++) {
 		char *dir = test_mkdtemp();
+		int n = sizes[i % 2];
 
 		open_session(dir, "s1");
-		assert_int_equal(run_child_at(dir, cases[i].point), SIGKILL);
-		assert_int_equal(events_in(dir), 1 + (cases[i].batch_survives ? BATCH : 0));
+		assert_int_equal(run_child_at(dir, cases[i / 2].point, n), SIGKILL);
+		assert_int_equal(events_in(dir), 1 + (cases[i / 2].batch_survives ? n : 0));
 		assert_true(verify_dir(dir));
 		/* the ledger takes the same batch afterwards (or refuses a
 		 * different one with the same ids if it survived) */
 		docket_ledger *l = open_ledger(dir, 0);
-		assert_int_equal(append_batch(l, "s1", 0, BATCH), 0);
+		assert_int_equal(append_batch(l, "s1", 0, n), 0);
 		docket_ledger_free(l);
-		assert_int_equal(events_in(dir), 1 + BATCH);
+		assert_int_equal(events_in(dir), 1 + n);
 		assert_true(verify_dir(dir));
 		test_rmdir_free(dir);
 	}

@@ -685,6 +685,42 @@ static void test_inv7_lineages(void **state)
 	ok(f, EV("tool.intent", "c3", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":3"));
 }
 
+/* Invariant 7 inside one batch: a restart of the lineage fences the
+ * epoch the events before it in the same transaction carried (the state
+ * keeps the last epoch's lineage between events: the restart drops it). */
+static int put_batch(fixture *f, const char *const *text, size_t n)
+{
+	json_t *ev[8];
+	int rc;
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		ev[i] = test_json(text[i]);
+	rc = docket_ledger_append_json(f->l, ev, n, NULL);
+	for (size_t i = 0; i < n; i++)
+		json_decref(ev[i]);
+	return rc;
+}
+
+static void test_inv7_restart_in_one_batch(void **state)
+{
+	fixture *f = *state;
+	const char *batch[] = {
+		"{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":1000}",
+		"{\"type\":\"session.opened\",\"session\":\"s1\",\"epoch\":1}",
+		EV("tool.intent", "c1", ",\"tool\":\"t\",\"decision\":{\"verdict\":\"allowed\"},\"epoch\":1"),
+		"{\"type\":\"runtime.started\",\"runtime\":\"a\",\"uid\":1000}",
+		EV("tool.dispatched", "c1", ",\"epoch\":1"),
+	};
+
+	assert_int_equal(put_batch(f, batch, 5), DOCKET_ESTALE);
+	assert_int_equal(docket_error_last()->invariant, 7);
+	assert_non_null(strstr(docket_error_last()->message, "was started again at epoch 2"));
+	assert_int_equal(head(f), 0);
+	assert_int_equal(put_batch(f, batch, 4), 0);
+	assert_int_equal(head(f), 4);
+}
+
 /* ---- invariant 8 ---- */
 
 static void test_inv8_session_lifecycle(void **state)
@@ -3240,6 +3276,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inv4_attempt_and_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv7_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv7_lineages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inv7_restart_in_one_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv8_session_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv9_outcome_agrees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inv10_recovery_fits_state, setup, teardown),
