@@ -3,19 +3,19 @@
  * server.c: `docket serve`, newline-delimited JSON-RPC 2.0 over stdio or a
  * Unix socket.
  *
- * One poll loop and one writer thread (docs/write-path.md §4). Each turn
- * of the loop reads whatever the clients sent, cuts it into lines and
+ * One poll loop, one writer and one syncer thread (docs/write-path.md §4).
+ * Each turn of the loop reads whatever the clients sent, cuts it into lines and
  * prepares every complete request of every client as one batch (parse,
  * checks, policy, events); the writer thread appends a prepared batch in
  * one write transaction, each request atomic and isolated in it, with one
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
  * A commit syncs its data pages but not its meta page (MDB_NOMETASYNC,
- * store_defer_meta_sync): batch N is durable once a later sync covers it,
- * batch N + 1's commit (handed over as soon as N's commit returned) or a
- * sync at once when nothing follows. Replies are queued only then, so a
- * reply always means "on disk" (docs/write-path.md §4, "one synchronous
- * write per batch"). A request's own order is kept: a client may
+ * store_defer_meta_sync): batch N is durable once a later sync covers it:
+ * the syncer's, started as soon as N's commit returned and run while the
+ * writer appends N + 1, or N + 1's commit if that returns first. Replies
+ * are queued only then, so a reply always means "on disk"
+ * (docs/write-path.md §4). A request's own order is kept: a client may
  * pipeline intent, dispatch and complete (its later lines wait while it
  * has calls in the batch being committed).
  *
