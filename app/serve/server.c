@@ -3,19 +3,19 @@
  * server.c: `docket serve`, newline-delimited JSON-RPC 2.0 over stdio or a
  * Unix socket.
  *
- * One poll loop and one writer thread (docs/write-path.md §4). Each turn
- * of the loop reads whatever the clients sent, cuts it into lines and
+ * One poll loop, one writer and one syncer thread (docs/write-path.md §4).
+ * Each turn of the loop reads whatever the clients sent, cuts it into lines and
  * prepares every complete request of every client as one batch (parse,
  * checks, policy, events); the writer thread appends a prepared batch in
  * one write transaction, each request atomic and isolated in it, with one
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
  * A commit syncs its data pages but not its meta page (MDB_NOMETASYNC,
- * store_defer_meta_sync): batch N is durable once a later sync covers it,
- * batch N + 1's commit (handed over as soon as N's commit returned) or a
- * sync at once when nothing follows. Replies are queued only then, so a
- * reply always means "on disk" (docs/write-path.md §4, "one synchronous
- * write per batch"). A request's own order is kept: a client may
+ * store_defer_meta_sync): batch N is durable once a later sync covers it:
+ * the syncer's, started as soon as N's commit returned and run while the
+ * writer appends N + 1, or N + 1's commit if that returns first. Replies
+ * are queued only then, so a reply always means "on disk"
+ * (docs/write-path.md §4). A request's own order is kept: a client may
  * pipeline intent, dispatch and complete (its later lines wait while it
  * has calls in the batch being committed).
  *
@@ -140,18 +140,18 @@ typedef struct server {
 	batch *flight;           /* handed over, its commit not yet returned (NULL: none) */
 	batch *queue[NBATCH];    /* handed over, not yet answered, oldest first (the loop's) */
 	size_t nqueue;
-	/* the writer thread; under `lock`: `job` is handed over by the loop;
-	 * `waiting` are the committed batches not yet durable (the writer's);
-	 * `busy` while it commits or syncs; `sync_now`: the loop has nothing
-	 * to hand over, so sync. done_pipe wakes the loop. */
-	pthread_t writer;
-	int writer_started;
+	/* the writer and the syncer threads; under `lock`: `job` is handed
+	 * over by the loop (`work` wakes the writer); `waiting` are the
+	 * committed batches not yet durable (`unsynced` wakes the syncer);
+	 * `busy` while the writer commits. `cond` and done_pipe wake the loop. */
+	pthread_t writer, syncer;
+	int writer_started, syncer_started;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond, work, unsynced;
 	batch *job;
 	batch *waiting[NBATCH];
 	size_t nwaiting;
-	int busy, sync_now, quit;
+	int busy, quit;
 	int done_pipe[2];
 	proto_call held_call;    /* a call waiting for the next batch */
 	conn *held_conn;
@@ -809,10 +809,9 @@ static void writer_notify(server *s)
 }
 
 /*
- * The writer, one step at a time (docs/write-path.md §4): commit the batch
- * handed over (its fdatasync makes the batches committed before it
- * durable), or, when the loop has nothing to hand over, sync (which makes
- * every committed batch durable). A batch is answered only once durable.
+ * The writer (docs/write-path.md §4): commit each batch handed over and
+ * pass it to the syncer. Its commit's fdatasync also makes the batches
+ * committed before it durable, when the syncer has not yet.
  */
 static void *writer_main(void *arg)
 {
@@ -821,36 +820,59 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		batch *b = s->job;
-		int error;
 
-		if (b) {
-			s->job = NULL;
-			s->busy = 1;
-			s->sync_now = 0;
-			pthread_mutex_unlock(&s->lock);
-			commit_batch(s, b);
-			pthread_mutex_lock(&s->lock);
-			/* what it read or wrote is on disk once this count is */
-			b->need = store_commits_written(s->ledger);
-			b->committed = 1;
-			s->waiting[s->nwaiting++] = b;
-		} else if (s->nwaiting && (s->sync_now || s->quit)) {
-			s->busy = 1;
-			s->sync_now = 0;
-			pthread_mutex_unlock(&s->lock);
-			error = store_sync(s->ledger);
-			pthread_mutex_lock(&s->lock);
-			for (size_t i = 0; error < 0 && i < s->nwaiting; i++) {
-				fail_calls(s->waiting[i], error); /* not known to be on disk: not acknowledged */
-				s->waiting[i]->need = 0;
-			}
-		} else if (s->quit) {
+		if (!b && s->quit)
 			break;
-		} else {
-			pthread_cond_wait(&s->cond, &s->lock);
+		if (!b) {
+			pthread_cond_wait(&s->work, &s->lock);
 			continue;
 		}
+		s->job = NULL;
+		s->busy = 1;
+		pthread_mutex_unlock(&s->lock);
+		commit_batch(s, b);
+		pthread_mutex_lock(&s->lock);
+		/* what it read or wrote is on disk once this count is */
+		b->need = store_commits_written(s->ledger);
+		b->committed = 1;
+		s->waiting[s->nwaiting++] = b;
 		s->busy = 0;
+		pthread_cond_signal(&s->unsynced);
+		writer_settle(s);
+		writer_notify(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/*
+ * The syncer: as soon as a committed batch waits, sync (store_sync), while
+ * the writer already prepares and commits the next one: the sync that
+ * answers batch N overlaps batch N + 1's append instead of waiting for
+ * its commit. A failed sync fails every batch waiting, and every later one
+ * (store_sync fails from then on): none is acknowledged.
+ */
+static void *syncer_main(void *arg)
+{
+	server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		int error;
+
+		if (!s->nwaiting && s->quit && !s->busy && !s->job)
+			break;
+		if (!s->nwaiting) {
+			pthread_cond_wait(&s->unsynced, &s->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&s->lock);
+		error = store_sync(s->ledger);
+		pthread_mutex_lock(&s->lock);
+		for (size_t i = 0; error < 0 && i < s->nwaiting; i++) {
+			fail_calls(s->waiting[i], error); /* not known to be on disk: not acknowledged */
+			s->waiting[i]->need = 0;
+		}
 		writer_settle(s);
 		writer_notify(s);
 	}
@@ -900,7 +922,7 @@ static void hand_over(server *s, batch *next)
 	next->n = 0;
 	pthread_mutex_lock(&s->lock);
 	s->job = b;
-	pthread_cond_broadcast(&s->cond);
+	pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -957,17 +979,6 @@ static int writer_progress(server *s)
 	for (size_t i = 0; i < ndone; i++)
 		answer_batch(s, done[i]);
 	return moved || ndone;
-}
-
-/* Nothing to hand over: ask the writer to sync what it committed. */
-static void request_sync(server *s)
-{
-	pthread_mutex_lock(&s->lock);
-	if (s->nwaiting && !s->job && !s->busy && !s->sync_now) {
-		s->sync_now = 1;
-		pthread_cond_broadcast(&s->cond);
-	}
-	pthread_mutex_unlock(&s->lock);
 }
 
 /* Wait until the writer moves (stopping). */
@@ -1035,7 +1046,6 @@ static void drain(server *s)
 {
 	while (pump(s)) {
 	}
-	request_sync(s); /* nothing more to hand over now: make the last commit durable */
 	for (size_t i = 0; i < s->nconns; i++)
 		if (conn_flush(s->conns[i], 0) < 0)
 			s->conns[i]->dead = 1;
@@ -1056,37 +1066,65 @@ static void finish_batches(server *s)
 		dispatch_ready(s);
 		if (!s->nqueue && !s->ready->n)
 			return;
-		request_sync(s);
 		writer_wait(s);
 	}
 }
 
-static int writer_start(server *s)
+/* The lock and the three conditions (the loop's, the writer's, the syncer's). */
+static int locks_init(server *s)
+{
+	pthread_cond_t *conds[] = { &s->cond, &s->work, &s->unsynced };
+	size_t n = 0;
+
+	if (pthread_mutex_init(&s->lock, NULL) != 0)
+		return docket_error_set(DOCKET_ENOMEM, "mutex: out of resources");
+	while (n < 3 && pthread_cond_init(conds[n], NULL) == 0)
+		n++;
+	if (n == 3)
+		return 0;
+	while (n > 0)
+		pthread_cond_destroy(conds[--n]);
+	pthread_mutex_destroy(&s->lock);
+	return docket_error_set(DOCKET_ENOMEM, "condition variable: out of resources");
+}
+
+static void locks_destroy(server *s)
+{
+	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->unsynced);
+	pthread_mutex_destroy(&s->lock);
+}
+
+/* A thread that takes no signal (SIGTERM, SIGINT: the loop's; a write or
+ * fsync of a commit is never interrupted by one). */
+static int thread_start(pthread_t *t, void *(*main_fn)(void *), server *s, const char *what)
 {
 	sigset_t all, old;
 	int rc;
 
-	/* a commit is acknowledged after the next sync (docs/write-path.md §4) */
-	if ((rc = store_defer_meta_sync(s->ledger, 1)) < 0)
-		return rc;
-	if (pthread_mutex_init(&s->lock, NULL) != 0)
-		return docket_error_set(DOCKET_ENOMEM, "mutex: out of resources");
-	if (pthread_cond_init(&s->cond, NULL) != 0) {
-		pthread_mutex_destroy(&s->lock);
-		return docket_error_set(DOCKET_ENOMEM, "condition variable: out of resources");
-	}
-	/* the writer takes no signal (SIGTERM, SIGINT: the loop's; a write or
-	 * fsync of the commit is never interrupted by one) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&s->writer, NULL, writer_main, s);
+	rc = pthread_create(t, NULL, main_fn, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		pthread_cond_destroy(&s->cond);
-		pthread_mutex_destroy(&s->lock);
-		return docket_error_set(DOCKET_ENOMEM, "writer thread: %s", strerror(rc));
+	return rc == 0 ? 0 : docket_error_set(DOCKET_ENOMEM, "%s thread: %s", what, strerror(rc));
+}
+
+static int writer_start(server *s)
+{
+	int rc;
+
+	/* a commit is acknowledged after a later sync (docs/write-path.md §4) */
+	if ((rc = store_defer_meta_sync(s->ledger, 1)) < 0 || (rc = locks_init(s)) < 0)
+		return rc;
+	if ((rc = thread_start(&s->writer, writer_main, s, "writer")) < 0) {
+		locks_destroy(s);
+		return rc;
 	}
 	s->writer_started = 1;
+	if ((rc = thread_start(&s->syncer, syncer_main, s, "syncer")) < 0)
+		return rc; /* writer_stop stops the writer */
+	s->syncer_started = 1;
 	return 0;
 }
 
@@ -1097,12 +1135,14 @@ static void writer_stop(server *s)
 	finish_batches(s);
 	pthread_mutex_lock(&s->lock);
 	s->quit = 1;
-	pthread_cond_broadcast(&s->cond);
+	pthread_cond_signal(&s->work);
+	pthread_cond_signal(&s->unsynced);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->writer, NULL);
-	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->lock);
-	s->writer_started = 0;
+	if (s->syncer_started)
+		pthread_join(s->syncer, NULL);
+	locks_destroy(s);
+	s->writer_started = s->syncer_started = 0;
 	if (store_defer_meta_sync(s->ledger, 0) < 0) /* every batch was synced and answered */
 		docket_error_clear();
 }

@@ -135,11 +135,15 @@ struct docket_ledger {
 	uintptr_t map_ranges[LEDGER_MAP_RANGES][2];
 	/* Deferred meta sync (store_defer_meta_sync, serve's writer): commits
 	 * of this handle that wrote a meta page, and how many of them a
-	 * completed sync covers; sync_failed makes every later sync fail. */
+	 * completed sync covers; sync_failed makes every later sync fail.
+	 * sync_lock orders a sync against a commit's count (serve syncs on a
+	 * thread of its own while its writer commits); the counters are read
+	 * without it. */
 	int defer_meta;
 	int sync_failed;
-	uint64_t commits_written;
-	uint64_t commits_durable;
+	pthread_mutex_t sync_lock;
+	_Atomic uint64_t commits_written;
+	_Atomic uint64_t commits_durable;
 };
 
 /* ---- store.c ---- */

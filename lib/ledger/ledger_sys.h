@@ -60,8 +60,11 @@ int store_meta_get(MDB_txn *txn, docket_ledger *l, const char *name, MDB_val *ou
  * syncs first. A failed sync is final for the handle: every later
  * store_sync() fails and no commit counts as durable again (after a failed
  * fsync the kernel may have dropped the pages and report the next sync as
- * clean). Without it on, every commit is durable when it returns and both
- * counters stay 0.
+ * clean); so is a commit that fails with EIO. store_sync() may run on
+ * another thread while this handle's writer commits (serve's syncer): a
+ * sync covers the commits counted before it started, and a commit's count
+ * waits for a sync in progress. Without it on, every commit is durable when
+ * it returns and both counters stay 0.
  */
 int store_defer_meta_sync(docket_ledger *l, int on) DOCKET_MUST_USE;
 int store_sync(docket_ledger *l) DOCKET_MUST_USE;

@@ -227,13 +227,23 @@ static int commit_error(docket_ledger *l, int rc)
 	return store_error(rc, "commit");
 }
 
+/* Under sync_lock: the first `n` commits are durable. */
+static void covered(docket_ledger *l, uint64_t n)
+{
+	if (!l->sync_failed && n > atomic_load(&l->commits_durable))
+		atomic_store(&l->commits_durable, n);
+}
+
 /*
  * A commit under deferred meta sync returned: did it write a meta page?
  * LMDB commits a transaction with nothing dirty without writing (or
  * syncing) anything; one that wrote its meta page fdatasynced the data file
  * first, which made every meta page written before durable. If another
  * process committed meanwhile with the same txnid, its commit synced the
- * file after our earlier meta pages too, so the conclusion holds.
+ * file after our earlier meta pages too, so the conclusion holds. The lock
+ * waits for a sync running on another thread: if that sync failed, the
+ * error it took may have been about a page this commit's own fdatasync
+ * then found clean, so nothing counts as durable.
  */
 static void note_commit(docket_ledger *l, size_t txnid)
 {
@@ -241,9 +251,25 @@ static void note_commit(docket_ledger *l, size_t txnid)
 
 	if (mdb_env_info(l->env, &info) != 0 || info.me_last_txnid < txnid)
 		return;
-	if (!l->sync_failed)
-		l->commits_durable = l->commits_written;
-	l->commits_written++;
+	pthread_mutex_lock(&l->sync_lock);
+	covered(l, atomic_load(&l->commits_written));
+	atomic_fetch_add(&l->commits_written, 1);
+	pthread_mutex_unlock(&l->sync_lock);
+}
+
+/*
+ * A commit under deferred meta sync failed with EIO: it may be its
+ * fdatasync that failed, and the kernel may have dropped the unsynced meta
+ * page of an earlier commit with it, so nothing pending is known to be on
+ * disk, now or after a later sync.
+ */
+static void note_commit_failed(docket_ledger *l, int rc)
+{
+	if (rc != EIO)
+		return;
+	pthread_mutex_lock(&l->sync_lock);
+	l->sync_failed = 1;
+	pthread_mutex_unlock(&l->sync_lock);
 }
 
 int store_txn_commit(docket_ledger *l, MDB_txn *txn)
@@ -254,27 +280,39 @@ int store_txn_commit(docket_ledger *l, MDB_txn *txn)
 	writer_unlock(l, txn);
 	if (rc == 0 && l->defer_meta)
 		note_commit(l, txnid);
+	else if (l->defer_meta)
+		note_commit_failed(l, rc);
 	pthread_rwlock_unlock(&l->resize_lock);
 	return rc == 0 ? 0 : commit_error(l, rc);
 }
 
+/*
+ * Under sync_lock, held across the fdatasync: a commit's count waits for
+ * it (note_commit), and only the commits counted before it started are
+ * covered by it.
+ */
 int store_sync(docket_ledger *l)
 {
-	uint64_t written = l->commits_written;
-	int rc;
+	uint64_t written;
+	int rc = 0, failed_before;
 
-	if (l->sync_failed)
+	pthread_mutex_lock(&l->sync_lock);
+	written = atomic_load(&l->commits_written);
+	failed_before = l->sync_failed;
+	if (!failed_before && written != atomic_load(&l->commits_durable)) {
+		if ((rc = mdb_env_sync(l->env, 1)) != 0)
+			l->sync_failed = 1;
+		else
+			covered(l, written);
+	}
+	pthread_mutex_unlock(&l->sync_lock);
+	if (failed_before)
 		return docket_error_set(DOCKET_ESTORAGE, "sync %s: an earlier sync failed; what was committed "
 					"since may not be on disk: stop and check the disk, then run docket verify",
 					l->path);
-	if (written == l->commits_durable)
-		return 0;
-	if ((rc = mdb_env_sync(l->env, 1)) != 0) {
-		l->sync_failed = 1;
+	if (rc != 0)
 		return docket_error_set(DOCKET_ESTORAGE, "sync %s: %s; what was committed since the last "
 					"sync may not be on disk", l->path, mdb_strerror(rc));
-	}
-	l->commits_durable = written;
 	return 0;
 }
 
@@ -292,12 +330,12 @@ int store_defer_meta_sync(docket_ledger *l, int on)
 
 uint64_t store_commits_written(const docket_ledger *l)
 {
-	return l->commits_written;
+	return atomic_load(&l->commits_written);
 }
 
 uint64_t store_commits_durable(const docket_ledger *l)
 {
-	return l->commits_durable;
+	return atomic_load(&l->commits_durable);
 }
 
 void store_txn_abort(docket_ledger *l, MDB_txn *txn)
@@ -1069,6 +1107,7 @@ int ledger_open_ex(docket_ledger **out, const char *path, const docket_open_opti
 	if (!(l = docket_calloc(1, sizeof(*l))))
 		return docket_error_set_oom();
 	pthread_rwlock_init(&l->resize_lock, NULL);
+	pthread_mutex_init(&l->sync_lock, NULL);
 	atomic_init(&l->wlock_fd, -1);
 	l->flags = opts->flags;
 	l->legacy_ok = legacy_ok;
@@ -1112,6 +1151,7 @@ void docket_ledger_free(docket_ledger *l)
 	if (atomic_load(&l->wlock_fd) >= 0)
 		close(atomic_load(&l->wlock_fd));
 	pthread_rwlock_destroy(&l->resize_lock);
+	pthread_mutex_destroy(&l->sync_lock);
 	docket_free(l->path);
 	docket_free(l);
 }

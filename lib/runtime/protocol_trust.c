@@ -170,7 +170,7 @@ int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, sess_st
 	const char *named = param_str(call, "runtime");
 	proto_conn *conn = call->conn;
 	int checked = owner_checked(conn, m);
-	sess_state ss;
+	sess_state own, *ss = out ? out : &own; /* read in place: the state is large */
 
 	if (have)
 		*have = 0;
@@ -191,19 +191,17 @@ int check_role(proto_ctx *ctx, proto_call *call, const struct method *m, sess_st
 	}
 	if (!out && !checked && !(ctx->operator_policy && !conn->trusted))
 		return 0; /* nothing below applies, and the caller needs no session */
-	if (ledger_session_get(ctx->ledger, session, &ss, NULL) < 0) {
+	if (ledger_session_get(ctx->ledger, session, ss, NULL) < 0) {
 		if (checked && !opened_in_batch(ctx, call, session))
 			return refuse_forbidden(call, "%s: session \"%s\" was not opened by this connection's runtime",
 						m->name, session);
 		return 0; /* the state machine names what is missing */
 	}
-	if (out) {
-		*out = ss;
+	if (out)
 		*have = 1;
-	}
 	if (checked && check_owner(ctx, call, m, session) < 0)
 		return call->error;
-	if (ctx->operator_policy && !conn->trusted && ss.policy_revision == 0)
+	if (ctx->operator_policy && !conn->trusted && ss->policy_revision == 0)
 		return refuse(call, DOCKET_EINVALID, "%s: session \"%s\" has no trusted policy (it was not opened "
 			      "under serve --policy); serve does not drive it", m->name, session);
 	return 0;
