@@ -534,13 +534,16 @@ static int same_str(const json_t *o, const char *k, const char *want)
 	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
 }
 
-int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
+int docket_spool_find(const char *ledger_path, const char *type, const char *session, const char *invocation,
+		      json_t **out)
 {
 	docket_buf dir = DOCKET_BUF_INIT;
 	char **names = NULL;
 	size_t n = 0;
 	int found = 0;
 
+	if (out)
+		*out = NULL;
 	/* newest first: what a hook looks for was usually spooled a moment ago */
 	if (spool_dir(&dir, ledger_path) == 0 && list_entries(&names, &n, dir.ptr) == 0) {
 		for (size_t i = n; i-- > 0 && !found;) {
@@ -550,6 +553,8 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 			if (read_entry(&text, dir.ptr, names[i]) == 0 && docket_json_parse(&ev, text.ptr, text.len) == 0)
 				found = same_str(ev, "type", type) && same_str(ev, "session", session) &&
 					(!invocation || same_str(ev, "invocation", invocation));
+			if (found && out)
+				*out = json_incref(ev);
 			json_decref(ev);
 			docket_buf_dispose(&text);
 		}
@@ -558,6 +563,11 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 	names_free(names, n);
 	docket_buf_dispose(&dir);
 	return found;
+}
+
+int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
+{
+	return docket_spool_find(ledger_path, type, session, invocation, NULL);
 }
 
 int docket_spool_fold(docket_ledger *l)
