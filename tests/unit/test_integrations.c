@@ -870,6 +870,18 @@ static json_int_t decided_under(const json_t *evs, const char *invocation)
 	return -1;
 }
 
+/* The policy.revised events of `session` (a new array; *evs: all its
+ * events), `want` of them. */
+static json_t *revisions(docket_ledger *l, const char *session, size_t want, json_t **evs)
+{
+	json_t *revs;
+
+	*evs = session_events(l, session);
+	revs = of_type(*evs, "policy.revised");
+	assert_int_equal(json_array_size(revs), want);
+	return revs;
+}
+
 static uint64_t seq_of(const json_t *ev)
 {
 	return (uint64_t)json_integer_value(json_object_get(ev, "seq"));
@@ -919,9 +931,7 @@ static void test_hook_enforced_revision(void **state)
 	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, START("e", "startup"));
 	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, PRE_CMD("e", "t1", "rm -rf build"));
 	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, PRE_CMD("e", "t2", "rm x"));
-	evs = session_events(l, "e");
-	revs = of_type(evs, "policy.revised");
-	assert_int_equal(json_array_size(revs), 1);
+	revs = revisions(l, "e", 1, &evs);
 	r1 = json_array_get(revs, 0);
 	assert_string_equal(json_string_value(json_object_get(r1, "format")), "docket");
 	all1 = json_object_get(json_object_get(r1, "policy"), "all_of");
@@ -940,9 +950,7 @@ static void test_hook_enforced_revision(void **state)
 	assert_int_equal(docket_policy_load(&p2, path), 0);
 	enforce(l, DOCKET_CLIENT_CLAUDE, p2, dir, PRE_CMD("e", "t3", "curl x"));
 	enforce(l, DOCKET_CLIENT_CLAUDE, p2, dir, PRE_CMD("e", "t4", "rm y"));
-	evs = session_events(l, "e");
-	revs = of_type(evs, "policy.revised");
-	assert_int_equal(json_array_size(revs), 2);
+	revs = revisions(l, "e", 2, &evs);
 	r1 = json_array_get(revs, 0);
 	r2 = json_array_get(revs, 1);
 	assert_int_equal(json_integer_value(json_object_get(r2, "revision")), 2);
@@ -965,9 +973,7 @@ static void test_hook_enforced_revision(void **state)
 	/* a Codex session records docket's policy alone, once */
 	enforce(l, DOCKET_CLIENT_CODEX, p2, dir, PRE_CMD("x", "c1", "ls"));
 	enforce(l, DOCKET_CLIENT_CODEX, p2, dir, PRE_CMD("x", "c2", "rm z"));
-	evs = session_events(l, "x");
-	revs = of_type(evs, "policy.revised");
-	assert_int_equal(json_array_size(revs), 1);
+	revs = revisions(l, "x", 1, &evs);
 	r1 = json_array_get(revs, 0);
 	assert_string_equal(json_string_value(json_object_get(r1, "format")), "docket");
 	assert_true(json_is_string(json_object_get(r1, "policy")));
@@ -978,9 +984,7 @@ static void test_hook_enforced_revision(void **state)
 
 	/* without --enforce nothing of docket's is recorded */
 	hook(l, DOCKET_CLIENT_CODEX, PRE_CMD("n", "n1", "rm z"));
-	evs = session_events(l, "n");
-	revs = of_type(evs, "policy.revised");
-	assert_int_equal(json_array_size(revs), 0);
+	revs = revisions(l, "n", 0, &evs);
 	json_decref(revs);
 	json_decref(evs);
 	docket_policy_free(p1);
