@@ -376,4 +376,12 @@ int cli_jint(const json_t *obj, const char *key, int64_t *out); /* 0 if present 
  */
 int cli_call_summary(char **out, const char *tool, const json_t *args, size_t max);
 
+/* What to check about a call in doubt: dispatched with no outcome, or let
+ * through by a live hook with none (docket_recover_let_through); `pending`
+ * and `show` say it. */
+#define CLI_IN_DOUBT_CHECK "dispatched and no outcome came: check whether it ran " \
+	"(docket recover decides by its recovery mode)"
+#define CLI_LET_THROUGH_CHECK "a hook let it through at PreToolUse and no outcome came: check whether it ran " \
+	"(docket recover settles it)"
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "docket/recover.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -75,6 +76,7 @@ int cli_pending_begin(cli_listing *l, int json, int fleet)
 typedef struct local_list {
 	cli_listing list;
 	docket_ledger *ledger;
+	size_t let_through;   /* calls shown in_doubt because a hook let them through */
 } local_list;
 
 static int keep_intent(void *vctx, uint64_t seq, json_t *ev)
@@ -84,8 +86,9 @@ static int keep_intent(void *vctx, uint64_t seq, json_t *ev)
 	return 1;
 }
 
-/* The call of a pending invocation, from its intent (`*out` to docket_free). */
-static int call_of(char **out, docket_ledger *ledger, const docket_pending_info *p)
+/* The call of a pending invocation, from its intent (`*out` to docket_free);
+ * *let_through: a live hook let it through and nothing came since. */
+static int call_of(char **out, int *let_through, docket_ledger *ledger, const docket_pending_info *p)
 {
 	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
 	json_t *intent = NULL;
@@ -97,6 +100,7 @@ static int call_of(char **out, docket_ledger *ledger, const docket_pending_info 
 	if ((error = docket_ledger_read_json(ledger, &ro, keep_intent, &intent)) < 0)
 		return error;
 	error = cli_call_summary(out, docket_json_str(intent, "tool"), json_object_get(intent, "args"), COMMAND_MAX);
+	*let_through = p->state && strcmp(p->state, "undecided") == 0 && docket_recover_let_through(intent);
 	json_decref(intent);
 	return error;
 }
@@ -114,17 +118,24 @@ static int local_row(void *vctx, const docket_pending_info *p)
 {
 	local_list *ll = vctx;
 	cli_table *t = ll->list.table;
+	docket_pending_info shown = *p;
+	const char *check;
 	char *command = NULL;
-	int error;
+	int error, let_through = 0;
 
 	ll->list.count++;
-	if ((error = call_of(&command, ll->ledger, p)) < 0)
+	if ((error = call_of(&command, &let_through, ll->ledger, p)) < 0)
 		return error;
+	shown.state = let_through ? "in_doubt" : p->state;
+	check = let_through ? CLI_LET_THROUGH_CHECK
+		: shown.state && strcmp(shown.state, "in_doubt") == 0 ? CLI_IN_DOUBT_CHECK : NULL;
+	ll->let_through += let_through;
 	if (ll->list.json) {
-		json_t *row = pending_json(p);
+		json_t *row = pending_json(&shown);
 
 		if (row && (json_object_set_new(row, "call", json_string(command)) < 0 ||
-			    json_object_set_new(row, "decision", json_string(decision_of(p))) < 0)) {
+			    json_object_set_new(row, "decision", json_string(decision_of(p))) < 0 ||
+			    (check && json_object_set_new(row, "check", json_string(check)) < 0))) {
 			json_decref(row);
 			row = NULL;
 		}
@@ -134,7 +145,7 @@ static int local_row(void *vctx, const docket_pending_info *p)
 	if ((error = cli_table_cell(t, p->session)) < 0 ||
 	    (error = cli_table_cell(t, p->invocation)) < 0 ||
 	    (error = cli_table_cellf(t, "%s%s%s", cli_or_dash(p->tool), *command ? ": " : "", command)) < 0 ||
-	    (error = cli_table_cell_color(t, cli_status_color(p->state), cli_or_dash(p->state))) < 0 ||
+	    (error = cli_table_cell_color(t, cli_status_color(shown.state), cli_or_dash(shown.state))) < 0 ||
 	    (error = cli_table_cell_color(t, cli_status_color(decision_of(p)), decision_of(p))) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(p->recovery))) < 0 ||
 	    (error = cli_table_cell(t, cli_or_dash(p->open_request))) < 0 ||
@@ -171,7 +182,9 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		"  awaiting_approval  an approval request is open\n"
 		"  ready              allowed or approved, not dispatched\n"
 		"  refused            denied or unsupported, outcome not recorded yet\n"
-		"  in_doubt           dispatched, no outcome (recovery decides)\n"
+		"  in_doubt           dispatched, no outcome (recovery decides); also a call a\n"
+		"                     live hook let through whose outcome never came (--json:\n"
+		"                     \"check\" says what to check about a call in doubt)\n"
 		"CALL is the command, path or URL; DECISION the decision as it stands (a call\n"
 		"that needed approval and was dispatched shows 'approved'). --json writes one\n"
 		"object per line, with \"call\" and \"decision\".\n";
@@ -182,7 +195,7 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		CLI_OPT_JSON(&json),
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	local_list ll = { { 0, NULL, 0 }, NULL };
+	local_list ll = { { 0, NULL, 0 }, NULL, 0 };
 	docket_ledger *ledger = NULL;
 	char *owned = NULL;
 	int rc, error;
@@ -202,6 +215,8 @@ int cmd_pending(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		goto cleanup;
 	}
 	cli_listing_end(&ll.list, g->color_out, "no pending calls\n");
+	if (!json && ll.let_through)
+		printf("in_doubt without a dispatch: %s\n", CLI_LET_THROUGH_CHECK);
 	rc = CLI_EXIT_OK;
 
 cleanup:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/policy_doc.h"
 #include "serve/server.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -13,23 +14,19 @@
 
 /*
  * Read an operator policy source: PATH (docket YAML), codex:PATH,
- * claude:PATH. It is recorded in every session as docket YAML text: the
- * converted form evaluates identically and is self-contained (a Codex rules
- * directory becomes one document).
+ * claude:PATH. It is recorded in every session as docket YAML text
+ * (policy_doc_of: what the hooks' --enforce records too).
  */
 static int load_operator_policy(const char *src, const char **format, json_t **doc)
 {
 	docket_policy *p = NULL;
-	char *yaml = NULL;
 	int error;
 
 	*doc = NULL;
 	if ((error = docket_policy_load(&p, src)) < 0)
 		return error;
 	*format = "docket";
-	if ((error = docket_policy_to_yaml(&yaml, p)) == 0 && !(*doc = json_string(yaml)))
-		error = docket_error_set_oom();
-	docket_free(yaml);
+	error = policy_doc_of(doc, p);
 	docket_policy_free(p);
 	return error;
 }

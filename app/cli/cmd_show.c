@@ -209,6 +209,21 @@ static int64_t wait_of(const json_t *intent, const json_t *request, const json_t
 	return docket_wait_known(ta, tb, json_object_get(request, "provenance") != NULL, stamped) ? tb - ta : -1;
 }
 
+/* A call a live hook let through, with nothing since: in doubt, as
+ * `pending` and `recover` say (docket_recover_let_through). */
+static int let_through(const call *c)
+{
+	return c->intent && !c->completed && json_array_size(c->steps) == 1 && docket_recover_let_through(c->intent);
+}
+
+/* What to check about a call in doubt (as `pending` says it), or NULL. */
+static const char *in_doubt_check(const call *c, const call_facts *f)
+{
+	if (let_through(c))
+		return CLI_LET_THROUGH_CHECK;
+	return !c->completed && f->dispatches ? CLI_IN_DOUBT_CHECK : NULL;
+}
+
 static void call_analyse(const call *c, call_facts *f)
 {
 	const json_t *dec = c->intent ? json_object_get(c->intent, "decision") : NULL;
@@ -410,6 +425,8 @@ static json_t *call_json(const call *c)
 		      "wait_ms", ms_or_null(f.wait_ms),
 		      "run_ms", ms_or_null(f.run_ms));
 	if (j && ((f.wait_unknown && json_object_set_new(j, "wait_unknown", json_true()) < 0) ||
+		  (in_doubt_check(c, &f) && (json_object_set_new(j, "state", json_string("in_doubt")) < 0 ||
+					     json_object_set_new(j, "check", json_string(in_doubt_check(c, &f))) < 0)) ||
 		  (f.recovered_ms >= 0 && json_object_set_new(j, "recovered_ms", json_integer(f.recovered_ms)) < 0) ||
 		  json_object_set_new(j, "rules", copy_or_null(f.rules)) < 0)) {
 		json_decref(j);
@@ -828,7 +845,12 @@ static int show_timeline(const show_ctx *ctx, FILE *out, int color)
 			    (error = cli_table_cell_color(t, scolor, b.ptr)) < 0)
 				break;
 		}
-		if (error == 0 && !c->completed)
+		if (error == 0 && in_doubt_check(c, &f)) {
+			docket_buf_clear(&b);
+			if ((error = docket_buf_printf(&b, "%s(in doubt: %s)", cturn ? "      " : "    ",
+						       in_doubt_check(c, &f))) == 0)
+				error = cli_table_span(t, CLI_YELLOW, b.ptr);
+		} else if (error == 0 && !c->completed)
 			error = cli_table_span(t, CLI_YELLOW, cturn ? "      (no outcome yet)"
 								   : "    (no outcome yet)");
 	}

@@ -41,7 +41,9 @@
 #include "docket/import.h"
 #include "integrations_internal.h"
 #include "ledger/decision.h"
+#include "ledger/ledger_sys.h"
 #include "ledger/spool.h"
+#include "policy/policy_doc.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -82,6 +84,8 @@ typedef struct hook_ctx {
 	size_t spool_n;            /* entries waiting in the spool (lock_deadline_ex) */
 	char continues[SESSION_MAX + 1]; /* the closed session this event's session continues, or "" */
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
+	json_t *enforced;          /* the policy docket enforces, as recorded (enforced_doc), or NULL */
+	uint32_t carry_from;       /* the revision a new enforced revision follows (note_carry) */
 } hook_ctx;
 
 
@@ -421,63 +425,244 @@ static int ensure_session(hook_ctx *h)
 	return open_session(h, h->session, NULL, h->continues[0] ? link_labels("continues", h->continues) : NULL);
 }
 
-/* ---- policy revisions ---- */
+/* ---- policy revisions ----
+ *
+ * A hook session's revision records what decided its calls: the client's
+ * own settings (Claude Code's effective settings under its permission
+ * mode) and, under --enforce, the policy docket enforces. With both, the
+ * revision is {"all_of":[docket's layer, the client's layer]} (format
+ * docket; the strictest verdict of the layers wins, as for serve's
+ * operator and client layers): docket's enforced policy first (its YAML,
+ * policy_doc_of, as `serve --policy` records an operator's), the client's
+ * settings after it. With one of them, it is that one alone. So a replay
+ * of the recorded revision reproduces what actually decided: the client's
+ * settings and docket's enforcement (docs/integrations.md).
+ *
+ * The revision is written in the append of the event that first needs it
+ * (a PreToolUse under --enforce, a Claude Code SessionStart or mode
+ * change), and again only when one layer's content changes; the decisions
+ * docket records name it (policy_revision).
+ */
 
-typedef struct last_policy {
-	json_t *policy;
-	json_int_t revision;
-} last_policy;
+typedef struct revision_now {
+	uint32_t revision;         /* 0: none */
+	const char *format;        /* borrowed: a static name, or from `event` */
+	json_t *policy;            /* the recorded document, NULL when none */
+	json_t *event;             /* a spooled policy.revised it came from */
+} revision_now;
 
-static int last_policy_cb(void *ctx, uint64_t seq, json_t *ev)
+static void revision_now_dispose(revision_now *r)
 {
-	last_policy *l = ctx;
-	const char *type = docket_json_str_nonempty(ev, "type");
+	json_decref(r->policy);
+	json_decref(r->event);
+	memset(r, 0, sizeof(*r));
+}
 
-	(void)seq;
-	if (type && strcmp(type, "policy.revised") == 0) {
-		json_decref(l->policy);
-		l->policy = json_incref(json_object_get(ev, "policy"));
-		l->revision = json_integer_value(json_object_get(ev, "revision"));
+/* 1 when the spool holds entries this event's view of the ledger lacks. */
+static int spool_waiting(hook_ctx *h)
+{
+	size_t n = 0;
+
+	if (!h->opts->spool_path)
+		return 0;
+	if (h->spooling)
+		return 1;
+	if (h->opts->deadline_ms) {
+		(void)lock_deadline(h);  /* counts the spool (once per event) */
+		return h->spool_n > 0;
 	}
+	if (docket_spool_count(h->opts->spool_path, &n) < 0)
+		docket_error_clear();
+	return n > 0;
+}
+
+/* The revision in force: the newest one spooled for the session (the
+ * spool folds before anything later), else the ledger's. */
+static int current_revision(hook_ctx *h, revision_now *out)
+{
+	sess_state ss;
+	char *text = NULL;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if (spool_waiting(h) &&
+	    docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &out->event)) {
+		json_int_t rev = json_integer_value(json_object_get(out->event, "revision"));
+
+		out->revision = rev > 0 && rev <= UINT32_MAX ? (uint32_t)rev : 0;
+		out->format = docket_json_str_nonempty(out->event, "format");
+		out->policy = json_incref(json_object_get(out->event, "policy"));
+		return 0;
+	}
+	error = ledger_session_get(h->ledger, h->session, &ss, &text);
+	if (error == DOCKET_ENOTFOUND) {  /* not folded yet: no revision */
+		docket_error_clear();
+		return 0;
+	}
+	if (error == 0 && ss.policy_revision) {
+		out->revision = ss.policy_revision;
+		out->format = docket_policy_format_name(ss.policy_format);
+		error = docket_json_parse(&out->policy, text, strlen(text));
+	}
+	docket_free(text);
+	return error;
+}
+
+static int is_format(const char *format, const char *want)
+{
+	return format && strcmp(format, want) == 0;
+}
+
+/* The layers of a hook's recorded revision: *enforced (borrowed, NULL:
+ * none) docket's enforced policy; returned, the client's settings as a
+ * layer {format, policy} (a new reference; NULL: none, or out of memory
+ * when *oom). */
+static json_t *revision_layers(const revision_now *r, const json_t **enforced, int *oom)
+{
+	const json_t *all = json_object_get(r->policy, "all_of");
+	const json_t *first = json_array_get(all, 0);
+	json_t *client = NULL;
+
+	*enforced = NULL;
+	*oom = 0;
+	if (!r->policy)
+		return NULL;
+	if (is_format(r->format, "docket") && json_array_size(all) == 2 &&
+	    is_format(docket_json_str_nonempty(first, "format"), "docket")) {
+		*enforced = json_object_get(first, "policy");
+		return json_incref(json_array_get(all, 1));
+	}
+	if (is_format(r->format, "docket")) {
+		*enforced = r->policy;
+		return NULL;
+	}
+	if (!(client = json_pack("{s:s?, s:O}", "format", r->format, "policy", r->policy)))
+		*oom = 1;
+	return client;
+}
+
+/* The policy docket enforces, as recorded (built once per event). */
+static int enforced_doc(hook_ctx *h, const json_t **out)
+{
+	int error;
+
+	if (!h->enforced && (error = policy_doc_of(&h->enforced, h->opts->policy)) < 0)
+		return error;
+	*out = h->enforced;
 	return 0;
 }
 
-/* policy.revised with `policy` (stolen) unless it is the one in force;
- * *in_force (may be NULL) gets the revision that is `policy`, or 0 when a
- * concurrent writer made that unknown. */
+/* The document of a revision with `enforced` (may be NULL) and the
+ * client's layer (may be NULL; {format, policy}); *format its format. */
+static json_t *revision_doc(const json_t *enforced, const json_t *client, const char **format)
+{
+	if (!enforced) {
+		*format = docket_json_str_nonempty(client, "format");
+		return json_incref(json_object_get(client, "policy"));
+	}
+	*format = "docket";
+	if (!client)
+		return json_incref((json_t *)enforced);
+	return json_pack("{s:[{s:s, s:O}, O]}", "all_of", "format", "docket", "policy", enforced, client);
+}
+
+/* policy.revised `revision` with `policy` (borrowed); NULL when out of memory. */
+static json_t *revision_event(hook_ctx *h, uint32_t revision, const char *format, const json_t *policy,
+			      const char *actor, const char *reason)
+{
+	json_t *ev = ev_new(h, "policy.revised", NULL);
+
+	if (!ev || json_object_set_new(ev, "revision", json_integer(revision)) < 0 ||
+	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", actor) < 0 ||
+	    set_str(ev, "reason", reason) < 0 || json_object_set(ev, "policy", (json_t *)policy) < 0) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/* policy.revised with the client's settings `policy` (stolen, `format`),
+ * under docket's enforced policy when there is one, unless that is the
+ * revision in force; *in_force (may be NULL) gets the revision that is it,
+ * or 0 when a concurrent writer made that unknown. */
 static int revise_policy(hook_ctx *h, json_t *policy, const char *format, const char *reason,
 			 uint32_t *in_force)
 {
-	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
-	last_policy last = { NULL, 0 };
-	json_t *ev;
+	const json_t *enforced = NULL;
+	json_t *client = NULL, *doc = NULL, *ev;
+	const char *doc_format = NULL;
+	revision_now now;
 	int error;
 
 	if (in_force)
 		*in_force = 0;
-	ro.session = h->session;
-	if ((error = docket_ledger_read_json(h->ledger, &ro, last_policy_cb, &last)) < 0)
+	if ((error = current_revision(h, &now)) < 0 ||
+	    (h->opts->policy && (error = enforced_doc(h, &enforced)) < 0))
 		goto done;
-	if (last.policy && json_equal(last.policy, policy)) {
-		if (in_force)
-			*in_force = (uint32_t)last.revision;
+	if (!(client = json_pack("{s:s, s:O}", "format", format, "policy", policy)) ||
+	    !(doc = revision_doc(enforced, client, &doc_format))) {
+		error = docket_error_set_oom();
 		goto done;
 	}
-	ev = ev_new(h, "policy.revised", NULL);
-	if (!ev || json_object_set_new(ev, "revision", json_integer(last.revision + 1)) < 0 ||
-	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", docket_client_name(h->opts->client)) < 0 ||
-	    set_str(ev, "reason", reason) < 0 || json_object_set(ev, "policy", policy) < 0) {
-		json_decref(ev);
+	if (now.policy && is_format(now.format, doc_format) && json_equal(now.policy, doc)) {
+		if (in_force)
+			*in_force = now.revision;
+		goto done;
+	}
+	if (!(ev = revision_event(h, now.revision + 1, doc_format, doc, docket_client_name(h->opts->client),
+				  reason))) {
 		error = docket_error_set_oom();
 		goto done;
 	}
 	error = append(h, &ev, 1);
 	if (error == 0 && in_force)
-		*in_force = (uint32_t)last.revision + 1;
+		*in_force = now.revision + 1;
 	error = tolerate(error);  /* another hook revised it first */
 done:
-	json_decref(last.policy);
+	revision_now_dispose(&now);
+	json_decref(client);
+	json_decref(doc);
 	json_decref(policy);
+	return error;
+}
+
+/*
+ * Under --enforce, before a decision: *rev gets the revision that records
+ * docket's enforced policy, and *ev (NULL when it is in force already) the
+ * policy.revised that makes it so, to go in the decision's own append
+ * (*from: the revision it follows). The client's layer in force stays.
+ */
+static int enforced_revision(hook_ctx *h, json_t **ev, uint32_t *rev, uint32_t *from)
+{
+	const json_t *enforced = NULL, *old_enforced;
+	json_t *client, *doc = NULL;
+	const char *format = NULL;
+	revision_now now;
+	int error, oom;
+
+	*ev = NULL;
+	*rev = *from = 0;
+	if (!h->opts->policy)
+		return 0;
+	if ((error = enforced_doc(h, &enforced)) < 0 || (error = current_revision(h, &now)) < 0)
+		return error;
+	*from = now.revision;
+	client = revision_layers(&now, &old_enforced, &oom);
+	if (!oom && old_enforced && json_equal(old_enforced, enforced)) {
+		*rev = now.revision;
+		goto done;
+	}
+	if (oom || !(doc = revision_doc(enforced, client, &format)) ||
+	    !(*ev = revision_event(h, now.revision + 1, format, doc, "docket",
+				   client ? "the policy docket's hook enforces, over the client's settings in force"
+					  : "the policy docket's hook enforces")))
+		error = docket_error_set_oom();
+	else
+		*rev = now.revision + 1;
+done:
+	json_decref(client);
+	json_decref(doc);
+	revision_now_dispose(&now);
 	return error;
 }
 
@@ -556,6 +741,24 @@ done:
 	docket_buf_dispose(&path);
 	docket_buf_dispose(&tmp);
 	docket_buf_dispose(&text);
+}
+
+/* A revision `to` that only changed docket's enforced layer keeps the
+ * client's settings, and so the mode the note says revision `from` has. */
+static void note_carry(const hook_ctx *h, uint32_t from, uint32_t to)
+{
+	docket_buf path = DOCKET_BUF_INIT, text = DOCKET_BUF_INIT, head = DOCKET_BUF_INIT;
+
+	if (h->opts->cache_dir && from && note_path(&path, h, 0) == 0 &&
+	    docket_buf_read_path(&text, path.ptr) == 0 && docket_buf_printf(&head, "%u ", from) == 0 &&
+	    text.len > head.len + 1 && memcmp(text.ptr, head.ptr, head.len) == 0 && text.ptr[text.len - 1] == '\n') {
+		text.ptr[text.len - 1] = '\0';
+		note_write(h, to, text.ptr + head.len);
+	}
+	docket_error_clear();
+	docket_buf_dispose(&path);
+	docket_buf_dispose(&text);
+	docket_buf_dispose(&head);
 }
 
 /* policy.revised with the effective settings under `mode`, unless in force. */
@@ -659,8 +862,8 @@ static const char *call_id(const hook_ctx *h)
 
 /* ---- enforce ---- */
 
-int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, const char *client,
-		  hook_verdict *vi)
+int hook_evaluate(const docket_policy *policy, uint32_t revision, const json_t *intent, const char *cwd,
+		  const char *client, hook_verdict *vi)
 {
 	docket_policy_call *call = NULL;
 	docket_policy_context *pctx = NULL;
@@ -693,7 +896,7 @@ int hook_evaluate(const docket_policy *policy, const json_t *intent, const char 
 		snprintf(vi->reason, sizeof(vi->reason), "docket policy: %s", text);
 	/* the decision's reasons are codes; the answer above is for people */
 	if (vi->verdict != DOCKET_VERDICT_ALLOWED)
-		error = decision_build(&vi->decision, res, 0);
+		error = decision_build(&vi->decision, res, revision);
 done:
 	json_decref(env);
 	json_decref(cj);
@@ -736,43 +939,86 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 	return 0;
 }
 
+/*
+ * One try at recording a PreToolUse: the intent, under --enforce docket's
+ * decision (naming the revision of the policy it enforces, recorded in the
+ * same append when it is not in force yet) and a denial's outcome. *revised
+ * is 1 when the append carried a revision (another hook may have written a
+ * different one first: then it is tried again).
+ */
+static int pre_tool_use_once(hook_ctx *h, const char *id, hook_verdict *vi, int *ask, int *revised)
+{
+	json_t *evs[3] = { NULL, NULL, NULL };
+	uint32_t rev = 0, from = 0;
+	size_t n = 0;
+	int error;
+
+	memset(vi, 0, sizeof(*vi));
+	*ask = *revised = 0;
+	if ((error = enforced_revision(h, &evs[0], &rev, &from)) < 0)
+		return error;
+	n = evs[0] ? 1 : 0;
+	*revised = evs[0] != NULL;
+	if (!(evs[n] = intent_event(h, id))) {
+		json_decref(evs[0]);
+		return docket_error_last()->code ? docket_error_last()->code : docket_error_set_oom();
+	}
+	if (h->opts->policy &&
+	    (error = hook_evaluate(h->opts->policy, rev, evs[n], h->cwd,
+				   h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude", vi)) < 0) {
+		json_decref(evs[0]);
+		json_decref(evs[1]);
+		return error;
+	}
+	if (*revised && h->opts->client == DOCKET_CLIENT_CLAUDE)
+		h->carry_from = from;
+	if (h->opts->policy && vi->verdict != DOCKET_VERDICT_ALLOWED) {
+		/* Codex rejects "ask": a call docket would ask about is denied there */
+		*ask = vi->verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && h->opts->client == DOCKET_CLIENT_CLAUDE;
+		if (!*ask)
+			json_object_set_new(vi->decision, "verdict", json_string("denied"));
+		if (json_object_set_new(evs[n], "decision", vi->decision) < 0)
+			error = docket_error_set_oom();
+		vi->decision = NULL;
+		if (!*ask)
+			evs[n + 1] = denied_event(h, id, vi->reason);
+		n += *ask ? 1 : 2;
+	} else {
+		n++;
+	}
+	if (error < 0) {
+		while (n > 0)
+			json_decref(evs[--n]);
+		return error;
+	}
+	return append(h, evs, n);
+}
+
+/* Tries: a revision another hook wrote in between is read on the next. */
+#define PRE_TOOL_USE_TRIES 3
+
 static int on_pre_tool_use(hook_ctx *h)
 {
 	const char *id = call_id(h);
 	hook_verdict vi;
-	json_t *evs[2] = { NULL, NULL };
-	size_t n = 1;
-	int ask, error;
+	int ask = 0, revised = 0, error;
 
-	memset(&vi, 0, sizeof(vi));
 	if (!id)
 		return docket_error_set(DOCKET_EINVALID, "PreToolUse event without tool_use_id");
 	if ((error = ensure_session(h)) < 0)
 		return error;
-	if (!(evs[0] = intent_event(h, id)))
-		return docket_error_last()->code ? docket_error_last()->code : docket_error_set_oom();
-	if (h->opts->policy &&
-	    (error = hook_evaluate(h->opts->policy, evs[0], h->cwd,
-				   h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude", &vi)) < 0) {
-		json_decref(evs[0]);
-		return error;
+	for (int i = 0; i < PRE_TOOL_USE_TRIES; i++) {
+		error = pre_tool_use_once(h, id, &vi, &ask, &revised);
+		if (!revised || (error != DOCKET_ECONFLICT && error != DOCKET_ETRANSITION))
+			break;
+		docket_error_clear();
 	}
+	if (error == 0 && revised && h->carry_from)
+		note_carry(h, h->carry_from, h->carry_from + 1);
+	if ((error = tolerate(error)) < 0)
+		return error;
 	if (!h->opts->policy || vi.verdict == DOCKET_VERDICT_ALLOWED)
-		return tolerate(append(h, evs, 1));
-	/* Codex rejects "ask": a call docket would ask about is denied there */
-	ask = vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && h->opts->client == DOCKET_CLIENT_CLAUDE;
-	if (!ask) {
-		json_object_set_new(vi.decision, "verdict", json_string("denied"));
-		evs[1] = denied_event(h, id, vi.reason);
-		n = 2;
-	}
-	if (json_object_set_new(evs[0], "decision", vi.decision) < 0) {
-		json_decref(evs[0]);
-		json_decref(evs[1]);
-		return docket_error_set_oom();
-	}
-	if ((error = tolerate(append(h, evs, n))) < 0)
-		return error;
+		return 0;
 	return answer_pre(h, ask ? "ask" : "deny", vi.reason);
 }
 
@@ -1504,6 +1750,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	if (error == 0)
 		error = fold_waiting(&h);
 done:
+	json_decref(h.enforced);
 	json_decref(ev);
 	if (error < 0)
 		docket_hook_answer_dispose(answer);

@@ -42,9 +42,10 @@ typedef struct hook_verdict {
 
 /* The enforced verdict on `intent` (a tool.intent object) under `policy` in
  * `cwd`, for `client` ("claude", "codex", NULL: the MCP proxy, which does
- * not sandbox); HOME, user and platform are this process's. */
-int hook_evaluate(const docket_policy *policy, const json_t *intent, const char *cwd, const char *client,
-		  hook_verdict *vi) DOCKET_MUST_USE;
+ * not sandbox); HOME, user and platform are this process's. The decision
+ * names `revision`, the session's revision that records `policy` (0: none). */
+int hook_evaluate(const docket_policy *policy, uint32_t revision, const json_t *intent, const char *cwd,
+		  const char *client, hook_verdict *vi) DOCKET_MUST_USE;
 
 /* A new event of `type` in `session` with provenance {file: prov, line: 0}
  * and `invocation` unless NULL; NULL when out of memory. */

@@ -425,7 +425,7 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		error = docket_error_set_oom();
 		goto done;
 	}
-	if (enforce && (error = hook_evaluate(p->opts->policy, evs[0], NULL, NULL, &vi)) < 0)
+	if (enforce && (error = hook_evaluate(p->opts->policy, 0, evs[0], NULL, NULL, &vi)) < 0)
 		goto refuse;
 	ask = enforce && vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && p->can_elicit;
 	/* an elicitation is the proxy's own question: such a call stays in its session */

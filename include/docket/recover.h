@@ -53,6 +53,16 @@ typedef struct docket_recover_options {
 #define DOCKET_RECOVER_OPTIONS_VERSION 1
 #define DOCKET_RECOVER_OPTIONS_INIT { DOCKET_RECOVER_OPTIONS_VERSION, 0, NULL, NULL, NULL, NULL }
 
+/*
+ * 1 when `intent` (a tool.intent event as JSON) is a call a live hook let
+ * through at PreToolUse (provenance "hook:CLIENT/PreToolUse", no decision
+ * of docket's): the client runs such a call at once, so while it is still
+ * undecided (no dispatch, no prompt, no outcome) it is in doubt, never a
+ * question for approval (issue 27). `docket pending`, `show` and `recover`
+ * all show it `in_doubt` through this one test.
+ */
+DOCKET_EXTERN int docket_recover_let_through(const json_t *intent);
+
 /* The plan as JSON (see docs/protocol.md). Nothing is written. */
 DOCKET_EXTERN int docket_recover_plan(docket_ledger *l, const docket_recover_options *opts, json_t **plan) DOCKET_MUST_USE;
 

@@ -527,6 +527,7 @@ static int same_str(const json_t *o, const char *k, const char *want)
 
 typedef struct has_ctx {
 	const char *type, *session, *invocation;
+	json_t **out;   /* the event found (a new reference), or NULL */
 } has_ctx;
 
 /* 1 when the entry text is an event of the type, session (and invocation) wanted. */
@@ -538,6 +539,8 @@ static int entry_is(const has_ctx *c, const char *text, size_t len)
 	if (docket_json_parse(&ev, text, len) == 0)
 		found = same_str(ev, "type", c->type) && same_str(ev, "session", c->session) &&
 			(!c->invocation || same_str(ev, "invocation", c->invocation));
+	if (found && c->out)
+		*c->out = json_incref(ev);
 	json_decref(ev);
 	return found;
 }
@@ -584,15 +587,18 @@ static int journal_has(const has_ctx *c, const docket_buf *journal)
 	return found;
 }
 
-int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
+int docket_spool_find(const char *ledger_path, const char *type, const char *session, const char *invocation,
+		      json_t **out)
 {
-	has_ctx c = { type, session, invocation };
+	has_ctx c = { type, session, invocation, out };
 	docket_buf dir = DOCKET_BUF_INIT, journal = DOCKET_BUF_INIT;
 	spool_journal_seen seen;
 	char **names = NULL;
 	size_t n = 0;
 	int found = 0;
 
+	if (out)
+		*out = NULL;
 	/* newest first: what a hook looks for was usually spooled a moment ago */
 	if (spool_dir(&dir, ledger_path) == 0 && spool_journal_read(&journal, &seen, dir.ptr) == 0 && journal.len)
 		found = journal_has(&c, &journal);
@@ -610,6 +616,11 @@ int docket_spool_has(const char *ledger_path, const char *type, const char *sess
 	docket_buf_dispose(&journal);
 	docket_buf_dispose(&dir);
 	return found;
+}
+
+int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation)
+{
+	return docket_spool_find(ledger_path, type, session, invocation, NULL);
 }
 
 int docket_spool_fold(docket_ledger *l)

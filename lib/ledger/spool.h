@@ -67,6 +67,13 @@ int docket_spool_put(const char *ledger_path, json_t *const *events, size_t n) D
  * answers 0 (the fold judges).
  */
 int docket_spool_has(const char *ledger_path, const char *type, const char *session, const char *invocation);
+/*
+ * The same, and *out (may be NULL) gets a new reference to the newest such
+ * entry (NULL when there is none): what a hook spooled last about a session,
+ * which the ledger does not show until the spool is folded.
+ */
+int docket_spool_find(const char *ledger_path, const char *type, const char *session, const char *invocation,
+		      json_t **out);
 
 /*
  * Fold the spool into the chain now (a write transaction with nothing else),

@@ -122,6 +122,18 @@ int policy_doc_load(policy_layers *out, const char *format, const char *policy_j
 	return error;
 }
 
+int policy_doc_of(json_t **out, const docket_policy *policy)
+{
+	char *yaml = NULL;
+	int error;
+
+	*out = NULL;
+	if ((error = docket_policy_to_yaml(&yaml, policy)) == 0 && !(*out = json_string(yaml)))
+		error = docket_error_set_oom();
+	docket_free(yaml);
+	return error;
+}
+
 void policy_doc_dispose(policy_layers *ls)
 {
 	for (size_t i = 0; i < ls->n; i++)

@@ -25,6 +25,16 @@ typedef struct policy_layers {
 	int never_asks;           /* some layer never asks for approval */
 } policy_layers;
 
+/*
+ * The document a loaded policy is recorded as in a policy.revised (format
+ * "docket"): its docket YAML (docket_policy_to_yaml) as a JSON string. The
+ * converted form evaluates identically and is self-contained (a Codex rules
+ * directory or a Claude settings project becomes one document), so `serve
+ * --policy` and the hooks' `--enforce --policy` record the same document
+ * for the same policy. Errors: DOCKET_ENOMEM.
+ */
+int policy_doc_of(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
+
 /* Load `policy_json` recorded with `format` ("docket", "codex", "claude", "opaque"). */
 int policy_doc_load(policy_layers *out, const char *format, const char *policy_json);
 void policy_doc_dispose(policy_layers *ls);

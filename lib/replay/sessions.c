@@ -374,19 +374,36 @@ static void codex_slot_fill(codex_slot *e, const char *text, size_t len, json_t 
 }
 
 /* Claude Code settings with "sandbox": {"enabled": true}: its Bash tool
- * ran in a sandbox that lets it write in the working directory. A text that
- * does not parse says nothing (it was checked when recorded). */
-static void claude_sandbox(rsession *s, const char *text, size_t len)
+ * ran in a sandbox that lets it write in the working directory. The
+ * settings are the document (format claude), or its claude layer when a
+ * hook recorded them under docket's enforced policy (an all_of, format
+ * docket: hook.c). A text that does not parse says nothing (it was checked
+ * when recorded). */
+static void claude_sandbox(rsession *s, const char *text, size_t len, int layered)
 {
-	json_t *doc = NULL, *sb;
+	json_t *doc = NULL, *settings, *layer, *sb;
+	size_t i;
 
 	if (docket_json_parse(&doc, text, len) < 0) {
 		docket_error_clear();
 		return;
 	}
-	sb = json_object_get(doc, "sandbox");
+	settings = layered ? NULL : doc;
+	json_array_foreach(layered ? json_object_get(doc, "all_of") : NULL, i, layer) {
+		const char *f = json_string_value(json_object_get(layer, "format"));
+
+		if (f && strcmp(f, "claude") == 0)
+			settings = json_object_get(layer, "policy");
+	}
+	sb = json_object_get(settings, "sandbox");
 	s->claude_sandbox = json_is_object(sb) && json_is_true(json_object_get(sb, "enabled"));
 	json_decref(doc);
+}
+
+/* A revision the hooks recorded live (provenance "hook:<client>/<event>"). */
+static int from_hook(const docket_event *ev)
+{
+	return ev->provenance && ev->provenance->file && strncmp(ev->provenance->file, "hook:", 5) == 0;
 }
 
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
@@ -397,11 +414,14 @@ int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 	codex_slot *slot = NULL;
 	int error = 0, hit = 0;
 
-	/* a revision imported from a transcript is not the settings in force */
-	s->live_settings |= !ev->provenance;
-	s->imported |= !!ev->provenance;
+	/* a revision imported from a transcript is not the settings in force;
+	 * one a hook recorded is */
+	s->live_settings |= !ev->provenance || from_hook(ev);
+	s->imported |= ev->provenance && !from_hook(ev);
 	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE)
-		claude_sandbox(s, p->policy_json, len);
+		claude_sandbox(s, p->policy_json, len, 0);
+	else if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_DOCKET && p->policy_json[0] == '{')
+		claude_sandbox(s, p->policy_json, len, 1);
 
 	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
 	    (slot = codex_slot_of(t, p->policy_json, len, &hit)) && hit) {

@@ -260,25 +260,30 @@ static int plan_approval(plan_ctx *c, const docket_pending_info *p, json_t *even
 	return rc < 0 ? docket_error_set_oom() : 0;
 }
 
+int docket_recover_let_through(const json_t *intent)
+{
+	const char *file = json_string_value(json_object_get(json_object_get(intent, "provenance"), "file"));
+
+	return file && strncmp(file, "hook:", 5) == 0 && strstr(file, "/PreToolUse") &&
+	       !json_object_get(intent, "decision");
+}
+
 /*
- * An undecided call a live hook let through at PreToolUse (its intent's
- * provenance "hook:CLIENT/PreToolUse") whose client ended without reporting
- * it: the client runs a call right after the hook lets it go, so it may
- * have run. It is in doubt (dispatch inferred), never a question for
- * approval that would run it again (issue 27). *hooked is set when so.
+ * An undecided call a live hook let through at PreToolUse whose client
+ * ended without reporting it: the client runs a call right after the hook
+ * lets it go, so it may have run. It is in doubt (dispatch inferred), never
+ * a question for approval that would run it again (issue 27). *hooked is
+ * set when so.
  */
 static int hook_let_through(plan_ctx *c, const docket_pending_info *p, int *hooked)
 {
 	json_t *intent = NULL;
-	const char *file;
 	int error;
 
 	*hooked = 0;
 	if ((error = ledger_event_json(c->ledger, p->intent_seq, &intent)) < 0)
 		return error;
-	file = json_string_value(json_object_get(json_object_get(intent, "provenance"), "file"));
-	*hooked = file && strncmp(file, "hook:", 5) == 0 && strstr(file, "/PreToolUse") &&
-		  !json_object_get(intent, "decision");
+	*hooked = docket_recover_let_through(intent);
 	json_decref(intent);
 	return 0;
 }

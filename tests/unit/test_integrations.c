@@ -669,7 +669,7 @@ static docket_event *stored_intent(docket_ledger *l, const char *session, const 
 	return ev;
 }
 
-/* Field by field: the two decisions are the same but for the revision. */
+/* Field by field: the two decisions are the same, the revision included. */
 static void same_decision(const char *what, const Docket__V1__Decision *h, const Docket__V1__Decision *v)
 {
 	if (!h || !v)
@@ -687,10 +687,12 @@ static void same_decision(const char *what, const Docket__V1__Decision *h, const
 	for (size_t i = 0; i < h->n_rules; i++)
 		if (strcmp(h->rules[i], v->rules[i]) != 0)
 			fail_msg("%s: rule %zu hook \"%s\", serve \"%s\"", what, i, h->rules[i], v->rules[i]);
-	/* serve decides under the session's recorded revision 1 (the operator's
-	 * policy); the hook's --policy is no revision of the session: 0 */
-	assert_int_equal(v->policy_revision, 1);
-	assert_int_equal(h->policy_revision, 0);
+	/* each names the revision of its session that records the policy:
+	 * serve's operator policy, the hook's --policy (recorded by the hook
+	 * in the append of its first decision) */
+	if (h->policy_revision == 0 || h->policy_revision != v->policy_revision)
+		fail_msg("%s: policy revision hook %u, serve %u", what, (unsigned)h->policy_revision,
+			 (unsigned)v->policy_revision);
 }
 
 static void serve_intent(proto_ctx *ctx, proto_conn *conn, const docket_event *hook_ev)
@@ -716,8 +718,8 @@ static void serve_intent(proto_ctx *ctx, proto_conn *conn, const docket_event *h
 /*
  * The same policy and the same calls through a Claude Code hook (--enforce
  * --policy) and through serve (--policy): the stored decisions are equal,
- * reasons as codes and the deciding rule first, but for the revision (the
- * hook's policy is not recorded in the ledger). An allowed call gets no
+ * reasons as codes, the deciding rule first, and the policy revision (each
+ * session records the policy as its revision 1). An allowed call gets no
  * decision from a hook: the client may still ask about it (invariant 2).
  */
 static void test_hook_serve_same_decisions(void **state)
@@ -818,6 +820,179 @@ static void test_hook_serve_same_decisions(void **state)
 	test_rmdir_free(dir);
 }
 
+/* ---- the policy a hook enforces is a revision of its session ---- */
+
+static int collect_cb(void *ctx, uint64_t seq, json_t *ev)
+{
+	(void)seq;
+	return json_array_append(ctx, ev) < 0 ? -1 : 0;
+}
+
+/* Every event of `session`, in order (a new array). */
+static json_t *session_events(docket_ledger *l, const char *session)
+{
+	docket_read_options ro = DOCKET_READ_OPTIONS_INIT;
+	json_t *all = json_array();
+
+	ro.session = session;
+	assert_int_equal(docket_ledger_read_json(l, &ro, collect_cb, all), 0);
+	return all;
+}
+
+/* The events of `type` in `evs` (a new array). */
+static json_t *of_type(const json_t *evs, const char *type)
+{
+	json_t *out = json_array(), *ev;
+	size_t i;
+
+	json_array_foreach(evs, i, ev)
+		if (strcmp(json_string_value(json_object_get(ev, "type")), type) == 0)
+			json_array_append(out, ev);
+	return out;
+}
+
+/* The decision's policy_revision of the intent of `invocation` in `evs`, -1: no decision. */
+static json_int_t decided_under(const json_t *evs, const char *invocation)
+{
+	json_t *ev;
+	size_t i;
+
+	json_array_foreach(evs, i, ev) {
+		const char *inv = json_string_value(json_object_get(ev, "invocation"));
+
+		if (inv && strcmp(inv, invocation) == 0 &&
+		    strcmp(json_string_value(json_object_get(ev, "type")), "tool.intent") == 0)
+			return json_object_get(ev, "decision")
+				? json_integer_value(json_object_get(json_object_get(ev, "decision"), "policy_revision"))
+				: -1;
+	}
+	fail_msg("no intent %s", invocation);
+	return -1;
+}
+
+/* The policy.revised events of `session` (a new array; *evs: all its
+ * events), `want` of them. */
+static json_t *revisions(docket_ledger *l, const char *session, size_t want, json_t **evs)
+{
+	json_t *revs;
+
+	*evs = session_events(l, session);
+	revs = of_type(*evs, "policy.revised");
+	assert_int_equal(json_array_size(revs), want);
+	return revs;
+}
+
+static uint64_t seq_of(const json_t *ev)
+{
+	return (uint64_t)json_integer_value(json_object_get(ev, "seq"));
+}
+
+#define PRE_CMD(sid, id, cmd) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":" \
+	"\"Bash\",\"tool_input\":{\"command\":\"" cmd "\"},\"tool_use_id\":\"" id "\",\"cwd\":\"/w\"," \
+	"\"permission_mode\":\"default\"}"
+
+static void enforce(docket_ledger *l, docket_client client, const docket_policy *p, const char *dir,
+		    const char *text)
+{
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+
+	ho.client = client;
+	ho.policy = p;
+	ho.cache_dir = dir;
+	assert_int_equal(docket_hook_handle(l, &ho, text, strlen(text), &a), 0);
+	docket_hook_answer_dispose(&a);
+}
+
+/*
+ * A Claude Code session under --enforce: its revision 1 holds docket's
+ * policy and Claude's settings (all_of, docket's first); more calls under
+ * the same policy add no revision; a policy file that changes mid-session
+ * gives revision 2, written in the append of the first decision under it,
+ * with the client's layer kept, and later decisions name 2. A Codex
+ * session (no settings recorded) records docket's policy alone.
+ */
+static void test_hook_enforced_revision(void **state)
+{
+	char *dir = test_mkdtemp(), path[4200];
+	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
+	docket_policy *p1 = NULL, *p2 = NULL;
+	docket_ledger *l = NULL;
+	json_t *evs, *revs, *r1, *r2, *all1, *all2;
+
+	(void)state;
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	oo.flags = DOCKET_OPEN_CREATE;
+	assert_int_equal(docket_ledger_open(&l, dir, &oo), 0);
+	snprintf(path, sizeof(path), "%s/p.yaml", dir);
+	write_text(dir, "p.yaml", "version: 1\ncommands:\n  - pattern: [rm]\n    decision: deny\n");
+	assert_int_equal(docket_policy_load(&p1, path), 0);
+	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, START("e", "startup"));
+	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, PRE_CMD("e", "t1", "rm -rf build"));
+	enforce(l, DOCKET_CLIENT_CLAUDE, p1, dir, PRE_CMD("e", "t2", "rm x"));
+	revs = revisions(l, "e", 1, &evs);
+	r1 = json_array_get(revs, 0);
+	assert_string_equal(json_string_value(json_object_get(r1, "format")), "docket");
+	all1 = json_object_get(json_object_get(r1, "policy"), "all_of");
+	assert_int_equal(json_array_size(all1), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(all1, 0), "format")), "docket");
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(all1, 0), "policy")), "rm"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(all1, 1), "format")), "claude");
+	assert_int_equal(decided_under(evs, "t1"), 1);
+	assert_int_equal(decided_under(evs, "t2"), 1);
+	json_decref(revs);
+	json_decref(evs);
+
+	/* the file changes: the next decision records revision 2 with it */
+	write_text(dir, "p.yaml", "version: 1\ncommands:\n  - pattern: [rm]\n    decision: deny\n"
+		   "  - pattern: [curl]\n    decision: deny\n");
+	assert_int_equal(docket_policy_load(&p2, path), 0);
+	enforce(l, DOCKET_CLIENT_CLAUDE, p2, dir, PRE_CMD("e", "t3", "curl x"));
+	enforce(l, DOCKET_CLIENT_CLAUDE, p2, dir, PRE_CMD("e", "t4", "rm y"));
+	revs = revisions(l, "e", 2, &evs);
+	r1 = json_array_get(revs, 0);
+	r2 = json_array_get(revs, 1);
+	assert_int_equal(json_integer_value(json_object_get(r2, "revision")), 2);
+	assert_string_equal(json_string_value(json_object_get(r2, "actor")), "docket");
+	all1 = json_object_get(json_object_get(r1, "policy"), "all_of");
+	all2 = json_object_get(json_object_get(r2, "policy"), "all_of");
+	assert_int_equal(json_array_size(all2), 2);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(all2, 0), "policy")), "curl"));
+	assert_true(json_equal(json_array_get(all1, 1), json_array_get(all2, 1)));  /* Claude's settings kept */
+	assert_int_equal(decided_under(evs, "t1"), 1);
+	assert_int_equal(decided_under(evs, "t3"), 2);
+	assert_int_equal(decided_under(evs, "t4"), 2);
+	/* in the decision's own append: right before t3's intent */
+	for (size_t i = 0; i < json_array_size(evs); i++)
+		if (seq_of(json_array_get(evs, i)) == seq_of(r2))
+			assert_string_equal(json_string_value(json_object_get(json_array_get(evs, i + 1), "invocation")), "t3");
+	json_decref(revs);
+	json_decref(evs);
+
+	/* a Codex session records docket's policy alone, once */
+	enforce(l, DOCKET_CLIENT_CODEX, p2, dir, PRE_CMD("x", "c1", "ls"));
+	enforce(l, DOCKET_CLIENT_CODEX, p2, dir, PRE_CMD("x", "c2", "rm z"));
+	revs = revisions(l, "x", 1, &evs);
+	r1 = json_array_get(revs, 0);
+	assert_string_equal(json_string_value(json_object_get(r1, "format")), "docket");
+	assert_true(json_is_string(json_object_get(r1, "policy")));
+	assert_int_equal(decided_under(evs, "c1"), -1);  /* allowed: no decision (the client may still ask) */
+	assert_int_equal(decided_under(evs, "c2"), 1);
+	json_decref(revs);
+	json_decref(evs);
+
+	/* without --enforce nothing of docket's is recorded */
+	hook(l, DOCKET_CLIENT_CODEX, PRE_CMD("n", "n1", "rm z"));
+	revs = revisions(l, "n", 0, &evs);
+	json_decref(revs);
+	json_decref(evs);
+	docket_policy_free(p1);
+	docket_policy_free(p2);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_hook_headless_ask),
 		cmocka_unit_test(test_hook_serve_same_decisions),
 		cmocka_unit_test(test_hook_read_range),
+		cmocka_unit_test(test_hook_enforced_revision),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -270,7 +270,7 @@ static void test_held_lock_denies_and_spools(void **state)
 	assert_non_null(strstr(a.out, "docket policy"));
 	assert_non_null(strstr(a.out, "Bash(rm:*)"));
 	assert_true(took < 1500);
-	assert_true(a.spooled >= 2);  /* the intent and its denial */
+	assert_true(a.spooled >= 3);  /* the revision, the intent and its denial */
 	assert_int_equal(spool_count(dir), a.spooled);
 	docket_hook_answer_dispose(&a);
 	/* nothing reached the chain yet */
@@ -289,8 +289,15 @@ static void test_held_lock_denies_and_spools(void **state)
 	/* order: the spooled call, then the writer's own event */
 	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, json_array_size(evs) - 1),
 							      "session")), "other");
+	/* the policy the hook enforces went to the spool with the call, as
+	 * revision 1 of the session, and the decision names it */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 1), "type")), "policy.revised");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(evs, 1), "revision")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 1), "actor")), "docket");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
-				    json_array_get(evs, 1), "decision"), "verdict")), "denied");
+				    json_array_get(evs, 2), "decision"), "verdict")), "denied");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+				    json_array_get(evs, 2), "decision"), "policy_revision")), 1);
 	json_decref(evs);
 	docket_ledger_free(l);
 	docket_policy_free(policy);
