@@ -567,11 +567,9 @@ static json_t *revision_doc(const json_t *enforced, const json_t *client, const 
 }
 
 /* policy.revised `revision` with `policy` (borrowed); NULL when out of memory. */
-static json_t *revision_event(hook_ctx *h, uint32_t revision, const char *format, const json_t *policy,
-			      const char *actor, const char *reason)
+json_t *hook_revision_fill(json_t *ev, uint32_t revision, const char *format, const json_t *policy,
+			   const char *actor, const char *reason)
 {
-	json_t *ev = ev_new(h, "policy.revised", NULL);
-
 	if (!ev || json_object_set_new(ev, "revision", json_integer(revision)) < 0 ||
 	    set_str(ev, "format", format) < 0 || set_str(ev, "actor", actor) < 0 ||
 	    set_str(ev, "reason", reason) < 0 || json_object_set(ev, "policy", (json_t *)policy) < 0) {
@@ -579,6 +577,12 @@ static json_t *revision_event(hook_ctx *h, uint32_t revision, const char *format
 		return NULL;
 	}
 	return ev;
+}
+
+static json_t *revision_event(hook_ctx *h, uint32_t revision, const char *format, const json_t *policy,
+			      const char *actor, const char *reason)
+{
+	return hook_revision_fill(ev_new(h, "policy.revised", NULL), revision, format, policy, actor, reason);
 }
 
 /* policy.revised with the client's settings `policy` (stolen, `format`),

@@ -52,6 +52,11 @@ int hook_evaluate(const docket_policy *policy, uint32_t revision, const json_t *
 json_t *hook_event_new(const char *type, const char *session, const char *prov, const char *invocation);
 /* Append the events (stolen; a NULL entry is out of memory) in one transaction. */
 int hook_append(docket_ledger *ledger, json_t **evs, size_t n) DOCKET_MUST_USE;
+/* `ev` (a policy.revised from hook_event_new, stolen) with revision
+ * `revision` of `policy` (borrowed) in `format`, by `actor` for `reason`;
+ * NULL when out of memory (or `ev` NULL). */
+json_t *hook_revision_fill(json_t *ev, uint32_t revision, const char *format, const json_t *policy,
+			   const char *actor, const char *reason);
 
 /* session.opened for `id` (runtime, provenance file `prov`, cwd and parent
  * unless NULL, `labels` stolen) unless the ledger has that session. */

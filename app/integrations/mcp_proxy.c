@@ -36,6 +36,7 @@
 
 #include "integrations/mcp_proxy.h"
 #include "integrations_internal.h"
+#include "policy/policy_doc.h"
 #include "stdio_relay.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -62,6 +63,7 @@ struct docket_mcp_proxy {
 	const docket_mcp_proxy_options *opts;
 	int to_client, to_server;
 	int can_elicit;
+	uint32_t revision;         /* the revision recording opts->policy in the proxy's session; 0: none */
 	unsigned long elicits;
 	unsigned long refused;     /* client lines refused (refuse_line) */
 	held_call *calls;
@@ -425,13 +427,15 @@ static int on_tools_call(proxy *p, const json_t *msg, const char *line, size_t l
 		error = docket_error_set_oom();
 		goto done;
 	}
-	if (enforce && (error = hook_evaluate(p->opts->policy, 0, evs[0], NULL, NULL, &vi)) < 0)
+	if (enforce && (error = hook_evaluate(p->opts->policy, p->revision, evs[0], NULL, NULL, &vi)) < 0)
 		goto refuse;
 	ask = enforce && vi.verdict == DOCKET_VERDICT_APPROVAL_REQUIRED && p->can_elicit;
 	/* an elicitation is the proxy's own question: such a call stays in its session */
 	if (!ask && join_of(p, params, &t) && (error = retarget(evs[0], &t)) == 0) {
 		if (enforce && vi.verdict != DOCKET_VERDICT_ALLOWED) {
 			json_object_set_new(vi.decision, "verdict", json_string("denied"));
+			/* the proxy's revision is one of its own session, not the client's */
+			json_object_del(vi.decision, "policy_revision");
 			json_object_set_new(evs[0], "decision", vi.decision);
 			vi.decision = NULL;
 			error = join_deny(p, &t, evs[0], vi.reason);
@@ -766,6 +770,31 @@ void docket_mcp_proxy_finish(docket_mcp_proxy *p)
 		warn("cannot close the session");
 }
 
+/*
+ * The proxy's session: `open` (stolen) and, with a policy, the policy the
+ * proxy enforces as its revision 1 (policy_doc_of, as `serve --policy` and
+ * the hooks record theirs), in one append; the decisions of the calls that
+ * stay in this session name it.
+ */
+static int open_session(proxy *p, json_t *open)
+{
+	json_t *evs[2] = { open, NULL }, *doc = NULL;
+	int error;
+
+	if (!p->opts->policy)
+		return append(p, evs, 1);
+	if ((error = policy_doc_of(&doc, p->opts->policy)) < 0) {
+		json_decref(open);
+		return error;
+	}
+	evs[1] = hook_revision_fill(ev_new(p, "policy.revised", NULL), 1, "docket", doc, "docket",
+				    "the policy docket's MCP proxy enforces");
+	json_decref(doc);
+	if ((error = append(p, evs, 2)) == 0)
+		p->revision = 1;
+	return error;
+}
+
 int docket_mcp_proxy_new(docket_mcp_proxy **out, docket_ledger *ledger, const docket_mcp_proxy_options *opts,
 			 int to_client, int to_server)
 {
@@ -783,7 +812,7 @@ int docket_mcp_proxy_new(docket_mcp_proxy **out, docket_ledger *ledger, const do
 	open = json_pack("{ss ss ss s{ss si} s{ss ss}}", "type", "session.opened", "session", opts->session,
 			 "runtime", "mcp-proxy", "provenance", "file", "mcp-proxy", "line", 0, "labels",
 			 "capture", "mcp-proxy", "mcp.server", opts->name);
-	if ((error = append1(p, open)) < 0) {
+	if ((error = open_session(p, open)) < 0) {
 		docket_free(p);
 		return error;
 	}

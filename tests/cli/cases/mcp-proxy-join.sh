@@ -25,3 +25,4 @@ JSONL
 docket import rollout.jsonl | grep -E '^(calls|events)'
 docket log --json | jq -c '[.seq, .type, .session, .invocation, .status] | map(select(. != null))'
 docket pending
+docket log --json | jq -c 'select(.type == "tool.intent" and .decision) | [.session, .invocation, .decision.policy_revision]'

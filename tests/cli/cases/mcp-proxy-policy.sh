@@ -7,3 +7,4 @@ python3 "$M/client.py" script.json -- docket mcp-proxy --name echo --session m1 
 test -e touched || echo "the denied call never reached the server"
 trail
 docket log --json | jq -c 'select(.type == "tool.intent") | .args'
+docket log --json | jq -c 'select(.type == "tool.intent" and .decision) | [.session, .invocation, .decision.policy_revision]'
