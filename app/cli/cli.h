@@ -172,6 +172,8 @@ int cli_exit_code(int code);
  * as "docket: <message>" and return the exit code for `code`.
  */
 int cli_fail(int code, const char *fallback);
+/* cli_fail of an allocation that failed (docket_error_set_oom). */
+int cli_fail_oom(void);
 
 /*
  * Open the ledger of `g`. A missing ledger is exit 3 with a hint to run

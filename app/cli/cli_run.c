@@ -66,6 +66,11 @@ int cli_fail(int code, const char *fallback)
 	return cli_exit_code(code);
 }
 
+int cli_fail_oom(void)
+{
+	return cli_fail(docket_error_set_oom(), NULL);
+}
+
 int cli_open_failed(const cli_global *g, int error)
 {
 	const docket_error *e = docket_error_last();

@@ -47,7 +47,7 @@ static int list_checkpoints(docket_ledger *ledger, const cli_global *g, int json
 	int error, rc = CLI_EXIT_OK;
 
 	if (json && !(c.arr = json_array()))
-		return cli_fail(DOCKET_ENOMEM, "out of memory");
+		return cli_fail_oom();
 	if (!json) {
 		if ((error = cli_table_new(&c.t, 5)) < 0)
 			return cli_fail(error, "out of memory");
@@ -114,7 +114,7 @@ static int save_checkpoint(docket_ledger *ledger, const char *path, int record)
 
 		if (docket_buf_printf(&b, "%s\n", text) < 0) {
 			docket_free(text);
-			return cli_fail(DOCKET_ENOMEM, "out of memory");
+			return cli_fail_oom();
 		}
 		line = b.ptr;
 		len = b.len;

@@ -191,7 +191,7 @@ static int eval_batch(const eval_args *a, const docket_policy *p, const docket_p
 		if (n == 0)
 			continue;
 		if (!(out = batch_line(res, p, ctx, line, (size_t)n, lineno, &v))) {
-			rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+			rc = cli_fail_oom();
 			goto cleanup;
 		}
 		bad |= v < 0;

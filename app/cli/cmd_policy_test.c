@@ -501,7 +501,7 @@ int policy_sub_test(const cli_command *cmd, const cli_global *g, int argc, char 
 	r.nrules = docket_policy_rule_count(p);
 	if (!(r.cases = json_array()) || !(r.hit = docket_calloc(r.nrules + 1, 1)) ||
 	    (error = docket_policy_result_new(&r.res)) < 0) {
-		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		rc = cli_fail_oom();
 		goto cleanup;
 	}
 	for (int f = 0; f < files.n && rc == CLI_EXIT_OK; f++)
@@ -516,7 +516,7 @@ int policy_sub_test(const cli_command *cmd, const cli_global *g, int argc, char 
 		if ((rc = ledger_coverage(&r, g, &calls)) != CLI_EXIT_OK)
 			goto cleanup;
 		if (!(cov = coverage_json(&r, calls, have ? g->ledger_path : NULL))) {
-			rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+			rc = cli_fail_oom();
 			goto cleanup;
 		}
 	}

@@ -299,7 +299,7 @@ static int findings_write(const deny_findings *f, const replay_run *run, const r
 	if (n == 0)
 		return CLI_EXIT_OK;
 	if (cli_table_new(&t, 6) < 0)
-		return cli_fail(DOCKET_ENOMEM, "out of memory");
+		return cli_fail_oom();
 	for (size_t i = 0; i < 6; i++)
 		cli_table_cell(t, header[i]);
 	for (size_t i = 0; i < n; i++)
@@ -318,7 +318,7 @@ static int replay_findings(docket_ledger *ledger, docket_fleet *fleet, const rep
 	int error, rc;
 
 	if (!f.list)
-		return cli_fail(DOCKET_ENOMEM, "out of memory");
+		return cli_fail_oom();
 	if (fleet) {
 		docket_fleet_filter filter = { a->ledger_id, a->host };
 

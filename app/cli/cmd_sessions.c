@@ -236,7 +236,7 @@ int cmd_sessions(const cli_command *cmd, const cli_global *g, int argc, char **a
 	if ((rc = cli_open_ledger(&ledger, g, CLI_OPEN_READ)) != CLI_EXIT_OK)
 		return rc;
 	if (!(ll.extras = json_object())) {
-		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		rc = cli_fail_oom();
 		goto cleanup;
 	}
 	ro.flags = DOCKET_READ_NO_HASH | DOCKET_READ_NO_OUTCOMES;

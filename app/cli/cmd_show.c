@@ -897,7 +897,7 @@ static int show_session(cli_event_read read, void *rctx, const char *session, in
 	ctx.other = json_array();
 	ctx.incidents = json_array();
 	if (!ctx.events || !ctx.index || !ctx.policies || !ctx.other || !ctx.incidents) {
-		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		rc = cli_fail_oom();
 		goto cleanup;
 	}
 	docket_error_clear();
@@ -979,7 +979,7 @@ static int under_policy(docket_ledger *ledger, const char *session, const char *
 
 	u->policy = src;
 	if (!(u->calls = json_object()))
-		return cli_fail(DOCKET_ENOMEM, "out of memory");
+		return cli_fail_oom();
 	if ((error = docket_replay_source_load(&p, src, NULL)) < 0)
 		return cli_fail(error, "cannot load the policy");
 	o.session = session;

@@ -109,7 +109,7 @@ int cmd_witness(const cli_command *cmd, const cli_global *g, int argc, char **ar
 	    (proof && (rc = read_input(&proof_text, proof)) != CLI_EXIT_OK))
 		goto cleanup;
 	if (!(res = docket_calloc(1, sizeof(*res)))) {
-		rc = cli_fail(DOCKET_ENOMEM, "out of memory");
+		rc = cli_fail_oom();
 		goto cleanup;
 	}
 	o.state_dir = state;

@@ -189,6 +189,12 @@ int refuse(proto_call *call, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Refuse the call as out of memory (docket_error_set_oom's message). */
+int refuse_oom(proto_call *call)
+{
+	return refuse_current(call, docket_error_set_oom());
+}
+
 /* Keep the current error as the call's refusal. */
 int refuse_current(proto_call *call, int code)
 {
@@ -240,7 +246,7 @@ int reserve_event(proto_call *call)
 			call->events = evs;
 		res = evs ? docket_realloc(call->results, cap * sizeof(*res)) : NULL;
 		if (!res)
-			return refuse(call, DOCKET_ENOMEM, "out of memory");
+			return refuse_oom(call);
 		call->results = res;
 		call->cap = cap;
 	}
@@ -263,7 +269,7 @@ int add_event(proto_call *call, const char *type, json_t *obj)
 	int error;
 
 	if (!obj)
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return refuse_oom(call);
 	if ((error = reserve_event(call)) < 0) {
 		json_decref(obj);
 		return error;
@@ -389,7 +395,7 @@ static int supersede_open_approvals(proto_ctx *ctx, proto_call *call, const char
 
 	memset(&ls, 0, sizeof(ls));
 	if (!a.items)
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return refuse_oom(call);
 	if ((error = docket_ledger_pending(ctx->ledger, session, collect_awaiting, &a)) < 0 ||
 	    json_array_size(a.items) == 0)
 		goto done;
@@ -474,7 +480,7 @@ static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 	if ((error = ledger_session_get(ctx->ledger, session, &ss, NULL)) < 0)
 		return refuse_current(call, error);
 	if (!(ev = params_event(call->params, options)))
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return refuse_oom(call);
 	if (resent_policy(ctx, &ss, ev)) {
 		error = add_event(call, "policy.revised", ev);
 		return error;
@@ -485,7 +491,7 @@ static int prepare_policy_set(proto_ctx *ctx, proto_call *call)
 		if (!(layers = json_array()) || (error = current_layers(ctx, session, layers)) < 0) {
 			json_decref(layers);
 			json_decref(ev);
-			return error < 0 ? refuse_current(call, error) : refuse(call, DOCKET_ENOMEM, "out of memory");
+			return error < 0 ? refuse_current(call, error) : refuse_oom(call);
 		}
 		json_array_append_new(layers, json_pack("{s:O?, s:O?}", "format", json_object_get(ev, "format"),
 							"policy", json_object_get(ev, "policy")));
@@ -595,7 +601,7 @@ static int prepare_intent(proto_ctx *ctx, proto_call *call)
 	int error;
 
 	if (!ev)
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return refuse_oom(call);
 	if ((error = recorded_decision(ctx, ev)) < 0 || (error == 0 && (error = decide_intent(ctx, call, ev)) < 0)) {
 		json_decref(ev);
 		return refuse_current(call, error);
@@ -769,7 +775,7 @@ static int prepare_attach(proto_ctx *ctx, proto_call *call)
 			      "peer's runtime (the ledger is at epoch %llu); call runtime.start",
 			      (long long)json_integer_value(e), (unsigned long long)info.epoch);
 	call->result = json_pack("{s:I}", "epoch", (json_int_t)info.epoch);
-	return call->result ? 0 : refuse(call, DOCKET_ENOMEM, "out of memory");
+	return call->result ? 0 : refuse_oom(call);
 }
 
 int prepare(proto_ctx *ctx, proto_call *call)

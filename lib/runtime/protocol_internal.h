@@ -70,6 +70,7 @@ extern const char *const intent_options[];
 const struct method *method_find(const char *name);
 int refuse(proto_call *call, int code, const char *fmt, ...) DOCKET_PRINTF(3, 4);
 int refuse_current(proto_call *call, int code);
+int refuse_oom(proto_call *call);
 int refuse_forbidden(proto_call *call, const char *fmt, ...) DOCKET_PRINTF(2, 3);
 int reserve_event(proto_call *call);
 int push_event(proto_call *call, int error, docket_event *ev);

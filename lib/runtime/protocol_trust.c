@@ -274,7 +274,7 @@ static int own_member(proto_call *call, json_t *obj, const char *key, const char
 		return refuse_forbidden(call, "session.open: %s%s is not this server's (%s); serve records its own "
 					"process's (docs/protocol.md, \"Context\")", where, key, own ? own : "unset");
 	if (own && json_object_set_new(obj, key, json_string(own)) < 0)
-		return refuse(call, DOCKET_ENOMEM, "out of memory");
+		return refuse_oom(call);
 	return 0;
 }
 
@@ -286,7 +286,7 @@ static int own_context(proto_ctx *ctx, proto_call *call)
 		return 0;
 	if (!env) {
 		if (!(env = json_object()) || json_object_set_new(call->params, "env", env) < 0)
-			return refuse(call, DOCKET_ENOMEM, "out of memory");
+			return refuse_oom(call);
 	} else if (!json_is_object(env)) {
 		return refuse(call, DOCKET_EINVALID, "session.open: env must be an object of strings");
 	}
@@ -315,7 +315,7 @@ int identify(proto_ctx *ctx, proto_call *call, const struct method *m)
 				      "(SO_PEERCRED), not a client's");
 		if (conn->peer_uid >= 0 && conn->peer_uid < (long long)LINEAGE_UID_NONE &&
 		    json_object_set_new(call->params, "uid", json_integer((json_int_t)conn->peer_uid)) < 0)
-			return refuse(call, DOCKET_ENOMEM, "out of memory");
+			return refuse_oom(call);
 		return 0;
 	}
 	if (m->kind == M_SESSION_OPEN) {
