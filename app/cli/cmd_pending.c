@@ -8,9 +8,11 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
+/* A pending call as JSON, local or fleet-wide: a call in doubt says what
+ * to check (a hook's let-through call: local_row says more). */
 static json_t *pending_json(const docket_pending_info *p)
 {
-	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+	json_t *row = json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 			 "session", p->session,
 			 "invocation", p->invocation,
 			 "tool", cli_json_nonempty(p->tool),
@@ -22,6 +24,13 @@ static json_t *pending_json(const docket_pending_info *p)
 			 "attempts", (json_int_t)p->attempts,
 			 "intent_seq", (json_int_t)p->intent_seq,
 			 "last_seq", (json_int_t)p->last_seq);
+
+	if (row && p->state && strcmp(p->state, "in_doubt") == 0 &&
+	    json_object_set_new(row, "check", json_string(CLI_IN_DOUBT_CHECK)) < 0) {
+		json_decref(row);
+		return NULL;
+	}
+	return row;
 }
 
 int cli_pending_row(cli_listing *l, const docket_pending_info *p, const cli_origin *origin)
@@ -127,8 +136,7 @@ static int local_row(void *vctx, const docket_pending_info *p)
 	if ((error = call_of(&command, &let_through, ll->ledger, p)) < 0)
 		return error;
 	shown.state = let_through ? "in_doubt" : p->state;
-	check = let_through ? CLI_LET_THROUGH_CHECK
-		: shown.state && strcmp(shown.state, "in_doubt") == 0 ? CLI_IN_DOUBT_CHECK : NULL;
+	check = let_through ? CLI_LET_THROUGH_CHECK : NULL;
 	ll->let_through += let_through;
 	if (ll->list.json) {
 		json_t *row = pending_json(&shown);
