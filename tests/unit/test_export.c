@@ -654,7 +654,7 @@ static char *report_and_findings(docket_ledger *l, unsigned long *part_b)
 {
 	unsigned long before = atomic_load(&reader_part_decodes[1]);
 	char *buf = NULL, *text, *all;
-	size_t len = 0;
+	size_t len = 0, n;
 	FILE *out = open_memstream(&buf, &len);
 	json_t *findings = NULL;
 
@@ -666,9 +666,12 @@ static char *report_and_findings(docket_ledger *l, unsigned long *part_b)
 		if (at - buf >= 16)
 			memset(at - 16, '#', 16);
 	text = json_dumps(findings, JSON_SORT_KEYS);
-	all = malloc(len + strlen(text) + 1);
+	assert_non_null(text);
+	n = strlen(text) + 1;
+	all = malloc(len + n);
+	assert_non_null(all);
 	memcpy(all, buf, len);
-	strcpy(all + len, text);
+	memcpy(all + len, text, n);
 	free(text);
 	free(buf);
 	json_decref(findings);

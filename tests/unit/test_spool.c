@@ -575,14 +575,20 @@ static void test_hook_call_across_spool(void **state)
 	test_rmdir_free(dir);
 }
 
-/* 1 when spool/.held exists: a hook waited for the writer lock in vain. */
-static int held_marked(const char *dir)
+/* 1 when `dir`/spool/`name` exists. */
+static int spool_file_exists(const char *dir, const char *name)
 {
 	char path[4200];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/spool/.held", dir);
+	snprintf(path, sizeof(path), "%s/spool/%s", dir, name);
 	return stat(path, &st) == 0;
+}
+
+/* 1 when spool/.held exists: a hook waited for the writer lock in vain. */
+static int held_marked(const char *dir)
+{
+	return spool_file_exists(dir, ".held");
 }
 
 /*
@@ -869,11 +875,7 @@ static void journal_raw(const char *dir, const char *bytes)
 
 static int journal_exists(const char *dir)
 {
-	char path[4200];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/spool/journal", dir);
-	return stat(path, &st) == 0;
+	return spool_file_exists(dir, "journal");
 }
 
 /*
