@@ -106,6 +106,9 @@ struct docket_ledger {
 	/* mdb_reader_check at most every reader_check_ms (store.c) */
 	uint64_t reader_check_ms;
 	uint64_t reader_checked_ms;
+	/* slots the timed check cleared, not yet reported by
+	 * ledger_reader_check (serve logs them) */
+	int readers_cleared;
 	char ledger_id[33];
 	/* meta.format_version as opened: DOCKET_FORMAT_VERSION, or 1 when
 	 * opened by rewrite.c to migrate it (ledger_open_legacy) */

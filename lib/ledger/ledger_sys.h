@@ -392,7 +392,8 @@ const char *ledger_id(const docket_ledger *l);
 const char *ledger_path(const docket_ledger *l);
 int ledger_readonly(const docket_ledger *l);
 /* mdb_reader_check: clear the reader slots of dead processes; *dead their
- * number. */
+ * number, with those the timed check of any transaction cleared since the
+ * last call (so a caller that logs them misses none). */
 int ledger_reader_check(docket_ledger *l, int *dead);
 
 #endif

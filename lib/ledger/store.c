@@ -90,8 +90,9 @@ static void reader_check_due(docket_ledger *l)
 	if (l->nolock || now - last < l->reader_check_ms)
 		return;
 	if (__atomic_compare_exchange_n(&l->reader_checked_ms, &last, now, 0, __ATOMIC_RELAXED,
-					__ATOMIC_RELAXED))
-		mdb_reader_check(l->env, &dead);
+					__ATOMIC_RELAXED) &&
+	    mdb_reader_check(l->env, &dead) == 0 && dead > 0)
+		__atomic_add_fetch(&l->readers_cleared, dead, __ATOMIC_RELAXED);
 }
 
 /*
@@ -1182,5 +1183,9 @@ int ledger_reader_check(docket_ledger *l, int *dead)
 {
 	int rc = mdb_reader_check(l->env, dead);
 
-	return rc == 0 ? 0 : store_error(rc, "reader check");
+	if (rc != 0)
+		return store_error(rc, "reader check");
+	/* with the slots the timed check (reader_check_due) cleared since */
+	*dead += __atomic_exchange_n(&l->readers_cleared, 0, __ATOMIC_RELAXED);
+	return 0;
 }
