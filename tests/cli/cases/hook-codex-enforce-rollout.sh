@@ -1,0 +1,64 @@
+# Under `hook codex --enforce`, docket's policy is revision 1 of the live
+# session; at Stop the rollout import adopts the rollout's settings
+# (turn_context: approval_policy, sandbox_policy) as the session's next
+# revision, under docket's layer: {"all_of":[docket's, the rollout's]}, the
+# strictest verdict wins (docs/integrations.md). The next turn (a
+# continuation) opens with that revision in force. Replaying the sessions
+# against their recorded revisions changes nothing. Not adopted: a
+# turn_context whose settings are malformed (the import says why), a
+# rollout of another session (the Stop hook says why on stderr).
+cp "$FIXTURES/policies/team.yaml" policy.yaml
+meta() {  # meta SESSION: a rollout's first two lines
+	printf '{"timestamp":"2026-11-22T10:00:00.000Z","type":"session_meta","payload":{"id":"%s","timestamp":"2026-11-22T10:00:00.000Z","cwd":"/home/dev/app","originator":"codex_exec","cli_version":"0.171.0","source":"exec","model_provider":"openai"}}\n' "$1"
+	printf '{"timestamp":"2026-11-22T10:00:00.500Z","type":"turn_context","payload":{"turn_id":"turn-1","cwd":"/home/dev/app","approval_policy":%s,"sandbox_policy":{"type":"workspace-write","network_access":false},"model":"gpt-5"}}\n' "$2"
+	printf '{"timestamp":"2026-11-22T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\": \\"git status\\"}","call_id":"c1"}}\n'
+	printf '{"timestamp":"2026-11-22T10:00:01.100Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Chunk ID: 1\\nWall time: 0.0 seconds\\nProcess exited with code 0\\nOutput:\\n"}}\n'
+}
+# ev SESSION ROLLOUT TURN EVENT [FIELDS]
+ev() {
+	printf '{"session_id":"%s","transcript_path":"%s","cwd":"/home/dev/app","model":"gpt-5","turn_id":"%s","hook_event_name":"%s"%s}\n' \
+		"$1" "$PWD/$2" "$3" "$4" "${5:-}" | docket hook codex --enforce --policy policy.yaml >/dev/null 2>err.txt
+	echo "$1 $4 -> exit $? $(cat err.txt)"
+}
+pre() { ev "$1" "$2" "$3" PreToolUse ',"tool_name":"Bash","tool_input":{"command":"'"$4"'"},"tool_use_id":"'"$5"'"'; }
+post() { ev "$1" "$2" "$3" PostToolUse ',"tool_name":"Bash","tool_input":{"command":"'"$4"'"},"tool_response":"","tool_use_id":"'"$5"'"'; }
+turn() {  # turn SESSION ROLLOUT TURN ID: git status (allowed), rm -rf (denied), Stop
+	ev "$1" "$2" "$3" UserPromptSubmit ',"prompt":"go"'
+	pre "$1" "$2" "$3" "git status" "$4"
+	post "$1" "$2" "$3" "git status" "$4"
+	pre "$1" "$2" "$3" "rm -rf build" "$4-rm"
+	ev "$1" "$2" "$3" Stop ',"stop_hook_active":false'
+}
+revisions() {
+	docket log --json | jq -c 'select(.type == "policy.revised") | [.session, .revision, .format, .actor,
+		[.policy.all_of[]?.format], .policy.all_of[1].policy.approval_policy, .policy.all_of[1].policy.sandbox_policy.type]
+		| map(select(. != null))'
+}
+echo "--- an enforced session: the rollout's settings composed under docket's layer"
+meta fx-cx '"on-request"' >rollout.jsonl
+ev fx-cx rollout.jsonl turn-1 SessionStart ',"source":"startup"'
+turn fx-cx rollout.jsonl turn-1 c1
+turn fx-cx rollout.jsonl turn-2 c2
+revisions
+docket log --json | jq -c 'select(.type == "tool.intent") | [.session, .invocation, .decision.verdict, .decision.policy_revision] | map(select(. != null))'
+docket show fx-cx | grep -A3 '^policy\|revision'
+docket show fx-cx --json | jq -c '.revisions // .policy | .. | objects | select(.revision?) | [.revision, .format]' 2>/dev/null | head -4
+echo "--- replayed against the recorded revisions, and against the policy: nothing changes"
+docket replay --session fx-cx --fail-on changed --json >replay.json; echo "replay: exit $?"
+jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay.json
+docket replay --session fx-cx/continued-2 --fail-on changed --json >replay2.json; echo "replay continued: exit $?"
+jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay2.json
+docket replay --policy policy.yaml --session fx-cx --fail-on changed >/dev/null; echo "replay --policy: exit $?"
+echo "--- a resumed import of the grown rollout adopts nothing twice"
+cp rollout.jsonl copy.jsonl
+docket import codex rollout.jsonl | grep -E '^events'
+echo "--- malformed settings: not adopted, and the import says why"
+meta fx-bad '5' >bad.jsonl
+turn fx-bad bad.jsonl turn-1 b1
+revisions | grep fx-bad
+docket import codex bad.jsonl --dry-run 2>&1 | grep -iE 'malformed|turn_context' || docket import --json codex "$PWD/bad.jsonl" | jq -r .first_problem
+echo "--- a rollout of another session: not imported, and the hook says why"
+turn fx-other rollout.jsonl turn-1 o1
+revisions | grep fx-other
+docket log --json | jq -c 'select(.session == "fx-cx" and .type == "policy.revised") | .revision'
+docket verify
