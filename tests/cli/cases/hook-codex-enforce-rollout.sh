@@ -18,7 +18,7 @@ meta() {  # meta SESSION: a rollout's first two lines
 ev() {
 	printf '{"session_id":"%s","transcript_path":"%s","cwd":"/home/dev/app","model":"gpt-5","turn_id":"%s","hook_event_name":"%s"%s}\n' \
 		"$1" "$PWD/$2" "$3" "$4" "${5:-}" | docket hook codex --enforce --policy policy.yaml >/dev/null 2>err.txt
-	echo "$1 $4 -> exit $? $(cat err.txt)"
+	echo "$1 $4 -> exit $? $(sed "s|$PWD/||" err.txt)"
 }
 pre() { ev "$1" "$2" "$3" PreToolUse ',"tool_name":"Bash","tool_input":{"command":"'"$4"'"},"tool_use_id":"'"$5"'"'; }
 post() { ev "$1" "$2" "$3" PostToolUse ',"tool_name":"Bash","tool_input":{"command":"'"$4"'"},"tool_response":"","tool_use_id":"'"$5"'"'; }
@@ -30,9 +30,9 @@ turn() {  # turn SESSION ROLLOUT TURN ID: git status (allowed), rm -rf (denied),
 	ev "$1" "$2" "$3" Stop ',"stop_hook_active":false'
 }
 revisions() {
-	docket log --json | jq -c 'select(.type == "policy.revised") | [.session, .revision, .format, .actor,
-		[.policy.all_of[]?.format], .policy.all_of[1].policy.approval_policy, .policy.all_of[1].policy.sandbox_policy.type]
-		| map(select(. != null))'
+	docket log --json | jq -c 'select(.type == "policy.revised") | (.policy | if type == "object" then .all_of else null end) as $all
+		| [.session, .revision, .format, .actor, [$all[]?.format], $all[1].policy.approval_policy,
+		   $all[1].policy.sandbox_policy.type] | map(select(. != null))'
 }
 echo "--- an enforced session: the rollout's settings composed under docket's layer"
 meta fx-cx '"on-request"' >rollout.jsonl
@@ -41,22 +41,23 @@ turn fx-cx rollout.jsonl turn-1 c1
 turn fx-cx rollout.jsonl turn-2 c2
 revisions
 docket log --json | jq -c 'select(.type == "tool.intent") | [.session, .invocation, .decision.verdict, .decision.policy_revision] | map(select(. != null))'
-docket show fx-cx | grep -A3 '^policy\|revision'
-docket show fx-cx --json | jq -c '.revisions // .policy | .. | objects | select(.revision?) | [.revision, .format]' 2>/dev/null | head -4
-echo "--- replayed against the recorded revisions, and against the policy: nothing changes"
-docket replay --session fx-cx --fail-on changed --json >replay.json; echo "replay: exit $?"
-jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay.json
-docket replay --session fx-cx/continued-2 --fail-on changed --json >replay2.json; echo "replay continued: exit $?"
-jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay2.json
-docket replay --policy policy.yaml --session fx-cx --fail-on changed >/dev/null; echo "replay --policy: exit $?"
-echo "--- a resumed import of the grown rollout adopts nothing twice"
-cp rollout.jsonl copy.jsonl
+docket show fx-cx | grep -E '^policy|^ +r[0-9]' | sed -E 's/ at [0-9TZ:.-]+;/ at <time>;/'
+echo "--- replayed (the baseline: the decisions recorded under those revisions): nothing changes"
+for s in fx-cx fx-cx/continued-2; do
+	docket replay --policy policy.yaml --session "$s" --fail-on changed --json >replay.json
+	echo "replay $s: exit $?"
+	jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay.json
+done
+echo "--- importing the rollout again (resumed, or a copy) adopts nothing twice"
 docket import codex rollout.jsonl | grep -E '^events'
+cp rollout.jsonl copy.jsonl
+docket import codex copy.jsonl | grep -E '^events'
 echo "--- malformed settings: not adopted, and the import says why"
 meta fx-bad '5' >bad.jsonl
 turn fx-bad bad.jsonl turn-1 b1
 revisions | grep fx-bad
-docket import codex bad.jsonl --dry-run 2>&1 | grep -iE 'malformed|turn_context' || docket import --json codex "$PWD/bad.jsonl" | jq -r .first_problem
+cp bad.jsonl bad-copy.jsonl
+docket import codex bad-copy.jsonl 2>&1 | grep -E '^skipped|turn_context' | sed "s|$PWD/||"
 echo "--- a rollout of another session: not imported, and the hook says why"
 turn fx-other rollout.jsonl turn-1 o1
 revisions | grep fx-other
