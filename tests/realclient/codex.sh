@@ -99,10 +99,10 @@ exit_of() { ev "select(.invocation == \"$1\" and .type == \"tool.completed\") | 
 check "false: an error with exit code 1, not ok" test "$(outcome call_stub_6_1)/$(exit_of call_stub_6_1)" = error/1
 check "ls /nonexistent: an error with its exit code" test "$(outcome call_stub_7_1)/$(exit_of call_stub_7_1)" = error/2
 check "the live session has the rollout's policy (approval never) under docket's layer" \
-	test "$(ev 'select(.type == "policy.revised" and .format == "docket") | .policy.all_of[1] | select(.format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
+	test "$(ev 'select(.type == "policy.revised") | .policy | objects | .all_of[1] | select(.format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
 first=$(ev 'select(.type == "session.opened" and .runtime == "codex" and .parent == null) | .session' | tr -d '"' | head -1)
-check "show lists the composed revision (docket + codex)" \
-	grep -q 'all_of' <<<"$("$docket" -L "$work/ledger" show "$first" --json | jq -c '.. | objects | select(.format? == "docket") | .policy')"
+check "show lists the composed revision (revision 2, docket's layer over the rollout's settings)" \
+	test "$("$docket" -L "$work/ledger" show "$first" --json | jq -r '.policy_revisions[] | select(.reason | test("rollout")) | "\(.revision) \(.format)"')" = "2 docket"
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)
@@ -138,7 +138,7 @@ CODEX_HOME=$work/relay-home timeout 180 python3 "$src/fixtures/codex/app_client.
 	--sent "$work/sent.jsonl" --recv "$work/recv.jsonl" -- \
 	"$docket" -L "$work/ledger" codex-relay -- "$codex" app-server >"$work/relay-out.txt" 2>"$work/relay-err.txt"
 echo "app-server client: $(tr '\n' ' ' <"$work/relay-out.txt")"
-thread=$(jq -r 'select(.id == 2) | .result.thread.id' "$work/recv.jsonl")
+thread=$(jq -r 'select(.id == 2 and .result.thread.id != null) | .result.thread.id' "$work/recv.jsonl")
 rel() { ev "select(.session == \"$thread\" and .invocation == \"$1\" and .type == \"$2\") | $3" | tr -d '"'; }
 check "relay: the thread is a session" \
 	test "$(ev "select(.type == \"session.opened\" and .session == \"$thread\") | .labels.capture" | tr -d '"')" = codex-relay
