@@ -48,10 +48,21 @@ for s in fx-cx fx-cx/continued-2; do
 	echo "replay $s: exit $?"
 	jq -c '[.totals, [.sessions[].baseline], [.changes[].invocation]]' replay.json
 done
-echo "--- importing the rollout again (resumed, or a copy) adopts nothing twice"
+echo "--- the session closed: a later turn's settings are not adopted by an import (resumed, or a copy)"
+printf '{"timestamp":"2026-11-22T10:05:00.000Z","type":"turn_context","payload":{"turn_id":"turn-3","cwd":"/home/dev/app","approval_policy":"never","sandbox_policy":{"type":"danger-full-access"},"model":"gpt-5"}}\n' >>rollout.jsonl
 docket import codex rollout.jsonl | grep -E '^events'
 cp rollout.jsonl copy.jsonl
 docket import codex copy.jsonl | grep -E '^events'
+echo "--- imported while the session is open, then a copy: the same settings are adopted once"
+meta fx-open '"on-request"' >open.jsonl
+ev fx-open open.jsonl turn-1 UserPromptSubmit ',"prompt":"go"'
+pre fx-open open.jsonl turn-1 "git status" c1
+post fx-open open.jsonl turn-1 "git status" c1
+docket import codex open.jsonl | grep -E '^events'
+cp open.jsonl open-copy.jsonl
+docket import codex open-copy.jsonl | grep -E '^events'
+ev fx-open open.jsonl turn-1 Stop ',"stop_hook_active":false'
+revisions | grep fx-open
 echo "--- malformed settings: not adopted, and the import says why"
 meta fx-bad '5' >bad.jsonl
 turn fx-bad bad.jsonl turn-1 b1
