@@ -12,7 +12,8 @@
 # (nobody to prompt: settled, nothing pending, the session closed), and
 # Claude Code killed (SIGKILL) while a call runs: the call is in doubt in
 # `recover`, and in `pending` once `--resume` starts the session again,
-# never "ask for approval"; `recover --apply` settles it. Last,
+# never "ask for approval"; `recover --apply` settles it. A subagent (its
+# session linked to the parent's Task call, both closed). Last,
 # `disableAllHooks`: `integrate --check` fails and names it, and the CLI
 # indeed runs no hook.
 # Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77)
@@ -123,6 +124,19 @@ echo "{\"session_id\":\"$lsid\",\"hook_event_name\":\"Notification\"}" |
 check "held lock: the denial reached the chain" test "$(outcome_in "$lsid" toolu_stub_1_1)" = denied
 check "held lock: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$lsid\") | .seq")"
 check "held lock: no incident" test -z "$(ev 'select(.type == "ledger.incident") | .seq')"
+
+# a subagent (the Task/Agent tool): its own session, linked to its parent and
+# the parent's call that started it, its call recorded, both closed
+jq '.permissions.allow += ["Task","Agent"]' .claude/settings.json >settings.tmp && mv settings.tmp .claude/settings.json
+run_claude agent '[{"name":"Task","input":{"description":"check","prompt":"run echo sub","subagent_type":"general-purpose"}},{"name":"Bash","input":{"command":"echo sub"}},"Sub done.","Done."]' "delegate it"
+gsid=$(jq -r .session_id "$work/out-agent.json")
+sub=$(ev "select(.type == \"session.opened\" and .parent == \"$gsid\") | .session" | tr -d '"')
+check "subagent: a session of its own, linked to the parent's Task call" \
+	test "$(ev "select(.type == \"session.opened\" and .session == \"$sub\") | .labels.parent_call" | tr -d '"')" = toolu_stub_1_1
+check "subagent: its call recorded in it" test "$(outcome_in "$sub" toolu_stub_2_1)" = ok
+check "subagent: the Task call completed in the parent" test "$(outcome_in "$gsid" toolu_stub_1_1)" = ok
+check "subagent: both sessions closed" \
+	test "$(ev "select(.type == \"session.closed\" and (.session == \"$sub\" or .session == \"$gsid\")) | .seq" | wc -l)" = 2
 
 # a docket ask under claude -p: nobody to prompt, the CLI refuses; settled, not pending
 ask=$work/ask
