@@ -140,14 +140,16 @@ static int set_turn(codex_state *s, const char *turn)
 }
 
 /* The settings' field that is not what Codex writes, or NULL: an
- * approval_policy is a string, a sandbox_policy a string or {"type": string}. */
+ * approval_policy is a string, a sandbox_policy a string, {"type": string}
+ * or (before 0.4x) {"mode": string}. */
 static const char *settings_malformed(const json_t *tc)
 {
 	const json_t *a = json_object_get(tc, "approval_policy"), *sb = json_object_get(tc, "sandbox_policy");
 
 	if (a && !json_is_null(a) && !json_is_string(a))
 		return "approval_policy";
-	if (sb && !json_is_null(sb) && !json_is_string(sb) && !json_is_string(json_object_get(sb, "type")))
+	if (sb && !json_is_null(sb) && !json_is_string(sb) && !json_is_string(json_object_get(sb, "type")) &&
+	    !json_is_string(json_object_get(sb, "mode")))
 		return "sandbox_policy";
 	return NULL;
 }

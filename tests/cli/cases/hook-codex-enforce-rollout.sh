@@ -8,9 +8,9 @@
 # turn_context whose settings are malformed (the import says why), a
 # rollout of another session (the Stop hook says why on stderr).
 cp "$FIXTURES/policies/team.yaml" policy.yaml
-meta() {  # meta SESSION: a rollout's first two lines
+meta() {  # meta SESSION APPROVAL [SANDBOX]: a rollout's first turn
 	printf '{"timestamp":"2026-11-22T10:00:00.000Z","type":"session_meta","payload":{"id":"%s","timestamp":"2026-11-22T10:00:00.000Z","cwd":"/home/dev/app","originator":"codex_exec","cli_version":"0.171.0","source":"exec","model_provider":"openai"}}\n' "$1"
-	printf '{"timestamp":"2026-11-22T10:00:00.500Z","type":"turn_context","payload":{"turn_id":"turn-1","cwd":"/home/dev/app","approval_policy":%s,"sandbox_policy":{"type":"workspace-write","network_access":false},"model":"gpt-5"}}\n' "$2"
+	printf '{"timestamp":"2026-11-22T10:00:00.500Z","type":"turn_context","payload":{"turn_id":"turn-1","cwd":"/home/dev/app","approval_policy":%s,"sandbox_policy":%s,"model":"gpt-5"}}\n' "$2" "${3:-{\"type\":\"workspace-write\",\"network_access\":false\}}"
 	printf '{"timestamp":"2026-11-22T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\": \\"git status\\"}","call_id":"c1"}}\n'
 	printf '{"timestamp":"2026-11-22T10:00:01.100Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Chunk ID: 1\\nWall time: 0.0 seconds\\nProcess exited with code 0\\nOutput:\\n"}}\n'
 }
@@ -69,6 +69,10 @@ turn fx-bad bad.jsonl turn-1 b1
 revisions | grep fx-bad
 cp bad.jsonl bad-copy.jsonl
 docket import codex bad-copy.jsonl 2>&1 | grep -E '^skipped|turn_context' | sed "s|$PWD/||"
+echo "--- the older sandbox form {\"mode\": …} is a Codex setting: adopted"
+meta fx-old '"never"' '{"mode":"danger-full-access"}' >old.jsonl
+turn fx-old old.jsonl turn-1 m1
+docket log --json | jq -c 'select(.session == "fx-old" and .type == "policy.revised") | [.revision, (.policy | objects | .all_of[1].policy.sandbox_policy.mode)]'
 echo "--- a rollout of another session: not imported, and the hook says why"
 turn fx-other rollout.jsonl turn-1 o1
 revisions | grep fx-other
