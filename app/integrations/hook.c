@@ -361,14 +361,16 @@ static int spooled(const hook_ctx *h, const char *type, const char *session, con
 }
 
 /* session.opened for `id` unless the ledger (or the spool) has it; `links`
- * (may be NULL, stolen) are labels that say where the session comes from. */
-static int open_session(hook_ctx *h, const char *id, const char *parent, json_t *links)
+ * (may be NULL, stolen) are labels that say where the session comes from;
+ * `first` (may be NULL, stolen) an event that goes in the same append. */
+static int open_session(hook_ctx *h, const char *id, const char *parent, json_t *links, json_t *first)
 {
-	json_t *labels = links ? links : json_object(), *ev;
+	json_t *labels = links ? links : json_object(), *evs[2] = { NULL, first };
 	int state, error;
 
 	if ((error = session_state(h, id, &state)) < 0 || state != 0 || spooled(h, "session.opened", id, NULL)) {
 		json_decref(labels);
+		json_decref(first);
 		return error;
 	}
 	if (labels && (set_str(labels, "capture", "hook") < 0 ||
@@ -377,9 +379,9 @@ static int open_session(hook_ctx *h, const char *id, const char *parent, json_t 
 		json_decref(labels);
 		labels = NULL;
 	}
-	ev = session_opened_event(id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code", h->prov,
-				  h->cwd, parent, labels);
-	return tolerate(append(h, &ev, 1));
+	evs[0] = session_opened_event(id, h->opts->client == DOCKET_CLIENT_CODEX ? "codex" : "claude-code", h->prov,
+				      h->cwd, parent, labels);
+	return tolerate(append(h, evs, first ? 2 : 1));
 }
 
 /* The labels that link a session to where it comes from: {key: value};
@@ -401,6 +403,7 @@ static int is_agent_tool(const char *tool)
 }
 
 static int agent_call(hook_ctx *h, const char *parent, char *out, size_t size);
+static json_t *inherited_revision(hook_ctx *h);
 
 /* The session of the event ("<id>/agent-<agent_id>" inside a subagent, as
  * the importer names it), opened on first sight: a continuation with the
@@ -413,16 +416,18 @@ static int ensure_session(hook_ctx *h)
 
 	if (h->parent[0]) {
 		if ((error = open_session(h, h->parent, NULL,
-					  h->continues[0] ? link_labels("continues", h->continues) : NULL)) < 0 ||
+					  h->continues[0] ? link_labels("continues", h->continues) : NULL, NULL)) < 0 ||
 		    (error = session_state(h, h->session, &state)) < 0)
 			return error;
 		if (state != 0)
 			return 0;
 		if ((error = agent_call(h, h->parent, call, sizeof(call))) < 0)
 			return error;
-		return open_session(h, h->session, h->parent, call[0] ? link_labels("parent_call", call) : NULL);
+		return open_session(h, h->session, h->parent, call[0] ? link_labels("parent_call", call) : NULL, NULL);
 	}
-	return open_session(h, h->session, NULL, h->continues[0] ? link_labels("continues", h->continues) : NULL);
+	if (!h->continues[0])
+		return open_session(h, h->session, NULL, NULL, NULL);
+	return open_session(h, h->session, NULL, link_labels("continues", h->continues), inherited_revision(h));
 }
 
 /* ---- policy revisions ----
@@ -476,25 +481,15 @@ static int spool_waiting(hook_ctx *h)
 	return n > 0;
 }
 
-/* The revision in force: the newest one spooled for the session (the
- * spool folds before anything later), else the ledger's. */
-static int current_revision(hook_ctx *h, revision_now *out)
+/* The revision in force of session `id` in the ledger (0: none). */
+static int ledger_revision(hook_ctx *h, const char *id, revision_now *out)
 {
 	sess_state ss;
 	char *text = NULL;
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	if (spool_waiting(h) &&
-	    docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &out->event)) {
-		json_int_t rev = json_integer_value(json_object_get(out->event, "revision"));
-
-		out->revision = rev > 0 && rev <= UINT32_MAX ? (uint32_t)rev : 0;
-		out->format = docket_json_str_nonempty(out->event, "format");
-		out->policy = json_incref(json_object_get(out->event, "policy"));
-		return 0;
-	}
-	error = ledger_session_get(h->ledger, h->session, &ss, &text);
+	error = ledger_session_get(h->ledger, id, &ss, &text);
 	if (error == DOCKET_ENOTFOUND) {  /* not folded yet: no revision */
 		docket_error_clear();
 		return 0;
@@ -506,6 +501,23 @@ static int current_revision(hook_ctx *h, revision_now *out)
 	}
 	docket_free(text);
 	return error;
+}
+
+/* The revision in force: the newest one spooled for the session (the
+ * spool folds before anything later), else the ledger's. */
+static int current_revision(hook_ctx *h, revision_now *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (spool_waiting(h) &&
+	    docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &out->event)) {
+		json_int_t rev = json_integer_value(json_object_get(out->event, "revision"));
+
+		out->revision = rev > 0 && rev <= UINT32_MAX ? (uint32_t)rev : 0;
+		out->format = docket_json_str_nonempty(out->event, "format");
+		out->policy = json_incref(json_object_get(out->event, "policy"));
+		return 0;
+	}
+	return ledger_revision(h, h->session, out);
 }
 
 static int is_format(const char *format, const char *want)
@@ -563,7 +575,7 @@ static json_t *revision_doc(const json_t *enforced, const json_t *client, const 
 	*format = "docket";
 	if (!client)
 		return json_incref((json_t *)enforced);
-	return json_pack("{s:[{s:s, s:O}, O]}", "all_of", "format", "docket", "policy", enforced, client);
+	return policy_doc_compose(enforced, docket_json_str_nonempty(client, "format"), json_object_get(client, "policy"));
 }
 
 /* policy.revised `revision` with `policy` (borrowed); NULL when out of memory. */
@@ -583,6 +595,29 @@ static json_t *revision_event(hook_ctx *h, uint32_t revision, const char *format
 			      const char *actor, const char *reason)
 {
 	return hook_revision_fill(ev_new(h, "policy.revised", NULL), revision, format, policy, actor, reason);
+}
+
+/*
+ * The first revision of a Codex continuation (the next turn): the one in
+ * force when the session it continues closed, so the turn's calls have a
+ * policy in force (docket's layer and the rollout's settings adopted at the
+ * first Stop), in the append that opens it. NULL: none (Claude Code's
+ * SessionStart records its own; nothing in force; a read that failed).
+ */
+static json_t *inherited_revision(hook_ctx *h)
+{
+	revision_now now;
+	json_t *ev = NULL;
+
+	if (h->opts->client != DOCKET_CLIENT_CODEX)
+		return NULL;
+	if (ledger_revision(h, h->continues, &now) < 0)
+		docket_error_clear();
+	else if (now.revision)
+		ev = revision_event(h, 1, now.format, now.policy, "docket",
+				    "the policy in force when the session it continues closed");
+	revision_now_dispose(&now);
+	return ev;
 }
 
 /* policy.revised with the client's settings `policy` (stolen, `format`),
@@ -1346,6 +1381,52 @@ static int import_job_run(docket_ledger *ledger, void *p)
 	return error == DOCKET_ENOTFOUND ? (docket_error_clear(), 0) : error;
 }
 
+typedef struct first_session {
+	char id[SESSION_MAX + 1];
+} first_session;
+
+static int first_session_cb(void *ctx, json_t *ev)
+{
+	first_session *f = ctx;
+	const char *id = docket_json_str_nonempty(ev, "session");
+
+	if (!f->id[0] && id)
+		snprintf(f->id, sizeof(f->id), "%s", id);
+	json_decref(ev);
+	return 0;
+}
+
+/*
+ * A Codex rollout is imported into the live session only when it records
+ * that session (its session_meta, the first line): a transcript_path that
+ * names another session's rollout would import that session instead, and
+ * adopt its settings nowhere. A rollout that cannot be read is left to the
+ * import (which says why).
+ */
+static int rollout_of_session(hook_ctx *h, const char *path)
+{
+	docket_import_stats stats;
+	first_session f = { "" };
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *fp;
+	int error = 0;
+
+	if (h->opts->client != DOCKET_CLIENT_CODEX || !(fp = fopen(path, "r")))
+		return 0;
+	memset(&stats, 0, sizeof(stats));
+	if ((len = getline(&line, &cap, fp)) > 0 &&
+	    (error = docket_import_buffer(DOCKET_IMPORT_CODEX, path, line, (size_t)len, NULL, first_session_cb, &f,
+					  &stats)) == 0 &&
+	    f.id[0] && strcmp(f.id, docket_json_str_nonempty(h->ev, "session_id")) != 0)
+		error = docket_error_set(DOCKET_EINVALID, "%s is the rollout of session %s, not of %s", path, f.id,
+					 docket_json_str_nonempty(h->ev, "session_id"));
+	free(line);
+	fclose(fp);
+	return error;
+}
+
 /*
  * The transcript, merged into the live session, within the budget: an
  * import needs the writer lock, and when it cannot have it in time (or the
@@ -1361,6 +1442,8 @@ static int import_transcript(hook_ctx *h)
 
 	if (!path || h->spooling || h->continues[0] || strstr(h->session, "/continued-"))
 		return 0;
+	if ((error = rollout_of_session(h, path)) < 0)
+		return error;
 	if (!(j = docket_calloc(1, sizeof(*j))) || !(j->path = docket_strdup(path))) {
 		docket_free(j);
 		return docket_error_set_oom();

@@ -139,10 +139,26 @@ static int set_turn(codex_state *s, const char *turn)
 	return 0;
 }
 
+/* The settings' field that is not what Codex writes, or NULL: an
+ * approval_policy is a string, a sandbox_policy a string, {"type": string}
+ * or (before 0.4x) {"mode": string}. */
+static const char *settings_malformed(const json_t *tc)
+{
+	const json_t *a = json_object_get(tc, "approval_policy"), *sb = json_object_get(tc, "sandbox_policy");
+
+	if (a && !json_is_null(a) && !json_is_string(a))
+		return "approval_policy";
+	if (sb && !json_is_null(sb) && !json_is_string(sb) && !json_is_string(json_object_get(sb, "type")) &&
+	    !json_is_string(json_object_get(sb, "mode")))
+		return "sandbox_policy";
+	return NULL;
+}
+
 static int on_turn_context(imp_ctx *c, codex_state *s, const json_t *tc)
 {
 	static const char *const keys[] = { "approval_policy", "sandbox_policy", "network", NULL };
 	const char *cwd = imp_str(tc, "cwd"), *approval = imp_str(tc, "approval_policy");
+	const char *bad = settings_malformed(tc);
 	json_t *policy;
 	size_t i;
 	int any = 0;
@@ -154,6 +170,10 @@ static int on_turn_context(imp_ctx *c, codex_state *s, const json_t *tc)
 		docket_free(s->cwd);
 		if (!(s->cwd = docket_strdup(cwd)))
 			return docket_error_set_oom();
+	}
+	if (bad) {
+		imp_problem(c, 0, "turn_context: %s is not a Codex setting; the turn's settings are not recorded", bad);
+		return 0;
 	}
 	if (!(policy = json_object()))
 		return docket_error_set_oom();

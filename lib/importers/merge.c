@@ -17,7 +17,13 @@
  *                         live Codex session (opened by a `hook:codex/`
  *                         event): Codex's hooks do not carry the approval
  *                         and sandbox policy, so its rollout's revisions are
- *                         adopted, when they are the next ones
+ *                         adopted, when they are the next ones; and when the
+ *                         revision in force has docket's layer (`hook codex
+ *                         --enforce`), each one the session is open for and
+ *                         that says something new becomes the session's
+ *                         next revision (numbered after the ledger's, not
+ *                         the rollout's): all_of docket's layer in force and
+ *                         the rollout's settings (compose_revision)
  *   tool.intent           dropped when the ledger has the call, else kept
  *   approval.requested    kept while the call has no request, is not
  *                         dispatched and has no outcome
@@ -33,6 +39,7 @@
 #include <string.h>
 
 #include "import_internal.h"
+#include "policy/policy_doc.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -55,6 +62,7 @@ typedef struct merge_session {
 	int own;             /* ... opened by this file (a resumed import) */
 	int adopt;           /* ... opened by Codex's hooks: the file's policy is adopted */
 	uint32_t revision;
+	json_t *in_force;    /* the newest policy.revised of the session (NULL: none) */
 	int closed;
 	imp_map ix;          /* invocation -> index in v */
 	merge_inv *v;
@@ -91,6 +99,7 @@ void imp_merge_free(imp_merge *m)
 	for (i = 0; i < m->n; i++) {
 		docket_free(m->s[i].id);
 		docket_free(m->s[i].v);
+		json_decref(m->s[i].in_force);
 		imp_map_dispose(&m->s[i].ix);
 	}
 	docket_free(m->s);
@@ -139,6 +148,8 @@ static int track(merge_session *s, const json_t *ev)
 		return 0;
 	if (strcmp(type, "policy.revised") == 0 && json_is_integer(rev)) {
 		s->revision = (uint32_t)json_integer_value(rev);
+		json_decref(s->in_force);
+		s->in_force = json_incref((json_t *)ev);
 		return 0;
 	}
 	if (strcmp(type, "session.closed") == 0) {
@@ -321,10 +332,49 @@ static int decide_call(merge_session *s, json_t *ev, const char *type,
 	return 1;
 }
 
+/*
+ * A rollout's revision for a live Codex session under docket's enforced
+ * policy: rewritten in place as the session's next revision, docket's
+ * layer in force over the rollout's settings. 1: keep it, 0: drop it (the
+ * session is closed, or the revision says what the one in force says).
+ */
+static int compose_revision(merge_session *s, json_t *ev, const json_t *enforced)
+{
+	json_t *doc;
+	int same;
+
+	if (s->closed)
+		return 0;
+	if (!(doc = policy_doc_compose(enforced, imp_str(ev, "format"), json_object_get(ev, "policy"))))
+		return docket_error_set_oom();
+	same = json_equal(doc, json_object_get(s->in_force, "policy"));
+	if (same || imp_set(ev, "policy", doc) < 0 ||
+	    imp_set(ev, "revision", json_integer((json_int_t)s->revision + 1)) < 0 ||
+	    imp_set_str(ev, "format", "docket") < 0 || imp_set_str(ev, "actor", "docket") < 0 ||
+	    imp_set_str(ev, "reason", "the rollout's settings, under the policy docket's hook enforces") < 0) {
+		if (same)
+			json_decref(doc);
+		return same ? 0 : docket_error_set_oom();
+	}
+	return 1;
+}
+
+/* 1: keep a policy.revised of a merged session (maybe rewritten), 0: drop it. */
+static int decide_revision(merge_session *s, json_t *ev)
+{
+	const json_t *rev = json_object_get(ev, "revision");
+	const json_t *enforced = s->adopt ? policy_doc_docket_layer(imp_str(s->in_force, "format"),
+								     json_object_get(s->in_force, "policy")) : NULL;
+
+	if (enforced)
+		return compose_revision(s, ev, enforced);
+	return (s->own || s->adopt) && json_is_integer(rev) &&
+	       json_integer_value(rev) == (json_int_t)s->revision + 1;
+}
+
 int imp_merge_event(imp_merge *m, json_t *ev, imp_merge_push push, void *ctx)
 {
 	const char *type = imp_str(ev, "type"), *sid = imp_str(ev, "session");
-	const json_t *rev = json_object_get(ev, "revision");
 	merge_session *s = NULL;
 	int keep, error;
 
@@ -341,8 +391,7 @@ int imp_merge_event(imp_merge *m, json_t *ev, imp_merge_push push, void *ctx)
 	else if (strcmp(type, "session.closed") == 0)
 		keep = !s->closed;
 	else if (strcmp(type, "policy.revised") == 0)
-		keep = (s->own || s->adopt) && json_is_integer(rev) &&
-		       json_integer_value(rev) == (json_int_t)s->revision + 1;
+		keep = decide_revision(s, ev);
 	else if (s->closed)
 		keep = 0;
 	else

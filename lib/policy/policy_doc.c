@@ -134,6 +134,24 @@ int policy_doc_of(json_t **out, const docket_policy *policy)
 	return error;
 }
 
+json_t *policy_doc_compose(const json_t *docket, const char *format, const json_t *client)
+{
+	return json_pack("{s:[{s:s, s:O}, {s:s?, s:O}]}", "all_of", "format", "docket", "policy", docket,
+			 "format", format, "policy", client);
+}
+
+const json_t *policy_doc_docket_layer(const char *format, const json_t *doc)
+{
+	const json_t *all = json_object_get(doc, "all_of"), *first = json_array_get(all, 0);
+
+	if (!format || strcmp(format, "docket") != 0 || !doc)
+		return NULL;
+	if (!all)
+		return doc;
+	format = json_string_value(json_object_get(first, "format"));
+	return format && strcmp(format, "docket") == 0 ? json_object_get(first, "policy") : NULL;
+}
+
 void policy_doc_dispose(policy_layers *ls)
 {
 	for (size_t i = 0; i < ls->n; i++)

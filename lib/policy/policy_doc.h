@@ -35,6 +35,21 @@ typedef struct policy_layers {
  */
 int policy_doc_of(json_t **out, const docket_policy *policy) DOCKET_MUST_USE;
 
+/*
+ * The layers of a revision that records docket's enforced policy over a
+ * client's settings: {"all_of":[{"format":"docket","policy":docket},
+ * {"format":format,"policy":client}]} (the strictest verdict wins). A new
+ * reference; NULL when out of memory.
+ */
+json_t *policy_doc_compose(const json_t *docket, const char *format, const json_t *client);
+
+/*
+ * docket's layer of a recorded document: the document itself when it is a
+ * docket policy, the first layer of an all_of when that layer is docket's;
+ * NULL when there is none (borrowed from `doc`).
+ */
+const json_t *policy_doc_docket_layer(const char *format, const json_t *doc);
+
 /* Load `policy_json` recorded with `format` ("docket", "codex", "claude", "opaque"). */
 int policy_doc_load(policy_layers *out, const char *format, const char *policy_json);
 void policy_doc_dispose(policy_layers *ls);

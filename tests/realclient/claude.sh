@@ -12,7 +12,10 @@
 # (nobody to prompt: settled, nothing pending, the session closed), and
 # Claude Code killed (SIGKILL) while a call runs: the call is in doubt in
 # `recover`, and in `pending` once `--resume` starts the session again,
-# never "ask for approval"; `recover --apply` settles it.
+# never "ask for approval"; `recover --apply` settles it. A subagent (its
+# session linked to the parent's Task call, both closed). Last,
+# `disableAllHooks`: `integrate --check` fails and names it, and the CLI
+# indeed runs no hook.
 # Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77)
 # when npm cannot reach its registry.
 #
@@ -52,8 +55,8 @@ echo "claude exit $?"
 sid=$(jq -r .session_id "$work/out.json")
 
 check "session recorded live and closed" grep -qx "$sid" <<<"$(ev 'select(.type == "session.closed") | .session' | tr -d '"')"
-check "effective settings are the policy in force" \
-	test "$(ev 'select(.type == "policy.revised" and .format == "claude") | .policy.permissions.allow | length')" = 4
+check "effective settings are the policy in force (the claude layer under docket's)" \
+	test "$(ev 'select(.type == "policy.revised") | .policy.all_of[1] | select(.format == "claude") | .policy.permissions.allow | length')" = 4
 check "the session's mode is no new revision (SessionStart has none: the settings' default)" \
 	test "$(ev 'select(.type == "policy.revised") | .revision')" = 1
 check "parallel pair: both ran" test "$(outcome toolu_stub_1_1)$(outcome toolu_stub_1_2)" = okok
@@ -122,6 +125,19 @@ check "held lock: the denial reached the chain" test "$(outcome_in "$lsid" toolu
 check "held lock: the session closed" test -n "$(ev "select(.type == \"session.closed\" and .session == \"$lsid\") | .seq")"
 check "held lock: no incident" test -z "$(ev 'select(.type == "ledger.incident") | .seq')"
 
+# a subagent (the Task/Agent tool): its own session, linked to its parent and
+# the parent's call that started it, its call recorded, both closed
+jq '.permissions.allow += ["Task","Agent"]' .claude/settings.json >settings.tmp && mv settings.tmp .claude/settings.json
+run_claude agent '[{"name":"Task","input":{"description":"check","prompt":"run echo sub","subagent_type":"general-purpose"}},{"name":"Bash","input":{"command":"echo sub"}},"Sub done.","Done."]' "delegate it"
+gsid=$(jq -r .session_id "$work/out-agent.json")
+sub=$(ev "select(.type == \"session.opened\" and .parent == \"$gsid\") | .session" | tr -d '"')
+check "subagent: a session of its own, linked to the parent's Task call" \
+	test "$(ev "select(.type == \"session.opened\" and .session == \"$sub\") | .labels.parent_call" | tr -d '"')" = toolu_stub_1_1
+check "subagent: its call recorded in it" test "$(outcome_in "$sub" toolu_stub_2_1)" = ok
+check "subagent: the Task call completed in the parent" test "$(outcome_in "$gsid" toolu_stub_1_1)" = ok
+check "subagent: both sessions closed" \
+	test "$(ev "select(.type == \"session.closed\" and (.session == \"$sub\" or .session == \"$gsid\")) | .seq" | wc -l)" = 2
+
 # a docket ask under claude -p: nobody to prompt, the CLI refuses; settled, not pending
 ask=$work/ask
 mkdir -p "$ask/.claude"
@@ -159,6 +175,15 @@ check "killed: after --resume the call is dispatched (in doubt, or settled from 
 	test -n "$(ev "select(.type == \"tool.dispatched\" and .session == \"$ksid\") | .seq")" -a "$kstate" != undecided
 "$docket" -L "$work/ledger" recover --apply >/dev/null
 check "killed: settled, never asked about" test -z "$(ev "select(.type == \"approval.requested\" and .session == \"$ksid\") | .seq")"
+# disableAllHooks: Claude Code runs no hook at all; integrate --check says so (exit 1)
+jq '.disableAllHooks = true' .claude/settings.json >settings.tmp && mv settings.tmp .claude/settings.json
+"$docket" -L "$work/ledger" integrate claude --scope project --check >"$work/check.txt" 2>&1
+check "disableAllHooks: integrate --check fails" test $? -ne 0
+check "disableAllHooks: --check names it" grep -q 'disableAllHooks' "$work/check.txt"
+run_claude disabled '[{"name":"Bash","input":{"command":"echo off"}},"Done."]' "run it"
+dsid=$(jq -r .session_id "$work/out-disabled.json")
+check "disableAllHooks: the real CLI ran no docket hook (nothing recorded)" \
+	test -z "$(ev "select(.session == \"$dsid\") | .seq")"
 check "nothing pending at the end" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies at the end" verifies
 rc_end "$work/err.txt"

@@ -11,13 +11,14 @@
 #    `ls /nonexistent`: errors with their exit codes, issue 27), the
 #    rollout's policy adopted by the live session, and the rollout imported
 #    afterwards (--strict: every line type known) adding nothing.
+#    The rollout's settings are composed under docket's layer (all_of).
 #    Then `codex exec resume --last`: the resumed run's calls (a write, a
 #    denied rm, `false`) go on in a continuation linked to the first run's
 #    session, every session ends closed (Codex has no SessionEnd: docket
 #    closes at Stop), nothing pending.
 # 2. `codex app-server` behind `docket codex-relay`, driven by a scripted
-#    client (fixtures/codex/app_client.py) that accepts one command and
-#    declines the next: the approvals and the user's decisions recorded from
+#    client (fixtures/codex/app_client.py) that accepts one command,
+#    declines the next and interrupts (cancel) the third: the approvals and the user's decisions recorded from
 #    the protocol, the declined command not run, the rollout adding nothing.
 #
 # Assertions are on the ledger. Opt-in (DOCKET_REALCLIENT=1); skips (77) when
@@ -97,15 +98,17 @@ check "shell calls mapped as the importer maps them" \
 exit_of() { ev "select(.invocation == \"$1\" and .type == \"tool.completed\") | .exit_code"; }
 check "false: an error with exit code 1, not ok" test "$(outcome call_stub_6_1)/$(exit_of call_stub_6_1)" = error/1
 check "ls /nonexistent: an error with its exit code" test "$(outcome call_stub_7_1)/$(exit_of call_stub_7_1)" = error/2
-check "the live session has the rollout's policy (approval never)" \
-	test "$(ev 'select(.type == "policy.revised" and .format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
+check "the live session has the rollout's policy (approval never) under docket's layer" \
+	test "$(ev 'select(.type == "policy.revised") | .policy | objects | .all_of[1] | select(.format == "codex") | .policy.approval_policy' | tr -d '"' | tail -1)" = never
+first=$(ev 'select(.type == "session.opened" and .runtime == "codex" and .parent == null) | .session' | tr -d '"' | head -1)
+check "show lists the composed revision (revision 2, docket's layer over the rollout's settings)" \
+	test "$("$docket" -L "$work/ledger" show "$first" --json | jq -r '.policy_revisions[] | select(.reason | test("rollout")) | "\(.revision) \(.format)"')" = "2 docket"
 check "nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "ledger verifies" verifies
 rollout=$(find "$CODEX_HOME/sessions" -name 'rollout-*.jsonl' | head -1)
 check "strict import of the rollout after live adds nothing" imports_nothing codex "$rollout" --strict
 
 # ---- 1b. codex exec resume: the same session id again ----
-first=$(ev 'select(.type == "session.opened" and .runtime == "codex" and .parent == null) | .session' | tr -d '"' | head -1)
 check "the first run's session is closed at its Stop" \
 	test "$("$docket" -L "$work/ledger" sessions --json | jq -r "select(.session == \"$first\") | .state")" = closed
 timeout 180 "$codex" exec --skip-git-repo-check resume --last "go on" >"$work/out2.txt" 2>"$work/err2.txt"
@@ -119,21 +122,23 @@ check "resume: the denied rm did not run" test -f "$proj/precious.txt"
 check "resume: false is an error with exit code 1" test "$(outcome call_stub_11_1)/$(exit_of call_stub_11_1)" = error/1
 check "resume: every Codex session closed" \
 	test -z "$("$docket" -L "$work/ledger" sessions --json | jq -r 'select(.runtime == "codex" and .state != "closed") | .session')"
+check "resume: the continuation opens with the composed revision in force" \
+	test "$(ev "select(.session == \"$cont\" and .type == \"policy.revised\" and .revision == 1) | .policy.all_of[1].format" | tr -d '"')" = codex
 check "resume: nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "resume: ledger verifies" verifies
 
 # ---- 2. codex app-server behind docket codex-relay ----
 cat >"$work/relay-script.json" <<'JSON'
-[{"shell":"echo relayed > relayed.txt"},{"shell":"rm -f precious.txt"},"Done."]
+[{"shell":"echo relayed > relayed.txt"},{"shell":"rm -f precious.txt"},{"shell":"touch interrupted.txt"},"Done."]
 JSON
 start_stub relay "$here/openai_stub.py" --script "$work/relay-script.json"
 codex_config "$work/relay-home" "$STUB_PORT"   # no hooks: the relay alone
-echo '["accept","decline"]' >"$work/decisions.json"
+echo '["accept","decline","cancel"]' >"$work/decisions.json"
 CODEX_HOME=$work/relay-home timeout 180 python3 "$src/fixtures/codex/app_client.py" "$work/decisions.json" \
 	--sent "$work/sent.jsonl" --recv "$work/recv.jsonl" -- \
 	"$docket" -L "$work/ledger" codex-relay -- "$codex" app-server >"$work/relay-out.txt" 2>"$work/relay-err.txt"
 echo "app-server client: $(tr '\n' ' ' <"$work/relay-out.txt")"
-thread=$(jq -r 'select(.id == 2) | .result.thread.id' "$work/recv.jsonl")
+thread=$(jq -r 'select(.id == 2 and .result.thread.id != null) | .result.thread.id' "$work/recv.jsonl")
 rel() { ev "select(.session == \"$thread\" and .invocation == \"$1\" and .type == \"$2\") | $3" | tr -d '"'; }
 check "relay: the thread is a session" \
 	test "$(ev "select(.type == \"session.opened\" and .session == \"$thread\") | .labels.capture" | tr -d '"')" = codex-relay
@@ -146,6 +151,10 @@ check "relay: the user's decline recorded" test "$(rel call_stub_2_1 approval.se
 check "relay: the declined command ends denied" test "$(rel call_stub_2_1 tool.completed .status)" = denied
 check "relay: the declined rm did not run" test -f "$proj/precious.txt"
 check "relay: the offered decisions are in the prompt" grep -q 'offered: accept' <<<"$(rel call_stub_2_1 approval.requested .prompt)"
+check "relay: the interrupted approval (cancel) is aborted, never approved" \
+	test "$(rel call_stub_3_1 approval.settled .result)" = aborted
+check "relay: the interrupted command never dispatched" test -z "$(rel call_stub_3_1 tool.dispatched .seq)"
+check "relay: the interrupted command did not run" test ! -e "$proj/interrupted.txt"
 check "relay: nothing pending" test -z "$("$docket" -L "$work/ledger" pending --json)"
 check "relay: ledger verifies" verifies
 rollout=$(find "$work/relay-home/sessions" -name 'rollout-*.jsonl' | head -1)
