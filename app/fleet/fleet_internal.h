@@ -86,11 +86,11 @@ void fleet_event_columns(fleet_columns *out, const json_t *ev);
  * settlements): the predicate of the partial index docket_events_replayed
  * (schema 7), in seq order by ledger. */
 #define FLEET_REPLAYED_TYPES "('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
-/* docket_events' rows as FLEET_CALLS_OF's source (a settlement's result
- * read from its event) */
-#define FLEET_EVENTS_AS_CALL_ROWS                                                                          \
+/* docket_events' rows (those `where` selects) as FLEET_CALLS_OF's source
+ * (a settlement's result read from its event) */
+#define FLEET_EVENTS_AS_CALL_ROWS(where)                                                                   \
 	"(SELECT ledger_id, seq, time, type, session, invocation, verdict, status,"                       \
-	" CASE WHEN type = 'approval.settled' THEN event ->> 'result' END AS result FROM docket_events) e"
+	" CASE WHEN type = 'approval.settled' THEN event ->> 'result' END AS result FROM docket_events " where ") e"
 
 int fleet_schema_latest(void);
 /* 0 when the database has no docket schema. */

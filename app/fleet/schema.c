@@ -1343,7 +1343,7 @@ static const char *const m7[] = {
 	"  PRIMARY KEY (ledger_id, session, invocation));\n"
 	"REVOKE ALL ON docket_calls FROM PUBLIC;\n"
 	"GRANT SELECT ON docket_calls TO docket_reader;\n"
-	"INSERT INTO docket_calls " FLEET_CALLS_OF(FLEET_EVENTS_AS_CALL_ROWS) ";\n"
+	"INSERT INTO docket_calls " FLEET_CALLS_OF(FLEET_EVENTS_AS_CALL_ROWS("")) ";\n"
 	"CREATE INDEX docket_events_replayed ON docket_events (ledger_id, seq) WHERE type IN " FLEET_REPLAYED_TYPES ";\n",
 
 	"CREATE OR REPLACE FUNCTION docket_events_insert(p_ledger text, p_after bigint) RETURNS bigint\n"

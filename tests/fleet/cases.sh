@@ -131,7 +131,8 @@ case_forged() {
 	for sql in "INSERT INTO docket_events (ledger_id, seq, time, type, event, payload, hash) VALUES ('$id', 25, now(), 'x', '{}', '', '')" \
 		"UPDATE docket_ledgers SET high_seq = 0" "DELETE FROM docket_events" "UPDATE docket_events SET type = 'x'" \
 		"DELETE FROM docket_incidents" "INSERT INTO docket_incidents (ledger_id, kind, detail) VALUES ('$id', 'x', 'y')" \
-		"SELECT docket_partition_for(now())"; do
+		"SELECT docket_partition_for(now())" "SELECT * FROM docket_calls" "UPDATE docket_calls SET requests = 0" \
+		"INSERT INTO docket_calls (ledger_id, session, invocation, requests, dispatched, for_session) VALUES ('$id', 's', 'c', 9, true, false)"; do
 		PGPASSWORD=pwb pg_sql -U mb -c "$sql" >out 2>err && fail "mb could run: $sql"
 		grep -q "permission denied" err || fail "$sql: $(cat err)"
 	done
@@ -553,9 +554,54 @@ PY
 		fail "incidents: $(pg_sql -c 'SELECT kind, role, detail FROM docket_incidents')"
 	[ "$(pg_sql -c "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docket_events_%'")" = 0 ] ||
 		fail "a refused batch made partitions: $(pg_sql -c "SELECT tablename FROM pg_tables WHERE tablename LIKE 'docket_events_%'")"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_calls")" = 0 ] || fail "a refused batch left call records"
 	# the genuine rows, the same way: accepted, and fleet verify agrees
 	got=$(ingest_as mf pwf "$id" f "$n" genuine.tsv)
 	[ "$got" = "ok $n $n new events" ] || fail "genuine batch: $got"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# each call's record is what the ledger's own log says (computed here)
+	pg_sql -c "SELECT session, invocation, requests, coalesce(result, '-'), coalesce(outcome, '-'), dispatched,
+		coalesce(intent_seq, 0), for_session FROM docket_calls ORDER BY 1, 2" >calls || fail "docket_calls"
+	python3 - local.jsonl calls <<'PY' || fail "docket_calls is not what the log says: $(cat calls)"
+import json, sys
+calls = {}
+for ev in map(json.loads, open(sys.argv[1])):
+    if not ev.get("session") or not ev.get("invocation") or ev["type"] not in (
+            "tool.intent", "approval.requested", "approval.settled", "recovery.action", "tool.dispatched",
+            "tool.completed"):
+        continue
+    c = calls.setdefault((ev["session"], ev["invocation"]), dict(req=0, res="-", out=None, disp="f", intent=0,
+                                                                 fs="f"))
+    t = ev["type"]
+    if t == "approval.requested":
+        c["req"] += 1
+    elif t == "approval.settled":
+        c["res"] = ev.get("result", "-")
+        c["fs"] = "t" if ev.get("result") == "approved_for_session" or c["fs"] == "t" else "f"
+    elif t == "tool.completed" and c["out"] is None:
+        c["out"] = ev.get("status", "-")
+    elif t == "tool.dispatched":
+        c["disp"] = "t"
+    elif t == "tool.intent" and not c["intent"]:
+        c["intent"] = ev["seq"]
+want = ["%s|%s|%d|%s|%s|%s|%d|%s" % (s, i, c["req"], c["res"], c["out"] or "-", c["disp"], c["intent"], c["fs"])
+        for (s, i), c in sorted(calls.items())]
+got = open(sys.argv[2]).read().split()
+assert got == want and any(c["req"] for c in calls.values()), (got, want)
+PY
+	# a call's record edited, added or removed in the database: fleet verify says so
+	pg_sql -c "CREATE TABLE saved_calls AS SELECT * FROM docket_calls"
+	while IFS='|' read -r what sql; do
+		pg_sql -c "$sql" || fail "cannot forge $what"
+		expect_exit 1 docket fleet verify --db "$PG_URL"
+		grep -q "docket_calls: call .* $what" out || fail "verify does not find the call record that $what: $(cat out)"
+		pg_sql -c "DELETE FROM docket_calls; INSERT INTO docket_calls SELECT * FROM saved_calls"
+	done <<SQL
+is not what its events say|UPDATE docket_calls SET requests = requests + 1 WHERE ctid = (SELECT min(ctid) FROM docket_calls)
+is not what its events say|UPDATE docket_calls SET dispatched = NOT dispatched WHERE ctid = (SELECT max(ctid) FROM docket_calls)
+has no record|DELETE FROM docket_calls WHERE ctid = (SELECT min(ctid) FROM docket_calls)
+has a record but no event|INSERT INTO docket_calls (ledger_id, session, invocation, requests, dispatched, for_session) VALUES ('$id', 'zz', 'forged', 1, true, false)
+SQL
 	expect_exit 0 docket fleet verify --db "$PG_URL"
 	# what the views show is what the ledger says
 	[ "$(pg_sql -c "SELECT string_agg(actor || ' ' || result, ',' ORDER BY seq) FROM docket_approvals")" = \
@@ -1131,7 +1177,7 @@ case_migrate_4() {
 	pg_sql -d "$old" -c "$views" >v4 || fail "views at 4"
 	[ "$(grep -c . v4)" -gt 100 ] && grep -q '|late|shell|' v4 && grep -q 'require_escalated' v4 || fail "too few rows: $(wc -l <v4)"
 	expect_exit 0 docket fleet init --db "$old"
-	grep -q "migrated the fleet schema from version 4 to 6" out || fail "migration: $(cat out)"
+	grep -q "migrated the fleet schema from version 4 to 7" out || fail "migration: $(cat out)"
 	pg_sql -d "$old" -c "$views" >v5 || fail "views at 5"
 	diff v4 v5 >&2 || fail "the views' rows changed with the migration"
 	pg_sql -d "$old" -c "$raw" >raw || fail "raw"
@@ -1148,4 +1194,62 @@ case_migrate_4() {
 	ledger C c.jsonl
 	expect_exit 0 docket -L C ship --to "$old" --host C
 	expect_exit 0 docket fleet verify --db "$old"
+}
+
+# Migration 7 (issue 35): per-call records kept at ingest. A store made by
+# migrations 1 to 6, fed batches through schema 6's own ingest function,
+# refused by `replay --from`, then migrated by `fleet init`: its
+# docket_calls (filled by the migration in one pass) is the same as that of
+# a store shipped at schema 7 in batches of 50 (kept batch by batch), the
+# fleet replay of either is the local replay, every month's partition has
+# the partial index of the replayed events, fleet verify passes; events
+# shipped after the migration extend the records the same way.
+case_migrate_6() {
+	python3 "$FLEET_HERE/gen_mix.py" 6 1200 2025-01 >a.jsonl
+	python3 "$GEN" v 20 2025-03-01 >b.jsonl
+	ledger A a.jsonl "$FIXTURES/replay/sessions.jsonl"
+	local id old="postgresql:///m6_$PGDATABASE?host=$PG_DIR&user=docket_admin" db
+	local calls="SELECT * FROM docket_calls ORDER BY ledger_id, session, invocation"
+	id=$(ledger_id A)
+	expect_exit 0 docket -L A ship --to "$PG_URL" --host A --batch 50
+	pg_sql -d postgres -c "CREATE DATABASE m6_$PGDATABASE" || exit 99
+	DOCKET_FLEET_INIT_UPTO=6 docket fleet init --db "$old" >out || fail "init at 6"
+	[ "$(pg_sql -d "$old" -c 'SELECT max(version) FROM docket_schema')" = 6 ] || fail "not a schema 6 store"
+	pg_sql -c "COPY (SELECT seq, event ->> 'time', type, session, invocation, tool, verdict, status, actor,
+		policy_revision, event, payload, hash FROM docket_events WHERE ledger_id = '$id' ORDER BY seq) TO STDOUT" >rows
+	[ "$(pg_sql -d "$old" -c 'CREATE TEMP TABLE docket_batch OF docket_batch_row' -c '\copy docket_batch FROM rows' \
+		-c "SELECT status FROM docket_ingest('$id', 'A', $(wc -l <rows))")" = ok ] || fail "schema 6 ingest"
+	expect_exit 3 docket replay --from "$old" --policy "$FIXTURES/replay/strict.yaml"
+	expect_exit 0 docket fleet init --db "$old"
+	grep -q "migrated the fleet schema from version 6 to 7" out || fail "migration: $(cat out)"
+	pg_sql -c "$calls" >kept
+	pg_sql -d "$old" -c "$calls" >filled
+	[ "$(grep -c . kept)" -gt 100 ] && grep -q '|t$' kept || fail "too few call records: $(wc -l <kept)"
+	diff kept filled >&2 || fail "the migration's records differ from those kept at ingest"
+	[ "$(pg_sql -d "$old" -c "SELECT count(*) FILTER (WHERE indexdef LIKE '%(ledger_id, seq) WHERE (type = ANY%'),
+		count(DISTINCT tablename) FROM pg_indexes WHERE tablename ~ '^docket_events_20'")" = "2|2" ] ||
+		fail "index: $(pg_sql -d "$old" -c "SELECT tablename, indexdef FROM pg_indexes WHERE tablename ~ '^docket_events_20'")"
+	expect_exit 0 docket fleet verify --db "$old"
+	docket -L A record b.jsonl >/dev/null || exit 99
+	for db in "$PG_URL" "$old"; do
+		expect_exit 0 docket -L A ship --to "$db" --host A --batch 40
+		expect_exit 0 docket fleet verify --db "$db"
+		docket -L A replay --policy "$FIXTURES/replay/strict.yaml" --format json >local.json
+		docket replay --from "$db" --policy "$FIXTURES/replay/strict.yaml" --format json >fleet.json
+		python3 - local.json fleet.json "$id" A <<'PY' || fail "$db: fleet replay is not the local replay"
+import json, sys
+local, fleet = (json.load(open(x)) for x in sys.argv[1:3])
+for part in ("changes", "undecided"):
+    for c in local[part]:
+        c["ledger"], c["host"] = sys.argv[3], sys.argv[4]
+for s in local.get("sessions", []):
+    s["host"] = sys.argv[4]
+assert local["totals"]["calls"] > 200 and (local["changes"] or local["undecided"])
+sys.exit(0 if local == fleet else 1)
+PY
+	done
+	pg_sql -c "$calls" >kept
+	pg_sql -d "$old" -c "$calls" >filled
+	diff kept filled >&2 || fail "the records after the migration differ from those kept at ingest"
+	pg_sql -d postgres -c "DROP DATABASE m6_$PGDATABASE WITH (FORCE)"
 }
