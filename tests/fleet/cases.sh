@@ -57,7 +57,7 @@ case_kill_resume() {
 	id=$(ledger_id A)
 	n=$(docket -L A stats --json | jq -r .events)
 	for t in $(seq 1 "$trials"); do
-		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
+		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'; DELETE FROM docket_calls WHERE ledger_id = '$id'"
 		# up to 4 kills at random points, then a run that may finish
 		for k in 1 2 3 4 5; do
 			"$docket_bin" -L A ship --to "$PG_URL" --batch 23 >/dev/null 2>err &
@@ -103,7 +103,7 @@ case_rewritten() {
 	printf '%s\n' '{"type":"session.opened","session":"x","cwd":"/b","time":"2025-03-14T10:00:00Z"}' >x2.jsonl
 	cp -a C D
 	docket -L C record x1.jsonl >/dev/null && docket -L D record x2.jsonl >/dev/null || exit 99
-	pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
+	pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'; DELETE FROM docket_calls WHERE ledger_id = '$id'"
 	expect_exit 0 docket -L C ship --to "$PG_URL"
 	expect_exit 1 docket -L D ship --to "$PG_URL"
 	grep -q "rewritten" out || fail "same-length rewrite: $(cat out)"
