@@ -287,6 +287,23 @@ assert f["totals"]["calls"] > 0
 assert f["changes"] or f["undecided"]
 PY
 	done
+	# one session: what its calls' records and events give is the local replay of that session
+	local s
+	for s in s-codex s-import s-win; do
+		docket -L A replay --session "$s" --policy "$FIXTURES/replay/strict.yaml" --format json >s.json
+		expect_exit 0 docket replay --from "$PG_URL" --host a --session "$s" --policy "$FIXTURES/replay/strict.yaml" \
+			--format json
+		python3 - s.json out "$ida" <<'PY' || fail "session $s: fleet replay is not the local one: $(cat out)"
+import json, sys
+a, f = (json.load(open(x)) for x in sys.argv[1:3])
+for part in ("changes", "undecided"):
+    for c in a[part]:
+        c["ledger"], c["host"] = sys.argv[3], "a"
+for x in a.get("sessions", []):
+    x["host"] = "a"
+assert a["totals"]["calls"] > 0 and a == f, (a, f)
+PY
+	done
 	# the table names each call's session host/session
 	docket -L A replay --policy "$FIXTURES/replay/strict.yaml" >a.txt
 	expect_exit 0 docket replay --from "$PG_URL" --host a --policy "$FIXTURES/replay/strict.yaml"
