@@ -483,6 +483,20 @@ PY
 		fail "head after more.tsv"
 }
 
+# verify_finds TABLE PREFIX SUFFIX <<<"WHAT|SQL" lines: after each SQL (an
+# edit of TABLE in the database), fleet verify fails saying PREFIX WHAT
+# SUFFIX; TABLE is restored after each
+verify_finds() {
+	local what sql
+	pg_sql -c "CREATE TABLE saved_$1 AS SELECT * FROM $1"
+	while IFS='|' read -r what sql; do
+		pg_sql -c "$sql" || fail "cannot forge $what"
+		expect_exit 1 docket fleet verify --db "$PG_URL"
+		grep -q "$2$what$3" out || fail "verify does not say '$2$what$3': $(cat out)"
+		pg_sql -c "DELETE FROM $1; INSERT INTO $1 SELECT * FROM saved_$1"
+	done
+}
+
 # A forging shipper (issue 28): genuine payloads and chain hashes, with one
 # decoded column changed, sent through the shipping protocol as the
 # shipping role. The genuine rows are built here: payloads and hashes as an
@@ -607,13 +621,7 @@ got = open(sys.argv[2]).read().split()
 assert got == want and any(c["req"] for c in calls.values()), (got, want)
 PY
 	# a call's record edited, added or removed in the database: fleet verify says so
-	pg_sql -c "CREATE TABLE saved_calls AS SELECT * FROM docket_calls"
-	while IFS='|' read -r what sql; do
-		pg_sql -c "$sql" || fail "cannot forge $what"
-		expect_exit 1 docket fleet verify --db "$PG_URL"
-		grep -q "docket_calls: call .* $what" out || fail "verify does not find the call record that $what: $(cat out)"
-		pg_sql -c "DELETE FROM docket_calls; INSERT INTO docket_calls SELECT * FROM saved_calls"
-	done <<SQL
+	verify_finds docket_calls "docket_calls: call .* " "" <<SQL
 is not what its events say|UPDATE docket_calls SET requests = requests + 1 WHERE ctid = (SELECT min(ctid) FROM docket_calls)
 is not what its events say|UPDATE docket_calls SET dispatched = NOT dispatched WHERE ctid = (SELECT max(ctid) FROM docket_calls)
 has no record|DELETE FROM docket_calls WHERE ctid = (SELECT min(ctid) FROM docket_calls)
@@ -625,15 +633,9 @@ SQL
 		"$(jq -r 'select(.type == "approval.settled") | .actor + " " + .result' local.jsonl | paste -sd,)" ] ||
 		fail "docket_approvals: $(pg_sql -c 'SELECT * FROM docket_approvals')"
 	# forged in the database: fleet verify names the column
-	local settled intent done policy sql
+	local settled intent done policy
 	read -r settled intent done policy <rows
-	pg_sql -c "CREATE TABLE saved AS SELECT * FROM docket_events"
-	while IFS='|' read -r col sql; do
-		pg_sql -c "$sql" || fail "cannot forge $col"
-		expect_exit 1 docket fleet verify --db "$PG_URL"
-		grep -q "column $col " out || fail "verify does not name column $col: $(cat out)"
-		pg_sql -c "DELETE FROM docket_events; INSERT INTO docket_events SELECT * FROM saved"
-	done <<SQL
+	verify_finds docket_events "column " " " <<SQL
 actor|UPDATE docket_events SET actor = 'user:ceo' WHERE seq = $settled
 event|UPDATE docket_events SET event = jsonb_set(event, '{actor}', '"user:ceo"') WHERE seq = $settled
 verdict|UPDATE docket_events SET verdict = 'allowed' WHERE seq = $intent
