@@ -28,7 +28,7 @@
 typedef struct docket_fleet docket_fleet;
 
 /* The schema version this docket writes and reads (docs/fleet.md). */
-#define DOCKET_FLEET_SCHEMA_VERSION 6
+#define DOCKET_FLEET_SCHEMA_VERSION 7
 
 /*
  * Connect. DOCKET_EINVALID: libpq cannot parse `conninfo`; DOCKET_ESTORAGE:

@@ -53,6 +53,45 @@ void fleet_event_columns(fleet_columns *out, const json_t *ev);
 
 /* ---- schema.c ---- */
 
+/* What each call's history says (a local ledger's invocation record), one
+ * row per call, aggregated from rows of `src` (a FROM item with the columns
+ * ledger_id, seq, time, type, session, invocation, verdict, status and
+ * result, the settlement's): the approval requests, the last settlement and
+ * its result, the first recovery evaluation with a verdict and the first
+ * outcome, whether it was dispatched, the first intent's key (seq, time),
+ * whether an answer was approved_for_session. The columns of docket_calls
+ * (schema 7) in their order: the ingest function keeps it from the rows it
+ * derived, migration 7 fills it, fleet verify recomputes it. */
+#define FLEET_CALL_TYPES                                                                                   \
+	"('tool.intent', 'approval.requested', 'approval.settled', 'recovery.action', 'tool.dispatched',"  \
+	" 'tool.completed')"
+#define FLEET_CALLS_OF(src)                                                                                \
+	"SELECT ledger_id, session, invocation,"                                                           \
+	" count(*) FILTER (WHERE type = 'approval.requested')::integer AS requests,"                      \
+	" max(seq) FILTER (WHERE type = 'approval.requested') AS last_request,"                           \
+	" max(seq) FILTER (WHERE type = 'approval.settled') AS last_settled,"                             \
+	" (array_agg(result ORDER BY seq DESC) FILTER (WHERE type = 'approval.settled'))[1] AS result,"    \
+	" min(seq) FILTER (WHERE type = 'recovery.action' AND verdict IS NOT NULL) AS evaluated_seq,"      \
+	" (array_agg(verdict ORDER BY seq) FILTER (WHERE type = 'recovery.action' AND verdict IS NOT NULL))[1]" \
+	" AS evaluated,"                                                                                   \
+	" min(seq) FILTER (WHERE type = 'tool.completed') AS outcome_seq,"                                \
+	" (array_agg(status ORDER BY seq) FILTER (WHERE type = 'tool.completed'))[1] AS outcome,"          \
+	" bool_or(type = 'tool.dispatched') AS dispatched,"                                                \
+	" min(seq) FILTER (WHERE type = 'tool.intent') AS intent_seq,"                                    \
+	" (array_agg(time ORDER BY seq) FILTER (WHERE type = 'tool.intent'))[1] AS intent_time,"           \
+	" bool_or(type = 'approval.settled' AND result IS NOT DISTINCT FROM 'approved_for_session') AS for_session" \
+	" FROM " src " WHERE session IS NOT NULL AND invocation IS NOT NULL AND type IN " FLEET_CALL_TYPES  \
+	" GROUP BY ledger_id, session, invocation"
+/* The events a replay reads (lib/replay: sessions, policies, intents,
+ * settlements): the predicate of the partial index docket_events_replayed
+ * (schema 7), in seq order by ledger. */
+#define FLEET_REPLAYED_TYPES "('session.opened', 'session.closed', 'policy.revised', 'tool.intent', 'approval.settled')"
+/* docket_events' rows (those `where` selects) as FLEET_CALLS_OF's source
+ * (a settlement's result read from its event) */
+#define FLEET_EVENTS_AS_CALL_ROWS(where)                                                                   \
+	"(SELECT ledger_id, seq, time, type, session, invocation, verdict, status,"                       \
+	" CASE WHEN type = 'approval.settled' THEN event ->> 'result' END AS result FROM docket_events " where ") e"
+
 int fleet_schema_latest(void);
 /* 0 when the database has no docket schema. */
 int fleet_schema_version(docket_fleet *f, int *out);
@@ -73,6 +112,9 @@ int fleet_cursor_declare(docket_fleet *f, const char *sql, int n, const char *co
 int fleet_fetch_chunk(PGresult **out, docket_fleet *f, int rows, const char *what);
 int fleet_cursor_close(docket_fleet *f, int error);
 typedef int (*fleet_row_cb)(void *ctx, const PGresult *res, int row);
+/* `cb` on every row the open cursor has left, fetched `chunk` rows at a
+ * time (the cursor stays open). */
+int fleet_cursor_rows(docket_fleet *f, int chunk, fleet_row_cb cb, void *ctx);
 /* `sql` through a cursor of its own snapshot, `cb` on every row. */
 int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, fleet_row_cb cb,
 		      void *ctx);

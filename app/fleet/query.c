@@ -98,25 +98,32 @@ int fleet_cursor_close(docket_fleet *f, int error)
 	return error;
 }
 
-int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, fleet_row_cb cb,
-		      void *ctx)
+int fleet_cursor_rows(docket_fleet *f, int chunk, fleet_row_cb cb, void *ctx)
 {
 	PGresult *res = NULL;
 	int rows, error;
 
-	if ((error = fleet_cursor_open(f, sql, n, params)) < 0)
-		return error;
 	do {
-		if ((error = fleet_fetch_chunk(&res, f, FETCH_CHUNK, "fleet database")) < 0)
+		if ((error = fleet_fetch_chunk(&res, f, chunk, "fleet database")) < 0)
 			break;
 		rows = PQntuples(res);
 		for (int i = 0; i < rows && error == 0; i++)
 			error = cb(ctx, res, i);
 		PQclear(res);
 		res = NULL;
-	} while (error == 0 && rows == FETCH_CHUNK);  /* fewer: the last chunk */
+	} while (error == 0 && rows == chunk);  /* fewer: the last chunk */
 	PQclear(res);
-	return fleet_cursor_close(f, error);
+	return error;
+}
+
+int fleet_cursor_each(docket_fleet *f, const char *sql, int n, const char *const *params, fleet_row_cb cb,
+		      void *ctx)
+{
+	int error;
+
+	if ((error = fleet_cursor_open(f, sql, n, params)) < 0)
+		return error;
+	return fleet_cursor_close(f, fleet_cursor_rows(f, FETCH_CHUNK, cb, ctx));
 }
 
 uint64_t fleet_bin_u64(const PGresult *res, int row, int c)

@@ -386,6 +386,31 @@ static const char *const m2[] = {
 	NULL
 };
 
+/* docket_events_insert (migration 3's; migration 7's adds the CTE
+ * `with`, a ",\n  name AS (...)" that sees d): the rows of the batch
+ * after seq p_after into docket_events, each as derived from its payload;
+ * returns how many of them were sent with a column that is not what their
+ * payload says (the caller refuses the batch then, and the insert is
+ * rolled back with it). */
+#define FLEET_EVENTS_INSERT(create, with)                                                                  \
+	create " docket_events_insert(p_ledger text, p_after bigint) RETURNS bigint\n"                     \
+	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"                 \
+	"DECLARE\n"                                                                                        \
+	"  forged bigint;\n"                                                                               \
+	"BEGIN\n"                                                                                          \
+	"  WITH d AS MATERIALIZED (\n"                                                                     \
+	"    SELECT b, docket_event_row(b.payload, b.seq, b.hash) AS r\n"                                  \
+	"    FROM pg_temp.docket_batch b WHERE b.seq > p_after),\n"                                        \
+	"  ins AS (\n"                                                                                     \
+	"    INSERT INTO docket_events (ledger_id, seq, time, type, session, invocation, tool, verdict,\n"  \
+	"                               status, actor, policy_revision, event, payload, hash)\n"           \
+	"    SELECT p_ledger, (b).seq, (r).time::timestamptz, (r).type, (r).session, (r).invocation, (r).tool,\n" \
+	"           (r).verdict, (r).status, (r).actor, (r).policy_revision, (r).event, (b).payload, (b).hash\n" \
+	"    FROM d RETURNING 1)" with "\n"                                                                \
+	"  SELECT count(*) INTO forged FROM d WHERE NOT docket_column_same(b, r);\n"                       \
+	"  RETURN forged;\n"                                                                               \
+	"END $f$;\n"
+
 /*
  * Migration 3: the store derives, never trusts (issue 28). A shipper sends
  * genuine payloads; everything else in a row (the event jsonb and every
@@ -719,27 +744,7 @@ static const char *const m3[] = {
 	"    AND c.relkind = 'r' AND c.relpersistence = 't' AND NOT c.relrowsecurity\n"
 	"    AND NOT c.relhasrules AND c.reloftype = 'docket_batch_row'::regtype) $f$;\n",
 
-	/* The rows of the batch after seq p_after into docket_events, each as
-	 * derived from its payload; returns how many of them were sent with a
-	 * column that is not what their payload says (the caller refuses the
-	 * batch then, and the insert is rolled back with it). */
-	"CREATE FUNCTION docket_events_insert(p_ledger text, p_after bigint) RETURNS bigint\n"
-	"LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$\n"
-	"DECLARE\n"
-	"  forged bigint;\n"
-	"BEGIN\n"
-	"  WITH d AS MATERIALIZED (\n"
-	"    SELECT b, docket_event_row(b.payload, b.seq, b.hash) AS r\n"
-	"    FROM pg_temp.docket_batch b WHERE b.seq > p_after),\n"
-	"  ins AS (\n"
-	"    INSERT INTO docket_events (ledger_id, seq, time, type, session, invocation, tool, verdict,\n"
-	"                               status, actor, policy_revision, event, payload, hash)\n"
-	"    SELECT p_ledger, (b).seq, (r).time::timestamptz, (r).type, (r).session, (r).invocation, (r).tool,\n"
-	"           (r).verdict, (r).status, (r).actor, (r).policy_revision, (r).event, (b).payload, (b).hash\n"
-	"    FROM d RETURNING 1)\n"
-	"  SELECT count(*) INTO forged FROM d WHERE NOT docket_column_same(b, r);\n"
-	"  RETURN forged;\n"
-	"END $f$;\n",
+	FLEET_EVENTS_INSERT("CREATE FUNCTION", ""),
 
 	/* The reference check, row by row (migration 1's, with the host, the
 	 * columns and the partitions): it finds the first thing wrong and
@@ -1323,6 +1328,54 @@ static const char *const m6[] = {
 };
 
 /*
+ * Migration 7: per-call history records (issue 35). A fleet replay read
+ * every event of a ledger to fold each call's history in the client;
+ * docket_calls holds that history, one row per call (FLEET_CALLS_OF),
+ * kept by docket_events_insert in the same statement as the rows it
+ * derives from their payloads (so nothing a shipper sends but the payloads
+ * reaches it), merged with the call's row from earlier batches: batches
+ * arrive in seq order, so a first (an intent, an evaluation, an outcome)
+ * already held stays, a later settlement replaces the result. Shipping
+ * roles have no privilege on it; fleet verify recomputes it from the
+ * events it has verified.
+ */
+static const char *const m7[] = {
+	"CREATE TABLE docket_calls (\n"
+	"  ledger_id text NOT NULL, session text NOT NULL, invocation text NOT NULL,\n"
+	"  requests integer NOT NULL, last_request bigint, last_settled bigint, result text,\n"
+	"  evaluated_seq bigint, evaluated text, outcome_seq bigint, outcome text, dispatched boolean NOT NULL,\n"
+	"  intent_seq bigint, intent_time timestamptz, for_session boolean NOT NULL,\n"
+	"  PRIMARY KEY (ledger_id, session, invocation));\n"
+	"REVOKE ALL ON docket_calls FROM PUBLIC;\n"
+	"GRANT SELECT ON docket_calls TO docket_reader;\n"
+	"INSERT INTO docket_calls " FLEET_CALLS_OF(FLEET_EVENTS_AS_CALL_ROWS("")) ";\n"
+	"CREATE INDEX docket_events_replayed ON docket_events (ledger_id, seq) WHERE type IN " FLEET_REPLAYED_TYPES ";\n",
+
+	FLEET_EVENTS_INSERT("CREATE OR REPLACE FUNCTION",
+		",\n  calls AS (\n"
+		"    INSERT INTO docket_calls AS c " FLEET_CALLS_OF(
+			"(SELECT p_ledger AS ledger_id, (b).seq, (r).time::timestamptz AS time, (r).type, (r).session,"
+			" (r).invocation, (r).verdict, (r).status, (r).event ->> 'result' AS result FROM d) x") "\n"
+		"    ON CONFLICT (ledger_id, session, invocation) DO UPDATE SET\n"
+		"      requests = c.requests + excluded.requests,\n"
+		"      last_request = greatest(c.last_request, excluded.last_request),\n"
+		"      last_settled = greatest(c.last_settled, excluded.last_settled),\n"
+		"      result = CASE WHEN excluded.last_settled > coalesce(c.last_settled, 0) THEN excluded.result\n"
+		"                    ELSE c.result END,\n"
+		"      evaluated_seq = coalesce(c.evaluated_seq, excluded.evaluated_seq),\n"
+		"      evaluated = CASE WHEN c.evaluated_seq IS NULL THEN excluded.evaluated ELSE c.evaluated END,\n"
+		"      outcome_seq = coalesce(c.outcome_seq, excluded.outcome_seq),\n"
+		"      outcome = CASE WHEN c.outcome_seq IS NULL THEN excluded.outcome ELSE c.outcome END,\n"
+		"      dispatched = c.dispatched OR excluded.dispatched,\n"
+		"      intent_seq = coalesce(c.intent_seq, excluded.intent_seq),\n"
+		"      intent_time = CASE WHEN c.intent_seq IS NULL THEN excluded.intent_time ELSE c.intent_time END,\n"
+		"      for_session = c.for_session OR excluded.for_session\n"
+		"    RETURNING 1)"),
+	"REVOKE ALL ON FUNCTION docket_events_insert(text, bigint) FROM PUBLIC;\n",
+	NULL
+};
+
+/*
  * docket_pb_names(): the names the server's decoder gives enumeration values
  * and event bodies, written from this docket's own tables (ledger/event.c),
  * so that the server and the ledger cannot disagree on a name.
@@ -1398,6 +1451,7 @@ static const migration migrations[] = {
 	{ 4, "views and indexes for a fleet at scale, a faster decoder", m4, create_members },
 	{ 5, "covering and partial indexes for month-wide reports, views that read args only when selected", m5, NULL },
 	{ 6, "frames: batch rows of seq, time, payload and hash, the rest derived", m6, NULL },
+	{ 7, "per-call history records kept at ingest", m7, NULL },
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -7,8 +7,10 @@
  * row (the event jsonb, time, type, session, invocation, tool, verdict,
  * status, actor, policy revision: what fleet queries and the views read)
  * must be what the payload says; the end of the
- * chain must be the head docket_ingest recorded; each shipped checkpoint must
- * name the chain hash at its seq and the digest of the one before it.
+ * chain must be the head docket_ingest recorded; the per-call records
+ * (docket_calls) must be what the verified events say; each shipped
+ * checkpoint must name the chain hash at its seq and the digest of the one
+ * before it.
  */
 #include <stddef.h>
 #include <string.h>
@@ -249,6 +251,34 @@ static int check_checkpoints(docket_fleet *f, vstate *v, const char *head_hex)
 	return error;
 }
 
+/* docket_calls (schema 7: what replay --from reads of each call's history)
+ * holds exactly the calls the verified events make, each as they say:
+ * recomputed here from the rows check_events verified, in plain SQL (no
+ * function of the store's), so a record edited, added or removed in the
+ * database shows. */
+static int check_calls(docket_fleet *f, vstate *v)
+{
+	static const char sql[] =
+		"SELECT coalesce(x.session, c.session), coalesce(x.invocation, c.invocation), x.session IS NULL,"
+		" c.session IS NULL FROM (" FLEET_CALLS_OF(FLEET_EVENTS_AS_CALL_ROWS("WHERE ledger_id = $1")) ") x"
+		" FULL JOIN (SELECT * FROM docket_calls WHERE ledger_id = $1) c"
+		" ON c.session = x.session AND c.invocation = x.invocation"
+		" WHERE ROW(x.*) IS DISTINCT FROM ROW(c.*) ORDER BY 1, 2 LIMIT 1";
+	const char *params[1] = { v->r->ledger.ledger_id };
+	PGresult *res = NULL;
+	int error;
+
+	if ((error = fleet_query(&res, f, sql, 1, params)) < 0)
+		return error;
+	if (PQntuples(res) == 1)
+		error = BAD(v, 0, "docket_calls: call %s/%s %s", PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
+			    strcmp(PQgetvalue(res, 0, 2), "t") == 0 ? "has a record but no event"
+			    : strcmp(PQgetvalue(res, 0, 3), "t") == 0 ? "has no record"
+			    : "has a record that is not what its events say");
+	PQclear(res);
+	return error;
+}
+
 /* The ledger's host is bound (docket_hosts) to the role that owns the
  * ledger, or to a role it is a member of: a host name edited in
  * docket_ledgers, or a binding edited in docket_hosts, shows here. */
@@ -297,7 +327,8 @@ static int verify_one(void *vctx, const docket_fleet_ledger *l)
 	v.r = &r;
 	v.key = c->key;
 	memcpy(v.key_id, c->key_id, sizeof(v.key_id));
-	if ((error = check_host(c->f, &v)) == 0 && (error = check_events(c->f, &v)) == 0)
+	if ((error = check_host(c->f, &v)) == 0 && (error = check_events(c->f, &v)) == 0 &&
+	    (error = check_calls(c->f, &v)) == 0)
 		error = check_checkpoints(c->f, &v, head_hex);
 	if (error < 0)
 		return error;

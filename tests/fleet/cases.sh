@@ -57,7 +57,7 @@ case_kill_resume() {
 	id=$(ledger_id A)
 	n=$(docket -L A stats --json | jq -r .events)
 	for t in $(seq 1 "$trials"); do
-		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
+		pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'; DELETE FROM docket_calls WHERE ledger_id = '$id'"
 		# up to 4 kills at random points, then a run that may finish
 		for k in 1 2 3 4 5; do
 			"$docket_bin" -L A ship --to "$PG_URL" --batch 23 >/dev/null 2>err &
@@ -103,7 +103,7 @@ case_rewritten() {
 	printf '%s\n' '{"type":"session.opened","session":"x","cwd":"/b","time":"2025-03-14T10:00:00Z"}' >x2.jsonl
 	cp -a C D
 	docket -L C record x1.jsonl >/dev/null && docket -L D record x2.jsonl >/dev/null || exit 99
-	pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'"
+	pg_sql -c "DELETE FROM docket_events WHERE ledger_id = '$id'; DELETE FROM docket_ledgers WHERE ledger_id = '$id'; DELETE FROM docket_calls WHERE ledger_id = '$id'"
 	expect_exit 0 docket -L C ship --to "$PG_URL"
 	expect_exit 1 docket -L D ship --to "$PG_URL"
 	grep -q "rewritten" out || fail "same-length rewrite: $(cat out)"
@@ -131,7 +131,8 @@ case_forged() {
 	for sql in "INSERT INTO docket_events (ledger_id, seq, time, type, event, payload, hash) VALUES ('$id', 25, now(), 'x', '{}', '', '')" \
 		"UPDATE docket_ledgers SET high_seq = 0" "DELETE FROM docket_events" "UPDATE docket_events SET type = 'x'" \
 		"DELETE FROM docket_incidents" "INSERT INTO docket_incidents (ledger_id, kind, detail) VALUES ('$id', 'x', 'y')" \
-		"SELECT docket_partition_for(now())"; do
+		"SELECT docket_partition_for(now())" "SELECT * FROM docket_calls" "UPDATE docket_calls SET requests = 0" \
+		"INSERT INTO docket_calls (ledger_id, session, invocation, requests, dispatched, for_session) VALUES ('$id', 's', 'c', 9, true, false)"; do
 		PGPASSWORD=pwb pg_sql -U mb -c "$sql" >out 2>err && fail "mb could run: $sql"
 		grep -q "permission denied" err || fail "$sql: $(cat err)"
 	done
@@ -284,6 +285,23 @@ for part in ("changes", "undecided"):
     assert sorted(map(key, f[part])) == sorted(map(key, a[part] + b[part])), part
 assert f["totals"]["calls"] > 0
 assert f["changes"] or f["undecided"]
+PY
+	done
+	# one session: what its calls' records and events give is the local replay of that session
+	local s
+	for s in s-codex s-import s-win; do
+		docket -L A replay --session "$s" --policy "$FIXTURES/replay/strict.yaml" --format json >s.json
+		expect_exit 0 docket replay --from "$PG_URL" --host a --session "$s" --policy "$FIXTURES/replay/strict.yaml" \
+			--format json
+		python3 - s.json out "$ida" <<'PY' || fail "session $s: fleet replay is not the local one: $(cat out)"
+import json, sys
+a, f = (json.load(open(x)) for x in sys.argv[1:3])
+for part in ("changes", "undecided"):
+    for c in a[part]:
+        c["ledger"], c["host"] = sys.argv[3], "a"
+for x in a.get("sessions", []):
+    x["host"] = "a"
+assert a["totals"]["calls"] > 0 and a == f, (a, f)
 PY
 	done
 	# the table names each call's session host/session
@@ -465,6 +483,20 @@ PY
 		fail "head after more.tsv"
 }
 
+# verify_finds TABLE PREFIX SUFFIX <<<"WHAT|SQL" lines: after each SQL (an
+# edit of TABLE in the database), fleet verify fails saying PREFIX WHAT
+# SUFFIX; TABLE is restored after each
+verify_finds() {
+	local what sql
+	pg_sql -c "CREATE TABLE saved_$1 AS SELECT * FROM $1"
+	while IFS='|' read -r what sql; do
+		pg_sql -c "$sql" || fail "cannot forge $what"
+		expect_exit 1 docket fleet verify --db "$PG_URL"
+		grep -q "$2$what$3" out || fail "verify does not say '$2$what$3': $(cat out)"
+		pg_sql -c "DELETE FROM $1; INSERT INTO $1 SELECT * FROM saved_$1"
+	done
+}
+
 # A forging shipper (issue 28): genuine payloads and chain hashes, with one
 # decoded column changed, sent through the shipping protocol as the
 # shipping role. The genuine rows are built here: payloads and hashes as an
@@ -553,24 +585,57 @@ PY
 		fail "incidents: $(pg_sql -c 'SELECT kind, role, detail FROM docket_incidents')"
 	[ "$(pg_sql -c "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docket_events_%'")" = 0 ] ||
 		fail "a refused batch made partitions: $(pg_sql -c "SELECT tablename FROM pg_tables WHERE tablename LIKE 'docket_events_%'")"
+	[ "$(pg_sql -c "SELECT count(*) FROM docket_calls")" = 0 ] || fail "a refused batch left call records"
 	# the genuine rows, the same way: accepted, and fleet verify agrees
 	got=$(ingest_as mf pwf "$id" f "$n" genuine.tsv)
 	[ "$got" = "ok $n $n new events" ] || fail "genuine batch: $got"
+	expect_exit 0 docket fleet verify --db "$PG_URL"
+	# each call's record is what the ledger's own log says (computed here)
+	pg_sql -c "SELECT session, invocation, requests, coalesce(result, '-'), coalesce(outcome, '-'), dispatched,
+		coalesce(intent_seq, 0), for_session FROM docket_calls ORDER BY 1, 2" >calls || fail "docket_calls"
+	python3 - local.jsonl calls <<'PY' || fail "docket_calls is not what the log says: $(cat calls)"
+import json, sys
+calls = {}
+for ev in map(json.loads, open(sys.argv[1])):
+    if not ev.get("session") or not ev.get("invocation") or ev["type"] not in (
+            "tool.intent", "approval.requested", "approval.settled", "recovery.action", "tool.dispatched",
+            "tool.completed"):
+        continue
+    c = calls.setdefault((ev["session"], ev["invocation"]), dict(req=0, res="-", out=None, disp="f", intent=0,
+                                                                 fs="f"))
+    t = ev["type"]
+    if t == "approval.requested":
+        c["req"] += 1
+    elif t == "approval.settled":
+        c["res"] = ev.get("result", "-")
+        c["fs"] = "t" if ev.get("result") == "approved_for_session" or c["fs"] == "t" else "f"
+    elif t == "tool.completed" and c["out"] is None:
+        c["out"] = ev.get("status", "-")
+    elif t == "tool.dispatched":
+        c["disp"] = "t"
+    elif t == "tool.intent" and not c["intent"]:
+        c["intent"] = ev["seq"]
+want = ["%s|%s|%d|%s|%s|%s|%d|%s" % (s, i, c["req"], c["res"], c["out"] or "-", c["disp"], c["intent"], c["fs"])
+        for (s, i), c in sorted(calls.items())]
+got = open(sys.argv[2]).read().split()
+assert got == want and any(c["req"] for c in calls.values()), (got, want)
+PY
+	# a call's record edited, added or removed in the database: fleet verify says so
+	verify_finds docket_calls "docket_calls: call .* " "" <<SQL
+is not what its events say|UPDATE docket_calls SET requests = requests + 1 WHERE ctid = (SELECT min(ctid) FROM docket_calls)
+is not what its events say|UPDATE docket_calls SET dispatched = NOT dispatched WHERE ctid = (SELECT max(ctid) FROM docket_calls)
+has no record|DELETE FROM docket_calls WHERE ctid = (SELECT min(ctid) FROM docket_calls)
+has a record but no event|INSERT INTO docket_calls (ledger_id, session, invocation, requests, dispatched, for_session) VALUES ('$id', 'zz', 'forged', 1, true, false)
+SQL
 	expect_exit 0 docket fleet verify --db "$PG_URL"
 	# what the views show is what the ledger says
 	[ "$(pg_sql -c "SELECT string_agg(actor || ' ' || result, ',' ORDER BY seq) FROM docket_approvals")" = \
 		"$(jq -r 'select(.type == "approval.settled") | .actor + " " + .result' local.jsonl | paste -sd,)" ] ||
 		fail "docket_approvals: $(pg_sql -c 'SELECT * FROM docket_approvals')"
 	# forged in the database: fleet verify names the column
-	local settled intent done policy sql
+	local settled intent done policy
 	read -r settled intent done policy <rows
-	pg_sql -c "CREATE TABLE saved AS SELECT * FROM docket_events"
-	while IFS='|' read -r col sql; do
-		pg_sql -c "$sql" || fail "cannot forge $col"
-		expect_exit 1 docket fleet verify --db "$PG_URL"
-		grep -q "column $col " out || fail "verify does not name column $col: $(cat out)"
-		pg_sql -c "DELETE FROM docket_events; INSERT INTO docket_events SELECT * FROM saved"
-	done <<SQL
+	verify_finds docket_events "column " " " <<SQL
 actor|UPDATE docket_events SET actor = 'user:ceo' WHERE seq = $settled
 event|UPDATE docket_events SET event = jsonb_set(event, '{actor}', '"user:ceo"') WHERE seq = $settled
 verdict|UPDATE docket_events SET verdict = 'allowed' WHERE seq = $intent
@@ -1131,7 +1196,7 @@ case_migrate_4() {
 	pg_sql -d "$old" -c "$views" >v4 || fail "views at 4"
 	[ "$(grep -c . v4)" -gt 100 ] && grep -q '|late|shell|' v4 && grep -q 'require_escalated' v4 || fail "too few rows: $(wc -l <v4)"
 	expect_exit 0 docket fleet init --db "$old"
-	grep -q "migrated the fleet schema from version 4 to 6" out || fail "migration: $(cat out)"
+	grep -q "migrated the fleet schema from version 4 to 7" out || fail "migration: $(cat out)"
 	pg_sql -d "$old" -c "$views" >v5 || fail "views at 5"
 	diff v4 v5 >&2 || fail "the views' rows changed with the migration"
 	pg_sql -d "$old" -c "$raw" >raw || fail "raw"
@@ -1148,4 +1213,62 @@ case_migrate_4() {
 	ledger C c.jsonl
 	expect_exit 0 docket -L C ship --to "$old" --host C
 	expect_exit 0 docket fleet verify --db "$old"
+}
+
+# Migration 7 (issue 35): per-call records kept at ingest. A store made by
+# migrations 1 to 6, fed batches through schema 6's own ingest function,
+# refused by `replay --from`, then migrated by `fleet init`: its
+# docket_calls (filled by the migration in one pass) is the same as that of
+# a store shipped at schema 7 in batches of 50 (kept batch by batch), the
+# fleet replay of either is the local replay, every month's partition has
+# the partial index of the replayed events, fleet verify passes; events
+# shipped after the migration extend the records the same way.
+case_migrate_6() {
+	python3 "$FLEET_HERE/gen_mix.py" 6 1200 2025-01 >a.jsonl
+	python3 "$GEN" v 20 2025-03-01 >b.jsonl
+	ledger A a.jsonl "$FIXTURES/replay/sessions.jsonl"
+	local id old="postgresql:///m6_$PGDATABASE?host=$PG_DIR&user=docket_admin" db
+	local calls="SELECT * FROM docket_calls ORDER BY ledger_id, session, invocation"
+	id=$(ledger_id A)
+	expect_exit 0 docket -L A ship --to "$PG_URL" --host A --batch 50
+	pg_sql -d postgres -c "CREATE DATABASE m6_$PGDATABASE" || exit 99
+	DOCKET_FLEET_INIT_UPTO=6 docket fleet init --db "$old" >out || fail "init at 6"
+	[ "$(pg_sql -d "$old" -c 'SELECT max(version) FROM docket_schema')" = 6 ] || fail "not a schema 6 store"
+	pg_sql -c "COPY (SELECT seq, event ->> 'time', type, session, invocation, tool, verdict, status, actor,
+		policy_revision, event, payload, hash FROM docket_events WHERE ledger_id = '$id' ORDER BY seq) TO STDOUT" >rows
+	[ "$(pg_sql -d "$old" -c 'CREATE TEMP TABLE docket_batch OF docket_batch_row' -c '\copy docket_batch FROM rows' \
+		-c "SELECT status FROM docket_ingest('$id', 'A', $(wc -l <rows))")" = ok ] || fail "schema 6 ingest"
+	expect_exit 3 docket replay --from "$old" --policy "$FIXTURES/replay/strict.yaml"
+	expect_exit 0 docket fleet init --db "$old"
+	grep -q "migrated the fleet schema from version 6 to 7" out || fail "migration: $(cat out)"
+	pg_sql -c "$calls" >kept
+	pg_sql -d "$old" -c "$calls" >filled
+	[ "$(grep -c . kept)" -gt 100 ] && grep -q '|t$' kept || fail "too few call records: $(wc -l <kept)"
+	diff kept filled >&2 || fail "the migration's records differ from those kept at ingest"
+	[ "$(pg_sql -d "$old" -c "SELECT count(*) FILTER (WHERE indexdef LIKE '%(ledger_id, seq) WHERE (type = ANY%'),
+		count(DISTINCT tablename) FROM pg_indexes WHERE tablename ~ '^docket_events_20'")" = "2|2" ] ||
+		fail "index: $(pg_sql -d "$old" -c "SELECT tablename, indexdef FROM pg_indexes WHERE tablename ~ '^docket_events_20'")"
+	expect_exit 0 docket fleet verify --db "$old"
+	docket -L A record b.jsonl >/dev/null || exit 99
+	for db in "$PG_URL" "$old"; do
+		expect_exit 0 docket -L A ship --to "$db" --host A --batch 40
+		expect_exit 0 docket fleet verify --db "$db"
+		docket -L A replay --policy "$FIXTURES/replay/strict.yaml" --format json >local.json
+		docket replay --from "$db" --policy "$FIXTURES/replay/strict.yaml" --format json >fleet.json
+		python3 - local.json fleet.json "$id" A <<'PY' || fail "$db: fleet replay is not the local replay"
+import json, sys
+local, fleet = (json.load(open(x)) for x in sys.argv[1:3])
+for part in ("changes", "undecided"):
+    for c in local[part]:
+        c["ledger"], c["host"] = sys.argv[3], sys.argv[4]
+for s in local.get("sessions", []):
+    s["host"] = sys.argv[4]
+assert local["totals"]["calls"] > 200 and (local["changes"] or local["undecided"])
+sys.exit(0 if local == fleet else 1)
+PY
+	done
+	pg_sql -c "$calls" >kept
+	pg_sql -d "$old" -c "$calls" >filled
+	diff kept filled >&2 || fail "the records after the migration differ from those kept at ingest"
+	pg_sql -d postgres -c "DROP DATABASE m6_$PGDATABASE WITH (FORCE)"
 }

@@ -13,7 +13,7 @@
 --       imports a shard's docket tables (postgres_fdw) into schema
 --       shard_<remainder> and attaches them as the hash partitions
 --       FOR VALUES WITH (MODULUS m, REMAINDER r) of the coordinator's
---       docket_ledgers, docket_events, docket_checkpoints and
+--       docket_ledgers, docket_events, docket_checkpoints, docket_calls and
 --       docket_incidents; docket_hosts and docket_schema become views over
 --       every shard (a schema version counts once every shard has it), and
 --       the shard's own views (docket_approvals, docket_denials, ...) are
@@ -53,6 +53,12 @@ CREATE TABLE docket_checkpoints (
   prev bytea NOT NULL, digest bytea NOT NULL, key_id text NOT NULL, time timestamptz NOT NULL,
   record jsonb NOT NULL
 ) PARTITION BY HASH (ledger_id);
+CREATE TABLE docket_calls (
+  ledger_id text NOT NULL, session text NOT NULL, invocation text NOT NULL, requests integer NOT NULL,
+  last_request bigint, last_settled bigint, result text, evaluated_seq bigint, evaluated text,
+  outcome_seq bigint, outcome text, dispatched boolean NOT NULL, intent_seq bigint, intent_time timestamptz,
+  for_session boolean NOT NULL
+) PARTITION BY HASH (ledger_id);
 CREATE TABLE docket_incidents (
   id bigint NOT NULL, at timestamptz NOT NULL, ledger_id text NOT NULL, host text, role name NOT NULL,
   kind text NOT NULL, seq bigint, detail text NOT NULL
@@ -77,8 +83,9 @@ BEGIN
   EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I OPTIONS (%s)', srv, p_mapping_options);
   EXECUTE format('CREATE SCHEMA %I', sch);
   EXECUTE format('IMPORT FOREIGN SCHEMA public LIMIT TO (docket_ledgers, docket_events, docket_checkpoints,'
-                 ' docket_incidents, docket_hosts, docket_schema) FROM SERVER %I INTO %I', srv, sch);
-  FOREACH t IN ARRAY ARRAY['docket_ledgers', 'docket_events', 'docket_checkpoints', 'docket_incidents'] LOOP
+                 ' docket_calls, docket_incidents, docket_hosts, docket_schema) FROM SERVER %I INTO %I', srv, sch);
+  FOREACH t IN ARRAY ARRAY['docket_ledgers', 'docket_events', 'docket_checkpoints', 'docket_calls',
+                           'docket_incidents'] LOOP
     EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
                    t, sch, t, p_modulus, p_remainder);
   END LOOP;
@@ -99,6 +106,6 @@ BEGIN
       'SELECT version, description FROM %I.docket_schema', s), ' INTERSECT ') FROM unnest(shards) s);
   EXECUTE format('GRANT USAGE ON SCHEMA %I TO docket_reader', sch);
   EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO docket_reader', sch);
-  GRANT SELECT ON docket_ledgers, docket_events, docket_checkpoints, docket_incidents, docket_hosts,
+  GRANT SELECT ON docket_ledgers, docket_events, docket_checkpoints, docket_calls, docket_incidents, docket_hosts,
     docket_schema TO docket_reader;
 END $f$;
