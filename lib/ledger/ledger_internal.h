@@ -537,8 +537,9 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
  * make it small to cross chunk boundaries). */
 extern uint64_t ledger_verify_chunk;
 /* Runs of at least this many events of one segment are hashed on a worker
- * thread beside the rebuild (seg_hash.c; default 64; 0: never, all on the
- * caller; tests set 1 and 0 to compare the two). */
+ * thread beside the rebuild, and segments of at least as many beside an
+ * export (seg_hash.c; default 64; 0: never, all on the caller; tests set 1
+ * and 0 to compare the two). */
 extern uint32_t ledger_verify_parallel_min;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
