@@ -586,6 +586,8 @@ int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *re
 /* The chain hashes (and Merkle leaves) of a run of the loaded segment's
  * events, computed on one worker thread while the caller rebuilds them. */
 typedef struct seg_hash seg_hash;
+/* Tests: the jobs handed to a worker so far. */
+extern atomic_ulong seg_hash_jobs;
 int seg_hash_new(seg_hash **out);
 void seg_hash_free(seg_hash *h);
 /* Hash events [from, to] of `r`'s loaded segment (both parts decompressed)
