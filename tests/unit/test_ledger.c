@@ -1617,6 +1617,21 @@ static uint64_t seg_events(const uint64_t *keys, size_t n, size_t i, uint64_t la
 	return (i + 1 < n ? keys[i + 1] : last + 1) - keys[i];
 }
 
+/* fill_bulk(f, 400) (1,201 events), the ledger closed: the first seqs of its segments. */
+static size_t bulk_closed(fixture *f, uint64_t *keys, size_t max)
+{
+	raw_events e;
+	size_t n;
+
+	fill_bulk(f, 400);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	raw_begin(&e, f->dir);
+	n = raw_keys(&e, keys, max);
+	raw_end(&e);
+	return n;
+}
+
 static size_t count_lines(const export_result *r)
 {
 	size_t n = 0;
@@ -1634,16 +1649,10 @@ static void test_export_hashed_same_bytes(void **state)
 	fixture *f = *state;
 	uint64_t keys[16];
 	size_t n, big = 0, big_late = 0;
-	raw_events e;
 	export_result r = { 0, "", NULL, 0 };
 	unsigned long jobs;
 
-	fill_bulk(f, 400);
-	docket_ledger_free(f->l);
-	f->l = NULL;
-	raw_begin(&e, f->dir);
-	n = raw_keys(&e, keys, 16);
-	raw_end(&e);
+	n = bulk_closed(f, keys, 16);
 	for (size_t i = 0; i < n; i++) {
 		big += seg_events(keys, n, i, 1201) >= 64;
 		big_late += i >= 2 && seg_events(keys, n, i, 1201) >= 64;
@@ -1674,12 +1683,7 @@ static void test_export_hashed_tamper(void **state)
 	raw_events e;
 	unsigned long jobs;
 
-	fill_bulk(f, 400);
-	docket_ledger_free(f->l);
-	f->l = NULL;
-	raw_begin(&e, f->dir);
-	n = raw_keys(&e, keys, 16);
-	raw_end(&e);
+	n = bulk_closed(f, keys, 16);
 	for (size_t i = 0; i < n; i++) {
 		size_t parts[2], at[5];
 		uint8_t *seg;
