@@ -167,7 +167,19 @@ int docket_export_format_parse(const char *name)
 typedef struct jsonl_sink {
 	export_sink base;
 	docket_buf lines; /* stored events written, not yet handed to `out` */
+	/* lines whose hash is still export_hash_pending: their seq and the
+	 * offset of the hash's hex in `lines` */
+	uint64_t *pend_seq;
+	size_t *pend_off;
+	size_t npend, cap;
+	int failed;       /* a pending line could not be written: hand out what is before it */
 } jsonl_sink;
+
+#define HASH_HEX (2 * (size_t)LEDGER_HASH_LEN)
+#define LINE_TAIL (sizeof("\"}\n") - 1) /* after the hash's hex, the line's last bytes */
+
+const char export_hash_pending[HASH_HEX + 1] =
+	"0000000000000000000000000000000000000000000000000000000000000000";
 
 static int jsonl_event(export_sink *s, const json_t *ev, int emit)
 {
@@ -177,17 +189,51 @@ static int jsonl_event(export_sink *s, const json_t *ev, int emit)
 	return export_json_line(s->out, ev);
 }
 
+static int jsonl_put(jsonl_sink *j, size_t from, size_t end)
+{
+	if (end > from && fwrite(j->lines.ptr + from, 1, end - from, j->base.out) != end - from)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot write the export");
+	return 0;
+}
+
 /* Hand the lines from the start of the buffer up to `end` to the stream. */
 static int jsonl_write_out(jsonl_sink *j, size_t end)
 {
-	int failed = end && fwrite(j->lines.ptr, 1, end, j->base.out) != end;
+	int error = jsonl_put(j, 0, end);
 
 	docket_buf_clear(&j->lines);
-	return failed ? docket_error_set(DOCKET_ESTORAGE, "cannot write the export") : 0;
+	return error;
+}
+
+/* Remember the line just written, whose hash is pending (its hex is the
+ * line's last field: event_emit.c writes "hash" last). */
+static int jsonl_pend(jsonl_sink *j, uint64_t seq)
+{
+	size_t off = j->lines.len - LINE_TAIL - HASH_HEX;
+
+	if (j->lines.len < LINE_TAIL + HASH_HEX || memcmp(j->lines.ptr + off, export_hash_pending, HASH_HEX) != 0)
+		return docket_error_set(DOCKET_ERROR, "seq %llu: the hash is not the line's last field",
+					(unsigned long long)seq);
+	if (j->npend == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 1024;
+		uint64_t *seqs = docket_realloc(j->pend_seq, cap * sizeof(*seqs));
+		size_t *offs = seqs ? docket_realloc(j->pend_off, cap * sizeof(*offs)) : NULL;
+
+		if (seqs)
+			j->pend_seq = seqs;
+		if (!offs)
+			return docket_error_set_oom();
+		j->pend_off = offs;
+		j->cap = cap;
+	}
+	j->pend_seq[j->npend] = seq;
+	j->pend_off[j->npend++] = off;
+	return 0;
 }
 
 /* An event before --since is written and taken back: it must fail as the
- * tree path fails on it. The lines before a failure still go out. */
+ * tree path fails on it. The lines before a failure still go out (once
+ * their hashes are in, when they are pending). */
 static int jsonl_stored(export_sink *s, uint64_t seq, const Docket__V1__Event *ev, const char *hash, int emit)
 {
 	jsonl_sink *j = (jsonl_sink *)s;
@@ -197,8 +243,14 @@ static int jsonl_stored(export_sink *s, uint64_t seq, const Docket__V1__Event *e
 
 	if ((error = docket_event_write_json(&j->lines, ev, &frame)) < 0 ||
 	    (error = docket_buf_putc(&j->lines, '\n')) < 0) {
-		int write_error = jsonl_write_out(j, start);
+		int write_error;
 
+		if (j->npend) {
+			j->lines.len = start;
+			j->failed = 1;
+			return error;
+		}
+		write_error = jsonl_write_out(j, start);
 		return write_error < 0 ? write_error : error;
 	}
 	if (!emit) {
@@ -207,7 +259,42 @@ static int jsonl_stored(export_sink *s, uint64_t seq, const Docket__V1__Event *e
 		return 0;
 	}
 	s->stats->records++;
-	return j->lines.len >= JSONL_BLOCK ? jsonl_write_out(j, j->lines.len) : 0;
+	if (hash == export_hash_pending)
+		return jsonl_pend(j, seq);
+	return !j->npend && j->lines.len >= JSONL_BLOCK ? jsonl_write_out(j, j->lines.len) : 0;
+}
+
+/* The pending lines' hashes: each hex in place, then the blocks the
+ * lines would have been written in had their hashes been there (each
+ * ends at the first line that takes it to JSONL_BLOCK bytes). */
+static int jsonl_hashes(export_sink *s, uint64_t first, uint64_t last, const uint8_t (*h)[LEDGER_HASH_LEN])
+{
+	jsonl_sink *j = (jsonl_sink *)s;
+	char hex[HASH_HEX + 1];
+	size_t from = 0;
+	int error = 0;
+
+	for (size_t i = 0; i < j->npend && error == 0; i++) {
+		size_t end = j->pend_off[i] + HASH_HEX + LINE_TAIL;
+
+		if (j->pend_seq[i] < first || j->pend_seq[i] > last)
+			return docket_error_set(DOCKET_ERROR, "seq %llu: no hash for it",
+						(unsigned long long)j->pend_seq[i]);
+		docket_hex(hex, h[j->pend_seq[i] - first], LEDGER_HASH_LEN);
+		memcpy(j->lines.ptr + j->pend_off[i], hex, HASH_HEX);
+		if (end - from >= JSONL_BLOCK) {
+			error = jsonl_put(j, from, end);
+			from = end;
+		}
+	}
+	j->npend = 0;
+	if (error == 0 && j->failed)
+		return jsonl_write_out(j, j->lines.len);
+	if (from) {
+		j->lines.len -= from;
+		memmove(j->lines.ptr, j->lines.ptr + from, j->lines.len + 1);
+	}
+	return error;
 }
 
 static int jsonl_finish(export_sink *s)
@@ -219,9 +306,14 @@ static int jsonl_finish(export_sink *s)
 
 static void jsonl_free(export_sink *s)
 {
-	if (s)
-		docket_buf_dispose(&((jsonl_sink *)s)->lines);
-	docket_free(s);
+	jsonl_sink *j = (jsonl_sink *)s;
+
+	if (j) {
+		docket_buf_dispose(&j->lines);
+		docket_free(j->pend_seq);
+		docket_free(j->pend_off);
+	}
+	docket_free(j);
 }
 
 int sink_jsonl_new(export_sink **out, int64_t since_ms)
@@ -233,6 +325,7 @@ int sink_jsonl_new(export_sink **out, int64_t since_ms)
 		return docket_error_set_oom();
 	j->base.event = jsonl_event;
 	j->base.stored = jsonl_stored;
+	j->base.hashes = jsonl_hashes;
 	j->base.finish = jsonl_finish;
 	j->base.free = jsonl_free;
 	*out = &j->base;
@@ -312,13 +405,21 @@ static int pipeline_stored(void *ctx, uint64_t seq, const docket_event *ev, cons
 
 	p->stats->head_seq = seq;
 	hex[0] = '\0';
-	if (hash)
+	if (hash && hash != ledger_hash_pending)
 		docket_hex(hex, hash, LEDGER_HASH_LEN);
-	if ((error = p->sink->stored(p->sink, seq, ev, hex, emit)) < 0)
+	if ((error = p->sink->stored(p->sink, seq, ev, hash == ledger_hash_pending ? export_hash_pending : hex,
+				     emit)) < 0)
 		return error;
 	if (emit)
 		count_event(p, docket_event_type(ev));
 	return error;
+}
+
+static int pipeline_hashes(void *ctx, uint64_t first, uint64_t last, const uint8_t (*h)[LEDGER_HASH_LEN])
+{
+	pipeline *p = ctx;
+
+	return p->sink->hashes(p->sink, first, last, h);
 }
 
 static int sink_new(export_sink **out, int format, int64_t since_ms)
@@ -361,6 +462,9 @@ static int read_ledger(void *vctx, docket_json_cb cb, void *cbctx)
 		    (!export_outcomes_from_records || ledger_projections_current(r->ledger) < 0))
 			ro.flags &= ~DOCKET_READ_NO_OUTCOMES;
 		r->sink->outcomes_skipped = (ro.flags & DOCKET_READ_NO_OUTCOMES) != 0;
+		/* the chain hashed on a worker while the lines are written */
+		if (r->sink->hashes && !ro.session && !(ro.flags & DOCKET_READ_NO_HASH))
+			return ledger_read_events_hashed(r->ledger, &ro, pipeline_stored, pipeline_hashes, cbctx);
 		return ledger_read_events(r->ledger, &ro, pipeline_stored, cbctx);
 	}
 	return docket_ledger_read_json(r->ledger, &ro, cb, cbctx);

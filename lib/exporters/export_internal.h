@@ -33,6 +33,11 @@ struct export_sink {
 	 * (JSONL): used instead of `event` when set and nothing transforms the
 	 * events (no redaction, no pseudonyms) and the ledger is local. */
 	int (*stored)(export_sink *s, uint64_t seq, const Docket__V1__Event *ev, const char *hash, int emit);
+	/* Set by a sink that can take the hashes late (JSONL): `stored` may
+	 * get export_hash_pending as the hash, and `hashes` then gets the
+	 * chain hashes of seqs first..last once a worker has checked them
+	 * (ledger_read_events_hashed), before any later event. */
+	int (*hashes)(export_sink *s, uint64_t first, uint64_t last, const uint8_t (*h)[32]);
 	int (*finish)(export_sink *s);
 	void (*free)(export_sink *s);
 	FILE *out;
@@ -47,6 +52,9 @@ struct export_sink {
 	unsigned read_flags;
 	int outcomes_skipped;
 };
+
+/* The hex `stored` gets for a hash still being computed (as many '0's). */
+extern const char export_hash_pending[65];
 
 /* Tests: 0 makes the stored path read the outcomes for every sink. */
 extern int export_outcomes_from_records;

@@ -540,8 +540,9 @@ int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len
  * make it small to cross chunk boundaries). */
 extern uint64_t ledger_verify_chunk;
 /* Runs of at least this many events of one segment are hashed on a worker
- * thread beside the rebuild (seg_hash.c; default 64; 0: never, all on the
- * caller; tests set 1 and 0 to compare the two). */
+ * thread beside the rebuild, and segments of at least as many beside an
+ * export (seg_hash.c; default 64; 0: never, all on the caller; tests set 1
+ * and 0 to compare the two). */
 extern uint32_t ledger_verify_parallel_min;
 /* The first map size of verify's scratch ledger (it grows from there);
  * tests set it small to exercise growth on small ledgers. */
@@ -588,6 +589,8 @@ int merkle_check_finish(merkle_check *mc, MDB_txn *txn, docket_verify_report *re
 /* The chain hashes (and Merkle leaves) of a run of the loaded segment's
  * events, computed on one worker thread while the caller rebuilds them. */
 typedef struct seg_hash seg_hash;
+/* Tests: the jobs handed to a worker so far. */
+extern atomic_ulong seg_hash_jobs;
 int seg_hash_new(seg_hash **out);
 void seg_hash_free(seg_hash *h);
 /* Hash events [from, to] of `r`'s loaded segment (both parts decompressed)

@@ -132,6 +132,12 @@ int reader_payload(ledger_reader *r, uint64_t seq, const uint8_t **p, size_t *le
 /* The chain hash h[seq], computed over its segment from the one before and
  * checked against the segment's stored hash. */
 int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN]);
+/* reader_hash's two ends, for a caller that hashes the segment holding
+ * `seq` elsewhere (read.c, on seg_hash's worker): both parts decompressed
+ * and h[first - 1] in *prev (the stored hash of the segment before); and
+ * the check of the computed h[last] against the segment's stored hash. */
+int reader_chain_prev(ledger_reader *r, uint64_t seq, const uint8_t **prev);
+int reader_chain_joint(const ledger_reader *r, const uint8_t end[LEDGER_HASH_LEN]);
 /* Decompress both parts of the loaded segment (each once); errors as
  * reader_payload's for an event of the part that fails. */
 int reader_decode_parts(ledger_reader *r);
@@ -282,6 +288,23 @@ int ledger_event_to_json(json_t **out, uint64_t seq, const docket_event *ev,
 typedef int (*ledger_event_cb)(void *ctx, uint64_t seq, const docket_event *ev,
 			       const uint8_t hash[LEDGER_HASH_LEN]);
 int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx);
+/*
+ * ledger_read_events of every session (opts->session NULL) for a reader
+ * that can take the hashes late (export): the chain of each segment of at
+ * least ledger_verify_parallel_min events is computed on a worker thread
+ * (seg_hash.c) while its events are decoded and handed to `cb`, with
+ * `hash` == ledger_hash_pending. Once the segment's last event is handed
+ * (or the scan stops inside it) its chain is checked at the joint as
+ * reader_hash checks it, and its hashes go to `hashes` (h[0] is seq
+ * `first`'s), before any event of the next segment; a chain that does not
+ * check fails the read with reader_hash's error, ahead of any error of
+ * that segment's events. Shorter segments (and all when no thread starts)
+ * are hashed on the calling thread and `cb` gets the hash.
+ */
+typedef int (*ledger_hashes_cb)(void *ctx, uint64_t first, uint64_t last, const uint8_t (*h)[LEDGER_HASH_LEN]);
+extern const uint8_t ledger_hash_pending[LEDGER_HASH_LEN];
+int ledger_read_events_hashed(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb,
+			      ledger_hashes_cb hashes, void *ctx);
 /* One stored event as JSON (seq, hash included). */
 int ledger_event_json(docket_ledger *l, uint64_t seq, json_t **out);
 /* With `cur` on `session_events`: the first seq of `session` at or after

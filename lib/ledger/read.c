@@ -73,23 +73,81 @@ typedef struct event_scan {
 	unsigned flags;          /* DOCKET_READ_* */
 	docket_arena arena;
 	ProtobufCAllocator pb;
+	/* ledger_read_events_hashed: the worker, and the segment it hashes
+	 * (job_first 0: none; job_seq the first of its events read) */
+	ledger_hashes_cb hashes;
+	seg_hash *hs;
+	uint64_t job_first, job_last, job_seq;
 } event_scan;
+
+const uint8_t ledger_hash_pending[LEDGER_HASH_LEN];
+
+/* Hand the segment holding `seq` to the worker, unless it is hashed
+ * already or too short (then reader_hash does it here). */
+static int job_begin(ledger_reader *r, uint64_t seq, event_scan *es)
+{
+	const uint8_t *prev;
+	int error;
+
+	if (!es->hs || es->job_first || (es->flags & DOCKET_READ_NO_HASH) || !ledger_verify_parallel_min ||
+	    reader_seek(r, seq) < 0 || r->hashed || r->count < ledger_verify_parallel_min)
+		return 0;  /* a seq that is not there fails in load_event */
+	if ((error = reader_chain_prev(r, seq, &prev)) < 0)
+		return error;
+	if ((error = seg_hash_start(es->hs, r, r->first, r->first + r->count - 1, prev, 0)) == DOCKET_ENOTFOUND)
+		return 0;
+	if (error < 0)
+		return error;
+	es->job_first = r->first;
+	es->job_last = r->first + r->count - 1;
+	es->job_seq = seq;
+	return 0;
+}
+
+/* Take the segment's hashes: the joint check, then es->hashes. */
+static int job_end(ledger_reader *r, event_scan *es)
+{
+	const uint8_t (*h)[LEDGER_HASH_LEN], (*leaf)[LEDGER_HASH_LEN];
+	uint64_t first = es->job_first, last = es->job_last;
+	int error;
+
+	if (!first)
+		return 0;
+	es->job_first = 0;
+	if ((error = seg_hash_wait(es->hs, &h, &leaf)) == 0 && (error = reader_chain_joint(r, h[last - first])) < 0)
+		docket_error_prefix("seq %llu: ", (unsigned long long)es->job_seq);
+	return error < 0 ? error : es->hashes(es->ctx, first, last, h);
+}
+
+/* A read that stops inside a hashed segment: the segment's chain error
+ * comes first, as it would have when its first event was read. */
+static int job_stop(ledger_reader *r, event_scan *es, int error)
+{
+	int end = job_end(r, es);
+
+	return end < 0 ? end : error;
+}
 
 static int emit(ledger_reader *r, uint64_t seq, event_scan *es)
 {
 	uint8_t hash[LEDGER_HASH_LEN];
+	const uint8_t *given = es->flags & DOCKET_READ_NO_HASH ? NULL : hash;
 	docket_event *ev = NULL;
 	int error;
 
-	if ((error = load_event(&ev, &es->pb, es->flags & DOCKET_READ_NO_HASH ? NULL : hash, r, seq)) < 0) {
+	if ((error = job_begin(r, seq, es)) == 0 && es->job_first)
+		given = ledger_hash_pending;
+	if (error < 0 || (error = load_event(&ev, &es->pb, given == hash ? hash : NULL, r, seq)) < 0) {
 		docket_error_prefix("seq %llu: ", (unsigned long long)seq);
-		return error;
+		return job_stop(r, es, error);
 	}
-	error = es->cb(es->ctx, seq, ev, es->flags & DOCKET_READ_NO_HASH ? NULL : hash);
+	error = es->cb(es->ctx, seq, ev, given);
 	/* all at once, unless a piece spilled to the heap */
 	if (!docket_arena_reset(&es->arena))
 		docket__v1__event__free_unpacked(ev, &es->pb);
-	return error;
+	if (error)
+		return job_stop(r, es, error);
+	return seq == es->job_last ? job_end(r, es) : 0;
 }
 
 /* A protobuf varint at *p: 0 and *p past it, or -1 (no terminating byte
@@ -253,6 +311,9 @@ static int scan_chunk(docket_ledger *l, const docket_read_options *o, ledger_rea
 	while (n < READ_CHUNK && *left) {
 		uint64_t seq = *next;
 
+		/* the reader leaves a hashed segment only once its job is done */
+		if (es->job_first && seq > es->job_last && (error = job_end(r, es)) != 0)
+			goto cleanup;
 		if (o->session && (error = ledger_session_next(cur, r, o->session, *next, &seq)) < 0)
 			goto cleanup;
 		if (seq == 0 || (!o->session && (error = reader_seek(r, seq)) == DOCKET_ENOTFOUND)) {
@@ -278,10 +339,40 @@ cleanup:
 	return error;
 }
 
+static int read_events(docket_ledger *l, const docket_read_options *opts, event_scan *es);
+
 int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb, void *ctx)
 {
-	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
 	event_scan es;
+
+	memset(&es, 0, sizeof(es));
+	es.cb = cb;
+	es.ctx = ctx;
+	return read_events(l, opts, &es);
+}
+
+int ledger_read_events_hashed(docket_ledger *l, const docket_read_options *opts, ledger_event_cb cb,
+			      ledger_hashes_cb hashes, void *ctx)
+{
+	event_scan es;
+	int error;
+
+	memset(&es, 0, sizeof(es));
+	es.cb = cb;
+	es.ctx = ctx;
+	es.hashes = hashes;
+	if (opts && opts->session)
+		return docket_error_set(DOCKET_EINVALID, "a read of one session takes its hashes with its events");
+	if ((error = seg_hash_new(&es.hs)) < 0)
+		return error;
+	error = read_events(l, opts, &es);
+	seg_hash_free(es.hs);
+	return error;
+}
+
+static int read_events(docket_ledger *l, const docket_read_options *opts, event_scan *es)
+{
+	docket_read_options defaults = DOCKET_READ_OPTIONS_INIT;
 	ledger_reader r;
 	uint64_t next, left;
 	int done = 0, error = 0;
@@ -293,23 +384,23 @@ int ledger_read_events(docket_ledger *l, const docket_read_options *opts, ledger
 	/* one session's events come from its index */
 	if (opts->session && (error = ledger_projections_current(l)) < 0)
 		return error;
-	memset(&es, 0, sizeof(es));
-	es.cb = cb;
-	es.ctx = ctx;
-	es.flags = opts->version >= 2 ? opts->flags : 0;
-	if ((error = docket_arena_init(&es.arena, EVENT_ARENA)) < 0)
+	es->flags = opts->version >= 2 ? opts->flags : 0;
+	if ((error = docket_arena_init(&es->arena, EVENT_ARENA)) < 0)
 		return error;
-	docket_arena_pb(&es.pb, &es.arena);
+	docket_arena_pb(&es->pb, &es->arena);
 	next = opts->since ? opts->since : 1;
 	left = opts->limit ? opts->limit : UINT64_MAX;
 	reader_init(&r, l, NULL);
 	r.scan = 1;
-	if (es.flags & DOCKET_READ_NO_OUTCOMES)
+	if (es->flags & DOCKET_READ_NO_OUTCOMES)
 		r.want = not_outcome;
 	while (!done && error == 0)
-		error = scan_chunk(l, opts, &r, &next, &left, &done, &es);
+		error = scan_chunk(l, opts, &r, &next, &left, &done, es);
+	/* a read that stopped (limit, callback) inside a hashed segment */
+	if (es->job_first)
+		error = job_stop(&r, es, error);
 	reader_dispose(&r);
-	docket_arena_dispose(&es.arena);
+	docket_arena_dispose(&es->arena);
 	return error > 0 ? 0 : error;
 }
 

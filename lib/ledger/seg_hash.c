@@ -33,6 +33,8 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
+atomic_ulong seg_hash_jobs;
+
 typedef enum job_state { JOB_IDLE, JOB_RUN, JOB_DONE, JOB_QUIT } job_state;
 
 struct seg_hash {
@@ -170,6 +172,7 @@ int seg_hash_start(seg_hash *h, const ledger_reader *r, uint64_t from, uint64_t 
 	memcpy(h->head, head, LEDGER_HASH_LEN);
 	h->error = 0;
 	h->state = JOB_RUN;
+	atomic_fetch_add_explicit(&seg_hash_jobs, 1, memory_order_relaxed);
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 	return 0;

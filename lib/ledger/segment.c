@@ -817,27 +817,43 @@ static int load_prev(ledger_reader *r)
 	return 0;
 }
 
+int reader_chain_prev(ledger_reader *r, uint64_t seq, const uint8_t **prev)
+{
+	int error;
+
+	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode_parts(r)) < 0 ||
+	    (error = load_prev(r)) < 0)
+		return error;
+	*prev = r->prev;
+	return 0;
+}
+
+int reader_chain_joint(const ledger_reader *r, const uint8_t end[LEDGER_HASH_LEN])
+{
+	if (memcmp(end, r->last, LEDGER_HASH_LEN) == 0)
+		return 0;
+	return docket_error_set(DOCKET_ECORRUPT, "the chain hash of seqs %llu-%llu does not match their events",
+				(unsigned long long)r->first, (unsigned long long)(r->first + r->count - 1));
+}
+
 int reader_hash(ledger_reader *r, uint64_t seq, uint8_t out[LEDGER_HASH_LEN])
 {
 	int error;
 
-	if ((error = reader_seek(r, seq)) < 0 || (error = reader_decode_parts(r)) < 0)
+	if ((error = reader_seek(r, seq)) < 0)
 		return error;
 	if (!r->hashed) {
 		const uint8_t *prev;
 
-		if ((error = load_prev(r)) < 0)
+		if ((error = reader_chain_prev(r, seq, &prev)) < 0)
 			return error;
-		prev = r->prev;
 		for (uint32_t i = 0; i < r->count; i++) {
 			if ((error = chain_next(r->hashes[i], prev, r->first + i, reader_payload_at(r, i), r->lens[i])) < 0)
 				return error;
 			prev = r->hashes[i];
 		}
-		if (memcmp(prev, r->last, LEDGER_HASH_LEN) != 0)
-			return docket_error_set(DOCKET_ECORRUPT,
-				"the chain hash of seqs %llu-%llu does not match their events",
-				(unsigned long long)r->first, (unsigned long long)(r->first + r->count - 1));
+		if ((error = reader_chain_joint(r, prev)) < 0)
+			return error;
 		r->hashed = 1;
 	}
 	memcpy(out, r->hashes[seq - r->first], LEDGER_HASH_LEN);

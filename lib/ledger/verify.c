@@ -69,9 +69,11 @@ static int is_verdict(int error)
 }
 
 /* state_apply_stored(), decoding into allocator `a` (the event is freed
- * through it before this returns: state_apply keeps no pointer into it). */
-static int apply_stored(state_txn *st, ProtobufCAllocator *a, uint64_t seq, const uint8_t *p, size_t len,
-			unsigned *kind)
+ * through it before this returns: state_apply keeps no pointer into it);
+ * when `a` allocates from `arena`, the arena starts over in one step
+ * instead, unless a piece spilled to the heap. */
+static int apply_stored(state_txn *st, ProtobufCAllocator *a, docket_arena *arena, uint64_t seq, const uint8_t *p,
+			size_t len, unsigned *kind)
 {
 	docket_event *ev = NULL;
 	uint64_t out_seq;
@@ -82,14 +84,14 @@ static int apply_stored(state_txn *st, ProtobufCAllocator *a, uint64_t seq, cons
 		error = docket_error_set(DOCKET_ECORRUPT, "event repeats an earlier one");
 	if (error == 0 && kind)
 		*kind = (unsigned)ev->body_case;
-	if (ev)
+	if (ev && !(arena && docket_arena_reset(arena)))
 		docket__v1__event__free_unpacked(ev, a);
 	return error;
 }
 
 int state_apply_stored(state_txn *st, uint64_t seq, const uint8_t *p, size_t len, unsigned *kind)
 {
-	return apply_stored(st, &docket_pb_allocator, seq, p, len, kind);
+	return apply_stored(st, &docket_pb_allocator, NULL, seq, p, len, kind);
 }
 
 /* The rebuild of one pass: where it applies, its arena, the tree it checks
@@ -100,6 +102,7 @@ typedef struct rebuild {
 	merkle_check *mc;
 	seg_hash *hs;
 	ProtobufCAllocator pb;
+	docket_arena *arena;        /* pb's */
 	uint64_t bad_seq;
 } rebuild;
 
@@ -113,7 +116,7 @@ static int rebuild_one(rebuild *b, uint64_t seq, uint8_t hash[LEDGER_HASH_LEN])
 	int error;
 
 	if ((error = reader_check(b->r, seq, hash, &p, &len)) == 0 &&
-	    (error = apply_stored(b->st, &b->pb, seq, p, len, &kind)) == 0)
+	    (error = apply_stored(b->st, &b->pb, b->arena, seq, p, len, &kind)) == 0)
 		error = reader_check_kind(b->r, seq, kind);
 	if (error < 0) {
 		b->bad_seq = seq;
@@ -136,7 +139,8 @@ static int apply_at(rebuild *b, uint64_t seq, const uint8_t hash[LEDGER_HASH_LEN
 	unsigned kind = 0;
 	int error;
 
-	if ((error = apply_stored(b->st, &b->pb, seq, reader_payload_at(b->r, i), b->r->lens[i], &kind)) < 0 ||
+	if ((error = apply_stored(b->st, &b->pb, b->arena, seq, reader_payload_at(b->r, i), b->r->lens[i],
+				  &kind)) < 0 ||
 	    (error = reader_check_kind(b->r, seq, kind)) < 0) {
 		b->bad_seq = seq;
 		return error;
@@ -212,7 +216,7 @@ static int rebuild_range(state_txn *st, ledger_reader *r, uint64_t from, uint64_
 {
 	uint8_t hash[LEDGER_HASH_LEN];
 	docket_arena arena;
-	rebuild b = { st, r, mc, hs, { 0 }, 0 };
+	rebuild b = { st, r, mc, hs, { 0 }, &arena, 0 };
 	int error;
 
 	*bad_seq = 0;

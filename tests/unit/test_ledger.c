@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "docket/audit.h"
+#include "docket/export.h"
+#include "exporters/export_internal.h"
 #include "docket/ledger.h"
 #include "ledger/state_internal.h"
 #include "util/alloc.h"
@@ -1439,8 +1441,8 @@ static void verify_modes(fixture *f, docket_verify_report *rep)
 	f->l = NULL;
 }
 
-/* One byte of segment `seq`'s value flipped at `at`, verified, put back. */
-static void flip_verify(fixture *f, uint64_t seq, size_t at, docket_verify_report *rep)
+/* One byte of segment `seq`'s value flipped at `at` (twice: put back). */
+static void flip_byte(fixture *f, uint64_t seq, size_t at)
 {
 	raw_events e;
 	size_t len;
@@ -1451,12 +1453,15 @@ static void flip_verify(fixture *f, uint64_t seq, size_t at, docket_verify_repor
 	seg[at % len] ^= 0x20;
 	raw_put(&e, seq, seg, len);
 	raw_end(&e);
-	verify_modes(f, rep);
-	raw_begin(&e, f->dir);
-	seg[at % len] ^= 0x20;
-	raw_put(&e, seq, seg, len);
-	raw_end(&e);
 	free(seg);
+}
+
+/* ... verified, put back. */
+static void flip_verify(fixture *f, uint64_t seq, size_t at, docket_verify_report *rep)
+{
+	flip_byte(f, seq, at);
+	verify_modes(f, rep);
+	flip_byte(f, seq, at);
 }
 
 static void test_verify_parallel_same_verdicts(void **state)
@@ -1547,6 +1552,167 @@ static void test_verify_parallel_same_verdicts(void **state)
 	assert_true(rep.ok);
 	free(a);
 	free(b);
+}
+
+/* ---- export: the chain hashed on the worker gives the serial output (issue 34) ---- */
+
+typedef struct export_result {
+	int rc;
+	char problem[sizeof(docket_error_last()->message)];
+	char *out;
+	size_t len;
+} export_result;
+
+static void export_jsonl(docket_ledger *l, uint64_t since, export_result *got)
+{
+	docket_export_options o = DOCKET_EXPORT_OPTIONS_INIT;
+	FILE *out = open_memstream(&got->out, &got->len);
+
+	o.since_seq = since;
+	docket_error_clear();
+	got->rc = docket_export(l, &o, out, NULL);
+	snprintf(got->problem, sizeof(got->problem), "%s", got->rc < 0 ? docket_error_last()->message : "");
+	assert_int_equal(fclose(out), 0);
+}
+
+/*
+ * `export --format jsonl` of the ledger at f->dir (closed) from `since`,
+ * the worker off (the serial run, in *serial: the caller frees its out),
+ * then on for segments of 1 and of 64 events: the same return, message
+ * and bytes every time. *jobs: the segments the last run hashed on it.
+ */
+static void export_modes(fixture *f, uint64_t since, export_result *serial, unsigned long *jobs)
+{
+	static const uint32_t mins[] = { 0, 1, 64 };
+	uint32_t saved = ledger_verify_parallel_min;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+
+	opts.flags = DOCKET_OPEN_READONLY;
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	for (size_t i = 0; i < sizeof(mins) / sizeof(mins[0]); i++) {
+		export_result got = { 0, "", NULL, 0 };
+		unsigned long before = atomic_load(&seg_hash_jobs);
+
+		ledger_verify_parallel_min = mins[i];
+		export_jsonl(f->l, since, i ? &got : serial);
+		*jobs = atomic_load(&seg_hash_jobs) - before;
+		if (!i) {
+			assert_int_equal(*jobs, 0);
+			continue;
+		}
+		assert_int_equal(got.rc, serial->rc);
+		assert_string_equal(got.problem, serial->problem);
+		assert_int_equal(got.len, serial->len);
+		assert_memory_equal(got.out, serial->out, got.len);
+		free(got.out);
+	}
+	ledger_verify_parallel_min = saved;
+	docket_ledger_free(f->l);
+	f->l = NULL;
+}
+
+/* Events in segment i of the n whose first seqs are keys (the ledger's last seq: `last`). */
+static uint64_t seg_events(const uint64_t *keys, size_t n, size_t i, uint64_t last)
+{
+	return (i + 1 < n ? keys[i + 1] : last + 1) - keys[i];
+}
+
+/* fill_bulk(f, 400) (1,201 events), the ledger closed: the first seqs of its segments. */
+static size_t bulk_closed(fixture *f, uint64_t *keys, size_t max)
+{
+	raw_events e;
+	size_t n;
+
+	fill_bulk(f, 400);
+	docket_ledger_free(f->l);
+	f->l = NULL;
+	raw_begin(&e, f->dir);
+	n = raw_keys(&e, keys, max);
+	raw_end(&e);
+	return n;
+}
+
+static size_t count_lines(const export_result *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->len; i++)
+		n += r->out[i] == '\n';
+	return n;
+}
+
+/* The lines, their hashes and the blocks they are written in are the
+ * serial ones, from the start and from inside a segment; every segment of
+ * 64 events or more is hashed on the worker. */
+static void test_export_hashed_same_bytes(void **state)
+{
+	fixture *f = *state;
+	uint64_t keys[16];
+	size_t n, big = 0, big_late = 0;
+	export_result r = { 0, "", NULL, 0 };
+	unsigned long jobs;
+
+	n = bulk_closed(f, keys, 16);
+	for (size_t i = 0; i < n; i++) {
+		big += seg_events(keys, n, i, 1201) >= 64;
+		big_late += i >= 2 && seg_events(keys, n, i, 1201) >= 64;
+	}
+	assert_true(big >= 4);
+	export_modes(f, 0, &r, &jobs);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(count_lines(&r), 1201);
+	assert_int_equal(jobs, big);
+	assert_non_null(strstr(r.out, "\"hash\":\""));
+	assert_null(strstr(r.out, export_hash_pending));
+	free(r.out);
+	export_modes(f, keys[2] + 5, &r, &jobs);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(count_lines(&r), 1201 - (keys[2] + 5) + 1);
+	assert_int_equal(jobs, big_late);
+	free(r.out);
+}
+
+/* A changed byte of a segment (its stored hash, either part, the codec)
+ * fails the export as the serial one fails: same message, same lines
+ * written before it (none of that segment's). */
+static void test_export_hashed_tamper(void **state)
+{
+	fixture *f = *state;
+	uint64_t keys[16];
+	size_t n, len;
+	raw_events e;
+	unsigned long jobs;
+
+	n = bulk_closed(f, keys, 16);
+	for (size_t i = 0; i < n; i++) {
+		size_t parts[2], at[5];
+		uint8_t *seg;
+
+		raw_begin(&e, f->dir);
+		seg = raw_get(&e, keys[i], &len);
+		raw_end(&e);
+		seg_parts(seg, len, parts);
+		free(seg);
+		at[0] = 6, at[1] = 37;                                   /* the stored hash */
+		at[2] = (parts[0] + parts[1]) / 2, at[3] = len - 1;      /* part A, part B */
+		at[4] = 1;                                               /* the codec */
+		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
+			export_result r = { 0, "", NULL, 0 };
+
+			flip_byte(f, keys[i], at[j]);
+			export_modes(f, 0, &r, &jobs);
+			flip_byte(f, keys[i], at[j]);
+			assert_true(r.rc < 0);
+			if (j < 2) {
+				assert_non_null(strstr(r.problem, "chain hash of seqs"));
+				assert_true(jobs >= (seg_events(keys, n, i, 1201) >= 64));
+			}
+			/* nothing of the bad segment or after it */
+			for (char *line = r.out; line && line < r.out + r.len; line = strchr(line, '\n') + 1)
+				assert_true(strtoull(line + strlen("{\"seq\":"), NULL, 10) < keys[i]);
+			free(r.out);
+		}
+	}
 }
 
 /* RssFile of this process, in kB (-1: unknown). */
@@ -3297,6 +3463,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stamp_monotonic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_flipped_byte, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_parallel_same_verdicts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_hashed_same_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_hashed_tamper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_bad_projection_and_reindex_repairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_scratch_grows_never_lies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_out_of_memory_never_lies, setup, teardown),
