@@ -104,7 +104,7 @@ typedef struct rsessions {
 	size_t nbuckets, n;
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
-	struct codex_cache *codex;    /* Codex settings by policy text (sessions.c) */
+	struct rev_cache *revs;       /* what policy texts say, by format and text (sessions.c) */
 	const char *assume;           /* --assume-sandbox for the sessions opened (context form) */
 } rsessions;
 
