@@ -105,6 +105,7 @@ typedef struct rsessions {
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
 	struct rev_cache *revs;       /* what policy texts say, by format and text (sessions.c) */
+	size_t revs_parsed;           /* policy texts parsed (the others came from `revs`) */
 	const char *assume;           /* --assume-sandbox for the sessions opened (context form) */
 } rsessions;
 

@@ -514,6 +514,7 @@ static int revision_of(rsessions *t, const Docket__V1__PolicyRevised *p, json_t 
 		*sandbox = slot->sandbox;
 		return 0;
 	}
+	t->revs_parsed++;
 	if (claude)
 		*sandbox = claude_sandbox(p->policy_json, len, layered);
 	else

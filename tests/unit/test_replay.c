@@ -601,12 +601,119 @@ static void test_alloc_failure(void **state)
 	docket_policy_free(p);
 }
 
+
+/* ---- sessions.c: context ids and the revision cache ---- */
+
+static docket_event *event_of(const char *text)
+{
+	json_t *obj = json_loads(text, 0, NULL);
+	docket_event *ev = NULL;
+
+	assert_non_null(obj);
+	assert_int_equal(docket_event_from_json(&ev, obj), 0);
+	json_decref(obj);
+	return ev;
+}
+
+#define OPENED(S, CWD, HOME) "{\"type\":\"session.opened\",\"session\":\"" S "\",\"runtime\":\"claude-code/2.1\"," \
+	"\"platform\":\"linux\",\"cwd\":\"" CWD "\",\"workspace_roots\":[\"/w\"],\"env\":{\"HOME\":\"" HOME "\"}," \
+	"\"time\":\"2025-04-01T10:00:01Z\"}"
+#define REVISED(S, FMT, POLICY) "{\"type\":\"policy.revised\",\"session\":\"" S "\",\"revision\":1,\"format\":\"" \
+	FMT "\",\"policy\":" POLICY ",\"time\":\"2025-04-01T10:00:02Z\"}"
+
+static rsession *open_one(rsessions *t, const char *id, const char *text)
+{
+	docket_event *ev = event_of(text);
+	rsession *s = NULL;
+
+	assert_int_equal(rsessions_open(&s, t, id, ev), 0);
+	docket_event_free(ev);
+	return s;
+}
+
+static void revise(rsessions *t, rsession *s, const char *text)
+{
+	docket_event *ev = event_of(text);
+
+	assert_int_equal(rsession_policy(t, s, ev), 0);
+	docket_event_free(ev);
+}
+
+/* Equal recorded contexts share an id; one field apart does not; Codex
+ * settings join the context. */
+static void test_context_ids(void **state)
+{
+	rsessions t;
+	rsession *a, *b, *c, *d, *e;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	a = open_one(&t, "a", OPENED("a", "/w", "/h"));
+	b = open_one(&t, "b", OPENED("b", "/w", "/h"));
+	c = open_one(&t, "c", OPENED("c", "/w", "/g"));
+	d = open_one(&t, "d", OPENED("d", "/v", "/h"));
+	e = open_one(&t, "e", OPENED("e", "/w", "/h"));
+	assert_int_equal(a->ctx_id, b->ctx_id);
+	assert_int_equal(a->ctx_id, e->ctx_id);
+	assert_int_not_equal(a->ctx_id, c->ctx_id);
+	assert_int_not_equal(a->ctx_id, d->ctx_id);
+	assert_int_not_equal(c->ctx_id, d->ctx_id);
+	/* Codex settings join the context: a new id, equal settings share it */
+	revise(&t, b, REVISED("b", "codex", "{\"approval_policy\":\"never\",\"sandbox_policy\":\"read-only\"}"));
+	revise(&t, e, REVISED("e", "codex", "{\"approval_policy\":\"never\",\"sandbox_policy\":\"read-only\"}"));
+	assert_int_not_equal(a->ctx_id, b->ctx_id);
+	assert_int_equal(b->ctx_id, e->ctx_id);
+	revise(&t, e, REVISED("e", "codex", "{\"approval_policy\":\"on-request\",\"sandbox_policy\":\"read-only\"}"));
+	assert_int_not_equal(b->ctx_id, e->ctx_id);
+	rsessions_dispose(&t);
+}
+
+/* A revision text is parsed once per format: the cache answers the next
+ * sessions with the same result, and the format is part of its key. */
+static void test_revision_cache(void **state)
+{
+	static const char *sandboxed = "{\"sandbox\":{\"enabled\":true}}";
+	char text[512];
+	rsessions t;
+	rsession *s[3];
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < 3; i++) {
+		char id[2] = { (char)('a' + i), 0 };
+
+		s[i] = open_one(&t, id, OPENED("x", "/w", "/h"));
+		snprintf(text, sizeof(text), REVISED("%s", "claude", "%s"), id, sandboxed);
+		revise(&t, s[i], text);
+		assert_true(s[i]->claude_sandbox);
+		assert_null(s[i]->codex);
+	}
+	assert_int_equal(t.revs_parsed, 1);
+	/* the same text as Codex settings: parsed again, read as Codex's */
+	snprintf(text, sizeof(text), REVISED("a", "codex", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[0], text);
+	snprintf(text, sizeof(text), REVISED("b", "claude", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[1], text);
+	assert_int_equal(t.revs_parsed, 3);
+	assert_non_null(s[0]->codex);
+	assert_null(s[1]->codex);
+	assert_false(s[1]->claude_sandbox);
+	/* settings without a sandbox turn it off, cached or not */
+	snprintf(text, sizeof(text), REVISED("c", "claude", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[2], text);
+	assert_false(s[2]->claude_sandbox);
+	assert_int_equal(t.revs_parsed, 3);
+	rsessions_dispose(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify_order),
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_sources_negative),
+		cmocka_unit_test(test_context_ids),
+		cmocka_unit_test(test_revision_cache),
 		cmocka_unit_test_setup_teardown(test_tightened, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loosened_human_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_inferred, setup, teardown),
