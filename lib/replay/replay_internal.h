@@ -131,6 +131,14 @@ const char *rsession_assumed_sandbox(const rsession *s, int format, int sandbox,
  * "external"; NULL for none. */
 const char *replay_sandbox_name(int sandbox);
 
+/* ---- intent_decode.c ---- */
+
+/* A tool.intent's payload decoded without protobuf-c's unpack, through
+ * `a`: 0 and *out, the message protobuf-c gives for these bytes; 1 when the
+ * bytes are not the common case (unpack them with protobuf-c); <0 out of
+ * memory. */
+int intent_decode(docket_event **out, ProtobufCAllocator *a, const uint8_t *p, size_t len);
+
 /* ---- memo.c ---- */
 
 /* One evaluation, as replay needs it. */

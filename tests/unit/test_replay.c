@@ -706,6 +706,97 @@ static void test_revision_cache(void **state)
 	rsessions_dispose(&t);
 }
 
+
+/* ---- intent_decode.c against protobuf-c ---- */
+
+/* The packing of a message (a test buffer: events here are small). */
+static size_t pack_of(const docket_event *ev, uint8_t *buf, size_t cap)
+{
+	size_t n = docket__v1__event__get_packed_size(ev);
+
+	assert_true(n <= cap);
+	return docket__v1__event__pack(ev, buf);
+}
+
+/* 1 when intent_decode handed the bytes back, 0 when it decoded them to
+ * exactly what protobuf-c unpacks (compared by packing both), and -1 when
+ * protobuf-c refuses bytes it decoded (a failure of the test). */
+static int decode_both(const uint8_t *p, size_t len)
+{
+	static uint8_t a[4096], b[4096];
+	docket_event *fast = NULL, *slow = NULL;
+	int rc = intent_decode(&fast, &docket_pb_allocator, p, len);
+
+	assert_true(rc == 0 || rc == 1);
+	if (rc == 1) {
+		assert_null(fast);
+		return 1;
+	}
+	if (!(slow = docket__v1__event__unpack(&docket_pb_allocator, len, p))) {
+		docket_event_free(fast);
+		return -1;
+	}
+	assert_int_equal(pack_of(fast, a, sizeof(a)), pack_of(slow, b, sizeof(b)));
+	assert_memory_equal(a, b, pack_of(fast, a, sizeof(a)));
+	assert_int_equal(fast->body_case, slow->body_case);
+	docket_event_free(fast);
+	docket_event_free(slow);
+	return 0;
+}
+
+static void test_intent_decode(void **state)
+{
+	static const char *const intents[] = {
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c1\",\"tool\":\"shell\","
+		"\"args\":{\"command\":[\"bash\",\"-lc\",\"git status\"]},\"time\":\"2025-04-01T10:00:02Z\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c2\",\"turn\":\"t9\",\"tool\":\"Read\","
+		"\"args\":{\"file_path\":\"/a\"},\"recovery\":\"replay_safe\",\"decision\":{\"verdict\":\"denied\","
+		"\"source\":\"docket\",\"reasons\":[\"r1\",\"r2\"],\"rules\":[\"Read(./a)\"],\"policy_revision\":7},"
+		"\"time\":\"2025-04-01T10:00:03Z\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c3\",\"tool\":\"x\",\"args\":{},"
+		"\"decision\":{\"verdict\":\"allowed\"},\"provenance\":{\"file\":\"t.jsonl\",\"line\":3},"
+		"\"time\":\"2025-04-01T10:00:04Z\"}",
+	};
+	static const char *opened = OPENED("s", "/w", "/h");
+	uint8_t buf[4096], bad[4096];
+	size_t fast = 0, refused = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(intents) / sizeof(intents[0]); k++) {
+		docket_event *ev = event_of(intents[k]);
+		size_t n = pack_of(ev, buf, sizeof(buf));
+
+		docket_event_free(ev);
+		assert_int_equal(decode_both(buf, n), 0);
+		/* every truncation and every byte changed: handed back or the same */
+		for (size_t cut = 0; cut < n; cut++) {
+			int rc = decode_both(buf, cut);
+
+			assert_int_not_equal(rc, -1);
+			refused += rc == 1;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (unsigned x = 1; x < 256; x <<= 1) {
+				int rc;
+
+				memcpy(bad, buf, n);
+				bad[i] ^= (uint8_t)x;
+				assert_int_not_equal(rc = decode_both(bad, n), -1);
+				fast += rc == 0;
+			}
+	}
+	assert_true(fast > 0);
+	assert_true(refused > 0);
+	/* not a tool.intent: handed back, never decoded */
+	{
+		docket_event *ev = event_of(opened);
+		size_t n = pack_of(ev, buf, sizeof(buf));
+
+		docket_event_free(ev);
+		assert_int_equal(decode_both(buf, n), 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_sources_negative),
 		cmocka_unit_test(test_context_ids),
 		cmocka_unit_test(test_revision_cache),
+		cmocka_unit_test(test_intent_decode),
 		cmocka_unit_test_setup_teardown(test_tightened, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loosened_human_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_inferred, setup, teardown),
