@@ -29,6 +29,10 @@ typedef struct wire {
 /* A varint of at most 10 bytes; false at the end or past 10 bytes. */
 static bool get_varint(wire *w, uint64_t *v)
 {
+	if (w->p < w->end && !(*w->p & 0x80)) {
+		*v = *w->p++;   /* tags, enums, short lengths: one byte */
+		return true;
+	}
 	*v = 0;
 	for (unsigned shift = 0; shift < 70 && w->p < w->end; shift += 7) {
 		uint8_t b = *w->p++;
@@ -85,26 +89,27 @@ static void *message_of(wire *w, size_t size)
 	return w->a->alloc(w->a->allocator_data, size);
 }
 
-/* A repeated string: counted first (protobuf-c sizes the array so), then copied. */
-static size_t count_field(const uint8_t *p, const uint8_t *end, unsigned want)
+/* The repeated strings' counts (fields 3 and 4), protobuf-c sizes their arrays so. */
+static void count_repeated(const uint8_t *p, const uint8_t *end, size_t *n3, size_t *n4)
 {
 	wire w = { p, end, NULL };
 	unsigned field, wt;
 	uint64_t v;
 	const uint8_t *bytes;
-	size_t n = 0;
 
-	while (w.p < w.end && get_field(&w, &field, &wt, &v, &bytes))
-		n += field == want;
-	return n;
+	*n3 = *n4 = 0;
+	while (w.p < w.end && get_field(&w, &field, &wt, &v, &bytes)) {
+		*n3 += field == 3;
+		*n4 += field == 4;
+	}
 }
 
 /* 1: not the common case; -1: out of memory. */
 static int decision_of(wire *outer, Docket__V1__Decision **out, const uint8_t *p, uint64_t len)
 {
 	wire w = { p, p + len, outer->a };
-	size_t nr = count_field(w.p, w.end, 3), nu = count_field(w.p, w.end, 4);
 	Docket__V1__Decision *d = message_of(&w, sizeof(*d));
+	size_t nr, nu;
 	uint32_t seen = 0;
 	unsigned field, wt;
 	uint64_t v;
@@ -115,6 +120,7 @@ static int decision_of(wire *outer, Docket__V1__Decision **out, const uint8_t *p
 		return -1;
 	docket__v1__decision__init(d);
 	*out = d;
+	count_repeated(w.p, w.end, &nr, &nu);
 	if ((nr && !(d->reasons = message_of(&w, nr * sizeof(char *)))) ||
 	    (nu && !(d->rules = message_of(&w, nu * sizeof(char *)))))
 		return -1;
