@@ -176,13 +176,19 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
+static const char *const readers[] = {
+	"cat", "head", "tail", "less", "more", "wc", "ls", "file", "stat", "nl", "od", "xxd",
+	"hexdump", "strings", "tree", "du", "md5sum", "sha1sum", "sha256sum", "sort", "uniq",
+	"cut", "diff", "cmp", "tac", "grep", "egrep", "fgrep", "rg", NULL
+};
+
+bool claude_file_reader(const char *const *argv, size_t argc)
+{
+	return argc > 0 && in_list(shell_basename(argv[0]), readers);
+}
+
 bool claude_file_arg(const char *const *argv, size_t argc, size_t i)
 {
-	static const char *const readers[] = {
-		"cat", "head", "tail", "less", "more", "wc", "ls", "file", "stat", "nl", "od", "xxd",
-		"hexdump", "strings", "tree", "du", "md5sum", "sha1sum", "sha256sum", "sort", "uniq",
-		"cut", "diff", "cmp", "tac", "grep", "egrep", "fgrep", "rg", NULL
-	};
 	static const char *const pattern_first[] = { "grep", "egrep", "fgrep", "rg", NULL };
 	const char *prog;
 	bool pattern_seen = false;

@@ -434,6 +434,8 @@ static int claude_file_args(ev *e, const char *const *w, size_t n, size_t seg, b
 	bool changing = claude_file_changing(w, n);
 	int dec = -1;
 
+	if (!changing && !claude_file_reader(w, n))
+		return dec;   /* no operand of it is a file it reads */
 	for (size_t i = 1; i < n; i++) {
 		if (changing ? w[i][0] == '-' : !claude_file_arg(w, n, i))
 			continue;

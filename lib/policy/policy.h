@@ -334,6 +334,8 @@ size_t claude_wrapper_skip(const char *const *argv, size_t argc, bool deny);
 const char *claude_skip_time(const char *script);
 /* `text` past its leading NAME=VALUE words. */
 const char *claude_skip_assignments(const char *text);
+/* Does the read-only command argv read files named by its operands (cat, grep ...)? */
+bool claude_file_reader(const char *const *argv, size_t argc);
 /* Is argv[i] a file the read-only command argv reads (checked against Read rules)? */
 bool claude_file_arg(const char *const *argv, size_t argc, size_t i);
 /* Does acceptEdits allow this file-changing command (touch, mkdir, ...)? */

@@ -104,7 +104,8 @@ typedef struct rsessions {
 	size_t nbuckets, n;
 	uint32_t next_id;
 	ctx_intern *intern;           /* context ids by content (sessions.c) */
-	struct codex_cache *codex;    /* Codex settings by policy text (sessions.c) */
+	struct rev_cache *revs;       /* what policy texts say, by format and text (sessions.c) */
+	size_t revs_parsed;           /* policy texts parsed (the others came from `revs`) */
 	const char *assume;           /* --assume-sandbox for the sessions opened (context form) */
 } rsessions;
 
@@ -129,6 +130,14 @@ const char *rsession_assumed_sandbox(const rsession *s, int format, int sandbox,
 /* A sandbox mode's name: "read_only", "workspace_write", "full_access",
  * "external"; NULL for none. */
 const char *replay_sandbox_name(int sandbox);
+
+/* ---- intent_decode.c ---- */
+
+/* A tool.intent's payload decoded without protobuf-c's unpack, through
+ * `a`: 0 and *out, the message protobuf-c gives for these bytes; 1 when the
+ * bytes are not the common case (unpack them with protobuf-c); <0 out of
+ * memory. */
+int intent_decode(docket_event **out, ProtobufCAllocator *a, const uint8_t *p, size_t len);
 
 /* ---- memo.c ---- */
 

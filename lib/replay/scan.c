@@ -49,7 +49,8 @@ static int decode(docket_event **out, ledger_reader *r, uint64_t seq, int all, P
 
 	*out = NULL;
 	if ((error = reader_kind(r, seq, &kind)) == 0 && (all || wanted(kind)) &&
-	    (error = reader_payload(r, seq, &p, &len)) == 0)
+	    (error = reader_payload(r, seq, &p, &len)) == 0 &&
+	    (kind != BODY_TOOL_INTENT || (error = intent_decode(out, alloc, p, len)) == 1))
 		error = event_unpack_in(out, alloc, p, len);
 	if (error == DOCKET_ENOTFOUND)
 		error = docket_error_set(DOCKET_ECORRUPT, "seq %llu is indexed but missing",

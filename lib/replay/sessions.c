@@ -14,7 +14,9 @@
  * ids are interned in a direct-mapped table of CTX_SLOTS canonical texts of
  * at most CTX_MAX_KEY bytes each; a context that does not fit, or whose slot
  * was taken by another, gets a fresh id (never one given before), which
- * costs memo hits and nothing else.
+ * costs memo hits and nothing else. The canonical text is not JSON: each
+ * value is a type byte, then its length or size, then its bytes or members
+ * (context_key), so equal texts are equal contexts without a JSON dump.
  */
 #include <string.h>
 
@@ -27,20 +29,23 @@
 #define MIN_BUCKETS 64
 #define CTX_SLOTS 1024u
 #define CTX_MAX_KEY 16384u
-#define CODEX_SLOTS 64u
-#define CODEX_MAX_TEXT 65536u
+#define REV_SLOTS 64u
+#define REV_MAX_TEXT 65536u
 
-/* The Codex settings of the policy texts seen last (sessions of one fleet
- * record the same few): a revision with a known text is not parsed again. */
-typedef struct codex_slot {
+/* What replay takes from the policy texts seen last (sessions of one fleet
+ * record the same few): a revision with a known format and text is not
+ * parsed again. */
+typedef struct rev_slot {
 	uint64_t hash;
+	int format;
 	char *text;
 	size_t len;
-	json_t *codex;
-} codex_slot;
+	json_t *codex;       /* a Codex revision: its settings */
+	int sandbox;         /* a Claude Code one: sandbox.enabled (0/1), -1 when it does not parse */
+} rev_slot;
 
-struct codex_cache {
-	codex_slot slots[CODEX_SLOTS];
+struct rev_cache {
+	rev_slot slots[REV_SLOTS];
 };
 
 typedef struct ctx_slot {
@@ -87,11 +92,11 @@ void rsessions_dispose(rsessions *t)
 	for (size_t i = 0; t->intern && i < CTX_SLOTS; i++)
 		docket_free(t->intern->slots[i].key);
 	docket_free(t->intern);
-	for (size_t i = 0; t->codex && i < CODEX_SLOTS; i++) {
-		docket_free(t->codex->slots[i].text);
-		json_decref(t->codex->slots[i].codex);
+	for (size_t i = 0; t->revs && i < REV_SLOTS; i++) {
+		docket_free(t->revs->slots[i].text);
+		json_decref(t->revs->slots[i].codex);
 	}
-	docket_free(t->codex);
+	docket_free(t->revs);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -177,15 +182,66 @@ static json_t *context_of(const docket_event *ev)
 	return c;
 }
 
-/* The canonical text of a session's context: its JSON, NUL, the Codex settings. */
+static int key_size(docket_buf *out, char type, size_t n)
+{
+	uint64_t v = n;
+	int error;
+
+	if ((error = docket_buf_putc(out, type)) < 0)
+		return error;
+	return docket_buf_put(out, &v, sizeof(v));
+}
+
+/* A value's part of the canonical text: type, size, bytes or members. */
+static int key_put(docket_buf *out, const json_t *v)
+{
+	const char *k;
+	const json_t *m;
+	size_t i;
+	int error = 0;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		error = key_size(out, 'o', json_object_size(v));
+		json_object_foreach((json_t *)v, k, m) {
+			if (error == 0 && (error = key_size(out, 'k', strlen(k))) == 0)
+				error = docket_buf_put(out, k, strlen(k));
+			if (error == 0)
+				error = key_put(out, m);
+		}
+		return error;
+	case JSON_ARRAY:
+		error = key_size(out, 'a', json_array_size(v));
+		json_array_foreach(v, i, m)
+			if (error == 0)
+				error = key_put(out, m);
+		return error;
+	case JSON_STRING:
+		if ((error = key_size(out, 's', json_string_length(v))) < 0)
+			return error;
+		return docket_buf_put(out, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		return key_size(out, 'i', (size_t)json_integer_value(v));
+	case JSON_REAL: {
+		double d = json_real_value(v);
+
+		return (error = docket_buf_putc(out, 'r')) < 0 ? error : docket_buf_put(out, &d, sizeof(d));
+	}
+	case JSON_TRUE: return docket_buf_putc(out, 't');
+	case JSON_FALSE: return docket_buf_putc(out, 'f');
+	default: return docket_buf_putc(out, 'n');
+	}
+}
+
+/* The canonical text of a session's context: the context, the Codex settings (or null). */
 static int context_key(docket_buf *out, const rsession *s)
 {
 	int error;
 
 	docket_buf_clear(out);
-	if ((error = docket_json_dump(out, s->context)) < 0 || (error = docket_buf_putc(out, '\0')) < 0)
+	if ((error = key_put(out, s->context)) < 0)
 		return error;
-	return s->codex ? docket_json_dump(out, s->codex) : 0;
+	return s->codex ? key_put(out, s->codex) : docket_buf_putc(out, 'n');
 }
 
 /* The id of the session's context: the interned one when it is known. */
@@ -343,50 +399,53 @@ int rsession_grant(rsessions *t, rsession *s, const docket_event *intent)
 	return error;
 }
 
-/* The cache slot of a policy text; *hit when it holds that text. */
-static codex_slot *codex_slot_of(rsessions *t, const char *text, size_t len, int *hit)
+/* The cache slot of a policy text of `format`; *hit when it holds that text. */
+static rev_slot *rev_slot_of(rsessions *t, int format, const char *text, size_t len, int *hit)
 {
-	uint64_t h = memo_hash(text, len);
-	codex_slot *e;
+	uint64_t h = memo_hash(text, len) ^ (uint64_t)format;
+	rev_slot *e;
 
 	*hit = 0;
-	if (!t->codex && !(t->codex = docket_calloc(1, sizeof(*t->codex))))
+	if (!t->revs && !(t->revs = docket_calloc(1, sizeof(*t->revs))))
 		return NULL;
-	e = &t->codex->slots[h & (CODEX_SLOTS - 1)];
-	*hit = e->text && e->hash == h && e->len == len && memcmp(e->text, text, len) == 0;
-	if (!*hit && len <= CODEX_MAX_TEXT) {
+	e = &t->revs->slots[h & (REV_SLOTS - 1)];
+	*hit = e->text && e->hash == h && e->format == format && e->len == len && memcmp(e->text, text, len) == 0;
+	if (!*hit && len <= REV_MAX_TEXT) {
 		docket_free(e->text);
 		json_decref(e->codex);
 		memset(e, 0, sizeof(*e));
 		e->hash = h;
+		e->format = format;
 	}
-	return *hit || len <= CODEX_MAX_TEXT ? e : NULL;
+	return *hit || len <= REV_MAX_TEXT ? e : NULL;
 }
 
-/* Remember the settings of the slot's text (a failure only costs a parse). */
-static void codex_slot_fill(codex_slot *e, const char *text, size_t len, json_t *codex)
+/* Remember what the slot's text gave (a failure only costs a parse). */
+static void rev_slot_fill(rev_slot *e, const char *text, size_t len, json_t *codex, int sandbox)
 {
-	if (!e || !codex || !(e->text = docket_malloc(len ? len : 1)))
+	if (!e || !(e->text = docket_malloc(len ? len : 1)))
 		return;
 	memcpy(e->text, text, len);
 	e->len = len;
 	e->codex = json_incref(codex);
+	e->sandbox = sandbox;
 }
 
 /* Claude Code settings with "sandbox": {"enabled": true}: its Bash tool
  * ran in a sandbox that lets it write in the working directory. The
  * settings are the document (format claude), or its claude layer when a
  * hook recorded them under docket's enforced policy (an all_of, format
- * docket: hook.c). A text that does not parse says nothing (it was checked
- * when recorded). */
-static void claude_sandbox(rsession *s, const char *text, size_t len, int layered)
+ * docket: hook.c). A text that does not parse says nothing (-1: it was
+ * checked when recorded). */
+static int claude_sandbox(const char *text, size_t len, int layered)
 {
 	json_t *doc = NULL, *settings, *layer, *sb;
 	size_t i;
+	int on;
 
 	if (docket_json_parse(&doc, text, len) < 0) {
 		docket_error_clear();
-		return;
+		return -1;
 	}
 	settings = layered ? NULL : doc;
 	json_array_foreach(layered ? json_object_get(doc, "all_of") : NULL, i, layer) {
@@ -396,8 +455,36 @@ static void claude_sandbox(rsession *s, const char *text, size_t len, int layere
 			settings = json_object_get(layer, "policy");
 	}
 	sb = json_object_get(settings, "sandbox");
-	s->claude_sandbox = json_is_object(sb) && json_is_true(json_object_get(sb, "enabled"));
+	on = json_is_object(sb) && json_is_true(json_object_get(sb, "enabled"));
 	json_decref(doc);
+	return on;
+}
+
+/* The Codex settings of a Codex policy text (approval and sandbox), in *out. */
+static int codex_settings(json_t **out, const char *text, size_t len)
+{
+	json_t *doc = NULL, *codex;
+	int error;
+
+	*out = NULL;
+	if ((error = docket_json_parse(&doc, text, len)) < 0)
+		return error;
+	codex = json_object();
+	for (size_t i = 0; codex && error == 0 && i < 2; i++) {
+		const char *key = i ? "sandbox_policy" : "approval_policy";
+		json_t *v = json_object_get(doc, key);
+
+		if (v && !json_is_null(v) && json_object_set(codex, key, v) < 0)
+			error = docket_error_set_oom();
+	}
+	json_decref(doc);
+	if (!codex)
+		return docket_error_set_oom();
+	if (error < 0)
+		json_decref(codex);
+	else
+		*out = codex;
+	return error;
 }
 
 /* A revision the hooks recorded live (provenance "hook:<client>/<event>"). */
@@ -406,46 +493,50 @@ static int from_hook(const docket_event *ev)
 	return ev->provenance && ev->provenance->file && strncmp(ev->provenance->file, "hook:", 5) == 0;
 }
 
+/* What a revision's text says, from the cache or parsed (and cached):
+ * *codex the Codex settings (a Codex policy), *sandbox the Claude Code
+ * sandbox (0/1; -1 when not Claude Code settings or when they do not parse). */
+static int revision_of(rsessions *t, const Docket__V1__PolicyRevised *p, json_t **codex, int *sandbox)
+{
+	size_t len = strlen(p->policy_json);
+	int codex_fmt = p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX;
+	int layered = p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_DOCKET && p->policy_json[0] == '{';
+	int claude = p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE || layered;
+	rev_slot *slot;
+	int error = 0, hit = 0;
+
+	*codex = NULL;
+	*sandbox = -1;
+	if (!codex_fmt && !claude)
+		return 0;
+	if ((slot = rev_slot_of(t, (int)p->format, p->policy_json, len, &hit)) && hit) {
+		*codex = json_incref(slot->codex);
+		*sandbox = slot->sandbox;
+		return 0;
+	}
+	t->revs_parsed++;
+	if (claude)
+		*sandbox = claude_sandbox(p->policy_json, len, layered);
+	else
+		error = codex_settings(codex, p->policy_json, len);
+	if (error == 0)
+		rev_slot_fill(slot, p->policy_json, len, *codex, *sandbox);
+	return error;
+}
+
 int rsession_policy(rsessions *t, rsession *s, const docket_event *ev)
 {
-	const Docket__V1__PolicyRevised *p = ev->policy_revised;
-	size_t len = strlen(p->policy_json);
-	json_t *doc = NULL, *codex = NULL;
-	codex_slot *slot = NULL;
-	int error = 0, hit = 0;
+	json_t *codex = NULL;
+	int error, sandbox;
 
 	/* a revision imported from a transcript is not the settings in force;
 	 * one a hook recorded is */
 	s->live_settings |= !ev->provenance || from_hook(ev);
 	s->imported |= ev->provenance && !from_hook(ev);
-	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CLAUDE)
-		claude_sandbox(s, p->policy_json, len, 0);
-	else if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_DOCKET && p->policy_json[0] == '{')
-		claude_sandbox(s, p->policy_json, len, 1);
-
-	if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
-	    (slot = codex_slot_of(t, p->policy_json, len, &hit)) && hit) {
-		codex = json_incref(slot->codex);
-	} else if (p->format == DOCKET__V1__POLICY_FORMAT__POLICY_FORMAT_CODEX &&
-		   (error = docket_json_parse(&doc, p->policy_json, len)) == 0) {
-		codex = json_object();
-		for (size_t i = 0; codex && i < 2; i++) {
-			const char *key = i ? "sandbox_policy" : "approval_policy";
-			json_t *v = json_object_get(doc, key);
-
-			if (v && !json_is_null(v) && json_object_set(codex, key, v) < 0)
-				error = docket_error_set_oom();
-		}
-		json_decref(doc);
-		if (!codex)
-			error = docket_error_set_oom();
-		if (error == 0)
-			codex_slot_fill(slot, p->policy_json, len, codex);
-	}
-	if (error < 0) {
-		json_decref(codex);
+	if ((error = revision_of(t, ev->policy_revised, &codex, &sandbox)) < 0)
 		return error;
-	}
+	if (sandbox >= 0)
+		s->claude_sandbox = sandbox;
 	if (codex ? s->codex && json_equal(codex, s->codex) : !s->codex) {
 		/* the same settings (a Claude Code policy has none): the context,
 		 * its id and the contexts built from it stay */

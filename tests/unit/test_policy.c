@@ -1066,6 +1066,31 @@ static void test_claude_file_args(void **state)
 	docket_policy_free(p);
 }
 
+/* claude_file_reader says which commands have file operands at all: the
+ * evaluator looks at no operand of the others (claude_file_arg is false on
+ * every one of them). */
+static void test_claude_file_reader(void **state)
+{
+	static const char *const reads[][3] = {
+		{ "cat", "a", NULL }, { "/usr/bin/grep", "x", "a" }, { "rg", "-e", "x" }, { "head", "-n", "5" },
+	};
+	static const char *const not[][3] = {
+		{ "echo", "a", "b" }, { "rm", "a", NULL }, { "catx", "a", NULL }, { "ca", "a", NULL }, { "", "a", NULL },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(reads) / sizeof(reads[0]); k++)
+		assert_true(claude_file_reader(reads[k], reads[k][2] ? 3 : 2));
+	for (size_t k = 0; k < sizeof(not) / sizeof(not[0]); k++) {
+		size_t n = not[k][2] ? 3 : 2;
+
+		assert_false(claude_file_reader(not[k], n));
+		for (size_t i = 0; i < n; i++)
+			assert_false(claude_file_arg(not[k], n, i));
+	}
+	assert_false(claude_file_reader(reads[0], 0));
+}
+
 static void test_claude_accept_edits(void **state)
 {
 	docket_policy *p = load(DOCKET_POLICY_CLAUDE, "{\"permissions\":{\"defaultMode\":\"acceptEdits\"}}");
@@ -1381,6 +1406,7 @@ int main(void)
 		cmocka_unit_test(test_claude_wrappers),
 		cmocka_unit_test(test_claude_substitution),
 		cmocka_unit_test(test_claude_file_args),
+		cmocka_unit_test(test_claude_file_reader),
 		cmocka_unit_test(test_claude_accept_edits),
 		cmocka_unit_test(test_claude_web),
 		cmocka_unit_test(test_claude_tool_names),

@@ -601,12 +601,211 @@ static void test_alloc_failure(void **state)
 	docket_policy_free(p);
 }
 
+
+/* ---- sessions.c: context ids and the revision cache ---- */
+
+static docket_event *event_of(const char *text)
+{
+	json_t *obj = json_loads(text, 0, NULL);
+	docket_event *ev = NULL;
+
+	assert_non_null(obj);
+	assert_int_equal(docket_event_from_json(&ev, obj), 0);
+	json_decref(obj);
+	return ev;
+}
+
+#define OPENED(S, CWD, HOME) "{\"type\":\"session.opened\",\"session\":\"" S "\",\"runtime\":\"claude-code/2.1\"," \
+	"\"platform\":\"linux\",\"cwd\":\"" CWD "\",\"workspace_roots\":[\"/w\"],\"env\":{\"HOME\":\"" HOME "\"}," \
+	"\"time\":\"2025-04-01T10:00:01Z\"}"
+#define REVISED(S, FMT, POLICY) "{\"type\":\"policy.revised\",\"session\":\"" S "\",\"revision\":1,\"format\":\"" \
+	FMT "\",\"policy\":" POLICY ",\"time\":\"2025-04-01T10:00:02Z\"}"
+
+static rsession *open_one(rsessions *t, const char *id, const char *text)
+{
+	docket_event *ev = event_of(text);
+	rsession *s = NULL;
+
+	assert_int_equal(rsessions_open(&s, t, id, ev), 0);
+	docket_event_free(ev);
+	return s;
+}
+
+static void revise(rsessions *t, rsession *s, const char *text)
+{
+	docket_event *ev = event_of(text);
+
+	assert_int_equal(rsession_policy(t, s, ev), 0);
+	docket_event_free(ev);
+}
+
+/* Equal recorded contexts share an id; one field apart does not; Codex
+ * settings join the context. */
+static void test_context_ids(void **state)
+{
+	rsessions t;
+	rsession *a, *b, *c, *d, *e;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	a = open_one(&t, "a", OPENED("a", "/w", "/h"));
+	b = open_one(&t, "b", OPENED("b", "/w", "/h"));
+	c = open_one(&t, "c", OPENED("c", "/w", "/g"));
+	d = open_one(&t, "d", OPENED("d", "/v", "/h"));
+	e = open_one(&t, "e", OPENED("e", "/w", "/h"));
+	assert_int_equal(a->ctx_id, b->ctx_id);
+	assert_int_equal(a->ctx_id, e->ctx_id);
+	assert_int_not_equal(a->ctx_id, c->ctx_id);
+	assert_int_not_equal(a->ctx_id, d->ctx_id);
+	assert_int_not_equal(c->ctx_id, d->ctx_id);
+	/* Codex settings join the context: a new id, equal settings share it */
+	revise(&t, b, REVISED("b", "codex", "{\"approval_policy\":\"never\",\"sandbox_policy\":\"read-only\"}"));
+	revise(&t, e, REVISED("e", "codex", "{\"approval_policy\":\"never\",\"sandbox_policy\":\"read-only\"}"));
+	assert_int_not_equal(a->ctx_id, b->ctx_id);
+	assert_int_equal(b->ctx_id, e->ctx_id);
+	revise(&t, e, REVISED("e", "codex", "{\"approval_policy\":\"on-request\",\"sandbox_policy\":\"read-only\"}"));
+	assert_int_not_equal(b->ctx_id, e->ctx_id);
+	rsessions_dispose(&t);
+}
+
+/* A revision text is parsed once per format: the cache answers the next
+ * sessions with the same result, and the format is part of its key. */
+static void test_revision_cache(void **state)
+{
+	static const char *sandboxed = "{\"sandbox\":{\"enabled\":true}}";
+	char text[512];
+	rsessions t;
+	rsession *s[3];
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < 3; i++) {
+		char id[2] = { (char)('a' + i), 0 };
+
+		s[i] = open_one(&t, id, OPENED("x", "/w", "/h"));
+		snprintf(text, sizeof(text), REVISED("%s", "claude", "%s"), id, sandboxed);
+		revise(&t, s[i], text);
+		assert_true(s[i]->claude_sandbox);
+		assert_null(s[i]->codex);
+	}
+	assert_int_equal(t.revs_parsed, 1);
+	/* the same text as Codex settings: parsed again, read as Codex's */
+	snprintf(text, sizeof(text), REVISED("a", "codex", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[0], text);
+	snprintf(text, sizeof(text), REVISED("b", "claude", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[1], text);
+	assert_int_equal(t.revs_parsed, 3);
+	assert_non_null(s[0]->codex);
+	assert_null(s[1]->codex);
+	assert_false(s[1]->claude_sandbox);
+	/* settings without a sandbox turn it off, cached or not */
+	snprintf(text, sizeof(text), REVISED("c", "claude", "%s"), "{\"sandbox_policy\":\"read-only\"}");
+	revise(&t, s[2], text);
+	assert_false(s[2]->claude_sandbox);
+	assert_int_equal(t.revs_parsed, 3);
+	rsessions_dispose(&t);
+}
+
+
+/* ---- intent_decode.c against protobuf-c ---- */
+
+/* The packing of a message (a test buffer: events here are small). */
+static size_t pack_of(const docket_event *ev, uint8_t *buf, size_t cap)
+{
+	size_t n = docket__v1__event__get_packed_size(ev);
+
+	assert_true(n <= cap);
+	return docket__v1__event__pack(ev, buf);
+}
+
+/* 1 when intent_decode handed the bytes back, 0 when it decoded them to
+ * exactly what protobuf-c unpacks (compared by packing both), and -1 when
+ * protobuf-c refuses bytes it decoded (a failure of the test). */
+static int decode_both(const uint8_t *p, size_t len)
+{
+	static uint8_t a[4096], b[4096];
+	docket_event *fast = NULL, *slow = NULL;
+	int rc = intent_decode(&fast, &docket_pb_allocator, p, len);
+
+	assert_true(rc == 0 || rc == 1);
+	if (rc == 1) {
+		assert_null(fast);
+		return 1;
+	}
+	if (!(slow = docket__v1__event__unpack(&docket_pb_allocator, len, p))) {
+		docket_event_free(fast);
+		return -1;
+	}
+	assert_int_equal(pack_of(fast, a, sizeof(a)), pack_of(slow, b, sizeof(b)));
+	assert_memory_equal(a, b, pack_of(fast, a, sizeof(a)));
+	assert_int_equal(fast->body_case, slow->body_case);
+	docket_event_free(fast);
+	docket_event_free(slow);
+	return 0;
+}
+
+static void test_intent_decode(void **state)
+{
+	static const char *const intents[] = {
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c1\",\"tool\":\"shell\","
+		"\"args\":{\"command\":[\"bash\",\"-lc\",\"git status\"]},\"time\":\"2025-04-01T10:00:02Z\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c2\",\"turn\":\"t9\",\"tool\":\"Read\","
+		"\"args\":{\"file_path\":\"/a\"},\"recovery\":\"replay_safe\",\"decision\":{\"verdict\":\"denied\","
+		"\"source\":\"docket\",\"reasons\":[\"r1\",\"r2\"],\"rules\":[\"Read(./a)\"],\"policy_revision\":7},"
+		"\"time\":\"2025-04-01T10:00:03Z\"}",
+		"{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c3\",\"tool\":\"x\",\"args\":{},"
+		"\"decision\":{\"verdict\":\"allowed\"},\"provenance\":{\"file\":\"t.jsonl\",\"line\":3},"
+		"\"time\":\"2025-04-01T10:00:04Z\"}",
+	};
+	static const char *opened = OPENED("s", "/w", "/h");
+	uint8_t buf[4096], bad[4096];
+	size_t fast = 0, refused = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(intents) / sizeof(intents[0]); k++) {
+		docket_event *ev = event_of(intents[k]);
+		size_t n = pack_of(ev, buf, sizeof(buf));
+
+		docket_event_free(ev);
+		assert_int_equal(decode_both(buf, n), 0);
+		/* every truncation and every byte changed: handed back or the same */
+		for (size_t cut = 0; cut < n; cut++) {
+			int rc = decode_both(buf, cut);
+
+			assert_int_not_equal(rc, -1);
+			refused += rc == 1;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (unsigned x = 1; x < 256; x <<= 1) {
+				int rc;
+
+				memcpy(bad, buf, n);
+				bad[i] ^= (uint8_t)x;
+				assert_int_not_equal(rc = decode_both(bad, n), -1);
+				fast += rc == 0;
+			}
+	}
+	assert_true(fast > 0);
+	assert_true(refused > 0);
+	/* not a tool.intent: handed back, never decoded */
+	{
+		docket_event *ev = event_of(opened);
+		size_t n = pack_of(ev, buf, sizeof(buf));
+
+		docket_event_free(ev);
+		assert_int_equal(decode_both(buf, n), 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify_order),
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_sources_negative),
+		cmocka_unit_test(test_context_ids),
+		cmocka_unit_test(test_revision_cache),
+		cmocka_unit_test(test_intent_decode),
 		cmocka_unit_test_setup_teardown(test_tightened, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loosened_human_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_inferred, setup, teardown),
