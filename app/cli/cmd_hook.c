@@ -129,6 +129,26 @@ static int fail(int enforce, const docket_buf *in, const char *what)
 	return EXIT_NONBLOCKING;
 }
 
+/*
+ * Spool first (docs/write-path.md §3): the event's records are durable in
+ * the spool's journal before the answer; once it is written, a detached
+ * process folds them into the chain (waiting for the writer lock as the
+ * hook would have, half the budget), and this one exits at once. This
+ * process's ledger is closed first: the child opens its own.
+ */
+static void fold_after_answer(const char *path, docket_ledger **ledger, uint64_t wait_ms)
+{
+	if (!docket_spool_nonempty(path))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	if (!docket_spool_waiting()) {
+		docket_ledger_free(*ledger);
+		*ledger = NULL;
+	}
+	(void)docket_spool_fold_detached(path, (unsigned)wait_ms);
+}
+
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	const char *client = NULL, *source = NULL;
@@ -190,6 +210,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	ho.cache_dir = g->ledger_path;
 	ho.spool_path = g->ledger_path;
 	ho.deadline_ms = start + budget / 2;
+	ho.spool_first = 1;
 	oo.flags = DOCKET_OPEN_CREATE;
 	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
 		rc = fail(enforce, &in, "cannot open the ledger");
@@ -206,6 +227,8 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		fputs(answer.err, stderr);
 	rc = answer.exit_code;
 done:
+	if (ledger)
+		fold_after_answer(g->ledger_path, &ledger, budget / 2);
 	docket_hook_answer_dispose(&answer);
 	if (!docket_spool_waiting())
 		docket_ledger_free(ledger);  /* else a thread still waits in it: the exit ends both */

@@ -54,9 +54,6 @@
  * entries (another hook found the lock held): its records follow them.
  * (The writer thread gets at least 20 ms from its start: ledger/spool.h.) */
 #define SPOOL_BUSY_WAIT_MS 5
-/* A hook that waited for the lock in vain less than this long ago says the
- * lock is held right now: the records go straight to the spool. */
-#define SPOOL_FRESH_MS 200
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -195,7 +192,7 @@ static int spoolable(int error)
  * holds the lock right now; *fresh is set
  * when the lock is held right now, not worth a wait: a docket writer holds
  * it (docket_spool_writer_busy), or a hook waited for it in vain less than
- * SPOOL_FRESH_MS ago (a writer that is not docket). */
+ * DOCKET_SPOOL_FRESH_MS ago (a writer that is not docket). */
 /* Bring the deadline forward to `ms` from now, never later than it is. */
 static void deadline_within(hook_ctx *h, unsigned ms)
 {
@@ -217,7 +214,7 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 		if (spool && docket_spool_count(spool, &n) == 0 && n > 0) {
 			h->spool_n = n;
 			deadline_within(h, SPOOL_BUSY_WAIT_MS);
-			h->fresh = busy || docket_spool_held_within(spool, SPOOL_FRESH_MS);
+			h->fresh = busy || docket_spool_held_within(spool, DOCKET_SPOOL_FRESH_MS);
 		} else {
 			h->fresh = busy;  /* one append + fdatasync beats waiting for its commit and ours */
 		}
@@ -247,6 +244,11 @@ static int fold_oldest(hook_ctx *h)
 	return 1;
 }
 
+static int spool_first(const hook_ctx *h)
+{
+	return h->opts->spool_first && h->opts->spool_path && h->opts->deadline_ms;
+}
+
 /*
  * One transaction of the event's records, within the budget: the ledger
  * when it can take them before the deadline, else the spool (fsynced). Once
@@ -261,6 +263,8 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 	for (i = 0; i < n; i++)
 		if (!evs[i])
 			error = docket_error_set_oom();
+	if (spool_first(h))
+		h->spooling = 1;  /* the journal is the durable record; the fold comes after the answer */
 	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
 		int fresh = 0;
 
@@ -467,6 +471,8 @@ static int spool_waiting(hook_ctx *h)
 		return 0;
 	if (h->spooling)
 		return 1;
+	if (spool_first(h))
+		return docket_spool_nonempty(h->opts->spool_path);  /* a stat: no count */
 	if (h->opts->deadline_ms) {
 		(void)lock_deadline(h);  /* counts the spool (once per event) */
 		return h->spool_n > 0;
@@ -1695,8 +1701,8 @@ static int fold_waiting(hook_ctx *h)
 {
 	int busy = 0, error;
 
-	if (h->spooling || h->wrote || !h->opts->spool_path)
-		return 0;
+	if (h->spooling || h->wrote || !h->opts->spool_path || spool_first(h))
+		return 0;  /* spool first: the caller folds after its answer */
 	if (!h->opts->deadline_ms)
 		return docket_spool_fold(h->ledger);
 	if (docket_spool_writer_busy(h->opts->spool_path))
@@ -1707,6 +1713,29 @@ static int fold_waiting(hook_ctx *h)
 		return 0;
 	}
 	return error;
+}
+
+/*
+ * Spool first, before reading any state: a journal an earlier event left
+ * (its fold did not run, or failed) is folded when the writer lock is free
+ * (a short wait); when a docket writer holds it (most often the previous
+ * event's fold) or a writer waited in vain a moment ago, the event reads
+ * the ledger and the journal's records beside it (spooled(),
+ * current_revision), as with a held lock.
+ */
+static void fold_behind(hook_ctx *h)
+{
+	const char *path = h->opts->spool_path;
+	uint64_t deadline = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
+	int busy = 0;
+
+	if (!spool_first(h) || !docket_spool_nonempty(path) || docket_spool_writer_busy(path) ||
+	    docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
+		return;
+	if (docket_spool_fold_by(h->ledger, deadline < h->opts->deadline_ms ? deadline : h->opts->deadline_ms,
+				 &busy) < 0 && busy)
+		docket_spool_mark_held(path);
+	docket_error_clear();  /* not folded: the records wait, and are read beside the ledger */
 }
 
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
@@ -1727,6 +1756,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.name = docket_json_str_nonempty(ev, "hook_event_name");
 	h.cwd = docket_json_str_nonempty(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
+	fold_behind(&h);
 	if ((error = set_session(&h)) < 0 || h.quiet)
 		goto done;
 	if (opts->client == DOCKET_CLIENT_CLAUDE && strcmp(h.name, "SessionStart") != 0 &&
