@@ -83,6 +83,7 @@ typedef struct hook_ctx {
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 	json_t *enforced;          /* the policy docket enforces, as recorded (enforced_doc), or NULL */
 	uint32_t carry_from;       /* the revision a new enforced revision follows (note_carry) */
+	int direct;                /* spool first, but the next append tries the ledger (append) */
 } hook_ctx;
 
 
@@ -249,6 +250,8 @@ static int spool_first(const hook_ctx *h)
 	return h->opts->spool_first && h->opts->spool_path && h->opts->deadline_ms;
 }
 
+static int fold_until(hook_ctx *h, uint64_t deadline);
+
 /*
  * One transaction of the event's records, within the budget: the ledger
  * when it can take them before the deadline, else the spool (fsynced). Once
@@ -263,8 +266,13 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 	for (i = 0; i < n; i++)
 		if (!evs[i])
 			error = docket_error_set_oom();
+	/* spool first: the journal is the durable record, the fold comes after
+	 * the answer; a direct append (records the ledger may refuse as a
+	 * re-delivery, tolerated there, an incident once folded) folds the
+	 * journal in its own transaction first, so the order holds */
 	if (spool_first(h))
-		h->spooling = 1;  /* the journal is the durable record; the fold comes after the answer */
+		h->spooling = !h->direct;
+	h->direct = 0;
 	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
 		int fresh = 0;
 
@@ -361,7 +369,11 @@ int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime
 /* 1 when the spool holds an event of `type` for `session` (`invocation`). */
 static int spooled(const hook_ctx *h, const char *type, const char *session, const char *invocation)
 {
-	return h->opts->spool_path && docket_spool_has(h->opts->spool_path, type, session, invocation);
+	const char *path = h->opts->spool_path;
+
+	/* spool first: a stat says whether there is anything to read */
+	return path && (!spool_first(h) || docket_spool_nonempty(path)) &&
+	       docket_spool_has(path, type, session, invocation);
 }
 
 /* session.opened for `id` unless the ledger (or the spool) has it; `links`
@@ -694,6 +706,30 @@ static int revision_cb(void *ctx, const docket_session_info *info)
 	return 0;
 }
 
+/* Spool first: the revision in force, the newest spooled for the session
+ * (the fold has not run yet) else the ledger's; 0 when the session is
+ * still in the spool without one. */
+static int spooled_revision(hook_ctx *h, uint32_t *rev)
+{
+	json_t *ev = NULL;
+	int error;
+
+	*rev = 0;
+	if (spool_waiting(h) && docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &ev)) {
+		json_int_t r = json_integer_value(json_object_get(ev, "revision"));
+
+		*rev = r > 0 && r <= UINT32_MAX ? (uint32_t)r : 0;
+		json_decref(ev);
+		return 0;
+	}
+	error = docket_ledger_session(h->ledger, h->session, revision_cb, rev);
+	if (error == DOCKET_ENOTFOUND) {
+		docket_error_clear();
+		error = 0;  /* opened in the spool: no revision yet */
+	}
+	return error;
+}
+
 static int note_path(docket_buf *out, const hook_ctx *h, int dir_only)
 {
 	uint8_t md[32];
@@ -819,7 +855,7 @@ static int track_mode(hook_ctx *h)
 
 	if (!mode || (error = ensure_session(h)) < 0)
 		return mode ? error : 0;
-	error = docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
+	error = spool_first(h) ? spooled_revision(h, &rev) : docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
 	if (error == DOCKET_ENOTFOUND) {
 		/* opened in the spool (the writer lock was held): its revision
 		 * waits there too; the mode is checked again at the next event */
@@ -1243,8 +1279,14 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 		return docket_error_set(DOCKET_EINVALID, "%s event without tool_use_id", h->name);
 	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
 		return error;
-	if (!p.found && !spooled(h, "tool.intent", h->session, id))
+	/* a call asked about in the spool: its settlement needs its state */
+	if (!p.found && spooled(h, "approval.requested", h->session, id) &&
+	    fold_until(h, h->opts->deadline_ms) && (error = find_pending(h, id, &p)) < 0)
+		return error;
+	if (!p.found && !spooled(h, "tool.intent", h->session, id)) {
 		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
+		h->direct = 1;
+	}
 	if (p.found && strcmp(p.state, "awaiting_approval") == 0)
 		evs[n++] = settle_event(h, id, p.request,
 					ran ? "approved" : strcmp(status, "cancelled") == 0 ? "aborted" : "denied",
@@ -1620,7 +1662,8 @@ static int continuation_closed(hook_ctx *h, const char *sid, uint32_t n, int *cl
 
 	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state(h, id, &state)) < 0)
 		return error;
-	*closed = state == 2;
+	/* closed in the spool (spool first: the fold has not run yet) */
+	*closed = state == 2 || spooled(h, "session.closed", id, NULL);
 	return 0;
 }
 
@@ -1723,19 +1766,45 @@ static int fold_waiting(hook_ctx *h)
  * the ledger and the journal's records beside it (spooled(),
  * current_revision), as with a held lock.
  */
+static int fold_until(hook_ctx *h, uint64_t deadline)
+{
+	int busy = 0, error;
+
+	if (deadline > h->opts->deadline_ms)
+		deadline = h->opts->deadline_ms;
+	if ((error = docket_spool_fold_by(h->ledger, deadline, &busy)) < 0 && busy)
+		docket_spool_mark_held(h->opts->spool_path);
+	docket_error_clear();  /* not folded: the records wait, and are read beside the ledger */
+	return error == 0;
+}
+
+/* Events whose decisions read every pending call or a transcript: they wait
+ * for the previous event's fold (within the lock's budget) before reading. */
+static int reads_whole_session(const hook_ctx *h)
+{
+	static const char *const names[] = { "SessionStart", "PermissionRequest", "Stop", "SubagentStop",
+					     "SessionEnd" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(h->name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void fold_behind(hook_ctx *h)
 {
 	const char *path = h->opts->spool_path;
-	uint64_t deadline = docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS;
-	int busy = 0;
 
-	if (!spool_first(h) || !docket_spool_nonempty(path) || docket_spool_writer_busy(path) ||
-	    docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
+	if (!spool_first(h) || !docket_spool_nonempty(path))
 		return;
-	if (docket_spool_fold_by(h->ledger, deadline < h->opts->deadline_ms ? deadline : h->opts->deadline_ms,
-				 &busy) < 0 && busy)
-		docket_spool_mark_held(path);
-	docket_error_clear();  /* not folded: the records wait, and are read beside the ledger */
+	if (reads_whole_session(h)) {
+		/* not folded within the budget: as with a held lock, the rest of
+		 * the event follows the spool and leaves the transcript to later */
+		h->spooling = !fold_until(h, h->opts->deadline_ms);
+		return;
+	}
+	if (!docket_spool_writer_busy(path) && !docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
+		(void)fold_until(h, docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS);
 }
 
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
