@@ -1280,7 +1280,8 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
 		return error;
 	/* a call asked about in the spool: its settlement needs its state */
-	if (!p.found && spooled(h, "approval.requested", h->session, id) &&
+	if (!(p.found && strcmp(p.state, "awaiting_approval") == 0) &&
+	    spooled(h, "approval.requested", h->session, id) &&
 	    fold_until(h, h->opts->deadline_ms) && (error = find_pending(h, id, &p)) < 0)
 		return error;
 	if (!p.found && !spooled(h, "tool.intent", h->session, id)) {
