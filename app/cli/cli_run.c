@@ -106,7 +106,7 @@ void cli_fold_spool(const cli_global *g)
 	}
 	opts.map_size_max = g->map_max;
 	if ((error = docket_ledger_open(&l, g->ledger_path, &opts)) == 0)
-		error = docket_spool_fold_by(l, docket_spool_now_ms() + READER_FOLD_WAIT_MS, &busy);
+		error = docket_spool_fold_all_by(l, docket_spool_now_ms() + READER_FOLD_WAIT_MS, &busy);
 	if (error < 0 && docket_spool_count(g->ledger_path, &n) == 0 && n > 0)  /* what is still there */
 		cli_error("%zu spooled record%s not in the chain yet, not shown (%s)", n, n == 1 ? " is" : "s are",
 			  busy ? "the writer lock is held" : docket_error_last()->message);

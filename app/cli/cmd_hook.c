@@ -11,8 +11,11 @@
  * PreToolUse or PermissionRequest event (or on input that is not a hook
  * event) answers 2: docket fails closed.
  *
- * The budget (--budget MS, default 2000; docs/write-path.md §3): the writer
- * lock is waited for until half of it, then the records go to the spool; a
+ * Spool first (docs/write-path.md §3, "spool first"): the event's records
+ * go to the spool's journal (one append + fdatasync) before the answer; a
+ * detached process folds them into the chain after it (fold_after_answer).
+ * The budget (--budget MS, default 2000): that fold waits for the writer
+ * lock until half of it (and so does an event that must fold first); a
  * watchdog answers at the budget whatever is still running (a slow disk, a
  * stuck read): under --enforce, a blocking event is denied (exit 2), naming
  * docket, and nothing answers "allow" without a durable record.
@@ -162,8 +165,8 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		{ CLI_OPT_STRING, "policy", 0, &source, "SRC",
 		  "the policy to enforce (any source replay takes)", 0 },
 		{ CLI_OPT_U64, "budget", 0, &budget, "MS",
-		  "answer within MS milliseconds (default 2000): the ledger's writer lock is waited for until "
-		  "half of it, then the event goes to the ledger's spool", 0 },
+		  "answer within MS milliseconds (default 2000): the event goes to the ledger's spool (one "
+		  "fdatasync); after the answer a detached fold waits up to half of it for the writer lock", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;

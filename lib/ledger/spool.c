@@ -707,6 +707,20 @@ int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy)
 	return docket_ledger_write_by(l, fold_fn, NULL, NULL, deadline_ms, busy);
 }
 
+int docket_spool_fold_all_by(docket_ledger *l, uint64_t deadline_ms, int *busy)
+{
+	size_t before = SIZE_MAX, n = 0;
+	int error = 0;
+
+	*busy = 0;
+	/* a timed fold takes DOCKET_SPOOL_FOLD_CAP entries: rounds while they shrink */
+	while (error == 0 && (error = docket_spool_count(l->path, &n)) == 0 && n > 0 && n < before) {
+		before = n;
+		error = docket_ledger_write_by(l, fold_fn, NULL, NULL, deadline_ms, busy);
+	}
+	return error;
+}
+
 /* ---- folding (append.c) ---- */
 
 typedef struct spool_entry {

@@ -84,6 +84,9 @@ int docket_spool_find(const char *ledger_path, const char *type, const char *ses
  */
 int docket_spool_fold(docket_ledger *l) DOCKET_MUST_USE;
 int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+/* Every entry (DOCKET_SPOOL_FOLD_CAP per transaction, each within the
+ * deadline): readers fold first (docs/write-path.md §3). */
+int docket_spool_fold_all_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
 
 /*
  * The ledger.incident events of spool entries that name `session` (refused
