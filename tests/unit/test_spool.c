@@ -1070,7 +1070,11 @@ static void test_spool_first_ask_settled(void **state)
 	(void)state;
 	setenv("HOME", dir, 1);
 	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
-	feed_spool_first(l, dir, NULL, evs_in, 3);
+	feed_spool_first(l, dir, NULL, evs_in, 2);
+	/* a writer waited in vain a moment ago: the PostToolUse does not fold
+	 * first on its own account, only for the spooled approval */
+	docket_spool_mark_held(dir);
+	feed_spool_first(l, dir, NULL, evs_in + 2, 1);
 	evs = folded_events(l, dir);
 	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
 	assert_int_equal(count_type(evs, "approval.requested", "t1"), 1);
@@ -1128,7 +1132,11 @@ static void test_spool_first_killed_mid_call(void **state)
 	(void)state;
 	setenv("HOME", dir, 1);
 	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
-	feed_spool_first(l, dir, NULL, evs_in, 3);
+	feed_spool_first(l, dir, NULL, evs_in, 2);
+	/* a writer waited in vain a moment ago: only a whole-session event
+	 * waits for the lock and folds first */
+	docket_spool_mark_held(dir);
+	feed_spool_first(l, dir, NULL, evs_in + 2, 1);
 	evs = folded_events(l, dir);
 	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
 	assert_int_equal(count_type(evs, "tool.dispatched", "t1"), 1);
