@@ -1591,6 +1591,7 @@ static int on_stop(hook_ctx *h, int end)
 		json_decref(ev);
 		ev = NULL;
 	}
+	h->direct = 1;  /* refused while a call has no outcome: tolerated there, not an incident */
 	return tolerate(append(h, &ev, 1));
 }
 
