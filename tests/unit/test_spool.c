@@ -873,9 +873,10 @@ static void journal_raw(const char *dir, const char *bytes)
 	close(fd);
 }
 
+/* The journal holds records (a reclaimed one is emptied, not unlinked). */
 static int journal_exists(const char *dir)
 {
-	return spool_file_exists(dir, "journal");
+	return spool_file_exists(dir, "journal") && docket_spool_nonempty(dir);
 }
 
 /*
