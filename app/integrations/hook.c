@@ -376,6 +376,24 @@ static int spooled(const hook_ctx *h, const char *type, const char *session, con
 	       docket_spool_has(path, type, session, invocation);
 }
 
+/*
+ * The session's state (0 absent, 1 open, 2 closed) from the spool and the
+ * ledger, the spool read FIRST: a fold that commits a record and then
+ * empties the journal between the two reads leaves it in the ledger read
+ * second (read in the other order, it would be in neither).
+ */
+static int session_state_spooled(hook_ctx *h, const char *id, int *out)
+{
+	int closed = spooled(h, "session.closed", id, NULL), opened = closed || spooled(h, "session.opened", id, NULL);
+	int error = session_state(h, id, out);
+
+	if (error == 0 && closed)
+		*out = 2;
+	else if (error == 0 && *out == 0 && opened)
+		*out = 1;
+	return error;
+}
+
 /* session.opened for `id` unless the ledger (or the spool) has it; `links`
  * (may be NULL, stolen) are labels that say where the session comes from. */
 static int open_session(hook_ctx *h, const char *id, const char *parent, json_t *links)
@@ -383,7 +401,7 @@ static int open_session(hook_ctx *h, const char *id, const char *parent, json_t 
 	json_t *labels = links ? links : json_object(), *ev;
 	int state, error;
 
-	if ((error = session_state(h, id, &state)) < 0 || state != 0 || spooled(h, "session.opened", id, NULL)) {
+	if ((error = session_state_spooled(h, id, &state)) < 0 || state != 0) {
 		json_decref(labels);
 		return error;
 	}
@@ -1273,10 +1291,12 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	json_t *evs[4] = { NULL, NULL, NULL, NULL }, *done;
 	pending_ctx p;
 	size_t n = 0;
-	int error;
+	int error, intent_spooled;
 
 	if (!id)
 		return docket_error_set(DOCKET_EINVALID, "%s event without tool_use_id", h->name);
+	/* the spool read before the ledger (session_state_spooled) */
+	intent_spooled = spooled(h, "tool.intent", h->session, id);
 	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
 		return error;
 	/* a call asked about in the spool: its settlement needs its state */
@@ -1284,7 +1304,7 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	    spooled(h, "approval.requested", h->session, id) &&
 	    fold_until(h, h->opts->deadline_ms) && (error = find_pending(h, id, &p)) < 0)
 		return error;
-	if (!p.found && !spooled(h, "tool.intent", h->session, id)) {
+	if (!p.found && !intent_spooled) {
 		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
 		h->direct = 1;
 	}
@@ -1580,10 +1600,8 @@ static int on_stop(hook_ctx *h, int end)
 	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
 	    (error = settle_from_rollout(h)) < 0 || (error = each_pending(h, close_open_call)) < 0 || !end)
 		return error;
-	if ((error = session_state(h, h->session, &state)) < 0)
-		return error;
-	if (state == 0 && spooled(h, "session.opened", h->session, NULL))
-		state = 1;  /* opened in the spool: closed there after it */
+	if ((error = session_state_spooled(h, h->session, &state)) < 0)
+		return error;  /* opened in the spool: closed there after it */
 	if (state != 1)
 		return error;
 	ev = ev_new(h, "session.closed", NULL);
@@ -1662,10 +1680,10 @@ static int continuation_closed(hook_ctx *h, const char *sid, uint32_t n, int *cl
 	char id[SESSION_MAX + 1];
 	int error, state;
 
-	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state(h, id, &state)) < 0)
+	/* closed in the spool too (spool first: the fold has not run yet) */
+	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state_spooled(h, id, &state)) < 0)
 		return error;
-	/* closed in the spool (spool first: the fold has not run yet) */
-	*closed = state == 2 || spooled(h, "session.closed", id, NULL);
+	*closed = state == 2;
 	return 0;
 }
 
@@ -1709,9 +1727,9 @@ static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
 		else
 			hi = mid;
 	}
-	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state(h, top, &state)) < 0)
+	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state_spooled(h, top, &state)) < 0)
 		return error;
-	if (state == 0 && !spooled(h, "session.opened", top, NULL)) {
+	if (state == 0) {
 		h->quiet = is_end_event(h->name);
 		return continuation(h->continues, sizeof(h->continues), sid, lo);
 	}
