@@ -24,16 +24,6 @@
 #include "docket/ledger.h"
 #include "ledger/spool.h"
 
-/* An entry file is removed once folded; the journal is emptied (kept). */
-static int left_behind(const char *path, int journal)
-{
-	struct stat st;
-
-	if (!journal)
-		return access(path, F_OK) == 0;
-	return stat(path, &st) == 0 && st.st_size > 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static docket_ledger *ledger;
