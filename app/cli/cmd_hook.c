@@ -14,9 +14,9 @@
  * Spool first (docs/write-path.md §3, "spool first"): the event's records
  * go to the spool's journal (one append + fdatasync) before the answer; a
  * detached process folds them into the chain after it (fold_after_answer).
- * The budget (--budget MS, default 2000): that fold waits for the writer
- * lock until half of it (and so does an event that must fold first); a
- * watchdog answers at the budget whatever is still running (a slow disk, a
+ * The budget (--budget MS, default 2000): an event that must fold first
+ * waits for the writer lock until half of it (the detached fold a moment
+ * only: FOLD_WAIT_MS); a watchdog answers at the budget whatever is still running (a slow disk, a
  * stuck read): under --enforce, a blocking event is denied (exit 2), naming
  * docket, and nothing answers "allow" without a durable record.
  */
@@ -38,6 +38,11 @@
 #define INPUT_MAX ((size_t)64 << 20)
 #define BUDGET_DEFAULT_MS 2000
 #define BUDGET_MAX_MS 600000
+
+/* The detached fold's wait for the writer lock (the writer thread gets at
+ * least 20 ms, ledger/spool.h); one that waits in vain marks the lock held,
+ * and the folds after it do not wait (docket_spool_fold_detached). */
+#define FOLD_WAIT_MS 5
 
 #define EXIT_NONBLOCKING 1
 #define EXIT_BLOCK 2
@@ -139,7 +144,7 @@ static int fail(int enforce, const docket_buf *in, const char *what)
  * hook would have, half the budget), and this one exits at once. This
  * process's ledger is closed first: the child opens its own.
  */
-static void fold_after_answer(const char *path, docket_ledger **ledger, uint64_t wait_ms)
+static void fold_after_answer(const char *path, docket_ledger **ledger, unsigned wait_ms)
 {
 	if (!docket_spool_nonempty(path))
 		return;
@@ -149,7 +154,7 @@ static void fold_after_answer(const char *path, docket_ledger **ledger, uint64_t
 		docket_ledger_free(*ledger);
 		*ledger = NULL;
 	}
-	(void)docket_spool_fold_detached(path, (unsigned)wait_ms);
+	(void)docket_spool_fold_detached(path, wait_ms);
 }
 
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
@@ -166,7 +171,8 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		  "the policy to enforce (any source replay takes)", 0 },
 		{ CLI_OPT_U64, "budget", 0, &budget, "MS",
 		  "answer within MS milliseconds (default 2000): the event goes to the ledger's spool (one "
-		  "fdatasync); after the answer a detached fold waits up to half of it for the writer lock", 0 },
+		  "fdatasync), folded after the answer; an event that folds first waits up to half of it for "
+		  "the writer lock", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
@@ -231,7 +237,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 	rc = answer.exit_code;
 done:
 	if (ledger)
-		fold_after_answer(g->ledger_path, &ledger, budget / 2);
+		fold_after_answer(g->ledger_path, &ledger, FOLD_WAIT_MS);
 	docket_hook_answer_dispose(&answer);
 	if (!docket_spool_waiting())
 		docket_ledger_free(ledger);  /* else a thread still waits in it: the exit ends both */

@@ -1779,12 +1779,11 @@ static int fold_waiting(hook_ctx *h)
 }
 
 /*
- * Spool first, before reading any state: a journal an earlier event left
- * (its fold did not run, or failed) is folded when the writer lock is free
- * (a short wait); when a docket writer holds it (most often the previous
- * event's fold) or a writer waited in vain a moment ago, the event reads
- * the ledger and the journal's records beside it (spooled(),
- * current_revision), as with a held lock.
+ * Spool first, before reading any state: an event that reads a whole
+ * session folds a journal earlier events left first (waiting for the lock
+ * within the budget); every other event reads the ledger and the journal's
+ * records beside it (session_state_spooled, current_revision), the journal
+ * first.
  */
 static int fold_until(hook_ctx *h, uint64_t deadline)
 {
@@ -1815,16 +1814,14 @@ static void fold_behind(hook_ctx *h)
 {
 	const char *path = h->opts->spool_path;
 
-	if (!spool_first(h) || !docket_spool_nonempty(path))
+	/* the others read the journal beside the ledger: a commit here would put
+	 * two flushes back on the client's path (the detached folds keep the
+	 * journal short) */
+	if (!spool_first(h) || !reads_whole_session(h) || !docket_spool_nonempty(path))
 		return;
-	if (reads_whole_session(h)) {
-		/* not folded within the budget: as with a held lock, the rest of
-		 * the event follows the spool and leaves the transcript to later */
-		h->spooling = !fold_until(h, h->opts->deadline_ms);
-		return;
-	}
-	if (!docket_spool_writer_busy(path) && !docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
-		(void)fold_until(h, docket_spool_now_ms() + SPOOL_BUSY_WAIT_MS);
+	/* not folded within the budget: as with a held lock, the rest of the
+	 * event follows the spool and leaves the transcript to later */
+	h->spooling = !fold_until(h, h->opts->deadline_ms);
 }
 
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
