@@ -960,6 +960,13 @@ static void test_spool_put_fails_closed(void **state)
 
 /* ---- spool first (docs/write-path.md §3) ---- */
 
+/* No user or managed Claude settings but those under `dir`. */
+static void claude_env(const char *dir)
+{
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+}
+
 /* Feed hook events with spool first (no fold after them: the folder has
  * not run); every one answers 0. */
 static void feed_spool_first(docket_ledger *l, const char *dir, const docket_policy *policy,
@@ -1002,8 +1009,7 @@ static void test_spool_first_records_in_journal(void **state)
 	json_t *evs;
 
 	(void)state;
-	setenv("HOME", dir, 1);
-	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	claude_env(dir);
 	feed_spool_first(l, dir, NULL, ev, 1);
 	assert_int_equal(docket_ledger_info_get(l, &info), 0);
 	assert_int_equal(info.events, 0);
@@ -1035,8 +1041,7 @@ static void test_spool_first_resume_sees_closed(void **state)
 	sess_ok closed = { 0 };
 
 	(void)state;
-	setenv("HOME", dir, 1);
-	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	claude_env(dir);
 	h = hold_lock(dir);
 	feed_spool_first(l, dir, NULL, evs_in, 4);
 	release_lock(&h);
@@ -1069,8 +1074,7 @@ static void test_spool_first_ask_settled(void **state)
 	json_t *evs;
 
 	(void)state;
-	setenv("HOME", dir, 1);
-	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	claude_env(dir);
 	feed_spool_first(l, dir, NULL, evs_in, 2);
 	/* a writer waited in vain a moment ago: the PostToolUse does not fold
 	 * first on its own account, only for the spooled approval */
@@ -1101,8 +1105,7 @@ static void test_spool_first_revision(void **state)
 	json_t *evs;
 
 	(void)state;
-	setenv("HOME", dir, 1);
-	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	claude_env(dir);
 	h = hold_lock(dir);
 	feed_spool_first(l, dir, policy, evs_in, 2);
 	release_lock(&h);
@@ -1131,8 +1134,7 @@ static void test_spool_first_killed_mid_call(void **state)
 	json_t *evs;
 
 	(void)state;
-	setenv("HOME", dir, 1);
-	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+	claude_env(dir);
 	feed_spool_first(l, dir, NULL, evs_in, 2);
 	/* a writer waited in vain a moment ago: only a whole-session event
 	 * waits for the lock and folds first */
