@@ -181,6 +181,12 @@ int cli_fail_oom(void);
  */
 int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags);
 
+/* Readers fold first (docs/write-path.md §3): fold the ledger's spool when
+ * it holds records, waiting a moment for the writer lock; when it cannot,
+ * say on stderr how many records are not in the chain yet. cli_open_ledger
+ * calls it for CLI_OPEN_READ. */
+void cli_fold_spool(const cli_global *g);
+
 /* Report why docket_ledger_open() failed with `error`; the exit code (3). */
 int cli_open_failed(const cli_global *g, int error);
 

@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "ledger/spool.h"
 #include "util/error.h"
 
 /* ---- errors ------------------------------------------------------------ */
@@ -88,12 +89,40 @@ int cli_open_failed(const cli_global *g, int error)
 	return CLI_EXIT_SYSTEM;
 }
 
+/* How long a reader waits for the writer lock to fold the spool first
+ * (a hook's fold holds it for one commit). */
+#define READER_FOLD_WAIT_MS 1000
+
+void cli_fold_spool(const cli_global *g)
+{
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger *l = NULL;
+	size_t n = 0;
+	int busy = 0, error;
+
+	if (docket_spool_count(g->ledger_path, &n) < 0 || n == 0) {
+		docket_error_clear();
+		return;  /* nothing waits (entry files of older dockets count too) */
+	}
+	opts.map_size_max = g->map_max;
+	if ((error = docket_ledger_open(&l, g->ledger_path, &opts)) == 0)
+		error = docket_spool_fold_all_by(l, docket_spool_now_ms() + READER_FOLD_WAIT_MS, &busy);
+	if (error < 0 && docket_spool_count(g->ledger_path, &n) == 0 && n > 0)  /* what is still there */
+		cli_error("%zu spooled record%s not in the chain yet, not shown (%s)", n, n == 1 ? " is" : "s are",
+			  busy ? "the writer lock is held" : docket_error_last()->message);
+	if (!docket_spool_waiting())
+		docket_ledger_free(l);  /* else a thread still waits in it: the exit ends both */
+	docket_error_clear();
+}
+
 int cli_open_ledger(docket_ledger **out, const cli_global *g, unsigned int flags)
 {
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	int error;
 
 	*out = NULL;
+	if (flags & CLI_OPEN_READ)
+		cli_fold_spool(g);  /* readers fold first */
 	opts.flags = flags;
 	opts.map_size_max = g->map_max;
 	docket_error_clear();

@@ -52,6 +52,7 @@ int cmd_mcp_proxy(const cli_command *cmd, const cli_global *g, int argc, char **
 	if (source && docket_replay_source_load(&policy, source, NULL) < 0)
 		return cli_fail(DOCKET_EINVALID, "cannot load the policy");
 	oo.flags = DOCKET_OPEN_CREATE;
+	cli_fold_spool(g);  /* it joins calls a hook spooled a moment ago */
 	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
 		rc = cli_fail(docket_error_last()->code, "cannot open the ledger");
 		goto done;

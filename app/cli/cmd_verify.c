@@ -217,6 +217,7 @@ static void verify_in_child(const cli_global *g, const verify_args *a, verify_ou
 	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
 	docket_ledger *ledger = NULL;
 
+	cli_fold_spool(g);  /* readers fold first */
 	opts.flags = CLI_OPEN_READ;
 	opts.map_size_max = g->map_max;
 	docket_error_clear();

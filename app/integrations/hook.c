@@ -54,9 +54,6 @@
  * entries (another hook found the lock held): its records follow them.
  * (The writer thread gets at least 20 ms from its start: ledger/spool.h.) */
 #define SPOOL_BUSY_WAIT_MS 5
-/* A hook that waited for the lock in vain less than this long ago says the
- * lock is held right now: the records go straight to the spool. */
-#define SPOOL_FRESH_MS 200
 
 #if defined(__APPLE__)
 #define HOST_PLATFORM "macos"
@@ -86,6 +83,7 @@ typedef struct hook_ctx {
 	int quiet;                 /* nothing to record (an end event of a session already closed) */
 	json_t *enforced;          /* the policy docket enforces, as recorded (enforced_doc), or NULL */
 	uint32_t carry_from;       /* the revision a new enforced revision follows (note_carry) */
+	int direct;                /* spool first, but the next append tries the ledger (append) */
 } hook_ctx;
 
 
@@ -195,7 +193,7 @@ static int spoolable(int error)
  * holds the lock right now; *fresh is set
  * when the lock is held right now, not worth a wait: a docket writer holds
  * it (docket_spool_writer_busy), or a hook waited for it in vain less than
- * SPOOL_FRESH_MS ago (a writer that is not docket). */
+ * DOCKET_SPOOL_FRESH_MS ago (a writer that is not docket). */
 /* Bring the deadline forward to `ms` from now, never later than it is. */
 static void deadline_within(hook_ctx *h, unsigned ms)
 {
@@ -217,7 +215,7 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 		if (spool && docket_spool_count(spool, &n) == 0 && n > 0) {
 			h->spool_n = n;
 			deadline_within(h, SPOOL_BUSY_WAIT_MS);
-			h->fresh = busy || docket_spool_held_within(spool, SPOOL_FRESH_MS);
+			h->fresh = busy || docket_spool_held_within(spool, DOCKET_SPOOL_FRESH_MS);
 		} else {
 			h->fresh = busy;  /* one append + fdatasync beats waiting for its commit and ours */
 		}
@@ -247,6 +245,13 @@ static int fold_oldest(hook_ctx *h)
 	return 1;
 }
 
+static int spool_first(const hook_ctx *h)
+{
+	return h->opts->spool_first && h->opts->spool_path && h->opts->deadline_ms;
+}
+
+static int fold_until(hook_ctx *h, uint64_t deadline);
+
 /*
  * One transaction of the event's records, within the budget: the ledger
  * when it can take them before the deadline, else the spool (fsynced). Once
@@ -261,6 +266,13 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 	for (i = 0; i < n; i++)
 		if (!evs[i])
 			error = docket_error_set_oom();
+	/* spool first: the journal is the durable record, the fold comes after
+	 * the answer; a direct append (records the ledger may refuse as a
+	 * re-delivery, tolerated there, an incident once folded) folds the
+	 * journal in its own transaction first, so the order holds */
+	if (spool_first(h))
+		h->spooling = !h->direct;
+	h->direct = 0;
 	if (error == 0 && !h->spooling && h->opts->deadline_ms && h->opts->spool_path) {
 		int fresh = 0;
 
@@ -357,7 +369,29 @@ int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime
 /* 1 when the spool holds an event of `type` for `session` (`invocation`). */
 static int spooled(const hook_ctx *h, const char *type, const char *session, const char *invocation)
 {
-	return h->opts->spool_path && docket_spool_has(h->opts->spool_path, type, session, invocation);
+	const char *path = h->opts->spool_path;
+
+	/* spool first: a stat says whether there is anything to read */
+	return path && (!spool_first(h) || docket_spool_nonempty(path)) &&
+	       docket_spool_has(path, type, session, invocation);
+}
+
+/*
+ * The session's state (0 absent, 1 open, 2 closed) from the spool and the
+ * ledger, the spool read FIRST: a fold that commits a record and then
+ * empties the journal between the two reads leaves it in the ledger read
+ * second (read in the other order, it would be in neither).
+ */
+static int session_state_spooled(hook_ctx *h, const char *id, int *out)
+{
+	int closed = spooled(h, "session.closed", id, NULL), opened = closed || spooled(h, "session.opened", id, NULL);
+	int error = session_state(h, id, out);
+
+	if (error == 0 && closed)
+		*out = 2;
+	else if (error == 0 && *out == 0 && opened)
+		*out = 1;
+	return error;
 }
 
 /* session.opened for `id` unless the ledger (or the spool) has it; `links`
@@ -368,7 +402,7 @@ static int open_session(hook_ctx *h, const char *id, const char *parent, json_t 
 	json_t *labels = links ? links : json_object(), *evs[2] = { NULL, first };
 	int state, error;
 
-	if ((error = session_state(h, id, &state)) < 0 || state != 0 || spooled(h, "session.opened", id, NULL)) {
+	if ((error = session_state_spooled(h, id, &state)) < 0 || state != 0) {
 		json_decref(labels);
 		json_decref(first);
 		return error;
@@ -472,6 +506,8 @@ static int spool_waiting(hook_ctx *h)
 		return 0;
 	if (h->spooling)
 		return 1;
+	if (spool_first(h))
+		return docket_spool_nonempty(h->opts->spool_path);  /* a stat: no count */
 	if (h->opts->deadline_ms) {
 		(void)lock_deadline(h);  /* counts the spool (once per event) */
 		return h->spool_n > 0;
@@ -723,6 +759,30 @@ static int revision_cb(void *ctx, const docket_session_info *info)
 	return 0;
 }
 
+/* Spool first: the revision in force, the newest spooled for the session
+ * (the fold has not run yet) else the ledger's; 0 when the session is
+ * still in the spool without one. */
+static int spooled_revision(hook_ctx *h, uint32_t *rev)
+{
+	json_t *ev = NULL;
+	int error;
+
+	*rev = 0;
+	if (spool_waiting(h) && docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &ev)) {
+		json_int_t r = json_integer_value(json_object_get(ev, "revision"));
+
+		*rev = r > 0 && r <= UINT32_MAX ? (uint32_t)r : 0;
+		json_decref(ev);
+		return 0;
+	}
+	error = docket_ledger_session(h->ledger, h->session, revision_cb, rev);
+	if (error == DOCKET_ENOTFOUND) {
+		docket_error_clear();
+		error = 0;  /* opened in the spool: no revision yet */
+	}
+	return error;
+}
+
 static int note_path(docket_buf *out, const hook_ctx *h, int dir_only)
 {
 	uint8_t md[32];
@@ -848,7 +908,7 @@ static int track_mode(hook_ctx *h)
 
 	if (!mode || (error = ensure_session(h)) < 0)
 		return mode ? error : 0;
-	error = docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
+	error = spool_first(h) ? spooled_revision(h, &rev) : docket_ledger_session(h->ledger, h->session, revision_cb, &rev);
 	if (error == DOCKET_ENOTFOUND) {
 		/* opened in the spool (the writer lock was held): its revision
 		 * waits there too; the mode is checked again at the next event */
@@ -1266,14 +1326,23 @@ static int finish_call(hook_ctx *h, const char *status, const char *error_text, 
 	json_t *evs[4] = { NULL, NULL, NULL, NULL }, *done;
 	pending_ctx p;
 	size_t n = 0;
-	int error;
+	int error, intent_spooled;
 
 	if (!id)
 		return docket_error_set(DOCKET_EINVALID, "%s event without tool_use_id", h->name);
+	/* the spool read before the ledger (session_state_spooled) */
+	intent_spooled = spooled(h, "tool.intent", h->session, id);
 	if ((error = ensure_session(h)) < 0 || (error = find_pending(h, id, &p)) < 0)
 		return error;
-	if (!p.found && !spooled(h, "tool.intent", h->session, id))
+	/* a call asked about in the spool: its settlement needs its state */
+	if (!(p.found && strcmp(p.state, "awaiting_approval") == 0) &&
+	    spooled(h, "approval.requested", h->session, id) &&
+	    fold_until(h, h->opts->deadline_ms) && (error = find_pending(h, id, &p)) < 0)
+		return error;
+	if (!p.found && !intent_spooled) {
 		evs[n++] = intent_event(h, id);  /* no PreToolUse seen; a completed call conflicts */
+		h->direct = 1;
+	}
 	if (p.found && strcmp(p.state, "awaiting_approval") == 0)
 		evs[n++] = settle_event(h, id, p.request,
 					ran ? "approved" : strcmp(status, "cancelled") == 0 ? "aborted" : "denied",
@@ -1614,10 +1683,8 @@ static int on_stop(hook_ctx *h, int end)
 	if ((error = ensure_session(h)) < 0 || (error = import_or_warn(h)) < 0 ||
 	    (error = settle_from_rollout(h)) < 0 || (error = each_pending(h, close_open_call)) < 0 || !end)
 		return error;
-	if ((error = session_state(h, h->session, &state)) < 0)
-		return error;
-	if (state == 0 && spooled(h, "session.opened", h->session, NULL))
-		state = 1;  /* opened in the spool: closed there after it */
+	if ((error = session_state_spooled(h, h->session, &state)) < 0)
+		return error;  /* opened in the spool: closed there after it */
 	if (state != 1)
 		return error;
 	ev = ev_new(h, "session.closed", NULL);
@@ -1625,6 +1692,7 @@ static int on_stop(hook_ctx *h, int end)
 		json_decref(ev);
 		ev = NULL;
 	}
+	h->direct = 1;  /* refused while a call has no outcome: tolerated there, not an incident */
 	return tolerate(append(h, &ev, 1));
 }
 
@@ -1695,7 +1763,8 @@ static int continuation_closed(hook_ctx *h, const char *sid, uint32_t n, int *cl
 	char id[SESSION_MAX + 1];
 	int error, state;
 
-	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state(h, id, &state)) < 0)
+	/* closed in the spool too (spool first: the fold has not run yet) */
+	if ((error = continuation(id, sizeof(id), sid, n)) < 0 || (error = session_state_spooled(h, id, &state)) < 0)
 		return error;
 	*closed = state == 2;
 	return 0;
@@ -1741,9 +1810,9 @@ static int resolve_top(hook_ctx *h, const char *sid, char *top, size_t size)
 		else
 			hi = mid;
 	}
-	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state(h, top, &state)) < 0)
+	if ((error = continuation(top, size, sid, hi)) < 0 || (error = session_state_spooled(h, top, &state)) < 0)
 		return error;
-	if (state == 0 && !spooled(h, "session.opened", top, NULL)) {
+	if (state == 0) {
 		h->quiet = is_end_event(h->name);
 		return continuation(h->continues, sizeof(h->continues), sid, lo);
 	}
@@ -1778,8 +1847,8 @@ static int fold_waiting(hook_ctx *h)
 {
 	int busy = 0, error;
 
-	if (h->spooling || h->wrote || !h->opts->spool_path)
-		return 0;
+	if (h->spooling || h->wrote || !h->opts->spool_path || spool_first(h))
+		return 0;  /* spool first: the caller folds after its answer */
 	if (!h->opts->deadline_ms)
 		return docket_spool_fold(h->ledger);
 	if (docket_spool_writer_busy(h->opts->spool_path))
@@ -1790,6 +1859,52 @@ static int fold_waiting(hook_ctx *h)
 		return 0;
 	}
 	return error;
+}
+
+/*
+ * Spool first, before reading any state: an event that reads a whole
+ * session folds a journal earlier events left first (waiting for the lock
+ * within the budget); every other event reads the ledger and the journal's
+ * records beside it (session_state_spooled, current_revision), the journal
+ * first.
+ */
+static int fold_until(hook_ctx *h, uint64_t deadline)
+{
+	int busy = 0, error;
+
+	if (deadline > h->opts->deadline_ms)
+		deadline = h->opts->deadline_ms;
+	if ((error = docket_spool_fold_by(h->ledger, deadline, &busy)) < 0 && busy)
+		docket_spool_mark_held(h->opts->spool_path);
+	docket_error_clear();  /* not folded: the records wait, and are read beside the ledger */
+	return error == 0;
+}
+
+/* Events whose decisions read every pending call or a transcript: they wait
+ * for the previous event's fold (within the lock's budget) before reading. */
+static int reads_whole_session(const hook_ctx *h)
+{
+	static const char *const names[] = { "SessionStart", "PermissionRequest", "Stop", "SubagentStop",
+					     "SessionEnd" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(h->name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void fold_behind(hook_ctx *h)
+{
+	const char *path = h->opts->spool_path;
+
+	/* the others read the journal beside the ledger: a commit here would put
+	 * two flushes back on the client's path (the detached folds keep the
+	 * journal short) */
+	if (!spool_first(h) || !reads_whole_session(h) || !docket_spool_nonempty(path))
+		return;
+	/* not folded within the budget: as with a held lock, the rest of the
+	 * event follows the spool and leaves the transcript to later */
+	h->spooling = !fold_until(h, h->opts->deadline_ms);
 }
 
 int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, const char *input,
@@ -1810,6 +1925,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.name = docket_json_str_nonempty(ev, "hook_event_name");
 	h.cwd = docket_json_str_nonempty(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
+	fold_behind(&h);
 	if ((error = set_session(&h)) < 0 || h.quiet)
 		goto done;
 	if (opts->client == DOCKET_CLIENT_CLAUDE && strcmp(h.name, "SessionStart") != 0 &&

@@ -52,10 +52,19 @@ typedef struct docket_hook_options {
 	 */
 	const char *spool_path;
 	uint64_t deadline_ms;
+	/*
+	 * Spool first (docs/write-path.md §3): every record goes to the spool
+	 * (one append + fdatasync), none to the ledger; the caller folds it
+	 * after answering (docket_spool_fold_detached). State the event reads
+	 * sees the spool's records. A journal left behind by an earlier event
+	 * is folded first when the writer lock is free. Needs spool_path and
+	 * deadline_ms.
+	 */
+	int spool_first;
 } docket_hook_options;
 
-#define DOCKET_HOOK_OPTIONS_VERSION 3
-#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL, NULL, 0 }
+#define DOCKET_HOOK_OPTIONS_VERSION 4
+#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL, NULL, 0, 0 }
 
 /* What the hook answers the client. */
 typedef struct docket_hook_answer {

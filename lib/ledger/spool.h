@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -83,6 +84,9 @@ int docket_spool_find(const char *ledger_path, const char *type, const char *ses
  */
 int docket_spool_fold(docket_ledger *l) DOCKET_MUST_USE;
 int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
+/* Every entry (DOCKET_SPOOL_FOLD_CAP per transaction, each within the
+ * deadline): readers fold first (docs/write-path.md §3). */
+int docket_spool_fold_all_by(docket_ledger *l, uint64_t deadline_ms, int *busy) DOCKET_MUST_USE;
 
 /*
  * The ledger.incident events of spool entries that name `session` (refused
@@ -96,6 +100,24 @@ int docket_spool_incidents(docket_ledger *l, const char *session, json_t **out) 
  * when `incident` is no incident or its entry is not a JSON object. */
 json_t *docket_spool_incident_entry(const json_t *incident);
 
+/*
+ * 1 when the journal of the ledger at `ledger_path` holds bytes (records
+ * waiting, or folded but not reclaimed yet): one stat, no read. Entry files
+ * of older dockets are not seen (any write folds them).
+ */
+int docket_spool_nonempty(const char *ledger_path);
+
+/*
+ * The spool-first hook's fold (docs/write-path.md §3): fork a detached
+ * process (its own session, stdin/stdout/stderr on /dev/null, no other
+ * inherited descriptor) that opens the ledger at `ledger_path` and folds its
+ * spool if it can take the writer lock within `wait_ms` (not at all when a
+ * writer waited in vain less than DOCKET_SPOOL_FRESH_MS ago), then exits. The caller goes on at
+ * once; the child's pid, or -1 when it could not be started (the next
+ * writer or reader folds).
+ */
+pid_t docket_spool_fold_detached(const char *ledger_path, unsigned wait_ms);
+
 /* The number of entries waiting in the spool of the ledger at `ledger_path`. */
 int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
 
@@ -105,6 +127,7 @@ int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;
  * hook spools at once instead of waiting. Only a real wait marks it, so
  * hooks that follow the spool do not keep each other from trying the lock.
  */
+#define DOCKET_SPOOL_FRESH_MS 200
 void docket_spool_mark_held(const char *ledger_path);
 int docket_spool_held_within(const char *ledger_path, unsigned ms);
 

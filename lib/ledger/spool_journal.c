@@ -21,10 +21,12 @@
  * record at the end is one being written, or the same kind of leftover.
  *
  * Reclaiming: once a fold's commit is durable and every record of the
- * journal is marked folded, the journal is unlinked (spool_journal_reclaim).
+ * journal is marked folded, the journal is emptied (spool_journal_reclaim,
+ * ftruncate: kept, so that the next writer need not create it and sync
+ * the directory; older dockets unlinked it, which writers still handle).
  * Writers hold a shared flock on it around their write(2) and check that
  * it is still linked; the reclaimer holds an exclusive one (never waiting
- * for it) and unlinks only when the file is still the size it folded. So
+ * for it) and empties it only when the file is still the size it folded. So
  * no record can land in an unlinked journal, and a crash anywhere leaves
  * either the journal (its records marked: folded again as nothing) or no
  * journal.
@@ -255,8 +257,8 @@ void spool_journal_reclaim(const char *dir, const spool_journal_seen *seen)
 	struct stat st;
 	int fd;
 
-	if (!seen->present || journal_path(&path, dir) < 0 ||
-	    (fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+	if (!seen->present || seen->size == 0 || journal_path(&path, dir) < 0 ||
+	    (fd = open(path.ptr, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 		docket_error_clear();
 		docket_buf_dispose(&path);
 		return;
@@ -265,7 +267,9 @@ void spool_journal_reclaim(const char *dir, const spool_journal_seen *seen)
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_dev == seen->dev &&
 	    st.st_ino == seen->ino && st.st_nlink > 0 && (uint64_t)st.st_size == seen->size) {
 		docket_crash_point("spool.before_reclaim");
-		(void)unlink(path.ptr);
+		/* emptied, not unlinked: the next hook appends to it without
+		 * creating it (no fsync of the directory: one sync per event) */
+		(void)ftruncate(fd, 0);
 	}
 	close(fd);
 	docket_buf_dispose(&path);

@@ -873,9 +873,10 @@ static void journal_raw(const char *dir, const char *bytes)
 	close(fd);
 }
 
+/* The journal holds records (a reclaimed one is emptied, not unlinked). */
 static int journal_exists(const char *dir)
 {
-	return spool_file_exists(dir, "journal");
+	return spool_file_exists(dir, "journal") && docket_spool_nonempty(dir);
 }
 
 /*
@@ -957,6 +958,244 @@ static void test_spool_put_fails_closed(void **state)
 	test_rmdir_free(dir);
 }
 
+/* ---- spool first (docs/write-path.md §3) ---- */
+
+/* No user or managed Claude settings but those under `dir`. */
+static void claude_env(const char *dir)
+{
+	setenv("HOME", dir, 1);
+	setenv("DOCKET_CLAUDE_MANAGED_SETTINGS", "/nonexistent", 1);
+}
+
+/* Feed hook events with spool first (no fold after them: the folder has
+ * not run); every one answers 0. */
+static void feed_spool_first(docket_ledger *l, const char *dir, const docket_policy *policy,
+			     const char *const *events, size_t n)
+{
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+	docket_hook_answer a;
+
+	ho.policy = policy;
+	ho.cache_dir = dir;
+	ho.spool_path = dir;
+	ho.spool_first = 1;
+	for (size_t i = 0; i < n; i++) {
+		ho.deadline_ms = now_ms() + 500;
+		assert_int_equal(docket_hook_handle(l, &ho, events[i], strlen(events[i]), &a), 0);
+		assert_int_equal(a.exit_code, 0);
+		docket_hook_answer_dispose(&a);
+	}
+}
+
+/* The events of the ledger after folding what the spool holds. */
+static json_t *folded_events(docket_ledger *l, const char *dir)
+{
+	assert_int_equal(docket_spool_fold(l), 0);
+	assert_int_equal(docket_spool_nonempty(dir), 0);
+	return events_of(l);
+}
+
+#define CLAUDE(sid, name, rest) "{\"session_id\":\"" sid "\",\"hook_event_name\":\"" name "\",\"cwd\":\"/w\"" rest "}"
+#define BASH(cmd, id) ",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"" cmd "\"},\"tool_use_id\":\"" id "\""
+
+/* A spool-first event writes nothing to the ledger: its records are in the
+ * journal (durable) when it answers, and one fold puts each in the chain once. */
+static void test_spool_first_records_in_journal(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const char *ev[] = { CLAUDE("s", "PreToolUse", BASH("ls", "t1")) };
+	docket_ledger_info info;
+	json_t *evs;
+
+	(void)state;
+	claude_env(dir);
+	feed_spool_first(l, dir, NULL, ev, 1);
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	assert_int_equal(info.events, 0);
+	assert_true(docket_spool_nonempty(dir));
+	assert_int_equal(spool_count(dir), 2);  /* session.opened, tool.intent */
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "session.opened", NULL), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* A session closed in the spool and used again (claude --resume) goes on
+ * in a continuation, while the lock is held (nothing folds): no event of
+ * the closed session is refused when folded. */
+static void test_spool_first_resume_sees_closed(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const char *evs_in[] = {
+		CLAUDE("r", "PreToolUse", BASH("ls", "t1")),
+		CLAUDE("r", "PostToolUse", BASH("ls", "t1") ",\"tool_response\":\"a\""),
+		CLAUDE("r", "SessionEnd", ",\"reason\":\"exit\""),
+		CLAUDE("r", "PreToolUse", BASH("pwd", "t2")),
+	};
+	holder h;
+	json_t *evs;
+	sess_ok closed = { 0 };
+
+	(void)state;
+	claude_env(dir);
+	h = hold_lock(dir);
+	feed_spool_first(l, dir, NULL, evs_in, 4);
+	release_lock(&h);
+	wait_unabandoned();
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	assert_int_equal(count_type(evs, "session.opened", NULL), 2);
+	assert_int_equal(count_type(evs, "tool.intent", "t2"), 1);
+	json_decref(evs);
+	assert_int_equal(docket_ledger_session(l, "r", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 1);
+	closed.closed = 0;
+	assert_int_equal(docket_ledger_session(l, "r/continued-2", closed_cb, &closed), 0);
+	assert_int_equal(closed.closed, 0);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* A call asked about (PermissionRequest) whose approval is still in the
+ * spool is settled when it runs: the PostToolUse folds first. */
+static void test_spool_first_ask_settled(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const char *evs_in[] = {
+		CLAUDE("q", "PreToolUse", BASH("npm i", "t1")),
+		CLAUDE("q", "PermissionRequest", BASH("npm i", "t1")),
+		CLAUDE("q", "PostToolUse", BASH("npm i", "t1") ",\"tool_response\":\"ok\""),
+	};
+	json_t *evs;
+
+	(void)state;
+	claude_env(dir);
+	feed_spool_first(l, dir, NULL, evs_in, 2);
+	/* a writer waited in vain a moment ago: the PostToolUse does not fold
+	 * first on its own account, only for the spooled approval */
+	docket_spool_mark_held(dir);
+	feed_spool_first(l, dir, NULL, evs_in + 2, 1);
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	assert_int_equal(count_type(evs, "approval.requested", "t1"), 1);
+	assert_int_equal(count_type(evs, "approval.settled", "t1"), 1);
+	assert_int_equal(count_type(evs, "tool.completed", "t1"), 1);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Under --enforce the revision docket recorded is in the spool (the lock is
+ * held): the next call's decision names it, and no second one is written. */
+static void test_spool_first_revision(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	docket_policy *policy = deny_rm_policy(dir);
+	const char *evs_in[] = {
+		CLAUDE("v", "PreToolUse", BASH("ls", "t1")),
+		CLAUDE("v", "PreToolUse", BASH("pwd", "t2")),
+	};
+	holder h;
+	json_t *evs;
+
+	(void)state;
+	claude_env(dir);
+	h = hold_lock(dir);
+	feed_spool_first(l, dir, policy, evs_in, 2);
+	release_lock(&h);
+	wait_unabandoned();
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	assert_int_equal(count_type(evs, "policy.revised", NULL), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "t2"), 1);
+	json_decref(evs);
+	docket_ledger_free(l);
+	docket_policy_free(policy);
+	test_rmdir_free(dir);
+}
+
+/* The client was killed mid-call (its intent still in the spool): the next
+ * process's SessionStart folds first and settles the call (in doubt). */
+static void test_spool_first_killed_mid_call(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const char *evs_in[] = {
+		CLAUDE("k", "SessionStart", ",\"source\":\"startup\""),
+		CLAUDE("k", "PreToolUse", BASH("make", "t1")),
+		CLAUDE("k", "SessionStart", ",\"source\":\"resume\""),
+	};
+	json_t *evs;
+
+	(void)state;
+	claude_env(dir);
+	feed_spool_first(l, dir, NULL, evs_in, 2);
+	/* a writer waited in vain a moment ago: only a whole-session event
+	 * waits for the lock and folds first */
+	docket_spool_mark_held(dir);
+	feed_spool_first(l, dir, NULL, evs_in + 2, 1);
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	assert_int_equal(count_type(evs, "tool.dispatched", "t1"), 1);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* The detached fold: a crash before it, or anywhere in it, leaves every
+ * record for the next fold, which puts each in the chain exactly once. */
+static void test_detached_fold_crash_points(void **state)
+{
+	static const char *const points[] = { "spool.detached_fold", "append.before_commit", "append.after_commit",
+					      "spool.before_reclaim", NULL };
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	json_t *evs;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	for (size_t p = 0; p < sizeof(points) / sizeof(points[0]); p++) {
+		char text[128];
+		int status;
+		pid_t pid;
+
+		snprintf(text, sizeof(text),
+			 "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"d%zu\",\"tool\":\"t\"}", p);
+		spool_text(dir, text);
+		docket_crash_arm(points[p]);
+		pid = docket_spool_fold_detached(dir, 500);
+		docket_crash_arm(NULL);
+		assert_true(pid > 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (points[p]) {
+			assert_true(WIFSIGNALED(status));
+			assert_int_equal(WTERMSIG(status), SIGKILL);
+		} else {
+			/* no crash: the child folded it all and reclaimed the journal */
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			assert_int_equal(docket_spool_nonempty(dir), 0);
+		}
+	}
+	evs = folded_events(l, dir);
+	for (size_t p = 0; p < sizeof(points) / sizeof(points[0]); p++) {
+		char inv[16];
+
+		snprintf(inv, sizeof(inv), "d%zu", p);
+		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
+	}
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -972,6 +1211,12 @@ int main(void)
 		cmocka_unit_test(test_large_spool_folds_in_order),
 		cmocka_unit_test(test_spool_put_fails_closed),
 		cmocka_unit_test(test_journal_records),
+		cmocka_unit_test(test_spool_first_records_in_journal),
+		cmocka_unit_test(test_spool_first_resume_sees_closed),
+		cmocka_unit_test(test_spool_first_ask_settled),
+		cmocka_unit_test(test_spool_first_revision),
+		cmocka_unit_test(test_spool_first_killed_mid_call),
+		cmocka_unit_test(test_detached_fold_crash_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@ export HOME=$PWD
 hook() { docket hook codex </dev/stdin >/dev/null || echo "hook: exit $?"; }
 echo '{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1","cwd":"/w"}' | hook
 echo '{"session_id":"s2","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"u1","cwd":"/w"}' | hook
+docket pending >/dev/null   # a reader folds first: the hooks' records are in the chain
 mkdir -m 700 -p "$DOCKET_LEDGER/spool"
 e() { printf '%s\n' "$2" >"$DOCKET_LEDGER/spool/000000000000000$1-0000000001-00000000.json"; }
 e 1 '{"type":"tool.dispatched","session":"s1","invocation":"t1"}'
