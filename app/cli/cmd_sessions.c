@@ -15,7 +15,7 @@
 #include "ledger/spool.h"
 #include "util/error.h"
 
-#define MODE_MAX 120
+#define MODE_MAX 240
 
 static json_t *session_json(const docket_session_info *s)
 {

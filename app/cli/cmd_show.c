@@ -740,7 +740,7 @@ static int show_header(const show_ctx *ctx, const char *session, FILE *out, int 
 		const char *actor = docket_json_str(ev, "actor");
 		const char *reason = docket_json_str(ev, "reason");
 
-		char mode[160];
+		char mode[240];
 		int risky;
 
 		cli_jint(ev, "revision", &rev);

@@ -47,14 +47,33 @@ static int add_setting(docket_buf *out, const char *text, const char *value)
 	return docket_buf_printf(out, "%s%s %s", out->len ? ", " : "", text, value);
 }
 
-int audit_risky_settings(docket_buf *out, const json_t *rec)
+/* Revisions nest one composition deep ({"all_of": [{"format": F, "policy":
+ * P}, ...]}, what policy_doc_compose writes: docket's enforced layer over a
+ * client's settings); deeper ones are read to this depth and no further. */
+#define COMPOSED_DEPTH 4
+
+/* A composed revision's layers (each shaped like a revision: format and
+ * policy), or NULL when `rec` is one policy. */
+static const json_t *composed_layers(const json_t *rec)
 {
-	const json_t *policy = json_object_get(rec, "policy");
+	if (strcmp(jstr(rec, "format"), "docket") != 0)
+		return NULL;
+	return json_object_get(json_object_get(rec, "policy"), "all_of");
+}
+
+static int risky_layer(docket_buf *out, const json_t *rec, int depth)
+{
+	const json_t *policy = json_object_get(rec, "policy"), *layers = composed_layers(rec), *layer;
 	const char *format = jstr(rec, "format"), *v;
+	size_t i;
 	int error = 0;
 
-	docket_buf_clear(out);
-	if (strcmp(format, "codex") == 0) {
+	if (layers) {
+		json_array_foreach(layers, i, layer) {
+			if (depth < COMPOSED_DEPTH && (error = risky_layer(out, layer, depth + 1)) < 0)
+				break;
+		}
+	} else if (strcmp(format, "codex") == 0) {
 		v = jstr(policy, "approval_policy");
 		if (strcmp(v, "never") == 0)
 			error = add_setting(out, "approval_policy", v);
@@ -76,30 +95,69 @@ int audit_risky_settings(docket_buf *out, const json_t *rec)
 		if (error == 0 && strcmp(v, "full_access") == 0)
 			error = add_setting(out, "sandbox", v);
 	}
+	return error;
+}
+
+/* The risky settings of a revision, every layer of a composed one (a
+ * client's "approval_policy never" under docket's enforced layer is as
+ * risky as alone: docket's layer can only deny more). */
+int audit_risky_settings(docket_buf *out, const json_t *rec)
+{
+	int error;
+
+	docket_buf_clear(out);
+	error = risky_layer(out, rec, 0);
 	if (error == 0 && !out->ptr)
 		error = docket_buf_puts(out, "");
 	return error;
 }
 
+static int mode_layer(docket_buf *out, const json_t *rec, int depth)
+{
+	const json_t *policy = json_object_get(rec, "policy"), *layers = composed_layers(rec), *layer;
+	const char *format = jstr(rec, "format");
+	size_t i;
+	int error = 0;
+
+	if (layers) {
+		json_array_foreach(layers, i, layer) {
+			if (depth >= COMPOSED_DEPTH)
+				break;
+			if (out->len && (error = docket_buf_puts(out, "; ")) < 0)
+				break;
+			if (!composed_layers(layer) &&
+			    (error = docket_buf_printf(out, "%s: ", *jstr(layer, "format") ? jstr(layer, "format") : "-")) < 0)
+				break;
+			if ((error = mode_layer(out, layer, depth + 1)) < 0)
+				break;
+		}
+	} else if (strcmp(format, "codex") == 0) {
+		error = docket_buf_printf(out, "approval_policy %s, sandbox %s",
+					  *jstr(policy, "approval_policy") ? jstr(policy, "approval_policy") : "-",
+					  *codex_sandbox(policy) ? codex_sandbox(policy) : "-");
+	} else if (strcmp(format, "claude") == 0) {
+		error = docket_buf_printf(out, "permissions.defaultMode %s",
+					  *jstr(json_object_get(policy, "permissions"), "defaultMode")
+						  ? jstr(json_object_get(policy, "permissions"), "defaultMode") : "-");
+	} else if (strcmp(format, "docket") == 0) {
+		error = docket_buf_printf(out, "approval %s, sandbox %s",
+					  *jstr(policy, "approval") ? jstr(policy, "approval") : "-",
+					  *jstr(policy, "sandbox") ? jstr(policy, "sandbox") : "-");
+	}
+	return error;
+}
+
 /* The mode settings of a revision, risky or not ("approval_policy
- * on-request, sandbox workspace-write"); empty for other formats. */
+ * on-request, sandbox workspace-write"; a composed one's per layer,
+ * "docket: approval -, sandbox -; codex: approval_policy never, sandbox
+ * workspace-write"); empty for other formats. Cut to `n` bytes. */
 static void mode_summary(char *out, size_t n, const json_t *rec)
 {
-	const json_t *policy = json_object_get(rec, "policy");
-	const char *format = jstr(rec, "format");
+	docket_buf b = DOCKET_BUF_INIT;
 
-	if (strcmp(format, "codex") == 0)
-		snprintf(out, n, "approval_policy %s, sandbox %s", *jstr(policy, "approval_policy") ?
-			 jstr(policy, "approval_policy") : "-", *codex_sandbox(policy) ? codex_sandbox(policy) : "-");
-	else if (strcmp(format, "claude") == 0)
-		snprintf(out, n, "permissions.defaultMode %s",
-			 *jstr(json_object_get(policy, "permissions"), "defaultMode")
-				 ? jstr(json_object_get(policy, "permissions"), "defaultMode") : "-");
-	else if (strcmp(format, "docket") == 0)
-		snprintf(out, n, "approval %s, sandbox %s", *jstr(policy, "approval") ? jstr(policy, "approval") : "-",
-			 *jstr(policy, "sandbox") ? jstr(policy, "sandbox") : "-");
-	else if (n)
-		out[0] = '\0';
+	if (n)
+		snprintf(out, n, "%s", mode_layer(&b, rec, 0) == 0 && b.ptr ? b.ptr : "?");
+	docket_buf_dispose(&b);
 }
 
 int docket_audit_risky_mode(char *out, size_t n, const json_t *policy_revised)

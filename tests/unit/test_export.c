@@ -888,13 +888,20 @@ static void test_risky_modes(void **state)
 		OPEN("plain"), POL("plain", "claude", "{\"permissions\":{\"defaultMode\":\"default\"}}"),
 		OPEN("native"), POL("native", "docket", "{\"approval\":\"never\",\"sandbox\":\"full_access\"}"),
 		OPEN("opaque"), POL("opaque", "opaque", "{\"approval_policy\":\"never\"}"),
+		/* composed (docket's enforced layer over the client's settings,
+		 * policy_doc_compose): the client's layer is read */
+		OPEN("layered"), POL("layered", "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{\"rules\":[]}},"
+				     "{\"format\":\"codex\",\"policy\":{\"approval_policy\":\"never\","
+				     "\"sandbox_policy\":{\"type\":\"workspace-write\",\"network_access\":true}}}]}"),
+		OPEN("layered-safe"), POL("layered-safe", "docket", "{\"all_of\":[{\"format\":\"docket\",\"policy\":{}},"
+					  "{\"format\":\"claude\",\"policy\":{\"permissions\":{\"defaultMode\":\"default\"}}}]}"),
 		NULL
 	};
 	json_t *f = findings_of(lines);
 	const json_t *list = json_object_get(f, "risky_sessions");
 
 	(void)state;
-	assert_int_equal(json_array_size(list), 5);
+	assert_int_equal(json_array_size(list), 6);
 	assert_string_equal(jstr(json_array_get(list, 0), "session"), "full");
 	assert_string_equal(jstr(json_array_get(list, 0), "settings"),
 			    "approval_policy never, sandbox danger-full-access");
@@ -902,7 +909,9 @@ static void test_risky_modes(void **state)
 	assert_string_equal(jstr(json_array_get(list, 2), "settings"), "permissions.defaultMode bypassPermissions");
 	assert_string_equal(jstr(json_array_get(list, 3), "session"), "dontask");
 	assert_string_equal(jstr(json_array_get(list, 4), "settings"), "approval never, sandbox full_access");
-	assert_int_equal(json_integer_value(json_object_get(f, "attention")), 5);
+	assert_string_equal(jstr(json_array_get(list, 5), "session"), "layered");
+	assert_string_equal(jstr(json_array_get(list, 5), "settings"), "approval_policy never, network_access true");
+	assert_int_equal(json_integer_value(json_object_get(f, "attention")), 6);
 	json_decref(f);
 }
 
