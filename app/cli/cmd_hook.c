@@ -43,7 +43,11 @@
  * least 20 ms, ledger/spool.h); one that waits in vain marks the lock held,
  * and the folds after it do not wait (docket_spool_fold_detached). */
 #define FOLD_WAIT_MS 5
+/* Spool first (docs/write-path.md): off unless built with
+ * -Dc_args=-DSPOOL_FIRST_DEFAULT=1 (tests/bench/bench_hook measures both) */
+#ifndef SPOOL_FIRST_DEFAULT
 #define SPOOL_FIRST_DEFAULT 0
+#endif
 
 #define EXIT_NONBLOCKING 1
 #define EXIT_BLOCK 2
