@@ -84,6 +84,7 @@ typedef struct hook_ctx {
 	json_t *enforced;          /* the policy docket enforces, as recorded (enforced_doc), or NULL */
 	uint32_t carry_from;       /* the revision a new enforced revision follows (note_carry) */
 	int direct;                /* spool first, but the next append tries the ledger (append) */
+	docket_spool_view *view;   /* the spool as this event reads it (spool_find), or NULL */
 } hook_ctx;
 
 
@@ -203,6 +204,15 @@ static void deadline_within(hook_ctx *h, unsigned ms)
 		h->deadline_ms = soon;
 }
 
+/* The spool's records, from the event's view of it (spool_find). */
+static int spool_count(hook_ctx *h, size_t *n)
+{
+	if (!h->view && !(h->view = docket_spool_view_new()))
+		return docket_spool_count(h->opts->spool_path, n);
+	*n = docket_spool_view_count(h->view, h->opts->spool_path);
+	return 0;
+}
+
 static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 {
 	const char *spool = h->opts->spool_path;
@@ -212,7 +222,7 @@ static uint64_t lock_deadline_ex(hook_ctx *h, int *fresh)
 		int busy = spool && docket_spool_writer_busy(spool);
 
 		h->deadline_ms = h->opts->deadline_ms;
-		if (spool && docket_spool_count(spool, &n) == 0 && n > 0) {
+		if (spool && spool_count(h, &n) == 0 && n > 0) {
 			h->spool_n = n;
 			deadline_within(h, SPOOL_BUSY_WAIT_MS);
 			h->fresh = busy || docket_spool_held_within(spool, DOCKET_SPOOL_FRESH_MS);
@@ -296,6 +306,7 @@ static int append(hook_ctx *h, json_t **evs, size_t n)
 		docket_error_clear();
 		if ((error = docket_spool_put(h->opts->spool_path, evs, n)) == 0)
 			h->answer->spooled += n;
+		docket_spool_view_reset(h->view);  /* the next lookup sees what was appended */
 	}
 	for (i = 0; i < n; i++)
 		json_decref(evs[i]);
@@ -366,14 +377,23 @@ int hook_open_session(docket_ledger *ledger, const char *id, const char *runtime
 	return tolerate(hook_append(ledger, &ev, 1));
 }
 
+/* 1 when the spool holds an event of `type` for `session` (`invocation`),
+ * and *out (may be NULL) a new reference to the newest: read once per event
+ * (docket_spool_view), again after the event appended to the spool. */
+static int spool_find(hook_ctx *h, const char *type, const char *session, const char *invocation, json_t **out)
+{
+	if (!h->view && !(h->view = docket_spool_view_new()))
+		return docket_spool_find(h->opts->spool_path, type, session, invocation, out);
+	return docket_spool_view_find(h->view, h->opts->spool_path, type, session, invocation, out);
+}
+
 /* 1 when the spool holds an event of `type` for `session` (`invocation`). */
-static int spooled(const hook_ctx *h, const char *type, const char *session, const char *invocation)
+static int spooled(hook_ctx *h, const char *type, const char *session, const char *invocation)
 {
 	const char *path = h->opts->spool_path;
 
 	/* spool first: a stat says whether there is anything to read */
-	return path && (!spool_first(h) || docket_spool_nonempty(path)) &&
-	       docket_spool_has(path, type, session, invocation);
+	return path && (!spool_first(h) || docket_spool_nonempty(path)) && spool_find(h, type, session, invocation, NULL);
 }
 
 /*
@@ -545,7 +565,7 @@ static int current_revision(hook_ctx *h, revision_now *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (spool_waiting(h) &&
-	    docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &out->event)) {
+	    spool_find(h, "policy.revised", h->session, NULL, &out->event)) {
 		json_int_t rev = json_integer_value(json_object_get(out->event, "revision"));
 
 		out->revision = rev > 0 && rev <= UINT32_MAX ? (uint32_t)rev : 0;
@@ -768,7 +788,7 @@ static int spooled_revision(hook_ctx *h, uint32_t *rev)
 	int error;
 
 	*rev = 0;
-	if (spool_waiting(h) && docket_spool_find(h->opts->spool_path, "policy.revised", h->session, NULL, &ev)) {
+	if (spool_waiting(h) && spool_find(h, "policy.revised", h->session, NULL, &ev)) {
 		json_int_t r = json_integer_value(json_object_get(ev, "revision"));
 
 		*rev = r > 0 && r <= UINT32_MAX ? (uint32_t)r : 0;
@@ -1954,6 +1974,7 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 		error = fold_waiting(&h);
 done:
 	json_decref(h.enforced);
+	docket_spool_view_free(h.view);
 	json_decref(ev);
 	if (error < 0)
 		docket_hook_answer_dispose(answer);

@@ -585,14 +585,78 @@ static int same_str(const json_t *o, const char *k, const char *want)
 typedef struct has_ctx {
 	const char *type, *session, *invocation;
 	json_t **out;   /* the event found (a new reference), or NULL */
+	size_t type_len, session_len;
 } has_ctx;
 
-/* 1 when the entry text is an event of the type, session (and invocation) wanted. */
-static int entry_is(const has_ctx *c, const char *text, size_t len)
+/*
+ * The string value of `key` when it is the next member of the record at
+ * *p ("KEY":"VALUE" after `{` or `,`), written plain (no backslash in it):
+ * its bytes in *v, *vn, and *p moved past it; else 0 (the record must be
+ * parsed to know). docket writes a record's members in the order type,
+ * session (docket_json_dump of the event it built), so this reads a
+ * docket-written record's type and session without parsing it.
+ */
+static int leading_member(const char **p, const char *end, const char *key, const char **v, size_t *vn)
+{
+	size_t kn = strlen(key);
+	const char *q = *p, *close;
+
+	if ((size_t)(end - q) < kn + 5 || q[0] != '"' || memcmp(q + 1, key, kn) != 0 ||
+	    memcmp(q + 1 + kn, "\":\"", 3) != 0)
+		return 0;
+	q += kn + 4;
+	if (!(close = memchr(q, '"', (size_t)(end - q))) || memchr(q, '\\', (size_t)(close - q)))
+		return 0;
+	*v = q;
+	*vn = (size_t)(close - q);
+	*p = close + 1;
+	return 1;
+}
+
+/* A record's leading type and session as written plain (leading_member):
+ * `known` says how many of the two were read (0: parse to know). */
+typedef struct record_head {
+	const char *type, *session;
+	size_t type_len, session_len;
+	int known;
+} record_head;
+
+static void read_head(record_head *h, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	memset(h, 0, sizeof(*h));
+	if (len < 1 || *p++ != '{' || !leading_member(&p, end, "type", &h->type, &h->type_len))
+		return;
+	h->known = 1;
+	if (p != end && *p++ == ',' && leading_member(&p, end, "session", &h->session, &h->session_len))
+		h->known = 2;
+}
+
+/*
+ * 0 when the record (its head) is certainly not an event of `c`'s type and
+ * session: its leading type (and session) members, written plain, are
+ * other ones. Exact, not a guess: duplicate members are refused when a
+ * record is parsed (docket_json_parse), so the first "type" is the only
+ * one. 1: it may be (parse to know). Saves parsing every record of a long
+ * journal for an event it does not hold (the session.closed of an open
+ * session, looked up on every hook event while the lock is held).
+ */
+static int may_be(const has_ctx *c, const record_head *h)
+{
+	if (h->known >= 1 && (h->type_len != c->type_len || memcmp(h->type, c->type, h->type_len) != 0))
+		return 0;
+	return h->known < 2 || (h->session_len == c->session_len && memcmp(h->session, c->session, h->session_len) == 0);
+}
+
+/* 1 when the entry text (its head) is an event of the type, session (and invocation) wanted. */
+static int entry_is(const has_ctx *c, const char *text, size_t len, const record_head *head)
 {
 	json_t *ev = NULL;
 	int found = 0;
 
+	if (!may_be(c, head))
+		return 0;
 	if (docket_json_parse(&ev, text, len) == 0)
 		found = same_str(ev, "type", c->type) && same_str(ev, "session", c->session) &&
 			(!c->invocation || same_str(ev, "invocation", c->invocation));
@@ -605,6 +669,7 @@ static int entry_is(const has_ctx *c, const char *text, size_t len)
 typedef struct record_slice {
 	const char *json;
 	size_t len;
+	record_head head;
 } record_slice;
 
 typedef struct record_list {
@@ -627,51 +692,102 @@ static int list_record(void *ctx, const char *name, size_t name_len, const char 
 		r->at = grown;
 	}
 	r->at[r->n].json = json;
-	r->at[r->n++].len = len;
+	r->at[r->n].len = len;
+	read_head(&r->at[r->n++].head, json, len);
 	return 0;
 }
 
-/* 1 when a record of the journal text is the event wanted, newest first. */
-static int journal_has(const has_ctx *c, const docket_buf *journal)
-{
-	record_list r = { NULL, 0, 0 };
-	int stop, found = 0;
+/* A snapshot of the spool for the lookups of one event (spool.h): the
+ * journal read and split into records once, the entry names listed once. */
+struct docket_spool_view {
+	docket_buf dir, journal;
+	record_list records;
+	char **names;
+	size_t n_names;
+	int loaded;
+};
 
-	(void)spool_journal_parse(journal->ptr, journal->len, list_record, &r, &stop);
-	for (size_t i = r.n; i-- > 0 && !found;)
-		found = entry_is(c, r.at[i].json, r.at[i].len);
-	docket_free(r.at);
+docket_spool_view *docket_spool_view_new(void)
+{
+	return docket_calloc(1, sizeof(docket_spool_view));
+}
+
+void docket_spool_view_reset(docket_spool_view *v)
+{
+	if (!v)
+		return;
+	docket_buf_dispose(&v->dir);
+	docket_buf_dispose(&v->journal);
+	docket_free(v->records.at);
+	names_free(v->names, v->n_names);
+	memset(v, 0, sizeof(*v));
+}
+
+void docket_spool_view_free(docket_spool_view *v)
+{
+	docket_spool_view_reset(v);
+	docket_free(v);
+}
+
+/* Reads the spool into `v` unless it holds a snapshot; an unreadable part
+ * reads as empty (the fold judges it). */
+static void view_load(docket_spool_view *v, const char *ledger_path)
+{
+	spool_journal_seen seen;
+	int stop;
+
+	if (v->loaded)
+		return;
+	v->loaded = 1;
+	if (spool_dir(&v->dir, ledger_path) == 0 && spool_journal_read(&v->journal, &seen, v->dir.ptr) == 0 &&
+	    v->journal.len)
+		(void)spool_journal_parse(v->journal.ptr, v->journal.len, list_record, &v->records, &stop);
+	if (v->dir.ptr)
+		(void)list_entries(&v->names, &v->n_names, v->dir.ptr);
+	docket_error_clear();
+}
+
+int docket_spool_view_find(docket_spool_view *v, const char *ledger_path, const char *type, const char *session,
+			   const char *invocation, json_t **out)
+{
+	has_ctx c = { type, session, invocation, out, strlen(type), strlen(session) };
+	int found = 0;
+
+	if (out)
+		*out = NULL;
+	view_load(v, ledger_path);
+	/* newest first: what a hook looks for was usually spooled a moment ago */
+	for (size_t i = v->records.n; i-- > 0 && !found;)
+		found = entry_is(&c, v->records.at[i].json, v->records.at[i].len, &v->records.at[i].head);
+	for (size_t i = v->n_names; i-- > 0 && !found;) {
+		docket_buf text = DOCKET_BUF_INIT;
+		record_head head;
+
+		if (read_entry(&text, v->dir.ptr, v->names[i]) == 0) {
+			read_head(&head, text.ptr, text.len);
+			found = entry_is(&c, text.ptr, text.len, &head);
+		}
+		docket_buf_dispose(&text);
+	}
+	docket_error_clear();
 	return found;
+}
+
+size_t docket_spool_view_count(docket_spool_view *v, const char *ledger_path)
+{
+	view_load(v, ledger_path);
+	return v->records.n + v->n_names;
 }
 
 int docket_spool_find(const char *ledger_path, const char *type, const char *session, const char *invocation,
 		      json_t **out)
 {
-	has_ctx c = { type, session, invocation, out };
-	docket_buf dir = DOCKET_BUF_INIT, journal = DOCKET_BUF_INIT;
-	spool_journal_seen seen;
-	char **names = NULL;
-	size_t n = 0;
-	int found = 0;
+	docket_spool_view v;
+	int found;
 
-	if (out)
-		*out = NULL;
-	/* newest first: what a hook looks for was usually spooled a moment ago */
-	if (spool_dir(&dir, ledger_path) == 0 && spool_journal_read(&journal, &seen, dir.ptr) == 0 && journal.len)
-		found = journal_has(&c, &journal);
-	if (!found && dir.ptr && list_entries(&names, &n, dir.ptr) == 0) {
-		for (size_t i = n; i-- > 0 && !found;) {
-			docket_buf text = DOCKET_BUF_INIT;
-
-			if (read_entry(&text, dir.ptr, names[i]) == 0)
-				found = entry_is(&c, text.ptr, text.len);
-			docket_buf_dispose(&text);
-		}
-	}
-	docket_error_clear();
-	names_free(names, n);
-	docket_buf_dispose(&journal);
-	docket_buf_dispose(&dir);
+	memset(&v, 0, sizeof(v));
+	found = docket_spool_view_find(&v, ledger_path, type, session, invocation, out);
+	docket_spool_view_reset(&v);
 	return found;
 }
 

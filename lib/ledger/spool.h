@@ -77,6 +77,25 @@ int docket_spool_find(const char *ledger_path, const char *type, const char *ses
 		      json_t **out);
 
 /*
+ * A snapshot of the spool for several lookups (a hook event's): the
+ * journal is read and split once, at the first lookup, instead of once per
+ * lookup (a hook looks up several events of its session; with the lock held
+ * the journal grows by every event). A snapshot only makes a lookup see the
+ * spool earlier, so a reader that reads the spool before the ledger still
+ * does; reset it after appending to the spool to see what was appended.
+ * docket_spool_view_new returns NULL when out of memory.
+ */
+typedef struct docket_spool_view docket_spool_view;
+
+docket_spool_view *docket_spool_view_new(void);
+int docket_spool_view_find(docket_spool_view *view, const char *ledger_path, const char *type, const char *session,
+			   const char *invocation, json_t **out);
+/* The records and entries of the view (docket_spool_count's, read once). */
+size_t docket_spool_view_count(docket_spool_view *view, const char *ledger_path);
+void docket_spool_view_reset(docket_spool_view *view);
+void docket_spool_view_free(docket_spool_view *view);
+
+/*
  * Fold the spool into the chain now (a write transaction with nothing else),
  * when it holds entries; _by: within a deadline, as docket_ledger_write_by.
  * For writers that record nothing themselves (a hook event that changes

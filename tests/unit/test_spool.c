@@ -939,6 +939,59 @@ static void test_journal_records(void **state)
 	test_rmdir_free(dir);
 }
 
+#define REC(n, json) "\x1e" "0000000000000002-0000000001-0000000" n ".json " json "\n"
+
+/*
+ * A lookup reads a docket-written record's leading type and session
+ * without parsing it, and parses every record it cannot rule out so: the
+ * answers are those of a parse of each record, whatever the layout,
+ * escapes or spacing. A view is one snapshot: what is spooled after it is
+ * seen after a reset.
+ */
+static void test_spool_find_exact(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_spool_view *v = docket_spool_view_new();
+	json_t *found = NULL;
+
+	(void)state;
+	journal_raw(dir, REC("1", "{\"session\":\"first\",\"type\":\"session.closed\"}")
+		    REC("2", "{\"type\":\"session.clos\\u0065d\",\"session\":\"escaped\"}")
+		    REC("3", "{\"type\":\"tool.intent\",\"session\":\"s\\/x\",\"invocation\":\"i\"}")
+		    REC("4", "{\"type\" : \"session.opened\", \"session\":\"spaced\"}")
+		    REC("5", "{\"type\":\"tool.intent\",\"session\":\"decoy\",\"note\":\"session.closed\"}")
+		    REC("6", "{\"type\":\"session.closed\",\"session\":\"other\"}")
+		    REC("7", "{\"type\":\"tool.intent\",\"type\":\"session.closed\",\"session\":\"dup\"}")
+		    REC("8", "{\"type\":\"session.closed\",\"session\":\"\\u0064ecoy\"}"));
+	assert_int_equal(docket_spool_has(dir, "session.closed", "first", NULL), 1);
+	assert_int_equal(docket_spool_has(dir, "session.closed", "escaped", NULL), 1);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "s/x", "i"), 1);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "s/x", "j"), 0);
+	assert_int_equal(docket_spool_has(dir, "session.opened", "spaced", NULL), 1);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "decoy", NULL), 1);
+	/* a value elsewhere in a record is not its type */
+	assert_int_equal(docket_spool_has(dir, "session.closed", "other", NULL), 1);
+	/* a record with two types is no event (refused when parsed) */
+	assert_int_equal(docket_spool_has(dir, "session.closed", "dup", NULL), 0);
+	assert_int_equal(docket_spool_has(dir, "tool.intent", "dup", NULL), 0);
+	/* an escaped session: "decoy" spelled \u0064ecoy is found */
+	assert_int_equal(docket_spool_has(dir, "session.closed", "decoy", NULL), 1);
+	assert_int_equal(docket_spool_has(dir, "session.closed", "nobody", NULL), 0);
+	/* a view answers the same, from one read */
+	assert_non_null(v);
+	assert_int_equal(docket_spool_view_find(v, dir, "session.closed", "escaped", NULL, &found), 1);
+	assert_string_equal(json_string_value(json_object_get(found, "session")), "escaped");
+	json_decref(found);
+	assert_int_equal(docket_spool_view_find(v, dir, "session.closed", "late", NULL, NULL), 0);
+	spool_text(dir, "{\"type\":\"session.closed\",\"session\":\"late\"}");
+	assert_int_equal(docket_spool_view_find(v, dir, "session.closed", "late", NULL, NULL), 0);
+	docket_spool_view_reset(v);
+	assert_int_equal(docket_spool_view_find(v, dir, "session.closed", "late", NULL, NULL), 1);
+	assert_int_equal(docket_spool_view_find(v, dir, "session.closed", "dup", NULL, NULL), 0);
+	docket_spool_view_free(v);
+	test_rmdir_free(dir);
+}
+
 static void test_spool_put_fails_closed(void **state)
 {
 	char *dir = test_mkdtemp();
@@ -1217,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_spool_first_revision),
 		cmocka_unit_test(test_spool_first_killed_mid_call),
 		cmocka_unit_test(test_detached_fold_crash_points),
+		cmocka_unit_test(test_spool_find_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
