@@ -16,7 +16,6 @@
 #include <openssl/crypto.h>
 
 #include "cli.h"
-#include "hook_sha256.h"
 #include "util/alloc.h"
 #include "util/json_tape.h"
 
@@ -47,16 +46,6 @@ int docket_json_tape_parse(docket_json_tape *p, const char *text, size_t len, do
 	(void)len;
 	(void)doc;
 	return -1;
-}
-
-/* 1 when `path` holds a ledger already (creating one draws a random id). */
-static int ledger_exists(const char *path)
-{
-	char data[4096];
-	struct stat st;
-	int n = snprintf(data, sizeof(data), "%s/data.mdb", path);
-
-	return n > 0 && (size_t)n < sizeof(data) && stat(data, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 }
 
 int main(int argc, char **argv)
@@ -91,6 +80,5 @@ int main(int argc, char **argv)
 		env = getenv("DOCKET_LEDGER");
 		g.ledger_path = env && *env ? env : "./.docket";
 	}
-	(void)hook_sha256_install(!ledger_exists(g.ledger_path));
 	return cmd_hook(&hook, &g, argc - i, argv + i);
 }

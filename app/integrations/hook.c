@@ -36,7 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "docket/import.h"
 #include "integrations_internal.h"
@@ -807,10 +806,10 @@ static int note_path(docket_buf *out, const hook_ctx *h, int dir_only)
 {
 	uint8_t md[32];
 	char hex[33];
-	unsigned int n = 0;
+	int error;
 
-	if (EVP_Digest(h->session, strlen(h->session), md, &n, EVP_sha256(), NULL) != 1)
-		return docket_error_set(DOCKET_ERROR, "SHA-256 failed");
+	if ((error = ledger_sha256(md, h->session, strlen(h->session))) < 0)
+		return error;
 	docket_hex(hex, md, 16);
 	return dir_only ? docket_buf_printf(out, "%s/hook-modes", h->opts->cache_dir)
 			: docket_buf_printf(out, "%s/hook-modes/%s", h->opts->cache_dir, hex);

@@ -23,7 +23,8 @@
  * if it beats plain zstd on the samples by a margin. Dictionaries are
  * primary data: a segment names the one it needs, and none is ever deleted.
  */
-#include <openssl/evp.h>
+#define OPENSSL_SUPPRESS_DEPRECATED  /* SHA256_Init & co. (below, ledger_sha256_v) */
+#include <openssl/sha.h>
 #include <string.h>
 #define ZDICT_STATIC_LINKING_ONLY /* ZDICT_trainFromBuffer_fastCover */
 #include <zdict.h>
@@ -100,70 +101,25 @@ void codec_dispose(ledger_codec *c)
 }
 
 /*
- * SHA-256, fetched from the default provider once per process and kept for
- * its lifetime: passing EVP_sha256() makes every digest init fetch the
- * implementation again (about a third of the cost of hashing a small
- * payload).
+ * SHA-256 through libcrypto's SHA256_* functions: the code OpenSSL's
+ * default provider wraps, without EVP. An EVP digest costs an
+ * EVP_DigestInit/Update/Final dispatch per hash (the chain and the Merkle
+ * tree hash every event twice, mostly a few hundred bytes), and a
+ * process's first EVP fetch builds the name map of every algorithm the
+ * default provider offers: 245,000 of the 880,000 instructions of a hook
+ * event (callgrind, issue 27), for one digest. These functions are
+ * deprecated in OpenSSL 3 in favour of EVP, not removed, and compute the
+ * same bytes (test_ledger's known answers; every chain a ledger written
+ * before this verifies).
  */
-static const EVP_MD *sha256_md;
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-
-static void sha256_fetch(void)
-{
-	EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
-
-	sha256_md = md ? md : EVP_sha256();
-}
-
-static const EVP_MD *sha256_get(void)
-{
-	pthread_once(&sha256_once, sha256_fetch);
-	return sha256_md;
-}
-
-const EVP_MD *ledger_sha256_md(void)
-{
-	return sha256_get();
-}
-
-/* One digest context per thread, kept for its life: creating and freeing a
- * context per event was most of verify's libcrypto time beside SHA-256
- * itself. Callers finish with it before returning (no nesting). */
-static _Thread_local EVP_MD_CTX *tls_md;
-static pthread_key_t md_key;
-static pthread_once_t md_once = PTHREAD_ONCE_INIT;
-
-static void md_free(void *p)
-{
-	EVP_MD_CTX_free(p);
-}
-
-static void md_key_init(void)
-{
-	(void)pthread_key_create(&md_key, md_free);
-}
-
-EVP_MD_CTX *ledger_sha256_ctx(void)
-{
-	if (!tls_md && (tls_md = EVP_MD_CTX_new())) {
-		pthread_once(&md_once, md_key_init);
-		(void)pthread_setspecific(md_key, tls_md);   /* freed at thread exit */
-	}
-	return tls_md;
-}
-
 int ledger_sha256_v(uint8_t out[LEDGER_HASH_LEN], const docket_slice *v, size_t n)
 {
-	EVP_MD_CTX *md = ledger_sha256_ctx();
-	unsigned int outlen = 0;
-	int ok;
+	SHA256_CTX c;
+	int ok = SHA256_Init(&c) == 1;
 
-	if (!md)
-		return docket_error_set_oom();
-	ok = EVP_DigestInit_ex(md, sha256_get(), NULL) == 1;
 	for (size_t i = 0; ok && i < n; i++)
-		ok = !v[i].len || EVP_DigestUpdate(md, v[i].ptr, v[i].len) == 1;
-	if (ok && EVP_DigestFinal_ex(md, out, &outlen) == 1 && outlen == LEDGER_HASH_LEN)
+		ok = !v[i].len || SHA256_Update(&c, v[i].ptr, v[i].len) == 1;
+	if (ok && SHA256_Final(out, &c) == 1)
 		return 0;
 	memset(out, 0, LEDGER_HASH_LEN);
 	return docket_error_set(DOCKET_ERROR, "SHA-256 failed");

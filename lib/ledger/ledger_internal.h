@@ -214,15 +214,9 @@ void codec_dispose(ledger_codec *c);
 /* Drop cached dictionaries (after an aborted transaction that trained one). */
 void codec_forget(ledger_codec *c);
 
-/* SHA-256 of `data` (the ledger's one SHA-256 implementation, fetched once). */
-int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
-/* ... of `n` pieces one after the other, in this thread's digest context
- * (no allocation: the chain, the Merkle tree and the state's digests). */
+/* SHA-256 of `n` pieces one after the other (no allocation: the chain, the
+ * Merkle tree and the state's digests); ledger_sha256 is in ledger_sys.h. */
 int ledger_sha256_v(uint8_t out[LEDGER_HASH_LEN], const docket_slice *v, size_t n);
-/* That implementation, for incremental hashing (EVP_DigestInit_ex). */
-const struct evp_md_st *ledger_sha256_md(void);
-/* This thread's SHA-256 digest context (frame.c), reused call after call. */
-struct evp_md_ctx_st *ledger_sha256_ctx(void);
 
 
 /*

@@ -73,6 +73,10 @@ uint64_t store_commits_durable(const docket_ledger *l);
 
 /* ---- frame.c: the chain ---- */
 
+/* SHA-256 of `data`: the ledger's one SHA-256 (libcrypto's SHA256_*, no
+ * EVP fetch: frame.c says why), for every digest a hook makes too. */
+int ledger_sha256(uint8_t out[LEDGER_HASH_LEN], const void *data, size_t len);
+
 /* h[n] = SHA-256(h[n-1] || be64(seq) || payload) */
 int chain_next(uint8_t out[LEDGER_HASH_LEN], const uint8_t prev[LEDGER_HASH_LEN],
 	       uint64_t seq, const uint8_t *payload, size_t len);

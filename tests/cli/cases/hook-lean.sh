@@ -1,10 +1,9 @@
 # docket-hook (the lean build integrate installs) records exactly what
 # `docket hook` records: a Claude Code session fed event by event to both,
-# each into its own ledger, gives the same events, and both verify. On an
-# existing ledger docket-hook hashes with its own SHA-256 provider (no
-# OpenSSL fetch of every digest, app/cli/hook_sha256.c); on a ledger it
-# creates, with the default provider (the ledger id is drawn with
-# RAND_bytes); in enforce mode it denies as docket does
+# each into its own ledger, gives the same events, and both verify. Both
+# hash with libcrypto's SHA256_* (no EVP fetch, lib/ledger/frame.c); on a
+# ledger docket-hook creates, OpenSSL's default provider draws the ledger id
+# (RAND_bytes); in enforce mode it denies as docket does
 mkdir -p home/.claude app/.claude
 echo '{"permissions":{"allow":["Bash(git status)"],"deny":["Bash(rm:*)"],"defaultMode":"acceptEdits"},"model":"x"}' >home/.claude/settings.json
 echo '{"permissions":{"ask":["Bash(npm:*)"],"allow":["Bash(git status)"]}}' >app/.claude/settings.json
