@@ -22,10 +22,11 @@
  */
 #include "cli.h"
 
-#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,16 +64,27 @@ static int read_stdin(docket_buf *out)
 
 /* ---- the watchdog ---- */
 
+/*
+ * A timer (ITIMER_REAL) answers at the budget whatever is still running:
+ * SIGALRM's handler, not a thread (starting one, and the TLB shootdowns a
+ * second thread brings to every unmap, were a tenth of a hook event, bench_hook).
+ * Everything it needs is ready before the timer starts, so that it only
+ * writes and exits (async-signal-safe): the two texts, and `blocks`,
+ * which stays 1 until docket_hook_handle() has parsed the event (an event
+ * not read yet may be one that blocks: fail closed).
+ */
 typedef struct watchdog {
-	uint64_t budget_ms;
 	int enforce;
-	const docket_buf *_Atomic input;  /* set once the event is read */
+	volatile sig_atomic_t blocks;
+	char text[2][192];
+	size_t len[2];
 } watchdog;
 
+static watchdog wd;
 static atomic_int answered;
 
 /* 1 when this thread is the one that answers the client (main or the
- * watchdog; the other must say nothing). */
+ * watchdog; the other must say nothing). Lock-free: a signal handler may call it. */
 static int take_answer(void)
 {
 	int expected = 0;
@@ -80,41 +92,41 @@ static int take_answer(void)
 	return atomic_compare_exchange_strong(&answered, &expected, 1);
 }
 
-static void *watchdog_run(void *arg)
+static void watchdog_fire(int sig)
 {
-	watchdog *w = arg;
-	struct timespec ts = { (time_t)(w->budget_ms / 1000), (long)(w->budget_ms % 1000) * 1000000L };
-	const docket_buf *in;
-	int block;
+	int block = wd.enforce && wd.blocks;
 
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	(void)sig;
 	if (!take_answer())
-		return NULL;
-	in = atomic_load(&w->input);
-	/* an event not read yet may be one that blocks: fail closed */
-	block = w->enforce && (!in || docket_hook_blocks(in->ptr ? in->ptr : "", in->len));
-	if (block)
-		fprintf(stderr, "docket: could not record the call within its budget of %llu ms; denied because "
-			"docket enforces a policy and fails closed\n", (unsigned long long)w->budget_ms);
-	else
-		fprintf(stderr, "docket: could not record the hook event within its budget of %llu ms\n",
-			(unsigned long long)w->budget_ms);
-	fflush(stderr);
+		return;  /* the answer is being written: let it finish */
+	(void)!write(STDERR_FILENO, wd.text[block], wd.len[block]);
 	_exit(block ? EXIT_BLOCK : EXIT_NONBLOCKING);
-	return NULL;
 }
 
-static void watchdog_start(watchdog *w)
+/* 0, or -1 when there is no timer (then the lock deadline still holds) */
+static int watchdog_start(uint64_t budget_ms, int enforce)
 {
-	pthread_attr_t attr;
-	pthread_t th;
+	struct itimerval it = { { 0, 0 }, { (time_t)(budget_ms / 1000), (suseconds_t)(budget_ms % 1000) * 1000 } };
+	struct sigaction sa;
+	int n[2];
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, watchdog_run, w) != 0)
-		w->budget_ms = 0;  /* no watchdog: the lock deadline still holds */
-	pthread_attr_destroy(&attr);
+	wd.enforce = enforce;
+	wd.blocks = 1;
+	n[1] = snprintf(wd.text[1], sizeof(wd.text[1]),
+			"docket: could not record the call within its budget of %llu ms; denied because "
+			"docket enforces a policy and fails closed\n", (unsigned long long)budget_ms);
+	n[0] = snprintf(wd.text[0], sizeof(wd.text[0]),
+			"docket: could not record the hook event within its budget of %llu ms\n",
+			(unsigned long long)budget_ms);
+	for (int i = 0; i < 2; i++)
+		wd.len[i] = n[i] < 0 ? 0 : (size_t)n[i] < sizeof(wd.text[i]) ? (size_t)n[i] : sizeof(wd.text[i]) - 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog_fire;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &it, NULL) != 0)
+		return -1;
+	return 0;
 }
 
 /* The watchdog may be answering: then this thread waits for it to exit. */
@@ -171,7 +183,6 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	const char *client = NULL, *source = NULL;
 	uint64_t budget = BUDGET_DEFAULT_MS;
-	static watchdog wd;
 	int enforce = 0, rc;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "CLIENT", 0, &client, NULL, "claude or codex", CLI_OPT_REQUIRED },
@@ -208,9 +219,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		cli_error("--budget must be 1 to %d ms", BUDGET_MAX_MS);
 		return EXIT_BLOCK;
 	}
-	wd.budget_ms = budget;
-	wd.enforce = enforce;
-	watchdog_start(&wd);
+	(void)watchdog_start(budget, enforce);
 	if (read_stdin(&in) < 0) {
 		rc = fail(enforce, &in, "cannot read the hook event");
 		goto done;
@@ -223,7 +232,7 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 		rc = fail(enforce, &in, "cannot load the policy");
 		goto done;
 	}
-	atomic_store(&wd.input, &in);
+	ho.blocks = &wd.blocks;
 	ho.policy = policy;
 	ho.cache_dir = g->ledger_path;
 	ho.spool_path = g->ledger_path;

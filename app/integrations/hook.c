@@ -1058,6 +1058,26 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 }
 
 /*
+ * Spool first: 1 when the call already has an intent (a re-delivered
+ * PreToolUse), in the spool or the ledger, the spool read first (a fold
+ * between the two reads leaves it in the second). Its records then go to
+ * the ledger directly, which refuses them as a conflict, tolerated as in
+ * the direct path, instead of an incident when folded. A ledger that
+ * cannot be read says no: the records are spooled, as before.
+ */
+static int intent_known(hook_ctx *h, const char *id)
+{
+	inv_state st;
+
+	if (spooled(h, "tool.intent", h->session, id))
+		return 1;
+	if (ledger_invocation_get(h->ledger, h->session, id, &st) == 0)
+		return 1;
+	docket_error_clear();
+	return 0;
+}
+
+/*
  * One try at recording a PreToolUse: the intent, under --enforce docket's
  * decision (naming the revision of the policy it enforces, recorded in the
  * same append when it is not in force yet) and a denial's outcome. *revised
@@ -1109,11 +1129,14 @@ static int pre_tool_use_once(hook_ctx *h, const char *id, hook_verdict *vi, int 
 			json_decref(evs[--n]);
 		return error;
 	}
+	if (spool_first(h) && intent_known(h, id))
+		h->direct = 1;
 	return append(h, evs, n);
 }
 
 /* Tries: a revision another hook wrote in between is read on the next. */
 #define PRE_TOOL_USE_TRIES 3
+
 
 static int on_pre_tool_use(hook_ctx *h)
 {
@@ -1752,9 +1775,14 @@ int docket_hook_blocks(const char *input, size_t len)
 		return 1;
 	}
 	name = docket_json_str_nonempty(ev, "hook_event_name");
-	blocks = strcmp(name, "PreToolUse") == 0 || strcmp(name, "PermissionRequest") == 0;
+	blocks = docket_hook_event_blocks(name);
 	json_decref(ev);
 	return blocks;
+}
+
+int docket_hook_event_blocks(const char *name)
+{
+	return strcmp(name, "PreToolUse") == 0 || strcmp(name, "PermissionRequest") == 0;
 }
 
 /* Codex closes its session at every Stop (it has no SessionEnd), so an
@@ -1942,6 +1970,8 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts, c
 	h.ev = ev;
 	h.answer = answer;
 	h.name = docket_json_str_nonempty(ev, "hook_event_name");
+	if (opts->blocks)
+		*opts->blocks = docket_hook_event_blocks(h.name);
 	h.cwd = docket_json_str_nonempty(ev, "cwd");
 	snprintf(h.prov, sizeof(h.prov), "hook:%s/%.32s", docket_client_name(opts->client), h.name);
 	fold_behind(&h);

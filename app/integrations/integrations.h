@@ -12,6 +12,7 @@
 #ifndef DOCKET_INTEGRATIONS_H
 #define DOCKET_INTEGRATIONS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,10 +62,17 @@ typedef struct docket_hook_options {
 	 * deadline_ms.
 	 */
 	int spool_first;
+	/*
+	 * When non-NULL, set as soon as the event is parsed, before anything is
+	 * recorded: 1 when an error must block it (docket_hook_event_blocks),
+	 * else 0. Left alone for input that is not a hook event (it blocks).
+	 * A signal handler may read it (cmd_hook.c's watchdog).
+	 */
+	volatile sig_atomic_t *blocks;
 } docket_hook_options;
 
-#define DOCKET_HOOK_OPTIONS_VERSION 4
-#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL, NULL, 0, 0 }
+#define DOCKET_HOOK_OPTIONS_VERSION 5
+#define DOCKET_HOOK_OPTIONS_INIT { DOCKET_HOOK_OPTIONS_VERSION, DOCKET_CLIENT_CLAUDE, NULL, NULL, NULL, 0, 0, NULL }
 
 /* What the hook answers the client. */
 typedef struct docket_hook_answer {
@@ -91,6 +99,8 @@ int docket_hook_handle(docket_ledger *ledger, const docket_hook_options *opts,
  * (Stop: "keep going").
  */
 int docket_hook_blocks(const char *input, size_t len);
+/* The same for an event's hook_event_name: PreToolUse, PermissionRequest. */
+int docket_hook_event_blocks(const char *name);
 
 /* ---- writing the hooks into a client's configuration ---- */
 

@@ -28,6 +28,12 @@
 #include <string.h>
 #define ZDICT_STATIC_LINKING_ONLY /* ZDICT_trainFromBuffer_fastCover */
 #include <zdict.h>
+/* ZSTD_compress_advanced (compress_oneshot, below): deprecated in favour
+ * of ZSTD_compress2, which has no way to load a dictionary without
+ * building a CDict */
+#define ZSTD_STATIC_LINKING_ONLY
+#define ZSTD_DISABLE_DEPRECATE_WARNINGS
+#include <zstd.h>
 
 #include "ledger_internal.h"
 #include "util/alloc.h"
@@ -36,6 +42,18 @@
 #define COMPRESS_LEVEL 3
 #define COMPRESS_MIN 48           /* below this a payload is stored raw */
 #define DICT_TRAIN_AT 512         /* events before the first training */
+/*
+ * A ledger handle's first small parts compress with the dictionary in one
+ * shot (compress_oneshot) instead of building its CDict: ZSTD_createCDict
+ * loads every position of the dictionary into level 3's full-size tables,
+ * 1.05M of a hook event's 1.43M instructions and a hundred page faults
+ * (callgrind, issue 27), for the one or two parts a hook process writes.
+ * A one-shot load inserts fewer positions into tables of 2^12 entries
+ * (enough for a 16 KB dictionary and a small part). After this many, the
+ * handle writes on and the CDict pays for itself.
+ */
+#define DICT_ONESHOT_MAX 8
+#define ONESHOT_TABLE_LOG 12
 #define DICT_SAMPLES 2048
 #define DICT_CAPACITY (16 * 1024)
 #define DICT_MIN_GAIN_PCT 10      /* keep a dictionary only if it saves this much */
@@ -185,6 +203,40 @@ static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MD
 	return 0;
 }
 
+/*
+ * The dictionary a small part compresses with: the active one's CDict when
+ * this handle built it (*cdict), else its bytes for a one-shot compression
+ * (*raw) while the handle has made fewer than DICT_ONESHOT_MAX, else the
+ * CDict, built now. Neither when the ledger has no dictionary. Lock held.
+ */
+static int small_dict(ZSTD_CDict **cdict, MDB_val *raw, uint32_t *id_out, docket_ledger *l, MDB_txn *txn)
+{
+	ledger_codec *c = &l->codec;
+	uint64_t active;
+	int error;
+
+	raw->mv_data = NULL;
+	raw->mv_size = 0;
+	if (c->oneshots >= DICT_ONESHOT_MAX)
+		return active_cdict(cdict, id_out, l, txn);
+	*cdict = NULL;
+	*id_out = 0;
+	if ((error = store_meta_get_u64(txn, l, "dict_active", &active)) < 0)
+		return error;
+	if (active == 0)
+		return 0;
+	if (c->cdict_id == active) {
+		*cdict = c->cdict;
+		*id_out = c->cdict_id;
+		return 0;
+	}
+	if ((error = dict_load(txn, l, (uint32_t)active, raw)) < 0)
+		return error;
+	c->oneshots++;
+	*id_out = (uint32_t)active;
+	return 0;
+}
+
 static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t id)
 {
 	ledger_codec *c = &l->codec;
@@ -244,6 +296,29 @@ static size_t compress_body(codec_cctx *c, uint8_t *dst, size_t cap, const uint8
 	return ZSTD_compress2(c->cctx, dst, cap, src, len);
 }
 
+/*
+ * One part with the dictionary `dict` (its bytes, a zstd dictionary),
+ * without a CDict (DICT_ONESHOT_MAX): level `level`'s parameters for this
+ * size, the tables capped at 2^ONESHOT_TABLE_LOG, the frame parameters of
+ * compress_body. Decodes with the dictionary's DDict like any other part
+ * (test_ledger). Lock held.
+ */
+static size_t compress_oneshot(codec_cctx *c, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+			       const MDB_val *dict, int level)
+{
+	ZSTD_parameters p = ZSTD_getParams(level, len, dict->mv_size);
+
+	if (p.cParams.hashLog > ONESHOT_TABLE_LOG)
+		p.cParams.hashLog = ONESHOT_TABLE_LOG;
+	if (p.cParams.chainLog > ONESHOT_TABLE_LOG)
+		p.cParams.chainLog = ONESHOT_TABLE_LOG;
+	p.fParams.contentSizeFlag = 0;
+	p.fParams.checksumFlag = 0;
+	p.fParams.noDictIDFlag = 1;
+	cctx_unconfigure(c);
+	return ZSTD_compress_advanced(c->cctx, dst, cap, src, len, dict->mv_data, dict->mv_size, p);
+}
+
 /* What compress_body gave as codec_compress answers: its size, or 0 when
  * the input is too small to try or does not shrink. */
 static int compressed_size(size_t n, size_t len)
@@ -276,6 +351,7 @@ int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, con
 {
 	ledger_codec *c = &l->codec;
 	ZSTD_CDict *cdict = NULL;
+	MDB_val raw = { 0, NULL };
 	uint32_t id = 0;
 	size_t n = 0;
 	int error = 0;
@@ -285,15 +361,16 @@ int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, con
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	if (use_dict)
-		error = active_cdict(&cdict, &id, l, txn);
+		error = small_dict(&cdict, &raw, &id, l, txn);
 	if (error == 0)
-		n = compress_body(&c->cc, dst, cap, src, len, cdict, level);
+		n = raw.mv_data ? compress_oneshot(&c->cc, dst, cap, src, len, &raw, COMPRESS_LEVEL)
+				: compress_body(&c->cc, dst, cap, src, len, cdict, level);
 	pthread_mutex_unlock(&c->lock);
 	if (error < 0)
 		return error;
 	if (compressed_size(n, len) == 0)
 		return 0;
-	*dict_id = cdict ? id : 0;
+	*dict_id = cdict || raw.mv_data ? id : 0;
 	return (int)n;
 }
 

@@ -62,6 +62,7 @@ typedef struct ledger_codec {
 	codec_cctx cc;
 	ZSTD_DCtx *dctx;
 	uint32_t cdict_id;       /* id of `cdict`, 0 if none */
+	uint32_t oneshots;       /* small parts compressed without a CDict (frame.c) */
 	ZSTD_CDict *cdict;
 	uint32_t ddict_count;
 	uint32_t ddict_ids[8];

@@ -825,13 +825,23 @@ int docket_spool_fold_by(docket_ledger *l, uint64_t deadline_ms, int *busy)
 
 int docket_spool_fold_all_by(docket_ledger *l, uint64_t deadline_ms, int *busy)
 {
-	size_t before = SIZE_MAX, n = 0;
+	docket_ledger_info info;
+	uint64_t head = UINT64_MAX;
+	size_t n = 0;
 	int error = 0;
 
 	*busy = 0;
-	/* a timed fold takes DOCKET_SPOOL_FOLD_CAP entries: rounds while they shrink */
-	while (error == 0 && (error = docket_spool_count(l->path, &n)) == 0 && n > 0 && n < before) {
-		before = n;
+	/*
+	 * A timed fold takes DOCKET_SPOOL_FOLD_CAP entries, and the journal
+	 * keeps every record (the folded ones marked in meta) until all of
+	 * them are folded: its count does not shrink in between. Rounds while
+	 * records wait and the round before appended something (a reader that
+	 * stopped when the count stood still showed a ledger short of the
+	 * records past the first DOCKET_SPOOL_FOLD_CAP, and said nothing).
+	 */
+	while (error == 0 && (error = docket_spool_count(l->path, &n)) == 0 && n > 0 &&
+	       (error = docket_ledger_info_get(l, &info)) == 0 && info.events != head) {
+		head = info.events;
 		error = docket_ledger_write_by(l, fold_fn, NULL, NULL, deadline_ms, busy);
 	}
 	return error;

@@ -859,6 +859,42 @@ static void test_large_spool_folds_in_order(void **state)
 }
 
 
+/* A reader folds every record first, however many wait: with more than two
+ * timed transactions' worth in the journal (DOCKET_SPOOL_FOLD_CAP each, the
+ * journal's count unchanged until the last), the fold goes on while rounds
+ * append; before, it stopped after the first and the ledger was short. */
+static void test_fold_all_past_the_cap(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const size_t many = 2 * DOCKET_SPOOL_FOLD_CAP + 17;
+	docket_ledger_info info;
+	int busy = -1;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	for (size_t i = 0; i < many; i++) {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+			 "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"c%zu\",\"tool\":\"t\"}", i);
+		spool_text(dir, text);
+	}
+	assert_int_equal(spool_count(dir), many);
+	assert_int_equal(docket_spool_fold_all_by(l, now_ms() + 5000, &busy), 0);
+	assert_int_equal(busy, 0);
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	assert_int_equal(info.events, 1 + many);
+	assert_int_equal(info.pending, many);
+	assert_int_equal(spool_count(dir), 0);
+	/* nothing left: a second fold appends nothing */
+	assert_int_equal(docket_spool_fold_all_by(l, now_ms() + 5000, &busy), 0);
+	assert_int_equal(docket_ledger_info_get(l, &info), 0);
+	assert_int_equal(info.events, 1 + many);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* Write `bytes` raw at the end of the spool's journal (made when missing). */
 static void journal_raw(const char *dir, const char *bytes)
 {
@@ -1262,6 +1298,7 @@ int main(void)
 		cmocka_unit_test(test_reindex_rebuilds_incidents),
 		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_large_spool_folds_in_order),
+		cmocka_unit_test(test_fold_all_past_the_cap),
 		cmocka_unit_test(test_spool_put_fails_closed),
 		cmocka_unit_test(test_journal_records),
 		cmocka_unit_test(test_spool_first_records_in_journal),
