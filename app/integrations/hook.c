@@ -1058,26 +1058,6 @@ static int answer_pre(hook_ctx *h, const char *decision, const char *reason)
 }
 
 /*
- * Spool first: 1 when the call already has an intent (a re-delivered
- * PreToolUse), in the spool or the ledger, the spool read first (a fold
- * between the two reads leaves it in the second). Its records then go to
- * the ledger directly, which refuses them as a conflict, tolerated as in
- * the direct path, instead of an incident when folded. A ledger that
- * cannot be read says no: the records are spooled, as before.
- */
-static int intent_known(hook_ctx *h, const char *id)
-{
-	inv_state st;
-
-	if (spooled(h, "tool.intent", h->session, id))
-		return 1;
-	if (ledger_invocation_get(h->ledger, h->session, id, &st) == 0)
-		return 1;
-	docket_error_clear();
-	return 0;
-}
-
-/*
  * One try at recording a PreToolUse: the intent, under --enforce docket's
  * decision (naming the revision of the policy it enforces, recorded in the
  * same append when it is not in force yet) and a denial's outcome. *revised
@@ -1129,8 +1109,6 @@ static int pre_tool_use_once(hook_ctx *h, const char *id, hook_verdict *vi, int 
 			json_decref(evs[--n]);
 		return error;
 	}
-	if (spool_first(h) && intent_known(h, id))
-		h->direct = 1;
 	return append(h, evs, n);
 }
 

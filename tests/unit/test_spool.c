@@ -1112,6 +1112,32 @@ static void test_spool_first_records_in_journal(void **state)
 	test_rmdir_free(dir);
 }
 
+/* A re-delivered PreToolUse (the same tool_use_id again), while its intent
+ * is still in the spool and again once it is folded: the fold takes the
+ * second intent as the duplicate it is, no second intent and no incident. */
+static void test_spool_first_redelivered_pre(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	const char *pre[] = { CLAUDE("s", "PreToolUse", BASH("ls", "t1")), CLAUDE("s", "PreToolUse", BASH("ls", "t1")) };
+	json_t *evs;
+
+	(void)state;
+	claude_env(dir);
+	feed_spool_first(l, dir, NULL, pre, 2);
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	feed_spool_first(l, dir, NULL, pre, 1);
+	evs = folded_events(l, dir);
+	assert_int_equal(count_type(evs, "tool.intent", "t1"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 /* A session closed in the spool and used again (claude --resume) goes on
  * in a continuation, while the lock is held (nothing folds): no event of
  * the closed session is refused when folded. */
@@ -1299,6 +1325,7 @@ int main(void)
 		cmocka_unit_test(test_claude_session_in_spool),
 		cmocka_unit_test(test_large_spool_folds_in_order),
 		cmocka_unit_test(test_fold_all_past_the_cap),
+		cmocka_unit_test(test_spool_first_redelivered_pre),
 		cmocka_unit_test(test_spool_put_fails_closed),
 		cmocka_unit_test(test_journal_records),
 		cmocka_unit_test(test_spool_first_records_in_journal),
