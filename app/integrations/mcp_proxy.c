@@ -36,6 +36,7 @@
 
 #include "integrations/mcp_proxy.h"
 #include "integrations_internal.h"
+#include "ledger/spool.h"
 #include "policy/policy_doc.h"
 #include "stdio_relay.h"
 #include "util/alloc.h"
@@ -255,6 +256,8 @@ static int usable_id(const json_t *id)
  */
 
 #define JOIN_ID_MAX 256
+/* How long a lookup waits for the writer lock to fold the spool first. */
+#define JOIN_FOLD_WAIT_MS 1000
 
 typedef struct join_target {
 	char session[JOIN_ID_MAX + 1];
@@ -301,6 +304,7 @@ static int join_of(proxy *p, const json_t *params, join_target *t)
 {
 	const json_t *meta = json_object_get(params, "_meta");
 	const char *id, *session = NULL;
+	int busy = 0;
 
 	memset(t, 0, sizeof(*t));
 	if ((id = json_string_value(json_object_get(meta, "claudecode/toolUseId"))))
@@ -312,6 +316,12 @@ static int join_of(proxy *p, const json_t *params, join_target *t)
 	copy_id(t->invocation, sizeof(t->invocation), id);
 	if (join_id_ok(session))
 		copy_id(t->session, sizeof(t->session), session);
+	/* the hook that recorded this call a moment ago left it in the spool
+	 * (spool first) until its detached fold runs: fold first, or the call
+	 * looks unknown and the proxy's own intent for it conflicts with the
+	 * hook's once both are in the chain */
+	if (docket_spool_fold_all_by(p->ledger, docket_spool_now_ms() + JOIN_FOLD_WAIT_MS, &busy) < 0)
+		docket_error_clear();
 	if (docket_ledger_pending(p->ledger, NULL, join_cb, t) < 0)
 		docket_error_clear();  /* cannot look: the call stays the proxy's own */
 	return t->found || t->session[0];
