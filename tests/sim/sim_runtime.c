@@ -141,6 +141,29 @@ static int receipt_exists(sim *s, const char *token)
 	return found;
 }
 
+/*
+ * A SIGKILL can cut a write(2) to a file between two pages (the kernel
+ * looks for a fatal signal before each page it copies): the torture once
+ * found a receipt cut in the middle of its invocation id. So a receipt
+ * never crosses a page boundary: when it would, a line of spaces fills the
+ * page first (the checks skip it), and the receipt is written whole or not
+ * at all.
+ */
+static void receipt_align(sim *s, size_t n)
+{
+	char pad[4096];
+	off_t end = lseek(s->receipts, 0, SEEK_END);
+	size_t left;
+
+	if (end < 0 || n > 4096 || (size_t)(end % 4096) + n <= 4096)
+		return;
+	left = 4096 - (size_t)(end % 4096);
+	memset(pad, ' ', left - 1);
+	pad[left - 1] = '\n';
+	if (write(s->receipts, pad, left) != (ssize_t)left)
+		die("cannot write a receipt");
+}
+
 static void execute(sim *s, const char *token, const char *inv, const char *mode)
 {
 	char line[512];
@@ -149,6 +172,7 @@ static void execute(sim *s, const char *token, const char *inv, const char *mode
 	if (strcmp(mode, "idempotent") == 0 && receipt_exists(s, token))
 		return; /* the executor dedups on the token */
 	n = snprintf(line, sizeof(line), "%s %s %s\n", token, inv, mode);
+	receipt_align(s, (size_t)n);
 	if (write(s->receipts, line, (size_t)n) != n || fsync(s->receipts) != 0)
 		die("cannot write a receipt");
 }
