@@ -1115,7 +1115,6 @@ static int pre_tool_use_once(hook_ctx *h, const char *id, hook_verdict *vi, int 
 /* Tries: a revision another hook wrote in between is read on the next. */
 #define PRE_TOOL_USE_TRIES 3
 
-
 static int on_pre_tool_use(hook_ctx *h)
 {
 	const char *id = call_id(h);

@@ -173,8 +173,13 @@ static int dict_load(MDB_txn *txn, docket_ledger *l, uint32_t id, MDB_val *out)
 	return rc == 0 ? 0 : store_error(rc, "read dictionary");
 }
 
-/* The CDict of the dictionary active in `txn` (NULL if none). Lock held. */
-static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MDB_txn *txn)
+/*
+ * The CDict of the dictionary active in `txn` (NULL if none). With `raw`,
+ * a CDict this handle has not built yet is not built: *raw gets the
+ * dictionary's bytes instead (valid while `txn` is), *out stays NULL.
+ * Lock held.
+ */
+static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MDB_txn *txn, MDB_val *raw)
 {
 	ledger_codec *c = &l->codec;
 	uint64_t active;
@@ -190,6 +195,11 @@ static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MD
 	if (c->cdict_id != active) {
 		if ((error = dict_load(txn, l, (uint32_t)active, &dict)) < 0)
 			return error;
+		if (raw) {
+			*raw = dict;
+			*id_out = (uint32_t)active;
+			return 0;
+		}
 		if (c->cdict && c->cc.cdict == c->cdict)
 			cctx_unconfigure(&c->cc);
 		ZSTD_freeCDict(c->cdict);
@@ -212,29 +222,14 @@ static int active_cdict(ZSTD_CDict **out, uint32_t *id_out, docket_ledger *l, MD
 static int small_dict(ZSTD_CDict **cdict, MDB_val *raw, uint32_t *id_out, docket_ledger *l, MDB_txn *txn)
 {
 	ledger_codec *c = &l->codec;
-	uint64_t active;
 	int error;
 
 	raw->mv_data = NULL;
 	raw->mv_size = 0;
-	if (c->oneshots >= DICT_ONESHOT_MAX)
-		return active_cdict(cdict, id_out, l, txn);
-	*cdict = NULL;
-	*id_out = 0;
-	if ((error = store_meta_get_u64(txn, l, "dict_active", &active)) < 0)
-		return error;
-	if (active == 0)
-		return 0;
-	if (c->cdict_id == active) {
-		*cdict = c->cdict;
-		*id_out = c->cdict_id;
-		return 0;
-	}
-	if ((error = dict_load(txn, l, (uint32_t)active, raw)) < 0)
-		return error;
-	c->oneshots++;
-	*id_out = (uint32_t)active;
-	return 0;
+	error = active_cdict(cdict, id_out, l, txn, c->oneshots < DICT_ONESHOT_MAX ? raw : NULL);
+	if (error == 0 && raw->mv_data)
+		c->oneshots++;
+	return error;
 }
 
 static int ddict_get(ZSTD_DDict **out, docket_ledger *l, MDB_txn *txn, uint32_t id)
@@ -340,7 +335,7 @@ int codec_active_dict(docket_ledger *l, MDB_txn *txn, const ZSTD_CDict **cdict, 
 	int error;
 
 	pthread_mutex_lock(&l->codec.lock);
-	error = active_cdict(&d, dict_id, l, txn);
+	error = active_cdict(&d, dict_id, l, txn, NULL);
 	pthread_mutex_unlock(&l->codec.lock);
 	*cdict = d;
 	return error;
