@@ -29,6 +29,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "hook_server.h"
 #include "integrations/integrations.h"
 #include "ledger/spool.h"
 #include "util/alloc.h"
@@ -43,6 +44,24 @@
  * least 20 ms, ledger/spool.h); one that waits in vain marks the lock held,
  * and the folds after it do not wait (docket_spool_fold_detached). */
 #define FOLD_WAIT_MS 5
+/* How long the detached folder stays for the next event's records
+ * (spool_folder.c): a tool call's PostToolUse and the next call's
+ * PreToolUse usually come within it, and fork no folder of their own. */
+#define FOLD_LINGER_MS 10000
+
+/* FOLD_LINGER_MS, or $DOCKET_HOOK_LINGER_MS (0: the folder folds once and
+ * goes; no server) */
+static unsigned linger_ms(void)
+{
+	const char *env = getenv("DOCKET_HOOK_LINGER_MS");
+	char *end;
+	unsigned long v;
+
+	if (!env || !*env)
+		return FOLD_LINGER_MS;
+	v = strtoul(env, &end, 10);
+	return *end || v > 3600000 ? FOLD_LINGER_MS : (unsigned)v;
+}
 /* Spool first (docs/write-path.md): the default since the hook met its
  * latency goal only this way (one flush per event instead of LMDB's two,
  * docs/performance.md); -Dc_args=-DSPOOL_FIRST_DEFAULT=0 builds hooks that
@@ -139,37 +158,72 @@ static void answer_or_wait(void)
 		pause();
 }
 
-/* An error: in enforce mode a blocking event is denied with the reason. */
-static int fail(int enforce, const docket_buf *in, const char *what)
+/* An error, as the answer: in enforce mode a blocking event is denied
+ * with the reason. */
+static void fail_answer(const hook_setup *s, const char *in, size_t len, const char *what,
+			docket_hook_answer *answer)
 {
 	docket_error e = *docket_error_last();  /* a copy: docket_hook_blocks sets its own */
 	const char *msg = e.code && e.message[0] ? e.message : "internal error";
+	docket_buf text = DOCKET_BUF_INIT;
+	int block = s->enforce && docket_hook_blocks(in, len);
 
-	answer_or_wait();
-	if (enforce && docket_hook_blocks(in->ptr ? in->ptr : "", in->len)) {
-		fprintf(stderr, "docket: %s (%s); denied because docket enforces a policy and fails closed\n",
-			what, msg);
-		return EXIT_BLOCK;
-	}
-	fprintf(stderr, "docket: %s: %s\n", what, msg);
-	return EXIT_NONBLOCKING;
+	docket_hook_answer_dispose(answer);
+	answer->exit_code = block ? EXIT_BLOCK : EXIT_NONBLOCKING;
+	if ((block ? docket_buf_printf(&text, "docket: %s (%s); denied because docket enforces a policy and "
+					      "fails closed\n", what, msg)
+		   : docket_buf_printf(&text, "docket: %s: %s\n", what, msg)) < 0)
+		docket_error_clear();  /* out of memory: the exit code still says it */
+	answer->err = text.ptr;
+}
+
+int hook_policy_load(const hook_setup *s, docket_policy **out)
+{
+	*out = NULL;
+	if (!s->enforce)
+		return 0;
+#ifdef DOCKET_HOOK_LEAN
+	return docket_policy_load(out, s->source);
+#else
+	return docket_replay_source_load(out, s->source, NULL);
+#endif
+}
+
+void hook_event(const hook_setup *s, docket_ledger *ledger, const docket_policy *policy, const char *in,
+		size_t len, uint64_t deadline_ms, volatile sig_atomic_t *blocks, docket_hook_answer *answer)
+{
+	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
+
+	ho.client = s->client;
+	ho.blocks = blocks;
+	ho.policy = policy;
+	ho.cache_dir = s->ledger_path;
+	ho.spool_path = s->ledger_path;
+	ho.deadline_ms = deadline_ms;
+	ho.spool_first = SPOOL_FIRST_DEFAULT;
+	if (docket_hook_handle(ledger, &ho, in, len, answer) < 0)
+		fail_answer(s, in, len, "cannot record the hook event", answer);
 }
 
 /*
  * Spool first (docs/write-path.md §3): the event's records are durable in
  * the spool's journal before the answer; once it is written, a detached
- * process folds them into the chain (waiting for the writer lock as the
- * hook would have, half the budget), and this one exits at once. This
- * process's ledger is closed first: the child opens its own.
+ * process folds them into the chain, and this one exits at once. That
+ * process stays a while and folds the next events' records too (a hook
+ * that finds it alive starts none: spool_folder.c). This process's ledger
+ * is closed first: the child opens its own.
  */
-static void fold_after_answer(const char *path, docket_ledger **ledger, unsigned wait_ms)
+static void fold_after_answer(const hook_setup *s, int argc, char **argv, docket_ledger **ledger)
 {
+	const char *path = s->ledger_path;
+
 	if (!docket_spool_nonempty(path))
 		return;
 	/* the lock is held right now (a docket writer in a transaction, or a
 	 * fold that waited for it in vain a moment ago): its holder, the next
 	 * writer or the next reader folds; no process to start */
-	if (docket_spool_writer_busy(path) || docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
+	if (docket_spool_writer_busy(path) || docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS) ||
+	    docket_spool_folder_alive(path))
 		return;
 	fflush(stdout);
 	fflush(stderr);
@@ -177,32 +231,32 @@ static void fold_after_answer(const char *path, docket_ledger **ledger, unsigned
 		docket_ledger_free(*ledger);
 		*ledger = NULL;
 	}
-	(void)docket_spool_fold_detached(path, wait_ms);
+	(void)docket_spool_fold_detached(path, FOLD_WAIT_MS, linger_ms(),
+					 hook_server_prepare(s, argc, argv));
 }
 
 int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
-	const char *client = NULL, *source = NULL;
-	uint64_t budget = BUDGET_DEFAULT_MS;
-	int enforce = 0, rc;
+	hook_setup setup = { DOCKET_CLIENT_CLAUDE, 0, NULL, BUDGET_DEFAULT_MS, g->ledger_path };
+	const char *client = NULL;
 	const cli_opt opts[] = {
 		{ CLI_OPT_ARG, "CLIENT", 0, &client, NULL, "claude or codex", CLI_OPT_REQUIRED },
-		{ CLI_OPT_SWITCH, "enforce", 0, &enforce, NULL,
+		{ CLI_OPT_SWITCH, "enforce", 0, &setup.enforce, NULL,
 		  "evaluate --policy at PreToolUse: deny or ask (never allow more than the client does)", 0 },
-		{ CLI_OPT_STRING, "policy", 0, &source, "SRC",
+		{ CLI_OPT_STRING, "policy", 0, &setup.source, "SRC",
 		  "the policy to enforce (any source replay takes)", 0 },
-		{ CLI_OPT_U64, "budget", 0, &budget, "MS",
+		{ CLI_OPT_U64, "budget", 0, &setup.budget_ms, "MS",
 		  "answer within MS milliseconds (default 2000): the ledger's writer lock is waited for until "
 		  "half of it, then the event goes to the ledger's spool", 0 },
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
-	docket_hook_options ho = DOCKET_HOOK_OPTIONS_INIT;
 	docket_hook_answer answer = { 0, NULL, NULL, 0 };
 	uint64_t start = docket_spool_now_ms();
 	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
 	docket_buf in = DOCKET_BUF_INIT;
 	docket_ledger *ledger = NULL;
 	docket_policy *policy = NULL;
+	int rc;
 
 	if ((rc = cli_parse(cmd, opts,
 			    "Reads one hook event (JSON) on stdin, records it in the ledger and answers on\n"
@@ -210,53 +264,35 @@ int cmd_hook(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 			    argc, argv)) != CLI_PARSE_OK)
 		return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : EXIT_BLOCK;
 	docket_error_clear();
-	if (docket_client_parse(&ho.client, client) < 0 ||
-	    (enforce && !source && docket_error_set(DOCKET_EINVALID, "--enforce needs --policy SRC") < 0) ||
-	    (!enforce && source && docket_error_set(DOCKET_EINVALID, "--policy is for --enforce") < 0)) {
+	if (docket_client_parse(&setup.client, client) < 0 ||
+	    (setup.enforce && !setup.source && docket_error_set(DOCKET_EINVALID, "--enforce needs --policy SRC") < 0) ||
+	    (!setup.enforce && setup.source && docket_error_set(DOCKET_EINVALID, "--policy is for --enforce") < 0)) {
 		cli_error("%s", docket_error_last()->message);
 		return EXIT_BLOCK;
 	}
-	if (budget == 0 || budget > BUDGET_MAX_MS) {
+	if (setup.budget_ms == 0 || setup.budget_ms > BUDGET_MAX_MS) {
 		cli_error("--budget must be 1 to %d ms", BUDGET_MAX_MS);
 		return EXIT_BLOCK;
 	}
-	(void)watchdog_start(budget, enforce);
-	if (read_stdin(&in) < 0) {
-		rc = fail(enforce, &in, "cannot read the hook event");
-		goto done;
-	}
-#ifdef DOCKET_HOOK_LEAN
-	if (enforce && docket_policy_load(&policy, source) < 0) {
-#else
-	if (enforce && docket_replay_source_load(&policy, source, NULL) < 0) {
-#endif
-		rc = fail(enforce, &in, "cannot load the policy");
-		goto done;
-	}
-	ho.blocks = &wd.blocks;
-	ho.policy = policy;
-	ho.cache_dir = g->ledger_path;
-	ho.spool_path = g->ledger_path;
-	ho.deadline_ms = start + budget / 2;
-	ho.spool_first = SPOOL_FIRST_DEFAULT;
+	(void)watchdog_start(setup.budget_ms, setup.enforce);
 	oo.flags = DOCKET_OPEN_CREATE;
-	if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0) {
-		rc = fail(enforce, &in, "cannot open the ledger");
-		goto done;
-	}
-	if (docket_hook_handle(ledger, &ho, in.ptr ? in.ptr : "", in.len, &answer) < 0) {
-		rc = fail(enforce, &in, "cannot record the hook event");
-		goto done;
-	}
+	if (read_stdin(&in) < 0)
+		fail_answer(&setup, in.ptr ? in.ptr : "", in.len, "cannot read the hook event", &answer);
+	else if (hook_policy_load(&setup, &policy) < 0)
+		fail_answer(&setup, in.ptr ? in.ptr : "", in.len, "cannot load the policy", &answer);
+	else if (docket_ledger_open(&ledger, g->ledger_path, &oo) < 0)
+		fail_answer(&setup, in.ptr ? in.ptr : "", in.len, "cannot open the ledger", &answer);
+	else
+		hook_event(&setup, ledger, policy, in.ptr ? in.ptr : "", in.len, start + setup.budget_ms / 2,
+			   &wd.blocks, &answer);
 	answer_or_wait();
 	if (answer.out)
 		fputs(answer.out, stdout);
 	if (answer.err)
 		fputs(answer.err, stderr);
 	rc = answer.exit_code;
-done:
-	if (ledger && ho.spool_first)
-		fold_after_answer(g->ledger_path, &ledger, FOLD_WAIT_MS);
+	if (ledger && SPOOL_FIRST_DEFAULT)
+		fold_after_answer(&setup, argc, argv, &ledger);
 	docket_hook_answer_dispose(&answer);
 	if (!docket_spool_waiting())
 		docket_ledger_free(ledger);  /* else a thread still waits in it: the exit ends both */

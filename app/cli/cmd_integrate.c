@@ -81,19 +81,24 @@ static int absolute_source(docket_buf *out, const char *src)
 	return error;
 }
 
-/* The binary the hook command runs: docket-hook beside this docket (the lean
- * build, cli/hook_main.c), else this docket itself. */
+/* The binary the hook command runs: docket-hook-fast beside this docket
+ * when docket-hook is there too (its fallback: cli/hook_fast.c), else
+ * docket-hook (the lean build, cli/hook_main.c), else this docket itself. */
 static int self_path(docket_buf *out)
 {
+	static const char *const names[] = { "docket-hook-fast", "docket-hook" };
 	char *real = realpath("/proc/self/exe", NULL), *slash;
-	int error;
+	int error = 0, found = 0;
 
 	if (!real)
 		return docket_error_set(DOCKET_ESTORAGE, "cannot find the docket binary: %s", strerror(errno));
-	docket_buf_clear(out);
 	slash = strrchr(real, '/');
-	error = docket_buf_printf(out, "%.*s/docket-hook", (int)(slash - real), real);
-	if (error == 0 && access(out->ptr, X_OK) != 0) {
+	for (size_t i = 0; i < 2 && error == 0 && !found; i++) {
+		docket_buf_clear(out);
+		error = docket_buf_printf(out, "%.*s/%s", (int)(slash - real), real, names[i]);
+		found = error == 0 && access(out->ptr, X_OK) == 0 && (i > 0 || docket_hook_fallback_ok(out->ptr));
+	}
+	if (error == 0 && !found) {
 		docket_buf_clear(out);
 		error = docket_buf_puts(out, real);
 	}

@@ -9,7 +9,8 @@
  *
  *   present    each event docket installs has a docket handler
  *   executable each handler's program (its command's first word) is an
- *              executable file; the ledger it names (-L) exists
+ *              executable file (docket-hook-fast: docket-hook too, beside
+ *              it); the ledger it names (-L) exists
  *   timeout    each handler's timeout (the client's default when absent)
  *              is above docket's hook budget
  *   enabled    Claude Code: no settings file it merges has
@@ -134,6 +135,21 @@ static int is_executable(const char *path)
 	return path && path[0] == '/' && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+int docket_hook_fallback_ok(const char *prog)
+{
+	const char *slash = prog ? strrchr(prog, '/') : NULL;
+	docket_buf beside = DOCKET_BUF_INIT;
+	int ok;
+
+	if (!slash || strcmp(slash + 1, "docket-hook-fast") != 0)
+		return 1;
+	ok = docket_buf_printf(&beside, "%.*s/docket-hook", (int)(slash - prog), prog) == 0 &&
+	     is_executable(beside.ptr);
+	docket_error_clear();
+	docket_buf_dispose(&beside);
+	return ok;
+}
+
 static int is_dir(const char *path)
 {
 	struct stat st;
@@ -174,6 +190,10 @@ static int check_handler(json_t *list, const check_in *in, const char *event, co
 	if (!is_executable(prog.ptr))
 		error = add(list, 0, in->fix, "%s: hooks.%s runs %s, which is not an executable file: the client skips the hook and runs the call",
 			    in->file, event, prog.ptr ? prog.ptr : "(nothing)");
+	else if (!docket_hook_fallback_ok(prog.ptr))
+		error = add(list, 0, in->fix, "%s: hooks.%s runs %s, but docket-hook, which it runs for every event "
+			    "its server does not answer, is not an executable file beside it: those events are not recorded",
+			    in->file, event, prog.ptr);
 	else if (!ledger.ptr || !is_dir(ledger.ptr))
 		error = add(list, 0, in->fix, "%s: hooks.%s records into %s, which is not a ledger directory",
 			    in->file, event, ledger.ptr ? ledger.ptr : "(no -L)");

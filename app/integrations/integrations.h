@@ -102,6 +102,13 @@ int docket_hook_blocks(const char *input, size_t len);
 /* The same for an event's hook_event_name: PreToolUse, PermissionRequest. */
 int docket_hook_event_blocks(const char *name);
 
+/*
+ * 1 unless `prog` (a hook handler's program) is docket-hook-fast without
+ * docket-hook, the binary it runs for every event its server does not
+ * answer, executable beside it (cli/hook_fast.c).
+ */
+int docket_hook_fallback_ok(const char *prog);
+
 /* ---- writing the hooks into a client's configuration ---- */
 
 typedef struct docket_integrate_options {

@@ -69,14 +69,28 @@
 #define DICT_TRAIN_F 18
 #define MAX_PAYLOAD (256u << 20)
 
+/* The contexts are made at first use (codec_compress, codec_decompress): a
+ * handle that compresses or decompresses nothing (a hook's, that spools)
+ * does not pay for their allocation and the pages it touches. */
 int codec_init(ledger_codec *c)
 {
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
-	c->cc.cctx = ZSTD_createCCtx();
-	c->dctx = ZSTD_createDCtx();
-	if (!c->cc.cctx || !c->dctx)
-		return docket_error_set(DOCKET_ENOMEM, "cannot create zstd contexts");
+	return 0;
+}
+
+/* *ctx made when still NULL; 0, or DOCKET_ENOMEM. Under c->lock. */
+static int cctx_ready(ledger_codec *c)
+{
+	if (!c->cc.cctx && !(c->cc.cctx = ZSTD_createCCtx()))
+		return docket_error_set(DOCKET_ENOMEM, "cannot create a zstd compression context");
+	return 0;
+}
+
+static int dctx_ready(ledger_codec *c)
+{
+	if (!c->dctx && !(c->dctx = ZSTD_createDCtx()))
+		return docket_error_set(DOCKET_ENOMEM, "cannot create a zstd decompression context");
 	return 0;
 }
 
@@ -355,7 +369,7 @@ int codec_compress(docket_ledger *l, MDB_txn *txn, uint8_t *dst, size_t cap, con
 	if (len < COMPRESS_MIN)
 		return 0;
 	pthread_mutex_lock(&c->lock);
-	if (use_dict)
+	if ((error = cctx_ready(c)) == 0 && use_dict)
 		error = small_dict(&cdict, &raw, &id, l, txn);
 	if (error == 0)
 		n = raw.mv_data ? compress_oneshot(&c->cc, dst, cap, src, len, &raw, COMPRESS_LEVEL)
@@ -378,7 +392,8 @@ int codec_decompress(docket_ledger *l, MDB_txn *txn, uint32_t dict_id, uint8_t *
 	int error;
 
 	pthread_mutex_lock(&c->lock);
-	error = dict_id ? ddict_get(&ddict, l, txn, dict_id) : 0;
+	if ((error = dctx_ready(c)) == 0 && dict_id)
+		error = ddict_get(&ddict, l, txn, dict_id);
 	if (error == 0)
 		n = ddict ? ZSTD_decompress_usingDDict(c->dctx, dst, raw_len, src, len, ddict)
 			  : ZSTD_decompressDCtx(c->dctx, dst, raw_len, src, len);

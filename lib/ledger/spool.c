@@ -475,50 +475,6 @@ int docket_spool_nonempty(const char *ledger_path)
 	return some;
 }
 
-/* The detached folder's own process: no descriptor of its parent's (a
- * client waits for EOF on the pipes it gave the hook), its own session. */
-static void detach_from_parent(void)
-{
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	(void)setsid();
-	if (null >= 0) {
-		(void)dup2(null, 0);
-		(void)dup2(null, 1);
-		(void)dup2(null, 2);
-	}
-	/* the parent's ledger too: this process opens its own (LMDB: never use
-	 * an environment across fork) */
-	(void)close_range(3, ~0u, 0);
-}
-
-static int fold_in_child(const char *ledger_path, unsigned wait_ms)
-{
-	docket_open_options oo = DOCKET_OPEN_OPTIONS_INIT;
-	docket_ledger *l = NULL;
-	int busy = 0, error;
-
-	detach_from_parent();
-	docket_crash_point("spool.detached_fold");
-	if (docket_spool_held_within(ledger_path, DOCKET_SPOOL_FRESH_MS))
-		return 0;  /* the lock is held: its holder, or the next writer or reader, folds */
-	if ((error = docket_ledger_open(&l, ledger_path, &oo)) == 0 &&
-	    (error = docket_spool_fold_by(l, docket_spool_now_ms() + wait_ms, &busy)) < 0 && busy)
-		docket_spool_mark_held(ledger_path);
-	if (!docket_spool_waiting())
-		docket_ledger_free(l);
-	return error < 0 ? 1 : 0;
-}
-
-pid_t docket_spool_fold_detached(const char *ledger_path, unsigned wait_ms)
-{
-	pid_t pid = fork();
-
-	if (pid == 0)
-		_exit(fold_in_child(ledger_path, wait_ms));
-	return pid;
-}
-
 /* spool/.held: its mtime is the last time a writer waited for the lock in
  * vain. Not an entry (its name starts with "."); losing it costs a wait. */
 static int held_path(docket_buf *out, const char *ledger_path)

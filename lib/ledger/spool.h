@@ -127,15 +127,39 @@ json_t *docket_spool_incident_entry(const json_t *incident);
 int docket_spool_nonempty(const char *ledger_path);
 
 /*
- * The spool-first hook's fold (docs/write-path.md §3): fork a detached
- * process (its own session, stdin/stdout/stderr on /dev/null, no other
- * inherited descriptor) that opens the ledger at `ledger_path` and folds its
- * spool if it can take the writer lock within `wait_ms` (not at all when a
- * writer waited in vain less than DOCKET_SPOOL_FRESH_MS ago), then exits. The caller goes on at
- * once; the child's pid, or -1 when it could not be started (the next
- * writer or reader folds).
+ * A server the lingering folder runs beside its folds (cmd_hook.c's hook
+ * server). In the folder's process, once it holds the folder lock:
+ * `listen` gives a listening socket (or -1: none); each connection on it
+ * goes to `serve` with the folder's ledger (non-zero: the folder stops
+ * once it is answered); `unlisten` closes the socket and removes its name
+ * before the folder lets go of the lock.
  */
-pid_t docket_spool_fold_detached(const char *ledger_path, unsigned wait_ms);
+typedef struct docket_spool_server {
+	int (*listen)(void *ctx, const char *ledger_path);
+	int (*serve)(void *ctx, docket_ledger *l, int conn);
+	void (*unlisten)(void *ctx, const char *ledger_path, int fd);
+	void *ctx;
+} docket_spool_server;
+
+/*
+ * The spool-first hook's fold (docs/write-path.md §3, spool_folder.c): fork
+ * a detached process (its own session, stdin/stdout/stderr on /dev/null, no
+ * other inherited descriptor) that opens the ledger at `ledger_path` and
+ * folds its spool if it can take the writer lock within `wait_ms` (not at
+ * all when a writer waited in vain less than DOCKET_SPOOL_FRESH_MS ago).
+ * With `linger_ms` it then stays, folding the records that land in the
+ * journal (and serving `server`, may be NULL), until `linger_ms` pass
+ * without one; while it lives docket_spool_folder_alive() is 1 (and
+ * another such folder exits at once). The caller goes on at once; the
+ * child's pid, or -1 when it could not be started (the next writer or
+ * reader folds).
+ */
+pid_t docket_spool_fold_detached(const char *ledger_path, unsigned wait_ms, unsigned linger_ms,
+				 const docket_spool_server *server);
+
+/* 1 when a lingering folder of the ledger at `ledger_path` lives: a record
+ * made durable in the journal before this call is folded by it. */
+int docket_spool_folder_alive(const char *ledger_path);
 
 /* The number of entries waiting in the spool of the ledger at `ledger_path`. */
 int docket_spool_count(const char *ledger_path, size_t *out) DOCKET_MUST_USE;

@@ -1284,7 +1284,7 @@ static void test_detached_fold_crash_points(void **state)
 			 "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"d%zu\",\"tool\":\"t\"}", p);
 		spool_text(dir, text);
 		docket_crash_arm(points[p]);
-		pid = docket_spool_fold_detached(dir, 500);
+		pid = docket_spool_fold_detached(dir, 500, 0, NULL);
 		docket_crash_arm(NULL);
 		assert_true(pid > 0);
 		assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -7,7 +7,7 @@ export HOME=$PWD/home DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/managed.json
 export CODEX_HOME=$PWD/home/.codex DOCKET_CODEX_MANAGED_DIR=$PWD/etc-codex
 unset CLAUDE_CONFIG_DIR CLAUDE_PROJECT_DIR DOCKET_LEDGER XDG_DATA_HOME
 mkdir -p home
-mask() { sed -e "s|$PWD|<dir>|g" -e "s| /[^ ]*/docket\(-hook\)\{0,1\} | <docket> |g"; }
+mask() { sed -e "s|$PWD|<dir>|g" -e "s| /[^ ]*/docket\(-hook\(-fast\)\{0,1\}\)\{0,1\} | <docket> |g"; }
 S=home/.claude/settings.json
 docket integrate claude --check | mask; echo "exit $?"
 docket integrate claude | mask; echo "exit $?"

@@ -24,7 +24,7 @@ cat >proj/.claude/settings.json <<'JSON'
 JSON
 cp proj/.claude/settings.json original.json
 cd proj
-mask() { sed -e "s|$(dirname "$PWD")|<dir>|g" -e "s|'[^']*/docket\(-hook\)\{0,1\}'|'<docket>'|g" -e "s| /[^ ]*/docket\(-hook\)\{0,1\} | <docket> |g"; }
+mask() { sed -e "s|$(dirname "$PWD")|<dir>|g" -e "s|'[^']*/docket\(-hook\(-fast\)\{0,1\}\)\{0,1\}'|'<docket>'|g" -e "s| /[^ ]*/docket\(-hook\(-fast\)\{0,1\}\)\{0,1\} | <docket> |g"; }
 docket integrate claude --scope project --dry-run | mask | grep -v '^@@' | head -12
 cmp -s .claude/settings.json ../original.json && echo "dry run: file unchanged"
 docket integrate claude --scope project --enforce --policy ../policy.yaml | mask

@@ -6,7 +6,7 @@ export CODEX_HOME=$PWD/codex-home DOCKET_CODEX_MANAGED_DIR=$PWD/etc-codex
 mkdir -p "$CODEX_HOME"
 printf 'model = "gpt-5"\napproval_policy = "on-request"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n' >"$CODEX_HOME/config.toml"
 cp "$CODEX_HOME/config.toml" original.toml
-mask() { sed -e "s|$PWD|<dir>|g" -e "s|'[^']*/docket\(-hook\)\{0,1\}'|'<docket>'|g" -e "s| /[^ ]*/docket\(-hook\)\{0,1\} | <docket> |g"; }
+mask() { sed -e "s|$PWD|<dir>|g" -e "s|'[^']*/docket\(-hook\(-fast\)\{0,1\}\)\{0,1\}'|'<docket>'|g" -e "s| /[^ ]*/docket\(-hook\(-fast\)\{0,1\}\)\{0,1\} | <docket> |g"; }
 docket integrate codex --enforce --policy "$FIXTURES/policies/team.yaml" | mask
 docket integrate codex --enforce --policy "$FIXTURES/policies/team.yaml" | mask
 grep -c '^\[hooks.state' "$CODEX_HOME/config.toml"
