@@ -103,13 +103,10 @@ __attribute__((noreturn)) static void sys_exit(int code)
 		SYS(__NR_exit_group, code, 0, 0);
 }
 
-/* ---- the freestanding helpers the compiler may call ---- */
+/* ---- bytes (no libc; compiled with -fno-builtin and without loop-to-call
+ * transformations, so the compiler calls no memcpy of its own) ---- */
 
-void *memcpy(void *dst, const void *src, size_t n);
-void *memset(void *dst, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-
-void *memcpy(void *dst, const void *src, size_t n)
+static void *copy(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
@@ -119,23 +116,22 @@ void *memcpy(void *dst, const void *src, size_t n)
 	return dst;
 }
 
-void *memset(void *dst, int c, size_t n)
+static void zero(void *dst, size_t n)
 {
 	unsigned char *d = dst;
 
 	while (n--)
-		*d++ = (unsigned char)c;
-	return dst;
+		*d++ = 0;
 }
 
-int memcmp(const void *a, const void *b, size_t n)
+static int same(const void *a, const void *b, size_t n)
 {
 	const unsigned char *x = a, *y = b;
 
 	for (; n; n--, x++, y++)
 		if (*x != *y)
-			return *x < *y ? -1 : 1;
-	return 0;
+			return 0;
+	return 1;
 }
 
 static size_t str_len(const char *s)
@@ -151,7 +147,7 @@ static int str_eq(const char *a, const char *b)
 {
 	size_t n = str_len(a);
 
-	return n == str_len(b) && memcmp(a, b, n) == 0;
+	return n == str_len(b) && same(a, b, n);
 }
 
 /* ---- a growing buffer (anonymous memory, no allocator) ---- */
@@ -185,7 +181,7 @@ static int buf_reserve(buf *b, size_t more)
 static void buf_put(buf *b, const void *p, size_t n)
 {
 	if (buf_reserve(b, n) == 0) {
-		memcpy(b->ptr + b->len, p, n);
+		copy(b->ptr + b->len, p, n);
 		b->len += n;
 	}
 }
@@ -309,7 +305,7 @@ static const char *env_get(char **envp, const char *name)
 	size_t n = str_len(name);
 
 	for (; *envp; envp++)
-		if (memcmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+		if (same(*envp, name, n) && (*envp)[n] == '=')
 			return *envp + n + 1;
 	return NULL;
 }
@@ -350,7 +346,7 @@ static int invocation_read(invocation *inv)
 			inv->enforce = 1;
 		else if (str_eq(inv->argv[i], "--budget") && i + 1 < inv->argc)
 			inv->budget_ms = parse_ms(inv->argv[i + 1]);
-		else if (memcmp(inv->argv[i], "--budget=", 9) == 0 && str_len(inv->argv[i]) > 9)
+		else if (same(inv->argv[i], "--budget=", 9) && str_len(inv->argv[i]) > 9)
 			inv->budget_ms = parse_ms(inv->argv[i] + 9);
 	}
 	return inv->budget_ms > 0 ? 0 : -1;
@@ -418,10 +414,10 @@ static int server_connect(const invocation *inv, long deadline)
 
 	if (n + sizeof(tail) > sizeof(a.path))
 		return -1;  /* no short name for it: docket-hook (cmd_hook.c binds none either) */
-	memset(&a, 0, sizeof(a));
+	zero(&a, sizeof(a));
 	a.family = AF_UNIX;
-	memcpy(a.path, inv->ledger, n);
-	memcpy(a.path + n, tail, sizeof(tail));
+	copy(a.path, inv->ledger, n);
+	copy(a.path + n, tail, sizeof(tail));
 	fd = (int)SYS(__NR_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -455,7 +451,7 @@ static int ask_server(const invocation *inv, const buf *in, long deadline)
 	if (req.failed || (fd = server_connect(inv, deadline)) < 0)
 		return -1;
 	if (send_all(fd, req.ptr, req.len, deadline) != 0 || send_all(fd, in->ptr, in->len, deadline) != 0 ||
-	    recv_all(fd, head, 6, deadline) != 0 || memcmp(head, "DKHA1", 5) != 0 || head[5] != 'A' ||
+	    recv_all(fd, head, 6, deadline) != 0 || !same(head, "DKHA1", 5) || head[5] != 'A' ||
 	    recv_u32(fd, &code, deadline) != 0 || code > 255 ||
 	    recv_u32(fd, &n, deadline) != 0 || n > ANSWER_MAX || buf_reserve(&out, n) != 0 ||
 	    recv_all(fd, out.ptr, n, deadline) != 0 || (out.len = n, 0) ||
@@ -495,7 +491,7 @@ static void run_docket_hook(const invocation *inv, const buf *in, int read)
 			slash = path + i;
 	if (!slash)
 		return;
-	memcpy(slash + 1, name, sizeof(name));
+	copy(slash + 1, name, sizeof(name));
 	if (read) {
 		/* the event, read already, as a file docket-hook reads from the start */
 		if ((fd = (int)SYS(__NR_memfd_create, "docket-hook-input", 0, 0)) < 0)

@@ -560,6 +560,10 @@ int frame_maybe_train(docket_ledger *l, MDB_txn *txn, uint64_t events)
 	if (ZDICT_isError(dict_len))
 		goto cleanup; /* not enough material: stay without a dictionary */
 	pthread_mutex_lock(&l->codec.lock);
+	if ((error = cctx_ready(&l->codec)) < 0) {
+		pthread_mutex_unlock(&l->codec.lock);
+		goto cleanup;
+	}
 	cdict = ZSTD_createCDict(dict, dict_len, COMPRESS_LEVEL);
 	plain = sample_cost(&l->codec, &samples, sizes, count, NULL);
 	with_dict = cdict ? sample_cost(&l->codec, &samples, sizes, count, cdict) : plain;

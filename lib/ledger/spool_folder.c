@@ -339,6 +339,7 @@ static void linger(folder *f)
 		if (ev != 0 || now < end)
 			continue;
 		/* quiet for linger_ms: go (invariant 2) */
+		docket_crash_point("spool.folder_going");
 		server_stop(f);
 		(void)flock(f->lock, LOCK_UN);
 		if (!journal_news(f->path, &f->mark) || flock(f->lock, LOCK_EX | LOCK_NB) != 0)

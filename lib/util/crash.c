@@ -10,11 +10,12 @@
 static _Atomic int configured;     /* 0 unknown, 1 none, 2 armed */
 static char armed_name[128];
 static long armed_hit = 1;
+static long armed_pause_ms;        /* "NAME~MS": pause instead of a kill */
 static _Atomic long hits;
 
 static void crash_configure_from(const char *spec)
 {
-	const char *at;
+	const char *at, *pause;
 	size_t len;
 
 	if (!spec || !*spec) {
@@ -22,12 +23,14 @@ static void crash_configure_from(const char *spec)
 		return;
 	}
 	at = strchr(spec, '@');
-	len = at ? (size_t)(at - spec) : strlen(spec);
+	pause = strchr(spec, '~');
+	len = at ? (size_t)(at - spec) : pause ? (size_t)(pause - spec) : strlen(spec);
 	if (len >= sizeof(armed_name))
 		len = sizeof(armed_name) - 1;
 	memcpy(armed_name, spec, len);
 	armed_name[len] = '\0';
 	armed_hit = at ? strtol(at + 1, NULL, 10) : 1;
+	armed_pause_ms = pause ? strtol(pause + 1, NULL, 10) : 0;
 	atomic_store(&hits, 0);
 	atomic_store(&configured, 2);
 }
@@ -52,6 +55,10 @@ void docket_crash_point(const char *name)
 	}
 	if (state != 2 || strcmp(name, armed_name) != 0)
 		return;
-	if (atomic_fetch_add(&hits, 1) + 1 >= armed_hit)
+	if (atomic_fetch_add(&hits, 1) + 1 < armed_hit)
+		return;
+	if (armed_pause_ms > 0)
+		usleep((useconds_t)armed_pause_ms * 1000);
+	else
 		kill(getpid(), SIGKILL);
 }

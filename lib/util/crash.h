@@ -6,6 +6,8 @@
  * when the environment variable DOCKET_CRASH_POINT names that point
  * ("NAME", or "NAME@N" for its Nth hit). Without the variable it costs one
  * branch. Tests use it to prove what a crash at each point leaves behind.
+ * "NAME~MS" pauses there MS milliseconds instead (every hit from the Nth
+ * with "NAME@N~MS"): a race made wide enough to test.
  */
 #ifndef DOCKET_UTIL_CRASH_H
 #define DOCKET_UTIL_CRASH_H

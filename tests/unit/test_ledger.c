@@ -21,6 +21,7 @@
 #include "docket/export.h"
 #include "exporters/export_internal.h"
 #include "docket/ledger.h"
+#include "ledger/ledger_sys.h"
 #include "ledger/state_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -3306,6 +3307,55 @@ static void test_dictionary_trained_and_used(void **state)
 	assert_true(verify_ok(f));
 }
 
+/* The training's trial compressions on a handle that compressed nothing
+ * before: a serve started after a kill whose first transaction ended on a
+ * segment boundary (the segment workers compress with contexts of their
+ * own) crashed there once the handle's zstd context was made at first use
+ * (torture_long); the training makes it too. */
+static void test_dictionary_trained_by_fresh_handle(void **state)
+{
+	fixture *f = *state;
+	docket_open_options opts = DOCKET_OPEN_OPTIONS_INIT;
+	docket_ledger_info info;
+	json_t *evs[200];
+	char buf[512];
+	MDB_txn *txn = NULL;
+	size_t n = 0;
+
+	open_session(f, "s1");
+	for (int i = 0; i < 600; i++) {
+		snprintf(buf, sizeof(buf), EV("tool.intent", "c%d", ",\"tool\":\"shell\",\"args\":{\"command\":"
+					       "[\"bash\",\"-lc\",\"git status --short %d\"],\"cwd\":\"/home/user/p\"}"),
+			 i, i);
+		evs[n++] = test_json(buf);
+		if (n == 200) {
+			assert_int_equal(docket_ledger_append_json(f->l, evs, n, NULL), 0);
+			while (n)
+				json_decref(evs[--n]);
+		}
+	}
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.dictionaries, 1);  /* trained at 512, by the handle that compressed */
+	/* untrain: a fresh handle's first write is a training */
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	{
+		uint8_t key[4] = { 0, 0, 0, 1 };
+		MDB_val k = { sizeof(key), key };
+
+		assert_int_equal(mdb_del(txn, f->l->dbi.dicts, &k, NULL), 0);
+	}
+	assert_int_equal(store_meta_put_u64(txn, f->l, "dict_active", 0), 0);
+	assert_int_equal(store_meta_put_u64(txn, f->l, "dict_next_try", 0), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	docket_ledger_free(f->l);
+	assert_int_equal(docket_ledger_open(&f->l, f->dir, &opts), 0);
+	assert_int_equal(store_txn_begin(&txn, f->l, 0), 0);
+	assert_int_equal(frame_maybe_train(f->l, txn, 601), 0);
+	assert_int_equal(store_txn_commit(f->l, txn), 0);
+	assert_int_equal(docket_ledger_info_get(f->l, &info), 0);
+	assert_int_equal(info.dictionaries, 1);
+}
+
 /* ---- allocation failures on the append path ---- */
 
 static void test_alloc_failures_append(void **state)
@@ -3496,6 +3546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trust_other_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_growth_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dictionary_trained_and_used, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dictionary_trained_by_fresh_handle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures_append, setup, teardown),
 	};
 

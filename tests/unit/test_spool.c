@@ -1311,6 +1311,140 @@ static void test_detached_fold_crash_points(void **state)
 	test_rmdir_free(dir);
 }
 
+/* Wait (up to 5 s) until pred(dir) is `want`. */
+static int wait_until(int (*pred)(const char *), const char *dir, int want)
+{
+	for (int i = 0; i < 500; i++) {
+		if (pred(dir) == want)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* A lingering folder folds the records that land after it started, with
+ * no reader or writer folding (the journal empties on its own), and goes
+ * once `linger_ms` pass without one. */
+static void test_lingering_folder_folds_what_lands(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	json_t *evs;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	/* as a hook: its record first (a folder lingers where a spool is) */
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"first\",\"tool\":\"t\"}");
+	pid = docket_spool_fold_detached(dir, 500, 300, NULL);
+	assert_true(pid > 0);
+	assert_true(wait_until(docket_spool_folder_alive, dir, 1));
+	for (int i = 0; i < 20; i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text),
+			 "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"l%d\",\"tool\":\"t\"}", i);
+		spool_text(dir, text);
+		if (i % 5 == 0)
+			usleep(20000);  /* some land alone, some in bursts */
+	}
+	assert_true(wait_until(docket_spool_nonempty, dir, 0));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(docket_spool_folder_alive(dir), 0);
+	evs = events_of(l);
+	for (int i = 0; i < 20; i++) {
+		char inv[8];
+
+		snprintf(inv, sizeof(inv), "l%d", i);
+		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
+	}
+	assert_int_equal(count_type(evs, "tool.intent", "first"), 1);
+	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* The race invariant 2 is about, made wide: a folder that found the spool
+ * quiet pauses before it lets go of the lock (crash point
+ * "spool.folder_going~300"); a record made durable then, by a writer that
+ * found the lock held and forked nothing, is folded by that folder all
+ * the same. */
+static void test_going_folder_folds_the_last_record(void **state)
+{
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	json_t *evs;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"a\",\"tool\":\"t\"}");
+	docket_crash_arm("spool.folder_going~300");
+	pid = docket_spool_fold_detached(dir, 500, 50, NULL);
+	docket_crash_arm(NULL);
+	assert_true(pid > 0);
+	assert_true(wait_until(docket_spool_nonempty, dir, 0));  /* "a" folded */
+	usleep(150000);  /* 50 ms quiet: the folder pauses, the lock still held */
+	spool_text(dir, "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"b\",\"tool\":\"t\"}");
+	assert_int_equal(docket_spool_folder_alive(dir), 1);  /* so no folder is forked for "b" */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(docket_spool_nonempty(dir), 0);
+	evs = events_of(l);
+	assert_int_equal(count_type(evs, "tool.intent", "a"), 1);
+	assert_int_equal(count_type(evs, "tool.intent", "b"), 1);
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
+/* Folders that come and go while records land (a hook's order: the record
+ * durable, then "is a folder alive?", else fork one) leave no record
+ * behind: once the last folder is gone the journal is empty, though
+ * nothing else folded (spool_folder.c, invariant 2). */
+static void test_folders_leave_no_record_behind(void **state)
+{
+	enum { N = 150 };
+	char *dir = test_mkdtemp();
+	docket_ledger *l = open_ledger(dir);
+	pid_t pids[N];
+	int forks = 0, status;
+	json_t *evs;
+
+	(void)state;
+	append_text(l, "{\"type\":\"session.opened\",\"session\":\"s\",\"runtime\":\"x\"}");
+	for (int i = 0; i < N; i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text),
+			 "{\"type\":\"tool.intent\",\"session\":\"s\",\"invocation\":\"g%d\",\"tool\":\"t\"}", i);
+		spool_text(dir, text);
+		if (!docket_spool_folder_alive(dir) && (pids[forks] = docket_spool_fold_detached(dir, 500, 1, NULL)) > 0)
+			forks++;
+		if (i % 3 == 0)
+			usleep((useconds_t)(i % 7) * 700);
+	}
+	for (int i = 0; i < forks; i++)
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+	assert_true(forks > 1);
+	assert_int_equal(docket_spool_nonempty(dir), 0);
+	evs = events_of(l);
+	for (int i = 0; i < N; i++) {
+		char inv[8];
+
+		snprintf(inv, sizeof(inv), "g%d", i);
+		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
+	}
+	json_decref(evs);
+	docket_ledger_free(l);
+	test_rmdir_free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1334,6 +1468,9 @@ int main(void)
 		cmocka_unit_test(test_spool_first_revision),
 		cmocka_unit_test(test_spool_first_killed_mid_call),
 		cmocka_unit_test(test_detached_fold_crash_points),
+		cmocka_unit_test(test_lingering_folder_folds_what_lands),
+		cmocka_unit_test(test_folders_leave_no_record_behind),
+		cmocka_unit_test(test_going_folder_folds_the_last_record),
 		cmocka_unit_test(test_spool_find_exact),
 	};
 

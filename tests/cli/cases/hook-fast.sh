@@ -54,6 +54,8 @@ docket -L fast log --json | jq -r 'select(.invocation == "t1") | .type'
 
 echo "== another context (an environment variable) is not the server's"
 pre "git status" t2 | X=1 "$fast" -L "$PWD/fast" hook claude 2>&1; echo "exit $?"
+# the same length, one byte apart
+pre "git status" t4 | DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/nonf "$fast" -L "$PWD/fast" hook claude 2>&1; echo "exit $?"
 pre "rm -rf b" t3 | X=1 "$fast" -L "$PWD/fast" hook claude --enforce --policy "claude:$PWD/home/settings.json" 2>&1
 echo "exit $?"
 mv bin/docket-hook.away bin/docket-hook
