@@ -17,6 +17,7 @@
  * whose records of the same event fold as a re-delivery.
  */
 #include "hook_server.h"
+#include "hook_wire.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,8 +37,6 @@
 extern char **environ;
 
 #define SOCKET_NAME "spool/.hook.sock"
-#define INPUT_MAX ((size_t)64 << 20)  /* cmd_hook.c's */
-#define CONTEXT_MAX ((size_t)4 << 20)
 #define IO_MS 1000
 #define BACKLOG 64
 
@@ -104,41 +103,6 @@ static void server_unlisten(void *ctx, const char *ledger_path, int fd)
 	close(fd);
 }
 
-static int read_full(int fd, void *dst, size_t n)
-{
-	char *p = dst;
-
-	while (n) {
-		ssize_t r = read(fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int read_u32(int fd, uint32_t *v)
-{
-	unsigned char le[4];
-
-	if (read_full(fd, le, 4) != 0)
-		return -1;
-	*v = (uint32_t)le[0] | (uint32_t)le[1] << 8 | (uint32_t)le[2] << 16 | (uint32_t)le[3] << 24;
-	return 0;
-}
-
-static int put_u32(docket_buf *b, uint32_t v)
-{
-	unsigned char le[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-				(unsigned char)(v >> 24) };
-
-	return docket_buf_put(b, le, 4);
-}
-
 static void send_all(int fd, const char *p, size_t n)
 {
 	while (n) {
@@ -156,18 +120,10 @@ static void send_all(int fd, const char *p, size_t n)
 static void reply(int fd, char kind, const docket_hook_answer *a)
 {
 	docket_buf b = DOCKET_BUF_INIT;
-	size_t out = a && a->out ? strlen(a->out) : 0, err = a && a->err ? strlen(a->err) : 0;
-	int error = docket_buf_put(&b, "DKHA1", 5);
 
-	if (error == 0)
-		error = docket_buf_put(&b, &kind, 1);
-	if (error == 0 && kind == 'A' &&
-	    ((error = put_u32(&b, (uint32_t)a->exit_code)) < 0 || (error = put_u32(&b, (uint32_t)out)) < 0 ||
-	     (out && (error = docket_buf_put(&b, a->out, out)) < 0) || (error = put_u32(&b, (uint32_t)err)) < 0 ||
-	     (err && (error = docket_buf_put(&b, a->err, err)) < 0)))
-		docket_error_clear();
-	if (error == 0)
+	if (hook_wire_answer(&b, kind, a ? a->exit_code : 0, a ? a->out : NULL, a ? a->err : NULL) == 0)
 		send_all(fd, b.ptr, b.len);
+	docket_error_clear();
 	docket_buf_dispose(&b);
 }
 
@@ -185,29 +141,6 @@ static int peer_ok(int conn)
 	       (flags = fcntl(conn, F_GETFL)) >= 0 && fcntl(conn, F_SETFL, flags & ~O_NONBLOCK) == 0;
 }
 
-/* The request's context, when it is this server's: 1, 0 (another), -1 (bad). */
-static int context_matches(int conn, const docket_buf *mine)
-{
-	char magic[5];
-	uint32_t n;
-	docket_buf theirs = DOCKET_BUF_INIT;
-	int same;
-
-	if (read_full(conn, magic, 5) != 0 || memcmp(magic, "DKHQ1", 5) != 0 || read_u32(conn, &n) != 0 ||
-	    n > CONTEXT_MAX)
-		return -1;
-	if (n != mine->len)
-		return 0;
-	if (docket_buf_reserve(&theirs, (size_t)n + 1) < 0 || read_full(conn, theirs.ptr, n) != 0) {
-		docket_error_clear();
-		docket_buf_dispose(&theirs);
-		return -1;
-	}
-	same = memcmp(theirs.ptr, mine->ptr, n) == 0;
-	docket_buf_dispose(&theirs);
-	return same;
-}
-
 /* One request: 0, or 1 when this server must stop after it (a writer
  * thread still waits for the lock in the ledger). */
 static int server_serve(void *ctx, docket_ledger *l, int conn)
@@ -217,23 +150,16 @@ static int server_serve(void *ctx, docket_ledger *l, int conn)
 	docket_buf in = DOCKET_BUF_INIT;
 	docket_policy *policy = NULL;
 	uint64_t start = docket_spool_now_ms();
-	uint32_t n;
 	int match;
 
-	if (!peer_ok(conn) || (match = context_matches(conn, &h->context)) < 0)
-		return 0;
+	if (!peer_ok(conn) || (match = hook_wire_read_request(conn, &h->context, &in)) < 0) {
+		docket_buf_dispose(&in);
+		return 0;  /* no answer: the client runs docket-hook */
+	}
 	if (match == 0) {
 		reply(conn, 'F', NULL);
 		return 0;
 	}
-	if (read_u32(conn, &n) != 0 || n > INPUT_MAX || docket_buf_reserve(&in, (size_t)n + 1) < 0 ||
-	    read_full(conn, in.ptr, n) != 0) {
-		docket_error_clear();
-		docket_buf_dispose(&in);
-		return 0;  /* no answer: the client runs docket-hook */
-	}
-	in.len = n;
-	in.ptr[n] = '\0';
 	if (hook_policy_load(&h->setup, &policy) < 0) {
 		docket_buf_dispose(&in);
 		reply(conn, 'F', NULL);  /* docket-hook reports it, with its watchdog */
