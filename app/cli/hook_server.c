@@ -141,8 +141,7 @@ static int peer_ok(int conn)
 	       (flags = fcntl(conn, F_GETFL)) >= 0 && fcntl(conn, F_SETFL, flags & ~O_NONBLOCK) == 0;
 }
 
-/* One request: 0, or 1 when this server must stop after it (a writer
- * thread still waits for the lock in the ledger). */
+/* One request, and what the folder does next (spool.h). */
 static int server_serve(void *ctx, docket_ledger *l, int conn)
 {
 	hook_server *h = ctx;
@@ -154,16 +153,17 @@ static int server_serve(void *ctx, docket_ledger *l, int conn)
 
 	if (!peer_ok(conn) || (match = hook_wire_read_request(conn, &h->context, &in)) < 0) {
 		docket_buf_dispose(&in);
-		return 0;  /* no answer: the client runs docket-hook */
+		return DOCKET_SPOOL_SERVE_ON;  /* no answer: the client runs docket-hook */
 	}
 	if (match == 0) {
+		/* the newest context wins: its docket-hook forks the next server */
 		reply(conn, 'F', NULL);
-		return 0;
+		return DOCKET_SPOOL_SERVE_STEP_DOWN;
 	}
 	if (hook_policy_load(&h->setup, &policy) < 0) {
 		docket_buf_dispose(&in);
 		reply(conn, 'F', NULL);  /* docket-hook reports it, with its watchdog */
-		return 0;
+		return DOCKET_SPOOL_SERVE_ON;
 	}
 	/* the client waits a quarter of the budget (hook_fast.c): a lock
 	 * still held at an eighth sends the records to the spool */
@@ -173,7 +173,7 @@ static int server_serve(void *ctx, docket_ledger *l, int conn)
 	docket_policy_free(policy);
 	docket_buf_dispose(&in);
 	docket_error_clear();
-	return docket_spool_waiting() ? 1 : 0;
+	return docket_spool_waiting() ? DOCKET_SPOOL_SERVE_STOP : DOCKET_SPOOL_SERVE_ON;
 }
 
 const docket_spool_server *hook_server_prepare(const hook_setup *s, int argc, char **argv)

@@ -130,10 +130,19 @@ int docket_spool_nonempty(const char *ledger_path);
  * A server the lingering folder runs beside its folds (cmd_hook.c's hook
  * server). In the folder's process, once it holds the folder lock:
  * `listen` gives a listening socket (or -1: none); each connection on it
- * goes to `serve` with the folder's ledger (non-zero: the folder stops
- * once it is answered); `unlisten` closes the socket and removes its name
- * before the folder lets go of the lock.
+ * goes to `serve` with the folder's ledger, which answers it and says what
+ * the folder does next: go on, stop at once (a writer thread still waits
+ * in the ledger), or step down (a request of another context came: serve
+ * no more, fold what waits and go, so that a folder of that context can
+ * take over); `unlisten` closes the socket and removes its name before the
+ * folder lets go of the lock.
  */
+enum {
+	DOCKET_SPOOL_SERVE_ON = 0,
+	DOCKET_SPOOL_SERVE_STOP = 1,
+	DOCKET_SPOOL_SERVE_STEP_DOWN = 2
+};
+
 typedef struct docket_spool_server {
 	int (*listen)(void *ctx, const char *ledger_path);
 	int (*serve)(void *ctx, docket_ledger *l, int conn);

@@ -250,23 +250,28 @@ static void server_start(folder *f)
 		f->listen = f->server->listen(f->server->ctx, f->path);
 }
 
-/* A connection waits: serve it. 0, or -1: stop. */
+/* A connection waits: serve it. The server's verdict (spool.h):
+ * DOCKET_SPOOL_SERVE_ON, _STOP or _STEP_DOWN; _STOP too when the ledger
+ * is no longer the one opened. */
 static int serve_one(folder *f)
 {
-	int conn = accept4(f->listen, NULL, NULL, SOCK_CLOEXEC), stop;
+	int conn = accept4(f->listen, NULL, NULL, SOCK_CLOEXEC), verdict;
 
 	if (conn < 0)
-		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? DOCKET_SPOOL_SERVE_ON
+										  : DOCKET_SPOOL_SERVE_STOP;
 	if (!ledger_same(f)) {
 		close(conn);  /* no answer: the client runs docket-hook */
-		return -1;
+		return DOCKET_SPOOL_SERVE_STOP;
 	}
-	stop = f->server->serve(f->server->ctx, f->l, conn);
+	verdict = f->server->serve(f->server->ctx, f->l, conn);
 	close(conn);
+	if (verdict != DOCKET_SPOOL_SERVE_ON)
+		return verdict;
 	f->last = docket_spool_now_ms();
 	if (!f->waiting && journal_news(f->path, &f->mark))
 		f->waiting = f->last;
-	return stop ? -1 : 0;
+	return verdict;
 }
 
 /* When the next fold is due (0: none waits): after QUIET_MS without a
@@ -313,6 +318,28 @@ static int wait_any(folder *f, uint64_t until)
 	return 0;
 }
 
+/* Let go of the lock, then look at the journal once more (invariant 2):
+ * 1 when there was news and the lock was free to take back (fold it). */
+static int let_go(folder *f)
+{
+	server_stop(f);
+	docket_crash_point("spool.folder_going");
+	(void)flock(f->lock, LOCK_UN);
+	if (!journal_news(f->path, &f->mark) || flock(f->lock, LOCK_EX | LOCK_NB) != 0)
+		return 0;
+	docket_crash_point("spool.folder_retake");
+	return 1;
+}
+
+/* A request of another context came (and was sent to docket-hook, which
+ * forks a folder of its context): serve no more, fold what waits, go. */
+static void step_down(folder *f)
+{
+	server_stop(f);
+	while (fold_now(f) == 0 && let_go(f))
+		;
+}
+
 /*
  * After the first fold: serve, and fold what lands, until linger_ms pass
  * without a record or a request; then let go of the lock and look once
@@ -322,10 +349,14 @@ static void linger(folder *f)
 {
 	for (;;) {
 		uint64_t due = fold_due(f), end = f->last + f->linger_ms, now;
-		int ev = wait_any(f, due && due < end ? due : end);
+		int ev = wait_any(f, due && due < end ? due : end), verdict = DOCKET_SPOOL_SERVE_ON;
 
-		if (ev < 0 || (ev == 2 && serve_one(f) != 0))
-			return;  /* the directory went, or the server stops */
+		if (ev < 0)
+			return;  /* the directory went */
+		if (ev == 2 && (verdict = serve_one(f)) == DOCKET_SPOOL_SERVE_STEP_DOWN)
+			step_down(f);
+		if (verdict != DOCKET_SPOOL_SERVE_ON)
+			return;
 		if (ev == 1 && journal_news(f->path, &f->mark)) {
 			f->last = docket_spool_now_ms();
 			f->waiting = f->waiting ? f->waiting : f->last;
@@ -339,13 +370,7 @@ static void linger(folder *f)
 		if (ev != 0 || now < end)
 			continue;
 		/* quiet for linger_ms: go (invariant 2) */
-		docket_crash_point("spool.folder_going");
-		server_stop(f);
-		(void)flock(f->lock, LOCK_UN);
-		if (!journal_news(f->path, &f->mark) || flock(f->lock, LOCK_EX | LOCK_NB) != 0)
-			return;
-		docket_crash_point("spool.folder_retake");
-		if (fold_now(f) < 0)
+		if (!let_go(f) || fold_now(f) < 0)
 			return;
 		f->last = docket_spool_now_ms();
 		server_start(f);

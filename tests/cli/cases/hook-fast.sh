@@ -60,15 +60,23 @@ pre "rm -rf b" t3 | X=1 "$fast" -L "$PWD/fast" hook claude --enforce --policy "c
 echo "exit $?"
 mv bin/docket-hook.away bin/docket-hook
 
-echo "== enforce: the policy is read for every event"
+echo "== the newest context wins: the server of the old one stepped down"
+pre "git status" y1 | Y=1 "$fast" -L "$PWD/fast" hook claude; echo "exit $?"
+listening fast
+mv bin/docket-hook bin/docket-hook.away
+pre "git status" y2 | Y=1 "$fast" -L "$PWD/fast" hook claude; echo "exit $?"
+mv bin/docket-hook.away bin/docket-hook
+docket -L fast log --json | jq -r 'select(.invocation == "y1" or .invocation == "y2") | .invocation + " " + .type'
+
+echo "== enforce: the policy is read for every event (a budget of 400 ms throughout)"
 P="claude:$PWD/home/settings.json"
-pre "git status" e0 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
+pre "git status" e0 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 listening enf
 mv bin/docket-hook bin/docket-hook.away
-pre "rm -rf b" e1 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
-pre "git status" e2 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
+pre "rm -rf b" e1 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
+pre "git status" e2 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 echo '{"permissions":{"deny":["Bash(git:*)","Bash(rm:*)"]}}' >home/settings.json
-pre "git status" e3 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
+pre "git status" e3 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 mv bin/docket-hook.away bin/docket-hook
 docket -L enf log --json | jq -r 'select(.type == "tool.denied") | .invocation'
 
@@ -89,10 +97,10 @@ for i in $(seq 100); do [ -s enf/spool/journal ] || break; sleep 0.05; done
 kill -KILL "$pid"
 # gone once its folder lock is free (init reaps it when it will)
 for i in $(seq 100); do flock -n enf/spool/.folder true && break; sleep 0.05; done
-pre "git status" e5 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
+pre "git status" e5 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 listening enf
 mv bin/docket-hook bin/docket-hook.away
-pre "rm -rf d" e6 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" | decision
+pre "rm -rf d" e6 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 mv bin/docket-hook.away bin/docket-hook
 docket -L enf log --json | jq -r 'select(.type == "tool.intent") | .invocation' | sort | uniq -c | awk '{print $2, $1}'
 docket -L enf verify >/dev/null && echo "enf verifies"
