@@ -32,10 +32,14 @@ find_one() {
 # hooks that run the installed docket-hook (beside it), and that hook,
 # started as Claude Code would start it, records into the ledger.
 check_integrate() {
-	local root=$1 work=$2 bin hook cmd ledger settings events
+	local root=$1 work=$2 bin hook fast cmd ledger settings events
 	bin=$(find_one "$root" '*/bin/docket') || exit 1
 	hook=$(find_one "$root" '*/bin/docket-hook') || exit 1
 	[ -x "$hook" ] || fail "the installed docket-hook is not executable"
+	# docket-hook-fast, where it is built, is what integrate writes (it
+	# runs docket-hook beside it for what its server does not answer)
+	fast=$(find "$root" -path '*/bin/docket-hook-fast' -type f | head -1)
+	[ -z "$fast" ] || hook=$fast
 	ledger="$work/integrate-ledger"
 	settings="$work/integrate-settings.json"
 	"$bin" -L "$ledger" init >/dev/null || fail "installed docket init failed"
@@ -43,7 +47,7 @@ check_integrate() {
 		|| fail "installed docket integrate claude failed"
 	cmd=$(jq -r '.hooks.PreToolUse[0].hooks[0].command' "$settings")
 	case $cmd in
-	*"$hook"*) ;;
+	"'$hook' "*) ;;
 	*) fail "integrate wrote a hook command that does not run the installed docket-hook: $cmd" ;;
 	esac
 	printf '%s' '{"session_id":"deb-s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_deb1","cwd":"/tmp","transcript_path":"/dev/null"}' \
