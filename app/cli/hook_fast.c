@@ -24,14 +24,16 @@
  *   answer    "DKHA1" u8 kind: 'A' u32 exit u32 n STDOUT[n] u32 m STDERR[m]
  *                              'F' (not mine: run docket-hook)
  * u32 little-endian. CONTEXT is what the answer depends on besides the
- * event: the ledger path, the arguments after it, the working directory
- * and the environment, each NUL-terminated (see context_put); the server
- * answers only a context byte-for-byte equal to its own. The server's uid
+ * event: the ledger path, the arguments after it, the working directory,
+ * the environment and the identity of the docket-hook binary, each
+ * NUL-terminated (see context_put, identity_put); the server answers only a
+ * context byte-for-byte equal to its own. The server's uid
  * must be this process's (SO_PEERCRED).
  *
  * Nothing here may crash: a hook that dies by a signal lets the client run
  * the call. Every read is bounded; a failure anywhere is the fallback.
  */
+#include <asm/stat.h>
 #include <asm/unistd.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -399,6 +401,58 @@ static int read_input(buf *in)
 	}
 }
 
+/* The path of docket-hook beside this binary into `path` ("" when there
+ * is none to name). */
+static void hook_path(char path[PATH_CAP])
+{
+	static const char name[] = "docket-hook";
+	long n = SYS(__NR_readlink, "/proc/self/exe", path, PATH_CAP - sizeof(name) - 1);
+	char *slash = NULL;
+
+	for (long i = 0; i < n; i++)
+		if (path[i] == '/')
+			slash = path + i;
+	if (n <= 0 || !slash) {
+		path[0] = '\0';
+		return;
+	}
+	copy(slash + 1, name, sizeof(name));
+}
+
+static void buf_put_num(buf *b, unsigned long v)
+{
+	char d[24];
+	int n = 0;
+
+	do
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(d));
+	buf_put(b, d + sizeof(d) - n, (size_t)n);
+}
+
+/* The identity of the docket-hook that would answer, the context's last
+ * item (hook_server.c's the same of its own binary): a server forked by an
+ * older docket-hook, replaced by an upgrade since, is not this one's. */
+static int identity_put(buf *b, const char *hook)
+{
+	struct stat st;
+
+	if (!hook[0] || SYS(__NR_stat, hook, &st, 0) != 0)
+		return -1;
+	buf_put(b, "exe ", 4);
+	buf_put_num(b, st.st_dev);
+	buf_put(b, ":", 1);
+	buf_put_num(b, st.st_ino);
+	buf_put(b, ":", 1);
+	buf_put_num(b, st.st_size);
+	buf_put(b, ":", 1);
+	buf_put_num(b, st.st_mtime);
+	buf_put(b, ".", 1);
+	buf_put_num(b, st.st_mtime_nsec);
+	buf_put(b, "", 1);
+	return b->failed ? -1 : 0;
+}
+
 /* ---- the server ---- */
 
 /* A connected socket to the ledger's hook server, or -1. */
@@ -435,14 +489,14 @@ static int server_connect(const invocation *inv, long deadline)
 }
 
 /* The server's answer, written out; returns only on a failure (-1). */
-static int ask_server(const invocation *inv, const buf *in, long deadline)
+static int ask_server(const invocation *inv, const char *hook, const buf *in, long deadline)
 {
 	buf req = { 0, 0, 0, 0 }, ctx = { 0, 0, 0, 0 }, out = { 0, 0, 0, 0 }, err = { 0, 0, 0, 0 };
 	char head[6];
 	uint32_t code, n;
 	int fd;
 
-	if (context_put(&ctx, inv) != 0 || ctx.len > UINT32_MAX)
+	if (context_put(&ctx, inv) != 0 || identity_put(&ctx, hook) != 0 || ctx.len > UINT32_MAX)
 		return -1;
 	buf_put(&req, "DKHQ1", 5);
 	buf_put_u32(&req, (uint32_t)ctx.len);
@@ -474,24 +528,14 @@ static void say(const char *s)
 	(void)write_all(2, s, str_len(s));
 }
 
-/* exec docket-hook beside this binary, `in` (when read) as its standard
- * input; returns only when that is impossible. */
-static void run_docket_hook(const invocation *inv, const buf *in, int read)
+/* exec docket-hook beside this binary (`hook`), `in` (when read) as its
+ * standard input; returns only when that is impossible. */
+static void run_docket_hook(const invocation *inv, char *hook, const buf *in, int read)
 {
-	static char path[PATH_CAP];
-	static const char name[] = "docket-hook";
-	long n = SYS(__NR_readlink, "/proc/self/exe", path, sizeof(path) - sizeof(name) - 1);
-	char *slash = NULL;
 	int fd;
 
-	if (n <= 0)
+	if (!hook[0])
 		return;
-	for (long i = 0; i < n; i++)
-		if (path[i] == '/')
-			slash = path + i;
-	if (!slash)
-		return;
-	copy(slash + 1, name, sizeof(name));
 	if (read) {
 		/* the event, read already, as a file docket-hook reads from the start */
 		if ((fd = (int)SYS(__NR_memfd_create, "docket-hook-input", 0, 0)) < 0)
@@ -500,8 +544,8 @@ static void run_docket_hook(const invocation *inv, const buf *in, int read)
 		    (fd != 0 && SYS(__NR_dup2, fd, 0, 0) != 0))
 			return;
 	}
-	inv->argv[0] = path;
-	SYS(__NR_execve, path, inv->argv, inv->envp);
+	inv->argv[0] = hook;
+	SYS(__NR_execve, hook, inv->argv, inv->envp);
 }
 
 __attribute__((noreturn)) static void fail_closed(const invocation *inv)
@@ -517,6 +561,7 @@ __attribute__((noreturn)) static void fail_closed(const invocation *inv)
 __attribute__((noreturn, used)) void hook_fast_main(long *sp);
 __attribute__((noreturn, used)) void hook_fast_main(long *sp)
 {
+	static char hook[PATH_CAP];
 	invocation inv = { 0 };
 	buf in = { 0, 0, 0, 0 };
 	long start = now_ms();
@@ -527,13 +572,14 @@ __attribute__((noreturn, used)) void hook_fast_main(long *sp)
 	for (int i = 0; i < inv.argc; i++)
 		if (str_eq(inv.argv[i], "--enforce"))
 			inv.enforce = 1;
+	hook_path(hook);
 	if (invocation_read(&inv) != 0) {
-		run_docket_hook(&inv, &in, 0);  /* usage, --help, anything else: its answer */
+		run_docket_hook(&inv, hook, &in, 0);  /* usage, --help, anything else: its answer */
 		fail_closed(&inv);
 	}
 	if (read_input(&in) == 0)
-		(void)ask_server(&inv, &in, start + inv.budget_ms / 4);  /* then docket-hook has its budget */
-	run_docket_hook(&inv, &in, 1);
+		(void)ask_server(&inv, hook, &in, start + inv.budget_ms / 4);  /* then docket-hook has its budget */
+	run_docket_hook(&inv, hook, &in, 1);
 	fail_closed(&inv);
 }
 

@@ -55,7 +55,22 @@ static int env_ignored(const char *e)
 	return e[0] == '_' && e[1] == '=';
 }
 
-/* hook_fast.c's context_put, from this process. */
+/* hook_fast.c's identity_put, of this binary: a client beside a
+ * docket-hook an upgrade replaced since is not this server's. */
+static int identity_put(docket_buf *out)
+{
+	struct stat st;
+
+	if (stat("/proc/self/exe", &st) != 0)
+		return docket_error_set(DOCKET_ESTORAGE, "cannot stat /proc/self/exe: %s", strerror(errno));
+	if (docket_buf_printf(out, "exe %lu:%lu:%lu:%lu.%lu", (unsigned long)st.st_dev, (unsigned long)st.st_ino,
+			      (unsigned long)st.st_size, (unsigned long)st.st_mtim.tv_sec,
+			      (unsigned long)st.st_mtim.tv_nsec) < 0)
+		return docket_error_set_oom();
+	return docket_buf_put(out, "", 1);
+}
+
+/* hook_fast.c's context_put and identity_put, from this process. */
 static int context_build(docket_buf *out, const hook_setup *s, int argc, char **argv)
 {
 	char cwd[4096];
@@ -73,7 +88,7 @@ static int context_build(docket_buf *out, const hook_setup *s, int argc, char **
 	for (char **e = environ; error == 0 && e && *e; e++)
 		if (!env_ignored(*e))
 			error = docket_buf_put(out, *e, strlen(*e) + 1);
-	return error;
+	return error == 0 ? identity_put(out) : error;
 }
 
 static int server_listen(void *ctx, const char *ledger_path)

@@ -3,7 +3,10 @@
 # the same context left, and records exactly what docket-hook records. The
 # server answers only its own context; anything else, a dead or a stopped
 # server, goes to docket-hook beside it, and with no docket-hook either the
-# hook fails closed. The policy is read for every event.
+# hook fails closed. The policy is read for every event. (docket-hook is
+# made unrunnable, not removed, to show who answered: the context names it
+# by its file's identity, so that a server of a docket-hook an upgrade
+# replaced is not asked.)
 mkdir -p home bin
 echo '{"permissions":{"allow":["Bash(git status)"],"deny":["Bash(rm:*)"]}}' >home/settings.json
 export HOME=$PWD/home DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/none
@@ -46,9 +49,9 @@ events fast >fast.txt
 cmp full.txt fast.txt && echo "fast = full ($(wc -l <full.txt) events)"
 docket -L fast verify >/dev/null && echo "fast verifies"
 
-echo "== the server answers: docket-hook is gone"
+echo "== the server answers: docket-hook cannot run"
 listening fast
-mv bin/docket-hook bin/docket-hook.away
+chmod -x bin/docket-hook
 pre "git status" t1 | "$fast" -L "$PWD/fast" hook claude; echo "exit $?"
 docket -L fast log --json | jq -r 'select(.invocation == "t1") | .type'
 
@@ -58,26 +61,26 @@ pre "git status" t2 | X=1 "$fast" -L "$PWD/fast" hook claude 2>&1; echo "exit $?
 pre "git status" t4 | DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/nonf "$fast" -L "$PWD/fast" hook claude 2>&1; echo "exit $?"
 pre "rm -rf b" t3 | X=1 "$fast" -L "$PWD/fast" hook claude --enforce --policy "claude:$PWD/home/settings.json" 2>&1
 echo "exit $?"
-mv bin/docket-hook.away bin/docket-hook
+chmod +x bin/docket-hook
 
 echo "== the newest context wins: the server of the old one stepped down"
 pre "git status" y1 | Y=1 "$fast" -L "$PWD/fast" hook claude; echo "exit $?"
 listening fast
-mv bin/docket-hook bin/docket-hook.away
+chmod -x bin/docket-hook
 pre "git status" y2 | Y=1 "$fast" -L "$PWD/fast" hook claude; echo "exit $?"
-mv bin/docket-hook.away bin/docket-hook
+chmod +x bin/docket-hook
 docket -L fast log --json | jq -r 'select(.invocation == "y1" or .invocation == "y2") | .invocation + " " + .type'
 
 echo "== enforce: the policy is read for every event (a budget of 400 ms throughout)"
 P="claude:$PWD/home/settings.json"
 pre "git status" e0 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 listening enf
-mv bin/docket-hook bin/docket-hook.away
+chmod -x bin/docket-hook
 pre "rm -rf b" e1 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 pre "git status" e2 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 echo '{"permissions":{"deny":["Bash(git:*)","Bash(rm:*)"]}}' >home/settings.json
 pre "git status" e3 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
-mv bin/docket-hook.away bin/docket-hook
+chmod +x bin/docket-hook
 docket -L enf log --json | jq -r 'select(.type == "tool.denied") | .invocation'
 
 echo "== a stopped server: docket-hook answers within the budget"
@@ -99,11 +102,19 @@ kill -KILL "$pid"
 for i in $(seq 100); do flock -n enf/spool/.folder true && break; sleep 0.05; done
 pre "git status" e5 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
 listening enf
-mv bin/docket-hook bin/docket-hook.away
+chmod -x bin/docket-hook
 pre "rm -rf d" e6 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 400 | decision
-mv bin/docket-hook.away bin/docket-hook
+chmod +x bin/docket-hook
 docket -L enf log --json | jq -r 'select(.type == "tool.intent") | .invocation' | sort | uniq -c | awk '{print $2, $1}'
 docket -L enf verify >/dev/null && echo "enf verifies"
+
+echo "== an upgraded docket-hook: the server of the old one is not asked"
+pre "git status" u0 | "$fast" -L "$PWD/up" hook claude; echo "exit $?"
+listening up
+cp bin/docket-hook bin/docket-hook.new && mv bin/docket-hook.new bin/docket-hook
+chmod -x bin/docket-hook
+pre "git status" u1 | "$fast" -L "$PWD/up" hook claude 2>&1; echo "exit $?"
+chmod +x bin/docket-hook
 
 echo "== DOCKET_HOOK_LINGER_MS=0: the folder folds and goes, no server"
 pre "git status" z1 | DOCKET_HOOK_LINGER_MS=0 "$fast" -L "$PWD/nolinger" hook claude; echo "exit $?"
