@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hook_wire_le.h"
+
 #define INPUT_MAX ((size_t)64 << 20)  /* cmd_hook.c's */
 #define ANSWER_MAX ((size_t)1 << 20)
 #define BUDGET_DEFAULT_MS 2000
@@ -190,9 +192,9 @@ static void buf_put(buf *b, const void *p, size_t n)
 
 static void buf_put_u32(buf *b, uint32_t v)
 {
-	unsigned char le[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-				(unsigned char)(v >> 24) };
+	unsigned char le[4];
 
+	hook_wire_le32_put(le, v);
 	buf_put(b, le, 4);
 }
 
@@ -228,33 +230,15 @@ static int wait_fd(int fd, short events, long deadline)
 	}
 }
 
-static int send_all(int fd, const char *p, size_t n, long deadline)
+/* All `n` bytes sent (`out`: sendto, without SIGPIPE) or read, waiting
+ * for the socket until `deadline`: 0, or -1. */
+static int io_all(int fd, char *p, size_t n, int out, long deadline)
 {
 	while (n) {
-		long w = sys6(__NR_sendto, fd, (long)p, (long)n, MSG_NOSIGNAL, 0, 0);
-
-		if (w == -EAGAIN || w == -EINTR) {
-			if (wait_fd(fd, POLLOUT, deadline) != 0)
-				return -1;
-			continue;
-		}
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int recv_all(int fd, void *dst, size_t n, long deadline)
-{
-	char *p = dst;
-
-	while (n) {
-		long r = SYS(__NR_read, fd, p, n);
+		long r = out ? sys6(__NR_sendto, fd, (long)p, (long)n, MSG_NOSIGNAL, 0, 0) : SYS(__NR_read, fd, p, n);
 
 		if (r == -EAGAIN || r == -EINTR) {
-			if (wait_fd(fd, POLLIN, deadline) != 0)
+			if (wait_fd(fd, out ? POLLOUT : POLLIN, deadline) != 0)
 				return -1;
 			continue;
 		}
@@ -266,13 +250,23 @@ static int recv_all(int fd, void *dst, size_t n, long deadline)
 	return 0;
 }
 
+static int send_all(int fd, const char *p, size_t n, long deadline)
+{
+	return io_all(fd, (char *)p, n, 1, deadline);
+}
+
+static int recv_all(int fd, void *dst, size_t n, long deadline)
+{
+	return io_all(fd, dst, n, 0, deadline);
+}
+
 static int recv_u32(int fd, uint32_t *v, long deadline)
 {
 	unsigned char le[4];
 
 	if (recv_all(fd, le, 4, deadline) != 0)
 		return -1;
-	*v = (uint32_t)le[0] | (uint32_t)le[1] << 8 | (uint32_t)le[2] << 16 | (uint32_t)le[3] << 24;
+	*v = hook_wire_le32_get(le);
 	return 0;
 }
 

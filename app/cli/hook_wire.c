@@ -6,6 +6,7 @@
  * allocated, and a short read is the end of it.
  */
 #include "hook_wire.h"
+#include "hook_wire_le.h"
 
 #include <errno.h>
 #include <string.h>
@@ -36,7 +37,7 @@ static int read_u32(int fd, uint32_t *v)
 
 	if (read_full(fd, le, 4) != 0)
 		return -1;
-	*v = (uint32_t)le[0] | (uint32_t)le[1] << 8 | (uint32_t)le[2] << 16 | (uint32_t)le[3] << 24;
+	*v = hook_wire_le32_get(le);
 	return 0;
 }
 
@@ -82,9 +83,9 @@ int hook_wire_read_request(int conn, const docket_buf *mine, docket_buf *in)
 
 static int put_u32(docket_buf *b, uint32_t v)
 {
-	unsigned char le[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-				(unsigned char)(v >> 24) };
+	unsigned char le[4];
 
+	hook_wire_le32_put(le, v);
 	return docket_buf_put(b, le, 4);
 }
 

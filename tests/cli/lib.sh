@@ -117,6 +117,18 @@ hook_feed() {
 	done <"$file"
 }
 
+# feed_claude_session LEDGER BIN...: each event of the Claude Code fixture
+# session (TRANSCRIPT replaced) to `BIN... -L LEDGER hook claude`, one
+# process per event; prints only the events that did not answer 0.
+feed_claude_session() {
+	local ledger=$1 line
+	shift
+	while IFS= read -r line; do
+		printf '%s\n' "${line//TRANSCRIPT/$PWD/transcript.jsonl}" | "$@" -L "$ledger" hook claude >/dev/null ||
+			echo "$ledger: exit $?"
+	done <"$FIXTURES/hooks/claude/session.jsonl"
+}
+
 # trail: the ledger's events without times and hashes, one compact line each.
 trail() {
 	docket log --json | jq -c '[.seq, .type, .invocation, .status, .result, .decision.verdict, .error]

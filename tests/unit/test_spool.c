@@ -1311,6 +1311,17 @@ static void test_detached_fold_crash_points(void **state)
 	test_rmdir_free(dir);
 }
 
+/* Each intent PREFIX0 .. PREFIX<n-1> is in `evs` once. */
+static void assert_intents_once(const json_t *evs, const char *prefix, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char inv[16];
+
+		snprintf(inv, sizeof(inv), "%s%d", prefix, i);
+		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
+	}
+}
+
 /* Wait (up to 5 s) until pred(dir) is `want`. */
 static int wait_until(int (*pred)(const char *), const char *dir, int want)
 {
@@ -1355,12 +1366,7 @@ static void test_lingering_folder_folds_what_lands(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(docket_spool_folder_alive(dir), 0);
 	evs = events_of(l);
-	for (int i = 0; i < 20; i++) {
-		char inv[8];
-
-		snprintf(inv, sizeof(inv), "l%d", i);
-		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
-	}
+	assert_intents_once(evs, "l", 20);
 	assert_int_equal(count_type(evs, "tool.intent", "first"), 1);
 	assert_int_equal(count_type(evs, "ledger.incident", NULL), 0);
 	json_decref(evs);
@@ -1434,12 +1440,7 @@ static void test_folders_leave_no_record_behind(void **state)
 	assert_true(forks > 1);
 	assert_int_equal(docket_spool_nonempty(dir), 0);
 	evs = events_of(l);
-	for (int i = 0; i < N; i++) {
-		char inv[8];
-
-		snprintf(inv, sizeof(inv), "g%d", i);
-		assert_int_equal(count_type(evs, "tool.intent", inv), 1);
-	}
+	assert_intents_once(evs, "g", N);
 	json_decref(evs);
 	docket_ledger_free(l);
 	test_rmdir_free(dir);

@@ -14,15 +14,6 @@ cp "$FIXTURES/hooks/claude/transcript.jsonl" transcript.jsonl
 built=$(dirname "$(readlink -f "$(command -v docket)")")
 cp "$built/docket-hook" "$built/docket-hook-fast" bin/
 fast=$PWD/bin/docket-hook-fast
-# feed LEDGER BIN...: each event of the fixture, one process per event
-feed() {
-	local ledger=$1 line
-	shift
-	while IFS= read -r line; do
-		printf '%s\n' "${line//TRANSCRIPT/$PWD/transcript.jsonl}" | "$@" -L "$ledger" hook claude >/dev/null ||
-			echo "$ledger: exit $?"
-	done <"$FIXTURES/hooks/claude/session.jsonl"
-}
 events() { docket -L "$1" log --json | jq -c 'del(.time, .hash, .seq, .epoch)
 	| if .type == "tool.dispatched" then del(.token) else . end'; }
 pre() { printf '{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"},"tool_use_id":"%s"}\n' "$1" "$2"; }
@@ -42,8 +33,8 @@ decision() { jq -rs '.[0].hookSpecificOutput.permissionDecision // "none"'; }
 
 echo "== the same records as docket hook"
 docket -L full init >/dev/null
-feed full docket
-feed "$PWD/fast" "$fast"
+feed_claude_session full docket
+feed_claude_session "$PWD/fast" "$fast"
 events full >full.txt
 events fast >fast.txt
 cmp full.txt fast.txt && echo "fast = full ($(wc -l <full.txt) events)"

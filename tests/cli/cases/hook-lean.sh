@@ -10,21 +10,12 @@ echo '{"permissions":{"ask":["Bash(npm:*)"],"allow":["Bash(git status)"]}}' >app
 export HOME=$PWD/home DOCKET_CLAUDE_MANAGED_SETTINGS=$PWD/none CLAUDE_PROJECT_DIR=$PWD/app
 cp "$FIXTURES/hooks/claude/transcript.jsonl" transcript.jsonl
 lean=$(dirname "$(readlink -f "$(command -v docket)")")/docket-hook
-# feed LEDGER BIN...: each event of the fixture, one process per event
-feed() {
-	local ledger=$1 line
-	shift
-	while IFS= read -r line; do
-		printf '%s\n' "${line//TRANSCRIPT/$PWD/transcript.jsonl}" | "$@" -L "$ledger" hook claude >/dev/null ||
-			echo "$ledger: exit $?"
-	done <"$FIXTURES/hooks/claude/session.jsonl"
-}
 events() { docket -L "$1" log --json | jq -c 'del(.time, .hash, .seq, .epoch)
 	| if .type == "tool.dispatched" then del(.token) else . end'; }
 docket -L full init >/dev/null && docket -L lean init >/dev/null
-feed full docket
-feed lean "$lean"
-feed created "$lean"    # no ledger yet: docket-hook creates it
+feed_claude_session full docket
+feed_claude_session lean "$lean"
+feed_claude_session created "$lean"    # no ledger yet: docket-hook creates it
 events full >full.txt
 events lean >lean.txt
 events created >created.txt
