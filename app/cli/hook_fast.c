@@ -374,14 +374,17 @@ static int context_put(buf *b, const invocation *inv)
 	return b->failed ? -1 : 0;
 }
 
-/* All of standard input into `in`; -1 past INPUT_MAX or on an error. */
-static int read_input(buf *in)
+/* All of standard input into `in`: 0; -1 past INPUT_MAX or on an error;
+ * -2 when it has not ended by `deadline` (a client that never closes it). */
+static int read_input(buf *in, long deadline)
 {
 	for (;;) {
 		long r;
 
 		if (in->cap - in->len < 4096 && buf_reserve(in, 65536) != 0)
 			return -1;
+		if (wait_fd(0, POLLIN, deadline) != 0)
+			return now_ms() >= deadline ? -2 : -1;
 		r = SYS(__NR_read, 0, in->ptr + in->len, in->cap - in->len);
 		if (r == -EINTR)
 			continue;
@@ -552,6 +555,23 @@ __attribute__((noreturn)) static void fail_closed(const invocation *inv)
 	sys_exit(inv->enforce ? 2 : 1);
 }
 
+/* The event did not arrive within the budget: docket-hook's watchdog
+ * answer (cmd_hook.c), the event unread, so one that may block. */
+__attribute__((noreturn)) static void out_of_budget(const invocation *inv)
+{
+	const char *head = inv->enforce ? "docket: could not record the call within its budget of "
+					: "docket: could not record the hook event within its budget of ";
+	const char *tail = inv->enforce ? " ms; denied because docket enforces a policy and fails closed\n" : " ms\n";
+	buf b = { 0, 0, 0, 0 };
+
+	buf_put(&b, head, str_len(head));
+	buf_put_num(&b, (unsigned long)inv->budget_ms);
+	buf_put(&b, tail, str_len(tail));
+	if (!b.failed)
+		(void)write_all(2, b.ptr, b.len);
+	sys_exit(inv->enforce ? 2 : 1);
+}
+
 __attribute__((noreturn, used)) void hook_fast_main(long *sp);
 __attribute__((noreturn, used)) void hook_fast_main(long *sp)
 {
@@ -563,6 +583,8 @@ __attribute__((noreturn, used)) void hook_fast_main(long *sp)
 	inv.argc = (int)sp[0];
 	inv.argv = (char **)(sp + 1);
 	inv.envp = inv.argv + inv.argc + 1;
+	if (inv.argc < 1)
+		fail_closed(&inv);  /* no argv[0] to replace: nothing to exec safely */
 	for (int i = 0; i < inv.argc; i++)
 		if (str_eq(inv.argv[i], "--enforce"))
 			inv.enforce = 1;
@@ -571,8 +593,15 @@ __attribute__((noreturn, used)) void hook_fast_main(long *sp)
 		run_docket_hook(&inv, hook, &in, 0);  /* usage, --help, anything else: its answer */
 		fail_closed(&inv);
 	}
-	if (read_input(&in) == 0)
+	switch (read_input(&in, start + inv.budget_ms)) {
+	case 0:
 		(void)ask_server(&inv, hook, &in, start + inv.budget_ms / 4);  /* then docket-hook has its budget */
+		break;
+	case -2:
+		out_of_budget(&inv);
+	default:
+		break;  /* docket-hook reads what there is, and reports it */
+	}
 	run_docket_hook(&inv, hook, &in, 1);
 	fail_closed(&inv);
 }

@@ -112,3 +112,7 @@ pre "git status" z1 | DOCKET_HOOK_LINGER_MS=0 "$fast" -L "$PWD/nolinger" hook cl
 for i in $(seq 100); do [ -z "$(server nolinger)" ] && break; sleep 0.05; done
 [ -e nolinger/spool/.hook.sock ] || echo "no server"
 docket -L nolinger log --json | jq -r 'select(.invocation == "z1") | .type'
+
+echo "== an event that never ends (stdin left open): the budget's answer, as docket-hook's watchdog"
+sleep 1 | "$fast" -L "$PWD/enf" hook claude --enforce --policy "$P" --budget 300 2>&1; echo "exit $?"
+sleep 1 | "$fast" -L "$PWD/enf" hook claude --budget 300 2>&1; echo "exit $?"
