@@ -54,6 +54,8 @@
 #define MSG_NOSIGNAL 0x4000
 #define POLLIN 1
 #define POLLOUT 4
+#define POLLERR 8
+#define POLLHUP 16
 #define EINTR 4
 #define EAGAIN 11
 #define EINPROGRESS 115
@@ -226,7 +228,9 @@ static int wait_fd(int fd, short events, long deadline)
 		rc = SYS(__NR_poll, &p, 1, left);
 		if (rc == -EINTR)
 			continue;
-		return rc == 1 && (p.revents & events) ? 0 : -1;
+		/* hang-up and error too: the read or write that follows says
+		 * what it is (end of file, the peer gone) */
+		return rc == 1 && (p.revents & (events | POLLHUP | POLLERR)) ? 0 : -1;
 	}
 }
 
