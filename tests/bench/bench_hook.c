@@ -12,7 +12,9 @@
  *   fdatasync     a 200-byte append + fdatasync on a file in the same
  *                 directory: the floor of one durable write
  *
- * With DOCKET_HOOK_BIN (docket-hook, the lean build integrate installs) the
+ * With DOCKET_HOOK_BIN (the lean binary integrate installs: docket-hook-fast
+ * where it is built, which hands events to the ledger's hook server and runs
+ * docket-hook beside it for the rest; else docket-hook) the
  * same events also go through it, interleaved, as "lean"; then a second pass
  * runs it alone on a warm ledger of its own, interleaved with true(1) only
  * ("lean_alone": what a client that installed it pays, without the full
