@@ -219,11 +219,12 @@ static void fold_after_answer(const hook_setup *s, int argc, char **argv, docket
 
 	if (!docket_spool_nonempty(path))
 		return;
-	/* the lock is held right now (a docket writer in a transaction, or a
-	 * fold that waited for it in vain a moment ago): its holder, the next
-	 * writer or the next reader folds; no process to start */
-	if (docket_spool_writer_busy(path) || docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS) ||
-	    docket_spool_folder_alive(path))
+	/* a folder lives (it folds this record: spool_folder.c), or the lock
+	 * is held right now (a docket writer in a transaction, or a fold that
+	 * waited for it in vain a moment ago): its holder, the next writer or
+	 * the next reader folds; no process to start */
+	if (docket_spool_folder_alive(path) || docket_spool_writer_busy(path) ||
+	    docket_spool_held_within(path, DOCKET_SPOOL_FRESH_MS))
 		return;
 	fflush(stdout);
 	fflush(stderr);

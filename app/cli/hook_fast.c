@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hook_wire_le.h"
+#include "hook_wire_shared.h"
 
 #define INPUT_MAX ((size_t)64 << 20)  /* cmd_hook.c's */
 #define ANSWER_MAX ((size_t)1 << 20)
@@ -58,7 +58,6 @@
 #define POLLHUP 16
 #define EINTR 4
 #define EAGAIN 11
-#define EINPROGRESS 115
 #define PROT_READ 1
 #define PROT_WRITE 2
 #define MAP_PRIVATE 2
@@ -324,7 +323,8 @@ static long parse_ms(const char *s)
 	return v;
 }
 
-/* 0 when the arguments are docket-hook's (hook_main.c's reading of them). */
+/* 0 when the arguments are docket-hook's (hook_main.c's reading of them;
+ * --enforce is read by the caller, before anything can fail). */
 static int invocation_read(invocation *inv)
 {
 	const char *env;
@@ -342,21 +342,12 @@ static int invocation_read(invocation *inv)
 	inv->rest = i;
 	inv->budget_ms = BUDGET_DEFAULT_MS;
 	for (; i < inv->argc; i++) {
-		if (str_eq(inv->argv[i], "--enforce"))
-			inv->enforce = 1;
-		else if (str_eq(inv->argv[i], "--budget") && i + 1 < inv->argc)
+		if (str_eq(inv->argv[i], "--budget") && i + 1 < inv->argc)
 			inv->budget_ms = parse_ms(inv->argv[i + 1]);
 		else if (same(inv->argv[i], "--budget=", 9) && str_len(inv->argv[i]) > 9)
 			inv->budget_ms = parse_ms(inv->argv[i] + 9);
 	}
 	return inv->budget_ms > 0 ? 0 : -1;
-}
-
-/* A variable the context leaves out: "_", which shells set to the path of
- * each command they run (hook_server.c's list is the same). */
-static int env_ignored(const char *e)
-{
-	return e[0] == '_' && e[1] == '=';
 }
 
 /* The context (the header's description; hook_server.c builds the same). */
@@ -373,7 +364,7 @@ static int context_put(buf *b, const invocation *inv)
 	buf_put(b, "", 1);
 	buf_put_str0(b, cwd);
 	for (char **e = inv->envp; *e; e++)
-		if (!env_ignored(*e))
+		if (!hook_wire_env_ignored(*e))
 			buf_put_str0(b, *e);
 	return b->failed ? -1 : 0;
 }
@@ -456,8 +447,9 @@ static int identity_put(buf *b, const char *hook)
 
 /* ---- the server ---- */
 
-/* A connected socket to the ledger's hook server, or -1. */
-static int server_connect(const invocation *inv, long deadline)
+/* A connected socket to the ledger's hook server, or -1. A local stream
+ * socket connects at once or not at all (EAGAIN: its backlog is full). */
+static int server_connect(const invocation *inv)
 {
 	struct sockaddr_un_k a;
 	size_t n = str_len(inv->ledger);
@@ -465,10 +457,9 @@ static int server_connect(const invocation *inv, long deadline)
 	struct ucred_k cred;
 	unsigned len = sizeof(cred);
 	int fd;
-	long rc;
 
 	if (n + sizeof(tail) > sizeof(a.path))
-		return -1;  /* no short name for it: docket-hook (cmd_hook.c binds none either) */
+		return -1;  /* no short name for it: docket-hook (hook_server.c binds none either) */
 	zero(&a, sizeof(a));
 	a.family = AF_UNIX;
 	copy(a.path, inv->ledger, n);
@@ -476,12 +467,10 @@ static int server_connect(const invocation *inv, long deadline)
 	fd = (int)SYS(__NR_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	rc = SYS(__NR_connect, fd, &a, sizeof(a));
-	if (rc == -EINPROGRESS || rc == -EAGAIN)
-		rc = wait_fd(fd, POLLOUT, deadline);
 	/* the server must be this user's: a socket anyone could have made
 	 * would otherwise answer for docket */
-	if (rc != 0 || sys6(__NR_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, (long)&cred, (long)&len, 0) != 0 ||
+	if (SYS(__NR_connect, fd, &a, sizeof(a)) != 0 ||
+	    sys6(__NR_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, (long)&cred, (long)&len, 0) != 0 ||
 	    len != sizeof(cred) || cred.uid != (unsigned)SYS(__NR_geteuid, 0, 0, 0)) {
 		SYS(__NR_close, fd, 0, 0);
 		return -1;
@@ -489,12 +478,24 @@ static int server_connect(const invocation *inv, long deadline)
 	return fd;
 }
 
+/* One text of the answer (u32 length, bytes) into `b`: 0, or -1. */
+static int recv_text(int fd, buf *b, long deadline)
+{
+	uint32_t n;
+
+	if (recv_u32(fd, &n, deadline) != 0 || n > ANSWER_MAX || buf_reserve(b, n) != 0 ||
+	    recv_all(fd, b->ptr, n, deadline) != 0)
+		return -1;
+	b->len = n;
+	return 0;
+}
+
 /* The server's answer, written out; returns only on a failure (-1). */
 static int ask_server(const invocation *inv, const char *hook, const buf *in, long deadline)
 {
 	buf req = { 0, 0, 0, 0 }, ctx = { 0, 0, 0, 0 }, out = { 0, 0, 0, 0 }, err = { 0, 0, 0, 0 };
 	char head[6];
-	uint32_t code, n;
+	uint32_t code;
 	int fd;
 
 	if (context_put(&ctx, inv) != 0 || identity_put(&ctx, hook) != 0 || ctx.len > UINT32_MAX)
@@ -503,19 +504,15 @@ static int ask_server(const invocation *inv, const char *hook, const buf *in, lo
 	buf_put_u32(&req, (uint32_t)ctx.len);
 	buf_put(&req, ctx.ptr, ctx.len);
 	buf_put_u32(&req, (uint32_t)in->len);
-	if (req.failed || (fd = server_connect(inv, deadline)) < 0)
+	if (req.failed || (fd = server_connect(inv)) < 0)
 		return -1;
 	if (send_all(fd, req.ptr, req.len, deadline) != 0 || send_all(fd, in->ptr, in->len, deadline) != 0 ||
 	    recv_all(fd, head, 6, deadline) != 0 || !same(head, "DKHA1", 5) || head[5] != 'A' ||
-	    recv_u32(fd, &code, deadline) != 0 || code > 255 ||
-	    recv_u32(fd, &n, deadline) != 0 || n > ANSWER_MAX || buf_reserve(&out, n) != 0 ||
-	    recv_all(fd, out.ptr, n, deadline) != 0 || (out.len = n, 0) ||
-	    recv_u32(fd, &n, deadline) != 0 || n > ANSWER_MAX || buf_reserve(&err, n) != 0 ||
-	    recv_all(fd, err.ptr, n, deadline) != 0) {
+	    recv_u32(fd, &code, deadline) != 0 || code > 255 || recv_text(fd, &out, deadline) != 0 ||
+	    recv_text(fd, &err, deadline) != 0) {
 		SYS(__NR_close, fd, 0, 0);
 		return -1;  /* 'F', a short answer, a late one: docket-hook answers */
 	}
-	err.len = n;
 	/* the answer is complete and recorded: from here on it is the answer */
 	(void)write_all(1, out.ptr, out.len);
 	(void)write_all(2, err.ptr, err.len);

@@ -6,7 +6,8 @@
  * it holds open, exactly as a docket-hook of the same context would.
  *
  * The context is what an answer depends on besides the event: the ledger
- * path, the arguments, the working directory and the environment. The
+ * path, the arguments, the working directory, the environment and the
+ * docket-hook binary's identity (hook_fast.c has the layout). The
  * server was forked by a hook of one context and answers only requests of
  * that one, byte for byte; any other gets 'F' (run docket-hook). The
  * policy of --enforce is loaded for every event, as a hook process does:
@@ -18,6 +19,7 @@
  */
 #include "hook_server.h"
 #include "hook_wire.h"
+#include "hook_wire_shared.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -48,12 +50,6 @@ typedef struct hook_server {
 } hook_server;
 
 static hook_server server;
-
-/* hook_fast.c's env_ignored: "_", which shells set to each command's path. */
-static int env_ignored(const char *e)
-{
-	return e[0] == '_' && e[1] == '=';
-}
 
 /* hook_fast.c's identity_put, of this binary: a client beside a
  * docket-hook an upgrade replaced since is not this server's. */
@@ -86,17 +82,16 @@ static int context_build(docket_buf *out, const hook_setup *s, int argc, char **
 	if (error == 0)
 		error = docket_buf_put(out, cwd, strlen(cwd) + 1);
 	for (char **e = environ; error == 0 && e && *e; e++)
-		if (!env_ignored(*e))
+		if (!hook_wire_env_ignored(*e))
 			error = docket_buf_put(out, *e, strlen(*e) + 1);
 	return error == 0 ? identity_put(out) : error;
 }
 
-static int server_listen(void *ctx, const char *ledger_path)
+static int server_listen(void *ctx)
 {
 	hook_server *h = ctx;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-	(void)ledger_path;
 	if (fd < 0)
 		return -1;
 	/* the name is this folder's while it holds the folder lock: one left
@@ -109,11 +104,10 @@ static int server_listen(void *ctx, const char *ledger_path)
 	return fd;
 }
 
-static void server_unlisten(void *ctx, const char *ledger_path, int fd)
+static void server_unlisten(void *ctx, int fd)
 {
 	hook_server *h = ctx;
 
-	(void)ledger_path;
 	(void)unlink(h->addr.sun_path);
 	close(fd);
 }

@@ -6,7 +6,7 @@
  * allocated, and a short read is the end of it.
  */
 #include "hook_wire.h"
-#include "hook_wire_le.h"
+#include "hook_wire_shared.h"
 
 #include <errno.h>
 #include <string.h>

@@ -144,9 +144,9 @@ enum {
 };
 
 typedef struct docket_spool_server {
-	int (*listen)(void *ctx, const char *ledger_path);
+	int (*listen)(void *ctx);
 	int (*serve)(void *ctx, docket_ledger *l, int conn);
-	void (*unlisten)(void *ctx, const char *ledger_path, int fd);
+	void (*unlisten)(void *ctx, int fd);
 	void *ctx;
 } docket_spool_server;
 

@@ -43,6 +43,7 @@
 
 #include "docket/ledger.h"
 #include "spool.h"
+#include "spool_internal.h"
 #include "util/buf.h"
 #include "util/crash.h"
 #include "util/error.h"
@@ -96,7 +97,18 @@ int docket_spool_folder_alive(const char *ledger_path)
 	return alive;
 }
 
-/* What the journal was after a fold: a change since is a new record. */
+/* stat of `rel` in the ledger's directory: 0, or -1. */
+static int stat_in(const char *ledger_path, const char *rel, struct stat *st)
+{
+	docket_buf path = DOCKET_BUF_INIT;
+	int ok = docket_buf_printf(&path, "%s/%s", ledger_path, rel) == 0 && stat(path.ptr, st) == 0;
+
+	docket_error_clear();
+	docket_buf_dispose(&path);
+	return ok ? 0 : -1;
+}
+
+/* The journal as a fold began: a change since is a new record. */
 typedef struct {
 	ino_t ino;
 	off_t size;
@@ -105,20 +117,17 @@ typedef struct {
 
 static void journal_look(const char *ledger_path, journal_mark *out)
 {
-	docket_buf path = DOCKET_BUF_INIT;
 	struct stat st;
 
 	memset(out, 0, sizeof(*out));
-	if (docket_buf_printf(&path, "%s/spool/journal", ledger_path) == 0 && stat(path.ptr, &st) == 0) {
+	if (stat_in(ledger_path, "spool/" SPOOL_JOURNAL, &st) == 0) {
 		out->ino = st.st_ino;
 		out->size = st.st_size;
 		out->mtime = st.st_mtim;
 	}
-	docket_error_clear();
-	docket_buf_dispose(&path);
 }
 
-/* 1 when the journal holds bytes that were not there after the last fold. */
+/* 1 when the journal holds bytes that were not there as the last fold began. */
 static int journal_news(const char *ledger_path, const journal_mark *last)
 {
 	journal_mark now;
@@ -182,7 +191,7 @@ typedef struct folder {
 	unsigned wait_ms, linger_ms;
 	int lock, watch, listen;
 	const docket_spool_server *server;
-	journal_mark mark;     /* the journal after the last fold */
+	journal_mark mark;     /* the journal as the last fold began */
 	uint64_t last;         /* the last record or request */
 	uint64_t waiting;      /* since when records wait to be folded, or 0 */
 	uint64_t retry;        /* the lock was busy: try again then, or 0 */
@@ -192,17 +201,13 @@ typedef struct folder {
 
 static int data_file(const char *ledger_path, dev_t *dev, ino_t *ino)
 {
-	docket_buf path = DOCKET_BUF_INIT;
 	struct stat st;
-	int ok = docket_buf_printf(&path, "%s/data.mdb", ledger_path) == 0 && stat(path.ptr, &st) == 0;
 
-	docket_error_clear();
-	docket_buf_dispose(&path);
-	if (ok) {
-		*dev = st.st_dev;
-		*ino = st.st_ino;
-	}
-	return ok ? 0 : -1;
+	if (stat_in(ledger_path, "data.mdb", &st) != 0)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
 }
 
 /* 1 while the ledger's data file is the one this folder opened: a request
@@ -240,14 +245,14 @@ static int fold_round(folder *f)
 static void server_stop(folder *f)
 {
 	if (f->listen >= 0)
-		f->server->unlisten(f->server->ctx, f->path, f->listen);
+		f->server->unlisten(f->server->ctx, f->listen);
 	f->listen = -1;
 }
 
 static void server_start(folder *f)
 {
 	if (f->server && f->listen < 0)
-		f->listen = f->server->listen(f->server->ctx, f->path);
+		f->listen = f->server->listen(f->server->ctx);
 }
 
 /* A connection waits: serve it. The server's verdict (spool.h):

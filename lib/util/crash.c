@@ -15,7 +15,7 @@ static _Atomic long hits;
 
 static void crash_configure_from(const char *spec)
 {
-	const char *at, *pause;
+	const char *at, *tilde;
 	size_t len;
 
 	if (!spec || !*spec) {
@@ -23,14 +23,14 @@ static void crash_configure_from(const char *spec)
 		return;
 	}
 	at = strchr(spec, '@');
-	pause = strchr(spec, '~');
-	len = at ? (size_t)(at - spec) : pause ? (size_t)(pause - spec) : strlen(spec);
+	tilde = strchr(spec, '~');
+	len = at ? (size_t)(at - spec) : tilde ? (size_t)(tilde - spec) : strlen(spec);
 	if (len >= sizeof(armed_name))
 		len = sizeof(armed_name) - 1;
 	memcpy(armed_name, spec, len);
 	armed_name[len] = '\0';
 	armed_hit = at ? strtol(at + 1, NULL, 10) : 1;
-	armed_pause_ms = pause ? strtol(pause + 1, NULL, 10) : 0;
+	armed_pause_ms = tilde ? strtol(tilde + 1, NULL, 10) : 0;
 	atomic_store(&hits, 0);
 	atomic_store(&configured, 2);
 }
