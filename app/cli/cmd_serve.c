@@ -52,6 +52,26 @@ static void announce(void *ctx)
 	}
 }
 
+/* DOCKET_SERVE_WRITER: threads or inline (unset or empty: by the cores
+ * online; docs/write-path.md §4). */
+static int parse_writer(server_writer *out)
+{
+	const char *env = getenv("DOCKET_SERVE_WRITER");
+
+	*out = SERVER_WRITER_AUTO;
+	if (!env || !*env)
+		return 0;
+	if (strcmp(env, "threads") == 0)
+		*out = SERVER_WRITER_THREADS;
+	else if (strcmp(env, "inline") == 0)
+		*out = SERVER_WRITER_INLINE;
+	else {
+		cli_error("DOCKET_SERVE_WRITER: \"%s\" is not threads or inline", env);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv)
 {
 	static const char description[] =
@@ -104,6 +124,8 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	}
 	memset(&so, 0, sizeof(so));
 	so.socket_path = socket_path;
+	if (parse_writer(&so.writer) < 0)
+		return CLI_EXIT_USAGE;
 	if (max_request > ((uint64_t)1 << 30) || max_queued > ((uint64_t)1 << 34) || max_clients > 1024 ||
 	    timeout_s > 86400) {
 		cli_error("serve: limits: --max-request at most 1 GiB, --max-queued 16 GiB, --max-clients 1024, "

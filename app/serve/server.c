@@ -10,6 +10,12 @@
  * one write transaction, each request atomic and isolated in it, with one
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
+ * Where the two threads would have no cores of their own (fewer than
+ * SERVER_THREADED_CPUS online), the loop commits and syncs each batch
+ * itself, as the writer and the syncer would, one after the other
+ * (`inline_writer`): the same batches, the same order, the same rule that a
+ * reply means "on disk"; on 2 cores the threads' hand-overs cost more CPU
+ * than their overlap saves (docs/performance.md).
  * A commit syncs its data pages but not its meta page (MDB_NOMETASYNC,
  * store_defer_meta_sync): batch N is durable once a later sync covers it:
  * the syncer's, started as soon as N's commit returned and run while the
@@ -146,6 +152,8 @@ typedef struct server {
 	 * `busy` while the writer commits. `cond` and done_pipe wake the loop. */
 	pthread_t writer, syncer;
 	int writer_started, syncer_started;
+	int inline_writer;   /* the loop commits and syncs (no writer, no syncer) */
+	int writer_ready;    /* writer_start succeeded: writer_stop has work */
 	pthread_mutex_t lock;
 	pthread_cond_t cond, work, unsynced;
 	batch *job;
@@ -808,6 +816,26 @@ static void writer_notify(server *s)
 	}
 }
 
+/* Under the lock: b is committed; what it read or wrote is on disk once
+ * the durable count reaches the commits written now. */
+static void committed(server *s, batch *b)
+{
+	b->need = store_commits_written(s->ledger);
+	b->committed = 1;
+	s->waiting[s->nwaiting++] = b;
+}
+
+/* Under the lock: a sync failed; the batches waiting are not known to be
+ * on disk: their calls fail, never acknowledged (and every later sync
+ * fails too). */
+static void sync_failed(server *s, int error)
+{
+	for (size_t i = 0; i < s->nwaiting; i++) {
+		fail_calls(s->waiting[i], error);
+		s->waiting[i]->need = 0;
+	}
+}
+
 /*
  * The writer (docs/write-path.md §4): commit each batch handed over and
  * pass it to the syncer. Its commit's fdatasync also makes the batches
@@ -832,10 +860,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		commit_batch(s, b);
 		pthread_mutex_lock(&s->lock);
-		/* what it read or wrote is on disk once this count is */
-		b->need = store_commits_written(s->ledger);
-		b->committed = 1;
-		s->waiting[s->nwaiting++] = b;
+		committed(s, b);
 		s->busy = 0;
 		pthread_cond_signal(&s->unsynced);
 		writer_settle(s);
@@ -869,10 +894,8 @@ static void *syncer_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		error = store_sync(s->ledger);
 		pthread_mutex_lock(&s->lock);
-		for (size_t i = 0; error < 0 && i < s->nwaiting; i++) {
-			fail_calls(s->waiting[i], error); /* not known to be on disk: not acknowledged */
-			s->waiting[i]->need = 0;
-		}
+		if (error < 0)
+			sync_failed(s, error);
 		writer_settle(s);
 		writer_notify(s);
 	}
@@ -906,6 +929,24 @@ static int writer_idle(server *s)
 	return idle;
 }
 
+/* The inline writer: what the writer thread and then the syncer do with
+ * b, on the loop (the next writer_progress answers it). */
+static void commit_here(server *s, batch *b)
+{
+	int error;
+
+	commit_batch(s, b);
+	pthread_mutex_lock(&s->lock);
+	committed(s, b);
+	pthread_mutex_unlock(&s->lock);
+	error = store_sync(s->ledger);
+	pthread_mutex_lock(&s->lock);
+	if (error < 0)
+		sync_failed(s, error);
+	writer_settle(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Give the ready batch to the (idle) writer. */
 static void hand_over(server *s, batch *next)
 {
@@ -920,6 +961,10 @@ static void hand_over(server *s, batch *next)
 	s->flight = b;
 	s->ready = next;
 	next->n = 0;
+	if (s->inline_writer) {
+		commit_here(s, b);
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	s->job = b;
 	pthread_cond_signal(&s->work);
@@ -1110,17 +1155,28 @@ static int thread_start(pthread_t *t, void *(*main_fn)(void *), server *s, const
 	return rc == 0 ? 0 : docket_error_set(DOCKET_ENOMEM, "%s thread: %s", what, strerror(rc));
 }
 
-static int writer_start(server *s)
+/* The writer and syncer threads, or none (server_writer). */
+static int writer_threads(server_writer w)
+{
+	if (w != SERVER_WRITER_AUTO)
+		return w == SERVER_WRITER_THREADS;
+	return sysconf(_SC_NPROCESSORS_ONLN) >= SERVER_THREADED_CPUS;
+}
+
+static int writer_start(server *s, server_writer w)
 {
 	int rc;
 
 	/* a commit is acknowledged after a later sync (docs/write-path.md §4) */
 	if ((rc = store_defer_meta_sync(s->ledger, 1)) < 0 || (rc = locks_init(s)) < 0)
 		return rc;
-	if ((rc = thread_start(&s->writer, writer_main, s, "writer")) < 0) {
-		locks_destroy(s);
-		return rc;
+	s->writer_ready = 1;
+	if (!writer_threads(w)) {
+		s->inline_writer = 1;
+		return 0;
 	}
+	if ((rc = thread_start(&s->writer, writer_main, s, "writer")) < 0)
+		return rc; /* writer_stop cleans up */
 	s->writer_started = 1;
 	if ((rc = thread_start(&s->syncer, syncer_main, s, "syncer")) < 0)
 		return rc; /* writer_stop stops the writer */
@@ -1130,19 +1186,21 @@ static int writer_start(server *s)
 
 static void writer_stop(server *s)
 {
-	if (!s->writer_started)
+	if (!s->writer_ready)
 		return;
-	finish_batches(s);
+	if (s->inline_writer || s->writer_started)
+		finish_batches(s);
 	pthread_mutex_lock(&s->lock);
 	s->quit = 1;
 	pthread_cond_signal(&s->work);
 	pthread_cond_signal(&s->unsynced);
 	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->writer, NULL);
+	if (s->writer_started)
+		pthread_join(s->writer, NULL);
 	if (s->syncer_started)
 		pthread_join(s->syncer, NULL);
 	locks_destroy(s);
-	s->writer_started = s->syncer_started = 0;
+	s->writer_started = s->syncer_started = s->writer_ready = s->inline_writer = 0;
 	if (store_defer_meta_sync(s->ledger, 0) < 0) /* every batch was synced and answered */
 		docket_error_clear();
 }
@@ -1642,7 +1700,7 @@ int server_run(docket_ledger *l, const server_options *opts, server_stats *stats
 	} else {
 		s.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
-	if ((error = writer_start(&s)) < 0)
+	if ((error = writer_start(&s, opts->writer)) < 0)
 		goto cleanup;
 	install_signals(&old_term, &old_int);
 	if (opts->ready)

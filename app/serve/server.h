@@ -7,6 +7,21 @@
 
 #include "runtime/protocol.h"
 
+/*
+ * Who commits a batch (docs/write-path.md §4): the writer and syncer
+ * threads, so that one batch's commit and sync overlap the next batch's
+ * preparation; or the poll loop itself, commit then sync, where the two
+ * threads would have no cores of their own. AUTO: the threads on
+ * SERVER_THREADED_CPUS online CPUs or more.
+ */
+typedef enum server_writer {
+	SERVER_WRITER_AUTO = 0,
+	SERVER_WRITER_INLINE,
+	SERVER_WRITER_THREADS
+} server_writer;
+
+#define SERVER_THREADED_CPUS 4
+
 typedef struct server_options {
 	const char *socket_path;   /* NULL: stdio */
 	mode_t socket_mode;        /* 0: 0600 */
@@ -22,6 +37,7 @@ typedef struct server_options {
 				       long is dropped; also bounds the flush at shutdown (10 s) */
 	const char *approver_uids; /* "1001,1002": socket peers with the approver role */
 	const char *runtime_uids;  /* socket peers with the runtime role (even the server's own uid) */
+	server_writer writer;      /* who commits (SERVER_WRITER_AUTO: by the cores online) */
 	void (*ready)(void *ctx);  /* called once listening (tests, readiness) */
 	void *ready_ctx;
 } server_options;
