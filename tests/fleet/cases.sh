@@ -887,7 +887,9 @@ PY
 # failures, long outputs) shipped by `docket ship` (the real path, timed);
 # the other machines are server-side copies of their rows (INSERT ...
 # SELECT) under their own ledger ids and hosts, a whole number of months
-# later, so rows, partitions, indexes, views and roles are docket ship's.
+# later, so rows, partitions, indexes, views and roles are docket ship's;
+# their call records (docket_calls, which docket_ingest keeps beside the
+# rows it inserts) are copied the same way.
 # The copies' chains do not verify (their times moved): nothing here needs
 # them to. Then: each documented query's p50 and p95 over FLEET_SCALE_RUNS
 # runs (default 20; server time from psql \timing, wall time for the
@@ -928,7 +930,11 @@ case_scale() {
 			type, session, invocation, tool, verdict, status, actor, policy_revision,
 			jsonb_set(event, '{time}', to_jsonb(to_char((time + make_interval(months => c.m % 12)) AT TIME ZONE 'UTC',
 				'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))), payload, hash
-		FROM copies c JOIN docket_events e ON e.ledger_id = c.tpl;" || fail "cannot copy the rows"
+		FROM copies c JOIN docket_events e ON e.ledger_id = c.tpl;
+		INSERT INTO docket_calls SELECT c.ledger_id, k.session, k.invocation, k.requests, k.last_request, k.last_settled,
+			k.result, k.evaluated_seq, k.evaluated, k.outcome_seq, k.outcome, k.dispatched, k.intent_seq,
+			k.intent_time + make_interval(months => c.m % 12), k.for_session
+		FROM copies c JOIN docket_calls k ON k.ledger_id = c.tpl;" || fail "cannot copy the rows"
 	# what autovacuum does to an insert-only table (PostgreSQL 13 and later):
 	# the visibility map the index-only scans read, and the statistics
 	pg_sql -c "VACUUM ANALYZE docket_events" -c "ANALYZE docket_ledgers" || fail "vacuum"
