@@ -89,7 +89,11 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"dropped once it takes none of them for --client-timeout seconds (default 10;\n"
 		"also the bound on flushing replies at shutdown); clients beyond\n"
 		"--max-clients (default 256, fewer if the descriptor limit is low) are told\n"
-		"the server is busy and closed.\n";
+		"the server is busy and closed.\n"
+		"\n"
+		"On 4 or more CPUs a writer thread commits each batch while the next is\n"
+		"prepared, and a syncer thread syncs it; on fewer, serve commits and syncs\n"
+		"each batch itself. DOCKET_SERVE_WRITER=threads or inline overrides that.\n";
 	int use_stdio = 0, allow_client = 0;
 	uint64_t max_request = 0, max_queued = 0, max_clients = 0, timeout_s = 0;
 	const char *socket_path = NULL, *policy_src = NULL, *mode_s = NULL, *group_s = NULL;
