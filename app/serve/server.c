@@ -836,6 +836,20 @@ static void sync_failed(server *s, int error)
 	}
 }
 
+/* Under the lock (let go during the sync): sync the data file; if that
+ * failed, so do the calls waiting; then settle what the sync covered. */
+static void sync_settle(server *s)
+{
+	int error;
+
+	pthread_mutex_unlock(&s->lock);
+	error = store_sync(s->ledger);
+	pthread_mutex_lock(&s->lock);
+	if (error < 0)
+		sync_failed(s, error);
+	writer_settle(s);
+}
+
 /*
  * The writer (docs/write-path.md §4): commit each batch handed over and
  * pass it to the syncer. Its commit's fdatasync also makes the batches
@@ -883,20 +897,13 @@ static void *syncer_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		int error;
-
 		if (!s->nwaiting && s->quit && !s->busy && !s->job)
 			break;
 		if (!s->nwaiting) {
 			pthread_cond_wait(&s->unsynced, &s->lock);
 			continue;
 		}
-		pthread_mutex_unlock(&s->lock);
-		error = store_sync(s->ledger);
-		pthread_mutex_lock(&s->lock);
-		if (error < 0)
-			sync_failed(s, error);
-		writer_settle(s);
+		sync_settle(s);
 		writer_notify(s);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -933,17 +940,10 @@ static int writer_idle(server *s)
  * b, on the loop (the next writer_progress answers it). */
 static void commit_here(server *s, batch *b)
 {
-	int error;
-
 	commit_batch(s, b);
 	pthread_mutex_lock(&s->lock);
 	committed(s, b);
-	pthread_mutex_unlock(&s->lock);
-	error = store_sync(s->ledger);
-	pthread_mutex_lock(&s->lock);
-	if (error < 0)
-		sync_failed(s, error);
-	writer_settle(s);
+	sync_settle(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
