@@ -42,12 +42,18 @@ static int parse_mode(const char *s, mode_t *out)
 	return 0;
 }
 
+typedef struct serving {
+	const char *path;   /* NULL: stdio */
+	server_writer writer;
+} serving;
+
 static void announce(void *ctx)
 {
-	const char *path = ctx;
+	const serving *on = ctx;
 
-	if (path) {
-		fprintf(stderr, "docket: serving on %s\n", path);
+	if (on->path) {
+		fprintf(stderr, "docket: serving on %s (%s)\n", on->path,
+			on->writer == SERVER_WRITER_THREADS ? "writer and syncer threads" : "commits on the poll loop");
 		fflush(stderr);
 	}
 }
@@ -91,9 +97,10 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		"--max-clients (default 256, fewer if the descriptor limit is low) are told\n"
 		"the server is busy and closed.\n"
 		"\n"
-		"On 4 or more CPUs a writer thread commits each batch while the next is\n"
-		"prepared, and a syncer thread syncs it; on fewer, serve commits and syncs\n"
-		"each batch itself. DOCKET_SERVE_WRITER=threads or inline overrides that.\n";
+		"On 4 or more CPUs (of those it may run on) a writer thread commits each\n"
+		"batch while the next is prepared, and a syncer thread syncs it; on fewer,\n"
+		"serve commits and syncs each batch itself (its first line says which).\n"
+		"DOCKET_SERVE_WRITER=threads or inline overrides that.\n";
 	int use_stdio = 0, allow_client = 0;
 	uint64_t max_request = 0, max_queued = 0, max_clients = 0, timeout_s = 0;
 	const char *socket_path = NULL, *policy_src = NULL, *mode_s = NULL, *group_s = NULL;
@@ -115,6 +122,7 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		{ CLI_OPT_END, NULL, 0, NULL, NULL, NULL, 0 }
 	};
 	server_options so;
+	serving on;
 	server_stats stats;
 	docket_ledger *ledger = NULL;
 	json_t *policy = NULL;
@@ -164,8 +172,11 @@ int cmd_serve(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	so.proto.workspaces = workspaces;
 	so.approver_uids = approvers;
 	so.runtime_uids = runtimes;
+	so.writer = server_writer_for(so.writer);
+	on.path = socket_path;
+	on.writer = so.writer;
 	so.ready = announce;
-	so.ready_ctx = (void *)socket_path;
+	so.ready_ctx = &on;
 	if ((rc = cli_open_ledger(&ledger, g, 0)) != CLI_EXIT_OK)
 		goto cleanup;
 	docket_error_clear();

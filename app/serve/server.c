@@ -11,7 +11,7 @@
  * durable commit (group commit). While the writer commits batch N, the
  * loop prepares batch N + 1 from the clients that have nothing in N.
  * Where the two threads would have no cores of their own (fewer than
- * SERVER_THREADED_CPUS online), the loop commits and syncs each batch
+ * SERVER_THREADED_CPUS it may run on), the loop commits and syncs each batch
  * itself, as the writer and the syncer would, one after the other
  * (`inline_writer`): the same batches, the same order, the same rule that a
  * reply means "on disk"; on 2 cores the threads' hand-overs cost more CPU
@@ -63,6 +63,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1155,12 +1156,15 @@ static int thread_start(pthread_t *t, void *(*main_fn)(void *), server *s, const
 	return rc == 0 ? 0 : docket_error_set(DOCKET_ENOMEM, "%s thread: %s", what, strerror(rc));
 }
 
-/* The writer and syncer threads, or none (server_writer). */
-static int writer_threads(server_writer w)
+server_writer server_writer_for(server_writer w)
 {
+	cpu_set_t set;
+	long cpus;
+
 	if (w != SERVER_WRITER_AUTO)
-		return w == SERVER_WRITER_THREADS;
-	return sysconf(_SC_NPROCESSORS_ONLN) >= SERVER_THREADED_CPUS;
+		return w;
+	cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus >= SERVER_THREADED_CPUS ? SERVER_WRITER_THREADS : SERVER_WRITER_INLINE;
 }
 
 static int writer_start(server *s, server_writer w)
@@ -1171,7 +1175,7 @@ static int writer_start(server *s, server_writer w)
 	if ((rc = store_defer_meta_sync(s->ledger, 1)) < 0 || (rc = locks_init(s)) < 0)
 		return rc;
 	s->writer_ready = 1;
-	if (!writer_threads(w)) {
+	if (server_writer_for(w) == SERVER_WRITER_INLINE) {
 		s->inline_writer = 1;
 		return 0;
 	}

@@ -11,8 +11,7 @@
  * Who commits a batch (docs/write-path.md §4): the writer and syncer
  * threads, so that one batch's commit and sync overlap the next batch's
  * preparation; or the poll loop itself, commit then sync, where the two
- * threads would have no cores of their own. AUTO: the threads on
- * SERVER_THREADED_CPUS online CPUs or more.
+ * threads would have no cores of their own. AUTO: server_writer_for.
  */
 typedef enum server_writer {
 	SERVER_WRITER_AUTO = 0,
@@ -21,6 +20,11 @@ typedef enum server_writer {
 } server_writer;
 
 #define SERVER_THREADED_CPUS 4
+
+/* The writer serve uses for `w`: AUTO is THREADS when this process may run
+ * on SERVER_THREADED_CPUS CPUs or more (its affinity mask, which taskset
+ * and cpusets narrow), else INLINE. */
+server_writer server_writer_for(server_writer w);
 
 typedef struct server_options {
 	const char *socket_path;   /* NULL: stdio */
