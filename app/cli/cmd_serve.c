@@ -58,8 +58,8 @@ static void announce(void *ctx)
 	}
 }
 
-/* DOCKET_SERVE_WRITER: threads or inline (unset or empty: by the cores
- * online; docs/write-path.md §4). */
+/* DOCKET_SERVE_WRITER: threads or inline (unset or empty: by the CPUs
+ * serve may run on, server_writer_for; docs/write-path.md §4). */
 static int parse_writer(server_writer *out)
 {
 	const char *env = getenv("DOCKET_SERVE_WRITER");

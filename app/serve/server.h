@@ -41,7 +41,7 @@ typedef struct server_options {
 				       long is dropped; also bounds the flush at shutdown (10 s) */
 	const char *approver_uids; /* "1001,1002": socket peers with the approver role */
 	const char *runtime_uids;  /* socket peers with the runtime role (even the server's own uid) */
-	server_writer writer;      /* who commits (SERVER_WRITER_AUTO: by the cores online) */
+	server_writer writer;      /* who commits (SERVER_WRITER_AUTO: server_writer_for decides) */
 	void (*ready)(void *ctx);  /* called once listening (tests, readiness) */
 	void *ready_ctx;
 } server_options;
