@@ -5,21 +5,29 @@
  * tool.intent's policy call and target from its parsed args and reads the
  * intent each session approval answers; the calling thread keeps the
  * sessions, evaluates, classifies and reports, as it does alone. The output
- * is the single-threaded run's byte for byte: evaluation needs the sessions'
- * state in seq order, so it stays on one thread and sees exactly the same
- * events in exactly the same order; the reader only does what depends on
- * nothing but the event itself (and the ledger, which does not change), and
- * what it could not do the evaluating thread does again, so that a failure
- * is reported where a single-threaded run reports it. The reader builds the
+ * is the single-threaded run's byte for byte: the calling thread sees
+ * exactly the same events in exactly the same order; what the reader
+ * prepares depends on nothing but the event itself, the ledger (which does
+ * not change) and the events before it (`ahead`, below), and what it could
+ * not do the evaluating thread does again, so that a failure is reported
+ * where a single-threaded run reports it. The reader builds the
  * calls only while the evaluating thread has batches waiting: when that
  * thread waits instead, it builds them itself, so the work splits about
  * evenly whatever the mix of calls (docs/replay.md gives the figures).
  *
- * Memory crosses the threads in batches: a batch's events, targets and
- * intents live in the batch's arena, and a batch the evaluating thread is
- * done with goes back to the reader through a free list, so neither thread
- * frees what the other allocated piece by piece (only a piece too big for
- * the arena, and the policy calls, which the evaluating thread frees).
+ * The caller's `ahead` runs on the reader after each event is prepared, with
+ * the same rule: replay.c follows the sessions there with state of its own
+ * and, while the evaluating thread has batches waiting, evaluates the calls
+ * ahead of it. DOCKET_REPLAY_AHEAD=all (tests) makes the reader do
+ * everything it can for every event whether or not that thread waits
+ * ("all,lose@N": replay.c's reader also stops following at event N).
+ *
+ * Memory crosses the threads in batches: a batch's events, targets,
+ * intents and evaluations done ahead live in the batch's arena, and a batch
+ * the evaluating thread is done with goes back to the reader through a free
+ * list, so neither thread frees what the other allocated piece by piece
+ * (only a piece too big for the arena, and the policy calls, which the
+ * evaluating thread frees).
  *
  * Invariants:
  *   1. batches leave the ring in the order they entered it, and the reader
@@ -39,6 +47,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay_internal.h"
@@ -75,6 +84,9 @@ typedef struct par {
 	size_t head, count;
 	atomic_size_t queued;   /* `count`, for the reader to read without the lock */
 	par_batch *spare;       /* the free list */
+	par_ahead_cb ahead;     /* run by the reader after each event, or NULL */
+	void *ctx;              /* the callbacks' */
+	int all;                /* DOCKET_REPLAY_AHEAD=all: prepare every event */
 	int done, stop;
 	int error;              /* the reader's, with its message in `err` */
 	docket_error err;
@@ -100,6 +112,7 @@ static void batch_clear(par_batch *b)
 			if (it->pre.intent)
 				docket__v1__event__free_unpacked((docket_event *)it->pre.intent, &b->pb);
 			docket_arena_free(&b->arena, (void *)it->pre.target);
+			docket_arena_free(&b->arena, (void *)it->pre.outs);
 		}
 	}
 	if (!walk)
@@ -220,19 +233,21 @@ static int produce(void *ctx, MDB_txn *txn, ledger_reader *cur, uint64_t seq, do
 {
 	par *p = ctx;
 	par_item *it = &p->fill->items[p->fill->n++];
+	/* the calls are built here while the evaluating thread has batches
+	 * waiting; when it waits for this thread, it builds them itself (the
+	 * two share the work whatever its mix) */
+	int busy = p->all || atomic_load_explicit(&p->queued, memory_order_relaxed) > 0;
 	int error;
 
 	memset(it, 0, sizeof(*it));
 	it->seq = seq;
 	it->ev = ev;
-	/* the calls are built here while the evaluating thread has batches
-	 * waiting; when it waits for this thread, it builds them itself (the
-	 * two share the work whatever its mix) */
-	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT &&
-	    atomic_load_explicit(&p->queued, memory_order_relaxed) > 0)
+	if (ev->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT && busy)
 		prep_intent(p, it);
 	else if (ev->body_case == DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED)
 		prep_settled(p, it, txn, cur);
+	if (p->ahead)
+		p->ahead(p->ctx, ev, &it->pre, busy, &p->fill->arena);
 	if (p->fill->n < PAR_BATCH)
 		return 0;
 	if (push(p))
@@ -313,8 +328,9 @@ static int consume(par *p, par_batch *b, par_cb cb, void *ctx)
 	return error;
 }
 
-int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx)
+int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, void *ctx)
 {
+	const char *all = getenv("DOCKET_REPLAY_AHEAD");
 	par p;
 	pthread_t thread;
 	par_batch *b;
@@ -323,6 +339,9 @@ int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx)
 	memset(&p, 0, sizeof(p));
 	p.l = l;
 	p.session = session;
+	p.ahead = ahead;
+	p.ctx = ctx;
+	p.all = all && strncmp(all, "all", 3) == 0;   /* "all" or "all,lose@N" (replay.c) */
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.not_empty, NULL);
 	pthread_cond_init(&p.not_full, NULL);

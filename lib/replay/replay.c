@@ -17,6 +17,17 @@
  *
  * State: one entry per open session (sessions.c) and a bounded cache of
  * evaluations (memo.c); nothing grows with the number of events.
+ *
+ * On two threads (parallel.c) the reader follows the sessions too, with a
+ * `follower` of its own fed the same events in the same order by the same
+ * functions, and evaluates calls ahead of the evaluating thread while that
+ * thread has batches waiting (`ahead`). Evaluation is pure (DESIGN §7): the
+ * same policy, context and call give the same eval_out on either thread, so
+ * the output is the one-thread run's byte for byte. Invariant: the reader's
+ * sessions are the evaluating thread's as of the same event; where the
+ * reader cannot follow (an approval whose intent it could not read, an
+ * error), it stops evaluating for the rest of the run, and the evaluating
+ * thread evaluates what it was not given.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -34,6 +45,17 @@
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
+/* What one thread needs to evaluate calls in seq order: the sessions'
+ * contexts and grants, a memo, a result and a JSON parser. */
+typedef struct follower {
+	rsessions sessions;
+	memo *memo;
+	docket_policy_result *res;
+	docket_json_tape *tape;
+	int lost;                         /* the reader's: it could not follow; it stopped evaluating */
+	long events, lose_at;             /* the reader's: events followed; tests: lost at event N */
+} follower;
+
 typedef struct replay {
 	docket_ledger *l;                 /* NULL: events come from `in` */
 	const docket_replay_input *in;
@@ -43,14 +65,12 @@ typedef struct replay {
 	const docket_replay_options *o;
 	docket_replay_cb cb;
 	void *ctx;
-	rsessions sessions;
-	memo *memo;
-	docket_policy_result *res;
+	follower f;                       /* the evaluating thread's */
+	follower *ahead;                  /* the reader thread's (parallel.c), or NULL */
 	docket_buf scratch, target;
 	ledger_reader at;                 /* scan_event_at's: the intents approvals name are recent */
 	ledger_reader *cur;               /* the scan's, holding the event being handled (or NULL) */
 	docket_arena args_arena;          /* each call's args are parsed in here (jansson) */
-	docket_json_tape *tape;           /* ... or with this (simdjson) */
 	eval_out *outs;
 } replay;
 
@@ -81,6 +101,7 @@ typedef struct icall {
 	docket_jv_doc args;         /* parsed with the call, kept for the target (ops: parsed) */
 	docket_policy_call *call;
 	const char *target;         /* the reader thread's (parallel.c), or NULL */
+	const eval_out *outs;       /* evaluated ahead by the reader thread (policy i: outs[i]), or NULL */
 } icall;
 
 /* `pre`: what the reader thread prepared (its call is taken), or NULL. */
@@ -90,6 +111,7 @@ static void intent_init(icall *in, const docket_event *ev, par_prep *pre)
 	memset(&in->args, 0, sizeof(in->args));
 	in->call = pre ? pre->call : NULL;
 	in->target = pre ? pre->target : NULL;
+	in->outs = pre ? pre->outs : NULL;
 	if (pre)
 		pre->call = NULL;
 	memo_call_init(&in->key, ev->tool_intent->tool, ev->tool_intent->args_json);
@@ -153,41 +175,42 @@ static int enforced_of(docket_policy_result *res, const docket_policy *p, const 
 	return 0;
 }
 
-static int eval_fresh(replay *r, const docket_policy *p, rsession *s, icall *in, eval_out *out)
+static int eval_fresh(follower *f, const docket_policy *p, rsession *s, icall *in, eval_out *out)
 {
 	const docket_policy_context *ctx = NULL;
 	const char *code;
 	size_t n;
 	int error;
 
-	if ((error = intent_call(in, r->tape)) < 0 ||
+	if ((error = intent_call(in, f->tape)) < 0 ||
 	    (error = rsession_context(&ctx, s, docket_policy_get_format(p) == DOCKET_POLICY_CODEX)) < 0 ||
-	    (error = docket_policy_eval(r->res, p, in->call, ctx)) < 0)
+	    (error = docket_policy_eval(f->res, p, in->call, ctx)) < 0)
 		return error;
-	out->verdict = docket_policy_result_verdict(r->res);
-	out->rule = docket_policy_result_deciding_rule(r->res, &out->rule_line);
+	out->verdict = docket_policy_result_verdict(f->res);
+	out->rule = docket_policy_result_deciding_rule(f->res, &out->rule_line);
 	/* reasons come in the order the evaluator applied its steps (rules,
 	 * heuristics, grants, approval mode, platform): the last one decided */
-	n = docket_policy_result_reason_count(r->res);
-	code = n ? docket_policy_result_reason_code(r->res, n - 1) : NULL;
+	n = docket_policy_result_reason_count(f->res);
+	code = n ? docket_policy_result_reason_code(f->res, n - 1) : NULL;
 	n = code ? strnlen(code, sizeof(out->reason) - 1) : 0;
 	memcpy(out->reason, code ? code : "", n);
 	out->reason[n] = '\0';
-	return enforced_of(r->res, p, in->call, ctx, out);
+	return enforced_of(f->res, p, in->call, ctx, out);
 }
 
-/* Evaluate the intent under policy number `pi` (r->n: the base policy). */
-static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out)
+/* Evaluate the intent under policy number `pi` (r->n: the base policy)
+ * with the sessions and memo of `f`. */
+static int eval_with(replay *r, follower *f, size_t pi, rsession *s, icall *in, eval_out *out)
 {
 	const docket_policy *p = pi == r->n ? r->base : r->policies[pi];
-	const eval_out *hit = memo_get(r->memo, &in->key, s->ctx_id, (uint32_t)pi);
+	const eval_out *hit = in->outs ? &in->outs[pi] : memo_get(f->memo, &in->key, s->ctx_id, (uint32_t)pi);
 	int error;
 
 	if (hit) {
 		*out = *hit;
 		return 0;
 	}
-	if ((error = eval_fresh(r, p, s, in, out)) < 0) {
+	if ((error = eval_fresh(f, p, s, in, out)) < 0) {
 		docket_error_prefix("session %s, invocation %s: ", in->ev->session, in->ev->invocation);
 		/* the call came from the ledger, not the command line: one docket
 		 * cannot read is a data error (exit 3), never a usage error */
@@ -199,7 +222,13 @@ static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out
 		}
 		return error;
 	}
-	return memo_put(r->memo, &in->key, s->ctx_id, (uint32_t)pi, out);
+	return memo_put(f->memo, &in->key, s->ctx_id, (uint32_t)pi, out);
+}
+
+/* The same on the evaluating thread. */
+static int eval_call(replay *r, size_t pi, rsession *s, icall *in, eval_out *out)
+{
+	return eval_with(r, &r->f, pi, s, in, out);
 }
 
 /* ---- assumptions ---- */
@@ -413,17 +442,28 @@ static int replay_intent(replay *r, MDB_txn *txn, rsession *s, icall *in, docket
 	return 0;
 }
 
+/* The session a selected intent is evaluated in (opened without a context
+ * when the ledger holds none); NULL when the filters leave it out. */
+static int intent_session(const replay *r, follower *f, const docket_event *ev, rsession **out)
+{
+	if (!selected(r, ev)) {
+		*out = NULL;
+		return 0;
+	}
+	if ((*out = rsessions_get(&f->sessions, ev->session)))
+		return 0;
+	return rsessions_open(out, &f->sessions, ev->session, NULL);
+}
+
 static int on_intent(replay *r, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	docket_replay_call c = { 0 };
-	rsession *s = rsessions_get(&r->sessions, ev->session);
+	rsession *s;
 	icall in;
-	int error = 0;
+	int error;
 
 	intent_init(&in, ev, pre);
-	if (!selected(r, ev))
-		goto cleanup;
-	if (!s && (error = rsessions_open(&s, &r->sessions, ev->session, NULL)) < 0)
+	if ((error = intent_session(r, &r->f, ev, &s)) < 0 || !s)
 		goto cleanup;
 	c.seq = seq;
 	if ((error = replay_intent(r, txn, s, &in, &c)) == 0)
@@ -435,54 +475,142 @@ cleanup:
 	return error;
 }
 
+/* Does approval.settled `ev` grant its session (*s) what its intent asked? */
+static int grants(const replay *r, follower *f, const docket_event *ev, rsession **s)
+{
+	*s = rsessions_get(&f->sessions, ev->session);
+	return *s && r->o->approvals != DOCKET_REPLAY_APPROVALS_NONE &&
+	       ev->approval_settled->result == DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION;
+}
+
+/* The grant of `intent` (the event the answer names) to session `s`. */
+static int grant(follower *f, rsession *s, const docket_event *intent)
+{
+	return intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT ? rsession_grant(&f->sessions, s, intent) : 0;
+}
+
 /* An approved_for_session answer: the session is granted what the call
  * asked. `pre`: the intent the reader thread read, or NULL. */
 static int on_settled(replay *r, MDB_txn *txn, const docket_event *ev, const par_prep *pre)
 {
-	rsession *s = rsessions_get(&r->sessions, ev->session);
 	docket_event *intent = NULL;
 	inv_lookup inv = { 0 };
+	rsession *s;
 	int error;
 
-	if (!s || r->o->approvals == DOCKET_REPLAY_APPROVALS_NONE ||
-	    ev->approval_settled->result != DOCKET__V1__APPROVAL_RESULT__APPROVAL_RESULT_APPROVED_FOR_SESSION)
+	if (!grants(r, &r->f, ev, &s))
 		return 0;
 	if (pre && pre->intent)
-		return pre->intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT
-			? rsession_grant(&r->sessions, s, pre->intent) : 0;
+		return grant(&r->f, s, pre->intent);
 	if (!r->l)
 		error = r->in->intent ? event_unpack(&intent, r->in->intent, r->in->intent_len) : 0;
 	else if ((error = inv_get(r, txn, ev, &inv)) == 0)
 		error = scan_event_at(&intent, r->cur, &r->at, txn, inv.st.intent_seq);
 	if (error < 0 || !intent)
 		return error;
-	if (intent->body_case == DOCKET__V1__EVENT__BODY_TOOL_INTENT)
-		error = rsession_grant(&r->sessions, s, intent);
+	error = grant(&r->f, s, intent);
 	docket_event_free(intent);
 	return error;
+}
+
+/* A session opened, closed or given a policy revision: `f` follows it. */
+static int follow(follower *f, const docket_event *ev)
+{
+	rsession *s;
+
+	switch (ev->body_case) {
+	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
+		return rsessions_open(&s, &f->sessions, ev->session, ev);
+	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
+		rsessions_close(&f->sessions, ev->session);
+		return 0;
+	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
+		s = rsessions_get(&f->sessions, ev->session);
+		return s ? rsession_policy(&f->sessions, s, ev) : 0;
+	default:
+		return 0;
+	}
 }
 
 /* One event; `pre`: what the reader thread prepared, or NULL. */
 static int on_event_pre(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre)
 {
 	replay *r = ctx;
-	rsession *s;
 
 	switch (ev->body_case) {
-	case DOCKET__V1__EVENT__BODY_SESSION_OPENED:
-		return rsessions_open(&s, &r->sessions, ev->session, ev);
-	case DOCKET__V1__EVENT__BODY_SESSION_CLOSED:
-		rsessions_close(&r->sessions, ev->session);
-		return 0;
-	case DOCKET__V1__EVENT__BODY_POLICY_REVISED:
-		s = rsessions_get(&r->sessions, ev->session);
-		return s ? rsession_policy(&r->sessions, s, ev) : 0;
 	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
 		return on_intent(r, txn, seq, ev, pre);
 	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
 		return on_settled(r, txn, ev, pre);
 	default:
+		return follow(&r->f, ev);
+	}
+}
+
+/* ---- ahead: the reader thread's part (parallel.c) ---- */
+
+/*
+ * The evaluations of the intent's call under every policy (and the base),
+ * into `arena` for the evaluating thread. An evaluation that fails is left
+ * to that thread, which reports it; the sessions stay followed.
+ */
+static int ahead_intent(replay *r, follower *f, const docket_event *ev, par_prep *pre, int busy,
+			docket_arena *arena)
+{
+	rsession *s;
+	eval_out *outs;
+	icall in;
+	int error;
+
+	if ((error = intent_session(r, f, ev, &s)) < 0 || !s || !busy || !pre->call)
+		return error;
+	if (!(outs = docket_arena_alloc(arena, (r->n + 1) * sizeof(*outs))))
+		goto skip;
+	intent_init(&in, ev, NULL);
+	in.call = pre->call;   /* borrowed: the evaluating thread takes it */
+	for (size_t i = 0; i < r->n && error == 0; i++)
+		error = eval_with(r, f, i, s, &in, &outs[i]);
+	if (error == 0 && r->base)
+		error = eval_with(r, f, r->n, s, &in, &outs[r->n]);
+	if (error == 0) {
+		pre->outs = outs;
 		return 0;
+	}
+	docket_arena_free(arena, outs);
+skip:
+	docket_error_clear();
+	return 0;
+}
+
+/* parallel.c's `ahead`: follow the event; evaluate a call while `busy`.
+ * What the reader cannot follow ends its evaluations (invariant above). */
+static void ahead(void *ctx, const docket_event *ev, par_prep *pre, int busy, docket_arena *arena)
+{
+	replay *r = ctx;
+	follower *f = r->ahead;
+	rsession *s;
+	int error;
+
+	if (f->lost)
+		return;
+	if (++f->events == f->lose_at) {
+		f->lost = 1;   /* DOCKET_REPLAY_AHEAD=all,lose@N: as if it could not follow */
+		return;
+	}
+	switch (ev->body_case) {
+	case DOCKET__V1__EVENT__BODY_TOOL_INTENT:
+		error = ahead_intent(r, f, ev, pre, busy, arena);
+		break;
+	case DOCKET__V1__EVENT__BODY_APPROVAL_SETTLED:
+		error = !grants(r, f, ev, &s) ? 0 : pre->intent ? grant(f, s, pre->intent) : 1;
+		break;
+	default:
+		error = follow(f, ev);
+		break;
+	}
+	if (error != 0) {
+		f->lost = 1;
+		docket_error_clear();
 	}
 }
 
@@ -516,6 +644,43 @@ static int threads_for(docket_ledger *l, const docket_replay_options *o)
 	if (cores < 2 || docket_ledger_info_get(l, &info) < 0 || info.events < PARALLEL_MIN_EVENTS)
 		return 1;
 	return getloadavg(load, 1) == 1 && load[0] + 1.0 <= (double)cores ? 2 : 1;
+}
+
+static int follower_init(follower *f, const docket_replay_options *o)
+{
+	memset(f, 0, sizeof(*f));
+	/* "none": no sandbox, which the policy engine calls full access */
+	if (o->version >= 3 && o->assume_sandbox)
+		f->sessions.assume = strcmp(o->assume_sandbox, "none") == 0 ? "full_access" : o->assume_sandbox;
+	if (memo_new(&f->memo) < 0 || docket_policy_result_new(&f->res) < 0 || !(f->tape = docket_json_tape_new()))
+		return docket_error_set_oom();
+	return 0;
+}
+
+static void follower_dispose(follower *f)
+{
+	docket_json_tape_free(f->tape);
+	rsessions_dispose(&f->sessions);
+	memo_free(f->memo);
+	docket_policy_result_free(f->res);
+}
+
+/* Two threads: the reader follows the sessions and evaluates ahead. */
+static int run_parallel(replay *r, docket_ledger *l, const docket_replay_options *o)
+{
+	const char *knob = getenv("DOCKET_REPLAY_AHEAD");
+	const char *lose = knob ? strstr(knob, "lose@") : NULL;
+	follower f;
+	int error;
+
+	if ((error = follower_init(&f, o)) == 0) {
+		f.lose_at = lose ? strtol(lose + 5, NULL, 10) : 0;
+		r->ahead = &f;
+		error = par_scan(l, o->session, on_event_pre, ahead, r);
+		r->ahead = NULL;
+	}
+	follower_dispose(&f);
+	return error;
 }
 
 static int no_session(void *ctx, const docket_session_info *info)
@@ -575,34 +740,23 @@ static int run(docket_ledger *l, docket_replay_next next, void *next_ctx, const 
 	r.o = opts;
 	r.cb = cb;
 	r.ctx = ctx;
-	/* "none": no sandbox, which the policy engine calls full access */
-	if (opts->version >= 3 && opts->assume_sandbox)
-		r.sessions.assume = strcmp(opts->assume_sandbox, "none") == 0 ? "full_access" : opts->assume_sandbox;
 	if (!(r.outs = docket_calloc(n, sizeof(*r.outs)))) {
 		error = docket_error_set_oom();
 		goto cleanup;
 	}
-	if ((error = memo_new(&r.memo)) < 0 || (error = docket_policy_result_new(&r.res)) < 0 ||
-	    (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
+	if ((error = follower_init(&r.f, opts)) < 0 || (error = docket_arena_init(&r.args_arena, ARGS_ARENA)) < 0)
 		goto cleanup;
-	if (!(r.tape = docket_json_tape_new())) {
-		error = docket_error_set_oom();
-		goto cleanup;
-	}
 	docket_alloc_json_arena(&r.args_arena);
 	if (!l)
 		error = scan_input(&r, next, next_ctx);
 	else if (threads_for(l, opts) >= 2)
-		error = par_scan(l, opts->session, on_event_pre, &r);
+		error = run_parallel(&r, l, opts);
 	else
 		error = scan_events(l, opts->session, NULL, on_event, &r);
 cleanup:
 	docket_alloc_json_arena(NULL);
 	docket_arena_dispose(&r.args_arena);
-	docket_json_tape_free(r.tape);
-	rsessions_dispose(&r.sessions);
-	memo_free(r.memo);
-	docket_policy_result_free(r.res);
+	follower_dispose(&r.f);
 	docket_buf_dispose(&r.scratch);
 	docket_buf_dispose(&r.target);
 	reader_dispose(&r.at);

@@ -14,6 +14,7 @@
 
 #include "docket/replay.h"
 #include "ledger/ledger_sys.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 #include "util/jv.h"
 
@@ -53,27 +54,40 @@ int scan_invocation(inv_state *out, docket_ledger *l, MDB_txn *txn, const char *
 
 /* ---- parallel.c ---- */
 
-/* What the reader thread prepares for the evaluating one from an event
- * alone; NULL members were not prepared (the evaluating thread does it
- * itself, and so reports the error a single-threaded run reports). */
+struct eval_out;
+
+/* What the reader thread prepares for the evaluating one; NULL members
+ * were not prepared (the evaluating thread does it itself, and so reports
+ * the error a single-threaded run reports). */
 typedef struct par_prep {
 	docket_policy_call *call;     /* tool.intent: its call (taken by the callback) */
 	const char *target;           /* ... and its target ("git status") */
 	const docket_event *intent;   /* approval.settled approved for the session: its intent */
+	const struct eval_out *outs;  /* tool.intent: its evaluations, evaluated ahead (replay.c) */
 } par_prep;
 
 /* Events for the evaluating thread, with what was prepared (NULL: nothing). */
 typedef int (*par_cb)(void *ctx, MDB_txn *txn, uint64_t seq, const docket_event *ev, par_prep *pre);
 
 /*
- * scan_events on a reader thread (frames, decompression, unpacking, each
- * call built from its parsed args, the intent of each session approval)
- * while `cb` runs on this one, in seq order: the same calls in the same
- * order as scan_events, so the same output. At most PAR_DEPTH batches of
- * PAR_BATCH events are in flight. Errors: those of scan_events and of
- * `cb`, the earliest in seq order first; a positive return of `cb` stops.
+ * Called on the reader thread for every event, in seq order, after the
+ * reader prepared it: `busy` says the evaluating thread has batches
+ * waiting (work given to the reader then shortens the run), and `arena`
+ * is the event's batch arena (what is allocated in it lives as long as the
+ * event). It cannot fail: what it does not prepare, the evaluating thread does.
  */
-int par_scan(docket_ledger *l, const char *session, par_cb cb, void *ctx);
+typedef void (*par_ahead_cb)(void *ctx, const docket_event *ev, par_prep *pre, int busy, docket_arena *arena);
+
+/*
+ * scan_events on a reader thread (frames, decompression, unpacking, each
+ * call built from its parsed args, the intent of each session approval,
+ * then `ahead` when not NULL) while `cb` runs on this one, in seq order:
+ * the same calls in the same order as scan_events, so the same output. At
+ * most PAR_DEPTH batches of PAR_BATCH events are in flight. Errors: those
+ * of scan_events and of `cb`, the earliest in seq order first; a positive
+ * return of `cb` stops.
+ */
+int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, void *ctx);
 
 /* ---- replay.c, for parallel.c ---- */
 
@@ -141,7 +155,7 @@ int intent_decode(docket_event **out, ProtobufCAllocator *a, const uint8_t *p, s
 
 /* ---- memo.c ---- */
 
-/* One evaluation, as replay needs it. */
+/* One evaluation, as replay needs it (a value: it holds no pointer into the call). */
 typedef struct eval_out {
 	docket_verdict verdict;
 	const char *rule;    /* owned by the policy */

@@ -8,8 +8,9 @@
  *     reports of the fixture ledger and of a generated one, re-dumped by
  *     jansson, gives the same bytes;
  *   - two threads give the same bytes as one, in every format, on a
- *     generated ledger with grants, denials and filters; the second thread
- *     really ran; a failing callback and failing allocations stop a
+ *     generated ledger with grants, denials and filters, the reader
+ *     evaluating ahead as it chooses or every call it can; the second
+ *     thread really ran; a failing callback and failing allocations stop a
  *     two-thread replay with their error;
  *   - the memo: a hit only for the same call, context and policy; an
  *     oversized call is not kept.
@@ -320,24 +321,31 @@ static void test_rows_like_jansson(void **state)
 	free(b);
 }
 
-/* One thread and two give the same bytes; `both`: the two really ran at once
- * (a replay of one session reads too little for the reader to outlive it). */
+/* One thread and two give the same bytes, with the reader evaluating ahead
+ * as it chooses and with it evaluating every call it can (DOCKET_REPLAY_AHEAD);
+ * `both`: the two really ran at once (a replay of one session reads too
+ * little for the reader to outlive it). */
 static void same_bytes(fixture *f, docket_replay_format format, const char *name, docket_replay_options *o,
 		       int both)
 {
-	char *one, *two;
+	char *one, *two, *all;
 	int t1 = 0, t2 = 0;
 
 	o->threads = 1;
 	one = report(f, format, name, o, &t1);
 	o->threads = 2;
 	two = report(f, format, name, o, &t2);
+	setenv("DOCKET_REPLAY_AHEAD", "all", 1);
+	all = report(f, format, name, o, NULL);
+	unsetenv("DOCKET_REPLAY_AHEAD");
 	assert_int_equal(t1, 1);        /* one thread: nobody else */
 	assert_true(!both || t2 >= 2);  /* two: the reader ran beside the callbacks */
 	assert_true(strlen(one) > (both ? 10000u : 100u));
 	assert_string_equal(one, two);
+	assert_string_equal(one, all);
 	free(one);
 	free(two);
+	free(all);
 }
 
 static void test_threads_same_bytes(void **state)
@@ -401,16 +409,19 @@ static void test_threads_stop(void **state)
 	docket_policy_free(p);
 }
 
-/* Allocation failure on either thread is DOCKET_ENOMEM, never a crash, hang or leak. */
-static void test_threads_alloc_failure(void **state)
+/* Allocation failure on either thread is DOCKET_ENOMEM, never a crash, hang
+ * or leak: with the reader evaluating ahead as it chooses, and evaluating
+ * every call it can (`ahead`: DOCKET_REPLAY_AHEAD=all). */
+static void alloc_failure(fixture *f, const char *ahead)
 {
-	fixture *f = *state;
 	docket_replay_options o = DOCKET_REPLAY_OPTIONS_INIT;
 	docket_policy *p = policy("strict.yaml");
 	const docket_policy *ps[1] = { p };
 	int failures = 0;
 
 	o.threads = 2;
+	if (ahead)
+		setenv("DOCKET_REPLAY_AHEAD", ahead, 1);
 	for (long n = 1; n < 100000; n++) {
 		docket_replay_report_info info = DOCKET_REPLAY_REPORT_INFO_INIT;
 		docket_replay_report *r = NULL;
@@ -433,8 +444,15 @@ static void test_threads_alloc_failure(void **state)
 			fail_msg("allocation %ld: %d %s", n, error, docket_error_last()->message);
 		failures++;
 	}
+	unsetenv("DOCKET_REPLAY_AHEAD");
 	assert_true(failures > 10);
 	docket_policy_free(p);
+}
+
+static void test_threads_alloc_failure(void **state)
+{
+	alloc_failure(*state, NULL);
+	alloc_failure(*state, "all");
 }
 
 /* ---- memo ---- */
