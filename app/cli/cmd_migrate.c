@@ -15,13 +15,17 @@ static int print_report(const cli_global *g, const char *verb, const docket_rewr
 
 	docket_hex(hex, rep->head, sizeof(rep->head));
 	if (json) {
-		return cli_print_json(json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:I, s:I, s:s}", "ledger", g->ledger_path,
-					 "rewritten", rep->rewritten, "from_format", (int)rep->from_format,
-					 "to_format", (int)rep->to_format, "events", (json_int_t)rep->events,
-					 "segments", (json_int_t)rep->segments,
+		return cli_print_json(json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:I, s:I, s:s, s:i}", "ledger",
+					 g->ledger_path, "rewritten", rep->rewritten, "from_format",
+					 (int)rep->from_format, "to_format", (int)rep->to_format, "events",
+					 (json_int_t)rep->events, "segments", (json_int_t)rep->segments,
 					 "bytes_before", (json_int_t)rep->bytes_before,
-					 "bytes_after", (json_int_t)rep->bytes_after, "head_hash", hex));
+					 "bytes_after", (json_int_t)rep->bytes_after, "head_hash", hex,
+					 "leftovers_removed", (int)rep->leftovers));
 	}
+	if (rep->leftovers)
+		printf("removed %u director%s an interrupted rewrite left beside %s\n", rep->leftovers,
+		       rep->leftovers == 1 ? "y" : "ies", g->ledger_path);
 	if (!rep->rewritten) {
 		printf("%s is already in format %u: nothing to do (%llu events, head %.16s)\n", g->ledger_path,
 		       rep->to_format, (unsigned long long)rep->events, hex);
@@ -65,7 +69,10 @@ int cmd_migrate(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		"files replace the old ones atomically. Every seq, time and hash is kept, so\n"
 		"checkpoints signed before still verify; checkpoints, import progress and the\n"
 		"ledger id are carried over. Stop every writer first. A format-3 ledger is\n"
-		"left as is; a format-2 one is read and appended to as it is until then.\n";
+		"left as is; a format-2 one is read and appended to as it is until then.\n"
+		"A crash leaves the old ledger or the new one in place, and at worst a\n"
+		"PATH.rewrite-XXXXXX directory beside it, which the next migrate or compact\n"
+		"removes.\n";
 
 	return run(cmd, g, argc, argv, description, docket_ledger_migrate, "migrated");
 }
@@ -76,7 +83,9 @@ int cmd_compact(const cli_command *cmd, const cli_global *g, int argc, char **ar
 		"Rewrites a ledger into full segments (1,024 events each) with no free\n"
 		"pages: `serve` commits small segments, and a file never shrinks by itself.\n"
 		"Every seq, time and hash is kept and checked on the way; the new files\n"
-		"replace the old ones atomically. Stop every writer first.\n";
+		"replace the old ones atomically. Stop every writer first. What an\n"
+		"interrupted migrate or compact left beside the ledger (PATH.rewrite-XXXXXX)\n"
+		"is removed.\n";
 
 	return run(cmd, g, argc, argv, description, docket_ledger_compact, "compacted");
 }

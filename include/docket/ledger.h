@@ -187,6 +187,7 @@ typedef struct docket_rewrite_report {
 	uint64_t bytes_before;    /* data.mdb before */
 	uint64_t bytes_after;     /* data.mdb after */
 	uint8_t head[32];         /* the chain head, the same before and after */
+	unsigned leftovers;       /* PATH.rewrite-* directories of interrupted rewrites, removed */
 } docket_rewrite_report;
 
 /*
@@ -197,7 +198,9 @@ typedef struct docket_rewrite_report {
  * dictionary and the ledger id are kept. Writers must be stopped first: one
  * of this docket that still has the old files open is refused its next
  * append ("open it again"). A crash leaves either the old ledger or the new
- * one at `path` (and at worst a PATH.rewrite-* directory to delete).
+ * one at `path`, and at worst a PATH.rewrite-* directory, which the next
+ * migrate or compact of `path` removes (a partial copy before the swap, the
+ * old files after it).
  *
  * migrate: a format-1 or format-2 ledger to this format (a format-3 one:
  * nothing to do).

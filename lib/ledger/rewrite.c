@@ -413,6 +413,58 @@ static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max
 	return 0;
 }
 
+/* Does `name` (an entry of the ledger's parent) read BASE.rewrite-XXXXXX? */
+static int leftover_name(const char *name, const char *base, size_t blen)
+{
+	static const char mark[] = ".rewrite-";
+	size_t n = strlen(name);
+
+	return n == blen + sizeof(mark) - 1 + 6 && memcmp(name, base, blen) == 0 &&
+	       memcmp(name + blen, mark, sizeof(mark) - 1) == 0;
+}
+
+/*
+ * Remove what interrupted rewrites of `path` left beside it (step 2's
+ * PATH.rewrite-XXXXXX: a partial copy before the swap, the old files after
+ * it). The caller holds the ledger's write transaction, so no other rewrite
+ * of it is between steps 2 and 4. Returns how many were removed.
+ */
+static unsigned remove_leftovers(const char *path)
+{
+	docket_buf dir = DOCKET_BUF_INIT, entry = DOCKET_BUF_INIT;
+	const char *base, *slash;
+	size_t n = strlen(path), blen;
+	struct dirent *d;
+	struct stat st;
+	unsigned removed = 0;
+	DIR *dp;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	slash = memrchr(path, '/', n);
+	base = slash ? slash + 1 : path;
+	blen = n - (size_t)(base - path);
+	if (blen == 0 || docket_buf_put(&dir, slash ? path : ".", !slash ? 1 : slash == path ? 1 : (size_t)(slash - path)) < 0 ||
+	    docket_buf_putc(&dir, '\0') < 0 || !(dp = opendir(dir.ptr))) {
+		docket_buf_dispose(&dir);
+		return 0;
+	}
+	while ((d = readdir(dp))) {
+		if (!leftover_name(d->d_name, base, blen))
+			continue;
+		docket_buf_clear(&entry);
+		if (docket_buf_printf(&entry, "%s%s%s", dir.ptr, strcmp(dir.ptr, "/") ? "/" : "", d->d_name) < 0 ||
+		    lstat(entry.ptr, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		store_remove_tree(entry.ptr);
+		removed += access(entry.ptr, F_OK) != 0;
+	}
+	closedir(dp);
+	docket_buf_dispose(&dir);
+	docket_buf_dispose(&entry);
+	return removed;
+}
+
 static int rewrite_ledger(const char *path, size_t map_max, int migrate, docket_rewrite_report *rep)
 {
 	rewrite rw;
@@ -426,6 +478,7 @@ static int rewrite_ledger(const char *path, size_t map_max, int migrate, docket_
 	rep->to_format = DOCKET_FORMAT_VERSION;
 	if ((error = open_source(&rw, path, map_max)) < 0)
 		goto cleanup;
+	rep->leftovers = remove_leftovers(path);
 	rep->bytes_before = rep->bytes_after = data_size(path);
 	if (migrate && rw.src->format == DOCKET_FORMAT_VERSION) {
 		rep->events = rw.head;

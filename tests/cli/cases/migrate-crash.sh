@@ -1,7 +1,8 @@
 # A crash of `docket migrate` at any point leaves a ledger that reads: before
 # the swap, the original untouched (and a PATH.rewrite-* directory); after
 # it, the migrated ledger. Migrating again then finishes the job, and the log
-# is the old binary's byte for byte. For both older formats: the format-1
+# is the old binary's byte for byte, and the leftover directory is gone.
+# For both older formats: the format-1
 # ledger (which this docket reads only to migrate it) and the format-2 one
 # (which it reads as it is).
 for v in 1 2; do
@@ -16,9 +17,16 @@ for v in 1 2; do
 			"leftover $(ls -d ledger.rewrite-* 2>/dev/null | wc -l)," \
 			"log --json $(docket log --json 2>/dev/null | cmp -s - "$FIXTURES/ledger-v$v/log.jsonl" &&
 				      echo identical || echo 'not read')"
-		# then migrate: from the original's format, or nothing left to do
-		docket migrate --json | jq -c '{rewritten, from_format, to_format, events}'
+		# then migrate: from the original's format, or nothing left to do;
+		# either way it removes what the crash left beside the ledger
+		docket migrate --json | jq -c '{rewritten, from_format, to_format, events, leftovers_removed}'
 		docket log --json | cmp - "$FIXTURES/ledger-v$v/log.jsonl" && echo "  log --json: identical"
 		docket verify | sed 's/^/  /'
+		echo "  left beside it now: $(ls -d ledger.rewrite-* 2>/dev/null | wc -l)"
 	done
 done
+# a directory that only looks like a leftover is left alone (not BASE.rewrite-
+# and six characters, or not a directory); a real one is removed by compact too
+mkdir ledger.rewrite-abc ledger.rewrite-abcdefg ledger.rewrite-XXXXXX && touch ledger.rewrite-fileXX
+docket compact | grep '^removed'
+ls -d ledger.rewrite-* | sort
