@@ -92,6 +92,8 @@
 #define ACCEPT_BACKOFF_MIN_MS 50
 #define ACCEPT_BACKOFF_MAX_MS 1000
 #define RPC_SERVER_BUSY (-32001) /* implementation-defined server error */
+#define REFUSED_MAX 16           /* refused clients drained at once; more are closed at once */
+#define REFUSED_MS 1000          /* how long a refused client's input is drained */
 #define VALUE_BYTES 16           /* a request may hold max_request / 16 JSON values */
 
 typedef struct conn {
@@ -171,9 +173,15 @@ typedef struct server {
 	/* limits, resolved (see server.h) */
 	size_t max_request, max_queued;
 	unsigned max_clients, timeout_ms;
+	unsigned fd_room;        /* descriptors for clients, SPARE_FDS kept apart */
 	unsigned next_id;
 	int reserve_fd;          /* spent to refuse a client politely on EMFILE */
 	int64_t accept_paused_until, accept_backoff_ms;
+	struct refused {         /* told "busy", written shut, input drained until... */
+		int fd;
+		int64_t until;
+	} refused[REFUSED_MAX];
+	size_t nrefused;
 	int64_t reader_checked_ms;
 	uint64_t reader_checked_batches;
 } server;
@@ -1324,8 +1332,18 @@ static int listen_on(server *s, const char *path)
 	return 0;
 }
 
-/* Tell a client why it is turned away (one line, best effort) and close it. */
-static void refuse(server *s, int fd, const char *why)
+/*
+ * Tell a client why it is turned away (one line, best effort), then shut
+ * our side. A client usually writes its first request before serve gets to
+ * it, and closing a socket with unread input resets it: the client would
+ * get ECONNRESET or EPIPE and never read the line. So, with `drain`, the
+ * connection stays open, written shut, and its input is read and dropped
+ * until the client closes it or REFUSED_MS pass (at most REFUSED_MAX at
+ * once, and only while the clients leave descriptors to spare;
+ * refused_service). Without `drain` (the reserve descriptor of
+ * accept_back_off, which must be free again at once) it is closed now.
+ */
+static void refuse(server *s, int fd, const char *why, int drain)
 {
 	json_t *r = json_pack("{s:s, s:n, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", "error", "code",
 			      RPC_SERVER_BUSY, "message", why, "data", "kind", "busy");
@@ -1336,8 +1354,34 @@ static void refuse(server *s, int fd, const char *why)
 	}
 	docket_free(text); /* jansson allocates with docket_malloc */
 	json_decref(r);
-	close(fd);
 	s->stats.refused++;
+	/* draining holds the descriptor: only where clients leave room */
+	if (drain && s->nrefused < REFUSED_MAX && s->nconns + s->nrefused + 1 < s->fd_room &&
+	    shutdown(fd, SHUT_WR) == 0)
+		s->refused[s->nrefused++] = (struct refused){ fd, now_ms() + REFUSED_MS };
+	else
+		close(fd);
+}
+
+/* Read and drop what refused clients sent; close those that closed, failed
+ * or ran out of time. `fds[i]` polled refused[i], for the first `n`. */
+static void refused_service(server *s, const struct pollfd *fds, size_t n, int64_t now)
+{
+	for (size_t i = n; i-- > 0;) {
+		char sink[4096];
+		ssize_t r = -1;
+		int gone = 0;
+
+		for (int k = 0; k < 16 && fds[i].revents && (r = read(s->refused[i].fd, sink, sizeof(sink))) > 0; k++) {
+			/* dropped */
+		}
+		if (fds[i].revents && (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)))
+			gone = 1;
+		if (gone || now >= s->refused[i].until) {
+			close(s->refused[i].fd);
+			s->refused[i] = s->refused[--s->nrefused];
+		}
+	}
 }
 
 /* Out of descriptors: pause accepting, doubling the pause while it lasts. */
@@ -1357,7 +1401,7 @@ static void accept_back_off(server *s, int err)
 		close(s->reserve_fd);
 		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd >= 0)
-			refuse(s, fd, "server busy: out of file descriptors; retry later");
+			refuse(s, fd, "server busy: out of file descriptors; retry later", 0);
 		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 }
@@ -1423,9 +1467,9 @@ static void accept_all(server *s)
 		if (s->nconns >= s->max_clients) {
 			snprintf(why, sizeof(why), "server busy: %u clients connected (serve --max-clients)",
 				 s->max_clients);
-			refuse(s, fd, why);
+			refuse(s, fd, why, 1);
 		} else if (!(c = conn_new(s, fd, fd))) {
-			refuse(s, fd, "server busy: out of memory");
+			refuse(s, fd, "server busy: out of memory", 1);
 		} else {
 			peer_identity(s, c);
 		}
@@ -1441,8 +1485,9 @@ static void accept_all(server *s)
  */
 static int poll_once(server *s)
 {
-	struct pollfd fds[MAX_CONNS + 3];
-	nfds_t n = 0;
+	struct pollfd fds[MAX_CONNS + 3 + REFUSED_MAX];
+	nfds_t n = 0, first_refused;
+	size_t nrefused = s->nrefused;
 	int64_t now = now_ms();
 	int rc, timeout = READER_CHECK_MS, listening = s->listen_fd >= 0 && now >= s->accept_paused_until;
 
@@ -1463,6 +1508,12 @@ static int poll_once(server *s)
 			ev |= POLLOUT;
 		fds[n++] = (struct pollfd){ c->in_fd, ev, 0 };
 	}
+	first_refused = n;
+	for (size_t i = 0; i < nrefused; i++) {
+		fds[n++] = (struct pollfd){ s->refused[i].fd, POLLIN, 0 };
+		if (s->refused[i].until - now < timeout)
+			timeout = s->refused[i].until > now ? (int)(s->refused[i].until - now) : 0;
+	}
 	rc = poll(fds, n, timeout);
 	if (rc < 0 && errno == EINVAL && s->nconns > 0 && !s->stdio) {
 		/* more descriptors than RLIMIT_NOFILE (lowered under us): shed the newest client */
@@ -1482,9 +1533,11 @@ static int poll_once(server *s)
 			/* the writer's wakeups: writer_progress() says what happened */
 		}
 	}
+	/* before accept_all, which may refuse more */
+	refused_service(s, fds + first_refused, nrefused, now_ms());
 	if (listening && (fds[2].revents & POLLIN))
 		accept_all(s);
-	for (size_t i = 0, base = s->listen_fd >= 0 ? 3 : 2; i < s->nconns && base + i < n; i++) {
+	for (size_t i = 0, base = s->listen_fd >= 0 ? 3 : 2; i < s->nconns && base + i < first_refused; i++) {
 		conn *c = s->conns[i];
 		short re = fds[base + i].revents;
 
@@ -1649,6 +1702,7 @@ static void resolve_limits(server *s, const server_options *o)
 		if (room < cap)
 			cap = (unsigned)room;
 	}
+	s->fd_room = cap;
 	if (s->max_clients > cap) {
 		fprintf(stderr, "docket: at most %u clients (RLIMIT_NOFILE is %llu)\n", cap,
 			(unsigned long long)rl.rlim_cur);
@@ -1722,6 +1776,8 @@ cleanup:
 	}
 	if (s.reserve_fd >= 0)
 		close(s.reserve_fd);
+	while (s.nrefused)
+		close(s.refused[--s.nrefused].fd);
 	for (int i = 0; i < 2; i++) {
 		if (wake_pipe[i] >= 0)
 			close(wake_pipe[i]);
