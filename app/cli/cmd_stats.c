@@ -26,8 +26,9 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 	static const char description[] =
 		"Shows the ledger's facts: events, sessions, pending calls, the size of the\n"
 		"data file, bytes per event, the compression ratio (protobuf payload bytes\n"
-		"over stored frame bytes), the fencing epoch, the chain head and the number\n"
-		"of trained compression dictionaries.\n";
+		"over stored frame bytes), the fencing epoch, the chain head, the number\n"
+		"of trained compression dictionaries and the file format (an older one:\n"
+		"`docket migrate` converts it).\n";
 	int json = 0;
 	const cli_opt opts[] = {
 		CLI_OPT_JSON(&json),
@@ -55,7 +56,7 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 
 	if (json) {
 		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:I, s:f, s:I, s:I, s:f, "
-				      "s:I, s:I}",
+				      "s:I, s:I, s:i}",
 				      "ledger", g->ledger_path,
 				      "ledger_id", info.ledger_id,
 				      "events", (json_int_t)info.events,
@@ -69,7 +70,8 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 				      "frame_bytes", (json_int_t)info.frame_bytes,
 				      "compression_ratio", ratio,
 				      "dictionaries", (json_int_t)info.dictionaries,
-				      "map_size", (json_int_t)info.map_size);
+				      "map_size", (json_int_t)info.map_size,
+				      "format", (int)info.format);
 
 		if ((rc = cli_print_json(j)) != CLI_EXIT_OK)
 			goto cleanup;
@@ -88,6 +90,11 @@ int cmd_stats(const cli_command *cmd, const cli_global *g, int argc, char **argv
 		if (error == 0) error = cli_table_cell(t, g->ledger_path);
 		if (error == 0) error = cli_table_cell(t, "ledger id");
 		if (error == 0) error = cli_table_cell(t, info.ledger_id);
+		if (error == 0) error = cli_table_cell(t, "format");
+		if (error == 0) error = info.format == DOCKET_FORMAT_VERSION
+			? cli_table_cellf(t, "%u", (unsigned)info.format)
+			: cli_table_cellf(t, "%u (docket migrate converts it to %u)", (unsigned)info.format,
+					  (unsigned)DOCKET_FORMAT_VERSION);
 		if (error == 0) error = cli_table_cell(t, "events");
 		if (error == 0) error = cli_table_cellf(t, "%llu", (unsigned long long)info.events);
 		if (error == 0) error = cli_table_cell(t, "sessions");

@@ -156,6 +156,7 @@ typedef struct docket_ledger_info {
 	uint64_t file_bytes;    /* data.mdb size on disk */
 	uint64_t map_size;
 	uint32_t dictionaries;  /* trained zstd dictionaries stored */
+	uint32_t format;        /* the file format the ledger is in (DOCKET_FORMAT_VERSION: current) */
 } docket_ledger_info;
 
 DOCKET_EXTERN int docket_ledger_info_get(docket_ledger *ledger, docket_ledger_info *out) DOCKET_MUST_USE;

@@ -808,6 +808,7 @@ int docket_ledger_info_get(docket_ledger *l, docket_ledger_info *out)
 	if (mdb_stat(txn, l->dbi.dicts, &ms) == 0)
 		out->dictionaries = (uint32_t)ms.ms_entries;
 	out->map_size = l->map_size;
+	out->format = l->format;
 	snprintf(path, sizeof(path), "%s/data.mdb", l->path);
 	if (stat(path, &st) == 0)
 		out->file_bytes = (uint64_t)st.st_size;

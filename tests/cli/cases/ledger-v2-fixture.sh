@@ -21,6 +21,7 @@ docket -L other verify
 docket -L other migrate --json | jq -c '{rewritten, from_format, to_format, events}'
 docket -L other verify
 docket verify --pubkey "$FIXTURES/ledger-v2/checkpoint-key.pub"
+docket stats | grep '^format'
 reads before
 docket migrate | sed -E 's/head [0-9a-f]{16}/head H/; s/[0-9]+ -> [0-9]+ bytes/N -> M bytes/'
 docket verify --pubkey "$FIXTURES/ledger-v2/checkpoint-key.pub"
@@ -28,7 +29,7 @@ reads after
 for f in replay pending sessions show export; do
 	cmp "$f.before" "$f.after" && echo "$f: the same after migrate ($(wc -l <"$f.after") lines)"
 done
-docket stats --json | jq -c '{events, chain_head}'
+docket stats --json | jq -c '{events, chain_head, format}'
 ls -a ledger | grep -v '^\.\.\?$'
 ls -a . | grep -c rewrite
 # a second migrate has nothing to do
