@@ -42,6 +42,11 @@
 
 #define PARALLEL_MIN_EVENTS 65536
 #define ARGS_ARENA (64u << 10)  /* one call's parsed args; bigger ones spill to the heap */
+/* The most policies (with the base) the reader evaluates ahead: their
+ * results ride with each call in the batches (~232 bytes a policy), at most
+ * 34 batches of 256 calls in flight: ~32 MB. A longer --policy-history is
+ * evaluated on the evaluating thread alone, as before. */
+#define AHEAD_MAX_POLICIES 16
 
 #define PB_VERDICT(v) ((docket_verdict)((v) - 1))  /* docket.v1.Verdict -> docket_verdict */
 
@@ -673,6 +678,8 @@ static int run_parallel(replay *r, docket_ledger *l, const docket_replay_options
 	follower f;
 	int error;
 
+	if (r->n + (r->base != NULL) > AHEAD_MAX_POLICIES)
+		return par_scan(l, o->session, on_event_pre, NULL, r);
 	if ((error = follower_init(&f, o)) == 0) {
 		f.lose_at = lose ? strtol(lose + 5, NULL, 10) : 0;
 		r->ahead = &f;

@@ -3,7 +3,8 @@
 # change under the calls (Codex settings revised mid-session, session grants,
 # sessions closed and new ones opened, calls repeated among unique ones), for
 # every kind of policy, a base, several revisions, the filters and the
-# approval modes; and when the reader stops following part way (lose@N).
+# approval modes; and when the reader stops following part way (lose@N), or
+# is given too many policies to evaluate ahead.
 python3 - > changing.jsonl <<'PY'
 import datetime, json, random
 rnd = random.Random(7)
@@ -84,6 +85,12 @@ same replay --policy strict.yaml --since 2025-01-20T00:00:00Z --until 2025-02-10
 same replay --policy strict.yaml --assume-sandbox read_only --format json
 same replay --policy strict.yaml --ran-despite-deny
 (cd repo && same -L ../ledger replay --policy-history policy.yaml --range HEAD~2..HEAD --format json)
+# more revisions than the reader evaluates ahead (16): the evaluating thread does them all
+for k in $(seq 1 16); do
+	p=$( [ $((k % 2)) = 1 ] && echo loose || echo strict )
+	cp "$FIXTURES/replay/$p.yaml" repo/policy.yaml && git -C repo commit -q -am "$p $k"
+done
+(cd repo && same -L ../ledger replay --policy-history policy.yaml --range HEAD~18..HEAD --format json)
 # what the comparisons rest on: grants and Codex settings change verdicts here
 DOCKET_REPLAY_THREADS=1 docket replay --policy strict.yaml --format json | jq -c .totals
 DOCKET_REPLAY_THREADS=1 docket replay --policy strict.yaml --approvals none --format json | jq -c .totals
