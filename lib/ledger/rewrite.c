@@ -433,7 +433,7 @@ static unsigned remove_leftovers(const char *path)
 {
 	docket_buf dir = DOCKET_BUF_INIT, entry = DOCKET_BUF_INIT;
 	const char *base, *slash;
-	size_t n = strlen(path), blen;
+	size_t n = strlen(path), blen, dlen;
 	struct dirent *d;
 	struct stat st;
 	unsigned removed = 0;
@@ -444,8 +444,10 @@ static unsigned remove_leftovers(const char *path)
 	slash = memrchr(path, '/', n);
 	base = slash ? slash + 1 : path;
 	blen = n - (size_t)(base - path);
-	if (blen == 0 || docket_buf_put(&dir, slash ? path : ".", !slash ? 1 : slash == path ? 1 : (size_t)(slash - path)) < 0 ||
-	    docket_buf_putc(&dir, '\0') < 0 || !(dp = opendir(dir.ptr))) {
+	/* the parent: "." for a bare name, "/" for one at the root */
+	dlen = !slash || slash == path ? 1 : (size_t)(slash - path);
+	if (blen == 0 || docket_buf_put(&dir, slash ? path : ".", dlen) < 0 || docket_buf_putc(&dir, '\0') < 0 ||
+	    !(dp = opendir(dir.ptr))) {
 		docket_buf_dispose(&dir);
 		return 0;
 	}
