@@ -1369,14 +1369,13 @@ static void refused_service(server *s, const struct pollfd *fds, size_t n, int64
 {
 	for (size_t i = n; i-- > 0;) {
 		char sink[4096];
-		ssize_t r = -1;
-		int gone = 0;
+		ssize_t r = 1;
+		int gone;
 
-		for (int k = 0; k < 16 && fds[i].revents && (r = read(s->refused[i].fd, sink, sizeof(sink))) > 0; k++) {
-			/* dropped */
-		}
-		if (fds[i].revents && (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)))
-			gone = 1;
+		/* at most 64 KiB a turn, so that a flooding client cannot hold the loop */
+		for (int k = 0; k < 16 && fds[i].revents && r > 0; k++)
+			r = read(s->refused[i].fd, sink, sizeof(sink));
+		gone = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 		if (gone || now >= s->refused[i].until) {
 			close(s->refused[i].fd);
 			s->refused[i] = s->refused[--s->nrefused];

@@ -413,14 +413,26 @@ static int rewrite_into(rewrite *rw, const char *path, char *tmp, size_t map_max
 	return 0;
 }
 
+/* Step 2's directory is PATH (no trailing '/') and this, mkdtemp's XXXXXX filled in. */
+#define REWRITE_SUFFIX ".rewrite-XXXXXX"
+
+/* `path`'s length without its trailing slashes (a lone "/" kept). */
+static size_t trimmed_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
 /* Does `name` (an entry of the ledger's parent) read BASE.rewrite-XXXXXX? */
 static int leftover_name(const char *name, const char *base, size_t blen)
 {
-	static const char mark[] = ".rewrite-";
-	size_t n = strlen(name);
+	size_t mark = sizeof(REWRITE_SUFFIX) - 1 - 6;   /* ".rewrite-" */
 
-	return n == blen + sizeof(mark) - 1 + 6 && memcmp(name, base, blen) == 0 &&
-	       memcmp(name + blen, mark, sizeof(mark) - 1) == 0;
+	return strlen(name) == blen + sizeof(REWRITE_SUFFIX) - 1 && memcmp(name, base, blen) == 0 &&
+	       memcmp(name + blen, REWRITE_SUFFIX, mark) == 0;
 }
 
 /*
@@ -433,14 +445,12 @@ static unsigned remove_leftovers(const char *path)
 {
 	docket_buf dir = DOCKET_BUF_INIT, entry = DOCKET_BUF_INIT;
 	const char *base, *slash;
-	size_t n = strlen(path), blen, dlen;
+	size_t n = trimmed_len(path), blen, dlen;
 	struct dirent *d;
 	struct stat st;
 	unsigned removed = 0;
 	DIR *dp;
 
-	while (n > 1 && path[n - 1] == '/')
-		n--;
 	slash = memrchr(path, '/', n);
 	base = slash ? slash + 1 : path;
 	blen = n - (size_t)(base - path);
@@ -492,15 +502,13 @@ static int rewrite_ledger(const char *path, size_t map_max, int migrate, docket_
 					 "first", path, rw.src->format, path);
 		goto cleanup;
 	}
-	if (!(tmp = docket_malloc(strlen(path) + sizeof(".rewrite-XXXXXX")))) {
+	if (!(tmp = docket_malloc(strlen(path) + sizeof(REWRITE_SUFFIX)))) {
 		error = docket_error_set_oom();
 		goto cleanup;
 	}
-	n = strlen(path);
-	while (n > 1 && path[n - 1] == '/')
-		n--;
+	n = trimmed_len(path);
 	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".rewrite-XXXXXX", sizeof(".rewrite-XXXXXX"));
+	memcpy(tmp + n, REWRITE_SUFFIX, sizeof(REWRITE_SUFFIX));
 	if (!mkdtemp(tmp)) {
 		error = docket_error_set(DOCKET_ESTORAGE, "cannot create %s: %s", tmp, strerror(errno));
 		goto cleanup;

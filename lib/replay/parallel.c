@@ -18,9 +18,9 @@
  * The caller's `ahead` runs on the reader after each event is prepared, with
  * the same rule: replay.c follows the sessions there with state of its own
  * and, while the evaluating thread has batches waiting, evaluates the calls
- * ahead of it. DOCKET_REPLAY_AHEAD=all (tests) makes the reader do
- * everything it can for every event whether or not that thread waits
- * ("all,lose@N": replay.c's reader also stops following at event N).
+ * ahead of it. `all` (tests: replay.c's DOCKET_REPLAY_AHEAD) makes the
+ * reader do everything it can for every event whether or not that thread
+ * waits.
  *
  * Memory crosses the threads in batches: a batch's events, targets,
  * intents and evaluations done ahead live in the batch's arena, and a batch
@@ -47,7 +47,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "replay_internal.h"
@@ -86,7 +85,7 @@ typedef struct par {
 	par_batch *spare;       /* the free list */
 	par_ahead_cb ahead;     /* run by the reader after each event, or NULL */
 	void *ctx;              /* the callbacks' */
-	int all;                /* DOCKET_REPLAY_AHEAD=all: prepare every event */
+	int all;                /* prepare every event (tests) */
 	int done, stop;
 	int error;              /* the reader's, with its message in `err` */
 	docket_error err;
@@ -328,9 +327,8 @@ static int consume(par *p, par_batch *b, par_cb cb, void *ctx)
 	return error;
 }
 
-int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, void *ctx)
+int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, int all, void *ctx)
 {
-	const char *all = getenv("DOCKET_REPLAY_AHEAD");
 	par p;
 	pthread_t thread;
 	par_batch *b;
@@ -341,7 +339,7 @@ int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahea
 	p.session = session;
 	p.ahead = ahead;
 	p.ctx = ctx;
-	p.all = all && strncmp(all, "all", 3) == 0;   /* "all" or "all,lose@N" (replay.c) */
+	p.all = all;
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.not_empty, NULL);
 	pthread_cond_init(&p.not_full, NULL);

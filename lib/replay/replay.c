@@ -670,20 +670,26 @@ static void follower_dispose(follower *f)
 	docket_policy_result_free(f->res);
 }
 
-/* Two threads: the reader follows the sessions and evaluates ahead. */
+/*
+ * Two threads: the reader follows the sessions and evaluates ahead. Tests:
+ * DOCKET_REPLAY_AHEAD=all makes it prepare and evaluate every call whether
+ * or not the evaluating thread waits; "all,lose@N" also makes it stop
+ * following at its Nth event.
+ */
 static int run_parallel(replay *r, docket_ledger *l, const docket_replay_options *o)
 {
 	const char *knob = getenv("DOCKET_REPLAY_AHEAD");
 	const char *lose = knob ? strstr(knob, "lose@") : NULL;
+	int all = knob && strncmp(knob, "all", 3) == 0;
 	follower f;
 	int error;
 
 	if (r->n + (r->base != NULL) > AHEAD_MAX_POLICIES)
-		return par_scan(l, o->session, on_event_pre, NULL, r);
+		return par_scan(l, o->session, on_event_pre, NULL, all, r);
 	if ((error = follower_init(&f, o)) == 0) {
 		f.lose_at = lose ? strtol(lose + 5, NULL, 10) : 0;
 		r->ahead = &f;
-		error = par_scan(l, o->session, on_event_pre, ahead, r);
+		error = par_scan(l, o->session, on_event_pre, ahead, all, r);
 		r->ahead = NULL;
 	}
 	follower_dispose(&f);

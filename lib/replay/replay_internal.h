@@ -81,13 +81,14 @@ typedef void (*par_ahead_cb)(void *ctx, const docket_event *ev, par_prep *pre, i
 /*
  * scan_events on a reader thread (frames, decompression, unpacking, each
  * call built from its parsed args, the intent of each session approval,
- * then `ahead` when not NULL) while `cb` runs on this one, in seq order:
+ * then `ahead` when not NULL; with `all`, whether or not the evaluating
+ * thread waits) while `cb` runs on this one, in seq order:
  * the same calls in the same order as scan_events, so the same output. At
  * most PAR_DEPTH batches of PAR_BATCH events are in flight. Errors: those
  * of scan_events and of `cb`, the earliest in seq order first; a positive
  * return of `cb` stops.
  */
-int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, void *ctx);
+int par_scan(docket_ledger *l, const char *session, par_cb cb, par_ahead_cb ahead, int all, void *ctx);
 
 /* ---- replay.c, for parallel.c ---- */
 
